@@ -1,0 +1,126 @@
+// Descriptions of every knob: the form labels, tooltips and the forum claim each one tests.
+// The GUI builds its trial form from this table, the worker its --help, docs the knob list.
+#include "core/config/trial_config.h"
+
+namespace tunebench::config {
+
+namespace {
+constexpr const char* kModel = "Model & data";
+constexpr const char* kParallel = "Parallelism";
+constexpr const char* kPrecision = "Precision & kernels";
+constexpr const char* kComm = "Communication";
+constexpr const char* kRun = "Run length";
+}  // namespace
+
+const std::vector<KnobInfo>& knobs() {
+  using T = KnobType;
+  static const std::vector<KnobInfo> table = {
+      {"name", kRun, "Trial name", T::Text, {}, "", "Free text shown in the trials table.", ""},
+      {"model", kModel, "Model", T::Choice, {"tiny", "125m", "1b", "7b", "custom"}, "",
+       "LLaMA-style preset (RMSNorm, rotary embeddings, SwiGLU, causal attention). 7b: dim 4096, 32 "
+       "layers, 32 heads, FFN 11008, vocab 32000. 'custom' unlocks the dimensions.",
+       "\"7B is too big for two 24 GB cards\": full AdamW training needs ~16 bytes per parameter."},
+      {"dim", kModel, "Hidden size", T::Int, {}, "", "Model dimension (custom model only).", ""},
+      {"layers", kModel, "Layers", T::Int, {}, "", "Transformer blocks (custom model only).", ""},
+      {"heads", kModel, "Heads", T::Int, {}, "", "Attention heads; dim / heads must be even.", ""},
+      {"ffn", kModel, "FFN size", T::Int, {}, "", "SwiGLU inner size (custom model only).", ""},
+      {"vocab", kModel, "Vocabulary", T::Int, {}, "tokens", "Vocabulary size (custom model only).", ""},
+      {"micro_batch", kModel, "Micro-batch", T::Int, {}, "sequences",
+       "Sequences per rank in one forward/backward.",
+       "\"Batch size too small: computation cannot hide communication\"."},
+      {"seq_len", kModel, "Sequence length", T::Int, {}, "tokens", "Tokens per sequence.", ""},
+      {"grad_accum", kModel, "Gradient accumulation", T::Int, {}, "micro-steps",
+       "Micro-steps per optimizer step. With DDP, all but the last run under no_sync, so gradients "
+       "are all-reduced once per step.",
+       "\"Raise gradient accumulation to communicate less often\"."},
+      {"data", kModel, "Data", T::Choice, {"synthetic", "file"}, "",
+       "Synthetic random tokens, or random windows of a token file.", ""},
+      {"data_path", kModel, "Token file", T::Text, {}, "",
+       "Flat little-endian uint16/uint32 token array (nanoGPT .bin), memory-mapped.", ""},
+      {"token_dtype", kModel, "Token type", T::Choice, {"uint16", "uint32"}, "", "Element type of the token file.", ""},
+      {"num_workers", kModel, "Loader threads", T::Int, {}, "threads",
+       "Data loader worker threads (libtorch's DataLoader uses threads, not processes). 0 loads on "
+       "the training thread, so the per-sample CPU cost shows up as data wait.",
+       "\"num_workers too low: data loading is the bottleneck\"."},
+      {"pin_memory", kModel, "Pinned memory", T::Bool, {}, "",
+       "Page-locked host batches and non-blocking host-to-device copies (GPU only).", ""},
+      {"sample_cpu_us", kModel, "CPU cost per sample", T::Float, {}, "µs",
+       "Real CPU work per sample standing in for tokenisation and augmentation.",
+       "\"The data pipeline, not the GPUs, is slow\"."},
+      {"strategy", kParallel, "Strategy", T::Choice, {"single", "ddp", "fsdp"}, "",
+       "single: one rank. ddp: replicated model, bucketed gradient all-reduce overlapping backward. "
+       "fsdp: parameters, gradients and optimizer state sharded per block.",
+       "\"Switch from DDP to FSDP\" / \"use ZeRO\"."},
+      {"world_size", kParallel, "Ranks", T::Int, {}, "processes", "Worker processes, one GPU each on CUDA.", ""},
+      {"device", kParallel, "Device", T::Choice, {"auto", "cpu", "cuda"}, "",
+       "auto picks CUDA when the worker was built with it and a GPU is present.", ""},
+      {"amp", kPrecision, "Precision", T::Choice, {"fp32", "tf32", "bf16", "fp16", "pure-bf16"}, "",
+       "fp32; tf32 matmuls; bf16 or fp16 autocast over fp32 master weights (fp16 with dynamic loss "
+       "scaling); pure-bf16 keeps parameters and optimizer state in bf16.",
+       "\"Turn on AMP: half precision frees memory for a larger batch\"."},
+      {"cudnn_benchmark", kPrecision, "cudnn.benchmark", T::Bool, {}, "",
+       "Let cuDNN time its algorithms. A LLaMA step has no convolutions, so expect no change: that is "
+       "the point of measuring it.",
+       "\"Set torch.backends.cudnn.benchmark=True\"."},
+      {"checkpointing", kPrecision, "Activation checkpointing", T::Bool, {}, "",
+       "Recompute each block's forward in backward instead of keeping its activations: less memory, "
+       "about a third more compute.",
+       "\"Use gradient checkpointing to save memory\"."},
+      {"compile", kPrecision, "Compile (CUDA graphs)", T::Bool, {}, "",
+       "libtorch has no torch.compile. This captures the whole training step into a CUDA graph and "
+       "replays it, which removes kernel launch overhead but fuses no kernels. Single-GPU only; the "
+       "worker refuses clearly where capture is unsupported.",
+       "\"torch.compile speeds it up\" / \"torch.compile breaks DDP\"."},
+      {"optimizer", kPrecision, "Optimizer", T::Choice, {"adamw", "sgd"}, "", "AdamW (fused where available) or SGD.", ""},
+      {"fused_optimizer", kPrecision, "Fused optimizer", T::Bool, {}, "",
+       "Use the fused AdamW kernel where the libtorch has one (2.x with CUDA).", ""},
+      {"lr", kPrecision, "Learning rate", T::Float, {}, "", "Optimizer learning rate.", ""},
+      {"weight_decay", kPrecision, "Weight decay", T::Float, {}, "", "Decoupled weight decay (AdamW).", ""},
+      {"grad_clip", kPrecision, "Gradient clipping", T::Float, {}, "", "Max global gradient norm; 0 = off.", ""},
+      {"bucket_mb", kComm, "DDP bucket size", T::Float, {}, "MiB",
+       "Gradient bucket cap: each full bucket is all-reduced while backward continues.",
+       "\"Tune bucket_cap_mb\"."},
+      {"first_bucket_mb", kComm, "DDP first bucket", T::Float, {}, "MiB",
+       "Cap of the first bucket (the last layers' gradients), so communication starts early.", ""},
+      {"ddp_overlap", kComm, "Overlap all-reduce", T::Bool, {}, "",
+       "On: all-reduce each bucket as soon as it fills, overlapping backward. Off: all-reduce after "
+       "backward, to show what overlap buys.",
+       "\"All-reduce cost eats the speed-up\"."},
+      {"compression", kComm, "Gradient compression", T::Choice, {"none", "fp16", "bf16"}, "",
+       "DDP communication hook: all-reduce gradients in 16 bits, halving the bytes.",
+       "\"Use fp16_compress_hook\"."},
+      {"fsdp_mode", kComm, "FSDP sharding", T::Choice, {"full_shard", "shard_grad_op"}, "",
+       "full_shard (ZeRO-3): parameters freed after forward, gathered again in backward. "
+       "shard_grad_op (ZeRO-2): kept from forward until backward.",
+       "\"Use ZeRO stage 2/3 to cut memory\"."},
+      {"fsdp_prefetch", kComm, "FSDP prefetch", T::Bool, {}, "",
+       "Issue the next unit's all-gather before the current unit computes.", ""},
+      {"fsdp_param_dtype", kComm, "FSDP parameter dtype", T::Choice, {"fp32", "bf16", "fp16"}, "",
+       "Dtype parameters are gathered and computed in.", ""},
+      {"fsdp_reduce_dtype", kComm, "FSDP reduce dtype", T::Choice, {"fp32", "bf16", "fp16"}, "",
+       "Dtype gradients are reduce-scattered in.", ""},
+      {"nccl_env", kComm, "NCCL environment", T::Map, {}, "",
+       "NCCL variables passed to every rank, e.g. NCCL_ALGO=Ring, NCCL_P2P_DISABLE=1 (forces the path "
+       "through host memory, like two RTX 4090s without peer-to-peer).",
+       "\"NCCL ring vs tree\" / \"4090s have no NVLink\"."},
+      {"steps", kRun, "Steps", T::Int, {}, "", "Optimizer steps, warm-up included.", ""},
+      {"warmup", kRun, "Warm-up steps", T::Int, {}, "", "First steps, excluded from every summary.", ""},
+      {"seed", kRun, "Seed", T::Int, {}, "", "Seed of weights and synthetic data.", ""},
+      {"timing", kRun, "Phase timing", T::Bool, {}, "",
+       "Record per-phase intervals. Off measures what the instrumentation itself costs.", ""},
+      {"gpu_sample_hz", kRun, "Telemetry rate", T::Float, {}, "Hz", "GPU (NVML) or CPU sampling rate.", ""},
+      {"rendezvous_timeout_s", kRun, "Rendezvous timeout", T::Float, {}, "s",
+       "How long ranks wait for each other at start before giving up with an error.", ""},
+      {"collective_timeout_s", kRun, "Collective timeout", T::Float, {}, "s",
+       "A collective running longer than this ends the trial with an error (a hung rank).", ""},
+  };
+  return table;
+}
+
+const KnobInfo* find_knob(std::string_view key) {
+  for (const auto& k : knobs())
+    if (k.key == key) return &k;
+  return nullptr;
+}
+
+}  // namespace tunebench::config

@@ -1,0 +1,97 @@
+// Named model and trial presets. The model dims match ../shared/tools/pytorch_reference.py so the
+// worker and the PyTorch reference run the same network.
+#include "core/config/trial_config.h"
+
+namespace tunebench::config {
+
+std::optional<ModelDims> model_preset(std::string_view name) {
+  if (name == "tiny") return ModelDims{256, 4, 4, 688, 32000};
+  if (name == "125m") return ModelDims{768, 12, 12, 2048, 32000};
+  if (name == "1b") return ModelDims{2048, 22, 16, 5632, 32000};
+  if (name == "7b") return ModelDims{4096, 32, 32, 11008, 32000};
+  return std::nullopt;
+}
+
+std::vector<std::string> model_preset_names() { return {"tiny", "125m", "1b", "7b", "custom"}; }
+
+namespace {
+
+TrialConfig cpu_tiny() {
+  TrialConfig c;  // the defaults are the CPU smoke test
+  c.name = "tiny on CPU";
+  c.device = Device::Cpu;
+  return c;
+}
+
+TrialConfig gpu_7b(Strategy strategy, int world) {
+  TrialConfig c;
+  c.model = "7b";
+  c.dims = *model_preset("7b");
+  c.device = Device::Cuda;
+  c.strategy = strategy;
+  c.world_size = world;
+  c.micro_batch = 1;
+  c.seq_len = 2048;
+  c.amp = Amp::Bf16;
+  c.steps = 11;
+  c.warmup = 3;
+  return c;
+}
+
+std::vector<TrialPreset> make_presets() {
+  std::vector<TrialPreset> p;
+  p.push_back({"cpu-tiny", "Tiny LLaMA on the CPU: the smoke test that runs anywhere.", cpu_tiny()});
+  {
+    TrialConfig c = cpu_tiny();
+    c.name = "tiny DDP x2 on CPU (Gloo)";
+    c.strategy = Strategy::Ddp;
+    c.world_size = 2;
+    p.push_back({"cpu-tiny-ddp", "Two CPU ranks over Gloo: DDP mechanics without a GPU.", c});
+  }
+  {
+    TrialConfig c = cpu_tiny();
+    c.name = "tiny, data-bound";
+    c.sample_cpu_us = 2000;
+    p.push_back({"cpu-data-bound", "A per-sample CPU cost with no loader threads: data wait dominates.", c});
+  }
+  {
+    TrialConfig c = gpu_7b(Strategy::Single, 1);
+    c.name = "7B single GPU, bf16";
+    p.push_back({"7b-single", "7B on one GPU, sequence 2048, micro-batch 1, bf16 autocast.", c});
+  }
+  {
+    TrialConfig c = gpu_7b(Strategy::Ddp, 2);
+    c.name = "7B DDP x2, checkpointing";
+    c.checkpointing = true;
+    p.push_back({"7b-ddp", "7B DDP on two GPUs; checkpointing so the replicated optimizer fits.", c});
+  }
+  {
+    TrialConfig c = gpu_7b(Strategy::Fsdp, 2);
+    c.name = "7B FSDP x2 (ZeRO-3)";
+    p.push_back({"7b-fsdp", "7B FSDP FULL_SHARD on two GPUs, bf16 parameters, fp32 reduce.", c});
+  }
+  {
+    TrialConfig c = gpu_7b(Strategy::Ddp, 2);
+    c.name = "7B DDP x2, no peer-to-peer";
+    c.checkpointing = true;
+    c.nccl_env["NCCL_P2P_DISABLE"] = "1";
+    p.push_back({"7b-ddp-no-p2p",
+                 "DDP with NCCL_P2P_DISABLE=1: gradients through host memory, like two RTX 4090s.", c});
+  }
+  return p;
+}
+
+}  // namespace
+
+const std::vector<TrialPreset>& trial_presets() {
+  static const std::vector<TrialPreset> presets = make_presets();
+  return presets;
+}
+
+std::optional<TrialConfig> trial_preset(std::string_view name) {
+  for (const auto& p : trial_presets())
+    if (p.name == name) return p.config;
+  return std::nullopt;
+}
+
+}  // namespace tunebench::config

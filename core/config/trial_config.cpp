@@ -1,0 +1,301 @@
+// JSON mapping, text setters and comparison of TrialConfig. One table (fields()) lists every key
+// once; to_json, from_json, set_knob and differing_knobs all walk it.
+#include "core/config/trial_config.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <functional>
+#include <sstream>
+#include <stdexcept>
+
+namespace tunebench::config {
+namespace {
+
+using nlohmann::json;
+
+// ---- enum names ----------------------------------------------------------------------------
+
+template <class E> struct EnumNames;
+#define TUNEBENCH_ENUM_NAMES(E, ...)                                         \
+  template <> struct EnumNames<E> {                                          \
+    static constexpr std::string_view names[] = {__VA_ARGS__};               \
+  };
+TUNEBENCH_ENUM_NAMES(Strategy, "single", "ddp", "fsdp")
+TUNEBENCH_ENUM_NAMES(Device, "auto", "cpu", "cuda")
+TUNEBENCH_ENUM_NAMES(Amp, "fp32", "tf32", "bf16", "fp16", "pure-bf16")
+TUNEBENCH_ENUM_NAMES(DataSource, "synthetic", "file")
+TUNEBENCH_ENUM_NAMES(TokenDtype, "uint16", "uint32")
+TUNEBENCH_ENUM_NAMES(Optimizer, "adamw", "sgd")
+TUNEBENCH_ENUM_NAMES(Compression, "none", "fp16", "bf16")
+TUNEBENCH_ENUM_NAMES(FsdpMode, "full_shard", "shard_grad_op")
+TUNEBENCH_ENUM_NAMES(DType, "fp32", "bf16", "fp16")
+#undef TUNEBENCH_ENUM_NAMES
+
+template <class E> std::string_view enum_name(E v) {
+  const auto i = static_cast<size_t>(v);
+  return i < std::size(EnumNames<E>::names) ? EnumNames<E>::names[i] : std::string_view("?");
+}
+
+template <class E> E enum_from(const json& j) {
+  const std::string s = j.get<std::string>();
+  const auto& names = EnumNames<E>::names;
+  for (size_t i = 0; i < std::size(names); ++i)
+    if (names[i] == s) return static_cast<E>(i);
+  std::string allowed;
+  for (auto n : names) allowed += (allowed.empty() ? "" : ", ") + std::string(n);
+  throw std::invalid_argument("'" + s + "' is not one of " + allowed);
+}
+
+// ---- the field table -----------------------------------------------------------------------
+
+struct Field {
+  const char* key;
+  std::function<json(const TrialConfig&)> get;
+  std::function<void(TrialConfig&, const json&)> set;  // throws on wrong type or value
+};
+
+template <class T> Field plain(const char* key, T TrialConfig::*member) {
+  return {key, [member](const TrialConfig& c) { return json(c.*member); },
+          [member](TrialConfig& c, const json& j) {
+            if constexpr (std::is_same_v<T, bool>) {
+              if (!j.is_boolean()) throw std::invalid_argument("expected true or false");
+            } else if constexpr (std::is_integral_v<T>) {
+              if (!j.is_number_integer()) throw std::invalid_argument("expected an integer");
+              if constexpr (std::is_unsigned_v<T>) {
+                if (j.is_number_integer() && !j.is_number_unsigned() && j.get<int64_t>() < 0)
+                  throw std::invalid_argument("expected a non-negative integer");
+              }
+            } else if constexpr (std::is_floating_point_v<T>) {
+              if (!j.is_number()) throw std::invalid_argument("expected a number");
+            } else {
+              if (!j.is_string()) throw std::invalid_argument("expected a string");
+            }
+            c.*member = j.get<T>();
+          }};
+}
+
+template <class E> Field enumerated(const char* key, E TrialConfig::*member) {
+  return {key, [member](const TrialConfig& c) { return json(enum_name(c.*member)); },
+          [member](TrialConfig& c, const json& j) {
+            if (!j.is_string()) throw std::invalid_argument("expected a string");
+            c.*member = enum_from<E>(j);
+          }};
+}
+
+Field dim_field(const char* key, int64_t ModelDims::*member) {
+  return {key, [member](const TrialConfig& c) { return json(c.dims.*member); },
+          [member](TrialConfig& c, const json& j) {
+            if (!j.is_number_integer()) throw std::invalid_argument("expected an integer");
+            c.dims.*member = j.get<int64_t>();
+          }};
+}
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> table = {
+      plain("name", &TrialConfig::name),
+      {"model", [](const TrialConfig& c) { return json(c.model); },
+       [](TrialConfig& c, const json& j) {
+         if (!j.is_string()) throw std::invalid_argument("expected a string");
+         const std::string name = j.get<std::string>();
+         if (name != "custom") {
+           const auto dims = model_preset(name);
+           if (!dims) throw std::invalid_argument("unknown model preset '" + name + "' (tiny, 125m, 1b, 7b, custom)");
+           c.dims = *dims;
+         }
+         c.model = name;
+       }},
+      dim_field("dim", &ModelDims::dim),
+      dim_field("layers", &ModelDims::layers),
+      dim_field("heads", &ModelDims::heads),
+      dim_field("ffn", &ModelDims::ffn),
+      dim_field("vocab", &ModelDims::vocab),
+      plain("micro_batch", &TrialConfig::micro_batch),
+      plain("seq_len", &TrialConfig::seq_len),
+      plain("grad_accum", &TrialConfig::grad_accum),
+      enumerated("data", &TrialConfig::data),
+      plain("data_path", &TrialConfig::data_path),
+      enumerated("token_dtype", &TrialConfig::token_dtype),
+      plain("num_workers", &TrialConfig::num_workers),
+      plain("pin_memory", &TrialConfig::pin_memory),
+      plain("sample_cpu_us", &TrialConfig::sample_cpu_us),
+      enumerated("strategy", &TrialConfig::strategy),
+      plain("world_size", &TrialConfig::world_size),
+      enumerated("device", &TrialConfig::device),
+      enumerated("amp", &TrialConfig::amp),
+      plain("cudnn_benchmark", &TrialConfig::cudnn_benchmark),
+      plain("checkpointing", &TrialConfig::checkpointing),
+      plain("compile", &TrialConfig::compile),
+      enumerated("optimizer", &TrialConfig::optimizer),
+      plain("fused_optimizer", &TrialConfig::fused_optimizer),
+      plain("lr", &TrialConfig::lr),
+      plain("weight_decay", &TrialConfig::weight_decay),
+      plain("grad_clip", &TrialConfig::grad_clip),
+      plain("bucket_mb", &TrialConfig::bucket_mb),
+      plain("first_bucket_mb", &TrialConfig::first_bucket_mb),
+      plain("ddp_overlap", &TrialConfig::ddp_overlap),
+      enumerated("compression", &TrialConfig::compression),
+      enumerated("fsdp_mode", &TrialConfig::fsdp_mode),
+      plain("fsdp_prefetch", &TrialConfig::fsdp_prefetch),
+      enumerated("fsdp_param_dtype", &TrialConfig::fsdp_param_dtype),
+      enumerated("fsdp_reduce_dtype", &TrialConfig::fsdp_reduce_dtype),
+      {"nccl_env", [](const TrialConfig& c) { return json(c.nccl_env); },
+       [](TrialConfig& c, const json& j) {
+         if (!j.is_object()) throw std::invalid_argument("expected an object of NAME: value strings");
+         std::map<std::string, std::string> env;
+         for (auto it = j.begin(); it != j.end(); ++it) {
+           if (!it.value().is_string() && !it.value().is_number())
+             throw std::invalid_argument("value of " + it.key() + " must be a string");
+           env[it.key()] = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+         }
+         c.nccl_env = std::move(env);
+       }},
+      plain("steps", &TrialConfig::steps),
+      plain("warmup", &TrialConfig::warmup),
+      plain("seed", &TrialConfig::seed),
+      plain("timing", &TrialConfig::timing),
+      plain("gpu_sample_hz", &TrialConfig::gpu_sample_hz),
+      plain("rendezvous_timeout_s", &TrialConfig::rendezvous_timeout_s),
+      plain("collective_timeout_s", &TrialConfig::collective_timeout_s),
+  };
+  return table;
+}
+
+const Field* find_field(std::string_view key) {
+  for (const auto& f : fields())
+    if (key == f.key) return &f;
+  return nullptr;
+}
+
+std::optional<bool> parse_bool(std::string_view s) {
+  if (s == "true" || s == "1" || s == "on" || s == "yes") return true;
+  if (s == "false" || s == "0" || s == "off" || s == "no") return false;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view to_string(Strategy v) { return enum_name(v); }
+std::string_view to_string(Device v) { return enum_name(v); }
+std::string_view to_string(Amp v) { return enum_name(v); }
+std::string_view to_string(DataSource v) { return enum_name(v); }
+std::string_view to_string(TokenDtype v) { return enum_name(v); }
+std::string_view to_string(Optimizer v) { return enum_name(v); }
+std::string_view to_string(Compression v) { return enum_name(v); }
+std::string_view to_string(FsdpMode v) { return enum_name(v); }
+std::string_view to_string(DType v) { return enum_name(v); }
+
+bool TrialConfig::operator==(const TrialConfig& o) const { return to_json(*this) == to_json(o); }
+
+json to_json(const TrialConfig& config) {
+  json j = json::object();
+  for (const auto& f : fields()) j[f.key] = f.get(config);
+  return j;
+}
+
+ParseResult from_json(const json& j, const TrialConfig& base) {
+  ParseResult result{base, {}};
+  if (!j.is_object()) {
+    result.problems.push_back({"", "a trial configuration must be a JSON object"});
+    return result;
+  }
+  // "model" first: a preset sets the dims, and explicit dims given beside it then override.
+  auto apply = [&](const Field& f, const json& value) {
+    try {
+      f.set(result.config, value);
+    } catch (const std::exception& e) {
+      result.problems.push_back({f.key, e.what()});
+    }
+  };
+  if (auto it = j.find("model"); it != j.end()) apply(*find_field("model"), *it);
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() == "model") continue;
+    const Field* f = find_field(it.key());
+    if (!f) {
+      result.problems.push_back({it.key(), "unknown key '" + it.key() + "'"});
+      continue;
+    }
+    apply(*f, it.value());
+  }
+  return result;
+}
+
+std::optional<Problem> set_knob(TrialConfig& config, std::string_view key, std::string_view text) {
+  const Field* f = find_field(key);
+  const KnobInfo* info = find_knob(key);
+  if (!f || !info) return Problem{std::string(key), "unknown knob '" + std::string(key) + "'"};
+  const std::string s(text);
+  json value;
+  auto bad = [&](const char* what) {
+    return Problem{std::string(key), "'" + s + "' is not " + what};
+  };
+  switch (info->type) {
+    case KnobType::Int: {
+      errno = 0;
+      char* end = nullptr;
+      const long long v = std::strtoll(s.c_str(), &end, 10);
+      if (s.empty() || *end != '\0' || errno == ERANGE) return bad("an integer");
+      value = static_cast<int64_t>(v);
+      break;
+    }
+    case KnobType::Float: {
+      errno = 0;
+      char* end = nullptr;
+      const double v = std::strtod(s.c_str(), &end);
+      if (s.empty() || *end != '\0' || errno == ERANGE) return bad("a number");
+      value = v;
+      break;
+    }
+    case KnobType::Bool: {
+      const auto b = parse_bool(s);
+      if (!b) return bad("true or false");
+      value = *b;
+      break;
+    }
+    case KnobType::Map: {
+      // "NAME=value,NAME=value"; an empty text clears the map.
+      value = json::object();
+      std::stringstream ss(s);
+      std::string item;
+      while (std::getline(ss, item, ',')) {
+        if (item.empty()) continue;
+        const auto eq = item.find('=');
+        if (eq == std::string::npos || eq == 0) return bad("a list of NAME=value pairs");
+        value[item.substr(0, eq)] = item.substr(eq + 1);
+      }
+      break;
+    }
+    case KnobType::Choice:
+    case KnobType::Text: value = s; break;
+  }
+  try {
+    f->set(config, value);
+  } catch (const std::exception& e) {
+    return Problem{std::string(key), e.what()};
+  }
+  return std::nullopt;
+}
+
+std::string knob_text(const TrialConfig& config, std::string_view key) {
+  const Field* f = find_field(key);
+  if (!f) return {};
+  const json v = f->get(config);
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object()) {
+    std::string out;
+    for (auto it = v.begin(); it != v.end(); ++it)
+      out += (out.empty() ? "" : ",") + it.key() + "=" + it.value().get<std::string>();
+    return out;
+  }
+  return v.dump();
+}
+
+std::vector<std::string> differing_knobs(const TrialConfig& a, const TrialConfig& b) {
+  std::vector<std::string> keys;
+  for (const auto& f : fields())
+    if (std::string_view(f.key) != "name" && f.get(a) != f.get(b)) keys.emplace_back(f.key);
+  return keys;
+}
+
+}  // namespace tunebench::config

@@ -1,0 +1,179 @@
+// TrialConfig: every knob of one benchmark trial, with defaults, presets, JSON and validation.
+//
+// This is the one place where knobs are defined and checked (torchtitan's ParallelDims idea):
+// the GUI form, the CLI, the worker's flags and the session store all go through it. The JSON
+// keys are the names users see; the worker's flag for a key is "--" + key with '_' -> '-'.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tunebench::config {
+
+enum class Strategy { Single, Ddp, Fsdp };
+enum class Device { Auto, Cpu, Cuda };
+// Precision modes. Fp32: full fp32; Tf32: fp32 with TF32 matmuls; Bf16/Fp16: fp32 master weights
+// with autocast (fp16 adds dynamic loss scaling); PureBf16: parameters, grads and optimizer in bf16.
+enum class Amp { Fp32, Tf32, Bf16, Fp16, PureBf16 };
+enum class DataSource { Synthetic, File };
+enum class TokenDtype { Uint16, Uint32 };
+enum class Optimizer { AdamW, Sgd };
+enum class Compression { None, Fp16, Bf16 };
+// FullShard frees gathered parameters after forward and gathers again in backward (ZeRO-3);
+// ShardGradOp keeps them until backward (ZeRO-2).
+enum class FsdpMode { FullShard, ShardGradOp };
+enum class DType { Fp32, Bf16, Fp16 };
+
+struct ModelDims {
+  int64_t dim = 256;     // hidden size
+  int64_t layers = 4;    // transformer blocks
+  int64_t heads = 4;     // attention heads; dim / heads is the head size (must be even for RoPE)
+  int64_t ffn = 688;     // SwiGLU inner size
+  int64_t vocab = 32000;
+  bool operator==(const ModelDims& o) const {
+    return dim == o.dim && layers == o.layers && heads == o.heads && ffn == o.ffn && vocab == o.vocab;
+  }
+  bool operator!=(const ModelDims& o) const { return !(*this == o); }
+};
+
+struct TrialConfig {
+  std::string name;  // free text shown in the trials table
+
+  // ---- model & data ----
+  std::string model = "tiny";  // preset name: tiny | 125m | 1b | 7b | custom
+  ModelDims dims;              // taken from the preset unless model == "custom"
+  int64_t micro_batch = 4;     // sequences per rank per micro-step
+  int64_t seq_len = 128;       // tokens per sequence
+  int64_t grad_accum = 1;      // micro-steps per optimizer step
+  DataSource data = DataSource::Synthetic;
+  std::string data_path;       // token file (nanoGPT .bin: flat little-endian uint16/uint32)
+  TokenDtype token_dtype = TokenDtype::Uint16;
+  int num_workers = 0;         // data loader threads; 0 = load on the training thread
+  bool pin_memory = false;     // page-locked host batches and non-blocking copies (CUDA only)
+  double sample_cpu_us = 0.0;  // microseconds of real CPU work per sample (tokenisation stand-in)
+
+  // ---- parallelism ----
+  Strategy strategy = Strategy::Single;
+  int world_size = 1;          // ranks (processes); one GPU per rank on CUDA
+  Device device = Device::Auto;
+
+  // ---- precision & kernels ----
+  Amp amp = Amp::Fp32;
+  bool cudnn_benchmark = false;
+  bool checkpointing = false;  // activation checkpointing per transformer block
+  bool compile = false;        // CUDA-graph capture of the step (libtorch has no torch.compile)
+  Optimizer optimizer = Optimizer::AdamW;
+  bool fused_optimizer = true; // fused AdamW kernel where the libtorch has one
+  double lr = 1e-4;
+  double weight_decay = 0.0;
+  double grad_clip = 0.0;      // max global grad norm; 0 = off
+
+  // ---- communication ----
+  double bucket_mb = 25.0;       // DDP bucket cap (MiB), as torch DDP's bucket_cap_mb
+  double first_bucket_mb = 1.0;  // DDP first bucket cap (MiB), so all-reduce starts early
+  bool ddp_overlap = true;       // all-reduce buckets during backward; off = after backward
+  Compression compression = Compression::None;  // DDP gradient compression hook
+  FsdpMode fsdp_mode = FsdpMode::FullShard;
+  bool fsdp_prefetch = true;     // issue the next unit's all-gather before the current unit runs
+  DType fsdp_param_dtype = DType::Bf16;   // dtype of gathered parameters (compute dtype)
+  DType fsdp_reduce_dtype = DType::Fp32;  // dtype gradients are reduce-scattered in
+  std::map<std::string, std::string> nccl_env;  // NCCL_* / TORCH_NCCL_* variables for the ranks
+
+  // ---- run length ----
+  int64_t steps = 20;         // optimizer steps, warm-up included
+  int64_t warmup = 3;         // first steps excluded from every summary
+  uint64_t seed = 0;
+  bool timing = true;         // per-phase timing; off measures the instrumentation's own cost
+  double gpu_sample_hz = 10.0;
+  double rendezvous_timeout_s = 120.0;  // how long ranks wait for each other at start
+  double collective_timeout_s = 300.0;  // a collective that takes longer ends the trial
+
+  bool operator==(const TrialConfig& o) const;
+  bool operator!=(const TrialConfig& o) const { return !(*this == o); }
+
+  int64_t tokens_per_rank_step() const { return micro_batch * seq_len * grad_accum; }
+  int64_t head_dim() const { return dims.heads > 0 ? dims.dim / dims.heads : 0; }
+};
+
+// ---- presets ---------------------------------------------------------------------------------
+
+// Model presets; nullopt for unknown names (and for "custom").
+std::optional<ModelDims> model_preset(std::string_view name);
+std::vector<std::string> model_preset_names();  // tiny, 125m, 1b, 7b, custom
+
+// Whole-trial presets (the defaults are the "cpu-tiny" preset).
+struct TrialPreset {
+  std::string name;
+  std::string description;
+  TrialConfig config;
+};
+const std::vector<TrialPreset>& trial_presets();
+std::optional<TrialConfig> trial_preset(std::string_view name);
+
+// ---- validation ------------------------------------------------------------------------------
+
+struct Problem {
+  std::string key;      // JSON key of the knob ("" for the whole config)
+  std::string message;  // one sentence a user can act on
+};
+
+std::vector<Problem> validate(const TrialConfig& config);
+// Joins problems as "key: message" lines.
+std::string describe(const std::vector<Problem>& problems);
+
+// ---- JSON ------------------------------------------------------------------------------------
+
+nlohmann::json to_json(const TrialConfig& config);
+
+struct ParseResult {
+  TrialConfig config;
+  std::vector<Problem> problems;  // unknown keys, wrong types, bad enum names (not validation)
+  bool ok() const { return problems.empty(); }
+};
+// Starts from the defaults (or from `base`) and applies every key present in `j`.
+ParseResult from_json(const nlohmann::json& j, const TrialConfig& base = TrialConfig{});
+
+// Sets one knob from text, as typed on a command line or in a form ("25", "true", "bf16").
+// Returns a problem when the key is unknown or the text does not fit the knob's type.
+std::optional<Problem> set_knob(TrialConfig& config, std::string_view key, std::string_view text);
+// The knob's value as text (the inverse of set_knob).
+std::string knob_text(const TrialConfig& config, std::string_view key);
+
+// ---- knob descriptions -------------------------------------------------------------------------
+
+enum class KnobType { Int, Float, Bool, Choice, Text, Map };
+
+struct KnobInfo {
+  std::string key;
+  std::string group;        // "Model & data", "Parallelism", "Precision & kernels", "Communication", "Run length"
+  std::string label;        // short form label
+  KnobType type;
+  std::vector<std::string> choices;  // for Choice
+  std::string unit;         // "MiB", "µs", ... or empty
+  std::string help;         // what it does
+  std::string forum_claim;  // which claim of the forum thread it tests (may be empty)
+};
+const std::vector<KnobInfo>& knobs();
+const KnobInfo* find_knob(std::string_view key);
+
+// Enum names as they appear in JSON.
+std::string_view to_string(Strategy v);
+std::string_view to_string(Device v);
+std::string_view to_string(Amp v);
+std::string_view to_string(DataSource v);
+std::string_view to_string(TokenDtype v);
+std::string_view to_string(Optimizer v);
+std::string_view to_string(Compression v);
+std::string_view to_string(FsdpMode v);
+std::string_view to_string(DType v);
+
+// Keys whose values differ between two configs, in knobs() order (for comparisons).
+std::vector<std::string> differing_knobs(const TrialConfig& a, const TrialConfig& b);
+
+}  // namespace tunebench::config

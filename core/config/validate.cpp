@@ -1,0 +1,97 @@
+// Validation of a TrialConfig: every rule in one place, every problem reported (not just the first).
+#include <cmath>
+
+#include "core/config/trial_config.h"
+
+namespace tunebench::config {
+
+std::vector<Problem> validate(const TrialConfig& c) {
+  std::vector<Problem> out;
+  auto need = [&](bool ok, const char* key, std::string message) {
+    if (!ok) out.push_back({key, std::move(message)});
+  };
+  auto positive = [&](int64_t v, const char* key, const char* what) {
+    need(v > 0, key, std::string(what) + " must be at least 1 (got " + std::to_string(v) + ")");
+  };
+
+  // model
+  if (c.model != "custom") {
+    const auto preset = model_preset(c.model);
+    need(preset.has_value(), "model", "unknown model preset '" + c.model + "' (tiny, 125m, 1b, 7b, custom)");
+    if (preset && *preset != c.dims)
+      out.push_back({"model", "dimensions differ from the '" + c.model + "' preset; choose model 'custom' to change them"});
+  }
+  positive(c.dims.dim, "dim", "model dimension");
+  positive(c.dims.layers, "layers", "layer count");
+  positive(c.dims.heads, "heads", "head count");
+  positive(c.dims.ffn, "ffn", "FFN size");
+  need(c.dims.vocab >= 2, "vocab", "vocabulary must have at least 2 tokens");
+  if (c.dims.dim > 0 && c.dims.heads > 0) {
+    need(c.dims.dim % c.dims.heads == 0, "heads",
+         "dim " + std::to_string(c.dims.dim) + " is not divisible by " + std::to_string(c.dims.heads) + " heads");
+    if (c.dims.dim % c.dims.heads == 0)
+      need(c.head_dim() % 2 == 0, "heads",
+           "head size " + std::to_string(c.head_dim()) + " must be even for rotary embeddings");
+  }
+
+  // data
+  positive(c.micro_batch, "micro_batch", "micro-batch");
+  need(c.seq_len >= 2, "seq_len", "sequence length must be at least 2 (got " + std::to_string(c.seq_len) + ")");
+  positive(c.grad_accum, "grad_accum", "gradient accumulation");
+  need(c.num_workers >= 0 && c.num_workers <= 64, "num_workers", "num_workers must be between 0 and 64");
+  need(c.sample_cpu_us >= 0 && c.sample_cpu_us <= 1e6, "sample_cpu_us",
+       "per-sample CPU cost must be between 0 and 1,000,000 µs");
+  need(c.data != DataSource::File || !c.data_path.empty(), "data_path", "data 'file' needs a token file path");
+
+  // parallelism
+  if (c.strategy == Strategy::Single)
+    need(c.world_size == 1, "world_size",
+         "strategy 'single' runs one rank; set world size 1 or choose ddp/fsdp");
+  else
+    need(c.world_size >= 2, "world_size",
+         std::string(to_string(c.strategy)) + " needs at least 2 ranks (got " + std::to_string(c.world_size) + ")");
+  need(c.world_size <= 1024, "world_size", "world size above 1024 is not supported");
+  if (c.strategy == Strategy::Fsdp)
+    need(c.dims.layers >= 1, "layers", "FSDP wraps one unit per block and needs at least one block");
+
+  // precision & kernels
+  need(!(c.amp == Amp::Fp16 && c.device == Device::Cpu), "amp",
+       "fp16 autocast with loss scaling needs a GPU; use bf16 on the CPU");
+  need(!(c.compile && c.device == Device::Cpu), "compile", "CUDA-graph capture ('compile') needs a GPU");
+  need(!(c.pin_memory && c.device == Device::Cpu), "pin_memory", "pinned memory only helps copies to a GPU");
+  need(std::isfinite(c.lr) && c.lr > 0, "lr", "learning rate must be positive");
+  need(c.weight_decay >= 0, "weight_decay", "weight decay must not be negative");
+  need(c.grad_clip >= 0, "grad_clip", "gradient clipping norm must not be negative (0 = off)");
+
+  // communication
+  need(c.bucket_mb > 0 && c.bucket_mb <= 16384, "bucket_mb", "bucket size must be between 0 and 16384 MiB");
+  need(c.first_bucket_mb > 0 && c.first_bucket_mb <= 16384, "first_bucket_mb",
+       "first bucket size must be between 0 and 16384 MiB");
+  need(c.compression == Compression::None || c.strategy == Strategy::Ddp, "compression",
+       "gradient compression is a DDP communication hook; use fsdp_reduce_dtype for FSDP");
+  for (const auto& [name, value] : c.nccl_env) {
+    const bool prefix = name.rfind("NCCL_", 0) == 0 || name.rfind("TORCH_NCCL_", 0) == 0;
+    need(prefix, "nccl_env", "'" + name + "' is not an NCCL variable (NCCL_* or TORCH_NCCL_*)");
+    need(value.find_first_of(std::string("\n\0", 2)) == std::string::npos, "nccl_env",
+         "value of " + name + " contains a newline or NUL byte");
+  }
+
+  // run length
+  positive(c.steps, "steps", "steps");
+  need(c.warmup >= 0, "warmup", "warm-up steps must not be negative");
+  need(c.warmup < c.steps, "warmup",
+       "warm-up (" + std::to_string(c.warmup) + ") must leave at least one measured step of " +
+           std::to_string(c.steps));
+  need(c.gpu_sample_hz > 0 && c.gpu_sample_hz <= 1000, "gpu_sample_hz", "sampling rate must be in (0, 1000] Hz");
+  need(c.rendezvous_timeout_s > 0, "rendezvous_timeout_s", "rendezvous timeout must be positive");
+  need(c.collective_timeout_s > 0, "collective_timeout_s", "collective timeout must be positive");
+  return out;
+}
+
+std::string describe(const std::vector<Problem>& problems) {
+  std::string s;
+  for (const auto& p : problems) s += (p.key.empty() ? std::string() : p.key + ": ") + p.message + "\n";
+  return s;
+}
+
+}  // namespace tunebench::config

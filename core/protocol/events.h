@@ -1,0 +1,199 @@
+// The Tunebench event protocol: what a worker rank tells the workbench, one JSON object per line.
+//
+// Plain copyable structs, shared by the worker (which writes them) and the GUI, CLI and store (which
+// read them). docs/PROTOCOL.md documents every field with its unit; keep the two in step.
+// This header deliberately knows nothing about I/O: event_writer.h turns an Event into a line,
+// event_reader.h turns a byte stream back into Events.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tunebench::protocol {
+
+// Bumped when a field changes meaning or a required field is added. Readers accept newer versions
+// best-effort (unknown fields are ignored) and report that they did.
+inline constexpr int kSchemaVersion = 1;
+
+// ---- timeline ----------------------------------------------------------------------------------
+
+enum class Lane { Host, Compute, Comm };
+
+// What a rank was doing during one interval. Comm phases are collectives.
+enum class Phase {
+  DataWait,       // host: waiting for the data loader to hand over a batch
+  HostToDevice,   // host: issuing the input copy to the device (pinned: asynchronous)
+  Forward,        // compute
+  Backward,       // compute (includes recompute when checkpointing, see Recompute)
+  Recompute,      // compute: forward recomputation inside backward (activation checkpointing)
+  Optimizer,      // compute: unscale, clip, optimizer step, zero grad
+  AllReduce,      // comm: DDP bucket all-reduce
+  AllGather,      // comm: FSDP parameter all-gather
+  ReduceScatter,  // comm: FSDP gradient reduce-scatter
+  Broadcast,      // comm: parameter broadcast at start
+  Other,
+};
+
+std::string_view to_string(Lane lane);
+std::string_view to_string(Phase phase);
+std::optional<Lane> lane_from_string(std::string_view s);
+std::optional<Phase> phase_from_string(std::string_view s);
+// The lane a phase belongs on (collectives -> Comm, data/h2d -> Host, the rest -> Compute).
+Lane default_lane(Phase phase);
+
+struct Interval {
+  Lane lane = Lane::Compute;
+  Phase phase = Phase::Other;
+  int64_t start_us = 0;  // host clock (same clock as Header::t_us)
+  int64_t end_us = 0;
+  std::string label;        // bucket or unit name for collectives ("bucket 3", "block 7"), else empty
+  int64_t bytes = 0;        // collectives: payload bytes per rank (nccl-tests "size"), else 0
+  double busbw_gbps = 0.0;  // collectives: achieved bus bandwidth, nccl-tests definition, GB/s (1e9)
+  int64_t duration_us() const { return end_us - start_us; }
+};
+
+// ---- events ------------------------------------------------------------------------------------
+
+// Fields every event carries.
+struct Header {
+  int v = kSchemaVersion;
+  std::string trial;  // trial id the runner assigned (may be empty for ad-hoc runs)
+  int rank = 0;
+  int64_t t_us = 0;   // microseconds since the Unix epoch on the rank's host clock
+};
+
+struct Hello {
+  std::string host;
+  int64_t pid = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  std::string device;        // "NVIDIA H200" or "cpu"
+  std::string device_kind;   // "cuda" | "cpu"
+  int64_t device_memory_bytes = 0;
+  std::string driver;        // NVIDIA driver version, empty on CPU
+  std::string cuda;          // CUDA runtime version libtorch was built with, empty on CPU
+  std::string cudnn;
+  std::string nccl;
+  std::string torch;         // libtorch version
+  std::string backend;       // "nccl" | "gloo" | "none"
+  std::map<std::string, std::string> env;  // NCCL_* / TORCH_NCCL_* variables in effect
+  nlohmann::json config = nlohmann::json::object();  // the TrialConfig, as config/trial_config JSON
+  int64_t clock_offset_us = 0;  // add to this rank's times to get rank 0's host clock
+};
+
+struct ModelInfo {
+  int64_t parameters = 0;         // all parameters
+  int64_t matmul_parameters = 0;  // parameters excluding the embedding table
+  double flops_per_token = 0.0;   // training FLOPs (forward + backward) per token
+  std::string flops_formula;      // e.g. "6*N_matmul + 12*L*D*T (PaLM appendix B)"
+  int64_t predicted_peak_bytes = 0;  // per-rank prediction before launch, 0 if unknown
+  int64_t parameter_bytes = 0;       // per rank, as stored (sharded for FSDP)
+};
+
+struct MemoryStats {
+  int64_t allocated_bytes = 0;  // at step end
+  int64_t reserved_bytes = 0;   // caching allocator reserve at step end (CPU: RSS)
+  int64_t peak_bytes = 0;       // peak allocated since the start of the run
+  int64_t alloc_retries = 0;    // cudaMalloc retries after freeing cache (a sign of fragmentation)
+};
+
+struct Step {
+  int64_t step = 0;           // 0-based; steps < warmup are warm-up
+  bool warmup = false;
+  int64_t start_us = 0;       // host clock
+  int64_t end_us = 0;
+  double step_ms = 0.0;       // end - start, milliseconds
+  int64_t tokens = 0;         // tokens this rank processed in the step (all micro-batches)
+  double loss = 0.0;          // mean loss of the step on this rank
+  MemoryStats memory;
+  double comm_ms = 0.0;           // sum of collective durations
+  double exposed_comm_ms = 0.0;   // collective time not overlapped by the compute lane
+  double busbw_gbps = 0.0;        // bytes-weighted mean bus bandwidth of the step's collectives
+  bool skipped = false;           // fp16: optimizer step skipped because of inf/nan gradients
+  std::vector<Interval> intervals;
+};
+
+// One telemetry sample. GPU fields come from NVML, CPU fields from /proc; absent ones are nullopt.
+struct GpuSample {
+  int index = -1;  // device index, -1 for a CPU sample
+  std::optional<double> util_pct;
+  std::optional<int64_t> mem_used_bytes;
+  std::optional<int64_t> mem_total_bytes;
+  std::optional<double> power_w;
+  std::optional<double> sm_clock_mhz;
+  std::optional<double> temperature_c;
+  std::optional<double> pcie_tx_mbps;    // MB/s
+  std::optional<double> pcie_rx_mbps;
+  std::optional<double> nvlink_tx_mbps;
+  std::optional<double> nvlink_rx_mbps;
+  std::optional<double> cpu_pct;         // process CPU use, 100 = one core
+  std::optional<int64_t> rss_bytes;
+};
+
+struct Log {
+  std::string level;  // "debug" | "info"
+  std::string message;
+};
+
+struct Warning {
+  std::string kind;  // short machine-readable tag, e.g. "schema", "cuda-graph", "data"
+  std::string message;
+};
+
+// Kinds: "oom", "nccl", "timeout", "config", "crash", "unsupported", "io", "rendezvous", "internal".
+struct Error {
+  std::string kind;
+  std::string message;
+  nlohmann::json details = nlohmann::json::object();  // e.g. requested_bytes, memory stats
+};
+
+struct Summary {
+  int64_t measured_steps = 0;
+  double step_ms_median = 0.0;
+  double step_ms_p25 = 0.0;
+  double step_ms_p75 = 0.0;
+  double tokens_per_s = 0.0;       // this rank
+  double mfu = -1.0;               // model FLOPs utilisation 0..1, -1 when the peak is unknown
+  int64_t peak_bytes = 0;
+  double comm_ms_median = 0.0;
+  double exposed_comm_ms_median = 0.0;
+  double data_wait_ms_median = 0.0;
+  double final_loss = 0.0;
+};
+
+struct Done {
+  int exit_code = 0;
+  Summary summary;
+};
+
+using Payload = std::variant<Hello, ModelInfo, Step, GpuSample, Log, Warning, Error, Done>;
+
+struct Event {
+  Header header;
+  Payload payload;
+
+  template <class T> bool is() const { return std::holds_alternative<T>(payload); }
+  template <class T> const T& as() const { return std::get<T>(payload); }
+  template <class T> T& as() { return std::get<T>(payload); }
+  std::string_view type() const;
+};
+
+// Type names on the wire: "hello", "model", "step", "gpu", "log", "warning", "error", "done".
+std::string_view type_name(const Payload& payload);
+
+// JSON conversion. from_json fills what it finds; missing optional fields keep their defaults.
+// Throws nlohmann::json::exception (or std::invalid_argument) on wrong types; the reader catches.
+nlohmann::json to_json(const Event& event);
+Event event_from_json(const nlohmann::json& j);
+
+// Microseconds since the Unix epoch on this host.
+int64_t now_us();
+
+}  // namespace tunebench::protocol

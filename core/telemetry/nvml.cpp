@@ -1,0 +1,197 @@
+// NVML through dlopen. The declarations below follow NVML's public ABI (nvml.h); we resolve
+// only the entry points we call and treat a missing one as "not supported".
+#include "core/telemetry/nvml.h"
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <climits>
+#include <map>
+
+namespace tunebench::telemetry {
+namespace {
+
+using nvmlReturn_t = int;
+using nvmlDevice_t = struct nvmlDevice_st*;
+constexpr nvmlReturn_t kSuccess = 0;
+constexpr int kClockSm = 1;           // NVML_CLOCK_SM
+constexpr int kTemperatureGpu = 0;    // NVML_TEMPERATURE_GPU
+constexpr int kPcieTx = 0;            // NVML_PCIE_UTIL_TX_BYTES
+constexpr int kPcieRx = 1;            // NVML_PCIE_UTIL_RX_BYTES
+constexpr unsigned kFieldNvlinkTx = 138;  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX (KiB, cumulative)
+constexpr unsigned kFieldNvlinkRx = 139;  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX
+constexpr int kMaxNvlinks = 18;           // NVML_NVLINK_MAX_LINKS
+
+struct nvmlMemory_t {
+  unsigned long long total, free, used;
+};
+struct nvmlUtilization_t {
+  unsigned int gpu, memory;
+};
+struct nvmlFieldValue_t {
+  unsigned int fieldId;
+  unsigned int scopeId;
+  long long timestamp;
+  long long latencyUsec;
+  int valueType;
+  nvmlReturn_t nvmlReturn;
+  union {
+    double dVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    signed long long sllVal;
+  } value;
+};
+
+}  // namespace
+
+struct Nvml::Api {
+  void* handle = nullptr;
+  nvmlReturn_t (*init)() = nullptr;
+  nvmlReturn_t (*shutdown)() = nullptr;
+  const char* (*error_string)(nvmlReturn_t) = nullptr;
+  nvmlReturn_t (*driver_version)(char*, unsigned) = nullptr;
+  nvmlReturn_t (*count)(unsigned*) = nullptr;
+  nvmlReturn_t (*by_index)(unsigned, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned) = nullptr;
+  nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned) = nullptr;
+  nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*) = nullptr;
+  nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t*) = nullptr;
+  nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned*) = nullptr;
+  nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned*) = nullptr;
+  nvmlReturn_t (*pcie)(nvmlDevice_t, int, unsigned*) = nullptr;
+  nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned, int*) = nullptr;
+  nvmlReturn_t (*field_values)(nvmlDevice_t, int, nvmlFieldValue_t*) = nullptr;
+
+  struct Counter {
+    unsigned long long tx_kib = 0, rx_kib = 0;
+    std::chrono::steady_clock::time_point at;
+    bool valid = false;
+  };
+  std::map<int, Counter> nvlink_last;
+
+  template <class F> void resolve(F& fn, const char* symbol) {
+    fn = reinterpret_cast<F>(::dlsym(handle, symbol));
+  }
+};
+
+Nvml::Nvml(const std::string& library) : m_api(std::make_unique<Api>()) {
+  Api& a = *m_api;
+  a.handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!a.handle) {
+    const char* err = ::dlerror();
+    m_error = std::string("NVML not available (") + (err ? err : library.c_str()) + ")";
+    return;
+  }
+  a.resolve(a.init, "nvmlInit_v2");
+  a.resolve(a.shutdown, "nvmlShutdown");
+  a.resolve(a.error_string, "nvmlErrorString");
+  a.resolve(a.driver_version, "nvmlSystemGetDriverVersion");
+  a.resolve(a.count, "nvmlDeviceGetCount_v2");
+  a.resolve(a.by_index, "nvmlDeviceGetHandleByIndex_v2");
+  a.resolve(a.name, "nvmlDeviceGetName");
+  a.resolve(a.uuid, "nvmlDeviceGetUUID");
+  a.resolve(a.memory, "nvmlDeviceGetMemoryInfo");
+  a.resolve(a.utilization, "nvmlDeviceGetUtilizationRates");
+  a.resolve(a.power, "nvmlDeviceGetPowerUsage");
+  a.resolve(a.clock, "nvmlDeviceGetClockInfo");
+  a.resolve(a.temperature, "nvmlDeviceGetTemperature");
+  a.resolve(a.pcie, "nvmlDeviceGetPcieThroughput");
+  a.resolve(a.nvlink_state, "nvmlDeviceGetNvLinkState");
+  a.resolve(a.field_values, "nvmlDeviceGetFieldValues");
+  if (!a.init || !a.count || !a.by_index) {
+    m_error = "NVML library lacks nvmlInit_v2/nvmlDeviceGetCount_v2";
+    return;
+  }
+  if (const nvmlReturn_t rc = a.init(); rc != kSuccess) {
+    m_error = std::string("nvmlInit failed: ") + (a.error_string ? a.error_string(rc) : std::to_string(rc));
+    return;
+  }
+  m_ok = true;
+}
+
+Nvml::~Nvml() {
+  if (m_ok && m_api->shutdown) m_api->shutdown();
+  if (m_api->handle) ::dlclose(m_api->handle);
+}
+
+std::string Nvml::driver_version() const {
+  char buf[96] = {};
+  if (!m_ok || !m_api->driver_version || m_api->driver_version(buf, sizeof(buf)) != kSuccess) return {};
+  return buf;
+}
+
+std::vector<GpuInfo> Nvml::devices() const {
+  std::vector<GpuInfo> out;
+  if (!m_ok) return out;
+  const Api& a = *m_api;
+  unsigned n = 0;
+  if (a.count(&n) != kSuccess) return out;
+  for (unsigned i = 0; i < n; ++i) {
+    nvmlDevice_t dev = nullptr;
+    if (a.by_index(i, &dev) != kSuccess) continue;
+    GpuInfo info;
+    info.index = static_cast<int>(i);
+    char buf[128] = {};
+    if (a.name && a.name(dev, buf, sizeof(buf)) == kSuccess) info.name = buf;
+    char ubuf[128] = {};
+    if (a.uuid && a.uuid(dev, ubuf, sizeof(ubuf)) == kSuccess) info.uuid = ubuf;
+    nvmlMemory_t mem{};
+    if (a.memory && a.memory(dev, &mem) == kSuccess) info.memory_total_bytes = static_cast<int64_t>(mem.total);
+    if (a.nvlink_state) {
+      for (unsigned link = 0; link < kMaxNvlinks; ++link) {
+        int active = 0;
+        if (a.nvlink_state(dev, link, &active) == kSuccess && active) ++info.nvlink_links_active;
+      }
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+protocol::GpuSample Nvml::sample(int index) {
+  protocol::GpuSample s;
+  s.index = index;
+  if (!m_ok) return s;
+  Api& a = *m_api;
+  nvmlDevice_t dev = nullptr;
+  if (a.by_index(static_cast<unsigned>(index), &dev) != kSuccess) return s;
+  nvmlUtilization_t util{};
+  if (a.utilization && a.utilization(dev, &util) == kSuccess) s.util_pct = util.gpu;
+  nvmlMemory_t mem{};
+  if (a.memory && a.memory(dev, &mem) == kSuccess) {
+    s.mem_used_bytes = static_cast<int64_t>(mem.used);
+    s.mem_total_bytes = static_cast<int64_t>(mem.total);
+  }
+  unsigned v = 0;
+  if (a.power && a.power(dev, &v) == kSuccess) s.power_w = v / 1000.0;
+  if (a.clock && a.clock(dev, kClockSm, &v) == kSuccess) s.sm_clock_mhz = v;
+  if (a.temperature && a.temperature(dev, kTemperatureGpu, &v) == kSuccess) s.temperature_c = v;
+  // PCIe throughput is NVML's own 20 ms window, in KB/s.
+  if (a.pcie && a.pcie(dev, kPcieTx, &v) == kSuccess) s.pcie_tx_mbps = v / 1000.0;
+  if (a.pcie && a.pcie(dev, kPcieRx, &v) == kSuccess) s.pcie_rx_mbps = v / 1000.0;
+  if (a.field_values) {
+    nvmlFieldValue_t f[2] = {};
+    f[0].fieldId = kFieldNvlinkTx;
+    f[0].scopeId = UINT_MAX;  // all links
+    f[1].fieldId = kFieldNvlinkRx;
+    f[1].scopeId = UINT_MAX;
+    if (a.field_values(dev, 2, f) == kSuccess && f[0].nvmlReturn == kSuccess && f[1].nvmlReturn == kSuccess) {
+      const auto now = std::chrono::steady_clock::now();
+      auto& last = a.nvlink_last[index];
+      if (last.valid) {
+        const double dt = std::chrono::duration<double>(now - last.at).count();
+        if (dt > 0 && f[0].value.ullVal >= last.tx_kib && f[1].value.ullVal >= last.rx_kib) {
+          s.nvlink_tx_mbps = (f[0].value.ullVal - last.tx_kib) * 1.024e-3 / dt;
+          s.nvlink_rx_mbps = (f[1].value.ullVal - last.rx_kib) * 1.024e-3 / dt;
+        }
+      }
+      last = {f[0].value.ullVal, f[1].value.ullVal, now, true};
+    }
+  }
+  return s;
+}
+
+}  // namespace tunebench::telemetry

@@ -1,0 +1,52 @@
+#include "core/telemetry/sampler_thread.h"
+
+#include <chrono>
+#include <memory>
+
+#include "core/telemetry/nvml.h"
+#include "core/telemetry/process_sampler.h"
+
+namespace tunebench::telemetry {
+
+SamplerThread::SamplerThread(int gpu_index, double hz, Sink sink)
+    : m_sink(std::move(sink)), m_thread([this, gpu_index, hz] { run(gpu_index, hz); }) {}
+
+SamplerThread::~SamplerThread() { stop(); }
+
+void SamplerThread::stop() {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_stop = true;
+  }
+  m_cv.notify_all();
+  if (m_thread.joinable()) m_thread.join();
+}
+
+void SamplerThread::run(int gpu_index, double hz) {
+  std::unique_ptr<Nvml> nvml;
+  if (gpu_index >= 0) {
+    nvml = std::make_unique<Nvml>();
+    if (!nvml->available()) nvml.reset();
+  }
+  ProcessSampler process;
+  const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(1.0 / (hz > 0 ? hz : 10.0)));
+  auto next = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(m_mutex);
+  while (!m_stop) {
+    lock.unlock();
+    protocol::GpuSample s = nvml ? nvml->sample(gpu_index) : process.sample();
+    if (nvml) {  // a GPU sample also carries the rank's own CPU use and RSS
+      const auto p = process.sample();
+      s.cpu_pct = p.cpu_pct;
+      s.rss_bytes = p.rss_bytes;
+    }
+    m_sink(std::move(s));
+    ++m_samples;
+    next += period;
+    lock.lock();
+    m_cv.wait_until(lock, next, [this] { return m_stop; });
+  }
+}
+
+}  // namespace tunebench::telemetry

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Tunebench developer entry point: installs what is missing, configures, builds, then runs.
+#
+#   scripts/tunebench.sh gui     build and open the workbench
+#   scripts/tunebench.sh test    build and run the whole test suite (non-zero exit on failure)
+#   scripts/tunebench.sh build   only install and build
+#   scripts/tunebench.sh deps    only install the Debian packages
+#
+# Works as root or as a normal user with sudo. Idempotent: packages already installed are not
+# touched (and nothing is printed), an unchanged tree is not rebuilt (ninja + ccache).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${TUNEBENCH_BUILD_DIR:-$ROOT/build}"
+PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config git
+  qt6-base-dev qt6-svg-dev libqcustomplot-dev fonts-dejavu-core
+  libtorch-dev libgloo-dev
+  libsqlite3-dev libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  xvfb xauth
+)
+
+log() { printf '\033[1m[tunebench]\033[0m %s\n' "$*" >&2; }
+
+install_deps() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { log "need root or sudo to install: ${missing[*]}"; exit 1; }
+    sudo=(sudo)
+  fi
+  log "installing ${#missing[@]} Debian packages: ${missing[*]}"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+}
+
+build() {
+  if [ ! -f "$BUILD/build.ninja" ]; then
+    log "configuring $BUILD"
+    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DTUNEBENCH_BUILD_TESTS=ON >/dev/null
+  fi
+  # Two cores: libtorch translation units need ~1.5 GB each; -j follows the core count.
+  cmake --build "$BUILD" -- -j"$(nproc)"
+}
+
+cmd="${1:-gui}"
+shift || true
+case "$cmd" in
+  deps) install_deps ;;
+  build) install_deps; build ;;
+  gui)
+    install_deps; build
+    exec "$BUILD/app/gui/tunebench" "$@" ;;
+  test)
+    install_deps; build
+    cd "$BUILD"
+    QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@" ;;
+  *) echo "usage: $0 {gui|test|build|deps}" >&2; exit 2 ;;
+esac

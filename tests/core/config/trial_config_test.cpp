@@ -1,0 +1,176 @@
+// TrialConfig: defaults, presets, JSON round trip, text setters.
+#include <gtest/gtest.h>
+
+#include "core/config/trial_config.h"
+
+namespace tc = tunebench::config;
+
+TEST(TrialConfig, DefaultsAreAValidCpuSmokeTest) {
+  tc::TrialConfig c;
+  EXPECT_TRUE(tc::validate(c).empty()) << tc::describe(tc::validate(c));
+  EXPECT_EQ(c.model, "tiny");
+  EXPECT_EQ(c.strategy, tc::Strategy::Single);
+  EXPECT_EQ(c.world_size, 1);
+  EXPECT_EQ(c.bucket_mb, 25.0);
+  EXPECT_EQ(c.tokens_per_rank_step(), c.micro_batch * c.seq_len * c.grad_accum);
+}
+
+TEST(TrialConfig, ModelPresetsMatchTheReference) {
+  const auto b7 = tc::model_preset("7b");
+  ASSERT_TRUE(b7);
+  EXPECT_EQ(b7->dim, 4096);
+  EXPECT_EQ(b7->layers, 32);
+  EXPECT_EQ(b7->heads, 32);
+  EXPECT_EQ(b7->ffn, 11008);
+  EXPECT_EQ(b7->vocab, 32000);
+  EXPECT_TRUE(tc::model_preset("1b"));
+  EXPECT_TRUE(tc::model_preset("125m"));
+  EXPECT_FALSE(tc::model_preset("custom"));
+  EXPECT_FALSE(tc::model_preset("13b"));
+}
+
+TEST(TrialConfig, EveryTrialPresetIsValid) {
+  ASSERT_GE(tc::trial_presets().size(), 5u);
+  for (const auto& p : tc::trial_presets()) {
+    EXPECT_TRUE(tc::validate(p.config).empty()) << p.name << ": " << tc::describe(tc::validate(p.config));
+    EXPECT_FALSE(p.description.empty());
+  }
+  EXPECT_TRUE(tc::trial_preset("7b-fsdp"));
+  EXPECT_FALSE(tc::trial_preset("nope"));
+}
+
+TEST(TrialConfig, JsonRoundTripOfEveryKnob) {
+  tc::TrialConfig c;
+  c.name = "round trip";
+  c.model = "custom";
+  c.dims = {512, 6, 8, 1376, 1000};
+  c.micro_batch = 3;
+  c.seq_len = 77;
+  c.grad_accum = 5;
+  c.data = tc::DataSource::File;
+  c.data_path = "/tmp/tokens.bin";
+  c.token_dtype = tc::TokenDtype::Uint32;
+  c.num_workers = 6;
+  c.pin_memory = true;
+  c.sample_cpu_us = 123.5;
+  c.strategy = tc::Strategy::Fsdp;
+  c.world_size = 4;
+  c.device = tc::Device::Cuda;
+  c.amp = tc::Amp::PureBf16;
+  c.cudnn_benchmark = true;
+  c.checkpointing = true;
+  c.compile = true;
+  c.optimizer = tc::Optimizer::Sgd;
+  c.fused_optimizer = false;
+  c.lr = 0.5;
+  c.weight_decay = 0.1;
+  c.grad_clip = 1.0;
+  c.bucket_mb = 50;
+  c.first_bucket_mb = 2;
+  c.ddp_overlap = false;
+  c.compression = tc::Compression::Bf16;
+  c.fsdp_mode = tc::FsdpMode::ShardGradOp;
+  c.fsdp_prefetch = false;
+  c.fsdp_param_dtype = tc::DType::Fp16;
+  c.fsdp_reduce_dtype = tc::DType::Bf16;
+  c.nccl_env = {{"NCCL_ALGO", "Tree"}, {"NCCL_P2P_DISABLE", "1"}};
+  c.steps = 9;
+  c.warmup = 4;
+  c.seed = 1234567890123ULL;
+  c.timing = false;
+  c.gpu_sample_hz = 20;
+  c.rendezvous_timeout_s = 5;
+  c.collective_timeout_s = 7;
+  const auto j = tc::to_json(c);
+  const auto back = tc::from_json(j);
+  EXPECT_TRUE(back.ok()) << tc::describe(back.problems);
+  EXPECT_TRUE(back.config == c);
+  EXPECT_EQ(tc::to_json(back.config), j);
+  EXPECT_TRUE(tc::differing_knobs(c, back.config).empty());
+  // every knob the form shows is in the JSON and vice versa
+  for (const auto& k : tc::knobs()) EXPECT_TRUE(j.contains(k.key)) << k.key;
+  EXPECT_EQ(j.size(), tc::knobs().size());
+}
+
+TEST(TrialConfig, PresetNameSetsDims) {
+  const auto r = tc::from_json({{"model", "7b"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.config.dims.dim, 4096);
+  EXPECT_EQ(r.config.dims.layers, 32);
+}
+
+TEST(TrialConfig, UnknownKeysAndWrongTypesAreProblems) {
+  const auto r = tc::from_json({{"micro_batch", "four"},
+                                {"bucket_size", 25},
+                                {"amp", "fp8"},
+                                {"pin_memory", 1},
+                                {"model", "13b"},
+                                {"nccl_env", {{"NCCL_ALGO", {1, 2}}}}});
+  EXPECT_EQ(r.problems.size(), 6u) << tc::describe(r.problems);
+  auto has = [&](const std::string& key) {
+    for (const auto& p : r.problems)
+      if (p.key == key) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("micro_batch"));
+  EXPECT_TRUE(has("bucket_size"));
+  EXPECT_TRUE(has("amp"));
+  EXPECT_TRUE(has("pin_memory"));
+  EXPECT_TRUE(has("model"));
+  EXPECT_TRUE(has("nccl_env"));
+  EXPECT_FALSE(tc::from_json(nlohmann::json::array()).ok());
+}
+
+TEST(TrialConfig, SetKnobFromText) {
+  tc::TrialConfig c;
+  EXPECT_FALSE(tc::set_knob(c, "micro_batch", "8"));
+  EXPECT_EQ(c.micro_batch, 8);
+  EXPECT_FALSE(tc::set_knob(c, "amp", "bf16"));
+  EXPECT_EQ(c.amp, tc::Amp::Bf16);
+  EXPECT_FALSE(tc::set_knob(c, "pin_memory", "on"));
+  EXPECT_TRUE(c.pin_memory);
+  EXPECT_FALSE(tc::set_knob(c, "bucket_mb", "12.5"));
+  EXPECT_EQ(c.bucket_mb, 12.5);
+  EXPECT_FALSE(tc::set_knob(c, "nccl_env", "NCCL_ALGO=Ring,NCCL_PROTO=Simple"));
+  EXPECT_EQ(c.nccl_env.size(), 2u);
+  EXPECT_EQ(tc::knob_text(c, "nccl_env"), "NCCL_ALGO=Ring,NCCL_PROTO=Simple");
+  EXPECT_EQ(tc::knob_text(c, "amp"), "bf16");
+  EXPECT_EQ(tc::knob_text(c, "micro_batch"), "8");
+  EXPECT_FALSE(tc::set_knob(c, "model", "7b"));
+  EXPECT_EQ(c.dims.dim, 4096);
+
+  EXPECT_TRUE(tc::set_knob(c, "micro_batch", "8x"));
+  EXPECT_TRUE(tc::set_knob(c, "micro_batch", ""));
+  EXPECT_TRUE(tc::set_knob(c, "micro_batch", "99999999999999999999999"));
+  EXPECT_TRUE(tc::set_knob(c, "pin_memory", "maybe"));
+  EXPECT_TRUE(tc::set_knob(c, "amp", "fp8"));
+  EXPECT_TRUE(tc::set_knob(c, "nccl_env", "=1"));
+  EXPECT_TRUE(tc::set_knob(c, "no_such_knob", "1"));
+  EXPECT_EQ(c.micro_batch, 8) << "a rejected text leaves the knob unchanged";
+}
+
+TEST(TrialConfig, DifferingKnobsListsOnlyChanges) {
+  tc::TrialConfig a, b;
+  b.name = "other name";
+  EXPECT_TRUE(tc::differing_knobs(a, b).empty()) << "the name is not a knob";
+  b.micro_batch = 16;
+  b.compression = tc::Compression::Fp16;
+  const auto d = tc::differing_knobs(a, b);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0], "micro_batch");
+  EXPECT_EQ(d[1], "compression");
+}
+
+TEST(TrialConfig, EveryKnobHasHelpAndAGroup) {
+  for (const auto& k : tc::knobs()) {
+    EXPECT_FALSE(k.help.empty()) << k.key;
+    EXPECT_FALSE(k.group.empty()) << k.key;
+    EXPECT_FALSE(k.label.empty()) << k.key;
+    if (k.type == tc::KnobType::Choice) {
+      EXPECT_FALSE(k.choices.empty()) << k.key;
+    }
+  }
+  const auto* compile = tc::find_knob("compile");
+  ASSERT_TRUE(compile);
+  EXPECT_NE(compile->help.find("no torch.compile"), std::string::npos);
+}

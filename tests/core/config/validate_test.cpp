@@ -1,0 +1,165 @@
+// One test per validation rule: each bad value yields a problem naming its knob.
+#include <gtest/gtest.h>
+
+#include "core/config/trial_config.h"
+
+namespace tc = tunebench::config;
+
+namespace {
+bool flags(const tc::TrialConfig& c, const std::string& key) {
+  for (const auto& p : tc::validate(c))
+    if (p.key == key) return !p.message.empty();
+  return false;
+}
+}  // namespace
+
+TEST(Validate, ZeroOrNegativeSizes) {
+  for (const char* key : {"micro_batch", "grad_accum", "steps"}) {
+    tc::TrialConfig c;
+    ASSERT_FALSE(tc::set_knob(c, key, "0"));
+    EXPECT_TRUE(flags(c, key)) << key;
+    ASSERT_FALSE(tc::set_knob(c, key, "-3"));
+    EXPECT_TRUE(flags(c, key)) << key;
+  }
+  tc::TrialConfig c;
+  c.seq_len = 1;
+  EXPECT_TRUE(flags(c, "seq_len"));
+  c = {};
+  c.model = "custom";
+  c.dims.dim = 0;
+  EXPECT_TRUE(flags(c, "dim"));
+  c = {};
+  c.model = "custom";
+  c.dims.layers = -1;
+  EXPECT_TRUE(flags(c, "layers"));
+  c = {};
+  c.model = "custom";
+  c.dims.ffn = 0;
+  EXPECT_TRUE(flags(c, "ffn"));
+  c = {};
+  c.model = "custom";
+  c.dims.vocab = 1;
+  EXPECT_TRUE(flags(c, "vocab"));
+  c = {};
+  c.bucket_mb = 0;
+  EXPECT_TRUE(flags(c, "bucket_mb"));
+  c = {};
+  c.first_bucket_mb = -1;
+  EXPECT_TRUE(flags(c, "first_bucket_mb"));
+  c = {};
+  c.num_workers = -1;
+  EXPECT_TRUE(flags(c, "num_workers"));
+  c = {};
+  c.sample_cpu_us = -5;
+  EXPECT_TRUE(flags(c, "sample_cpu_us"));
+  c = {};
+  c.lr = 0;
+  EXPECT_TRUE(flags(c, "lr"));
+  c = {};
+  c.grad_clip = -1;
+  EXPECT_TRUE(flags(c, "grad_clip"));
+  c = {};
+  c.gpu_sample_hz = 0;
+  EXPECT_TRUE(flags(c, "gpu_sample_hz"));
+  c = {};
+  c.rendezvous_timeout_s = 0;
+  EXPECT_TRUE(flags(c, "rendezvous_timeout_s"));
+}
+
+TEST(Validate, DimsThatDoNotDivide) {
+  tc::TrialConfig c;
+  c.model = "custom";
+  c.dims = {250, 2, 4, 512, 1000};  // 250 / 4 heads
+  EXPECT_TRUE(flags(c, "heads"));
+  c.dims = {300, 2, 100, 512, 1000};  // head size 3: odd, no RoPE
+  EXPECT_TRUE(flags(c, "heads"));
+  c.dims = {256, 2, 4, 512, 1000};
+  EXPECT_FALSE(flags(c, "heads"));
+}
+
+TEST(Validate, PresetDimsCannotBeEditedWithoutCustom) {
+  tc::TrialConfig c;
+  c.dims.dim = 512;  // model still "tiny"
+  EXPECT_TRUE(flags(c, "model"));
+  c.model = "custom";
+  EXPECT_FALSE(flags(c, "model"));
+}
+
+TEST(Validate, WorldSizeVersusStrategy) {
+  tc::TrialConfig c;
+  c.world_size = 2;  // single with two ranks
+  EXPECT_TRUE(flags(c, "world_size"));
+  c.strategy = tc::Strategy::Ddp;
+  EXPECT_FALSE(flags(c, "world_size"));
+  c.world_size = 1;
+  EXPECT_TRUE(flags(c, "world_size"));
+  c.strategy = tc::Strategy::Fsdp;
+  EXPECT_TRUE(flags(c, "world_size"));
+  c.world_size = 0;
+  EXPECT_TRUE(flags(c, "world_size"));
+  c.world_size = 5000;
+  EXPECT_TRUE(flags(c, "world_size"));
+}
+
+TEST(Validate, WarmupMustLeaveMeasuredSteps) {
+  tc::TrialConfig c;
+  c.steps = 5;
+  c.warmup = 5;
+  EXPECT_TRUE(flags(c, "warmup"));
+  c.warmup = -1;
+  EXPECT_TRUE(flags(c, "warmup"));
+  c.warmup = 4;
+  EXPECT_FALSE(flags(c, "warmup"));
+}
+
+TEST(Validate, DeviceDependentKnobs) {
+  tc::TrialConfig c;
+  c.device = tc::Device::Cpu;
+  c.amp = tc::Amp::Fp16;
+  EXPECT_TRUE(flags(c, "amp"));
+  c.amp = tc::Amp::Bf16;
+  EXPECT_FALSE(flags(c, "amp"));
+  c.compile = true;
+  EXPECT_TRUE(flags(c, "compile"));
+  c.compile = false;
+  c.pin_memory = true;
+  EXPECT_TRUE(flags(c, "pin_memory"));
+}
+
+TEST(Validate, CompressionOnlyForDdp) {
+  tc::TrialConfig c;
+  c.compression = tc::Compression::Bf16;
+  EXPECT_TRUE(flags(c, "compression"));
+  c.strategy = tc::Strategy::Ddp;
+  c.world_size = 2;
+  EXPECT_FALSE(flags(c, "compression"));
+}
+
+TEST(Validate, FileDataNeedsAPath) {
+  tc::TrialConfig c;
+  c.data = tc::DataSource::File;
+  EXPECT_TRUE(flags(c, "data_path"));
+  c.data_path = "tokens.bin";
+  EXPECT_FALSE(flags(c, "data_path"));
+}
+
+TEST(Validate, NcclEnvironmentIsChecked) {
+  tc::TrialConfig c;
+  c.nccl_env["LD_PRELOAD"] = "/tmp/evil.so";
+  EXPECT_TRUE(flags(c, "nccl_env"));
+  c.nccl_env.clear();
+  c.nccl_env["NCCL_ALGO"] = "Ring\nrm -rf /";
+  EXPECT_TRUE(flags(c, "nccl_env"));
+  c.nccl_env["NCCL_ALGO"] = "Ring";
+  c.nccl_env["TORCH_NCCL_BLOCKING_WAIT"] = "1";
+  EXPECT_FALSE(flags(c, "nccl_env"));
+}
+
+TEST(Validate, ReportsEveryProblemAtOnce) {
+  tc::TrialConfig c;
+  c.micro_batch = 0;
+  c.steps = 0;
+  c.world_size = 3;
+  EXPECT_GE(tc::validate(c).size(), 3u);
+  EXPECT_NE(tc::describe(tc::validate(c)).find("micro_batch: "), std::string::npos);
+}
