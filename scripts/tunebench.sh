@@ -15,7 +15,7 @@ BUILD="${TUNEBENCH_BUILD_DIR:-$ROOT/build}"
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   qt6-base-dev qt6-svg-dev libqcustomplot-dev fonts-dejavu-core
-  libtorch-dev libgloo-dev
+  libtorch-dev libgloo-dev libopenblas0-pthread
   libsqlite3-dev libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth

@@ -49,7 +49,8 @@ protocol::GpuSample ProcessSampler::sample() {
   const auto now = std::chrono::steady_clock::now();
   if (ticks && m_have_last) {
     const double dt = std::chrono::duration<double>(now - m_last_time).count();
-    if (dt > 0) s.cpu_pct = 100.0 * (*ticks - m_last_ticks) / static_cast<double>(::sysconf(_SC_CLK_TCK)) / dt;
+    // Ticks are 10 ms: a rate over less than ~50 ms is mostly rounding, so skip it.
+    if (dt >= 0.05) s.cpu_pct = 100.0 * (*ticks - m_last_ticks) / static_cast<double>(::sysconf(_SC_CLK_TCK)) / dt;
   }
   if (ticks) {
     m_last_ticks = *ticks;

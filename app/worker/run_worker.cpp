@@ -1,0 +1,177 @@
+#include "run_worker.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <regex>
+
+#include <c10/util/Exception.h>
+
+#include "core/engine/compat.h"
+#include "core/engine/device.h"
+#include "core/engine/errors.h"
+#include "core/engine/trainer.h"
+#include "core/protocol/event_writer.h"
+#include "core/protocol/exit_codes.h"
+#include "core/telemetry/nvml.h"
+#include "core/telemetry/sampler_thread.h"
+
+extern char** environ;  // POSIX: the process environment
+
+namespace tunebench::worker {
+namespace {
+
+using protocol::EventWriter;
+
+void log(int rank, const std::string& message) { std::cerr << "[tunebench-worker rank " << rank << "] " << message << "\n"; }
+
+std::string hostname() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof(buf) - 1);
+  return buf;
+}
+
+std::map<std::string, std::string> nccl_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv(*e);
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = kv.substr(0, eq);
+    if (key.rfind("NCCL_", 0) == 0 || key.rfind("TORCH_NCCL_", 0) == 0) env[key] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+// "Tried to allocate 1.95 GiB" -> bytes, from libtorch's OOM message.
+int64_t requested_bytes(const std::string& message) {
+  static const std::regex re(R"(Tried to allocate ([0-9.]+) (B|KiB|MiB|GiB|TiB))");
+  std::smatch m;
+  if (!std::regex_search(message, m, re)) return 0;
+  const double v = std::stod(m[1]);
+  const std::string unit = m[2];
+  const double mult = unit == "KiB" ? 1024.0 : unit == "MiB" ? 1048576.0 : unit == "GiB" ? 1073741824.0
+                      : unit == "TiB" ? 1099511627776.0 : 1.0;
+  return static_cast<int64_t>(v * mult);
+}
+
+int fail(EventWriter* writer, int rank, const std::string& kind, int code, const std::string& message,
+         nlohmann::json details = nlohmann::json::object()) {
+  log(rank, kind + " error: " + message);
+  if (writer) {
+    writer->write_payload(protocol::Error{kind, message, std::move(details)});
+    protocol::Done done;
+    done.exit_code = code;
+    writer->write_payload(done);
+  }
+  return code;
+}
+
+nlohmann::json memory_details(const engine::DeviceContext* device) {
+  nlohmann::json d = nlohmann::json::object();
+  if (!device) return d;
+  const auto m = device->memory();
+  d["allocated_bytes"] = m.allocated_bytes;
+  d["reserved_bytes"] = m.reserved_bytes;
+  d["peak_bytes"] = m.peak_bytes;
+  d["alloc_retries"] = m.alloc_retries;
+  d["total_bytes"] = device->total_memory_bytes();
+  return d;
+}
+
+}  // namespace
+
+int run_worker(WorkerOptions options, const RankEnv& env) {
+  const int rank = env.rank;
+  // 1. The event channel: without it nothing can be reported except on stderr.
+  std::unique_ptr<EventWriter> writer;
+  try {
+    writer = std::make_unique<EventWriter>(protocol::open_line_sink(options.events));
+  } catch (const std::exception& e) {
+    log(rank, std::string("cannot open the event channel: ") + e.what());
+    return protocol::kExitEventChannel;
+  }
+  writer->set_identity(options.trial, rank);
+  if (options.exit_code != 0 || !options.problems.empty())
+    return fail(writer.get(), rank, "config", protocol::kExitConfig, config::describe(options.problems));
+
+  // 2. The configuration, checked before any device work. A launcher's world size wins.
+  config::TrialConfig& cfg = options.config;
+  if (env.source != "none") cfg.world_size = env.world_size;
+  if (options.print_config) {
+    std::cout << config::to_json(cfg).dump(2) << std::endl;
+    return protocol::kExitOk;
+  }
+  if (const auto problems = config::validate(cfg); !problems.empty()) {
+    nlohmann::json details = nlohmann::json::array();
+    for (const auto& p : problems) details.push_back({{"key", p.key}, {"message", p.message}});
+    return fail(writer.get(), rank, "config", protocol::kExitConfig, config::describe(problems),
+                {{"problems", details}});
+  }
+
+  std::unique_ptr<engine::DeviceContext> device;
+  try {
+    // 3. Device and hello.
+    device = std::make_unique<engine::DeviceContext>(engine::DeviceContext::create(cfg.device, env.local_rank));
+    telemetry::Nvml nvml;
+    protocol::Hello hello;
+    hello.host = hostname();
+    hello.pid = ::getpid();
+    hello.world_size = cfg.world_size;
+    hello.local_rank = env.local_rank;
+    hello.device = device->name();
+    hello.device_kind = device->is_cuda() ? "cuda" : "cpu";
+    hello.device_memory_bytes = device->total_memory_bytes();
+    hello.driver = nvml.driver_version();
+    hello.cuda = device->cuda_version();
+    hello.cudnn = device->cudnn_version();
+    hello.torch = engine::compat::torch_version();
+    hello.backend = cfg.strategy == config::Strategy::Single ? "none" : (device->is_cuda() ? "nccl" : "gloo");
+    hello.env = nccl_environment();
+    hello.config = config::to_json(cfg);
+    writer->write_payload(hello);
+    log(rank, "training " + cfg.model + " (" + std::string(config::to_string(cfg.strategy)) + ", " +
+                  std::to_string(cfg.world_size) + " rank(s)) on " + hello.device);
+
+    // 4. Telemetry at gpu_sample_hz while training runs.
+    EventWriter* w = writer.get();
+    telemetry::SamplerThread sampler(device->is_cuda() ? device->device().index() : -1, cfg.gpu_sample_hz,
+                                     [w](protocol::GpuSample s) { w->write_payload(std::move(s)); });
+
+    // 5. Train.
+    engine::RankInfo info{rank, cfg.world_size, env.local_rank};
+    engine::Trainer trainer(cfg, *device, info, [w](protocol::Payload p) { w->write_payload(std::move(p)); });
+    const protocol::Summary summary = trainer.run();
+    sampler.stop();
+    protocol::Done done;
+    done.exit_code = protocol::kExitOk;
+    done.summary = summary;
+    writer->write_payload(done);
+    log(rank, "done: median step " + std::to_string(summary.step_ms_median) + " ms");
+    if (!writer->ok()) log(rank, "some events could not be written (the reader went away)");
+    return protocol::kExitOk;
+  } catch (const engine::EngineError& e) {
+    return fail(writer.get(), rank, e.kind(), e.exit_code(), e.what(), e.details());
+  } catch (const c10::OutOfMemoryError& e) {
+    nlohmann::json d = memory_details(device.get());
+    d["requested_bytes"] = requested_bytes(e.what_without_backtrace());
+    return fail(writer.get(), rank, "oom", protocol::kExitOutOfMemory, e.what_without_backtrace(), d);
+  } catch (const std::bad_alloc&) {
+    return fail(writer.get(), rank, "oom", protocol::kExitOutOfMemory, "host memory exhausted (std::bad_alloc)",
+                memory_details(device.get()));
+  } catch (const c10::Error& e) {
+    const std::string msg = e.what_without_backtrace();
+    if (msg.find("out of memory") != std::string::npos) {
+      nlohmann::json d = memory_details(device.get());
+      d["requested_bytes"] = requested_bytes(msg);
+      return fail(writer.get(), rank, "oom", protocol::kExitOutOfMemory, msg, d);
+    }
+    return fail(writer.get(), rank, "crash", protocol::kExitInternal, "libtorch error: " + msg);
+  } catch (const std::exception& e) {
+    return fail(writer.get(), rank, "crash", protocol::kExitInternal, e.what());
+  }
+}
+
+}  // namespace tunebench::worker

@@ -1,0 +1,115 @@
+#include "worker_options.h"
+
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "core/protocol/exit_codes.h"
+
+namespace tunebench::worker {
+
+std::string flag_name(const std::string& key) {
+  std::string f = key;
+  for (char& c : f)
+    if (c == '_') c = '-';
+  return f;
+}
+
+namespace {
+
+std::string knob_description(const config::KnobInfo& k) {
+  std::string d = k.help;
+  if (!k.unit.empty()) d += " [" + k.unit + "]";
+  if (!k.choices.empty()) {
+    d += " (";
+    for (size_t i = 0; i < k.choices.size(); ++i) d += (i ? "|" : "") + k.choices[i];
+    d += ")";
+  }
+  return d;
+}
+
+constexpr const char* kFooter = R"(
+Ranks: started alone the worker is rank 0 of 1. Under torchrun (RANK, WORLD_SIZE, LOCAL_RANK,
+MASTER_ADDR, MASTER_PORT) or SLURM (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID) it joins the other
+ranks through a c10d TCPStore; the environment's world size overrides --world-size.
+
+compile: libtorch has no torch.compile. --compile true captures the training step into a CUDA
+graph and replays it (no kernel fusion); it needs a GPU and a single rank.
+
+Events: one JSON object per line (docs/PROTOCOL.md). Human-readable logs go to stderr.
+
+Exit codes: 0 ok, 1 internal error, 2 invalid configuration, 3 out of memory,
+4 communication failure or timeout, 5 unsupported on this build/machine, 6 event channel error.)";
+
+}  // namespace
+
+WorkerOptions parse_worker_options(int argc, char** argv) {
+  WorkerOptions out;
+  CLI::App app{"tunebench-worker: one rank of a Tunebench benchmark trial (LLaMA-style model, libtorch)"};
+  app.footer(kFooter);
+  app.get_formatter()->column_width(34);
+  std::string config_file, preset;
+  bool list_presets = false;
+  app.add_option("--config", config_file, "Trial configuration JSON (knob flags override it)");
+  app.add_option("--preset", preset, "Start from a named trial preset (see --list-presets)");
+  app.add_option("--events", out.events, "Event channel: file:PATH | unix:PATH | tcp://HOST:PORT | stdout");
+  app.add_option("--trial", out.trial, "Trial id stamped on every event");
+  app.add_flag("--print-config", out.print_config, "Print the resolved configuration as JSON and exit");
+  app.add_flag("--list-presets", list_presets, "List the trial presets and exit");
+
+  // One option per knob, in the groups of the GUI form. Values are kept as text and applied
+  // through config::set_knob, so the worker, the GUI and the CLI share one parser per knob.
+  std::map<std::string, std::string> values;
+  for (const auto& k : config::knobs()) {
+    auto* opt = app.add_option("--" + flag_name(k.key), values[k.key], knob_description(k));
+    opt->group(k.group);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    out.help_shown = true;
+    return out;
+  } catch (const CLI::ParseError& e) {
+    out.problems.push_back({"", e.what()});
+    out.exit_code = protocol::kExitConfig;
+    return out;
+  }
+  if (list_presets) {
+    for (const auto& p : config::trial_presets()) std::cout << p.name << "\t" << p.description << "\n";
+    out.help_shown = true;
+    return out;
+  }
+  if (!preset.empty()) {
+    if (auto c = config::trial_preset(preset)) out.config = *c;
+    else out.problems.push_back({"preset", "unknown preset '" + preset + "' (see --list-presets)"});
+  }
+  if (!config_file.empty()) {
+    std::ifstream in(config_file);
+    nlohmann::json j = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+    if (!in && !in.eof()) {
+      out.problems.push_back({"config", "cannot read " + config_file});
+    } else if (j.is_discarded()) {
+      out.problems.push_back({"config", config_file + " is not valid JSON"});
+    } else {
+      auto parsed = config::from_json(j, out.config);
+      out.config = parsed.config;
+      out.problems.insert(out.problems.end(), parsed.problems.begin(), parsed.problems.end());
+    }
+  }
+  // Explicit flags last: "model" first, so that --model 7b --layers 2 means the preset, then 2.
+  for (const char* first : {"model"}) {
+    const auto& text = values[first];
+    if (app.count("--" + flag_name(first)) > 0)
+      if (auto p = config::set_knob(out.config, first, text)) out.problems.push_back(*p);
+  }
+  for (const auto& k : config::knobs()) {
+    if (k.key == "model" || app.count("--" + flag_name(k.key)) == 0) continue;
+    if (auto p = config::set_knob(out.config, k.key, values[k.key])) out.problems.push_back(*p);
+  }
+  return out;
+}
+
+}  // namespace tunebench::worker

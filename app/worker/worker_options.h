@@ -1,0 +1,28 @@
+// The worker's command line: every TrialConfig knob as --<key-with-dashes>, plus the event
+// channel and a few actions. Parsing never exits the process itself; problems are returned so
+// the worker can report them as a `config` error event.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/config/trial_config.h"
+
+namespace tunebench::worker {
+
+struct WorkerOptions {
+  config::TrialConfig config;
+  std::vector<config::Problem> problems;  // command line and config-file problems (not validation)
+  std::string events = "stdout";          // file:PATH | unix:PATH | tcp://HOST:PORT | stdout
+  std::string trial;                      // trial id stamped on every event
+  bool print_config = false;
+  bool help_shown = false;  // --help/--list-presets printed; exit 0
+  int exit_code = 0;        // non-zero when the command line itself could not be parsed
+};
+
+WorkerOptions parse_worker_options(int argc, char** argv);
+
+// "micro_batch" -> "micro-batch"
+std::string flag_name(const std::string& key);
+
+}  // namespace tunebench::worker

@@ -1,0 +1,146 @@
+#include "core/engine/model/llama.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/generated/variable_factories.h>
+
+#include "core/engine/compat.h"
+
+namespace tunebench::engine {
+
+namespace {
+constexpr double kNormEps = 1e-5;
+constexpr double kRopeTheta = 10000.0;
+
+// RMSNorm exactly as the reference: w * (x * rsqrt(mean(x^2) + eps)).type_as(x), in fp32 inside.
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w) {
+  const at::Tensor xf = x.to(at::kFloat);
+  const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + kNormEps);
+  return w * normed.to(x.scalar_type());
+}
+
+// Interleaved rotary embedding of the reference: pairs (x[2i], x[2i+1]) rotated by angle t*f_i.
+at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  // x: [B, T, H, hd]; cos/sin: [T, hd/2] -> broadcast as [1, T, 1, hd/2]
+  const auto sizes = x.sizes();
+  const at::Tensor pairs = x.unflatten(-1, {sizes.back() / 2, 2});
+  const at::Tensor x1 = pairs.select(-1, 0);
+  const at::Tensor x2 = pairs.select(-1, 1);
+  const at::Tensor c = cos.unsqueeze(0).unsqueeze(2);
+  const at::Tensor s = sin.unsqueeze(0).unsqueeze(2);
+  return at::stack({x1 * c - x2 * s, x1 * s + x2 * c}, -1).flatten(-2).to(x.scalar_type());
+}
+
+}  // namespace
+
+std::vector<std::vector<int64_t>> LlamaModel::unit_shapes(const config::ModelDims& d, size_t unit) {
+  if (unit == 0) return {{d.vocab, d.dim}};
+  if (unit == static_cast<size_t>(d.layers) + 1) return {{d.dim}, {d.vocab, d.dim}};
+  // attn_norm, wqkv, wo, ffn_norm, w13, w2 (nn.Linear weights are [out, in])
+  return {{d.dim}, {3 * d.dim, d.dim}, {d.dim, d.dim}, {d.dim}, {2 * d.ffn, d.dim}, {d.dim, d.ffn}};
+}
+
+int64_t numel_of(const std::vector<std::vector<int64_t>>& shapes) {
+  int64_t n = 0;
+  for (const auto& s : shapes) {
+    int64_t k = 1;
+    for (auto v : s) k *= v;
+    n += k;
+  }
+  return n;
+}
+
+std::vector<at::Tensor> views_of(const at::Tensor& flat, const std::vector<std::vector<int64_t>>& shapes) {
+  std::vector<at::Tensor> out;
+  out.reserve(shapes.size());
+  int64_t offset = 0;
+  for (const auto& s : shapes) {
+    int64_t k = 1;
+    for (auto v : s) k *= v;
+    out.push_back(flat.narrow(0, offset, k).view(s));
+    offset += k;
+  }
+  return out;
+}
+
+LlamaModel::LlamaModel(const config::ModelDims& dims, at::TensorOptions options) : m_dims(dims) {
+  const size_t n_units = static_cast<size_t>(dims.layers) + 2;
+  m_units.reserve(n_units);
+  at::NoGradGuard no_grad;
+  for (size_t u = 0; u < n_units; ++u) {
+    ModelUnit unit;
+    const auto shapes = unit_shapes(dims, u);
+    unit.flat = at::empty({numel_of(shapes)}, options);
+    if (u == 0) {
+      unit.name = "embedding";
+      unit.param_names = {"tok_embeddings.weight"};
+    } else if (u == n_units - 1) {
+      unit.name = "head";
+      unit.param_names = {"norm.weight", "output.weight"};
+    } else {
+      unit.name = "block " + std::to_string(u - 1);
+      const std::string p = "layers." + std::to_string(u - 1) + ".";
+      unit.param_names = {p + "attn_norm", p + "wqkv", p + "wo", p + "ffn_norm", p + "w13", p + "w2"};
+    }
+    for (at::Tensor& v : views_of(unit.flat, shapes)) {
+      if (v.dim() >= 2) v.normal_(0.0, 0.02);
+      else v.fill_(1.0);
+      unit.params.push_back(v.detach().requires_grad_(true));  // a leaf sharing the flat storage
+    }
+    m_units.push_back(std::move(unit));
+  }
+}
+
+std::vector<at::Tensor> LlamaModel::parameters() const {
+  std::vector<at::Tensor> out;
+  for (const auto& u : m_units) out.insert(out.end(), u.params.begin(), u.params.end());
+  return out;
+}
+
+void LlamaModel::prepare_rope(int64_t seq_len, c10::Device device) {
+  if (m_rope_cos.defined() && m_rope_cos.size(0) == seq_len && m_rope_cos.device() == device) return;
+  const int64_t hd = m_dims.dim / m_dims.heads;
+  const auto opts = at::TensorOptions().dtype(at::kFloat).device(device);
+  const at::Tensor inv = 1.0 / at::pow(kRopeTheta, at::arange(0, hd, 2, opts) / static_cast<double>(hd));
+  const at::Tensor freqs = at::outer(at::arange(seq_len, opts), inv);
+  m_rope_cos = freqs.cos();
+  m_rope_sin = freqs.sin();
+}
+
+at::Tensor LlamaModel::block_forward(const at::Tensor& x, const std::vector<at::Tensor>& p) const {
+  const int64_t B = x.size(0), T = x.size(1), D = x.size(2);
+  const int64_t H = m_dims.heads, hd = D / H;
+  const auto cos = m_rope_cos.narrow(0, 0, T);
+  const auto sin = m_rope_sin.narrow(0, 0, T);
+  // attention
+  const at::Tensor qkv = at::linear(rms_norm(x, p[0]), p[1]).view({B, T, 3, H, hd});
+  const auto parts = qkv.unbind(2);
+  const at::Tensor q = apply_rope(parts[0], cos, sin).transpose(1, 2);
+  const at::Tensor k = apply_rope(parts[1], cos, sin).transpose(1, 2);
+  const at::Tensor v = parts[2].transpose(1, 2);
+  const at::Tensor a = compat::causal_attention(q, k, v);
+  const at::Tensor h = x + at::linear(a.transpose(1, 2).reshape({B, T, D}), p[2]);
+  // SwiGLU feed-forward
+  const auto gu = at::linear(rms_norm(h, p[3]), p[4]).chunk(2, -1);
+  return h + at::linear(at::silu(gu[0]) * gu[1], p[5]);
+}
+
+at::Tensor LlamaModel::unit_forward(size_t unit, const at::Tensor& x, const std::vector<at::Tensor>& params) const {
+  if (unit == 0) return at::embedding(params[0], x);
+  if (unit == m_units.size() - 1) return at::linear(rms_norm(x, params[0]), params[1]);
+  return block_forward(x, params);
+}
+
+int64_t LlamaModel::parameter_count() const {
+  int64_t n = 0;
+  for (size_t u = 0; u < m_units.size(); ++u) n += numel_of(unit_shapes(m_dims, u));
+  return n;
+}
+
+int64_t LlamaModel::matmul_parameter_count() const { return parameter_count() - m_dims.vocab * m_dims.dim; }
+
+double LlamaModel::flops_per_token(int64_t seq_len) const {
+  return 6.0 * static_cast<double>(matmul_parameter_count()) +
+         12.0 * static_cast<double>(m_dims.layers) * static_cast<double>(m_dims.dim) * static_cast<double>(seq_len);
+}
+
+}  // namespace tunebench::engine

@@ -1,0 +1,60 @@
+// AdamW and SGD over lists of tensors, fused where the libtorch has a fused kernel (2.x with
+// CUDA: at::_fused_adamw_), multi-tensor foreach ops otherwise. The optimizer sees exactly the
+// tensors it is given: under FSDP that is the rank's shard, so optimizer state is sharded too.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "core/config/trial_config.h"
+
+namespace tunebench::engine {
+
+class Optimizer {
+ public:
+  Optimizer(const config::TrialConfig& config, std::vector<at::Tensor> params);
+
+  // One update. `grads[i]` belongs to `params[i]`. `found_inf` (fp16 loss scaling): a float
+  // tensor [1] on the device; when non-zero the update is skipped (inside the fused kernel, or
+  // after one host read on the foreach path).
+  void step(const std::vector<at::Tensor>& grads, const at::Tensor& found_inf = {});
+
+  bool fused() const { return m_fused; }
+  std::string describe() const;  // "AdamW (fused)", "AdamW (foreach)", "SGD (foreach)"
+  int64_t state_bytes() const;
+  const std::vector<at::Tensor>& params() const { return m_params; }
+
+ private:
+  config::Optimizer m_kind;
+  double m_lr, m_weight_decay;
+  double m_beta1 = 0.9, m_beta2 = 0.999, m_eps = 1e-8;
+  bool m_fused = false;
+  int64_t m_step = 0;
+  std::vector<at::Tensor> m_params;
+  std::vector<at::Tensor> m_exp_avg, m_exp_avg_sq, m_state_steps;
+};
+
+// Scales gradients so that their global L2 norm is at most `max_norm` (no host synchronisation:
+// the clip coefficient stays on the device). Returns the norm before clipping, on the device.
+at::Tensor clip_grad_norm(const std::vector<at::Tensor>& grads, double max_norm);
+
+// Dynamic loss scaling for fp16 autocast (Python's GradScaler defaults: init 2^16, growth 2 every
+// 2000 good steps, backoff 0.5).
+class LossScaler {
+ public:
+  explicit LossScaler(c10::Device device);
+  at::Tensor scale(const at::Tensor& loss) const { return loss * m_scale; }
+  // Unscales grads in place and returns found_inf (float [1], device); then update().
+  at::Tensor unscale(const std::vector<at::Tensor>& grads);
+  void update(const at::Tensor& found_inf);
+  double current_scale() const;
+
+ private:
+  at::Tensor m_scale, m_growth_tracker;
+};
+
+}  // namespace tunebench::engine

@@ -1,0 +1,62 @@
+#include "core/engine/stats.h"
+
+#include <algorithm>
+
+#include "core/engine/timing/timeline.h"
+
+namespace tunebench::engine {
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+void summarise_comm(protocol::Step& step, int world_size) {
+  int64_t comm_us = 0;
+  double weighted = 0.0;
+  int64_t bytes = 0;
+  for (auto& in : step.intervals) {
+    if (in.lane != protocol::Lane::Comm) continue;
+    comm_us += in.duration_us();
+    in.busbw_gbps = bus_bandwidth_gbps(in.phase, in.bytes, in.duration_us(), world_size);
+    weighted += in.busbw_gbps * static_cast<double>(in.bytes);
+    bytes += in.bytes;
+  }
+  step.comm_ms = static_cast<double>(comm_us) / 1000.0;
+  step.exposed_comm_ms = static_cast<double>(exposed_comm_us(step.intervals)) / 1000.0;
+  step.busbw_gbps = bytes > 0 ? weighted / static_cast<double>(bytes) : 0.0;
+}
+
+protocol::Summary summarise(const std::vector<protocol::Step>& measured, double flops_per_token, double peak_flops,
+                            int64_t peak_bytes) {
+  protocol::Summary s;
+  s.measured_steps = static_cast<int64_t>(measured.size());
+  s.peak_bytes = peak_bytes;
+  if (measured.empty()) return s;
+  std::vector<double> step_ms, comm_ms, exposed_ms, wait_ms;
+  for (const auto& st : measured) {
+    step_ms.push_back(st.step_ms);
+    comm_ms.push_back(st.comm_ms);
+    exposed_ms.push_back(st.exposed_comm_ms);
+    double wait = 0;
+    for (const auto& in : st.intervals)
+      if (in.phase == protocol::Phase::DataWait) wait += static_cast<double>(in.duration_us()) / 1000.0;
+    wait_ms.push_back(wait);
+  }
+  s.step_ms_median = percentile(step_ms, 0.5);
+  s.step_ms_p25 = percentile(step_ms, 0.25);
+  s.step_ms_p75 = percentile(step_ms, 0.75);
+  s.tokens_per_s = s.step_ms_median > 0 ? static_cast<double>(measured.back().tokens) / (s.step_ms_median / 1000.0) : 0;
+  s.mfu = peak_flops > 0 ? s.tokens_per_s * flops_per_token / peak_flops : -1.0;
+  s.comm_ms_median = percentile(comm_ms, 0.5);
+  s.exposed_comm_ms_median = percentile(exposed_ms, 0.5);
+  s.data_wait_ms_median = percentile(wait_ms, 0.5);
+  s.final_loss = measured.back().loss;
+  return s;
+}
+
+}  // namespace tunebench::engine

@@ -1,0 +1,23 @@
+#include "core/engine/strategy/factory.h"
+
+#include "core/engine/errors.h"
+
+namespace tunebench::engine {
+
+std::unique_ptr<Strategy> make_strategy(const config::TrialConfig& config, LlamaModel& model, Communicator* comm,
+                                        Timeline& timeline, int world_size) {
+  (void)timeline;
+  (void)world_size;
+  switch (config.strategy) {
+    case config::Strategy::Single: return std::make_unique<SingleStrategy>(model);
+    case config::Strategy::Ddp:
+    case config::Strategy::Fsdp:
+      if (!comm)
+        throw unsupported(std::string(config::to_string(config.strategy)) +
+                          " needs a process group; start the ranks with tunebench, torchrun or srun");
+      break;
+  }
+  throw unsupported(std::string(config::to_string(config.strategy)) + " is not implemented in this worker yet");
+}
+
+}  // namespace tunebench::engine

@@ -1,0 +1,23 @@
+#include "core/engine/model/llama.h"
+#include "core/engine/strategy/strategy.h"
+
+namespace tunebench::engine {
+
+const std::vector<at::Tensor>& SingleStrategy::unit_params(size_t unit) { return m_model.units()[unit].params; }
+
+std::vector<at::Tensor> SingleStrategy::optimizer_params() { return m_model.parameters(); }
+
+std::vector<at::Tensor> SingleStrategy::optimizer_grads() {
+  std::vector<at::Tensor> grads;
+  for (const auto& p : m_model.parameters()) {
+    // A parameter that took no part in the loss has no gradient; treat it as zero.
+    grads.push_back(p.grad().defined() ? p.grad() : at::zeros_like(p));
+  }
+  return grads;
+}
+
+void SingleStrategy::after_optimizer() {
+  for (auto& p : m_model.parameters()) p.mutable_grad().reset();
+}
+
+}  // namespace tunebench::engine

@@ -1,0 +1,58 @@
+// How parameters and gradients are held and communicated across ranks. The trainer runs the same
+// loop for every strategy and calls these hooks at fixed points (torchtitan's "apply_*" idea:
+// parallelism is applied to the model from outside, the model file knows nothing about it).
+//
+//   for each micro-step:  begin_micro_step -> [before_unit_forward(u), unit_params(u),
+//                         after_unit_forward(u)] for every unit -> backward -> after_backward
+//   then:                 optimizer over optimizer_params()/optimizer_grads() -> after_optimizer
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+namespace tunebench::engine {
+
+class LlamaModel;
+class Timeline;
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+
+  virtual void begin_micro_step(bool last_micro_step) { (void)last_micro_step; }
+  virtual void before_unit_forward(size_t unit) { (void)unit; }
+  // The parameters unit `unit` computes with (FSDP: the gathered full parameters).
+  virtual const std::vector<at::Tensor>& unit_params(size_t unit) = 0;
+  virtual void after_unit_forward(size_t unit) { (void)unit; }
+  // Called after loss.backward() of a micro-step returned (all gradient kernels are queued).
+  virtual void after_backward(bool last_micro_step) { (void)last_micro_step; }
+
+  // What the optimizer updates: the full parameters (single, DDP) or this rank's shards (FSDP).
+  virtual std::vector<at::Tensor> optimizer_params() = 0;
+  virtual std::vector<at::Tensor> optimizer_grads() = 0;
+  virtual void after_optimizer() {}
+
+  // Bytes of gradients communicated per optimizer step by this rank (0 for single).
+  virtual int64_t comm_bytes_per_step() const { return 0; }
+};
+
+// One rank, no communication: gradients are stolen by autograd on the first micro-step (no
+// zeroing pass) and released after the optimizer, as zero_grad(set_to_none=True) does.
+class SingleStrategy final : public Strategy {
+ public:
+  explicit SingleStrategy(LlamaModel& model) : m_model(model) {}
+  std::string name() const override { return "single"; }
+  const std::vector<at::Tensor>& unit_params(size_t unit) override;
+  std::vector<at::Tensor> optimizer_params() override;
+  std::vector<at::Tensor> optimizer_grads() override;
+  void after_optimizer() override;
+
+ private:
+  LlamaModel& m_model;
+};
+
+}  // namespace tunebench::engine

@@ -1,0 +1,185 @@
+#include "core/engine/timing/timeline.h"
+
+#include <algorithm>
+
+#ifdef TUNEBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace tunebench::engine {
+
+using protocol::Interval;
+using protocol::Lane;
+using protocol::Phase;
+
+// A growing pool of CUDA events, reused across steps (creating events is not free).
+struct Timeline::CudaEvents {
+#ifdef TUNEBENCH_WITH_CUDA
+  std::vector<cudaEvent_t> pool;
+  size_t used = 0;
+  cudaEvent_t reference = nullptr;
+  CudaEvents() { cudaEventCreate(&reference); }
+  ~CudaEvents() {
+    for (auto e : pool) cudaEventDestroy(e);
+    if (reference) cudaEventDestroy(reference);
+  }
+  int record(void* stream) {
+    if (used == pool.size()) {
+      cudaEvent_t e;
+      cudaEventCreate(&e);
+      pool.push_back(e);
+    }
+    auto s = stream ? static_cast<cudaStream_t>(stream) : at::cuda::getCurrentCUDAStream().stream();
+    cudaEventRecord(pool[used], s);
+    return static_cast<int>(used++);
+  }
+  // Microseconds from event `slot` to the reference event (positive: the slot came first).
+  int64_t before_reference_us(int slot) const {
+    float ms = 0.f;
+    if (cudaEventElapsedTime(&ms, pool[static_cast<size_t>(slot)], reference) != cudaSuccess) return 0;
+    return static_cast<int64_t>(ms * 1000.0f);
+  }
+#else
+  int record(void*) { return -1; }
+  int64_t before_reference_us(int) const { return 0; }
+  size_t used = 0;
+#endif
+};
+
+Timeline::Timeline(bool device_events, bool enabled)
+    : m_device_events(device_events), m_enabled(enabled),
+      m_cuda(device_events ? std::make_unique<CudaEvents>() : nullptr) {}
+
+Timeline::~Timeline() = default;
+
+void Timeline::add_host(Phase phase, int64_t start_us, int64_t end_us) {
+  if (!m_enabled) return;
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_host.push_back({Lane::Host, phase, start_us, end_us, {}, 0, 0.0});
+}
+
+int Timeline::begin(Phase phase, std::string label, int64_t bytes, void* stream) {
+  if (!m_enabled) return -1;
+  std::lock_guard<std::mutex> lock(m_mutex);
+  Open o{phase, std::move(label), bytes};
+  if (m_device_events) o.begin_event = m_cuda->record(stream);
+  else o.begin_us = protocol::now_us();
+  m_open.push_back(std::move(o));
+  return static_cast<int>(m_open.size() - 1);
+}
+
+void Timeline::end(int handle, void* stream) {
+  if (!m_enabled || handle < 0) return;
+  std::lock_guard<std::mutex> lock(m_mutex);
+  Open& o = m_open.at(static_cast<size_t>(handle));
+  if (m_device_events) o.end_event = m_cuda->record(stream);
+  else o.end_us = protocol::now_us();
+  o.closed = true;
+}
+
+void Timeline::mark_step_end() {
+#ifdef TUNEBENCH_WITH_CUDA
+  if (m_enabled && m_device_events) cudaEventRecord(m_cuda->reference, at::cuda::getCurrentCUDAStream().stream());
+#endif
+}
+
+std::vector<Interval> Timeline::collect(int64_t sync_host_us) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  std::vector<Interval> out;
+  if (!m_enabled) return out;
+  out.reserve(m_open.size() + m_host.size());
+  for (auto& h : m_host) out.push_back(std::move(h));
+  for (auto& o : m_open) {
+    if (!o.closed) continue;  // an interval still open at step end belongs to no step
+    Interval in{protocol::default_lane(o.phase), o.phase, 0, 0, std::move(o.label), o.bytes, 0.0};
+    if (m_device_events) {
+      in.start_us = sync_host_us - m_cuda->before_reference_us(o.begin_event);
+      in.end_us = sync_host_us - m_cuda->before_reference_us(o.end_event);
+    } else {
+      in.start_us = o.begin_us;
+      in.end_us = o.end_us;
+    }
+    out.push_back(std::move(in));
+  }
+  m_open.clear();
+  m_host.clear();
+  if (m_cuda) m_cuda->used = 0;
+  out = carve_nested(std::move(out));
+  std::sort(out.begin(), out.end(), [](const Interval& a, const Interval& b) { return a.start_us < b.start_us; });
+  return out;
+}
+
+std::vector<Interval> carve_nested(std::vector<Interval> intervals) {
+  // Recompute runs inside backward: split the enclosing compute interval around it so that a
+  // lane's intervals never overlap and backward + recompute add up to the time they took.
+  std::vector<Interval> children;
+  for (const auto& in : intervals)
+    if (in.lane == Lane::Compute && in.phase == Phase::Recompute) children.push_back(in);
+  if (children.empty()) return intervals;
+  std::sort(children.begin(), children.end(), [](const Interval& a, const Interval& b) { return a.start_us < b.start_us; });
+  std::vector<Interval> out;
+  for (auto& in : intervals) {
+    if (in.lane != Lane::Compute || in.phase == Phase::Recompute) {
+      out.push_back(std::move(in));
+      continue;
+    }
+    int64_t cursor = in.start_us;
+    for (const auto& c : children) {
+      if (c.end_us <= cursor || c.start_us >= in.end_us) continue;
+      if (c.start_us > cursor) {
+        Interval piece = in;
+        piece.start_us = cursor;
+        piece.end_us = c.start_us;
+        out.push_back(std::move(piece));
+      }
+      cursor = std::max(cursor, c.end_us);
+    }
+    if (cursor < in.end_us) {
+      in.start_us = cursor;
+      out.push_back(std::move(in));
+    }
+  }
+  return out;
+}
+
+double bus_bandwidth_gbps(Phase phase, int64_t bytes, int64_t duration_us, int world_size) {
+  if (duration_us <= 0 || bytes <= 0 || world_size < 1) return 0.0;
+  const double n = world_size;
+  double factor = 1.0;
+  if (phase == Phase::AllReduce) factor = 2.0 * (n - 1) / n;
+  else if (phase == Phase::AllGather || phase == Phase::ReduceScatter) factor = (n - 1) / n;
+  return static_cast<double>(bytes) / (static_cast<double>(duration_us) * 1e-6) * factor / 1e9;
+}
+
+int64_t exposed_comm_us(const std::vector<Interval>& intervals) {
+  std::vector<std::pair<int64_t, int64_t>> compute, comm;
+  for (const auto& in : intervals) {
+    if (in.end_us <= in.start_us) continue;
+    if (in.lane == Lane::Compute) compute.emplace_back(in.start_us, in.end_us);
+    else if (in.lane == Lane::Comm) comm.emplace_back(in.start_us, in.end_us);
+  }
+  auto merge = [](std::vector<std::pair<int64_t, int64_t>>& v) {
+    std::sort(v.begin(), v.end());
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (const auto& iv : v) {
+      if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
+      else out.push_back(iv);
+    }
+    v.swap(out);
+  };
+  merge(compute);
+  merge(comm);
+  int64_t exposed = 0;
+  size_t j = 0;
+  for (const auto& [a, b] : comm) {
+    int64_t covered = 0;
+    while (j < compute.size() && compute[j].second <= a) ++j;
+    for (size_t k = j; k < compute.size() && compute[k].first < b; ++k)
+      covered += std::min(b, compute[k].second) - std::max(a, compute[k].first);
+    exposed += (b - a) - covered;
+  }
+  return exposed;
+}
+
+}  // namespace tunebench::engine

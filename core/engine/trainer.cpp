@@ -1,0 +1,253 @@
+#include "core/engine/trainer.h"
+
+#include <algorithm>
+
+#include <ATen/Context.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include "core/engine/compat.h"
+#include "core/engine/data/data_pipeline.h"
+#include "core/engine/errors.h"
+#include "core/engine/model/checkpoint.h"
+#include "core/engine/model/llama.h"
+#include "core/engine/optim/optimizer.h"
+#include "core/engine/stats.h"
+#include "core/engine/strategy/factory.h"
+#include "core/engine/strategy/strategy.h"
+#include "core/engine/timing/timeline.h"
+
+namespace tunebench::engine {
+
+using config::Amp;
+using protocol::Phase;
+
+namespace {
+
+bool uses_autocast(Amp amp) { return amp == Amp::Bf16 || amp == Amp::Fp16; }
+
+at::ScalarType param_dtype(Amp amp) { return amp == Amp::PureBf16 ? at::kBFloat16 : at::kFloat; }
+
+void apply_kernel_settings(const config::TrialConfig& c) {
+  // Only the portable switch (libtorch-notes 10): "high" allows TF32 matmuls, "highest" forbids.
+  at::globalContext().setFloat32MatmulPrecision(c.amp == Amp::Fp32 ? "highest" : "high");
+  at::globalContext().setBenchmarkCuDNN(c.cudnn_benchmark);
+}
+
+}  // namespace
+
+// ============================================================================================
+// Construction
+// ============================================================================================
+
+Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device, RankInfo rank, EventSink sink,
+                 Communicator* comm)
+    : m_config(config), m_device(device), m_rank(rank), m_sink(std::move(sink)), m_comm(comm) {
+  if (m_config.compile)
+    throw unsupported("'compile' (CUDA-graph capture of the step) is not available in this worker yet; run "
+                      "without it");
+  if (m_config.amp == Amp::Fp16 && !m_device.is_cuda())
+    throw unsupported("fp16 autocast with loss scaling needs a GPU; use bf16 on the CPU");
+  apply_kernel_settings(m_config);
+
+  at::manual_seed(m_config.seed);  // identical initial weights on every rank
+  const auto options = at::TensorOptions().device(m_device.device()).dtype(param_dtype(m_config.amp));
+  m_model = std::make_unique<LlamaModel>(m_config.dims, options);
+  m_model->prepare_rope(m_config.seq_len, m_device.device());
+
+  m_timeline = std::make_unique<Timeline>(m_device.is_cuda(), m_config.timing);
+  m_strategy = make_strategy(m_config, *m_model, m_comm, *m_timeline, m_rank.world_size);
+  m_optimizer = std::make_unique<Optimizer>(m_config, m_strategy->optimizer_params());
+  if (m_config.amp == Amp::Fp16) m_scaler = std::make_unique<LossScaler>(m_device.device());
+
+  // Checkpointed bodies and their recompute observers live as long as the trainer, because the
+  // autograd graph of a step refers to them until its backward has run.
+  const size_t units = m_model->unit_count();
+  m_bodies.resize(units);
+  m_recompute_observers.resize(units);
+  m_recompute_handles.assign(units, -1);
+  for (size_t u = 1; u + 1 < units; ++u) {
+    m_bodies[u] = [this, u](const at::Tensor& x) { return m_model->unit_forward(u, x, m_strategy->unit_params(u)); };
+    m_recompute_observers[u] = [this, u](bool begin) {
+      if (begin) {
+        m_strategy->before_unit_forward(u);
+        m_recompute_handles[u] = m_timeline->begin(Phase::Recompute, m_model->units()[u].name);
+      } else {
+        m_timeline->end(m_recompute_handles[u]);
+      }
+    };
+  }
+}
+
+Trainer::~Trainer() = default;
+
+protocol::ModelInfo Trainer::model_info() const {
+  protocol::ModelInfo m;
+  m.parameters = m_model->parameter_count();
+  m.matmul_parameters = m_model->matmul_parameter_count();
+  m.flops_per_token = m_model->flops_per_token(m_config.seq_len);
+  m.flops_formula = LlamaModel::flops_formula();
+  m.predicted_peak_bytes = predict_peak_bytes(m_config);
+  int64_t bytes = 0;
+  for (const auto& p : m_strategy->optimizer_params()) bytes += p.numel() * static_cast<int64_t>(p.element_size());
+  m.parameter_bytes = bytes;
+  return m;
+}
+
+// ============================================================================================
+// The training step
+// ============================================================================================
+
+at::Tensor Trainer::forward_loss(const at::Tensor& tokens) {
+  const at::Tensor inputs = tokens.narrow(1, 0, tokens.size(1) - 1);
+  const at::Tensor targets = tokens.narrow(1, 1, tokens.size(1) - 1);
+  const auto device_type = m_device.device().type();
+  std::optional<compat::AutocastGuard> autocast;
+  if (uses_autocast(m_config.amp))
+    autocast.emplace(device_type, true, m_config.amp == Amp::Bf16 ? at::kBFloat16 : at::kHalf);
+
+  at::Tensor h = inputs;
+  const size_t units = m_model->unit_count();
+  for (size_t u = 0; u < units; ++u) {
+    m_strategy->before_unit_forward(u);
+    const bool block = u > 0 && u + 1 < units;
+    if (block && m_config.checkpointing)
+      h = checkpointed(h, &m_bodies[u], &m_recompute_observers[u]);
+    else
+      h = m_model->unit_forward(u, h, m_strategy->unit_params(u));
+    m_strategy->after_unit_forward(u);
+  }
+  return at::cross_entropy_loss(h.flatten(0, 1).to(at::kFloat), targets.flatten());
+}
+
+double Trainer::forward_backward(const at::Tensor& tokens, double loss_divisor) {
+  m_strategy->begin_micro_step(true);
+  const at::Tensor loss = forward_loss(tokens.to(m_device.device())) / loss_divisor;
+  loss.backward();
+  m_strategy->after_backward(true);
+  return loss.item<double>() * loss_divisor;
+}
+
+void Trainer::optimizer_step() {
+  std::vector<at::Tensor> grads = m_strategy->optimizer_grads();
+  at::Tensor found_inf;
+  if (m_scaler) found_inf = m_scaler->unscale(grads);
+  if (m_config.grad_clip > 0) clip_grad_norm(grads, m_config.grad_clip);
+  m_optimizer->step(grads, found_inf);
+  if (m_scaler) m_scaler->update(found_inf);
+  m_last_found_inf = found_inf;
+  m_strategy->after_optimizer();
+}
+
+double Trainer::train_step(const std::vector<at::Tensor>& micro_batches) {
+  double loss_sum = 0;
+  const double n = static_cast<double>(micro_batches.size());
+  for (size_t i = 0; i < micro_batches.size(); ++i) {
+    m_strategy->begin_micro_step(i + 1 == micro_batches.size());
+    at::Tensor loss = forward_loss(micro_batches[i].to(m_device.device())) / n;
+    loss.backward();
+    m_strategy->after_backward(i + 1 == micro_batches.size());
+    loss_sum += loss.item<double>();
+  }
+  optimizer_step();
+  return loss_sum;
+}
+
+protocol::Step Trainer::run_step(int64_t index) {
+  protocol::Step step;
+  step.step = index;
+  step.warmup = index < m_config.warmup;
+  step.start_us = protocol::now_us();
+  const int64_t accum = m_config.grad_accum;
+  const bool non_blocking = m_config.pin_memory && m_device.is_cuda();
+  at::Tensor loss_sum = at::zeros({}, at::TensorOptions().device(m_device.device()).dtype(at::kFloat));
+
+  for (int64_t micro = 0; micro < accum; ++micro) {
+    const bool last = micro + 1 == accum;
+    // host lane: wait for the loader, then issue the copy
+    const int64_t t0 = protocol::now_us();
+    const at::Tensor batch = m_data->next();
+    const int64_t t1 = protocol::now_us();
+    const at::Tensor tokens = batch.to(m_device.device(), /*non_blocking=*/non_blocking);
+    const int64_t t2 = protocol::now_us();
+    m_timeline->add_host(Phase::DataWait, t0, t1);
+    m_timeline->add_host(Phase::HostToDevice, t1, t2);
+
+    m_strategy->begin_micro_step(last);
+    const int fwd = m_timeline->begin(Phase::Forward);
+    at::Tensor loss = forward_loss(tokens) / static_cast<double>(accum);
+    m_timeline->end(fwd);
+    const int bwd = m_timeline->begin(Phase::Backward);
+    (m_scaler ? m_scaler->scale(loss) : loss).backward();
+    m_timeline->end(bwd);
+    m_strategy->after_backward(last);
+    loss_sum.add_(loss.detach());
+  }
+
+  const int opt = m_timeline->begin(Phase::Optimizer);
+  optimizer_step();
+  m_timeline->end(opt);
+
+  // The step's one synchronisation: everything queued for this step has run after it returns.
+  m_timeline->mark_step_end();
+  m_device.synchronize();
+  step.end_us = protocol::now_us();
+  step.step_ms = static_cast<double>(step.end_us - step.start_us) / 1000.0;
+  step.loss = loss_sum.item<double>();
+  step.tokens = m_config.tokens_per_rank_step();
+  step.memory = m_device.memory();
+  if (m_last_found_inf.defined()) step.skipped = m_last_found_inf.item<float>() != 0.f;
+  step.intervals = m_timeline->collect(step.end_us);
+  summarise_comm(step, m_rank.world_size);
+  return step;
+}
+
+protocol::Summary Trainer::run() {
+  m_sink(model_info());
+  m_data = std::make_unique<DataPipeline>(m_config, m_rank.rank, m_rank.world_size, m_config.steps * m_config.grad_accum,
+                                          m_config.pin_memory && m_device.is_cuda());
+  m_device.reset_peak_memory();
+  std::vector<protocol::Step> measured;
+  for (int64_t i = 0; i < m_config.steps; ++i) {
+    protocol::Step step = run_step(i);
+    if (!step.warmup) measured.push_back(step);
+    m_sink(std::move(step));
+  }
+  return summarise(measured, m_model->flops_per_token(m_config.seq_len), m_device.peak_flops(),
+                   m_device.memory().peak_bytes);
+}
+
+// ============================================================================================
+// Diagnostics: memory prediction
+// ============================================================================================
+
+int64_t predict_peak_bytes(const config::TrialConfig& c) {
+  const auto& d = c.dims;
+  const double params = static_cast<double>((d.layers * (2 * d.dim + 4 * d.dim * d.dim + 3 * d.dim * d.ffn)) +
+                                            2 * d.vocab * d.dim + d.dim);
+  const double pbytes = c.amp == Amp::PureBf16 ? 2.0 : 4.0;
+  const double opt_states = c.optimizer == config::Optimizer::AdamW ? 2.0 : 0.0;
+  const double n = c.strategy == config::Strategy::Fsdp ? c.world_size : 1.0;
+  // Static memory: parameters and optimizer state (sharded by FSDP), gradients while they exist.
+  const double weights = params * pbytes / n;
+  const double states = params * pbytes * opt_states / n;
+  const double grads = params * pbytes / n;
+  // Activations kept for backward, per token and layer, in bytes: measured on the 7B model
+  // with bf16 autocast (see docs/BENCHMARKS.md); fp32 keeps about twice as much.
+  const bool half = c.amp == Amp::Bf16 || c.amp == Amp::Fp16 || c.amp == Amp::PureBf16;
+  const double per_token_layer = half ? (30.0 * d.dim + 10.0 * d.ffn) : (56.0 * d.dim + 20.0 * d.ffn);
+  const double tokens = static_cast<double>(c.micro_batch * c.seq_len);
+  const double acts = c.checkpointing ? tokens * (4.0 * d.dim * d.layers + per_token_layer)
+                                      : tokens * per_token_layer * d.layers;
+  const double logits = tokens * d.vocab * 12.0;
+  // FSDP holds gathered parameters of up to two units (current + prefetched) in the compute dtype.
+  const double gathered = c.strategy == config::Strategy::Fsdp
+                              ? 2.0 * (params / (d.layers + 2)) * (c.fsdp_param_dtype == config::DType::Fp32 ? 4 : 2)
+                              : 0.0;
+  // Peak is either the end of forward (activations, no gradients yet) or the optimizer step
+  // (gradients, no activations) — gradients are released between steps.
+  const double end_of_forward = weights + states + acts + logits + gathered + (c.grad_accum > 1 ? grads : 0.0);
+  const double optimizer = weights + states + grads + gathered;
+  return static_cast<int64_t>(std::max(end_of_forward, optimizer));
+}
+
+}  // namespace tunebench::engine

@@ -1,0 +1,83 @@
+// The benchmark loop of one rank: build the model on the device, then run `steps` optimizer
+// steps, timing every phase, and report each step as an event.
+//
+// The trainer is the same for every strategy (see strategy/strategy.h). It deliberately does not
+// know about processes, sockets or command lines: events leave through a callback, failures as
+// EngineError. app/worker wires it to the outside world.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "core/config/trial_config.h"
+#include "core/engine/device.h"
+#include "core/protocol/events.h"
+
+namespace tunebench::engine {
+
+class Communicator;
+class DataPipeline;
+class LlamaModel;
+class Optimizer;
+class Strategy;
+class Timeline;
+class LossScaler;
+
+using EventSink = std::function<void(protocol::Payload)>;
+
+struct RankInfo {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+};
+
+class Trainer {
+ public:
+  // Builds model, data pipeline, strategy and optimizer. `comm` is required for ddp/fsdp and
+  // must outlive the trainer. Throws EngineError on configurations this build cannot run.
+  Trainer(const config::TrialConfig& config, const DeviceContext& device, RankInfo rank, EventSink sink,
+          Communicator* comm = nullptr);
+  ~Trainer();
+
+  // The model event (parameters, FLOPs, predicted memory); also sent by run().
+  protocol::ModelInfo model_info() const;
+  // Runs every step and returns the summary of the measured (non-warm-up) steps.
+  protocol::Summary run();
+
+  // For tests: the model and the parameters the optimizer updates.
+  LlamaModel& model() { return *m_model; }
+  Strategy& strategy() { return *m_strategy; }
+  // One micro-batch forward + backward on explicit tokens [B, T+1], no optimizer (tests compare
+  // gradients). Returns the loss.
+  double forward_backward(const at::Tensor& tokens, double loss_divisor = 1.0);
+  // One full optimizer step on explicit micro-batches (tests).
+  double train_step(const std::vector<at::Tensor>& micro_batches);
+
+ private:
+  at::Tensor forward_loss(const at::Tensor& tokens);
+  protocol::Step run_step(int64_t index);
+  void optimizer_step();
+
+  config::TrialConfig m_config;
+  const DeviceContext& m_device;
+  RankInfo m_rank;
+  EventSink m_sink;
+  Communicator* m_comm;
+  std::unique_ptr<LlamaModel> m_model;
+  std::unique_ptr<Strategy> m_strategy;
+  std::unique_ptr<Optimizer> m_optimizer;
+  std::unique_ptr<Timeline> m_timeline;
+  std::unique_ptr<LossScaler> m_scaler;
+  std::unique_ptr<DataPipeline> m_data;
+  std::vector<std::function<at::Tensor(const at::Tensor&)>> m_bodies;        // checkpointed unit bodies
+  std::vector<std::function<void(bool)>> m_recompute_observers;              // one per unit
+  std::vector<int> m_recompute_handles;
+  at::Tensor m_last_found_inf;
+};
+
+// Predicted peak memory per rank in bytes for `config` (parameters, gradients, optimizer state,
+// activations, logits); see docs/ARCHITECTURE.md for the model. 0 when unknown.
+int64_t predict_peak_bytes(const config::TrialConfig& config);
+
+}  // namespace tunebench::engine
