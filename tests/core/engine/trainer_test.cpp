@@ -1,0 +1,200 @@
+// The training loop on the CPU: learning, checkpointing and accumulation equivalences, bf16
+// autocast, and the phase timeline's invariants.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "core/engine/device.h"
+#include "core/engine/errors.h"
+#include "core/engine/model/llama.h"
+#include "core/engine/stats.h"
+#include "core/engine/strategy/strategy.h"
+#include "core/engine/trainer.h"
+#include "engine_test_util.h"
+
+namespace te = tunebench::engine;
+namespace tc = tunebench::config;
+using tunebench::protocol::Lane;
+using tunebench::protocol::Phase;
+using tunebench::protocol::Step;
+using te::testing::small_config;
+
+namespace {
+
+te::DeviceContext cpu() { return te::DeviceContext::create(tc::Device::Cpu, 0); }
+
+std::vector<at::Tensor> grads_of(te::Trainer& t) {
+  std::vector<at::Tensor> g;
+  for (const auto& p : t.model().parameters()) g.push_back(p.grad().defined() ? p.grad().clone() : at::zeros_like(p));
+  return g;
+}
+
+std::vector<Step> run(const tc::TrialConfig& c, tunebench::protocol::Summary* summary = nullptr) {
+  const auto device = cpu();
+  te::testing::Events events;
+  te::Trainer t(c, device, {}, [&](tunebench::protocol::Payload p) { events.all.push_back(std::move(p)); });
+  const auto s = t.run();
+  if (summary) *summary = s;
+  return events.steps();
+}
+
+}  // namespace
+
+TEST(Trainer, LearnsATokenFileWithStructure) {
+  auto c = small_config();
+  c.data = tc::DataSource::File;
+  c.data_path = te::testing::write_pattern_file("learn", 20000, 13, 96);
+  c.steps = 60;
+  c.warmup = 1;
+  c.lr = 3e-3;
+  const auto steps = run(c);
+  ASSERT_EQ(steps.size(), 60u);
+  const double first = steps.front().loss;
+  const double last = steps.back().loss;
+  // Random init predicts ~uniform: ln(96) = 4.56. A period-13 pattern is fully predictable after
+  // a few tokens; 60 AdamW steps must at least halve the loss.
+  EXPECT_NEAR(first, std::log(96.0), 0.5);
+  EXPECT_LT(last, 0.5 * first) << "first " << first << " last " << last;
+}
+
+TEST(Trainer, CheckpointedGradientsEqualPlainGradients) {
+  const auto device = cpu();
+  auto plain_cfg = small_config();
+  auto ckpt_cfg = plain_cfg;
+  ckpt_cfg.checkpointing = true;
+  te::Trainer plain(plain_cfg, device, {}, [](auto) {});
+  te::Trainer ckpt(ckpt_cfg, device, {}, [](auto) {});
+  const at::Tensor tokens = te::testing::random_tokens(plain_cfg, 4, 11);
+  const double l1 = plain.forward_backward(tokens);
+  const double l2 = ckpt.forward_backward(tokens);
+  EXPECT_DOUBLE_EQ(l1, l2);
+  EXPECT_LT(te::testing::max_rel_diff(grads_of(ckpt), grads_of(plain)), 1e-6);
+}
+
+TEST(Trainer, AccumulatingKMicroBatchesEqualsOneBatchOfKTimesB) {
+  const auto device = cpu();
+  const auto c = small_config();
+  te::Trainer accumulated(c, device, {}, [](auto) {});
+  te::Trainer large(c, device, {}, [](auto) {});
+  const at::Tensor batch = te::testing::random_tokens(c, 12, 3);  // k = 3 micro-batches of b = 4
+  for (int i = 0; i < 3; ++i) accumulated.forward_backward(batch.narrow(0, 4 * i, 4), 3.0);
+  large.forward_backward(batch, 1.0);
+  EXPECT_LT(te::testing::max_rel_diff(grads_of(accumulated), grads_of(large)), 1e-5);
+  // and one optimizer step on each leaves equal parameters. SGD: its update is linear in the
+  // gradient (AdamW's first step is ~sign(g), which amplifies rounding on near-zero gradients).
+  auto sgd = c;
+  sgd.optimizer = tc::Optimizer::Sgd;
+  sgd.lr = 0.1;
+  std::vector<at::Tensor> micro = {batch.narrow(0, 0, 4), batch.narrow(0, 4, 4), batch.narrow(0, 8, 4)};
+  te::Trainer a2(sgd, device, {}, [](auto) {});
+  te::Trainer b2(sgd, device, {}, [](auto) {});
+  const double la = a2.train_step(micro);
+  const double lb = b2.train_step({batch});
+  EXPECT_NEAR(la, lb, 1e-5);
+  EXPECT_LT(te::testing::max_rel_diff(a2.model().parameters(), b2.model().parameters()), 1e-6);
+}
+
+TEST(Trainer, Bf16AutocastRunsAndStaysCloseToFp32) {
+  auto c = small_config();
+  c.steps = 3;
+  const auto fp32 = run(c);
+  c.amp = tc::Amp::Bf16;
+  const auto bf16 = run(c);
+  ASSERT_EQ(bf16.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(std::isfinite(bf16[i].loss));
+    EXPECT_NEAR(bf16[i].loss, fp32[i].loss, 0.05) << "step " << i;
+  }
+  c.amp = tc::Amp::PureBf16;
+  const auto pure = run(c);
+  EXPECT_TRUE(std::isfinite(pure.back().loss));
+}
+
+TEST(Trainer, PhaseIntervalsLieInsideTheStepAndNeverOverlapOnALane) {
+  auto c = small_config();
+  c.checkpointing = true;
+  c.grad_accum = 2;
+  c.steps = 3;
+  const auto steps = run(c);
+  ASSERT_EQ(steps.size(), 3u);
+  for (const auto& s : steps) {
+    EXPECT_EQ(s.tokens, c.micro_batch * c.seq_len * 2);
+    std::map<Lane, std::vector<std::pair<int64_t, int64_t>>> lanes;
+    std::map<Phase, int> count;
+    for (const auto& in : s.intervals) {
+      EXPECT_GE(in.start_us, s.start_us);
+      EXPECT_LE(in.end_us, s.end_us);
+      EXPECT_LE(in.start_us, in.end_us);
+      EXPECT_EQ(in.lane, tunebench::protocol::default_lane(in.phase));
+      lanes[in.lane].emplace_back(in.start_us, in.end_us);
+      ++count[in.phase];
+    }
+    for (auto& [lane, v] : lanes) {
+      std::sort(v.begin(), v.end());
+      for (size_t i = 1; i < v.size(); ++i) EXPECT_LE(v[i - 1].second, v[i].first) << "lane overlap";
+    }
+    EXPECT_EQ(count[Phase::DataWait], 2);
+    EXPECT_EQ(count[Phase::HostToDevice], 2);
+    EXPECT_EQ(count[Phase::Forward], 2);
+    EXPECT_EQ(count[Phase::Recompute], 2 * c.dims.layers) << "one recompute per block per micro-step";
+    EXPECT_GE(count[Phase::Backward], 2);
+    EXPECT_EQ(count[Phase::Optimizer], 1);
+  }
+}
+
+TEST(Trainer, LoaderThreadsRemoveTheDataWaitThePerSampleCostCreates) {
+  auto c = small_config();
+  c.sample_cpu_us = 3000;  // 12 ms of CPU work per micro-batch
+  c.steps = 8;
+  c.warmup = 2;
+  tunebench::protocol::Summary inline_loader, threaded;
+  run(c, &inline_loader);
+  c.num_workers = 2;
+  run(c, &threaded);
+  // Without threads the batch is built on the training thread: the wait is the full cost.
+  EXPECT_GE(inline_loader.data_wait_ms_median, 0.9 * 12.0);
+  // With two loader threads prefetching, the batch is ready before the step asks for it.
+  EXPECT_LT(threaded.data_wait_ms_median, 0.25 * inline_loader.data_wait_ms_median)
+      << "inline " << inline_loader.data_wait_ms_median << " ms, threaded " << threaded.data_wait_ms_median << " ms";
+}
+
+TEST(Trainer, SummaryExcludesWarmup) {
+  auto c = small_config();
+  c.steps = 5;
+  c.warmup = 2;
+  tunebench::protocol::Summary s;
+  const auto steps = run(c, &s);
+  EXPECT_EQ(s.measured_steps, 3);
+  EXPECT_TRUE(steps[0].warmup);
+  EXPECT_TRUE(steps[1].warmup);
+  EXPECT_FALSE(steps[2].warmup);
+  std::vector<double> measured = {steps[2].step_ms, steps[3].step_ms, steps[4].step_ms};
+  EXPECT_DOUBLE_EQ(s.step_ms_median, te::percentile(measured, 0.5));
+  EXPECT_EQ(s.mfu, -1.0) << "no MFU without a known peak";
+  EXPECT_GT(s.tokens_per_s, 0);
+}
+
+TEST(Trainer, UntimedRunRecordsNoIntervals) {
+  auto c = small_config();
+  c.steps = 2;
+  c.timing = false;
+  const auto steps = run(c);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_TRUE(steps[0].intervals.empty());
+  EXPECT_GT(steps[0].step_ms, 0);
+}
+
+TEST(Trainer, UnsupportedRequestsFailBeforeTraining) {
+  const auto device = cpu();
+  auto c = small_config();
+  c.amp = tc::Amp::Fp16;
+  EXPECT_THROW(te::Trainer(c, device, {}, [](auto) {}), te::EngineError);
+  c = small_config();
+  c.strategy = tc::Strategy::Ddp;
+  c.world_size = 2;
+  EXPECT_THROW(te::Trainer(c, device, {}, [](auto) {}), te::EngineError);
+  if (!te::DeviceContext::cuda_built()) {
+    EXPECT_THROW(te::DeviceContext::create(tc::Device::Cuda, 0), te::EngineError);
+  }
+}
