@@ -58,6 +58,9 @@ std::vector<Problem> validate(const TrialConfig& c) {
   need(!(c.amp == Amp::Fp16 && c.device == Device::Cpu), "amp",
        "fp16 autocast with loss scaling needs a GPU; use bf16 on the CPU");
   need(!(c.compile && c.device == Device::Cpu), "compile", "CUDA-graph capture ('compile') needs a GPU");
+  need(!c.compile || c.strategy == Strategy::Single, "compile",
+       "CUDA-graph capture ('compile') runs a single rank; capture across ranks is not supported");
+  need(!c.compile || c.warmup >= 2, "warmup", "'compile' captures after eager warm-up: use at least 2 warm-up steps");
   need(!(c.pin_memory && c.device == Device::Cpu), "pin_memory", "pinned memory only helps copies to a GPU");
   need(std::isfinite(c.lr) && c.lr > 0, "lr", "learning rate must be positive");
   need(c.weight_decay >= 0, "weight_decay", "weight decay must not be negative");

@@ -42,9 +42,6 @@ void apply_kernel_settings(const config::TrialConfig& c) {
 Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device, RankInfo rank, EventSink sink,
                  Communicator* comm)
     : m_config(config), m_device(device), m_rank(rank), m_sink(std::move(sink)), m_comm(comm) {
-  if (m_config.compile)
-    throw unsupported("'compile' (CUDA-graph capture of the step) is not available in this worker yet; run "
-                      "without it");
   if (m_config.amp == Amp::Fp16 && !m_device.is_cuda())
     throw unsupported("fp16 autocast with loss scaling needs a GPU; use bf16 on the CPU");
   apply_kernel_settings(m_config);
@@ -58,6 +55,7 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   m_strategy = make_strategy(m_config, *m_model, m_comm, *m_timeline, m_rank.world_size);
   m_optimizer = std::make_unique<Optimizer>(m_config, m_strategy->optimizer_params());
   if (m_config.amp == Amp::Fp16) m_scaler = std::make_unique<LossScaler>(m_device.device());
+  if (m_config.compile) check_graph_support();  // says why before any training happens
 
   // Checkpointed bodies and their recompute observers live as long as the trainer, because the
   // autograd graph of a step refers to them until its backward has run.
@@ -78,7 +76,7 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   }
 }
 
-Trainer::~Trainer() = default;
+
 
 protocol::ModelInfo Trainer::model_info() const {
   protocol::ModelInfo m;
@@ -187,6 +185,10 @@ protocol::Step Trainer::run_step(int64_t index) {
   optimizer_step();
   m_timeline->end(opt);
 
+  return finish_step(std::move(step), loss_sum);
+}
+
+protocol::Step Trainer::finish_step(protocol::Step step, const at::Tensor& loss_sum) {
   // The step's one synchronisation: everything queued for this step has run after it returns.
   m_timeline->mark_step_end();
   m_device.synchronize();
@@ -208,7 +210,9 @@ protocol::Summary Trainer::run() {
   m_device.reset_peak_memory();
   std::vector<protocol::Step> measured;
   for (int64_t i = 0; i < m_config.steps; ++i) {
-    protocol::Step step = run_step(i);
+    // compile: eager warm-up, capture on the last warm-up step, replay from then on.
+    const bool graph = m_config.compile && i >= m_config.warmup - 1;
+    protocol::Step step = graph ? run_graph_step(i, i == m_config.warmup - 1) : run_step(i);
     if (!step.warmup) measured.push_back(step);
     m_sink(std::move(step));
   }

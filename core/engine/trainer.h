@@ -10,6 +10,8 @@
 #include <memory>
 #include <vector>
 
+#include <ATen/ATen.h>
+
 #include "core/config/trial_config.h"
 #include "core/engine/device.h"
 #include "core/protocol/events.h"
@@ -58,6 +60,11 @@ class Trainer {
   at::Tensor forward_loss(const at::Tensor& tokens);
   protocol::Step run_step(int64_t index);
   void optimizer_step();
+  // "compile": capture the whole step into a CUDA graph (trainer_graph.cpp).
+  struct Graph;
+  void check_graph_support() const;
+  protocol::Step run_graph_step(int64_t index, bool capture);
+  protocol::Step finish_step(protocol::Step step, const at::Tensor& loss_sum);
 
   config::TrialConfig m_config;
   const DeviceContext& m_device;
@@ -74,6 +81,7 @@ class Trainer {
   std::vector<std::function<void(bool)>> m_recompute_observers;              // one per unit
   std::vector<int> m_recompute_handles;
   at::Tensor m_last_found_inf;
+  std::shared_ptr<Graph> m_graph;  // shared_ptr: Graph is complete only in trainer_graph.cpp
 };
 
 // Predicted peak memory per rank in bytes for `config` (parameters, gradients, optimizer state,

@@ -17,6 +17,12 @@ std::vector<at::Tensor> SingleStrategy::optimizer_grads() {
 }
 
 void SingleStrategy::after_optimizer() {
+  if (m_keep_grads) {
+    at::NoGradGuard no_grad;
+    for (auto& p : m_model.parameters())
+      if (p.grad().defined()) p.mutable_grad().zero_();
+    return;
+  }
   for (auto& p : m_model.parameters()) p.mutable_grad().reset();
 }
 

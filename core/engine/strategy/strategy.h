@@ -45,6 +45,8 @@ class Strategy {
 class SingleStrategy final : public Strategy {
  public:
   explicit SingleStrategy(LlamaModel& model) : m_model(model) {}
+  // CUDA-graph capture needs gradients at fixed addresses: zero them in place instead.
+  void set_keep_grads(bool keep) { m_keep_grads = keep; }
   std::string name() const override { return "single"; }
   const std::vector<at::Tensor>& unit_params(size_t unit) override;
   std::vector<at::Tensor> optimizer_params() override;
@@ -53,6 +55,7 @@ class SingleStrategy final : public Strategy {
 
  private:
   LlamaModel& m_model;
+  bool m_keep_grads = false;
 };
 
 }  // namespace tunebench::engine

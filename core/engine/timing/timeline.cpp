@@ -54,13 +54,13 @@ Timeline::Timeline(bool device_events, bool enabled)
 Timeline::~Timeline() = default;
 
 void Timeline::add_host(Phase phase, int64_t start_us, int64_t end_us) {
-  if (!m_enabled) return;
+  if (!m_enabled || m_paused) return;
   std::lock_guard<std::mutex> lock(m_mutex);
   m_host.push_back({Lane::Host, phase, start_us, end_us, {}, 0, 0.0});
 }
 
 int Timeline::begin(Phase phase, std::string label, int64_t bytes, void* stream) {
-  if (!m_enabled) return -1;
+  if (!m_enabled || m_paused) return -1;
   std::lock_guard<std::mutex> lock(m_mutex);
   Open o{phase, std::move(label), bytes};
   if (m_device_events) o.begin_event = m_cuda->record(stream);

@@ -27,6 +27,8 @@ class Timeline {
   Timeline& operator=(const Timeline&) = delete;
 
   bool enabled() const { return m_enabled; }
+  // While paused nothing is recorded (during CUDA-graph capture, where events cannot time).
+  void set_paused(bool paused) { m_paused = paused; }
 
   // An interval measured by the caller on the host clock.
   void add_host(protocol::Phase phase, int64_t start_us, int64_t end_us);
@@ -56,6 +58,7 @@ class Timeline {
 
   bool m_device_events;
   bool m_enabled;
+  bool m_paused = false;
   std::mutex m_mutex;
   std::vector<Open> m_open;
   std::vector<protocol::Interval> m_host;

@@ -1,0 +1,119 @@
+// "compile" for libtorch: capture one whole training step (every micro-step's forward and
+// backward, clipping, the optimizer) into a CUDA graph, then replay it. libtorch has no
+// torch.compile: this removes kernel-launch and host overhead but fuses no kernels.
+//
+// Capture rules followed here (libtorch-notes 4): a non-default stream for the whole run, eager
+// warm-up steps on it before capture, static inputs (each batch is copied into the same device
+// buffer), gradients kept at fixed addresses (zeroed, never freed), no host synchronisation
+// inside the step (hence the fused optimizer only), autocast's weight-cast cache off.
+#include "core/engine/trainer.h"
+
+#include "core/engine/compat.h"
+#include "core/engine/data/data_pipeline.h"
+#include "core/engine/errors.h"
+#include "core/engine/model/llama.h"
+#include "core/engine/optim/optimizer.h"
+#include "core/engine/strategy/strategy.h"
+#include "core/engine/timing/timeline.h"
+
+#ifdef TUNEBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace tunebench::engine {
+
+using protocol::Phase;
+
+#ifdef TUNEBENCH_WITH_CUDA
+struct Trainer::Graph {
+  c10::cuda::CUDAStreamGuard stream;  // the capture stream is current for the whole run
+  at::cuda::CUDAGraph graph;
+  at::Tensor tokens;    // [accum, B, T+1] static input
+  at::Tensor loss_sum;  // static output
+  bool captured = false;
+  explicit Graph(c10::DeviceIndex device) : stream(c10::cuda::getStreamFromPool(false, device)) {}
+};
+#else
+struct Trainer::Graph {};
+#endif
+
+// Defined here, where Graph is a complete type.
+Trainer::~Trainer() = default;
+
+void Trainer::check_graph_support() const {
+#ifdef TUNEBENCH_WITH_CUDA
+  if (!m_device.is_cuda()) throw unsupported("'compile' captures CUDA graphs and needs a GPU");
+  if (m_config.strategy != config::Strategy::Single)
+    throw unsupported("'compile' (CUDA-graph capture) runs a single rank; capture across ranks is not supported");
+  if (m_config.amp == config::Amp::Fp16 && !m_optimizer->fused())
+    throw unsupported("'compile' with fp16 loss scaling needs the fused AdamW kernel (libtorch 2.x with CUDA)");
+  if (m_config.grad_clip > 0 && !m_optimizer->fused())
+    throw unsupported("'compile' needs the fused optimizer");
+  if (m_config.optimizer != config::Optimizer::AdamW || !m_optimizer->fused())
+    throw unsupported("'compile' needs a capturable optimizer: fused AdamW (libtorch 2.x with CUDA)");
+  static_cast<SingleStrategy&>(*m_strategy).set_keep_grads(true);
+  auto& self = const_cast<Trainer&>(*this);
+  self.m_graph = std::make_shared<Graph>(m_device.device().index());
+#else
+  throw unsupported("'compile' captures CUDA graphs; this worker was built without CUDA");
+#endif
+}
+
+protocol::Step Trainer::run_graph_step(int64_t index, bool capture) {
+#ifdef TUNEBENCH_WITH_CUDA
+  Graph& g = *m_graph;
+  protocol::Step step;
+  step.step = index;
+  step.warmup = index < m_config.warmup;
+  step.start_us = protocol::now_us();
+  const int64_t accum = m_config.grad_accum;
+  if (!g.tokens.defined()) {
+    g.tokens = at::empty({accum, m_config.micro_batch, m_config.seq_len + 1},
+                         at::TensorOptions().device(m_device.device()).dtype(at::kLong));
+    g.loss_sum = at::zeros({}, at::TensorOptions().device(m_device.device()).dtype(at::kFloat));
+  }
+  for (int64_t micro = 0; micro < accum; ++micro) {
+    const int64_t t0 = protocol::now_us();
+    const at::Tensor batch = m_data->next();
+    const int64_t t1 = protocol::now_us();
+    g.tokens[micro].copy_(batch, /*non_blocking=*/m_config.pin_memory);
+    m_timeline->add_host(Phase::DataWait, t0, t1);
+    m_timeline->add_host(Phase::HostToDevice, t1, protocol::now_us());
+  }
+  if (capture) {
+    m_timeline->set_paused(true);
+    at::autocast::set_autocast_cache_enabled(false);
+    try {
+      g.graph.capture_begin();
+      g.loss_sum.zero_();
+      for (int64_t micro = 0; micro < accum; ++micro) {
+        m_strategy->begin_micro_step(micro + 1 == accum);
+        at::Tensor loss = forward_loss(g.tokens[micro]) / static_cast<double>(accum);
+        (m_scaler ? m_scaler->scale(loss) : loss).backward();
+        m_strategy->after_backward(micro + 1 == accum);
+        g.loss_sum.add_(loss.detach());
+      }
+      optimizer_step();
+      g.graph.capture_end();
+    } catch (const c10::Error& e) {
+      at::autocast::set_autocast_cache_enabled(true);
+      throw unsupported(std::string("CUDA-graph capture of the step failed: ") + e.what_without_backtrace());
+    }
+    at::autocast::set_autocast_cache_enabled(true);
+    m_timeline->set_paused(false);
+    g.captured = true;
+  }
+  const int h = m_timeline->begin(Phase::Other, "CUDA graph: forward+backward+optimizer");
+  g.graph.replay();
+  m_timeline->end(h);
+  return finish_step(std::move(step), g.loss_sum);
+#else
+  (void)index;
+  (void)capture;
+  throw unsupported("'compile' needs a CUDA build");
+#endif
+}
+
+}  // namespace tunebench::engine

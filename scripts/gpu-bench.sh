@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# GPU checks of tunebench-worker, in one call on the GPU machine (see docs/BENCHMARKS.md).
+#
+#   scripts/gpu-bench.sh single   # 1 GPU: 7B single vs PyTorch, compile (CUDA graph), untimed, ckpt
+#   scripts/gpu-bench.sh dist     # 2 GPUs: 7B DDP / FSDP vs PyTorch, NCCL_P2P_DISABLE=1, single
+#   scripts/gpu-bench.sh smoke    # build and one tiny step per strategy
+#
+# Builds the worker against the machine's pip PyTorch (torch.utils.cmake_prefix_path). The
+# machine has no apt: nlohmann/ and CLI/ headers and the PyTorch reference script travel in .gpu/
+# (git-ignored; `scripts/gpu-bench.sh prepare` fills it on a developer machine).
+# Writes every event log and a summary table under $OUT (default ./gpu-out); prints the table last.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MODE="${1:-single}"
+OUT="${OUT:-$ROOT/gpu-out}"
+mkdir -p "$OUT/logs"
+
+if [ "$MODE" = prepare ]; then
+  mkdir -p "$ROOT/.gpu/include"
+  cp -r /usr/include/nlohmann /usr/include/CLI "$ROOT/.gpu/include/"
+  cp "$ROOT/../shared/tools/pytorch_reference.py" "$ROOT/.gpu/"
+  exit 0
+fi
+
+# Never use NVLink multicast on shared machines (KINDS.md).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1
+
+echo "== machine"; nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader
+nvidia-smi topo -m 2>/dev/null | head -5
+python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version())'
+
+echo "== build"
+PREFIX="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')"
+BUILD="$ROOT/build-cuda"
+t0=$(date +%s)
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PREFIX" \
+  -DTUNEBENCH_BUILD_GUI=OFF -DTUNEBENCH_BUILD_TESTS=OFF -DTUNEBENCH_HEADER_DIR="$ROOT/.gpu/include" \
+  -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/cmake.log" 2>&1 || { tail -40 "$OUT/cmake.log"; exit 1; }
+grep -E "Tunebench" "$OUT/cmake.log"
+ninja -C "$BUILD" tunebench-worker > "$OUT/build.log" 2>&1 || { grep -E "error|Error" -A3 "$OUT/build.log" | head -60; exit 1; }
+echo "built in $(( $(date +%s) - t0 )) s"
+W="$BUILD/app/worker/tunebench-worker"
+REF="$ROOT/.gpu/pytorch_reference.py"
+RESULTS="$OUT/results.tsv"
+: > "$RESULTS"
+
+# run NAME [worker flags...]: one worker run (torchrun when --world-size N > 1), logged.
+run() {
+  local name="$1"; shift
+  local log="$OUT/logs/$name.jsonl" world=1 args=("$@")
+  for ((i = 0; i < ${#args[@]}; i++)); do [ "${args[$i]}" = "--world-size" ] && world="${args[$((i + 1))]}"; done
+  rm -f "$log"
+  local t=$(date +%s)
+  if [ "$world" -gt 1 ]; then
+    torchrun --standalone --nproc-per-node "$world" --no-python "$W" --events "file:$log" --trial "$name" \
+      "$@" > "$OUT/logs/$name.stderr" 2>&1
+  else
+    "$W" --events "file:$log" --trial "$name" "$@" > "$OUT/logs/$name.stderr" 2>&1
+  fi
+  local rc=$?
+  echo "-- $name: exit $rc in $(( $(date +%s) - t )) s"; [ $rc -ne 0 ] && tail -5 "$OUT/logs/$name.stderr"
+  printf 'worker\t%s\t%s\n' "$name" "$log" >> "$RESULTS"
+}
+
+# ref NAME WORLD [reference flags...]: the PyTorch reference with the same settings.
+ref() {
+  local name="$1" world="$2"; shift 2
+  local t=$(date +%s)
+  if [ "$world" -gt 1 ]; then
+    torchrun --standalone --nproc-per-node "$world" "$REF" --label "$name" "$@" > "$OUT/logs/$name.log" 2>&1
+  else
+    python3 "$REF" --label "$name" "$@" > "$OUT/logs/$name.log" 2>&1
+  fi
+  echo "-- $name: exit $? in $(( $(date +%s) - t )) s"
+  grep RESULT "$OUT/logs/$name.log" | sed 's/^RESULT //' | while read -r j; do printf 'ref\t%s\t%s\n' "$name" "$j" >> "$RESULTS"; done
+}
+
+B7=(--model 7b --device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 11 --warmup 3)
+case "$MODE" in
+  smoke)
+    run smoke-single --model tiny --device cuda --steps 3 --warmup 1 --amp bf16
+    ;;
+  single)
+    run smoke-tiny --model tiny --device cuda --steps 4 --warmup 1 --amp bf16
+    run w-7b-single "${B7[@]}"
+    ref r-7b-single 1 --model 7b --mode single --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3
+    run w-7b-single-untimed "${B7[@]}" --timing false
+    run w-7b-single-compile "${B7[@]}" --compile true
+    run w-7b-single-ckpt "${B7[@]}" --checkpointing true
+    ref r-7b-single-ckpt 1 --model 7b --mode single --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3 --ckpt
+    ;;
+  dist)
+    run w-7b-ddp-ckpt "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true
+    ref r-7b-ddp-ckpt 2 --model 7b --mode ddp --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3 --ckpt
+    run w-7b-fsdp-full "${B7[@]}" --strategy fsdp --world-size 2
+    run w-7b-fsdp-gradop "${B7[@]}" --strategy fsdp --world-size 2 --fsdp-mode shard_grad_op
+    ref r-7b-fsdp 2 --model 7b --mode fsdp --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3
+    run w-7b-ddp-ckpt-nop2p "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true \
+      --nccl-env NCCL_P2P_DISABLE=1
+    run w-7b-single-ckpt "${B7[@]}" --checkpointing true
+    ;;
+  *) echo "unknown mode $MODE" >&2; exit 2 ;;
+esac
+
+echo "== table"
+python3 "$ROOT/scripts/gpu_table.py" "$RESULTS" | tee "$OUT/table.txt"
+tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"

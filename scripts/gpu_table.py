@@ -1,0 +1,73 @@
+"""Summary table of a scripts/gpu-bench.sh run: worker event logs next to PyTorch reference
+results. Usage: gpu_table.py results.tsv. Pairs w-NAME with r-NAME for the step-time ratio."""
+import json, statistics, sys
+
+
+def worker_row(name, path):
+    done, model, hello, steps = {}, None, None, {}
+    try:
+        with open(path) as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                r = e.get("rank", 0)
+                if e["type"] == "done":
+                    done[r] = e
+                elif e["type"] == "model":
+                    model = e
+                elif e["type"] == "hello":
+                    hello = e
+                elif e["type"] == "step" and not e.get("warmup"):
+                    steps.setdefault(r, []).append(e)
+                elif e["type"] == "error":
+                    return dict(name=name, error=e["kind"] + ": " + e["message"][:90])
+    except OSError as err:
+        return dict(name=name, error=str(err))
+    if 0 not in done or done[0]["exit_code"] != 0:
+        return dict(name=name, error="no done event" if 0 not in done else "exit %d" % done[0]["exit_code"])
+    s = done[0]["summary"]
+    world = hello["world_size"] if hello else 1
+    peak = max(d["summary"]["peak_bytes"] for d in done.values())
+    st = steps.get(0, [])
+    med = lambda k: statistics.median([x[k] for x in st]) if st else 0.0
+    return dict(name=name, world=world, step_ms=s["step_ms_median"], tok_gpu=s["tokens_per_s"],
+                mfu=s["mfu"], peak_gib=peak / 2**30, exposed_ms=med("exposed_comm_ms"),
+                comm_ms=med("comm_ms"), busbw=med("busbw_gbps"),
+                predicted_gib=(model or {}).get("predicted_peak_bytes", 0) / 2**30)
+
+
+def ref_row(name, j):
+    r = json.loads(j)
+    return dict(name=name, world=r["world"], step_ms=r["step_ms"], tok_gpu=r["tok_s_gpu"], mfu=r["mfu"],
+                peak_gib=r["peak_gib"], exposed_ms=None, comm_ms=None, busbw=None, predicted_gib=None)
+
+
+def main():
+    rows = []
+    for line in open(sys.argv[1]):
+        kind, name, data = line.rstrip("\n").split("\t", 2)
+        rows.append(worker_row(name, data) if kind == "worker" else ref_row(name, data))
+    by = {r["name"]: r for r in rows}
+    hdr = "%-24s %5s %9s %9s %6s %8s %8s %9s %8s %8s" % (
+        "run", "gpus", "step ms", "tok/s/gpu", "MFU%", "peakGiB", "predGiB", "exposedms", "busGB/s", "vs ref")
+    print(hdr)
+    print("-" * len(hdr))
+    for r in rows:
+        if "error" in r:
+            print("%-24s FAILED %s" % (r["name"], r["error"]))
+            continue
+        ratio = ""
+        if r["name"].startswith("w-"):
+            ref = by.get("r-" + r["name"][2:]) or by.get("r-" + r["name"][2:].rsplit("-", 1)[0])
+            if ref and "error" not in ref and ref["step_ms"]:
+                ratio = "%.3f" % (r["step_ms"] / ref["step_ms"])
+        f = lambda v, fmt: (fmt % v) if isinstance(v, (int, float)) else "-"
+        print("%-24s %5s %9.1f %9.0f %6s %8.1f %8s %9s %8s %8s" % (
+            r["name"], r["world"], r["step_ms"], r["tok_gpu"], f(r["mfu"] * 100 if r["mfu"] >= 0 else None, "%.1f"),
+            r["peak_gib"], f(r["predicted_gib"], "%.1f"), f(r["exposed_ms"], "%.1f"), f(r["busbw"], "%.0f"), ratio))
+
+
+if __name__ == "__main__":
+    main()
