@@ -31,7 +31,9 @@ class WindowDataset : public torch::data::datasets::BatchDataset<WindowDataset, 
     return m_pin ? batch.pin_memory() : batch;
   }
 
-  c10::optional<size_t> size() const override { return static_cast<size_t>(m_samples); }
+  // c10::optional in 1.13, std::optional in 2.x: take whatever the base class declares.
+  using SizeType = decltype(std::declval<const torch::data::datasets::BatchDataset<WindowDataset, at::Tensor>&>().size());
+  SizeType size() const override { return static_cast<size_t>(m_samples); }
 
  private:
   std::shared_ptr<const TokenSource> m_source;

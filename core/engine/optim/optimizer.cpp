@@ -76,7 +76,7 @@ at::Tensor clip_grad_norm(const std::vector<at::Tensor>& grads, double max_norm)
   if (grads.empty()) return {};
   const std::vector<at::Tensor> norms = at::_foreach_norm(grads, 2);
   at::Tensor total = at::stack(norms).to(at::kFloat).norm();
-  const at::Tensor coef = at::clamp(max_norm / (total + 1e-6), c10::nullopt, 1.0);
+  const at::Tensor coef = at::clamp_max(max_norm / (total + 1e-6), 1.0);
   for (const auto& g : grads) g.mul_(coef.to(g.scalar_type()));
   return total;
 }
