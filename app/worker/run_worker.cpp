@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <regex>
 
 #include <c10/util/Exception.h>
 
+#include "core/engine/comm/communicator.h"
 #include "core/engine/compat.h"
 #include "core/engine/device.h"
 #include "core/engine/errors.h"
@@ -17,6 +19,7 @@
 #include "core/protocol/exit_codes.h"
 #include "core/telemetry/nvml.h"
 #include "core/telemetry/sampler_thread.h"
+#include "watchdog.h"
 
 extern char** environ;  // POSIX: the process environment
 
@@ -115,6 +118,23 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
   try {
     // 3. Device and hello.
     device = std::make_unique<engine::DeviceContext>(engine::DeviceContext::create(cfg.device, env.local_rank));
+
+    // 3b. Ranks meet (ddp/fsdp). NCCL reads its variables when the communicator is created.
+    std::unique_ptr<engine::Communicator> comm;
+    if (cfg.strategy != config::Strategy::Single) {
+      for (const auto& [name, value] : cfg.nccl_env) ::setenv(name.c_str(), value.c_str(), 1);
+      engine::RendezvousInfo rv;
+      rv.rank = rank;
+      rv.world_size = cfg.world_size;
+      rv.local_rank = env.local_rank;
+      rv.master_addr = env.master_addr;
+      rv.master_port = env.master_port;
+      rv.timeout = std::chrono::milliseconds(static_cast<int64_t>(cfg.rendezvous_timeout_s * 1000));
+      rv.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(cfg.collective_timeout_s * 1000));
+      log(rank, "joining " + std::to_string(cfg.world_size) + " ranks at " + env.master_addr + ":" +
+                    std::to_string(env.master_port));
+      comm = engine::make_communicator(rv, device->device());
+    }
     telemetry::Nvml nvml;
     protocol::Hello hello;
     hello.host = hostname();
@@ -128,7 +148,8 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
     hello.cuda = device->cuda_version();
     hello.cudnn = device->cudnn_version();
     hello.torch = engine::compat::torch_version();
-    hello.backend = cfg.strategy == config::Strategy::Single ? "none" : (device->is_cuda() ? "nccl" : "gloo");
+    hello.backend = comm ? comm->backend() : "none";
+    hello.nccl = comm && comm->backend() == "nccl" ? comm->version() : "";
     hello.env = nccl_environment();
     hello.config = config::to_json(cfg);
     writer->write_payload(hello);
@@ -140,11 +161,34 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
     telemetry::SamplerThread sampler(device->is_cuda() ? device->device().index() : -1, cfg.gpu_sample_hz,
                                      [w](protocol::GpuSample s) { w->write_payload(std::move(s)); });
 
-    // 5. Train.
+    // 5. Train. A rank that makes no progress for collective_timeout_s ends with an error.
+    Watchdog watchdog(cfg.collective_timeout_s, [w, rank](double waited) {
+      const std::string msg = "no progress for " + std::to_string(static_cast<int>(waited)) +
+                              " s: another rank died or hangs in a collective";
+      log(rank, "timeout: " + msg);
+      w->write_payload(protocol::Error{"timeout", msg, {{"waited_s", waited}}});
+      protocol::Done done;
+      done.exit_code = protocol::kExitCommunication;
+      w->write_payload(done);
+      std::_Exit(protocol::kExitCommunication);
+    });
     engine::RankInfo info{rank, cfg.world_size, env.local_rank};
-    engine::Trainer trainer(cfg, *device, info, [w](protocol::Payload p) { w->write_payload(std::move(p)); });
+    engine::Trainer trainer(cfg, *device, info,
+                            [w, &watchdog](protocol::Payload p) {
+                              if (std::holds_alternative<protocol::Step>(p)) watchdog.kick();
+                              w->write_payload(std::move(p));
+                            },
+                            comm.get());
     const protocol::Summary summary = trainer.run();
     sampler.stop();
+    if (!options.save_params.empty()) {
+      const at::Tensor flat = trainer.full_parameters().contiguous();
+      if (rank == 0) {
+        std::ofstream out(options.save_params, std::ios::binary);
+        out.write(static_cast<const char*>(flat.data_ptr()), flat.numel() * static_cast<std::streamsize>(sizeof(float)));
+        if (!out) throw engine::EngineError("io", protocol::kExitInternal, "cannot write " + options.save_params);
+      }
+    }
     protocol::Done done;
     done.exit_code = protocol::kExitOk;
     done.summary = summary;

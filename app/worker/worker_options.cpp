@@ -57,6 +57,8 @@ WorkerOptions parse_worker_options(int argc, char** argv) {
   app.add_option("--events", out.events, "Event channel: file:PATH | unix:PATH | tcp://HOST:PORT | stdout");
   app.add_option("--trial", out.trial, "Trial id stamped on every event");
   app.add_flag("--print-config", out.print_config, "Print the resolved configuration as JSON and exit");
+  app.add_option("--save-params", out.save_params, "After training, write rank 0's full parameters as raw float32")
+      ->group("Diagnostics");
   app.add_flag("--list-presets", list_presets, "List the trial presets and exit");
 
   // One option per knob, in the groups of the GUI form. Values are kept as text and applied

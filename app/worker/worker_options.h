@@ -16,6 +16,7 @@ struct WorkerOptions {
   std::string events = "stdout";          // file:PATH | unix:PATH | tcp://HOST:PORT | stdout
   std::string trial;                      // trial id stamped on every event
   bool print_config = false;
+  std::string save_params;  // write the final parameters (float32, flat, all units) here (tests)
   bool help_shown = false;  // --help/--list-presets printed; exit 0
   int exit_code = 0;        // non-zero when the command line itself could not be parsed
 };

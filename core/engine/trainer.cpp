@@ -220,6 +220,13 @@ protocol::Summary Trainer::run() {
                    m_device.memory().peak_bytes);
 }
 
+at::Tensor Trainer::full_parameters() {
+  at::NoGradGuard no_grad;
+  std::vector<at::Tensor> flats;
+  for (const auto& p : m_strategy->full_parameters()) flats.push_back(p.detach().flatten().to(at::kCPU, at::kFloat));
+  return at::cat(flats);
+}
+
 // ============================================================================================
 // Diagnostics: memory prediction
 // ============================================================================================

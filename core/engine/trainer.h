@@ -47,6 +47,8 @@ class Trainer {
   // Runs every step and returns the summary of the measured (non-warm-up) steps.
   protocol::Summary run();
 
+  // Every parameter of the model in unit order as float32 on the CPU, flat (FSDP gathers them).
+  at::Tensor full_parameters();
   // For tests: the model and the parameters the optimizer updates.
   LlamaModel& model() { return *m_model; }
   Strategy& strategy() { return *m_strategy; }

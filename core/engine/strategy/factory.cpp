@@ -1,6 +1,7 @@
 #include "core/engine/strategy/factory.h"
 
 #include "core/engine/errors.h"
+#include "core/engine/strategy/ddp.h"
 
 namespace tunebench::engine {
 
@@ -15,6 +16,8 @@ std::unique_ptr<Strategy> make_strategy(const config::TrialConfig& config, Llama
       if (!comm)
         throw unsupported(std::string(config::to_string(config.strategy)) +
                           " needs a process group; start the ranks with tunebench, torchrun or srun");
+      comm->set_timeline(&timeline);
+      if (config.strategy == config::Strategy::Ddp) return std::make_unique<DdpStrategy>(config, model, *comm);
       break;
   }
   throw unsupported(std::string(config::to_string(config.strategy)) + " is not implemented in this worker yet");

@@ -36,6 +36,9 @@ class Strategy {
   virtual std::vector<at::Tensor> optimizer_grads() = 0;
   virtual void after_optimizer() {}
 
+  // The model's full parameters in unit order (FSDP gathers its shards; collective on all ranks).
+  virtual std::vector<at::Tensor> full_parameters() = 0;
+
   // Bytes of gradients communicated per optimizer step by this rank (0 for single).
   virtual int64_t comm_bytes_per_step() const { return 0; }
 };
@@ -52,6 +55,7 @@ class SingleStrategy final : public Strategy {
   std::vector<at::Tensor> optimizer_params() override;
   std::vector<at::Tensor> optimizer_grads() override;
   void after_optimizer() override;
+  std::vector<at::Tensor> full_parameters() override { return optimizer_params(); }
 
  private:
   LlamaModel& m_model;

@@ -105,17 +105,20 @@ std::vector<Interval> Timeline::collect(int64_t sync_host_us) {
   m_open.clear();
   m_host.clear();
   if (m_cuda) m_cuda->used = 0;
-  out = carve_nested(std::move(out));
+  // On the CPU, collectives block the training thread: carve them out of the compute lane too,
+  // so that the compute lane shows only computing and the exposed communication is all of it.
+  out = carve_nested(std::move(out), /*carve_comm=*/!m_device_events);
   std::sort(out.begin(), out.end(), [](const Interval& a, const Interval& b) { return a.start_us < b.start_us; });
   return out;
 }
 
-std::vector<Interval> carve_nested(std::vector<Interval> intervals) {
+std::vector<Interval> carve_nested(std::vector<Interval> intervals, bool carve_comm) {
   // Recompute runs inside backward: split the enclosing compute interval around it so that a
   // lane's intervals never overlap and backward + recompute add up to the time they took.
   std::vector<Interval> children;
   for (const auto& in : intervals)
-    if (in.lane == Lane::Compute && in.phase == Phase::Recompute) children.push_back(in);
+    if ((in.lane == Lane::Compute && in.phase == Phase::Recompute) || (carve_comm && in.lane == Lane::Comm))
+      children.push_back(in);
   if (children.empty()) return intervals;
   std::sort(children.begin(), children.end(), [](const Interval& a, const Interval& b) { return a.start_us < b.start_us; });
   std::vector<Interval> out;

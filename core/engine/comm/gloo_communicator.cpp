@@ -1,0 +1,110 @@
+// Gloo through libtorch 1.13's c10d (CPU). Gloo has no reduce-scatter, no _allgather_base and no
+// AVG: all-gather is done in list form into views of the output, reduce-scatter as an all-reduce
+// of a copy followed by taking this rank's slice, AVG as SUM then divide (libtorch-notes 7).
+// Collectives run synchronously from the caller's point of view: the interval recorded on the
+// comm lane is the host time the collective took.
+#include "core/engine/comm/communicator.h"
+
+#ifdef USE_C10D_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+
+#include "core/engine/comm/rendezvous.h"
+#include "core/engine/errors.h"
+#include "core/engine/timing/timeline.h"
+
+namespace tunebench::engine {
+
+#ifdef USE_C10D_GLOO
+namespace {
+
+class DoneWork final : public CommWork {
+ public:
+  void wait() override {}
+};
+
+class GlooCommunicator final : public Communicator {
+ public:
+  GlooCommunicator(const RendezvousInfo& info, c10::intrusive_ptr<c10d::Store> store) : m_info(info) {
+    auto options = c10d::ProcessGroupGloo::Options::create(info.collective_timeout);
+    // Ranks on one host talk over loopback; across hosts Gloo binds to this host's address.
+    const bool local = info.master_addr == "127.0.0.1" || info.master_addr == "localhost";
+    options->devices.push_back(local ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                     : c10d::ProcessGroupGloo::createDefaultDevice());
+    options->threads = 2;
+    m_pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, info.rank, info.world_size, options);
+  }
+
+  int rank() const override { return m_info.rank; }
+  int size() const override { return m_info.world_size; }
+  std::string backend() const override { return "gloo"; }
+  std::string version() const override { return "gloo (libtorch c10d)"; }
+
+  std::unique_ptr<CommWork> all_reduce_avg(const at::Tensor& t, const std::string& label) override {
+    const int h = begin(protocol::Phase::AllReduce, label, t);
+    std::vector<at::Tensor> tensors = {t};
+    run(m_pg->allreduce(tensors), "all-reduce " + label);
+    t.div_(m_info.world_size);
+    end(h);
+    return std::make_unique<DoneWork>();
+  }
+
+  std::unique_ptr<CommWork> all_gather(const at::Tensor& out, const at::Tensor& shard, const std::string& label) override {
+    const int h = begin(protocol::Phase::AllGather, label, out);
+    std::vector<std::vector<at::Tensor>> outputs(1);
+    for (int r = 0; r < m_info.world_size; ++r) outputs[0].push_back(out.narrow(0, r * shard.numel(), shard.numel()));
+    std::vector<at::Tensor> inputs = {shard};
+    run(m_pg->allgather(outputs, inputs), "all-gather " + label);
+    end(h);
+    return std::make_unique<DoneWork>();
+  }
+
+  std::unique_ptr<CommWork> reduce_scatter_avg(const at::Tensor& out, const at::Tensor& input,
+                                               const std::string& label) override {
+    const int h = begin(protocol::Phase::ReduceScatter, label, input);
+    std::vector<at::Tensor> tensors = {input.clone()};
+    run(m_pg->allreduce(tensors), "reduce-scatter " + label);
+    out.copy_(tensors[0].narrow(0, m_info.rank * out.numel(), out.numel())).div_(m_info.world_size);
+    end(h);
+    return std::make_unique<DoneWork>();
+  }
+
+  void broadcast(const at::Tensor& t) override {
+    std::vector<at::Tensor> tensors = {t};
+    run(m_pg->broadcast(tensors), "broadcast");
+  }
+
+  void barrier() override { run(m_pg->barrier(), "barrier"); }
+
+ private:
+  int begin(protocol::Phase phase, const std::string& label, const at::Tensor& t) {
+    return m_timeline ? m_timeline->begin(phase, label, t.numel() * static_cast<int64_t>(t.element_size())) : -1;
+  }
+  void end(int h) {
+    if (m_timeline) m_timeline->end(h);
+  }
+  static void run(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what) {
+    try {
+      if (work) work->wait();
+    } catch (const std::exception& e) {
+      throw EngineError("nccl", protocol::kExitCommunication,
+                        what + " failed (a peer rank died or timed out): " + e.what());
+    }
+  }
+
+  RendezvousInfo m_info;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> m_pg;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_gloo_communicator(const RendezvousInfo& info) {
+  return std::make_unique<GlooCommunicator>(info, rendezvous(info));
+}
+#else
+std::unique_ptr<Communicator> make_gloo_communicator(const RendezvousInfo&) {
+  throw unsupported("this libtorch has no Gloo (pip wheels ship no Gloo headers): CPU ranks need Debian's libtorch");
+}
+#endif
+
+}  // namespace tunebench::engine
