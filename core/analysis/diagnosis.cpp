@@ -205,6 +205,42 @@ void idle_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
   out.push_back(std::move(f));
 }
 
+// A rank that works longer than the others makes them wait inside their collectives, where the
+// wait looks like exposed communication. Busy time = step - exposed communication - idle.
+void imbalance_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out) {
+  if (m.ranks.size() < 2 || step_ms <= 0) return;
+  auto busy = [](const RankMetrics& r) {
+    return r.breakdown.step_ms - r.breakdown[Part::ExposedComm] - r.breakdown[Part::Idle];
+  };
+  const RankMetrics* slow = &m.ranks.front();
+  const RankMetrics* fast = &m.ranks.front();
+  for (const auto& r : m.ranks) {
+    if (busy(r) > busy(*slow)) slow = &r;
+    if (busy(r) < busy(*fast)) fast = &r;
+  }
+  const double gap = busy(*slow) - busy(*fast);
+  if (gap / step_ms < kImbalanceShare) return;
+  Part worst = Part::Forward;
+  for (Part p : kAllParts) {
+    if (p == Part::ExposedComm || p == Part::Idle) continue;
+    if (slow->breakdown[p] - fast->breakdown[p] > slow->breakdown[worst] - fast->breakdown[worst]) worst = p;
+  }
+  Finding f;
+  f.kind = FindingKind::Imbalance;
+  f.impact_ms = gap;
+  f.share = gap / step_ms;
+  f.title = "rank imbalance: rank " + std::to_string(slow->rank) + " is busy " + format_ms(gap) +
+            " longer per step than rank " + std::to_string(fast->rank) + " (" + std::string(label(worst)) + " " +
+            format_signed_ms(slow->breakdown[worst] - fast->breakdown[worst]) +
+            "); the other ranks wait for it inside their collectives";
+  f.detail = "Part of the exposed communication on the waiting ranks is this wait, not transfer time.";
+  if (m.config && worst == Part::DataWait && m.config->num_workers < 64)
+    f.suggestions.push_back(change("num_workers",
+                                   std::to_string(m.config->num_workers == 0 ? 4 : m.config->num_workers * 2),
+                                   "the slow rank's loader cannot keep up"));
+  out.push_back(std::move(f));
+}
+
 void compute_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out) {
   const double compute = m.breakdown[Part::Forward] + m.breakdown[Part::Backward] + m.breakdown[Part::Optimizer] +
                          m.breakdown[Part::OtherCompute];
@@ -241,6 +277,8 @@ std::string_view to_string(FindingKind kind) {
       return "data-bound";
     case FindingKind::CommBound:
       return "communication-bound";
+    case FindingKind::Imbalance:
+      return "imbalance";
     case FindingKind::IdleBound:
       return "launch-bound";
     case FindingKind::ComputeBound:
@@ -266,6 +304,7 @@ Diagnosis diagnose(const TrialMetrics& m) {
   data_rule(m, step_ms, d.findings);
   comm_rule(m, step_ms, d.findings);
   idle_rule(m, step_ms, d.findings);
+  imbalance_rule(m, step_ms, d.findings);
   rank_findings(d.findings);
   // Compute-bound is the verdict only when nothing else stands out, and always ranks last.
   const bool other =

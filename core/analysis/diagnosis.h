@@ -20,11 +20,12 @@ namespace tunebench::analysis {
 inline constexpr double kDataWaitShare = 0.05;       // data wait >= 5 % of the step: data-bound
 inline constexpr double kExposedCommShare = 0.05;    // exposed comm >= 5 % of the step: comm-bound
 inline constexpr double kIdleShare = 0.10;           // idle >= 10 % of the step: launch/host-bound
+inline constexpr double kImbalanceShare = 0.05;      // busiest rank - least busy rank >= 5 % of the step: straggler
 inline constexpr double kPeakMemoryShare = 0.90;     // peak >= 90 % of device memory: memory-bound
 inline constexpr double kHeadroomShare = 0.60;       // peak < 60 %: room to double the micro-batch
 inline constexpr double kTargetExposedShare = 0.10;  // accumulation is sized to bring exposed comm below this
 
-enum class FindingKind { Failed, MemoryBound, DataBound, CommBound, IdleBound, ComputeBound, Scaling };
+enum class FindingKind { Failed, MemoryBound, DataBound, CommBound, IdleBound, Imbalance, ComputeBound, Scaling };
 std::string_view to_string(FindingKind kind);  // "failed", "memory-bound", ...
 
 struct KnobChange {

@@ -55,6 +55,24 @@ struct RankSample {
   PhaseBreakdown breakdown;
 };
 
+// The rank whose work sets the step: among the ranks whose step is within kCriticalTolerance of
+// the longest, the busiest one (least exposed communication + idle, i.e. least waiting for the
+// others), then the lowest rank. Synchronised ranks end their steps together; the one the others
+// waited for is the critical path.
+constexpr double kCriticalTolerance = 0.01;
+
+const RankSample* critical_rank(const std::vector<RankSample>& samples) {
+  int64_t longest = 0;
+  for (const auto& smp : samples) longest = std::max(longest, smp.breakdown.step_us);
+  auto busy = [](const PhaseBreakdown& b) { return b.step_us - b.exposed_comm_us() - b[Part::Idle]; };
+  const RankSample* crit = nullptr;
+  for (const auto& smp : samples) {
+    if (static_cast<double>(smp.breakdown.step_us) < (1.0 - kCriticalTolerance) * static_cast<double>(longest)) continue;
+    if (!crit || busy(smp.breakdown) > busy(crit->breakdown)) crit = &smp;
+  }
+  return crit;
+}
+
 }  // namespace
 
 MeanBreakdown mean_of(const std::vector<PhaseBreakdown>& steps) {
@@ -151,10 +169,9 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
                         " ranks reported events" + (log.trial.empty() ? "" : " in trial " + log.trial));
 
     for (const auto& [index, samples] : by_step) {
-      const RankSample* crit = &samples.front();
+      const RankSample* crit = critical_rank(samples);
       int64_t tokens_total = 0;
       for (const auto& smp : samples) {
-        if (smp.breakdown.step_us > crit->breakdown.step_us) crit = &smp;
         tokens_total += smp.step->tokens > 0 ? smp.step->tokens : (m.config ? m.config->tokens_per_rank_step() : 0);
         per_rank[smp.rank].push_back(smp.breakdown);
         per_rank_ms[smp.rank].push_back(static_cast<double>(smp.breakdown.step_us) / 1000.0);

@@ -2,8 +2,9 @@
 //
 // Each metric has exactly one definition, written beside its field and in docs/ANALYSIS.md.
 // Per-step figures are taken over measured steps only (warm-up excluded). Ranks are aligned by
-// step index; the step time of a step is that of its slowest rank (the critical rank), and the
-// trial-level breakdown, communication and data-wait figures are the critical rank's.
+// step index; the step time of a step is that of its slowest rank, and the trial-level breakdown,
+// communication and data-wait figures are those of the critical rank: among the ranks within 1 %
+// of the slowest, the busiest (the one the others waited for).
 // This file computes numbers; diagnosis.h turns them into words and suggestions.
 #pragma once
 

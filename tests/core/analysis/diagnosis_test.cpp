@@ -186,3 +186,59 @@ TEST(Diagnosis, ApplyReportsBadValuesAndInvalidCombinations) {
   ASSERT_FALSE(problems.empty());
   EXPECT_EQ(problems[0].key, "world_size");
 }
+
+TEST(Diagnosis, StragglerRankIsNamed) {
+  auto c = gpu(tc::Strategy::Ddp, 2);
+  SyntheticTrial t("straggler", c);
+  for (int i = 0; i < 3; ++i) {
+    // Rank 1 waits 20 ms for data; rank 0 waits for rank 1 inside its all-reduce.
+    t.add_step(0, i, 100'000,
+               {iv(Phase::Forward, 0, 30'000), iv(Phase::Backward, 30'000, 70'000),
+                iv(Phase::AllReduce, 70'000, 95'000, 1'000'000, 100.0), iv(Phase::Optimizer, 95'000, 100'000)},
+               512);
+    t.add_step(1, i, 100'000,
+               {iv(Phase::DataWait, 0, 20'000), iv(Phase::Forward, 20'000, 50'000), iv(Phase::Backward, 50'000, 90'000),
+                iv(Phase::AllReduce, 90'000, 95'000, 1'000'000, 100.0), iv(Phase::Optimizer, 95'000, 100'000)},
+               512);
+  }
+  const auto m = ta::analyze(t.log());
+  // The critical rank is rank 1, whom rank 0 waited for: the trial breakdown shows its data wait.
+  EXPECT_DOUBLE_EQ(m.breakdown[ta::Part::DataWait], 20.0);
+  EXPECT_DOUBLE_EQ(m.breakdown[ta::Part::ExposedComm], 5.0);
+  const auto d = ta::diagnose(m);
+  EXPECT_EQ(d.findings.at(0).kind, Kind::DataBound) << d.verdict;
+  const auto it = std::find_if(d.findings.begin(), d.findings.end(),
+                               [](const ta::Finding& f) { return f.kind == Kind::Imbalance; });
+  ASSERT_NE(it, d.findings.end()) << d.verdict;
+  EXPECT_DOUBLE_EQ(it->impact_ms, 20.0);  // busy 95 vs 75 ms
+  EXPECT_NE(it->title.find("rank 1 is busy 20.0 ms longer per step than rank 0 (data wait +20.0 ms)"),
+            std::string::npos)
+      << it->title;
+  ASSERT_TRUE(find_suggestion(*it, "num_workers"));
+}
+
+TEST(Diagnosis, FsdpCommunicationSuggestionsAreFsdpKnobs) {
+  auto c = gpu(tc::Strategy::Fsdp, 2);
+  c.fsdp_prefetch = false;
+  SyntheticTrial t("fsdp", c);
+  t.add_steps(0, 3, 100'000,
+              {iv(Phase::AllGather, 0, 20'000, 500'000'000, 50.0), iv(Phase::Forward, 20'000, 40'000),
+               iv(Phase::AllGather, 40'000, 50'000, 500'000'000, 50.0), iv(Phase::Backward, 50'000, 90'000),
+               iv(Phase::ReduceScatter, 80'000, 95'000, 1'000'000'000, 50.0), iv(Phase::Optimizer, 95'000, 100'000)},
+              512);
+  const auto d = ta::diagnose(ta::analyze(t.log()));
+  ASSERT_FALSE(d.findings.empty());
+  const auto& f = d.findings[0];
+  EXPECT_EQ(f.kind, Kind::CommBound) << d.verdict;
+  EXPECT_DOUBLE_EQ(f.impact_ms, 35.0);  // 20 + 10 + 5
+  EXPECT_NE(f.title.find("exposed all-gather/reduce-scatter 35.0 ms"), std::string::npos) << f.title;
+  ASSERT_TRUE(find_suggestion(f, "fsdp_prefetch"));
+  ASSERT_TRUE(find_suggestion(f, "fsdp_mode"));
+  ASSERT_TRUE(find_suggestion(f, "fsdp_reduce_dtype"));
+  EXPECT_FALSE(find_suggestion(f, "compression"));  // a DDP hook: invalid for FSDP
+  for (const auto& s : f.suggestions) {
+    std::vector<tc::Problem> problems;
+    ta::apply(s, c, &problems);
+    EXPECT_TRUE(problems.empty()) << s.title << ": " << tc::describe(problems);
+  }
+}

@@ -88,3 +88,17 @@ TEST(PairDiagnosis, SlowInterconnectCannotBeatOneGpuWithoutAccumulation) {
   EXPECT_EQ(p.feasibility->accum_for_90pct, 120);  // 9 * 400 / 30 = 120
   EXPECT_NE(p.feasibility->statement.find("cannot beat one GPU"), std::string::npos) << p.feasibility->statement;
 }
+
+TEST(PairDiagnosis, TwoMultiGpuTrialsHaveNoFeasibilityModel) {
+  const auto ddp = ta::analyze(ddp_trial().log());
+  auto faster = ddp;
+  faster.label = "ddp x2 bf16";
+  faster.breakdown.part_ms[static_cast<size_t>(Part::ExposedComm)] = 10.0;
+  faster.breakdown.step_ms -= 28.0;
+  const auto p = ta::diagnose_pair(ddp, faster);
+  EXPECT_FALSE(p.feasibility);
+  EXPECT_FALSE(p.scaling_efficiency);
+  EXPECT_DOUBLE_EQ(p.step_delta_ms, -28.0);
+  EXPECT_EQ(p.headline.rfind("ddp x2 bf16 step -28.0 ms over ddp x2 (mean): exposed all-reduce -28.0 ms", 0), 0u)
+      << p.headline;
+}
