@@ -26,19 +26,13 @@ namespace tp = tunebench::protocol;
 class TrialSplitter final : public tp::ReadListener {
  public:
   void on_event(tp::Event&& event) override { log_for(event.header.trial).add(event); }
-  void on_problem(const tp::ReadProblem& problem) override {
-    if (!m_order.empty())
-      m_logs[m_order.back()].problems.push_back(problem);
-    else
-      m_pending.push_back(problem);
-  }
+  void on_problem(const tp::ReadProblem& problem) override { m_problems.push_back(problem); }
   std::vector<tp::TrialLog> take() {
     std::vector<tp::TrialLog> out;
-    for (const auto& id : m_order)
-      out.push_back(std::move(m_logs[id]));
-    if (!out.empty()) out.front().problems.insert(out.front().problems.end(), m_pending.begin(), m_pending.end());
+    for (const auto& id : m_order) out.push_back(std::move(m_logs[id]));
     return out;
   }
+  const std::vector<tp::ReadProblem>& problems() const { return m_problems; }
 
  private:
   tp::TrialLog& log_for(const std::string& id) {
@@ -47,7 +41,7 @@ class TrialSplitter final : public tp::ReadListener {
   }
   std::map<std::string, tp::TrialLog> m_logs;
   std::vector<std::string> m_order;
-  std::vector<tp::ReadProblem> m_pending;
+  std::vector<tp::ReadProblem> m_problems;  // lines that were not events, for stderr
 };
 
 std::vector<tp::TrialLog> read_logs(const std::string& path) {
@@ -61,6 +55,7 @@ std::vector<tp::TrialLog> read_logs(const std::string& path) {
     if (in.gcount() > 0) reader.feed(std::string_view(buf.data(), static_cast<size_t>(in.gcount())));
   }
   reader.finish();
+  for (const auto& p : splitter.problems()) std::cerr << path << ":" << p.line_number << ": " << p.message << "\n";
   return splitter.take();
 }
 
@@ -85,11 +80,7 @@ void run_report(const ReportOptions& o) {
                                                ": session files need the session store (not built here); "
                                                "pass .jsonl event logs");
     }
-    for (auto& log : read_logs(path)) {
-      for (const auto& p : log.problems)
-        std::cerr << path << ":" << p.line_number << ": " << p.message << "\n";
-      logs.push_back(std::move(log));
-    }
+    for (auto& log : read_logs(path)) logs.push_back(std::move(log));
   }
   if (!o.trials.empty())
     std::cerr << "note: --trials selects trials of a session; with event logs every trial is reported\n";

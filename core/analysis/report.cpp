@@ -189,6 +189,7 @@ std::string render_text(const Report& report) {
     // A compared trial's own findings are already listed in its pair section.
     if (i != c.baseline && trials.size() > 1) continue;
     out << "\nDiagnosis of " << report.diagnoses[i].label << "\n";
+    if (report.diagnoses[i].findings.empty()) out << "  " << report.diagnoses[i].verdict << "\n";
     render_findings(out, report.diagnoses[i].findings);
   }
   return out.str();
