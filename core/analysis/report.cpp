@@ -195,4 +195,29 @@ std::string render_text(const Report& report) {
   return out.str();
 }
 
+std::string render_text(const SweepTable& table) {
+  TextTable t;
+  std::vector<std::string> head = table.keys;
+  for (const char* h : {"repeats", "step ms", "tokens/s per GPU", "tokens/s total", "MFU %", "exposed comm ms", "peak GiB"})
+    head.push_back(h);
+  t.row(head);
+  for (const auto& r : table.rows) {
+    std::vector<std::string> row = r.values;
+    row.push_back(std::to_string(r.repeats));
+    if (r.failed) {
+      row.push_back("failed");
+    } else {
+      row.push_back(format_spread(r.step_ms, "ms"));
+      row.push_back(format_spread(r.tokens_per_s_per_gpu, "tokens/s"));
+      row.push_back(format_spread(r.tokens_per_s_total, "tokens/s"));
+      row.push_back(r.mfu ? format_fixed(*r.mfu * 100.0, 1) : "-");
+      row.push_back(format_spread(r.exposed_comm_ms, "ms"));
+      row.push_back(r.peak_bytes > 0 ? format_fixed(static_cast<double>(r.peak_bytes) / (1024.0 * 1024.0 * 1024.0), 1)
+                                     : "-");
+    }
+    t.row(row);
+  }
+  return t.render("");
+}
+
 }  // namespace tunebench::analysis

@@ -13,6 +13,7 @@
 #include "core/analysis/compare.h"
 #include "core/analysis/diagnosis.h"
 #include "core/analysis/pair_diagnosis.h"
+#include "core/analysis/sweep.h"
 #include "core/protocol/trial_log.h"
 
 namespace tunebench::analysis {
@@ -29,5 +30,9 @@ Report make_report(const std::vector<protocol::TrialLog>& logs, std::optional<si
 
 std::string render_text(const Report& report);
 nlohmann::json render_json(const Report& report);
+
+// A sweep as a table of metrics against the swept knobs (for `tunebench-cli sweep` and pasting).
+std::string render_text(const SweepTable& table);
+nlohmann::json render_json(const SweepTable& table);
 
 }  // namespace tunebench::analysis

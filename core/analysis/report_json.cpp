@@ -176,4 +176,19 @@ json render_json(const Report& report) {
           {"pairs", pairs}};
 }
 
+json render_json(const SweepTable& table) {
+  json rows = json::array();
+  for (const auto& r : table.rows)
+    rows.push_back({{"values", r.values},
+                    {"repeats", r.repeats},
+                    {"failed", r.failed},
+                    {"step_ms", to_json(r.step_ms)},
+                    {"tokens_per_s_per_gpu", to_json(r.tokens_per_s_per_gpu)},
+                    {"tokens_per_s_total", to_json(r.tokens_per_s_total)},
+                    {"mfu", opt(r.mfu)},
+                    {"exposed_comm_ms", to_json(r.exposed_comm_ms)},
+                    {"peak_bytes", r.peak_bytes}});
+  return {{"keys", table.keys}, {"rows", rows}};
+}
+
 }  // namespace tunebench::analysis

@@ -1,4 +1,5 @@
 // The sweep grid (validated, invalid points reported) and the sweep table.
+#include "core/analysis/report.h"
 #include "core/analysis/sweep.h"
 
 #include <gtest/gtest.h>
@@ -70,4 +71,13 @@ TEST(Sweep, TableSortsNumericallyAndKeepsFailedPoints) {
   EXPECT_DOUBLE_EQ(table.rows[1].step_ms.median, 4.0);
   EXPECT_DOUBLE_EQ(table.rows[1].tokens_per_s_per_gpu.median, 512 / 0.004);
   EXPECT_TRUE(table.rows[2].failed);
+
+  const std::string text = ta::render_text(table);
+  EXPECT_NE(text.find("micro_batch  repeats  step ms"), std::string::npos) << text;
+  EXPECT_LT(text.find("\n2 "), text.find("\n4 ")) << text;
+  EXPECT_NE(text.find("failed"), std::string::npos) << text;
+  const auto j = ta::render_json(table);
+  EXPECT_EQ(j["rows"][1]["values"][0], "4");
+  EXPECT_DOUBLE_EQ(j["rows"][1]["step_ms"]["median"].get<double>(), 4.0);
+  EXPECT_TRUE(j["rows"][2]["step_ms"].is_null());
 }
