@@ -65,7 +65,8 @@ PairDiagnosis diagnose_pair(const TrialMetrics& base, const TrialMetrics& other)
   std::stable_sort(p.deltas.begin(), p.deltas.end(),
                    [](const PartDelta& a, const PartDelta& b) { return std::abs(a.delta_ms) > std::abs(b.delta_ms); });
 
-  p.headline = other.label + " step " + format_signed_ms(p.step_delta_ms) + " over " + base.label + " (mean):";
+  p.headline = other.label + " step " + format_signed_ms(p.step_delta_ms) + (p.step_delta_ms >= 0 ? " over " : " vs ") +
+               base.label + " (mean):";
   size_t said = 0;
   for (const auto& d : p.deltas) {
     if (said == kHeadlineParts || std::abs(d.delta_ms) < kHeadlineMinMs) break;

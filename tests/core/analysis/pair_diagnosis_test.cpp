@@ -99,6 +99,6 @@ TEST(PairDiagnosis, TwoMultiGpuTrialsHaveNoFeasibilityModel) {
   EXPECT_FALSE(p.feasibility);
   EXPECT_FALSE(p.scaling_efficiency);
   EXPECT_DOUBLE_EQ(p.step_delta_ms, -28.0);
-  EXPECT_EQ(p.headline.rfind("ddp x2 bf16 step -28.0 ms over ddp x2 (mean): exposed all-reduce -28.0 ms", 0), 0u)
+  EXPECT_EQ(p.headline.rfind("ddp x2 bf16 step -28.0 ms vs ddp x2 (mean): exposed all-reduce -28.0 ms", 0), 0u)
       << p.headline;
 }
