@@ -130,3 +130,23 @@ TEST(ReportCli, TextAndJsonOnEventLogs) {
   EXPECT_NE(rc_missing, 0);
 }
 #endif
+
+TEST(Report, FailedTrialAndThreeWayComparison) {
+  tunebench::config::TrialConfig c;
+  c.name = "too big";
+  c.device = tunebench::config::Device::Cuda;
+  SyntheticTrial oom("oom", c);
+  oom.add_error(0, "oom", "CUDA out of memory");
+  const auto alone = ta::render_text(ta::make_report(std::vector<tp::TrialLog>{oom.log()}));
+  EXPECT_TRUE(contains(alone, "1. [memory-bound] out of memory: the trial failed")) << alone;
+  EXPECT_TRUE(contains(alone, "try: checkpointing true")) << alone;
+
+  const auto report =
+      ta::make_report(std::vector<tp::TrialLog>{single_gpu_trial().log(), ddp_trial().log(), oom.log()});
+  ASSERT_EQ(report.pairs.size(), 2u);
+  EXPECT_EQ(report.pairs[1].other_label, "too big");
+  const std::string text = ta::render_text(report);
+  EXPECT_TRUE(contains(text, "Why too big differs from single")) << text;
+  const auto j = ta::render_json(report);
+  EXPECT_TRUE(j["scaling_efficiency"][2].is_null());  // no throughput, no efficiency
+}
