@@ -1,0 +1,172 @@
+#include "core/analysis/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "core/analysis/format.h"
+
+namespace tunebench::analysis {
+
+namespace {
+
+using Getter = std::optional<Spread> (*)(const TrialMetrics&);
+
+struct MetricDef {
+  const char* key;
+  const char* label;
+  const char* unit;
+  Better better;
+  Getter get;
+};
+
+std::optional<Spread> some(const Spread& s) { return s.n > 0 ? std::optional<Spread>(s) : std::nullopt; }
+std::optional<Spread> value(const std::optional<double>& v, double k = 1.0) {
+  return v ? std::optional<Spread>(spread_of_value(*v * k)) : std::nullopt;
+}
+
+const MetricDef kMetrics[] = {
+    {"step_ms", "Step time", "ms", Better::Lower, [](const TrialMetrics& m) { return some(m.step_ms); }},
+    {"tokens_per_step", "Tokens per step (all GPUs)", "tokens", Better::Neither,
+     [](const TrialMetrics& m) { return m.measured_steps ? value(m.tokens_per_step) : std::nullopt; }},
+    {"tokens_per_s_per_gpu", "Throughput per GPU", "tokens/s", Better::Higher,
+     [](const TrialMetrics& m) { return some(m.tokens_per_s_per_gpu); }},
+    {"tokens_per_s_total", "Throughput total", "tokens/s", Better::Higher,
+     [](const TrialMetrics& m) { return some(m.tokens_per_s_total); }},
+    {"mfu", "MFU", "%", Better::Higher, [](const TrialMetrics& m) { return value(m.mfu, 100.0); }},
+    {"comm_ms", "Communication", "ms", Better::Lower,
+     [](const TrialMetrics& m) { return m.world_size > 1 ? some(m.comm_ms) : std::nullopt; }},
+    {"exposed_comm_ms", "Exposed communication", "ms", Better::Lower,
+     [](const TrialMetrics& m) { return m.world_size > 1 ? some(m.exposed_comm_ms) : std::nullopt; }},
+    {"hidden_pct", "Communication hidden", "%", Better::Higher,
+     [](const TrialMetrics& m) { return value(m.hidden_fraction, 100.0); }},
+    {"busbw_gbps", "Bus bandwidth", "GB/s", Better::Higher, [](const TrialMetrics& m) { return value(m.busbw_gbps); }},
+    {"grad_gb_per_step", "Gradient traffic per step", "GB", Better::Neither,
+     [](const TrialMetrics& m) {
+       return m.grad_bytes_per_step > 0 ? value(static_cast<double>(m.grad_bytes_per_step) / 1e9) : std::nullopt;
+     }},
+    {"comm_floor_ms", "Communication floor", "ms", Better::Lower,
+     [](const TrialMetrics& m) { return value(m.comm_floor_ms); }},
+    {"data_wait_ms", "Data wait", "ms", Better::Lower, [](const TrialMetrics& m) { return some(m.data_wait_ms); }},
+    {"peak_gib", "Peak memory", "GiB", Better::Lower,
+     [](const TrialMetrics& m) {
+       return m.peak_bytes > 0 ? value(static_cast<double>(m.peak_bytes) / (1024.0 * 1024.0 * 1024.0)) : std::nullopt;
+     }},
+    {"gpu_util_pct", "GPU utilisation", "%", Better::Higher,
+     [](const TrialMetrics& m) { return value(m.gpu_util_pct); }},
+};
+
+}  // namespace
+
+std::vector<TrialMetrics> analyze_grouped(const std::vector<protocol::TrialLog>& logs) {
+  std::vector<std::vector<const protocol::TrialLog*>> groups;
+  std::vector<std::optional<config::TrialConfig>> keys;
+  for (const auto& log : logs) {
+    std::optional<config::TrialConfig> cfg;
+    if (const auto j = log.config(); j.is_object()) cfg = config::from_json(j).config;
+    bool placed = false;
+    for (size_t g = 0; g < groups.size() && cfg; ++g)
+      if (keys[g] && config::differing_knobs(*keys[g], *cfg).empty()) {
+        groups[g].push_back(&log);
+        placed = true;
+        break;
+      }
+    if (!placed) {
+      groups.push_back({&log});
+      keys.push_back(cfg);
+    }
+  }
+  std::vector<TrialMetrics> out;
+  for (const auto& g : groups)
+    out.push_back(analyze_pooled(g));
+  return out;
+}
+
+size_t default_baseline(const std::vector<TrialMetrics>& trials) {
+  std::optional<size_t> best;
+  for (size_t i = 0; i < trials.size(); ++i)
+    if (trials[i].world_size == 1 && trials[i].measured_steps > 0 &&
+        (!best || trials[i].measured_steps > trials[*best].measured_steps))
+      best = i;
+  return best.value_or(0);
+}
+
+Comparison compare(std::vector<TrialMetrics> trials, size_t baseline) {
+  Comparison c;
+  c.trials = std::move(trials);
+  const size_t n = c.trials.size();
+  c.baseline = n == 0 ? 0 : std::min(baseline, n - 1);
+  if (n == 0) return c;
+
+  // Config diff: union over every pair with the baseline and between the others, in knobs() order.
+  std::set<std::string> differing;
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i + 1; j < n; ++j)
+      if (c.trials[i].config && c.trials[j].config)
+        for (auto& k : config::differing_knobs(*c.trials[i].config, *c.trials[j].config))
+          differing.insert(k);
+  for (const auto& info : config::knobs()) {
+    if (!differing.count(info.key)) continue;
+    KnobDiff d{info.key, info.label, {}};
+    for (const auto& t : c.trials)
+      d.values.push_back(t.config ? config::knob_text(*t.config, info.key) : "");
+    c.config_diff.push_back(std::move(d));
+  }
+
+  const TrialMetrics& base = c.trials[c.baseline];
+  for (const auto& def : kMetrics) {
+    MetricRow row{def.key, def.label, def.unit, def.better, {}, {}, {}, {}, {}};
+    const auto b = def.get(base);
+    bool any = false;
+    for (size_t i = 0; i < n; ++i) {
+      const auto v = def.get(c.trials[i]);
+      any = any || v.has_value();
+      row.values.push_back(v);
+      const bool both = i != c.baseline && v && b;
+      row.delta.push_back(both ? std::optional<double>(v->median - b->median) : std::nullopt);
+      row.ratio.push_back(both && b->median != 0 ? std::optional<double>(v->median / b->median) : std::nullopt);
+      row.ratio_low.push_back(both && b->p75 != 0 ? std::optional<double>(v->p25 / b->p75) : std::nullopt);
+      row.ratio_high.push_back(both && b->p25 != 0 ? std::optional<double>(v->p75 / b->p25) : std::nullopt);
+    }
+    if (any) c.metrics.push_back(std::move(row));
+  }
+
+  const size_t single = default_baseline(c.trials);
+  if (c.trials[single].world_size == 1 && c.trials[single].measured_steps > 0) c.single_reference = single;
+  for (size_t i = 0; i < n; ++i)
+    c.scaling_efficiency.push_back(c.single_reference ? scaling_efficiency(c.trials[i], c.trials[*c.single_reference])
+                                                      : std::nullopt);
+  for (size_t i = 0; i < n; ++i)
+    if (i != c.baseline) c.throughput_statements.push_back(throughput_statement(base, c.trials[i]));
+  return c;
+}
+
+std::string throughput_statement(const TrialMetrics& base, const TrialMetrics& other) {
+  if (base.measured_steps == 0 || other.measured_steps == 0 || base.tokens_per_step <= 0 || other.tokens_per_step <= 0)
+    return other.label + " vs " + base.label + ": no measured steps to compare.";
+  const double tb = base.step_ms.median, to = other.step_ms.median;
+  const double token_ratio = other.tokens_per_step / base.tokens_per_step;
+  const double total = other.tokens_per_s_total.median / base.tokens_per_s_total.median;
+  const double per_gpu = other.tokens_per_s_per_gpu.median / base.tokens_per_s_per_gpu.median;
+  const std::string steps =
+      format_ms(to) + " vs " + format_ms(tb) + ", " + (to >= tb ? "+" : "-") + format_pct(std::abs(to / tb - 1.0));
+  const std::string tokens = format_count(other.tokens_per_step) + " vs " + format_count(base.tokens_per_step);
+  const std::string rates = format_count(other.tokens_per_s_total.median) + " vs " +
+                            format_count(base.tokens_per_s_total.median) + " tokens/s";
+  std::string s = other.label + " vs " + base.label + ": ";
+  if (std::abs(token_ratio - 1.0) < 1e-9) {
+    s += "the same tokens per step (" + format_count(base.tokens_per_step) + "), step " + steps +
+         ", so total throughput is " + format_ratio(total) + " (" + rates + ")";
+  } else {
+    const bool slower_but_more = to > tb && total > 1.0;
+    s += slower_but_more ? "the step is slower (" + steps + ") but carries " : "step " + steps + ", carrying ";
+    s += format_ratio(token_ratio) + " the tokens (" + tokens + "), so total throughput is " + format_ratio(total) +
+         " (" + rates + ")";
+    if (slower_but_more) s += ": slower steps, more work done";
+  }
+  s += "; per GPU " + format_ratio(per_gpu) + " (" + format_count(other.tokens_per_s_per_gpu.median) + " vs " +
+       format_count(base.tokens_per_s_per_gpu.median) + " tokens/s per GPU).";
+  return s;
+}
+
+}  // namespace tunebench::analysis

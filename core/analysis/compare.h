@@ -1,0 +1,63 @@
+// Trials side by side: the configuration diff, the key metrics with deltas and ratios against a
+// baseline (with their spread), scaling efficiency, and throughput said in words.
+//
+// A comparison is plain data a Qt table model can show directly: one column per trial, one row
+// per differing knob or metric. Repeated trials of one configuration are pooled first
+// (analyze_grouped). Formatting for humans lives in report_text.cpp, not here.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/analysis/trial_metrics.h"
+#include "core/protocol/trial_log.h"
+
+namespace tunebench::analysis {
+
+struct KnobDiff {
+  std::string key;                  // config JSON key
+  std::string label;                // form label from config::knobs()
+  std::vector<std::string> values;  // per trial, as knob_text ("" when a trial has no config)
+};
+
+enum class Better { Lower, Higher, Neither };
+
+struct MetricRow {
+  std::string key;    // "step_ms", "tokens_per_s_per_gpu", ...
+  std::string label;  // "Step time"
+  std::string unit;   // "ms", "tokens/s", "%", "GB/s", "GiB", ""
+  Better better = Better::Neither;
+  std::vector<std::optional<Spread>> values;  // per trial; nullopt = not measured / not defined
+  // Against the baseline trial (nullopt for the baseline itself and where either side is missing):
+  std::vector<std::optional<double>> delta;       // median - baseline median
+  std::vector<std::optional<double>> ratio;       // median / baseline median
+  std::vector<std::optional<double>> ratio_low;   // p25 / baseline p75 (pessimistic end)
+  std::vector<std::optional<double>> ratio_high;  // p75 / baseline p25 (optimistic end)
+};
+
+struct Comparison {
+  std::vector<TrialMetrics> trials;
+  size_t baseline = 0;                // index into trials
+  std::vector<KnobDiff> config_diff;  // knobs that differ between any two trials
+  std::vector<MetricRow> metrics;
+  std::optional<size_t> single_reference;                 // the single-GPU trial scaling efficiency refers to
+  std::vector<std::optional<double>> scaling_efficiency;  // per trial, vs single_reference
+  std::vector<std::string> throughput_statements;         // baseline vs each other trial
+};
+
+// Groups logs whose configurations are equal (differing_knobs empty; logs without a config stand
+// alone) and pools each group, in order of first appearance.
+std::vector<TrialMetrics> analyze_grouped(const std::vector<protocol::TrialLog>& logs);
+
+// The baseline a report uses when none is named: the single-GPU trial with the most measured
+// steps, else the first.
+size_t default_baseline(const std::vector<TrialMetrics>& trials);
+
+Comparison compare(std::vector<TrialMetrics> trials, size_t baseline = 0);
+
+// Step time versus throughput in words, e.g. "ddp: the step is slower (1.50 s vs 1.20 s, +25 %)
+// but carries 2.00x the tokens (8,192 vs 4,096), so total throughput is 1.60x ...".
+std::string throughput_statement(const TrialMetrics& base, const TrialMetrics& other);
+
+}  // namespace tunebench::analysis

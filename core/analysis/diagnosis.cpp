@@ -1,0 +1,330 @@
+#include "core/analysis/diagnosis.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/analysis/diagnosis_text.h"
+#include "core/analysis/format.h"
+
+namespace tunebench::analysis {
+
+using config::Strategy;
+
+namespace {
+
+std::string num(int64_t v) { return std::to_string(v); }
+
+bool on_gpu(const TrialMetrics& m) {
+  return m.device != "cpu" && !m.device.empty() && (!m.config || m.config->device != config::Device::Cpu);
+}
+
+// ---- suggestions ---------------------------------------------------------------------------------
+
+Suggestion change(std::string key, std::string value, std::string why) {
+  Suggestion s{key + " " + value, {{key, value}}, std::move(why)};
+  return s;
+}
+
+void memory_suggestions(const TrialMetrics& m, std::vector<Suggestion>& out, bool oom) {
+  if (!m.config) return;
+  const auto& c = *m.config;
+  if (!c.checkpointing) {
+    out.push_back(change("checkpointing", "true",
+                         "recomputes each block's forward in backward instead of keeping its activations: "
+                         "less memory for about a third more compute"));
+    if (!oom)
+      out.push_back({"checkpointing true + micro_batch " + num(c.micro_batch * 2),
+                     {{"checkpointing", "true"}, {"micro_batch", num(c.micro_batch * 2)}},
+                     "spend the freed activation memory on a larger batch, which keeps the GPU busier"});
+  }
+  if (oom && c.micro_batch > 1)
+    out.push_back(change("micro_batch", num(c.micro_batch / 2), "halves the activation memory"));
+  if (c.strategy == Strategy::Ddp && c.world_size >= 2) {
+    Suggestion s = change("strategy", "fsdp",
+                          "shards parameters, gradients and optimizer state over the " + num(c.world_size) +
+                              " GPUs instead of replicating them (16 bytes per parameter with AdamW)");
+    if (c.compression != config::Compression::None) s.changes.push_back({"compression", "none"});
+    out.push_back(std::move(s));
+  }
+  if (c.amp == config::Amp::Fp32 || c.amp == config::Amp::Tf32)
+    out.push_back(change("amp", "bf16", "bf16 activations take half the memory of fp32"));
+}
+
+// ---- rules -----------------------------------------------------------------------------------------
+
+void failure_rule(const TrialMetrics& m, std::vector<Finding>& out) {
+  if (m.oom) {
+    Finding f{FindingKind::MemoryBound, "out of memory: the trial failed", "", 0.0, 0.0, true, {}};
+    for (const auto& e : m.errors)
+      if (e.rfind("oom", 0) == 0) f.detail += e + "\n";
+    memory_suggestions(m, f.suggestions, true);
+    out.push_back(std::move(f));
+  } else if (!m.errors.empty() && m.measured_steps == 0) {
+    out.push_back({FindingKind::Failed, "the trial failed: " + m.errors.front(), "", 0.0, 0.0, true, {}});
+  }
+}
+
+void memory_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out) {
+  if (m.oom) return;
+  const bool near_full = m.peak_fraction && *m.peak_fraction >= kPeakMemoryShare;
+  if (!near_full && m.alloc_retries == 0) return;
+  Finding f;
+  f.kind = FindingKind::MemoryBound;
+  f.title = "memory-bound: peak " + format_gib(static_cast<double>(m.peak_bytes));
+  if (m.peak_fraction)
+    f.title +=
+        " of " + format_gib(static_cast<double>(m.device_memory_bytes)) + " (" + format_pct(*m.peak_fraction) + ")";
+  if (m.alloc_retries > 0) {
+    // A retry frees the allocator's cache and synchronises the device: the stall shows up as idle.
+    f.impact_ms = m.breakdown[Part::Idle];
+    f.title += ", " + num(m.alloc_retries) + " allocator retries, " + format_ms(f.impact_ms) + " idle per step";
+    f.detail =
+        "Each cudaMalloc retry frees the caching allocator's blocks and synchronises the device; the "
+        "stalls appear as idle time in the breakdown.";
+  } else {
+    f.detail = "No allocator retries yet, but there is no room to raise the micro-batch.";
+  }
+  f.share = step_ms > 0 ? f.impact_ms / step_ms : 0.0;
+  memory_suggestions(m, f.suggestions, false);
+  out.push_back(std::move(f));
+}
+
+void data_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out) {
+  const double wait = m.breakdown[Part::DataWait];
+  const double h2d = m.breakdown[Part::HostToDevice];
+  if (step_ms <= 0 || (wait + h2d) / step_ms < kDataWaitShare) return;
+  Finding f;
+  f.kind = FindingKind::DataBound;
+  f.impact_ms = wait + h2d;
+  f.share = f.impact_ms / step_ms;
+  f.title = "data-bound: data wait " + format_ms(wait) + (h2d > 0 ? " + host-to-device " + format_ms(h2d) : "") +
+            " per step (" + format_pct(f.share) + " of " + format_ms(step_ms) + ")";
+  if (m.config) {
+    const auto& c = *m.config;
+    if (c.sample_cpu_us > 0) {
+      const double cpu_ms = static_cast<double>(c.micro_batch * c.grad_accum) * c.sample_cpu_us / 1000.0;
+      f.detail = "Preparing a step's batches costs " + num(c.micro_batch * c.grad_accum) + " samples x " +
+                 format_fixed(c.sample_cpu_us, 0) + " µs = " + format_ms(cpu_ms) + " of CPU" +
+                 (c.num_workers == 0 ? ", on the training thread (num_workers 0)."
+                                     : " spread over " + std::to_string(c.num_workers) + " loader threads.");
+    }
+    const int workers = c.num_workers == 0 ? 4 : std::min(64, c.num_workers * 2);
+    if (c.num_workers < 64)
+      f.suggestions.push_back(change("num_workers", std::to_string(workers),
+                                     "loader threads prepare the next batches while the GPU computes, so data wait "
+                                     "can drop towards 0 (up to " +
+                                         format_ms(wait) + " per step)"));
+    if (!c.pin_memory && on_gpu(m))
+      f.suggestions.push_back(change("pin_memory", "true", "page-locked batches copy asynchronously"));
+  }
+  out.push_back(std::move(f));
+}
+
+void comm_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out) {
+  const double exposed = m.breakdown[Part::ExposedComm];
+  if (m.world_size < 2 || step_ms <= 0 || exposed / step_ms < kExposedCommShare) return;
+  Finding f;
+  f.kind = FindingKind::CommBound;
+  f.impact_ms = exposed;
+  f.share = exposed / step_ms;
+  f.title = "communication-bound: exposed " + collective_name(m) + " " + format_ms(exposed) + " per step (" +
+            format_pct(f.share) + " of " + format_ms(step_ms) + ")";
+  const std::string clause = comm_clause(m);
+  if (!clause.empty()) f.title += "; " + clause;
+  const std::string fl = floor_clause(m);
+  if (!fl.empty()) f.detail = "Communication floor with nothing overlapped: " + fl + ".";
+  if (!m.config) {
+    out.push_back(std::move(f));
+    return;
+  }
+  const auto& c = *m.config;
+  if (c.strategy == Strategy::Ddp) {
+    if (!c.ddp_overlap)
+      f.suggestions.push_back(change("ddp_overlap", "true",
+                                     "all-reduce buckets while backward runs: up to " +
+                                         format_ms(m.breakdown[Part::Backward]) + " of backward to hide behind"));
+    // Accumulating k micro-steps under no_sync pays the all-reduce once per k: pick k so that the
+    // exposed share falls below kTargetExposedShare, assuming the rest of the step scales with k.
+    const double rest = step_ms - exposed;
+    if (rest > 0) {
+      const double need = exposed * (1.0 - kTargetExposedShare) / (kTargetExposedShare * rest);
+      const int64_t factor = std::max<int64_t>(2, static_cast<int64_t>(std::ceil(need)));
+      const int64_t accum = std::min<int64_t>(64, c.grad_accum * factor);
+      const double k = static_cast<double>(accum) / static_cast<double>(c.grad_accum);
+      f.suggestions.push_back(
+          change("grad_accum", num(accum),
+                 "all-reduce once per " + num(accum) + " micro-steps (no_sync): exposed share about " +
+                     format_pct(exposed / (k * rest + exposed)) + " instead of " + format_pct(f.share) +
+                     "; the optimizer batch grows " + format_fixed(k, 0) + "x"));
+    }
+    if (c.compression == config::Compression::None && gradient_dtype(m) != "bf16" && gradient_dtype(m) != "16-bit" &&
+        gradient_dtype(m) != "fp16")
+      f.suggestions.push_back(change(
+          "compression", "bf16",
+          "all-reduce gradients in 16 bits: half the bytes" +
+              (m.comm_floor_ms ? ", floor " + format_ms(*m.comm_floor_ms) + " -> " + format_ms(*m.comm_floor_ms / 2)
+                               : std::string())));
+    if (c.bucket_mb < 100)
+      f.suggestions.push_back(change("bucket_mb", "100",
+                                     "fewer, larger all-reduces: small messages reach a lower bus bandwidth "
+                                     "than large ones on every link, at the cost of a later first all-reduce"));
+  } else if (c.strategy == Strategy::Fsdp) {
+    if (!c.fsdp_prefetch)
+      f.suggestions.push_back(change("fsdp_prefetch", "true", "gather the next block while this one computes"));
+    if (c.fsdp_mode == config::FsdpMode::FullShard)
+      f.suggestions.push_back(change("fsdp_mode", "shard_grad_op",
+                                     "keep gathered parameters from forward to backward: no re-gather in backward "
+                                     "(about a third of FSDP's traffic) for more memory"));
+    if (c.fsdp_reduce_dtype == config::DType::Fp32)
+      f.suggestions.push_back(change("fsdp_reduce_dtype", "bf16", "reduce-scatter gradients in bf16: half the bytes"));
+  }
+  out.push_back(std::move(f));
+}
+
+void idle_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out) {
+  const double idle = m.breakdown[Part::Idle];
+  if (m.alloc_retries > 0 || step_ms <= 0 || idle / step_ms < kIdleShare) return;  // retries own the idle
+  Finding f;
+  f.kind = FindingKind::IdleBound;
+  f.impact_ms = idle;
+  f.share = idle / step_ms;
+  f.title = "launch/host-bound: the GPU is idle " + format_ms(idle) + " per step (" + format_pct(f.share) +
+            ") with no compute, communication or data wait";
+  f.detail =
+      "Gaps between kernels: the host does not issue work fast enough (kernel launches, Python-free "
+      "but still per-op dispatch, synchronisation).";
+  if (m.config) {
+    const auto& c = *m.config;
+    if (c.strategy == Strategy::Single && !c.compile && on_gpu(m))
+      f.suggestions.push_back(
+          change("compile", "true", "CUDA-graph capture replays the step without per-kernel launches"));
+    if (m.peak_fraction && *m.peak_fraction < kHeadroomShare)
+      f.suggestions.push_back(change("micro_batch", num(c.micro_batch * 2),
+                                     "twice the work per kernel; peak memory is only " + format_pct(*m.peak_fraction)));
+  }
+  out.push_back(std::move(f));
+}
+
+// A rank that works longer than the others makes them wait inside their collectives, where the
+// wait looks like exposed communication. Busy time = step - exposed communication - idle.
+void imbalance_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out) {
+  if (m.ranks.size() < 2 || step_ms <= 0) return;
+  auto busy = [](const RankMetrics& r) {
+    return r.breakdown.step_ms - r.breakdown[Part::ExposedComm] - r.breakdown[Part::Idle];
+  };
+  const RankMetrics* slow = &m.ranks.front();
+  const RankMetrics* fast = &m.ranks.front();
+  for (const auto& r : m.ranks) {
+    if (busy(r) > busy(*slow)) slow = &r;
+    if (busy(r) < busy(*fast)) fast = &r;
+  }
+  const double gap = busy(*slow) - busy(*fast);
+  if (gap / step_ms < kImbalanceShare) return;
+  Part worst = Part::Forward;
+  for (Part p : kAllParts) {
+    if (p == Part::ExposedComm || p == Part::Idle) continue;
+    if (slow->breakdown[p] - fast->breakdown[p] > slow->breakdown[worst] - fast->breakdown[worst]) worst = p;
+  }
+  Finding f;
+  f.kind = FindingKind::Imbalance;
+  f.impact_ms = gap;
+  f.share = gap / step_ms;
+  f.title = "rank imbalance: rank " + std::to_string(slow->rank) + " is busy " + format_ms(gap) +
+            " longer per step than rank " + std::to_string(fast->rank) + " (" + std::string(label(worst)) + " " +
+            format_signed_ms(slow->breakdown[worst] - fast->breakdown[worst]) +
+            "); the other ranks wait for it inside their collectives";
+  f.detail = "Part of the exposed communication on the waiting ranks is this wait, not transfer time.";
+  if (m.config && worst == Part::DataWait && m.config->num_workers < 64)
+    f.suggestions.push_back(change("num_workers",
+                                   std::to_string(m.config->num_workers == 0 ? 4 : m.config->num_workers * 2),
+                                   "the slow rank's loader cannot keep up"));
+  out.push_back(std::move(f));
+}
+
+void compute_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out) {
+  const double compute = m.breakdown[Part::Forward] + m.breakdown[Part::Backward] + m.breakdown[Part::Optimizer] +
+                         m.breakdown[Part::OtherCompute];
+  if (step_ms <= 0 || compute <= 0) return;
+  Finding f;
+  f.kind = FindingKind::ComputeBound;
+  f.impact_ms = compute;
+  f.share = compute / step_ms;
+  f.title = "compute-bound: " + format_pct(f.share) + " of the step is compute" +
+            (m.mfu ? ", MFU " + format_pct(*m.mfu) : std::string(", MFU unknown for this device"));
+  if (m.breakdown.recompute_ms > 0)
+    f.detail = "Recompute (checkpointing): " + format_ms(m.breakdown.recompute_ms) + " per step.";
+  if (m.config) {
+    const auto& c = *m.config;
+    if ((c.amp == config::Amp::Fp32 || c.amp == config::Amp::Tf32) && on_gpu(m))
+      f.suggestions.push_back(change("amp", "bf16", "bf16 tensor cores: the MFU peak assumes them"));
+    if (c.strategy == Strategy::Single && !c.compile && on_gpu(m))
+      f.suggestions.push_back(change("compile", "true", "CUDA-graph capture of the step"));
+    if (m.peak_fraction && *m.peak_fraction < kHeadroomShare)
+      f.suggestions.push_back(change("micro_batch", num(c.micro_batch * 2), "larger matmuls run nearer the peak"));
+  }
+  out.push_back(std::move(f));
+}
+
+}  // namespace
+
+std::string_view to_string(FindingKind kind) {
+  switch (kind) {
+    case FindingKind::Failed:
+      return "failed";
+    case FindingKind::MemoryBound:
+      return "memory-bound";
+    case FindingKind::DataBound:
+      return "data-bound";
+    case FindingKind::CommBound:
+      return "communication-bound";
+    case FindingKind::Imbalance:
+      return "imbalance";
+    case FindingKind::IdleBound:
+      return "launch-bound";
+    case FindingKind::ComputeBound:
+      return "compute-bound";
+    case FindingKind::Scaling:
+      return "scaling";
+  }
+  return "?";
+}
+
+void rank_findings(std::vector<Finding>& findings) {
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.blocking != b.blocking) return a.blocking;
+    return a.impact_ms > b.impact_ms;
+  });
+}
+
+Diagnosis diagnose(const TrialMetrics& m) {
+  Diagnosis d{m.trial, m.label, "", {}};
+  const double step_ms = m.breakdown.step_ms > 0 ? m.breakdown.step_ms : m.step_ms.median;
+  failure_rule(m, d.findings);
+  memory_rule(m, step_ms, d.findings);
+  data_rule(m, step_ms, d.findings);
+  comm_rule(m, step_ms, d.findings);
+  idle_rule(m, step_ms, d.findings);
+  imbalance_rule(m, step_ms, d.findings);
+  rank_findings(d.findings);
+  // Compute-bound is the verdict only when nothing else stands out, and always ranks last.
+  const bool other =
+      std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) { return f.blocking || f.impact_ms > 0; });
+  if (!other && m.measured_steps > 0) compute_rule(m, step_ms, d.findings);
+  d.verdict = d.findings.empty()
+                  ? (m.measured_steps > 0 ? "no measured phase intervals to diagnose" : "no measured steps")
+                  : d.findings.front().title;
+  return d;
+}
+
+config::TrialConfig apply(const Suggestion& suggestion, config::TrialConfig base,
+                          std::vector<config::Problem>* problems) {
+  for (const auto& ch : suggestion.changes)
+    if (auto p = config::set_knob(base, ch.key, ch.value); p && problems) problems->push_back(*p);
+  base.name = base.name.empty() ? suggestion.title : base.name + " + " + suggestion.title;
+  if (problems)
+    for (auto& p : config::validate(base))
+      problems->push_back(std::move(p));
+  return base;
+}
+
+}  // namespace tunebench::analysis

@@ -1,0 +1,21 @@
+// Shared phrases of the single-trial and pair diagnoses: what the collectives are called and
+// the "13.5 GB of bf16 gradients at 310 GB/s, 74 % hidden behind backward" clause.
+// Internal to core/analysis; no rules live here.
+#pragma once
+
+#include <string>
+
+#include "core/analysis/trial_metrics.h"
+
+namespace tunebench::analysis {
+
+// "all-reduce" (DDP), "all-gather/reduce-scatter" (FSDP), else "communication".
+std::string collective_name(const TrialMetrics& m);
+// "bf16", "fp16", "fp32" or "16-bit" from bytes per parameter and the config; "" when unknown.
+std::string gradient_dtype(const TrialMetrics& m);
+// "13.5 GB of bf16 gradients at 310 GB/s, 74 % hidden behind backward" (parts that are known).
+std::string comm_clause(const TrialMetrics& m);
+// "13.5 GB x 2(n-1)/n = 13.5 GB on the bus at 310 GB/s = 43.5 ms"; "" without comm.
+std::string floor_clause(const TrialMetrics& m);
+
+}  // namespace tunebench::analysis

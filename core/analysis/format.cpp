@@ -1,0 +1,55 @@
+#include "core/analysis/format.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace tunebench::analysis {
+
+std::string format_fixed(double value, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  std::string s(buf);
+  if (s == "-0" || s.rfind("-0.", 0) == 0) {  // no "-0.0"
+    bool zero = true;
+    for (char c : s)
+      zero = zero && (c == '-' || c == '0' || c == '.');
+    if (zero) s.erase(0, 1);
+  }
+  return s;
+}
+
+std::string format_ms(double ms) {
+  if (std::abs(ms) >= 1000.0) return format_fixed(ms / 1000.0, 2) + " s";
+  if (std::abs(ms) >= 100.0) return format_fixed(ms, 0) + " ms";
+  return format_fixed(ms, 1) + " ms";
+}
+
+std::string format_signed_ms(double ms) { return (ms >= 0 ? "+" : "-") + format_ms(std::abs(ms)); }
+
+std::string format_gb(double bytes) {
+  const double gb = bytes / 1e9;
+  if (gb >= 0.1 || gb == 0) return format_fixed(gb, 1) + " GB";
+  return format_fixed(bytes / 1e6, 1) + " MB";
+}
+
+std::string format_gib(double bytes) { return format_fixed(bytes / (1024.0 * 1024.0 * 1024.0), 1) + " GiB"; }
+
+std::string format_pct(double fraction) {
+  const double pct = fraction * 100.0;
+  return format_fixed(pct, std::abs(pct) < 10.0 ? 1 : 0) + " %";
+}
+
+std::string format_ratio(double ratio) { return format_fixed(ratio, 2) + "x"; }
+
+std::string format_count(double value) {
+  const auto v = static_cast<long long>(std::llround(value));
+  std::string digits = std::to_string(std::llabs(v));
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (v < 0 ? "-" : "") + out;
+}
+
+}  // namespace tunebench::analysis

@@ -1,0 +1,22 @@
+// Number formatting for findings and reports, one convention everywhere.
+//
+// Times: "45.0 ms" below one second, "1.50 s" above. Traffic in GB (1e9 bytes, as GB/s of busbw),
+// memory in GiB (as the CUDA allocator and nvidia-smi report it). Percentages "74 %", ratios
+// "1.60x", counts with thousands separators "5,461". No locale, no I/O.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tunebench::analysis {
+
+std::string format_ms(double ms);
+std::string format_signed_ms(double ms);  // "+45.0 ms" / "-3.0 ms"
+std::string format_gb(double bytes);      // "13.5 GB"
+std::string format_gib(double bytes);     // "101.6 GiB"
+std::string format_pct(double fraction);  // 0.74 -> "74 %"; below 10 % with one decimal
+std::string format_ratio(double ratio);   // "1.60x"
+std::string format_count(double value);   // 5461.3 -> "5,461"
+std::string format_fixed(double value, int decimals);
+
+}  // namespace tunebench::analysis

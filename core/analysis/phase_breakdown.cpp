@@ -1,0 +1,132 @@
+#include "core/analysis/phase_breakdown.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/analysis/interval_math.h"
+
+namespace tunebench::analysis {
+
+using protocol::Lane;
+using protocol::Phase;
+
+namespace {
+
+// Slots in priority order: the lowest active slot owns the instant.
+enum Slot { kBackward, kForward, kOptimizer, kOtherCompute, kComm, kDataWait, kH2d, kHostOptimizer, kSlotCount };
+
+constexpr Part kSlotPart[kSlotCount] = {Part::Backward,    Part::Forward,  Part::Optimizer,    Part::OtherCompute,
+                                        Part::ExposedComm, Part::DataWait, Part::HostToDevice, Part::Optimizer};
+
+int slot_of(const protocol::Interval& in) {
+  switch (in.lane) {
+    case Lane::Compute:
+      switch (in.phase) {
+        case Phase::Backward:
+        case Phase::Recompute:
+          return kBackward;
+        case Phase::Forward:
+          return kForward;
+        case Phase::Optimizer:
+          return kOptimizer;
+        default:
+          return kOtherCompute;
+      }
+    case Lane::Comm:
+      return kComm;
+    case Lane::Host:
+      switch (in.phase) {
+        case Phase::DataWait:
+          return kDataWait;
+        case Phase::HostToDevice:
+          return kH2d;
+        case Phase::Optimizer:
+          return kHostOptimizer;
+        default:
+          return -1;  // other host activity does not occupy the device: idle
+      }
+  }
+  return -1;
+}
+
+struct Edge {
+  int64_t t_us;
+  int slot;
+  int delta;
+};
+
+}  // namespace
+
+std::string_view to_string(Part part) {
+  static constexpr std::string_view names[kPartCount] = {"data_wait", "h2d",           "forward",      "backward",
+                                                         "optimizer", "other_compute", "exposed_comm", "idle"};
+  return names[static_cast<size_t>(part)];
+}
+
+std::string_view label(Part part) {
+  static constexpr std::string_view names[kPartCount] = {
+      "data wait",     "host-to-device",        "forward", "backward", "optimizer",
+      "other compute", "exposed communication", "idle"};
+  return names[static_cast<size_t>(part)];
+}
+
+int64_t step_duration_us(const protocol::Step& step) {
+  if (step.end_us > step.start_us) return step.end_us - step.start_us;
+  return static_cast<int64_t>(std::llround(step.step_ms * 1000.0));
+}
+
+PhaseBreakdown breakdown_of(const protocol::Step& step) {
+  PhaseBreakdown b;
+  b.step_us = step_duration_us(step);
+  // Steps without a window (timing off) have no intervals to place: all idle.
+  const bool has_window = step.end_us > step.start_us;
+  const Span window{step.start_us, step.end_us};
+
+  std::vector<Edge> edges;
+  std::vector<Span> comm, recompute, compute;
+  if (has_window) {
+    for (const auto& in : step.intervals) {
+      const int slot = slot_of(in);
+      const Span s{std::max(in.start_us, window.start_us), std::min(in.end_us, window.end_us)};
+      if (slot < 0 || s.length_us() == 0) continue;
+      edges.push_back({s.start_us, slot, +1});
+      edges.push_back({s.end_us, slot, -1});
+      if (slot == kComm) comm.push_back(s);
+      if (slot <= kOtherCompute) compute.push_back(s);
+      if (in.lane == Lane::Compute && in.phase == Phase::Recompute) recompute.push_back(s);
+    }
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& c) { return a.t_us < c.t_us; });
+
+  std::array<int, kSlotCount> active{};
+  int64_t prev = window.start_us;
+  auto attribute = [&](int64_t until) {
+    if (until <= prev) return;
+    Part part = Part::Idle;
+    for (int s = 0; s < kSlotCount; ++s)
+      if (active[static_cast<size_t>(s)] > 0) {
+        part = kSlotPart[s];
+        break;
+      }
+    b[part] += until - prev;
+    prev = until;
+  };
+  for (size_t i = 0; i < edges.size();) {
+    attribute(edges[i].t_us);
+    const int64_t t = edges[i].t_us;
+    for (; i < edges.size() && edges[i].t_us == t; ++i)
+      active[static_cast<size_t>(edges[i].slot)] += edges[i].delta;
+  }
+  if (has_window)
+    attribute(window.end_us);
+  else
+    b[Part::Idle] = b.step_us;
+
+  b.comm_us = covered_us(comm);
+  b.recompute_us = covered_us(recompute);
+  b.compute_us = covered_us(compute);
+  return b;
+}
+
+}  // namespace tunebench::analysis

@@ -1,0 +1,47 @@
+// Where the time of one step went, on one rank: parts that add up to the step time exactly.
+//
+// Convention (docs/ANALYSIS.md, "Phase breakdown"): every microsecond of the step window
+// [Step::start_us, Step::end_us) is given to exactly one part, by priority of what was running:
+//   1. compute lane: backward (Backward and Recompute), then forward, optimizer, other compute;
+//   2. comm lane: exposed communication (a collective with no compute interval beside it);
+//   3. host lane: data wait, then host-to-device, then host optimizer time (counted as optimizer);
+//   4. nothing: idle.
+// The device is the critical path: while a kernel runs, host activity costs nothing, and a
+// collective overlapped by compute is hidden. Intervals are clipped to the step window.
+// This file does not aggregate over steps or ranks (trial_metrics does).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "core/protocol/events.h"
+
+namespace tunebench::analysis {
+
+enum class Part { DataWait, HostToDevice, Forward, Backward, Optimizer, OtherCompute, ExposedComm, Idle };
+inline constexpr size_t kPartCount = 8;
+inline constexpr std::array<Part, kPartCount> kAllParts = {Part::DataWait,    Part::HostToDevice, Part::Forward,
+                                                           Part::Backward,    Part::Optimizer,    Part::OtherCompute,
+                                                           Part::ExposedComm, Part::Idle};
+
+std::string_view to_string(Part part);  // JSON key: "data_wait", "h2d", ..., "idle"
+std::string_view label(Part part);      // words: "data wait", "host-to-device", ...
+
+struct PhaseBreakdown {
+  std::array<int64_t, kPartCount> part_us{};  // indexed by Part; sums to step_us exactly
+  int64_t step_us = 0;                        // end_us - start_us of the step
+  int64_t comm_us = 0;                        // union of collective intervals (time any collective is in flight)
+  int64_t recompute_us = 0;                   // union of Recompute intervals; already inside part Backward
+  int64_t compute_us = 0;                     // union of compute-lane intervals
+
+  int64_t& operator[](Part p) { return part_us[static_cast<size_t>(p)]; }
+  int64_t operator[](Part p) const { return part_us[static_cast<size_t>(p)]; }
+  int64_t exposed_comm_us() const { return (*this)[Part::ExposedComm]; }
+};
+
+// The step's duration: end_us - start_us when both are set, else step_ms rounded to microseconds.
+int64_t step_duration_us(const protocol::Step& step);
+PhaseBreakdown breakdown_of(const protocol::Step& step);
+
+}  // namespace tunebench::analysis

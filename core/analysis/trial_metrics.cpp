@@ -1,0 +1,253 @@
+#include "core/analysis/trial_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "core/analysis/comm_model.h"
+#include "core/analysis/mfu.h"
+
+namespace tunebench::analysis {
+
+using protocol::Phase;
+
+namespace {
+
+bool is_gradient_collective(Phase p) { return p == Phase::AllReduce || p == Phase::ReduceScatter; }
+
+// Throughput quartiles from step-time quartiles: tokens / t is decreasing in t.
+Spread throughput_of(const Spread& step_ms, double tokens) {
+  Spread s;
+  if (step_ms.n == 0 || step_ms.min <= 0) return s;
+  auto rate = [&](double ms) { return tokens / (ms / 1000.0); };
+  s.n = step_ms.n;
+  s.median = rate(step_ms.median);
+  s.p25 = rate(step_ms.p75);
+  s.p75 = rate(step_ms.p25);
+  s.mean = rate(step_ms.mean);  // the rate of the mean step, so that total work / total time holds
+  s.min = rate(step_ms.max);
+  s.max = rate(step_ms.min);
+  return s;
+}
+
+Spread scaled(Spread s, double k) {
+  for (double* v : {&s.median, &s.p25, &s.p75, &s.mean, &s.min, &s.max})
+    *v *= k;
+  return s;
+}
+
+const protocol::Hello* first_hello(const protocol::TrialLog& log) {
+  for (const auto& [rank, r] : log.ranks)
+    if (r.hello) return &*r.hello;
+  return nullptr;
+}
+
+const protocol::ModelInfo* first_model(const protocol::TrialLog& log) {
+  for (const auto& [rank, r] : log.ranks)
+    if (r.model) return &*r.model;
+  return nullptr;
+}
+
+struct RankSample {
+  int rank;
+  const protocol::Step* step;
+  PhaseBreakdown breakdown;
+};
+
+// The rank whose work sets the step: among the ranks whose step is within kCriticalTolerance of
+// the longest, the busiest one (least exposed communication + idle, i.e. least waiting for the
+// others), then the lowest rank. Synchronised ranks end their steps together; the one the others
+// waited for is the critical path.
+constexpr double kCriticalTolerance = 0.01;
+
+const RankSample* critical_rank(const std::vector<RankSample>& samples) {
+  int64_t longest = 0;
+  for (const auto& smp : samples) longest = std::max(longest, smp.breakdown.step_us);
+  auto busy = [](const PhaseBreakdown& b) { return b.step_us - b.exposed_comm_us() - b[Part::Idle]; };
+  const RankSample* crit = nullptr;
+  for (const auto& smp : samples) {
+    if (static_cast<double>(smp.breakdown.step_us) < (1.0 - kCriticalTolerance) * static_cast<double>(longest)) continue;
+    if (!crit || busy(smp.breakdown) > busy(crit->breakdown)) crit = &smp;
+  }
+  return crit;
+}
+
+}  // namespace
+
+MeanBreakdown mean_of(const std::vector<PhaseBreakdown>& steps) {
+  MeanBreakdown m;
+  if (steps.empty()) return m;
+  const double n = static_cast<double>(steps.size());
+  for (const auto& b : steps) {
+    for (size_t i = 0; i < kPartCount; ++i)
+      m.part_ms[i] += static_cast<double>(b.part_us[i]) / 1000.0 / n;
+    m.step_ms += static_cast<double>(b.step_us) / 1000.0 / n;
+    m.comm_ms += static_cast<double>(b.comm_us) / 1000.0 / n;
+    m.recompute_ms += static_cast<double>(b.recompute_us) / 1000.0 / n;
+    m.compute_ms += static_cast<double>(b.compute_us) / 1000.0 / n;
+  }
+  return m;
+}
+
+std::vector<StepBreakdown> rank_breakdowns(const protocol::TrialLog& log, int rank) {
+  std::vector<StepBreakdown> out;
+  for (const protocol::Step* s : log.measured_steps(rank)) out.push_back({s->step, breakdown_of(*s)});
+  return out;
+}
+
+TrialMetrics analyze(const protocol::TrialLog& log) { return analyze_pooled({&log}); }
+
+TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeats) {
+  TrialMetrics m;
+  if (repeats.empty()) return m;
+  const protocol::TrialLog& first = *repeats.front();
+  m.trial = first.trial;
+  m.world_size = first.world_size();
+  if (const auto* hello = first_hello(first)) {
+    m.device = hello->device;
+    m.device_memory_bytes = hello->device_memory_bytes;
+  }
+  if (const auto cfg = first.config(); cfg.is_object()) {
+    auto parsed = config::from_json(cfg);
+    m.config = parsed.config;
+    for (const auto& p : parsed.problems)
+      m.notes.push_back("config: " + p.key + ": " + p.message);
+  }
+  const protocol::ModelInfo* model = first_model(first);
+  if (model) m.parameters = model->parameters;
+  m.label = m.config && !m.config->name.empty() ? m.config->name : (m.trial.empty() ? "trial" : m.trial);
+
+  std::vector<double> step_ms, comm_ms, exposed_ms, wait_ms, tokens, grad_bytes, comm_bytes, bus_bytes;
+  std::vector<PhaseBreakdown> critical;
+  std::map<int, std::vector<PhaseBreakdown>> per_rank;
+  std::map<int, std::vector<double>> per_rank_ms;
+  std::vector<std::pair<int64_t, double>> first_repeat_steps;  // (step index, ms) for the representative
+  double bw_weighted = 0, bw_bytes = 0;
+  double util_sum = 0;
+  int64_t util_n = 0;
+  bool any_interval = false;
+
+  for (size_t ri = 0; ri < repeats.size(); ++ri) {
+    const protocol::TrialLog& log = *repeats[ri];
+    m.repeat_ids.push_back(log.trial);
+    const int world = log.world_size();
+    std::map<int64_t, std::vector<RankSample>> by_step;
+    int64_t window_start = std::numeric_limits<int64_t>::max(), window_end = 0;
+    for (const auto& [rank, r] : log.ranks) {
+      for (const protocol::Step* s : log.measured_steps(rank)) {
+        by_step[s->step].push_back({rank, s, breakdown_of(*s)});
+        window_start = std::min(window_start, s->start_us);
+        window_end = std::max(window_end, s->end_us);
+        any_interval = any_interval || !s->intervals.empty();
+        for (const auto& in : s->intervals) {
+          if (in.lane != protocol::Lane::Comm || in.bytes <= 0) continue;
+          const double bw =
+              in.busbw_gbps > 0 ? in.busbw_gbps : bus_bandwidth_gbps(in.phase, in.bytes, in.duration_us(), world);
+          bw_weighted += static_cast<double>(in.bytes) * bw;
+          bw_bytes += static_cast<double>(in.bytes);
+        }
+      }
+      for (const auto& s : r.steps) {  // peak memory is cumulative since start: warm-up counts too
+        m.peak_bytes = std::max(m.peak_bytes, s.memory.peak_bytes);
+        m.alloc_retries = std::max(m.alloc_retries, s.memory.alloc_retries);
+      }
+      if (r.done) m.peak_bytes = std::max(m.peak_bytes, r.done->summary.peak_bytes);
+      for (const auto& e : r.errors) {
+        m.errors.push_back(e.value.kind + ": " + e.value.message);
+        if (e.value.kind == "oom") m.oom = true;
+      }
+    }
+    for (const auto& [rank, r] : log.ranks)  // GPU samples taken while measured steps ran, any rank
+      for (const auto& smp : r.samples)
+        if (smp.value.index >= 0 && smp.value.util_pct && smp.t_us >= window_start && smp.t_us <= window_end) {
+          util_sum += *smp.value.util_pct;
+          ++util_n;
+        }
+    if (world > 1 && log.ranks.size() < static_cast<size_t>(world))
+      m.notes.push_back("only " + std::to_string(log.ranks.size()) + " of " + std::to_string(world) +
+                        " ranks reported events" + (log.trial.empty() ? "" : " in trial " + log.trial));
+
+    for (const auto& [index, samples] : by_step) {
+      const RankSample* crit = critical_rank(samples);
+      int64_t tokens_total = 0;
+      for (const auto& smp : samples) {
+        tokens_total += smp.step->tokens > 0 ? smp.step->tokens : (m.config ? m.config->tokens_per_rank_step() : 0);
+        per_rank[smp.rank].push_back(smp.breakdown);
+        per_rank_ms[smp.rank].push_back(static_cast<double>(smp.breakdown.step_us) / 1000.0);
+      }
+      const PhaseBreakdown& b = crit->breakdown;
+      critical.push_back(b);
+      const double ms = static_cast<double>(b.step_us) / 1000.0;
+      step_ms.push_back(ms);
+      if (ri == 0) first_repeat_steps.emplace_back(index, ms);
+      comm_ms.push_back(static_cast<double>(b.comm_us) / 1000.0);
+      exposed_ms.push_back(static_cast<double>(b.exposed_comm_us()) / 1000.0);
+      wait_ms.push_back(static_cast<double>(b[Part::DataWait]) / 1000.0);
+      tokens.push_back(static_cast<double>(tokens_total));
+      double g = 0, c = 0, bus = 0;
+      for (const auto& in : crit->step->intervals) {
+        if (in.lane != protocol::Lane::Comm) continue;
+        c += static_cast<double>(in.bytes);
+        if (is_gradient_collective(in.phase)) g += static_cast<double>(in.bytes);
+        bus += static_cast<double>(in.bytes) * bus_factor(in.phase, world);
+      }
+      grad_bytes.push_back(g);
+      comm_bytes.push_back(c);
+      bus_bytes.push_back(bus);
+    }
+  }
+
+  m.measured_steps = static_cast<int64_t>(step_ms.size());
+  m.step_ms = spread_of(step_ms);
+  m.tokens_per_step = spread_of(tokens).median;
+  m.tokens_per_s_total = throughput_of(m.step_ms, m.tokens_per_step);
+  m.tokens_per_s_per_gpu = scaled(m.tokens_per_s_total, 1.0 / std::max(1, m.world_size));
+  m.breakdown = mean_of(critical);
+  for (const auto& [rank, bs] : per_rank)
+    m.ranks.push_back({rank, spread_of(per_rank_ms[rank]), mean_of(bs)});
+  m.comm_ms = spread_of(comm_ms);
+  m.exposed_comm_ms = spread_of(exposed_ms);
+  m.data_wait_ms = spread_of(wait_ms);
+  if (m.breakdown.comm_ms > 0) m.hidden_fraction = 1.0 - m.breakdown[Part::ExposedComm] / m.breakdown.comm_ms;
+  if (bw_bytes > 0) m.busbw_gbps = bw_weighted / bw_bytes;
+  m.grad_bytes_per_step = static_cast<int64_t>(std::llround(spread_of(grad_bytes).median));
+  m.comm_bytes_per_step = static_cast<int64_t>(std::llround(spread_of(comm_bytes).median));
+  m.bus_bytes_per_step = spread_of(bus_bytes).median;
+  if (m.busbw_gbps && m.bus_bytes_per_step > 0) m.comm_floor_ms = comm_floor_ms(m.bus_bytes_per_step, *m.busbw_gbps);
+  if (m.device_memory_bytes > 0 && m.peak_bytes > 0)
+    m.peak_fraction = static_cast<double>(m.peak_bytes) / static_cast<double>(m.device_memory_bytes);
+  if (util_n > 0) m.gpu_util_pct = util_sum / static_cast<double>(util_n);
+
+  // FLOPs per token: the PaLM formula from the configuration; the worker's own figure otherwise.
+  if (m.config) {
+    const int64_t n_matmul =
+        model && model->matmul_parameters > 0 ? model->matmul_parameters : matmul_parameters(m.config->dims);
+    m.flops_per_token = palm_flops_per_token(n_matmul, m.config->dims.layers, m.config->dims.dim, m.config->seq_len);
+  } else if (model && model->flops_per_token > 0) {
+    m.flops_per_token = model->flops_per_token;
+  }
+  m.peak_tflops = peak_bf16_tflops(m.device);
+  if (m.flops_per_token && m.tokens_per_s_per_gpu.n > 0)
+    m.mfu = model_flops_utilisation(m.tokens_per_s_per_gpu.median, *m.flops_per_token, m.peak_tflops);
+
+  double best = std::numeric_limits<double>::max();
+  for (const auto& [index, ms] : first_repeat_steps)
+    if (std::abs(ms - m.step_ms.median) < best) {
+      best = std::abs(ms - m.step_ms.median);
+      m.representative_step = index;
+    }
+  if (m.measured_steps > 0 && !any_interval)
+    m.notes.push_back("no phase intervals were recorded (timing off?): the breakdown shows the whole step as idle");
+  if (m.measured_steps == 0) m.notes.push_back("no measured steps");
+  return m;
+}
+
+std::optional<double> scaling_efficiency(const TrialMetrics& trial, const TrialMetrics& single) {
+  if (trial.tokens_per_s_per_gpu.n == 0 || single.tokens_per_s_per_gpu.n == 0 ||
+      single.tokens_per_s_per_gpu.median <= 0)
+    return std::nullopt;
+  return trial.tokens_per_s_per_gpu.median / single.tokens_per_s_per_gpu.median;
+}
+
+}  // namespace tunebench::analysis

@@ -1,0 +1,100 @@
+// The numbers of one trial (or of repeated trials of one configuration, pooled).
+//
+// Each metric has exactly one definition, written beside its field and in docs/ANALYSIS.md.
+// Per-step figures are taken over measured steps only (warm-up excluded). Ranks are aligned by
+// step index; the step time of a step is that of its slowest rank, and the trial-level breakdown,
+// communication and data-wait figures are those of the critical rank: among the ranks within 1 %
+// of the slowest, the busiest (the one the others waited for).
+// This file computes numbers; diagnosis.h turns them into words and suggestions.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/analysis/phase_breakdown.h"
+#include "core/analysis/statistics.h"
+#include "core/config/trial_config.h"
+#include "core/protocol/trial_log.h"
+
+namespace tunebench::analysis {
+
+// Mean over measured steps of a breakdown, in ms. Means add up, so part_ms sums to step_ms.
+struct MeanBreakdown {
+  std::array<double, kPartCount> part_ms{};
+  double step_ms = 0.0;
+  double comm_ms = 0.0;       // union of collectives (exposed + hidden)
+  double recompute_ms = 0.0;  // inside the backward part
+  double compute_ms = 0.0;    // union of compute-lane intervals
+  double operator[](Part p) const { return part_ms[static_cast<size_t>(p)]; }
+};
+MeanBreakdown mean_of(const std::vector<PhaseBreakdown>& steps);
+
+struct RankMetrics {
+  int rank = 0;
+  Spread step_ms;
+  MeanBreakdown breakdown;  // this rank's own steps
+};
+
+struct TrialMetrics {
+  std::string trial;                          // trial id (of the first repeat)
+  std::string label;                          // config name, else the trial id
+  std::vector<std::string> repeat_ids;        // every pooled trial's id (size = repeats)
+  std::optional<config::TrialConfig> config;  // nullopt when no hello carried a config
+  int world_size = 1;
+  std::string device;               // hello device name
+  int64_t device_memory_bytes = 0;  // per device, 0 if unknown
+  int64_t parameters = 0;           // model event, 0 if unknown
+  int64_t measured_steps = 0;       // pooled over repeats
+
+  Spread step_ms;                         // per step: slowest rank's end_us - start_us
+  double tokens_per_step = 0;             // all ranks together (median over steps)
+  Spread tokens_per_s_total;              // tokens_per_step / step time (quartiles from the step-time quartiles)
+  Spread tokens_per_s_per_gpu;            // tokens_per_s_total / world_size
+  std::optional<double> flops_per_token;  // PaLM convention (mfu.h)
+  std::optional<double> peak_tflops;      // dense bf16 peak of the device
+  std::optional<double> mfu;              // 0..1 from the median tokens/s per GPU
+
+  MeanBreakdown breakdown;  // critical rank per step, mean over steps
+  std::vector<RankMetrics> ranks;
+  Spread comm_ms;                         // per step: union of collective intervals
+  Spread exposed_comm_ms;                 // per step: comm not overlapped by compute
+  Spread data_wait_ms;                    // per step: the data-wait part of the breakdown
+  std::optional<double> hidden_fraction;  // 1 - sum(exposed) / sum(comm); nullopt without comm
+  std::optional<double> busbw_gbps;       // bytes-weighted mean busbw of all collectives
+  int64_t grad_bytes_per_step = 0;        // all-reduce + reduce-scatter payload per step (median)
+  int64_t comm_bytes_per_step = 0;        // all collectives' payload per step (median)
+  double bus_bytes_per_step = 0;          // sum of bytes * nccl-tests factor per step (median)
+  std::optional<double> comm_floor_ms;    // bus_bytes_per_step / busbw
+
+  int64_t peak_bytes = 0;               // max over ranks of peak allocated
+  int64_t alloc_retries = 0;            // max over ranks (the allocator's cumulative count)
+  std::optional<double> peak_fraction;  // peak_bytes / device_memory_bytes
+  std::optional<double> gpu_util_pct;   // mean NVML utilisation during measured steps
+
+  std::vector<std::string> errors;   // "kind: message" of every error event
+  bool oom = false;                  // an error of kind "oom" arrived
+  int64_t representative_step = -1;  // measured step whose time is closest to the median
+  std::vector<std::string> notes;    // caveats about the data (no intervals, missing ranks)
+
+  // True when any measured step had collective time.
+  bool has_comm() const { return comm_ms.n > 0 && comm_ms.max > 0; }
+};
+
+// Per-step breakdowns of one rank's measured steps, in step order (for per-step bars and timelines).
+struct StepBreakdown {
+  int64_t step = 0;
+  PhaseBreakdown breakdown;
+};
+std::vector<StepBreakdown> rank_breakdowns(const protocol::TrialLog& log, int rank);
+
+TrialMetrics analyze(const protocol::TrialLog& log);
+// Repeats of one configuration pooled: their measured steps form one population.
+TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeats);
+
+// Scaling efficiency: tokens/s per GPU of `trial` over tokens/s per GPU of `single` (medians).
+std::optional<double> scaling_efficiency(const TrialMetrics& trial, const TrialMetrics& single);
+
+}  // namespace tunebench::analysis

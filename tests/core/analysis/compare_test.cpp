@@ -1,0 +1,90 @@
+// Comparison: config diff, metric ratios with spread, pooling, and throughput said in words.
+#include "core/analysis/compare.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/core/analysis/scenarios.h"
+
+namespace ta = tunebench::analysis;
+using namespace tunebench::testing;
+
+namespace {
+const ta::MetricRow* row(const ta::Comparison& c, const std::string& key) {
+  for (const auto& r : c.metrics)
+    if (r.key == key) return &r;
+  return nullptr;
+}
+}  // namespace
+
+TEST(Compare, SlowerStepButHigherThroughputInWords) {
+  const auto single = ta::analyze(forum_single_trial().log());
+  const auto ddp = ta::analyze(forum_ddp_trial().log());
+  const std::string s = ta::throughput_statement(single, ddp);
+  EXPECT_NE(s.find("the step is slower (1.50 s vs 1.20 s, +25 %)"), std::string::npos) << s;
+  EXPECT_NE(s.find("2.00x the tokens (8,192 vs 4,096)"), std::string::npos) << s;
+  EXPECT_NE(s.find("total throughput is 1.60x (5,461 vs 3,413 tokens/s)"), std::string::npos) << s;
+  EXPECT_NE(s.find("per GPU 0.80x"), std::string::npos) << s;
+  // The other way round the step is faster and the throughput lower: no "slower but more" claim.
+  const std::string back = ta::throughput_statement(ddp, single);
+  EXPECT_EQ(back.find("slower steps, more work"), std::string::npos) << back;
+  EXPECT_NE(back.find("total throughput is 0.6"), std::string::npos) << back;  // 1 / 1.6 = 0.625
+}
+
+TEST(Compare, DiffRatiosSpreadAndScalingEfficiency) {
+  std::vector<ta::TrialMetrics> trials{ta::analyze(forum_ddp_trial().log()), ta::analyze(forum_single_trial().log())};
+  EXPECT_EQ(ta::default_baseline(trials), 1u);  // the single-GPU trial
+  const auto c = ta::compare(trials, 1);
+  ASSERT_EQ(c.trials.size(), 2u);
+  ASSERT_GE(c.config_diff.size(), 2u);
+  bool strategy = false;
+  for (const auto& d : c.config_diff) {
+    EXPECT_NE(d.key, "name");  // the free-text name is not a knob difference
+    if (d.key == "strategy") {
+      strategy = true;
+      EXPECT_EQ(d.values, (std::vector<std::string>{"ddp", "single"}));
+    }
+  }
+  EXPECT_TRUE(strategy);
+  const auto* step = row(c, "step_ms");
+  ASSERT_TRUE(step);
+  ASSERT_TRUE(step->ratio[0]);
+  EXPECT_NEAR(*step->ratio[0], 1.25, 1e-12);
+  EXPECT_NEAR(*step->delta[0], 300.0, 1e-9);
+  EXPECT_FALSE(step->ratio[1]);  // the baseline has no ratio to itself
+  const auto* total = row(c, "tokens_per_s_total");
+  ASSERT_TRUE(total);
+  EXPECT_NEAR(*total->ratio[0], 1.6, 1e-12);
+  EXPECT_NEAR(*total->ratio_low[0], 1.6, 1e-12);  // no spread in synthetic steps
+  ASSERT_TRUE(c.single_reference);
+  EXPECT_NEAR(*c.scaling_efficiency[0], 0.8, 1e-12);
+  EXPECT_NEAR(*c.scaling_efficiency[1], 1.0, 1e-12);
+  ASSERT_EQ(c.throughput_statements.size(), 1u);
+}
+
+TEST(Compare, RatioRangeComesFromTheQuartiles) {
+  tunebench::config::TrialConfig cfg;
+  SyntheticTrial a("a", cfg), b("b", cfg);
+  for (int i = 0; i < 5; ++i)
+    a.add_step(0, i, 100'000 + i * 10'000, {}, 100);  // 100..140: p25 110, p75 130
+  for (int i = 0; i < 5; ++i)
+    b.add_step(0, i, 200'000 + i * 20'000, {}, 100);  // 200..280: p25 220, p75 260
+  const auto c = ta::compare({ta::analyze(a.log()), ta::analyze(b.log())}, 0);
+  const auto* step = row(c, "step_ms");
+  EXPECT_NEAR(*step->ratio[1], 240.0 / 120.0, 1e-12);
+  EXPECT_NEAR(*step->ratio_low[1], 220.0 / 130.0, 1e-12);
+  EXPECT_NEAR(*step->ratio_high[1], 260.0 / 110.0, 1e-12);
+  EXPECT_NEAR(step->values[1]->iqr(), 40.0, 1e-12);
+}
+
+TEST(Compare, RepeatsOfOneConfigArePooledIntoOneColumn) {
+  auto first = single_gpu_trial();
+  auto second = SyntheticTrial("single-2", single_gpu_trial().log().config().is_object()
+                                               ? tunebench::config::from_json(single_gpu_trial().log().config()).config
+                                               : tunebench::config::TrialConfig{});
+  second.add_steps(0, 3, 110'000, {}, 4096);
+  const auto grouped = ta::analyze_grouped({first.log(), ddp_trial().log(), second.log()});
+  ASSERT_EQ(grouped.size(), 2u);
+  EXPECT_EQ(grouped[0].repeat_ids, (std::vector<std::string>{"single-1", "single-2"}));
+  EXPECT_EQ(grouped[0].measured_steps, 8);
+  EXPECT_DOUBLE_EQ(grouped[0].step_ms.median, 100.0);  // 5 x 100 and 3 x 110
+}

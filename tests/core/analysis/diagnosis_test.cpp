@@ -1,0 +1,244 @@
+// The diagnosis finds the cause planted in a synthetic log and ranks it first; suggestions apply.
+#include "core/analysis/diagnosis.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "tests/core/analysis/scenarios.h"
+
+namespace ta = tunebench::analysis;
+namespace tc = tunebench::config;
+using namespace tunebench::testing;
+using tunebench::protocol::Phase;
+using Kind = ta::FindingKind;
+
+namespace {
+
+tc::TrialConfig gpu(tc::Strategy strategy, int world) {
+  tc::TrialConfig c;
+  c.name = "planted";
+  c.device = tc::Device::Cuda;
+  c.strategy = strategy;
+  c.world_size = world;
+  c.amp = tc::Amp::Bf16;
+  return c;
+}
+
+const ta::Suggestion* find_suggestion(const ta::Finding& f, const std::string& key) {
+  for (const auto& s : f.suggestions)
+    for (const auto& ch : s.changes)
+      if (ch.key == key && s.changes.size() == 1) return &s;
+  return nullptr;
+}
+
+bool has_kind(const ta::Diagnosis& d, Kind k) {
+  return std::any_of(d.findings.begin(), d.findings.end(), [&](const ta::Finding& f) { return f.kind == k; });
+}
+
+}  // namespace
+
+TEST(Diagnosis, DataBound) {
+  auto c = gpu(tc::Strategy::Single, 1);
+  c.sample_cpu_us = 2000;
+  c.num_workers = 0;
+  SyntheticTrial t("data", c);
+  t.add_steps(
+      1, 4, 100'000,
+      {iv(Phase::DataWait, 0, 40'000), iv(Phase::HostToDevice, 40'000, 42'000), iv(Phase::Forward, 42'000, 62'000),
+       iv(Phase::Backward, 62'000, 95'000), iv(Phase::Optimizer, 95'000, 100'000)},
+      512);
+  const auto d = ta::diagnose(ta::analyze(t.log()));
+  ASSERT_FALSE(d.findings.empty());
+  const auto& f = d.findings.front();
+  EXPECT_EQ(f.kind, Kind::DataBound) << d.verdict;
+  EXPECT_DOUBLE_EQ(f.impact_ms, 42.0);
+  EXPECT_NEAR(f.share, 0.42, 1e-12);
+  EXPECT_EQ(d.verdict, f.title);
+  EXPECT_NE(f.title.find("data wait 40.0 ms"), std::string::npos) << f.title;
+  EXPECT_NE(f.detail.find("4 samples x 2000 µs = 8.0 ms of CPU"), std::string::npos) << f.detail;
+  const auto* workers = find_suggestion(f, "num_workers");
+  ASSERT_TRUE(workers);
+  EXPECT_EQ(workers->changes[0].value, "4");
+  ASSERT_TRUE(find_suggestion(f, "pin_memory"));
+
+  std::vector<tc::Problem> problems;
+  const auto next = ta::apply(*workers, c, &problems);
+  EXPECT_TRUE(problems.empty()) << tc::describe(problems);
+  EXPECT_EQ(next.num_workers, 4);
+  EXPECT_EQ(next.name, "planted + num_workers 4");
+  EXPECT_EQ(tc::differing_knobs(c, next), std::vector<std::string>{"num_workers"});
+}
+
+TEST(Diagnosis, CommunicationBoundRanksAboveASmallerDataWait) {
+  auto c = gpu(tc::Strategy::Ddp, 2);
+  SyntheticTrial t("comm", c);
+  t.set_parameters(750'000'000);  // 3 GB of gradients = 4 bytes per parameter: fp32
+  t.add_steps(1, 4, 100'000,
+              {iv(Phase::DataWait, 0, 6'000), iv(Phase::Forward, 6'000, 26'000), iv(Phase::Backward, 26'000, 66'000),
+               iv(Phase::AllReduce, 50'000, 66'000, 1'000'000'000, 100.0),
+               iv(Phase::AllReduce, 66'000, 96'000, 2'000'000'000, 100.0), iv(Phase::Optimizer, 96'000, 100'000)},
+              512);
+  const auto d = ta::diagnose(ta::analyze(t.log()));
+  ASSERT_GE(d.findings.size(), 2u);
+  const auto& f = d.findings[0];
+  EXPECT_EQ(f.kind, Kind::CommBound) << d.verdict;
+  EXPECT_EQ(d.findings[1].kind, Kind::DataBound);
+  EXPECT_DOUBLE_EQ(f.impact_ms, 30.0);
+  EXPECT_NE(f.title.find("exposed all-reduce 30.0 ms"), std::string::npos) << f.title;
+  EXPECT_NE(f.title.find("3.0 GB of fp32 gradients at 100 GB/s, 35 % hidden behind backward"), std::string::npos)
+      << f.title;
+  // Floor: 3 GB x 2(n-1)/n (= 1 on two ranks) / 100 GB/s = 30 ms.
+  EXPECT_NE(f.detail.find("= 30.0 ms"), std::string::npos) << f.detail;
+  // Accumulation sized for <= 10 % exposed: 30 * 0.9 / (0.1 * 70) = 3.86 -> 4.
+  const auto* accum = find_suggestion(f, "grad_accum");
+  ASSERT_TRUE(accum);
+  EXPECT_EQ(accum->changes[0].value, "4");
+  const auto* compression = find_suggestion(f, "compression");
+  ASSERT_TRUE(compression);
+  EXPECT_EQ(compression->changes[0].value, "bf16");
+  ASSERT_TRUE(find_suggestion(f, "bucket_mb"));
+  std::vector<tc::Problem> problems;
+  EXPECT_EQ(ta::apply(*compression, c, &problems).compression, tc::Compression::Bf16);
+  EXPECT_TRUE(problems.empty()) << tc::describe(problems);
+}
+
+TEST(Diagnosis, MemoryBoundWithAllocatorRetriesOwnsTheIdleTime) {
+  auto c = gpu(tc::Strategy::Single, 1);
+  SyntheticTrial t("mem", c, "NVIDIA GeForce RTX 4090", 25'757'220'864);
+  t.set_memory(24'984'503'838, 5);  // 97 % of the card
+  t.add_steps(1, 4, 100'000,
+              {iv(Phase::DataWait, 0, 3'000), iv(Phase::Forward, 3'000, 33'000), iv(Phase::Backward, 45'000, 85'000),
+               iv(Phase::Optimizer, 93'000, 100'000)},
+              512);
+  const auto d = ta::diagnose(ta::analyze(t.log()));
+  ASSERT_FALSE(d.findings.empty());
+  const auto& f = d.findings.front();
+  EXPECT_EQ(f.kind, Kind::MemoryBound) << d.verdict;
+  EXPECT_DOUBLE_EQ(f.impact_ms, 20.0);  // idle [33,45) + [85,93)
+  EXPECT_NE(f.title.find("(97 %)"), std::string::npos) << f.title;
+  EXPECT_NE(f.title.find("5 allocator retries"), std::string::npos) << f.title;
+  EXPECT_FALSE(has_kind(d, Kind::IdleBound));  // the idle is the allocator's, said once
+  EXPECT_FALSE(has_kind(d, Kind::DataBound));  // 3 % is below the 5 % threshold
+  ASSERT_TRUE(find_suggestion(f, "checkpointing"));
+  bool bigger_batch = false;
+  for (const auto& s : f.suggestions)
+    bigger_batch = bigger_batch || s.title == "checkpointing true + micro_batch 8";
+  EXPECT_TRUE(bigger_batch);
+}
+
+TEST(Diagnosis, OutOfMemoryIsBlockingAndFirst) {
+  auto c = gpu(tc::Strategy::Ddp, 2);
+  c.compression = tc::Compression::Bf16;
+  SyntheticTrial t("oom", c);
+  t.add_error(0, "oom", "CUDA out of memory. Tried to allocate 2.00 GiB");
+  const auto d = ta::diagnose(ta::analyze(t.log()));
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_TRUE(d.findings[0].blocking);
+  EXPECT_EQ(d.findings[0].kind, Kind::MemoryBound);
+  const auto* fsdp = [&]() -> const ta::Suggestion* {
+    for (const auto& s : d.findings[0].suggestions)
+      if (s.title == "strategy fsdp") return &s;
+    return nullptr;
+  }();
+  ASSERT_TRUE(fsdp);
+  std::vector<tc::Problem> problems;
+  const auto next = ta::apply(*fsdp, c, &problems);
+  EXPECT_EQ(next.strategy, tc::Strategy::Fsdp);
+  EXPECT_TRUE(problems.empty()) << tc::describe(problems);     // compression reset: FSDP has no DDP hook
+  EXPECT_TRUE(find_suggestion(d.findings[0], "micro_batch"));  // halved: 4 -> 2
+}
+
+TEST(Diagnosis, LaunchBoundSuggestsCudaGraphs) {
+  auto c = gpu(tc::Strategy::Single, 1);
+  SyntheticTrial t("idle", c);
+  t.set_memory(10'000'000'000, 0);
+  t.add_steps(
+      0, 3, 100'000,
+      {iv(Phase::Forward, 0, 20'000), iv(Phase::Backward, 35'000, 65'000), iv(Phase::Optimizer, 80'000, 100'000)}, 512);
+  const auto d = ta::diagnose(ta::analyze(t.log()));
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings[0].kind, Kind::IdleBound) << d.verdict;
+  EXPECT_DOUBLE_EQ(d.findings[0].impact_ms, 30.0);
+  const auto* compile = find_suggestion(d.findings[0], "compile");
+  ASSERT_TRUE(compile);
+  EXPECT_EQ(compile->changes[0].value, "true");
+  const auto* batch = find_suggestion(d.findings[0], "micro_batch");
+  ASSERT_TRUE(batch);
+  EXPECT_EQ(batch->changes[0].value, "8");
+}
+
+TEST(Diagnosis, CleanTrialIsComputeBound) {
+  const auto d = ta::diagnose(ta::analyze(single_gpu_trial().log()));
+  ASSERT_EQ(d.findings.size(), 1u);
+  EXPECT_EQ(d.findings[0].kind, Kind::ComputeBound);
+  EXPECT_NE(d.verdict.find("compute-bound: 100 % of the step is compute, MFU"), std::string::npos) << d.verdict;
+}
+
+TEST(Diagnosis, ApplyReportsBadValuesAndInvalidCombinations) {
+  tc::TrialConfig c;
+  std::vector<tc::Problem> problems;
+  ta::apply({"bad", {{"micro_batch", "lots"}}, ""}, c, &problems);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems[0].key, "micro_batch");
+  problems.clear();
+  ta::apply({"ddp alone", {{"strategy", "ddp"}}, ""}, c, &problems);  // world size 1 is invalid for ddp
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems[0].key, "world_size");
+}
+
+TEST(Diagnosis, StragglerRankIsNamed) {
+  auto c = gpu(tc::Strategy::Ddp, 2);
+  SyntheticTrial t("straggler", c);
+  for (int i = 0; i < 3; ++i) {
+    // Rank 1 waits 20 ms for data; rank 0 waits for rank 1 inside its all-reduce.
+    t.add_step(0, i, 100'000,
+               {iv(Phase::Forward, 0, 30'000), iv(Phase::Backward, 30'000, 70'000),
+                iv(Phase::AllReduce, 70'000, 95'000, 1'000'000, 100.0), iv(Phase::Optimizer, 95'000, 100'000)},
+               512);
+    t.add_step(1, i, 100'000,
+               {iv(Phase::DataWait, 0, 20'000), iv(Phase::Forward, 20'000, 50'000), iv(Phase::Backward, 50'000, 90'000),
+                iv(Phase::AllReduce, 90'000, 95'000, 1'000'000, 100.0), iv(Phase::Optimizer, 95'000, 100'000)},
+               512);
+  }
+  const auto m = ta::analyze(t.log());
+  // The critical rank is rank 1, whom rank 0 waited for: the trial breakdown shows its data wait.
+  EXPECT_DOUBLE_EQ(m.breakdown[ta::Part::DataWait], 20.0);
+  EXPECT_DOUBLE_EQ(m.breakdown[ta::Part::ExposedComm], 5.0);
+  const auto d = ta::diagnose(m);
+  EXPECT_EQ(d.findings.at(0).kind, Kind::DataBound) << d.verdict;
+  const auto it = std::find_if(d.findings.begin(), d.findings.end(),
+                               [](const ta::Finding& f) { return f.kind == Kind::Imbalance; });
+  ASSERT_NE(it, d.findings.end()) << d.verdict;
+  EXPECT_DOUBLE_EQ(it->impact_ms, 20.0);  // busy 95 vs 75 ms
+  EXPECT_NE(it->title.find("rank 1 is busy 20.0 ms longer per step than rank 0 (data wait +20.0 ms)"),
+            std::string::npos)
+      << it->title;
+  ASSERT_TRUE(find_suggestion(*it, "num_workers"));
+}
+
+TEST(Diagnosis, FsdpCommunicationSuggestionsAreFsdpKnobs) {
+  auto c = gpu(tc::Strategy::Fsdp, 2);
+  c.fsdp_prefetch = false;
+  SyntheticTrial t("fsdp", c);
+  t.add_steps(0, 3, 100'000,
+              {iv(Phase::AllGather, 0, 20'000, 500'000'000, 50.0), iv(Phase::Forward, 20'000, 40'000),
+               iv(Phase::AllGather, 40'000, 50'000, 500'000'000, 50.0), iv(Phase::Backward, 50'000, 90'000),
+               iv(Phase::ReduceScatter, 80'000, 95'000, 1'000'000'000, 50.0), iv(Phase::Optimizer, 95'000, 100'000)},
+              512);
+  const auto d = ta::diagnose(ta::analyze(t.log()));
+  ASSERT_FALSE(d.findings.empty());
+  const auto& f = d.findings[0];
+  EXPECT_EQ(f.kind, Kind::CommBound) << d.verdict;
+  EXPECT_DOUBLE_EQ(f.impact_ms, 35.0);  // 20 + 10 + 5
+  EXPECT_NE(f.title.find("exposed all-gather/reduce-scatter 35.0 ms"), std::string::npos) << f.title;
+  ASSERT_TRUE(find_suggestion(f, "fsdp_prefetch"));
+  ASSERT_TRUE(find_suggestion(f, "fsdp_mode"));
+  ASSERT_TRUE(find_suggestion(f, "fsdp_reduce_dtype"));
+  EXPECT_FALSE(find_suggestion(f, "compression"));  // a DDP hook: invalid for FSDP
+  for (const auto& s : f.suggestions) {
+    std::vector<tc::Problem> problems;
+    ta::apply(s, c, &problems);
+    EXPECT_TRUE(problems.empty()) << s.title << ": " << tc::describe(problems);
+  }
+}
