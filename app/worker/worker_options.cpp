@@ -67,6 +67,7 @@ WorkerOptions parse_worker_options(int argc, char** argv) {
   for (const auto& k : config::knobs()) {
     auto* opt = app.add_option("--" + flag_name(k.key), values[k.key], knob_description(k));
     opt->group(k.group);
+    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a later flag overrides an earlier one
   }
   try {
     app.parse(argc, argv);

@@ -147,7 +147,8 @@ struct Warning {
   std::string message;
 };
 
-// Kinds: "oom", "nccl", "timeout", "config", "crash", "unsupported", "io", "rendezvous", "internal".
+// Kinds: "oom", "nccl", "comm" (Gloo), "timeout", "config", "crash", "unsupported", "io", "rendezvous",
+// "internal".
 struct Error {
   std::string kind;
   std::string message;

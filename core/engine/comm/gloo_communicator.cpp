@@ -42,9 +42,12 @@ class GlooCommunicator final : public Communicator {
 
   std::unique_ptr<CommWork> all_reduce_avg(const at::Tensor& t, const std::string& label) override {
     const int h = begin(protocol::Phase::AllReduce, label, t);
-    std::vector<at::Tensor> tensors = {t};
+    // Gloo cannot reduce bf16: the values keep their bf16 rounding but travel as fp32.
+    const bool widen = t.scalar_type() == at::kBFloat16;
+    std::vector<at::Tensor> tensors = {widen ? t.to(at::kFloat) : t};
     run(m_pg->allreduce(tensors), "all-reduce " + label);
-    t.div_(m_info.world_size);
+    tensors[0].div_(m_info.world_size);
+    if (widen) t.copy_(tensors[0]);
     end(h);
     return std::make_unique<DoneWork>();
   }
@@ -87,8 +90,7 @@ class GlooCommunicator final : public Communicator {
     try {
       if (work) work->wait();
     } catch (const std::exception& e) {
-      throw EngineError("nccl", protocol::kExitCommunication,
-                        what + " failed (a peer rank died or timed out): " + e.what());
+      throw EngineError("comm", protocol::kExitCommunication, "Gloo " + what + " failed: " + e.what());
     }
   }
 

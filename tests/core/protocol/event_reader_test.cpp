@@ -223,3 +223,19 @@ TEST(EventReader, CrLfAndBlankLinesAreTolerated) {
   EXPECT_EQ(c.events.size(), 1u);
   EXPECT_TRUE(c.problems.empty());
 }
+
+TEST(EventReader, DeeplyNestedJsonIsRefusedNotAStackOverflow) {
+  Collect c;
+  tp::EventReader r(c);
+  std::string line = "{\"v\":1,\"type\":\"error\",\"kind\":\"x\",\"details\":";
+  line += std::string(600000, '[') + std::string(600000, ']') + "}\n";
+  r.feed(line);
+  // brackets inside strings do not count
+  r.feed("{\"v\":1,\"type\":\"log\",\"message\":\"" + std::string(1000, '[') + "\"}\n");
+  r.finish();
+  ASSERT_EQ(c.problems.size(), 1u);
+  EXPECT_EQ(c.problems[0].kind, tp::ReadProblem::Kind::BadJson);
+  EXPECT_NE(c.problems[0].message.find("nested"), std::string::npos);
+  ASSERT_EQ(c.events.size(), 1u);
+  EXPECT_EQ(c.events[0].as<tp::Log>().message.size(), 1000u);
+}

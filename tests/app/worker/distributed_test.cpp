@@ -1,0 +1,157 @@
+// DDP across separate worker processes over Gloo: equivalences with single-process training,
+// compression tolerance, and failures (a killed rank, a rank that never arrives).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "core/protocol/exit_codes.h"
+#include "worker_process.h"
+
+namespace tt = tunebench::testing;
+
+namespace {
+
+std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
+}
+
+// Trains with `args` on `world` ranks and returns rank 0's final parameters.
+std::vector<float> train(int world, const std::vector<std::string>& args, const std::string& tag) {
+  const std::string params = ::testing::TempDir() + "/" + tag + ".params";
+  auto runs = tt::start_ranks(world, with(args, {"--save-params", params}), tag);
+  for (auto& r : runs) {
+    const int code = tt::wait_rank(r, 240);
+    EXPECT_EQ(code, 0) << tag << ": " << tt::stderr_of(r);
+  }
+  tt::kill_all(runs);
+  return tt::read_floats(params);
+}
+
+struct Diff {
+  double max_abs = 0;
+  double max_ref = 0;
+};
+Diff diff(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& base) {
+  Diff d;
+  EXPECT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    d.max_abs = std::max(d.max_abs, std::abs(double(a[i]) - double(b[i])));
+    d.max_ref = std::max(d.max_ref, std::abs(double(b[i]) - double(base[i])));  // size of the update
+  }
+  return d;
+}
+
+// One SGD step (lr 1): the parameter change is exactly minus the averaged gradient.
+std::vector<std::string> sgd_step(int micro_batch, int accum = 1) {
+  return with(tt::small_model_args(), {"--optimizer", "sgd", "--lr", "1.0", "--steps", "2", "--warmup", "1",
+                                       "--micro-batch", std::to_string(micro_batch), "--grad-accum",
+                                       std::to_string(accum), "--bucket-mb", "0.05", "--first-bucket-mb", "0.01"});
+}
+
+}  // namespace
+
+TEST(Ddp, GradientsEqualSingleProcessGradientsOfTheSameGlobalBatch) {
+  // 2 ranks x micro-batch 2 see exactly the samples of one rank with micro-batch 4.
+  const auto init = train(1, with(sgd_step(4), {"--lr", "1e-30"}), "ddp-init");
+  const auto single = train(1, sgd_step(4), "ddp-single");
+  const auto ddp = train(2, with(sgd_step(2), {"--strategy", "ddp"}), "ddp-two");
+  const Diff d = diff(ddp, single, init);
+  EXPECT_GT(d.max_ref, 1e-3) << "the step must move the parameters for the comparison to mean anything";
+  // fp32 sums in a different order: rounding only. Tolerance: 1e-5 of the largest update.
+  EXPECT_LT(d.max_abs, 1e-5 * std::max(1.0, d.max_ref)) << "max |ddp - single| = " << d.max_abs;
+}
+
+TEST(Ddp, NoSyncAccumulationEqualsTheLargeBatch) {
+  const auto init = train(1, with(sgd_step(8), {"--lr", "1e-30"}), "nosync-init");
+  const auto single = train(1, sgd_step(8), "nosync-single");
+  const auto accumulated = train(2, with(sgd_step(2, 2), {"--strategy", "ddp"}), "nosync-ddp");
+  const Diff d = diff(accumulated, single, init);
+  EXPECT_GT(d.max_ref, 1e-3);
+  EXPECT_LT(d.max_abs, 1e-5 * std::max(1.0, d.max_ref));
+}
+
+TEST(Ddp, OverlapOffGivesTheSameResult) {
+  const auto on = train(2, with(sgd_step(2), {"--strategy", "ddp"}), "overlap-on");
+  const auto off = train(2, with(sgd_step(2), {"--strategy", "ddp", "--ddp-overlap", "false"}), "overlap-off");
+  ASSERT_EQ(on.size(), off.size());
+  for (size_t i = 0; i < on.size(); ++i) ASSERT_EQ(on[i], off[i]) << i;
+}
+
+TEST(Ddp, Bf16AndFp16CompressionStayWithinTheirTolerance) {
+  const auto init = train(1, with(sgd_step(4), {"--lr", "1e-30"}), "cmp-init");
+  const auto exact = train(2, with(sgd_step(2), {"--strategy", "ddp"}), "cmp-exact");
+  for (const char* c : {"bf16", "fp16"}) {
+    const auto compressed = train(2, with(sgd_step(2), {"--strategy", "ddp", "--compression", c}), std::string("cmp-") + c);
+    const Diff d = diff(compressed, exact, init);
+    // bf16 keeps 8 significant bits (relative error 2^-8), fp16 11 bits; the update may differ by
+    // that much (plus one more rounding for the averaging), never more.
+    const double tolerance = std::string(c) == "bf16" ? 1.0 / 128 : 1.0 / 1024;
+    EXPECT_LT(d.max_abs, tolerance * d.max_ref) << c;
+    EXPECT_GT(d.max_abs, 0.0) << c << ": compression must actually change the bits that travel";
+  }
+}
+
+TEST(Ddp, KilledRankEndsTheOthersWithAnErrorInsteadOfAHang) {
+  auto runs = tt::start_ranks(2, with(tt::small_model_args(), {"--strategy", "ddp", "--steps", "100000", "--warmup",
+                                                               "1", "--collective-timeout-s", "15"}),
+                              "killed");
+  // wait for rank 1 to be training, then kill it
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      const auto log = tt::events_of(runs[1]);
+      if (log.ranks.count(1) && !log.ranks.at(1).steps.empty()) break;
+    } catch (const std::runtime_error&) {
+      // the event file does not exist yet
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ::kill(runs[1].pid, SIGKILL);
+  const int code = tt::wait_rank(runs[0], 60);
+  tt::kill_all(runs);
+  EXPECT_EQ(code, tunebench::protocol::kExitCommunication) << tt::stderr_of(runs[0]);
+  const auto log = tt::events_of(runs[0]);
+  ASSERT_FALSE(log.ranks.at(0).errors.empty());
+  const auto& kind = log.ranks.at(0).errors.back().value.kind;
+  EXPECT_TRUE(kind == "comm" || kind == "timeout") << kind;
+}
+
+TEST(Ddp, RankThatNeverArrivesIsARendezvousErrorOnTheOthers) {
+  auto runs = tt::start_ranks(2, with(tt::small_model_args(), {"--strategy", "ddp", "--rendezvous-timeout-s", "3"}),
+                              "lonely", {}, /*only_rank=*/0);
+  const int code = tt::wait_rank(runs[0], 60);
+  tt::kill_all(runs);
+  EXPECT_EQ(code, tunebench::protocol::kExitCommunication);
+  const auto log = tt::events_of(runs[0]);
+  ASSERT_FALSE(log.ranks.at(0).errors.empty());
+  EXPECT_EQ(log.ranks.at(0).errors[0].value.kind, "rendezvous");
+  EXPECT_NE(log.ranks.at(0).errors[0].value.message.find("1 of 2"), std::string::npos);
+}
+
+TEST(Ddp, CommLaneCarriesEveryBucket) {
+  auto runs = tt::start_ranks(2, with(sgd_step(2), {"--strategy", "ddp"}), "commlane");
+  for (auto& r : runs) ASSERT_EQ(tt::wait_rank(r, 240), 0) << tt::stderr_of(r);
+  const auto log = tt::events_of(runs[0]);
+  const auto& step = log.ranks.at(0).steps.back();
+  int buckets = 0;
+  int64_t bytes = 0;
+  for (const auto& in : step.intervals)
+    if (in.lane == tunebench::protocol::Lane::Comm) {
+      EXPECT_EQ(in.phase, tunebench::protocol::Phase::AllReduce);
+      EXPECT_EQ(in.label.rfind("bucket ", 0), 0u);
+      EXPECT_GT(in.bytes, 0);
+      EXPECT_GE(in.busbw_gbps, 0.0);
+      bytes += in.bytes;
+      ++buckets;
+    }
+  EXPECT_GT(buckets, 2) << "a 50 KiB bucket cap splits the small model into several buckets";
+  // every fp32 gradient travels once: 4 bytes per parameter
+  ASSERT_TRUE(log.ranks.at(0).model);
+  EXPECT_EQ(bytes, 4 * log.ranks.at(0).model->parameters);
+  EXPECT_GT(step.comm_ms, 0.0);
+  EXPECT_GE(step.exposed_comm_ms, 0.0);
+}
