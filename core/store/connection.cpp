@@ -48,7 +48,8 @@ void harden(SQLite::Database& db, bool writable) {
   sqlite3_limit(h, SQLITE_LIMIT_ATTACHED, 0);
   sqlite3_limit(h, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 100);
   sqlite3_limit(h, SQLITE_LIMIT_VARIABLE_NUMBER, 100);
-  sqlite3_limit(h, SQLITE_LIMIT_TRIGGER_DEPTH, 1);
+  // Foreign-key cascades count as trigger levels: trials -> steps -> intervals needs a few.
+  sqlite3_limit(h, SQLITE_LIMIT_TRIGGER_DEPTH, 8);
   sqlite3_limit(h, SQLITE_LIMIT_WORKER_THREADS, 0);
 
   db.exec("PRAGMA trusted_schema = OFF");

@@ -69,8 +69,10 @@ TrialInfo read_trial_row(SQLite::Statement& q) {
   return t;
 }
 
-std::vector<std::string> read_tags(SQLite::Database& db, int64_t id) {
+// Tags arrived with schema 2; a version-1 file opened read-only has none.
+std::vector<std::string> read_tags(SQLite::Database& db, int version, int64_t id) {
   std::vector<std::string> tags;
+  if (version < 2) return tags;
   SQLite::Statement q(db, "SELECT tag FROM trial_tags WHERE trial_id = ? ORDER BY tag");
   q.bind(1, id);
   while (q.executeStep() && tags.size() < kMaxTagsPerTrial)
@@ -170,7 +172,7 @@ std::vector<TrialInfo> SessionStore::list_trials() const {
     SQLite::Transaction snapshot(*m_db);  // one consistent view while a writer is adding
     SQLite::Statement q(*m_db, std::string(kTrialColumns) + " ORDER BY t.id");
     while (q.executeStep()) out.push_back(read_trial_row(q));
-    for (auto& t : out) t.tags = read_tags(*m_db, t.id);
+    for (auto& t : out) t.tags = read_tags(*m_db, m_version, t.id);
     return out;
   });
 }
@@ -181,7 +183,7 @@ TrialInfo SessionStore::trial(int64_t id) const {
     q.bind(1, id);
     if (!q.executeStep()) throw StoreError(m_path + " has no trial " + std::to_string(id));
     TrialInfo t = read_trial_row(q);
-    t.tags = read_tags(*m_db, id);
+    t.tags = read_tags(*m_db, m_version, id);
     return t;
   });
 }
