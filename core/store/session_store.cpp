@@ -1,6 +1,8 @@
 // SessionStore: opening (inspect read-only, then migrate), trial metadata, editing and loading.
 #include "core/store/session_store.h"
 
+#include <sqlite3.h>
+
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <algorithm>
@@ -309,6 +311,22 @@ LoadedTrial SessionStore::load_trial(int64_t id) const {
     t.info = trial(id);
     t.log = load_trial_log(*m_db, id);
     return t;
+  });
+}
+
+void SessionStore::save_as(const std::string& path) const {
+  if (file_exists(path)) throw StoreError(path + " already exists; choose another file name");
+  guarded(m_path, "save a copy", [&] {
+    // VACUUM INTO attaches the target internally; our connections otherwise allow no ATTACH.
+    sqlite3* h = m_db->getHandle();
+    sqlite3_limit(h, SQLITE_LIMIT_ATTACHED, 1);
+    struct Restore {
+      sqlite3* h;
+      ~Restore() { sqlite3_limit(h, SQLITE_LIMIT_ATTACHED, 0); }
+    } restore{h};
+    SQLite::Statement q(*m_db, "VACUUM INTO ?");
+    q.bind(1, path);
+    q.exec();
   });
 }
 

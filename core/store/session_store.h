@@ -64,6 +64,10 @@ class SessionStore {
   void set_trial_status(int64_t id, TrialStatus status, const std::string& exit_reason = "");
   LoadedTrial load_trial(int64_t id) const;
 
+  // Writes a compact, self-contained copy of the session to `path` (which must not exist):
+  // one file with no -wal beside it, ready to send to someone. Uses VACUUM INTO.
+  void save_as(const std::string& path) const;
+
   // Running trials whose writer is gone -> interrupted. Returns how many. open() calls it.
   int mark_orphaned_trials_interrupted();
 

@@ -177,3 +177,19 @@ TEST(SessionStore, ReadOnlyRefusesEdits) {
   EXPECT_EQ(store.trial(id).name, "t");
   EXPECT_EQ(tt::read_bytes(path), before);
 }
+
+TEST(SessionStore, SaveAsWritesAnEqualSelfContainedFile) {
+  tt::TempDir dir;
+  const auto path = dir.file("live.tbsession");
+  ts::SessionStore::create(path, "live");
+  const int64_t id = write_trial(path, tt::full_trial(2, 3));
+  auto store = ts::SessionStore::open(path);  // still open: the copy comes from a live session
+  store.set_trial_tags(id, {"shared"});
+  const auto copy_path = dir.file("copy.tbsession");
+  store.save_as(copy_path);
+  EXPECT_THROW(store.save_as(copy_path), ts::StoreError);
+  auto copy = ts::SessionStore::open(copy_path, {ts::SessionStore::Mode::ReadOnly});
+  EXPECT_EQ(copy.info().name, "live");
+  EXPECT_EQ(copy.trial(id).tags, std::vector<std::string>{"shared"});
+  EXPECT_EQ(tt::canonical(copy.load_trial(id).log), tt::canonical(store.load_trial(id).log));
+}
