@@ -2,8 +2,10 @@
 // The session file is created when it does not exist yet.
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sys/stat.h>
 
 #include "app/cli/commands.h"
@@ -26,10 +28,20 @@ std::string stem(const std::string& path) {
 
 void run_import(const ImportArgs& a) {
   struct stat st {};
-  auto store = ::stat(a.session.c_str(), &st) == 0 ? store::SessionStore::open(a.session)
-                                                   : store::SessionStore::create(a.session, stem(a.session));
-  const auto result = store::import_event_log(store, a.log, a.name);
-  const auto trial = store.trial(result.trial_id);
+  const bool created = ::stat(a.session.c_str(), &st) != 0;
+  std::optional<store::SessionStore> store(created ? store::SessionStore::create(a.session, stem(a.session))
+                                                   : store::SessionStore::open(a.session));
+  store::ImportResult result;
+  try {
+    result = store::import_event_log(*store, a.log, a.name);
+  } catch (...) {
+    if (created) {  // leave no empty session behind a failed first import
+      store.reset();
+      for (const char* suffix : {"", "-wal", "-shm"}) std::remove((a.session + suffix).c_str());
+    }
+    throw;
+  }
+  const auto trial = store->trial(result.trial_id);
   std::cout << "imported trial " << trial.id << " '" << trial.name << "' ("
             << store::to_string(trial.status) << "): " << result.events << " records, "
             << result.problems << " unreadable lines\n";

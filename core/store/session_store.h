@@ -61,6 +61,8 @@ class SessionStore {
   int64_t duplicate_trial(int64_t id, const std::string& new_name = "");
   void set_trial_notes(int64_t id, const std::string& notes);
   void set_trial_tags(int64_t id, const std::vector<std::string>& tags);
+  // Running belongs to TrialWriter (it records the owning process); a trial set running here has
+  // no owner and is taken for interrupted at the next read-write open.
   void set_trial_status(int64_t id, TrialStatus status, const std::string& exit_reason = "");
   LoadedTrial load_trial(int64_t id) const;
 

@@ -84,6 +84,24 @@ TEST(EventLogImport, NotAnEventLog) {
   EXPECT_TRUE(store.list_trials().empty());  // a failed import leaves no trial behind
 }
 
+TEST(EventLogImport, DeeplyNestedJsonIsRefusedNotACrash) {
+  tt::TempDir dir;
+  const auto log_path = dir.file("deep.jsonl");
+  std::string deep = tp::format_line(tt::step_event(0, 0));
+  deep += R"({"v":1,"type":"hello","rank":0,"t_us":1,"config":)";
+  for (int i = 0; i < 600000; ++i) deep += R"({"a":)";
+  deep += "1" + std::string(600001, '}') + "\n";
+  tt::write_bytes(log_path, deep);
+  auto store = ts::SessionStore::create(dir.file("s.tbsession"), "s");
+  try {
+    ts::import_event_log(store, log_path);
+    ADD_FAILURE() << "imported a log with 600000 nested objects";
+  } catch (const ts::StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 2 nests JSON"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(store.list_trials().empty());
+}
+
 // Recorded logs (GPU runs, CPU runs) checked into tests/data/ import without losing a record.
 TEST(EventLogImport, RecordedLogs) {
   namespace fs = std::filesystem;
