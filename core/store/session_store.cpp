@@ -48,8 +48,8 @@ bool file_exists(const std::string& path) {
 
 const char* const kTrialColumns =
     "SELECT t.id, t.name, t.run_id, t.config, t.status, t.created_us, t.start_us, t.end_us, "
-    "t.exit_reason, t.source, t.notes, (SELECT count(*) FROM steps s WHERE s.trial_id = t.id) "
-    "FROM trials t";
+    "t.exit_reason, t.source, t.notes, (SELECT count(*) FROM steps s WHERE s.trial_id = t.id), "
+    "t.owner FROM trials t";
 
 TrialInfo read_trial_row(SQLite::Statement& q) {
   RowReader r(q, "trials");
@@ -68,6 +68,15 @@ TrialInfo read_trial_row(SQLite::Statement& q) {
   t.source = r.text(9, kMaxShortTextBytes);
   t.notes = r.text(10, kMaxNotesBytes);
   t.step_count = r.i64(11);
+  // A read-only view cannot mark a dead writer's trial, but must not show it as running either.
+  if (t.status == TrialStatus::Running) {
+    const std::string owner = r.text(12, kMaxShortTextBytes);
+    if (owner_is_gone(owner)) {
+      t.status = TrialStatus::Interrupted;
+      t.exit_reason = "its writer (process " + std::to_string(owner_pid(owner)) +
+                      ") stopped before the trial finished";
+    }
+  }
   return t;
 }
 

@@ -50,6 +50,7 @@ class SessionStore {
   void set_notes(const std::string& notes);
 
   // ---- trials ----
+  // A trial stored as running whose writer is gone is reported as interrupted, also read-only.
   std::vector<TrialInfo> list_trials() const;
   TrialInfo trial(int64_t id) const;  // throws StoreError when there is no such trial
   // A new trial (default: queued). Returns its id.

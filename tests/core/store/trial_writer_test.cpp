@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <SQLiteCpp/SQLiteCpp.h>
+
 #include <chrono>
 #include <thread>
 
@@ -144,15 +146,27 @@ TEST(TrialWriterCrash, SigkillKeepsEveryCommittedStepAndMarksInterrupted) {
   ASSERT_EQ(WTERMSIG(status), SIGKILL);
   ASSERT_GE(batches, 3);
 
-  {  // Read-only (a colleague's viewer): the committed batches are there, nothing is changed.
+  {  // Read-only: the committed batches are there and the trial shows as interrupted, but the
+     // file is not written (the stored status is still running).
     auto viewer = ts::SessionStore::open(s.path, {ts::SessionStore::Mode::ReadOnly});
-    EXPECT_EQ(viewer.trial(s.trial).status, ts::TrialStatus::Running);
+    EXPECT_EQ(viewer.trial(s.trial).status, ts::TrialStatus::Interrupted);
     EXPECT_GE(static_cast<int64_t>(viewer.load_trial(s.trial).log.ranks.at(0).steps.size()), committed);
+    SQLite::Database raw(s.path, SQLite::OPEN_READONLY);
+    SQLite::Statement q(raw, "SELECT status FROM trials WHERE id = ?");
+    q.bind(1, s.trial);
+    ASSERT_TRUE(q.executeStep());
+    EXPECT_EQ(q.getColumn(0).getString(), "running");
   }
   auto store = ts::SessionStore::open(s.path);
   const auto trial = store.trial(s.trial);
   EXPECT_EQ(trial.status, ts::TrialStatus::Interrupted);
   EXPECT_NE(trial.exit_reason.find(std::to_string(child)), std::string::npos) << trial.exit_reason;
+  {  // ... and stored so: the read-write open wrote the new status.
+    SQLite::Statement q(store.database(), "SELECT status FROM trials WHERE id = ?");
+    q.bind(1, s.trial);
+    ASSERT_TRUE(q.executeStep());
+    EXPECT_EQ(q.getColumn(0).getString(), "interrupted");
+  }
   const auto log = store.load_trial(s.trial).log;
   const auto& steps = log.ranks.at(0).steps;
   EXPECT_GE(static_cast<int64_t>(steps.size()), committed);
