@@ -323,6 +323,20 @@ LoadedTrial SessionStore::load_trial(int64_t id) const {
   });
 }
 
+std::map<int, protocol::Hello> SessionStore::trial_environment(int64_t id) const {
+  return guarded(m_path, "read the trial environment", [&] {
+    trial(id);  // throws when missing
+    return load_trial_environment(*m_db, id);
+  });
+}
+
+std::map<int, protocol::Done> SessionStore::trial_summaries(int64_t id) const {
+  return guarded(m_path, "read the trial summaries", [&] {
+    trial(id);
+    return load_trial_summaries(*m_db, id);
+  });
+}
+
 void SessionStore::save_as(const std::string& path) const {
   if (file_exists(path)) throw StoreError(path + " already exists; choose another file name");
   guarded(m_path, "save a copy", [&] {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,6 +67,11 @@ class SessionStore {
   // no owner and is taken for interrupted at the next read-write open.
   void set_trial_status(int64_t id, TrialStatus status, const std::string& exit_reason = "");
   LoadedTrial load_trial(int64_t id) const;
+  // Each rank's environment (hello: host, devices, driver/CUDA/NCCL/libtorch versions, NCCL env,
+  // the config it ran), without loading steps: what to show before running a trial again.
+  std::map<int, protocol::Hello> trial_environment(int64_t id) const;
+  // Each rank's done summary, without loading steps: for the trials table.
+  std::map<int, protocol::Done> trial_summaries(int64_t id) const;
 
   // Writes a compact, self-contained copy of the session to `path` (which must not exist):
   // one file with no -wal beside it, ready to send to someone. Uses VACUUM INTO.

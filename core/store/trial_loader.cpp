@@ -235,4 +235,20 @@ tp::TrialLog load_trial_log(SQLite::Database& db, int64_t trial_id) {
   return log;
 }
 
+std::map<int, tp::Hello> load_trial_environment(SQLite::Database& db, int64_t trial_id) {
+  tp::TrialLog log;
+  load_env(db, trial_id, log);
+  std::map<int, tp::Hello> out;
+  for (auto& [rank, r] : log.ranks) out.emplace(rank, std::move(*r.hello));
+  return out;
+}
+
+std::map<int, tp::Done> load_trial_summaries(SQLite::Database& db, int64_t trial_id) {
+  tp::TrialLog log;
+  load_summaries(db, trial_id, log);
+  std::map<int, tp::Done> out;
+  for (auto& [rank, r] : log.ranks) out.emplace(rank, *r.done);
+  return out;
+}
+
 }  // namespace tunebench::store

@@ -95,6 +95,16 @@ TEST(SessionStore, RoundTripOfEveryRecordType) {
   EXPECT_EQ(loaded.info.status, ts::TrialStatus::Done);
   EXPECT_EQ(loaded.info.step_count, 18);
   EXPECT_TRUE(loaded.info.start_us && loaded.info.end_us);
+
+  // The cheap views agree with the full load.
+  const auto env = store.trial_environment(id);
+  ASSERT_EQ(env.size(), 2u);
+  EXPECT_EQ(env.at(1).nccl, "2.28.3");
+  EXPECT_EQ(env.at(1).env.at("NCCL_DEBUG"), "INFO");
+  const auto summaries = store.trial_summaries(id);
+  ASSERT_EQ(summaries.size(), 2u);
+  EXPECT_EQ(summaries.at(0).summary.tokens_per_s, 43000.5);
+  EXPECT_THROW(store.trial_environment(id + 1), ts::StoreError);
 }
 
 TEST(SessionStore, ListRenameDeleteDuplicateAnnotate) {
