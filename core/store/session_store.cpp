@@ -124,6 +124,9 @@ SessionStore SessionStore::open(const std::string& path, const OpenOptions& opti
   ro.reset();
 
   auto db = open_connection(path, OpenMode::ReadWrite);
+  // SQLite quietly falls back to read-only for a write-protected file; say so instead.
+  if (sqlite3_db_readonly(db->getHandle(), "main") == 1)
+    throw StoreError(path + " is write-protected; open it read-only to look at it");
   SessionStore store(path, nullptr, false, version);
   guarded(path, "open the session for writing", [&] {
     configure_for_writing(*db);

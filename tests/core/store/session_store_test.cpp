@@ -2,6 +2,9 @@
 // trial operations the GUI offers (list, rename, delete, duplicate, annotate).
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "core/store/session_store.h"
 #include "core/store/store_error.h"
 #include "core/store/trial_writer.h"
@@ -202,4 +205,19 @@ TEST(SessionStore, SaveAsWritesAnEqualSelfContainedFile) {
   EXPECT_EQ(copy.info().name, "live");
   EXPECT_EQ(copy.trial(id).tags, std::vector<std::string>{"shared"});
   EXPECT_EQ(tt::canonical(copy.load_trial(id).log), tt::canonical(store.load_trial(id).log));
+}
+
+TEST(SessionStore, WriteProtectedFileOpensReadOnlyOnly) {
+  if (geteuid() == 0) GTEST_SKIP() << "root ignores file permissions";
+  tt::TempDir dir;
+  const auto path = dir.file("wp.tbsession");
+  ts::SessionStore::create(path, "wp").add_trial("t", nlohmann::json::object());
+  ASSERT_EQ(chmod(path.c_str(), 0444), 0);
+  try {
+    ts::SessionStore::open(path);
+    ADD_FAILURE() << "opened a write-protected file for writing";
+  } catch (const ts::StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("write-protected"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(ts::SessionStore::open(path, {ts::SessionStore::Mode::ReadOnly}).list_trials().size(), 1u);
 }
