@@ -98,6 +98,31 @@ TEST(TrialWriter, ClosedWithoutFinishIsInterrupted) {
   EXPECT_EQ(stored_steps(s.path, s.trial), 1u);
 }
 
+TEST(TrialWriter, TwoThreadsAddingConcurrently) {
+  Session s;
+  ts::TrialWriter::Options o;
+  o.max_batch_events = 97;  // commits interleave with adds from both threads
+  o.flush_interval = std::chrono::milliseconds(1);
+  {
+    ts::TrialWriter w(s.path, s.trial, o);
+    auto produce = [&w](int rank) {
+      for (int i = 0; i < 500; ++i) w.add(tt::step_event(rank, i));
+    };
+    std::thread a(produce, 0), b(produce, 1);
+    a.join();
+    b.join();
+    w.finish(ts::TrialStatus::Done);
+    EXPECT_EQ(w.committed(), 1000);
+  }
+  auto store = ts::SessionStore::open(s.path, {ts::SessionStore::Mode::ReadOnly});
+  const auto log = store.load_trial(s.trial).log;
+  for (int rank : {0, 1}) {
+    const auto& steps = log.ranks.at(rank).steps;
+    ASSERT_EQ(steps.size(), 500u);
+    for (int i = 0; i < 500; ++i) ASSERT_EQ(steps[i].step, i);  // per-rank order kept
+  }
+}
+
 TEST(TrialWriter, MissingTrialIsAStoreError) {
   Session s;
   EXPECT_THROW(ts::TrialWriter(s.path, s.trial + 100), ts::StoreError);
