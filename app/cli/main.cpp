@@ -1,12 +1,27 @@
-// tunebench-cli: the workbench without widgets. Only argument wiring lives here.
+// tunebench-cli: the workbench's core without widgets. main() only registers subcommands and
+// turns errors into one line on stderr and exit status 1.
 #include <CLI/CLI.hpp>
 
+#include <exception>
+#include <iostream>
+
+#include "app/cli/commands.h"
 #include "app/cli/report_command.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Tunebench command line: compare and diagnose distributed training trials"};
+  CLI::App app{"Tunebench command line: import worker logs, list, export, compare and diagnose trials"};
   app.require_subcommand(1);
+  tunebench::cli::add_import_command(app);
+  tunebench::cli::add_export_command(app);
+  tunebench::cli::add_list_command(app);
   tunebench::cli::add_report_command(app);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "tunebench-cli: " << e.what() << "\n";
+    return 1;
+  }
   return 0;
 }

@@ -3,13 +3,17 @@
 //
 // Inputs are event logs (.jsonl); a file holding several trials (events with different trial ids)
 // is split into one trial per id. Session files (.tbsession) need the store, which lives on
-// another branch: see the SEAM(store) below.
+// the session store (read-only) for .tbsession inputs.
 #include "app/cli/report_command.h"
+
+#include "core/store/session_store.h"
 
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
+#include <algorithm>
 #include <map>
+#include <sstream>
 #include <memory>
 
 #include "core/analysis/report.h"
@@ -63,6 +67,30 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// Trials of a session file: those named in `selection` (ids or names, comma-separated), else
+// every trial that recorded steps. The session is opened read-only: a report changes nothing.
+std::vector<tp::TrialLog> read_session(const std::string& path, const std::string& selection) {
+  store::SessionStore::OpenOptions options;
+  options.mode = store::SessionStore::Mode::ReadOnly;
+  const auto session = store::SessionStore::open(path, options);
+  std::vector<std::string> wanted;
+  std::stringstream ss(selection);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) wanted.push_back(item);
+  std::vector<tp::TrialLog> logs;
+  for (const auto& info : session.list_trials()) {
+    const bool selected = wanted.empty() ? info.step_count > 0
+                                         : std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) {
+                                             return w == info.name || w == std::to_string(info.id);
+                                           });
+    if (!selected) continue;
+    auto loaded = session.load_trial(info.id);
+    if (loaded.log.trial.empty()) loaded.log.trial = info.name;
+    logs.push_back(std::move(loaded.log));
+  }
+  return logs;
+}
+
 struct ReportOptions {
   std::vector<std::string> inputs;
   std::string trials;  // SESSION --trials A,B (store seam)
@@ -74,15 +102,13 @@ void run_report(const ReportOptions& o) {
   std::vector<tp::TrialLog> logs;
   for (const auto& path : o.inputs) {
     if (ends_with(path, ".tbsession")) {
-      // SEAM(store): load the trials named by --trials (all when empty) from the session store
-      // and append their TrialLogs here. The store lives on the `store` branch.
-      throw CLI::ValidationError("report", path +
-                                               ": session files need the session store (not built here); "
-                                               "pass .jsonl event logs");
+      for (auto& log : read_session(path, o.trials)) logs.push_back(std::move(log));
+      continue;
     }
     for (auto& log : read_logs(path)) logs.push_back(std::move(log));
   }
-  if (!o.trials.empty())
+  if (!o.trials.empty() && std::none_of(o.inputs.begin(), o.inputs.end(),
+                                        [](const std::string& p) { return ends_with(p, ".tbsession"); }))
     std::cerr << "note: --trials selects trials of a session; with event logs every trial is reported\n";
   if (logs.empty()) throw CLI::ValidationError("report", "no trials found in the inputs");
   std::optional<size_t> baseline;

@@ -1,0 +1,16 @@
+// The subcommands of tunebench-cli. Each lives in its own file and registers itself on the app
+// with one call from main.cpp; a subcommand reports failure by throwing (main prints the message
+// and exits with 1), so the files hold only argument wiring and calls into core/.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace tunebench::cli {
+
+void add_import_command(CLI::App& app);  // import SESSION LOG.jsonl [--name NAME]
+void add_export_command(CLI::App& app);  // export SESSION --trial ID --format F -o FILE
+void add_list_command(CLI::App& app);    // list SESSION
+
+}  // namespace tunebench::cli

@@ -1,0 +1,33 @@
+// Opening SQLite connections to session files with the defensive settings SQLite recommends for
+// files of unknown origin (https://www.sqlite.org/security.html).
+//
+// Every connection the store makes goes through open_connection(), including our own freshly
+// created files, so there is exactly one place that decides what a connection may do. This unit
+// deliberately does not look at the file's contents: file_guard.h does.
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace SQLite {
+class Database;
+}
+
+namespace tunebench::store {
+
+enum class OpenMode {
+  ReadOnly,   // SQLITE_OPEN_READONLY: used to inspect a file before trusting it
+  ReadWrite,  // an existing file that passed inspection
+  Create,     // a new file (the caller has checked that none exists)
+};
+
+// Opens `path` (never as a URI) and hardens the connection: defensive mode, untrusted schema, no
+// extension loading, no triggers or views, tight sqlite3_limit()s, no memory-mapped I/O, foreign
+// keys on. Throws StoreError.
+std::unique_ptr<SQLite::Database> open_connection(const std::string& path, OpenMode mode);
+
+// Settings for a connection that will write: WAL journal, synchronous=NORMAL (a committed
+// transaction survives a killed process; only power loss may undo the latest ones), busy timeout.
+void configure_for_writing(SQLite::Database& db);
+
+}  // namespace tunebench::store

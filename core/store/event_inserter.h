@@ -1,0 +1,53 @@
+// Writing protocol events into a session's tables through prepared, parameterised statements.
+//
+// Shared by the live TrialWriter and the .jsonl importer. The caller owns the transaction: this
+// class only inserts, so batching policy lives in one place (TrialWriter) and an import is one
+// transaction. Every string is bounded (limits.h) before it is bound.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/protocol/event_reader.h"
+#include "core/protocol/events.h"
+#include "core/protocol/trial_log.h"
+
+namespace SQLite {
+class Database;
+class Statement;
+}  // namespace SQLite
+
+namespace tunebench::store {
+
+class EventInserter {
+ public:
+  // Prepares its statements on `db`, which must outlive the inserter.
+  EventInserter(SQLite::Database& db, int64_t trial_id);
+  ~EventInserter();
+  EventInserter(const EventInserter&) = delete;
+  EventInserter& operator=(const EventInserter&) = delete;
+
+  void insert(const protocol::Event& event);
+  void insert_problem(const protocol::ReadProblem& problem);
+  // Every record of a TrialLog (the importer's path). Header times the TrialLog does not keep
+  // (hello, model, step) are stored from the records' own times.
+  void insert_log(const protocol::TrialLog& log);
+
+ private:
+  void hello(int rank, int64_t t_us, const protocol::Hello& h);
+  void model(int rank, int64_t t_us, const protocol::ModelInfo& m);
+  void step(int rank, const protocol::Step& s);
+  void sample(int rank, int64_t t_us, const protocol::GpuSample& g);
+  void message(int rank, int64_t t_us, const char* kind, const std::string& tag,
+               const std::string& text, const nlohmann::json* details);
+  void done(int rank, const protocol::Done& d);
+  void run_id(const std::string& id);
+
+  SQLite::Database& m_db;
+  int64_t m_trial_id;
+  bool m_run_id_set = false;
+  std::unique_ptr<SQLite::Statement> m_hello, m_model, m_step, m_interval, m_sample, m_message,
+      m_done, m_problem, m_run_id;
+};
+
+}  // namespace tunebench::store

@@ -1,0 +1,154 @@
+#include "core/store/event_log_import.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+
+#include "core/protocol/trial_log.h"
+#include "core/store/event_inserter.h"
+#include "core/store/session_store.h"
+#include "core/store/store_error.h"
+
+namespace tunebench::store {
+namespace {
+
+namespace tp = protocol;
+
+int64_t count_records(const tp::TrialLog& log) {
+  int64_t n = 0;
+  for (const auto& [rank, r] : log.ranks)
+    n += (r.hello ? 1 : 0) + (r.model ? 1 : 0) + (r.done ? 1 : 0) +
+         static_cast<int64_t>(r.steps.size() + r.samples.size() + r.logs.size() +
+                              r.warnings.size() + r.errors.size());
+  return n;
+}
+
+// What the log says about how the run ended.
+std::pair<TrialStatus, std::string> final_status(const tp::TrialLog& log) {
+  bool all_done = !log.ranks.empty();
+  for (const auto& [rank, r] : log.ranks) {
+    if (!r.errors.empty())
+      return {TrialStatus::Failed, "rank " + std::to_string(rank) + ": " + r.errors.front().value.kind +
+                                       ": " + r.errors.front().value.message.substr(0, 300)};
+    if (r.done && r.done->exit_code != 0)
+      return {TrialStatus::Failed,
+              "rank " + std::to_string(rank) + " exited with code " + std::to_string(r.done->exit_code)};
+    if (!r.done) all_done = false;
+  }
+  if (all_done) return {TrialStatus::Done, ""};
+  return {TrialStatus::Interrupted, "the log ends before every rank reported done"};
+}
+
+std::pair<int64_t, int64_t> time_span(const tp::TrialLog& log) {
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  auto see = [&](int64_t t) {
+    if (t <= 0) return;
+    lo = std::min(lo, t);
+    hi = std::max(hi, t);
+  };
+  for (const auto& [rank, r] : log.ranks) {
+    for (const auto& s : r.steps) see(s.start_us), see(s.end_us);
+    for (const auto& g : r.samples) see(g.t_us);
+    for (const auto& l : r.logs) see(l.t_us);
+    for (const auto& e : r.errors) see(e.t_us);
+  }
+  if (lo > hi) return {0, 0};
+  return {lo, hi};
+}
+
+// JSON nesting deeper than this is refused before the protocol reader sees the file: copying such
+// a value recurses once per level, and a crafted line (600k nested objects) overflows the stack.
+constexpr int kMaxJsonDepth = 256;
+
+// The 1-based number of the first line nesting deeper than kMaxJsonDepth, or 0. Streams the file.
+int64_t first_too_deep_line(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw StoreError("cannot import " + path + ": " + std::strerror(errno));
+  std::string buf(1 << 16, '\0');
+  int64_t line = 1;
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<size_t>(in.gcount());
+    for (size_t i = 0; i < n; ++i) {
+      const char c = buf[i];
+      if (c == '\n') {
+        ++line;
+        depth = 0;
+        in_string = escaped = false;
+      } else if (in_string) {
+        if (escaped) escaped = false;
+        else if (c == '\\') escaped = true;
+        else if (c == '"') in_string = false;
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '[' || c == '{') {
+        if (++depth > kMaxJsonDepth) return line;
+      } else if (c == ']' || c == '}') {
+        --depth;
+      }
+    }
+  }
+  return 0;
+}
+
+std::string file_name(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path,
+                              const std::string& name) {
+  if (const int64_t line = first_too_deep_line(jsonl_path))
+    throw StoreError("cannot import " + jsonl_path + ": line " + std::to_string(line) +
+                     " nests JSON more than " + std::to_string(kMaxJsonDepth) +
+                     " levels deep; this is not a worker event log");
+  tp::TrialLog log;
+  try {
+    log = tp::read_trial_log_file(jsonl_path);
+  } catch (const std::exception& e) {
+    throw StoreError(std::string("cannot import: ") + e.what());
+  }
+  ImportResult result;
+  result.events = count_records(log);
+  result.problems = static_cast<int64_t>(log.problems.size());
+  if (result.events == 0)
+    throw StoreError("cannot import " + jsonl_path + ": it holds no Tunebench events (" +
+                     std::to_string(result.problems) + " unreadable lines)");
+  result.problem_list.assign(log.problems.begin(),
+                             log.problems.begin() + std::min<size_t>(log.problems.size(), 100));
+
+  const std::string trial_name = !name.empty() ? name : !log.trial.empty() ? log.trial : file_name(jsonl_path);
+  nlohmann::json config = log.config();
+  if (!config.is_object()) config = nlohmann::json::object();
+  const auto [status, reason] = final_status(log);
+  const auto [start_us, end_us] = time_span(log);
+
+  SQLite::Database& db = store.database();
+  try {
+    SQLite::Transaction tx(db);
+    result.trial_id = store.add_trial(trial_name, config, TrialStatus::Queued,
+                                      "import: " + file_name(jsonl_path));
+    EventInserter inserter(db, result.trial_id);
+    inserter.insert_log(log);
+    store.set_trial_status(result.trial_id, status, reason);
+    SQLite::Statement q(db, "UPDATE trials SET start_us = ?, end_us = ? WHERE id = ?");
+    if (start_us) q.bind(1, start_us); else q.bind(1);
+    if (end_us) q.bind(2, end_us); else q.bind(2);
+    q.bind(3, result.trial_id);
+    q.exec();
+    tx.commit();
+  } catch (const SQLite::Exception& e) {
+    throw StoreError(store.path() + ": cannot import " + jsonl_path + ": " + e.what());
+  }
+  return result;
+}
+
+}  // namespace tunebench::store

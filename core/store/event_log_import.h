@@ -1,0 +1,30 @@
+// Importing a worker's event log (.jsonl from a headless or remote run) into a session as a trial.
+//
+// The whole log goes in as one transaction: an import either lands completely or not at all.
+// Lines that are not events do not stop the import; they are counted, kept with the trial
+// (read_problems table) and returned so the caller can show them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/protocol/event_reader.h"
+
+namespace tunebench::store {
+
+class SessionStore;
+
+struct ImportResult {
+  int64_t trial_id = 0;
+  int64_t events = 0;    // records stored (hello, model, step, gpu, log, warning, error, done)
+  int64_t problems = 0;  // lines that were not valid events
+  std::vector<protocol::ReadProblem> problem_list;  // the first 100, for display
+};
+
+// `name` empty: the log's trial id, else the file name. Throws StoreError when the file cannot be
+// read or holds no event at all.
+ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path,
+                              const std::string& name = "");
+
+}  // namespace tunebench::store

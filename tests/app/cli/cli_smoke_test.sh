@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# tunebench-cli end to end: import a small event log (with one bad line), list, export in every
+# format, and the errors a user meets (not a session, two trials for one trace). Usage: $0 CLI
+set -euo pipefail
+cli="$1"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+log="$dir/run.jsonl"
+for r in 0 1; do
+  echo '{"v":1,"type":"hello","trial":"smoke","rank":'$r',"t_us":1764000000000000,"host":"h","world_size":2,"device":"cpu","config":{"strategy":"ddp"}}'
+done > "$log"
+for s in 0 1 2; do
+  for r in 0 1; do
+    t=$((1764000000001000 + s * 10000))
+    echo '{"v":1,"type":"step","trial":"smoke","rank":'$r',"t_us":'$t',"step":'$s',"start_us":'$t',"end_us":'$((t + 9000))',"step_ms":9.0,"intervals":[{"lane":"compute","phase":"forward","start_us":'$t',"end_us":'$((t + 4000))'},{"lane":"comm","phase":"all_reduce","start_us":'$((t + 5000))',"end_us":'$((t + 8000))',"label":"bucket 0","bytes":1000,"busbw_gbps":1.5}]}'
+  done
+done >> "$log"
+echo 'NCCL INFO not an event' >> "$log"
+for r in 0 1; do
+  echo '{"v":1,"type":"done","trial":"smoke","rank":'$r',"t_us":1764000000099000,"exit_code":0,"summary":{"measured_steps":3}}'
+done >> "$log"
+
+session="$dir/s.tbsession"
+out="$("$cli" import "$session" "$log" --name "smoke run" 2>&1)"
+grep -q "imported trial 1 'smoke run' (done): 10 records, 1 unreadable lines" <<<"$out" || fail "import: $out"
+out="$("$cli" list "$session")"
+grep -Eq '^ +1 +done +6 +smoke run$' <<<"$out" || fail "list: $out"
+
+"$cli" export "$session" --trial 1 --format csv -o "$dir/steps.csv"
+[ "$(wc -l < "$dir/steps.csv")" -eq 7 ] || fail "steps.csv has $(wc -l < "$dir/steps.csv") lines"
+"$cli" export "$session" --format csv --table summaries -o "$dir/sum.csv"
+[ "$(wc -l < "$dir/sum.csv")" -eq 3 ] || fail "summaries.csv"
+"$cli" export "$session" --format json -o "$dir/t.json"
+grep -q '"format": "tunebench-trials"' "$dir/t.json" || fail "json export"
+"$cli" export "$session" --trial 1 --format chrome-trace -o "$dir/trace.json"
+[ "$(grep -o '"ph":"X"' "$dir/trace.json" | wc -l)" -eq 12 ] || fail "trace: expected 12 complete events"
+grep -q '"name":"rank 1"' "$dir/trace.json" || fail "trace: no rank 1 process"
+
+if out="$("$cli" list "$log" 2>&1)"; then fail "listed a .jsonl as a session"; fi
+grep -q "not a Tunebench session" <<<"$out" || fail "list of a non-session: $out"
+"$cli" import "$session" "$log" > /dev/null 2>&1
+if out="$("$cli" export "$session" --format chrome-trace -o "$dir/x.json" 2>&1)"; then
+  fail "exported two trials as one trace"
+fi
+grep -q "exactly one --trial" <<<"$out" || fail "trace of two trials: $out"
+echo "cli smoke test passed"

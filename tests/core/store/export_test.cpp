@@ -1,0 +1,131 @@
+// Exports: the Chrome trace parsed back and checked event by event, CSV tables counted and
+// guarded against formula injection, JSON with summaries and steps.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/store/export.h"
+#include "tests/core/store/test_support.h"
+
+namespace ts = tunebench::store;
+namespace tt = tunebench::store::test;
+namespace tp = tunebench::protocol;
+using nlohmann::json;
+
+namespace {
+
+ts::LoadedTrial sample_trial(int ranks, int steps) {
+  ts::LoadedTrial t;
+  t.info.id = 7;
+  t.info.name = "ddp 2x";
+  t.info.status = ts::TrialStatus::Done;
+  t.info.config = {{"strategy", "ddp"}};
+  t.log = tt::log_of(tt::full_trial(ranks, steps));
+  return t;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+}  // namespace
+
+TEST(ChromeTrace, OneProcessPerRankOneThreadPerLane) {
+  const auto trial = sample_trial(2, 5);
+  // Through text and back, as Perfetto would read it.
+  const json trace = json::parse(ts::chrome_trace(trial).dump());
+  ASSERT_TRUE(trace.contains("traceEvents"));
+  const auto& events = trace["traceEvents"];
+
+  size_t complete = 0;
+  std::map<int, std::string> process_names;
+  std::map<std::pair<int, int>, std::string> thread_names;
+  std::map<std::pair<int, int>, size_t> per_thread;
+  for (const auto& e : events) {
+    ASSERT_TRUE(e.contains("ph") && e.contains("pid") && e.contains("name")) << e.dump();
+    const int pid = e["pid"].get<int>();
+    if (e["ph"] == "M") {
+      if (e["name"] == "process_name") process_names[pid] = e["args"]["name"];
+      if (e["name"] == "thread_name") thread_names[{pid, e["tid"].get<int>()}] = e["args"]["name"];
+      continue;
+    }
+    ASSERT_EQ(e["ph"], "X") << e.dump();
+    ASSERT_TRUE(e.contains("tid") && e.contains("ts") && e.contains("dur")) << e.dump();
+    ASSERT_TRUE(e["ts"].is_number() && e["dur"].is_number());
+    EXPECT_GE(e["ts"].get<double>(), 0.0);
+    EXPECT_GE(e["dur"].get<double>(), 0.0);
+    ++complete;
+    ++per_thread[{pid, e["tid"].get<int>()}];
+    if (e["cat"] == "comm") {
+      EXPECT_GT(e["args"]["bytes"].get<int64_t>(), 0);
+      EXPECT_GT(e["args"]["busbw_gbps"].get<double>(), 0.0);
+      EXPECT_TRUE(e["args"].contains("label"));
+    }
+  }
+  EXPECT_EQ(complete, 2u * 5u * 6u);  // ranks x steps x intervals per step
+  EXPECT_EQ(process_names, (std::map<int, std::string>{{0, "rank 0"}, {1, "rank 1"}}));
+  for (int rank : {0, 1}) {
+    EXPECT_EQ((thread_names[{rank, 1}]), "host");
+    EXPECT_EQ((thread_names[{rank, 2}]), "compute");
+    EXPECT_EQ((thread_names[{rank, 3}]), "comm");
+    EXPECT_EQ((per_thread[{rank, 1}]), 5u);      // data wait
+    EXPECT_EQ((per_thread[{rank, 2}]), 5u * 3);  // forward, backward, optimizer
+    EXPECT_EQ((per_thread[{rank, 3}]), 5u * 2);  // two buckets
+  }
+}
+
+TEST(ChromeTrace, TimesAreMicrosecondsOnRankZerosClock) {
+  const auto trial = sample_trial(2, 1);
+  const json trace = ts::chrome_trace(trial);
+  // Rank 1's clock runs 17 us behind (clock_offset_us = 17): its data wait starts at +17.
+  std::map<int, double> first_ts;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] == "host") first_ts[e["pid"].get<int>()] = e["ts"].get<double>();
+  EXPECT_EQ(first_ts[0], 0.0);
+  EXPECT_EQ(first_ts[1], 17.0);
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["name"] == "forward") {
+      EXPECT_EQ(e["dur"].get<double>(), 29'400.0);
+    }
+}
+
+TEST(CsvExport, StepsAndSummaries) {
+  std::vector<ts::LoadedTrial> trials = {sample_trial(2, 4), sample_trial(1, 3)};
+  trials[1].info.id = 8;
+  trials[1].info.name = "=HYPERLINK(\"http://evil\"), \"quoted\"";
+  std::ostringstream steps, summaries;
+  ts::write_steps_csv(trials, steps);
+  ts::write_summaries_csv(trials, summaries);
+  const auto step_lines = lines_of(steps.str());
+  ASSERT_EQ(step_lines.size(), 1u + 2 * 4 + 3);
+  EXPECT_EQ(step_lines[0].substr(0, 22), "trial_id,trial_name,ra");
+  EXPECT_EQ(step_lines[1].substr(0, 16), "7,ddp 2x,0,0,1,1");
+  const auto summary_lines = lines_of(summaries.str());
+  ASSERT_EQ(summary_lines.size(), 1u + 2 + 1);
+  // The hostile name is quoted and cannot start a formula.
+  const std::string hostile_row = "8,\"'=HYPERLINK(\"\"http://evil\"\"), \"\"quoted\"\"\",done,";
+  EXPECT_EQ(summary_lines[3].substr(0, hostile_row.size()), hostile_row);
+  // Every row has as many cells as the header (no quoted commas counted).
+  EXPECT_EQ(std::count(summary_lines[1].begin(), summary_lines[1].end(), ','),
+            std::count(summary_lines[0].begin(), summary_lines[0].end(), ','));
+}
+
+TEST(JsonExport, SummariesAndSteps) {
+  const json j = json::parse(ts::trials_to_json({sample_trial(2, 4)}).dump());
+  EXPECT_EQ(j["format"], "tunebench-trials");
+  ASSERT_EQ(j["trials"].size(), 1u);
+  const auto& t = j["trials"][0];
+  EXPECT_EQ(t["name"], "ddp 2x");
+  EXPECT_EQ(t["status"], "done");
+  EXPECT_EQ(t["world_size"], 2);
+  ASSERT_EQ(t["ranks"].size(), 2u);
+  EXPECT_EQ(t["ranks"][1]["steps"].size(), 4u);
+  EXPECT_EQ(t["ranks"][1]["steps"][2]["step_ms"], 95.001);
+  EXPECT_EQ(t["ranks"][0]["summary"]["step_ms_median"], 95.5);
+  EXPECT_EQ(t["ranks"][0]["environment"]["nccl"], "2.28.3");
+}
