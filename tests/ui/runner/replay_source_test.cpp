@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "tests/ui/wait_for.h"
+
 #include <QSignalSpy>
 #include <QTest>
 
@@ -36,7 +38,7 @@ TEST(ReplaySource, PlaysEveryEventInTimeOrderThenFinishes) {
   });
   QSignalSpy finished(&replay, &ReplaySource::finished);
   replay.start(50.0);  // 11 steps of ~0.4 s recorded: well under a second
-  QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 30000);
+  TB_WAIT_FOR((finished.size()) == (1), 30000);
   EXPECT_EQ(events, replay.eventCount());
   EXPECT_EQ(steps, 22u);
   EXPECT_TRUE(ordered);

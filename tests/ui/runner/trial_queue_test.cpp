@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "tests/ui/wait_for.h"
+
 #include <QSignalSpy>
 #include <QTest>
 
@@ -26,7 +28,7 @@ TEST(TrialQueue, RunsQueuedTrialsOneAfterAnother) {
   bad.config.steps = 0;  // refused before launch: the queue must go on
   queue.enqueue(bad);
   queue.enqueue(fake_request("d", 1, 2));
-  QTRY_COMPARE_WITH_TIMEOUT(drained.size(), 1, 60000);
+  TB_WAIT_FOR((drained.size()) == (1), 60000);
   EXPECT_EQ(order, QStringList({"a", "b", "c", "d"}));
   EXPECT_FALSE(overlap);
   ASSERT_EQ(finished.size(), 4);

@@ -1,6 +1,8 @@
 // TrialRunner against the fake worker: real processes, real sockets, no libtorch.
 #include <gtest/gtest.h>
 
+#include "tests/ui/wait_for.h"
+
 #include <QSignalSpy>
 #include <QTest>
 
@@ -45,7 +47,7 @@ TEST(TrialRunner, RunsTwoRanksToCompletion) {
   TrialRunner runner;
   Recorder rec(runner);
   ASSERT_TRUE(runner.start(fake_request("ok2", 2, 6)));
-  QTRY_COMPARE_WITH_TIMEOUT(rec.finished, 1, kTimeoutMs);
+  TB_WAIT_FOR((rec.finished) == (1), kTimeoutMs);
   EXPECT_EQ(rec.outcome.status, TrialOutcome::Status::Succeeded) << rec.outcome.reason.toStdString();
   EXPECT_EQ(rec.steps, 12);
   EXPECT_EQ(rec.ranks, (std::set<int>{0, 1}));
@@ -63,7 +65,7 @@ TEST(TrialRunner, CrashingRankFailsTheTrialAndStopsTheOthers) {
   Recorder rec(runner);
   auto request = fake_request("crash", 2, 10000);  // rank 0 would run for minutes
   ASSERT_TRUE(runner.start(request));
-  QTRY_COMPARE_WITH_TIMEOUT(rec.finished, 1, kTimeoutMs);
+  TB_WAIT_FOR((rec.finished) == (1), kTimeoutMs);
   EXPECT_EQ(rec.outcome.status, TrialOutcome::Status::Failed);
   EXPECT_EQ(rec.outcome.failed_rank, 1);
   EXPECT_TRUE(rec.outcome.reason.contains("rank 1")) << rec.outcome.reason.toStdString();
@@ -77,7 +79,7 @@ TEST(TrialRunner, ExitCodeAndErrorEventAreReportedInWords) {
   TrialRunner runner;
   Recorder rec(runner);
   ASSERT_TRUE(runner.start(fake_request("oom", 1, 50)));
-  QTRY_COMPARE_WITH_TIMEOUT(rec.finished, 1, kTimeoutMs);
+  TB_WAIT_FOR((rec.finished) == (1), kTimeoutMs);
   EXPECT_EQ(rec.outcome.status, TrialOutcome::Status::Failed);
   EXPECT_TRUE(rec.outcome.reason.contains("out of memory")) << rec.outcome.reason.toStdString();
   EXPECT_TRUE(rec.outcome.reason.contains("fake failure with exit code 3")) << rec.outcome.reason.toStdString();
@@ -89,12 +91,12 @@ TEST(TrialRunner, StopKillsEveryRankEvenOneIgnoringSigterm) {
   runner.setGraceMs(500);
   Recorder rec(runner);
   ASSERT_TRUE(runner.start(fake_request("stop", 2, 100000)));
-  QTRY_VERIFY_WITH_TIMEOUT(rec.steps >= 2, kTimeoutMs);
+  TB_WAIT_FOR(rec.steps >= 2, kTimeoutMs);
   const auto pids = runner.pids();
   ASSERT_EQ(pids.size(), 2u);
   for (qint64 pid : pids) EXPECT_TRUE(process_alive(pid));
   runner.stop();
-  QTRY_COMPARE_WITH_TIMEOUT(rec.finished, 1, kTimeoutMs);
+  TB_WAIT_FOR((rec.finished) == (1), kTimeoutMs);
   EXPECT_EQ(rec.outcome.status, TrialOutcome::Status::Stopped);
   for (qint64 pid : pids) EXPECT_FALSE(process_alive(pid)) << pid;
   EXPECT_FALSE(rec.logs.filter("SIGKILL").isEmpty());
@@ -108,7 +110,7 @@ TEST(TrialRunner, SilentRankIsReportedAsHung) {
   auto request = fake_request("hang", 1, 100);
   request.config.collective_timeout_s = 1.0;
   ASSERT_TRUE(runner.start(request));
-  QTRY_COMPARE_WITH_TIMEOUT(rec.finished, 1, kTimeoutMs);
+  TB_WAIT_FOR((rec.finished) == (1), kTimeoutMs);
   EXPECT_EQ(rec.outcome.status, TrialOutcome::Status::Failed);
   EXPECT_TRUE(rec.outcome.reason.contains("hung")) << rec.outcome.reason.toStdString();
   for (qint64 pid : runner.pids()) EXPECT_FALSE(process_alive(pid));
@@ -120,7 +122,7 @@ TEST(TrialRunner, MissingWorkerIsAFailureNotACrash) {
   auto request = fake_request("missing", 1, 3);
   request.worker_program = "/nonexistent/tunebench-worker";
   runner.start(request);
-  QTRY_COMPARE_WITH_TIMEOUT(rec.finished, 1, kTimeoutMs);
+  TB_WAIT_FOR((rec.finished) == (1), kTimeoutMs);
   EXPECT_EQ(rec.outcome.status, TrialOutcome::Status::Failed);
   EXPECT_TRUE(rec.outcome.reason.contains("could not start")) << rec.outcome.reason.toStdString();
 }
