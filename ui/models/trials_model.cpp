@@ -33,8 +33,8 @@ QVariant TrialsModel::headerData(int section, Qt::Orientation orientation, int r
     case Ranks: return QStringLiteral("Ranks");
     case Model: return QStringLiteral("Model");
     case Progress: return QStringLiteral("Steps");
-    case StepMs: return QStringLiteral("Step (ms, median)");
-    case TokensPerS: return QStringLiteral("Tokens/s (total)");
+    case StepMs: return QStringLiteral("Step ms (median)");
+    case TokensPerS: return QStringLiteral("Tokens/s (all ranks)");
     case Reason: return QStringLiteral("Reason");
   }
   return {};

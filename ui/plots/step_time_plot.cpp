@@ -40,10 +40,10 @@ StepTimePlot::StepTimePlot(QWidget* parent) : LivePlot(parent) {
   auto [tx, ty] = axes(m_throughputRect);
   m_total = addGraph(tx, ty);
   m_total->setName(QStringLiteral("total"));
-  m_total->setPen(QPen(QColor(0x22, 0x22, 0x22), 2));
+  m_total->setPen(QPen(QColor(0x22, 0x22, 0x22), 1));
   m_perGpu = addGraph(tx, ty);
   m_perGpu->setName(QStringLiteral("per rank"));
-  m_perGpu->setPen(QPen(QColor(0x2b, 0x6c, 0xb0), 2, Qt::DashLine));
+  m_perGpu->setPen(QPen(QColor(0x2b, 0x6c, 0xb0), 1, Qt::DashLine));
   for (QCPGraph* g : {m_total, m_perGpu}) {
     g->removeFromLegend(legend);
     g->addToLegend(throughputLegend);
@@ -71,8 +71,8 @@ QCPGraph* StepTimePlot::rankGraph(int rank) {
   if (it != m_rankGraphs.end()) return it->second;
   QCPGraph* g = addGraph(m_stepRect->axis(QCPAxis::atBottom), m_stepRect->axis(QCPAxis::atLeft));
   g->setName(QStringLiteral("rank %1").arg(rank));
-  g->setPen(QPen(series_color(rank), 1.5));
-  g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
+  g->setPen(QPen(series_color(rank), 1));  // width 1: the raster engine's fast path
+  // Ranks often overlap exactly; distinct markers (set in beforeReplot) keep every rank visible.
   m_rankGraphs[rank] = g;
   return g;
 }
@@ -131,6 +131,15 @@ void StepTimePlot::beforeReplot() {
   m_stepRect->axis(QCPAxis::atBottom)->setRange(-0.5, std::max(10.0, m_maxStep) + 0.5);
   if (m_maxMs > 0) m_stepRect->axis(QCPAxis::atLeft)->setRange(0, m_maxMs * 1.15);
   if (m_maxTokens > 0) m_throughputRect->axis(QCPAxis::atLeft)->setRange(0, m_maxTokens * 1.15);
+  // Markers help with a few steps and cost a lot with thousands (each is drawn): drop them then.
+  const bool markers = m_maxStep < kMaxStepsWithMarkers;
+  for (auto& [rank, g] : m_rankGraphs)
+    if ((g->scatterStyle().shape() != QCPScatterStyle::ssNone) != markers) {
+      static const QCPScatterStyle::ScatterShape shapes[] = {QCPScatterStyle::ssCircle, QCPScatterStyle::ssSquare,
+                                                             QCPScatterStyle::ssTriangle, QCPScatterStyle::ssDiamond};
+      g->setScatterStyle(markers ? QCPScatterStyle(shapes[rank % 4], 6) : QCPScatterStyle());
+    }
+  for (QCPGraph* g : {m_total, m_perGpu}) g->setScatterStyle(markers ? QCPScatterStyle(QCPScatterStyle::ssDisc, 4) : QCPScatterStyle());
   m_warmup->setVisible(m_warmupSteps > 0);
   m_warmup->topLeft->setCoords(-0.5, 0.0);
   m_warmup->bottomRight->setCoords(double(m_warmupSteps) - 0.5, 1.0);

@@ -12,6 +12,8 @@ namespace tunebench::ui {
 class StepTimePlot : public LivePlot {
   Q_OBJECT
  public:
+  static constexpr double kMaxStepsWithMarkers = 200;
+
   explicit StepTimePlot(QWidget* parent = nullptr);
 
   void addEvents(const EventBatch& batch);

@@ -25,6 +25,7 @@ TelemetryPlot::TelemetryPlot(QWidget* parent) : LivePlot(parent) {
     QCPAxis* x = m_rects[i]->axis(QCPAxis::atBottom);
     x->setTicker(ticker);
     x->setTickLabels(i == 2);  // one time scale at the bottom is enough
+    m_rects[i]->axis(QCPAxis::atLeft)->ticker()->setTickCount(3);  // short panels: few labels
   }
   // The three panels share one time range, whichever the user drags.
   for (int i = 0; i < 3; ++i)
@@ -58,7 +59,7 @@ TelemetryPlot::Series& TelemetryPlot::series(const QString& name, int colorIndex
   for (int i = 0; i < 3; ++i) {
     s.graphs[i] = addGraph(m_rects[i]->axis(QCPAxis::atBottom), m_rects[i]->axis(QCPAxis::atLeft));
     s.graphs[i]->setName(name);
-    s.graphs[i]->setPen(QPen(series_color(colorIndex), 1.5));
+    s.graphs[i]->setPen(QPen(series_color(colorIndex), 1));  // width 1: the raster engine's fast path
     if (i > 0) s.graphs[i]->removeFromLegend(legend);
   }
   return m_series.emplace(name, s).first->second;

@@ -81,11 +81,17 @@ void EventChannel::onNewConnection() {
 }
 
 void EventChannel::readFrom(Connection& c) {
-  const QByteArray bytes = c.socket->readAll();
+  // Bounded work per wake-up: a rank that floods the socket must not hold the event loop (and so
+  // the window) for the time it takes to parse megabytes. The rest is read on the next turn.
+  const QByteArray bytes = c.socket->read(kMaxReadBytes);
   if (bytes.isEmpty()) return;
   if (c.rank >= 0) m_lastHeard[c.rank].start();
   c.reader.feed(std::string_view(bytes.constData(), size_t(bytes.size())));
   scheduleFlush();
+  if (c.socket->bytesAvailable() > 0) {
+    Connection* raw = &c;
+    QTimer::singleShot(0, c.socket, [this, raw] { readFrom(*raw); });
+  }
 }
 
 void EventChannel::scheduleFlush() {

@@ -26,6 +26,7 @@ class EventChannel : public QObject {
   Q_OBJECT
  public:
   static constexpr int kFlushIntervalMs = 50;
+  static constexpr qint64 kMaxReadBytes = 256 * 1024;  // parsed per event-loop turn and connection
 
   explicit EventChannel(QObject* parent = nullptr);
   ~EventChannel() override;

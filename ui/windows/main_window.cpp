@@ -90,7 +90,8 @@ void MainWindow::createDocks() {
   m_table->setObjectName(QStringLiteral("trialsTable"));
   m_table->setModel(m_trials);
   m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-  m_table->horizontalHeader()->setStretchLastSection(true);
+  m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_table->horizontalHeader()->setStretchLastSection(true);  // the reason gets the rest
   m_table->verticalHeader()->setVisible(false);
   m_table->setAlternatingRowColors(true);
   m_table->setWordWrap(false);

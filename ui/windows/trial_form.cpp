@@ -39,7 +39,8 @@ TrialForm::TrialForm(QWidget* parent) : QWidget(parent) {
   layout->addLayout(top);
 
   for (const char* group : kGroups) {
-    auto* box = new QGroupBox(QString::fromUtf8(group), this);
+    // '&' would become a mnemonic underscore ("Model _data").
+    auto* box = new QGroupBox(QString::fromUtf8(group).replace('&', QStringLiteral("&&")), this);
     auto* form = new QFormLayout(box);
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     for (const auto& knob : config::knobs()) {
