@@ -19,6 +19,11 @@ StepTimePlot::StepTimePlot(QWidget* parent) : LivePlot(parent) {
     rect->setRangeDrag(Qt::Horizontal);
     rect->setRangeZoom(Qt::Horizontal);
     rect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("step"));
+    // Steps are integers: ticks on whole steps only (1, 2, 5, 10, ... apart).
+    auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+    ticker->setTickStep(1.0);
+    ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    rect->axis(QCPAxis::atBottom)->setTicker(ticker);
   }
   m_stepRect->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("step time (ms)"));
   m_throughputRect->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("tokens/s"));

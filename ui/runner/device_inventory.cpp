@@ -26,14 +26,13 @@ DeviceInventory detect_devices() {
   }
   inv.cpu_cores = QThread::idealThreadCount();
   QFile cpuinfo(QStringLiteral("/proc/cpuinfo"));
+  // readAll, not atEnd()/readLine(): /proc files report size 0, so atEnd() is true at once.
   if (cpuinfo.open(QIODevice::ReadOnly)) {
-    while (!cpuinfo.atEnd()) {
-      const QByteArray line = cpuinfo.readLine();
+    for (const QByteArray& line : cpuinfo.readAll().split('\n'))
       if (line.startsWith("model name")) {
         inv.cpu_name = QString::fromUtf8(line.mid(line.indexOf(':') + 1)).trimmed();
         break;
       }
-    }
   }
   if (inv.cpu_name.isEmpty()) inv.cpu_name = QStringLiteral("unknown CPU");
   return inv;

@@ -54,11 +54,12 @@ QString EventChannel::spec() const { return QStringLiteral("unix:") + m_path; }
 
 void EventChannel::close() {
   m_server->close();
+  // Connections stay allocated until the channel dies: close() can run inside a socket's own
+  // signal, and a queued readFrom() may still name a connection. Aborted sockets read nothing.
   for (auto& c : m_connections) {
     c->socket->disconnect(this);
     c->socket->abort();
   }
-  m_connections.clear();
 }
 
 void EventChannel::onNewConnection() {

@@ -85,7 +85,7 @@ bool TrialRunner::start(const TrialRequest& request) {
     return refuse(QStringLiteral("cannot write %1: %2").arg(configPath, file.errorString()));
   file.close();
 
-  delete m_channel;
+  if (m_channel) m_channel->deleteLater();  // we may be inside one of its signals
   m_channel = new EventChannel(this);
   connect(m_channel, &EventChannel::eventsArrived, this, &TrialRunner::onEvents);
   connect(m_channel, &EventChannel::logLine, this, &LiveSource::logLine);

@@ -89,10 +89,30 @@ void LiveView::clear(const QString& title) {
   m_telemetry->clear();
   m_title->setText(title);
   m_progress->clear();
+  m_lastProgress = TrialProgress{};
   m_follow->setChecked(true);
 }
 
-void LiveView::setProgress(const TrialProgress& progress) { m_progress->setText(format_progress(progress)); }
+void LiveView::setProgress(const TrialProgress& progress) {
+  m_lastProgress = progress;
+  m_progress->setText(format_progress(progress));
+}
+
+void LiveView::setOutcome(const TrialOutcome& outcome) {
+  const QString where = QStringLiteral("step %1 of %2").arg(m_lastProgress.step).arg(m_lastProgress.steps);
+  switch (outcome.status) {
+    case TrialOutcome::Status::Succeeded:
+      m_progress->setText(QStringLiteral("done: %1 steps in %2 s").arg(m_lastProgress.step).arg(m_lastProgress.elapsed_s, 0, 'f', 1));
+      break;
+    case TrialOutcome::Status::Stopped:
+      m_progress->setText(QStringLiteral("stopped at %1").arg(where));
+      break;
+    case TrialOutcome::Status::Failed:
+      m_progress->setText(QStringLiteral("<span style='color:#c62828'><b>failed at %1</b>: %2</span>")
+                              .arg(where, outcome.reason.section(QStringLiteral(" — "), 0, 0).toHtmlEscaped()));
+      break;
+  }
+}
 
 QString LiveView::progressText() const { return m_progress->text(); }
 

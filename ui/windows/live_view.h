@@ -23,6 +23,8 @@ class LiveView : public QWidget {
   void addEvents(const EventBatch& batch);
   void clear(const QString& title);
   void setProgress(const TrialProgress& progress);
+  // Replaces the progress with how the trial ended ("failed at step 7 of 20: ...").
+  void setOutcome(const TrialOutcome& outcome);
   // Replots every plot that has new data now (screenshots and tests grab the widgets).
   void replotNow();
 
@@ -39,6 +41,7 @@ class LiveView : public QWidget {
   QCheckBox* m_follow;
   QLabel* m_title;
   QLabel* m_progress;
+  TrialProgress m_lastProgress;
 };
 
 // "step 12 of 20 · 3.4 s elapsed · about 2.1 s left".

@@ -106,6 +106,7 @@ void MainWindow::createDocks() {
   addDockWidget(Qt::BottomDockWidgetArea, logDock);
   splitDockWidget(tableDock, logDock, Qt::Horizontal);
   resizeDocks({tableDock}, {230}, Qt::Vertical);
+  resizeDocks({tableDock, logDock}, {3, 2}, Qt::Horizontal);  // the table's reasons need the room
   resizeDocks({formDock}, {380}, Qt::Horizontal);
 }
 
@@ -322,6 +323,7 @@ void MainWindow::onFinished(const TrialOutcome& outcome) {
     r->stderr_tail = outcome.stderr_tail;
     m_trials->touch(m_currentTrial);
   }
+  m_live->setOutcome(outcome);
   m_live->replotNow();
   m_progressBar->setVisible(false);
   if (outcome.status == TrialOutcome::Status::Failed) {

@@ -75,7 +75,7 @@ TEST(MainWindow, RunsATwoRankTrialAndThePlotsFill) {
   EXPECT_GT(live->timeline()->barCount(), 8u * 2u * 4u);
   EXPECT_TRUE(live->telemetry()->cpuMode());
   EXPECT_EQ(live->telemetry()->samples("rank 1", 0), 8);
-  EXPECT_TRUE(live->progressText().contains("step 8 of 8")) << live->progressText().toStdString();
+  EXPECT_TRUE(live->progressText().contains("done: 8 steps")) << live->progressText().toStdString();
   const auto& record = w->trialsModel()->record(0);
   EXPECT_EQ(record.step, 8);
   EXPECT_FALSE(std::isnan(record.step_ms_median));
@@ -118,6 +118,7 @@ TEST(MainWindow, ACrashingRankTurnsTheRowRedWithTheReason) {
   EXPECT_GT(m->data(m->index(0, 0), Qt::BackgroundRole).value<QBrush>().color().red(), 200);
   EXPECT_TRUE(m->data(m->index(0, 0), Qt::ToolTipRole).toString().contains("null pointer"));
   for (qint64 pid : w->queue()->runner()->pids()) EXPECT_FALSE(process_alive(pid)) << pid;
+  EXPECT_TRUE(w->liveView()->progressText().contains("failed at step")) << w->liveView()->progressText().toStdString();
   EXPECT_TRUE(w->action("actionRun")->isEnabled());  // the window keeps working
 }
 
