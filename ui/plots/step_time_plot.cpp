@@ -88,6 +88,9 @@ void StepTimePlot::addEvents(const EventBatch& batch) {
     if (e.is<protocol::Hello>()) {
       const auto& h = e.as<protocol::Hello>();
       m_worldSize = std::max(m_worldSize, h.world_size);
+      // Create every rank's graph now, in rank order, so the legend reads rank 0, 1, 2, ...
+      // whichever rank reports first.
+      for (int r = 0; r < m_worldSize && r < 64; ++r) rankGraph(r);
       if (h.config.contains("warmup") && h.config["warmup"].is_number_integer())
         m_warmupSteps = h.config["warmup"].get<int64_t>();
     } else if (e.is<protocol::Step>()) {

@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDateTime>
+#include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -20,6 +21,8 @@
 #include <QToolBar>
 
 #include "ui/models/trials_model.h"
+#include "ui/plots/step_time_plot.h"
+#include "ui/plots/telemetry_plot.h"
 #include "ui/plots/timeline_plot.h"
 #include "ui/runner/replay_source.h"
 #include "ui/runner/trial_queue.h"
@@ -137,6 +140,8 @@ void MainWindow::createActions() {
   follow->setChecked(true);
   QAction* zoomIn = make("actionZoomIn", QStringLiteral("Zoom &in"), QKeySequence(QKeySequence::ZoomIn), QStringLiteral("Zoom the timeline in"));
   QAction* zoomOut = make("actionZoomOut", QStringLiteral("Zoom &out"), QKeySequence(QKeySequence::ZoomOut), QStringLiteral("Zoom the timeline out"));
+  QAction* exportAct = make("actionExport", QStringLiteral("&Export plots…"), QKeySequence(Qt::CTRL | Qt::Key_E),
+                              QStringLiteral("Save the timeline, step-time and telemetry plots as PNG or PDF"));
   QAction* quit = make("actionQuit", QStringLiteral("&Quit"), QKeySequence(QKeySequence::Quit), QStringLiteral("Stop everything and quit"));
 
   connect(run, &QAction::triggered, this, &MainWindow::runTrial);
@@ -163,11 +168,20 @@ void MainWindow::createActions() {
   connect(m_live->timeline(), &TimelinePlot::followLatestChanged, follow, &QAction::setChecked);
   connect(zoomIn, &QAction::triggered, this, [this] { m_live->timeline()->zoomBy(0.5); });
   connect(zoomOut, &QAction::triggered, this, [this] { m_live->timeline()->zoomBy(2.0); });
+  connect(exportAct, &QAction::triggered, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export plots"), QStringLiteral("timeline.png"),
+                                                      QStringLiteral("PNG image (*.png);;PDF document (*.pdf)"));
+    if (path.isEmpty()) return;
+    const QStringList written = exportPlots(path);
+    statusBar()->showMessage(written.isEmpty() ? QStringLiteral("Could not write %1").arg(path)
+                                               : QStringLiteral("Wrote %1").arg(written.join(QStringLiteral(", "))), 8000);
+  });
   connect(quit, &QAction::triggered, this, &QWidget::close);
 
   QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
   file->setObjectName(QStringLiteral("menuFile"));
   file->addAction(replay);
+  file->addAction(exportAct);
   file->addSeparator();
   file->addAction(quit);
   QMenu* trial = menuBar()->addMenu(QStringLiteral("&Trial"));
@@ -344,6 +358,22 @@ void MainWindow::updateActions() {
   if (QAction* a = action("actionStop")) a->setEnabled(busy);
   if (QAction* a = action("actionRun")) a->setEnabled(!busy);
   if (QAction* a = action("actionReplay")) a->setEnabled(!busy);
+}
+
+QStringList MainWindow::exportPlots(const QString& path) {
+  // One file per plot: PATH for the timeline, PATH-steps and PATH-telemetry beside it.
+  const QFileInfo info(path);
+  const QString base = info.dir().filePath(info.completeBaseName());
+  const bool pdf = info.suffix().compare(QStringLiteral("pdf"), Qt::CaseInsensitive) == 0;
+  const QString suffix = pdf ? QStringLiteral(".pdf") : QStringLiteral(".png");
+  m_live->replotNow();
+  QStringList written;
+  const std::pair<QCustomPlot*, QString> plots[] = {{m_live->timeline(), base + suffix},
+                                                    {m_live->stepTime(), base + QStringLiteral("-steps") + suffix},
+                                                    {m_live->telemetry(), base + QStringLiteral("-telemetry") + suffix}};
+  for (const auto& [plot, file] : plots)
+    if (pdf ? plot->savePdf(file) : plot->savePng(file, 0, 0, 2.0)) written << file;
+  return written;
 }
 
 void MainWindow::loadSettings() {

@@ -60,6 +60,8 @@ class MainWindow : public QMainWindow {
   void stopTrial();
   // Plays a recorded .jsonl log into the live views; speed <= 0 plays as fast as possible.
   bool replayLog(const QString& path, double speed = 1.0);
+  // Saves the three plots (PNG, or PDF when `path` ends in .pdf); returns the files written.
+  QStringList exportPlots(const QString& path);
 
  signals:
   void trialFinished(const tunebench::ui::TrialOutcome& outcome);

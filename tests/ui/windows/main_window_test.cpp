@@ -9,7 +9,9 @@
 #include <QLabel>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTemporaryDir>
 #include <QTest>
+#include <QFileInfo>
 
 #include "tests/ui/runner/runner_test_util.h"
 #include "tests/ui/windows/window_test_util.h"
@@ -170,4 +172,30 @@ TEST(MainWindow, ClosingTheWindowStopsTheRanks) {
   const auto pids = w->queue()->runner()->pids();
   w->close();
   for (qint64 pid : pids) EXPECT_FALSE(process_alive(pid)) << pid;
+}
+
+TEST(MainWindow, RemembersTheLastTrialAndLayout) {
+  {
+    auto w = make_window();
+    w->form()->applyPreset("cpu-data-bound");
+    w->form()->field("steps")->setText("42");
+    w->close();  // saves
+  }
+  MainWindow::Options o;
+  o.restoreSettings = true;
+  o.detectDevices = false;
+  o.devices = cpu_machine();
+  MainWindow again(o);
+  EXPECT_EQ(again.form()->config().steps, 42);
+  EXPECT_EQ(again.form()->config().sample_cpu_us, 2000.0);
+}
+
+TEST(MainWindow, ExportsThePlots) {
+  auto w = make_window();
+  ASSERT_TRUE(w->replayLog(QStringLiteral(TUNEBENCH_TEST_DATA_DIR "/ui/synthetic-7b-ddp2.jsonl"), 0));
+  TB_WAIT_FOR(!w->isBusy(), kTimeoutMs);
+  QTemporaryDir dir;
+  const QStringList files = w->exportPlots(dir.filePath("run.png"));
+  ASSERT_EQ(files.size(), 3);
+  for (const QString& f : files) EXPECT_GT(QFileInfo(f).size(), 1000) << f.toStdString();
 }
