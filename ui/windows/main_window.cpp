@@ -258,7 +258,7 @@ bool MainWindow::replayLog(const QString& path, double speed) {
     statusBar()->showMessage(QStringLiteral("A trial is running; stop it before replaying"), 6000);
     return false;
   }
-  delete m_replay;
+  if (m_replay) m_replay->deleteLater();  // this may run inside the old replay's finished signal
   m_replay = new ReplaySource(this);
   if (!m_replay->load(path)) {
     m_log->appendError(m_replay->errorString());
