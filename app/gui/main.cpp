@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Run the trial in the form at start."));
   const QCommandLineOption replay(QStringLiteral("replay"), QStringLiteral("Replay a recorded .jsonl event log at start."), QStringLiteral("file"));
   const QCommandLineOption speed(QStringLiteral("speed"), QStringLiteral("Replay speed; 1 = as recorded, 0 = as fast as possible (default 1)."), QStringLiteral("x"), QStringLiteral("1"));
-  const QCommandLineOption fresh(QStringLiteral("no-restore"), QStringLiteral("Ignore the remembered window layout and last trial."));
+  const QCommandLineOption fresh(QStringLiteral("no-restore"), QStringLiteral("Neither restore nor save the window layout and last trial."));
   const QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window after --screenshot-after ms, then quit."), QStringLiteral("png"));
   const QCommandLineOption after(QStringLiteral("screenshot-after"), QStringLiteral("Delay before the screenshot in ms (default 3000)."), QStringLiteral("ms"), QStringLiteral("3000"));
   const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size WIDTHxHEIGHT."), QStringLiteral("WxH"));
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
 
   tunebench::ui::MainWindow::Options options;
   options.workerProgram = parser.value(worker);
-  options.restoreSettings = !parser.isSet(fresh);
+  options.useSettings = !parser.isSet(fresh);
   tunebench::ui::MainWindow window(options);
   if (parser.isSet(preset) && !window.form()->applyPreset(parser.value(preset)))
     qWarning("unknown preset %s", qPrintable(parser.value(preset)));

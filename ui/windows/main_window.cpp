@@ -71,7 +71,7 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   m_statusDevices->setToolTip(devices.summary());
   // Without a GPU the only trials that can run are CPU ones: start from the tiny CPU preset.
   m_form->applyPreset(devices.hasGpu() ? QStringLiteral("7b-single") : QStringLiteral("cpu-tiny"));
-  if (options.restoreSettings) loadSettings();
+  if (options.useSettings) loadSettings();
   resize(1500, 950);
   updateActions();
 }
@@ -400,7 +400,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   m_queue->clearPending();
   if (m_queue->runner()->isActive()) m_queue->runner()->stopAndWait();
   if (m_replay) m_replay->stop();
-  saveSettings();
+  if (m_options.useSettings) saveSettings();
   event->accept();
 }
 

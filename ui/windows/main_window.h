@@ -36,7 +36,7 @@ class MainWindow : public QMainWindow {
  public:
   struct Options {
     QString workerProgram;      // empty: find_worker_program()
-    bool restoreSettings = true;
+    bool useSettings = true;     // load and save layout and last trial (QSettings)
     bool detectDevices = true;  // tests inject a DeviceInventory instead
     DeviceInventory devices;
   };

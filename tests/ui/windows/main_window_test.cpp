@@ -176,13 +176,17 @@ TEST(MainWindow, ClosingTheWindowStopsTheRanks) {
 
 TEST(MainWindow, RemembersTheLastTrialAndLayout) {
   {
-    auto w = make_window();
+    MainWindow::Options first;
+    first.useSettings = true;  // the only test that touches QSettings (tests run in parallel)
+    first.detectDevices = false;
+    first.devices = cpu_machine();
+    auto w = std::make_unique<MainWindow>(first);
     w->form()->applyPreset("cpu-data-bound");
     w->form()->field("steps")->setText("42");
     w->close();  // saves
   }
   MainWindow::Options o;
-  o.restoreSettings = true;
+  o.useSettings = true;
   o.detectDevices = false;
   o.devices = cpu_machine();
   MainWindow again(o);

@@ -28,7 +28,7 @@ inline DeviceInventory one_gpu_machine() {
 inline std::unique_ptr<MainWindow> make_window(const DeviceInventory& devices = cpu_machine()) {
   MainWindow::Options o;
   o.workerProgram = QStringLiteral(TUNEBENCH_FAKE_WORKER);
-  o.restoreSettings = false;
+  o.useSettings = false;
   o.detectDevices = false;
   o.devices = devices;
   auto w = std::make_unique<MainWindow>(o);
