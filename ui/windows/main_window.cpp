@@ -148,6 +148,12 @@ void MainWindow::createActions() {
   connect(queueAct, &QAction::triggered, this, &MainWindow::runTrial);  // the queue starts it when idle
   connect(stop, &QAction::triggered, this, &MainWindow::stopTrial);
   connect(stopAll, &QAction::triggered, this, [this] {
+    for (const TrialRequest& pending : m_queue->pending())
+      if (TrialRecord* r = m_trials->find(pending.id)) {
+        r->status = TrialRecord::Status::Stopped;
+        r->reason = QStringLiteral("removed from the queue");
+        m_trials->touch(pending.id);
+      }
     m_queue->stopAll();
     if (m_replay) m_replay->stop();
   });

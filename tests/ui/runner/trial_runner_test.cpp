@@ -91,7 +91,8 @@ TEST(TrialRunner, StopKillsEveryRankEvenOneIgnoringSigterm) {
   runner.setGraceMs(500);
   Recorder rec(runner);
   ASSERT_TRUE(runner.start(fake_request("stop", 2, 100000)));
-  TB_WAIT_FOR(rec.steps >= 2, kTimeoutMs);
+  // Rank 1 must be past its signal(SIGTERM, SIG_IGN) (it says hello after it) before we stop.
+  TB_WAIT_FOR(rec.steps >= 2 && rec.ranks.count(1) == 1, kTimeoutMs);
   const auto pids = runner.pids();
   ASSERT_EQ(pids.size(), 2u);
   for (qint64 pid : pids) EXPECT_TRUE(process_alive(pid));

@@ -203,3 +203,19 @@ TEST(MainWindow, ExportsThePlots) {
   ASSERT_EQ(files.size(), 3);
   for (const QString& f : files) EXPECT_GT(QFileInfo(f).size(), 1000) << f.toStdString();
 }
+
+TEST(MainWindow, StopAndClearQueueDropsPendingTrials) {
+  auto w = make_window();
+  QSignalSpy finished(w.get(), &MainWindow::trialFinished);
+  fill_form(*w, 1, 100000);
+  w->action("actionQueue")->trigger();
+  fill_form(*w, 1, 3);
+  w->action("actionQueue")->trigger();
+  TB_WAIT_FOR(status_of(*w, 0) == TrialRecord::Status::Running && w->queue()->runner()->isActive(), kTimeoutMs);
+  w->action("actionStopAll")->trigger();
+  TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
+  EXPECT_EQ(status_of(*w, 0), TrialRecord::Status::Stopped);
+  EXPECT_EQ(status_of(*w, 1), TrialRecord::Status::Stopped);
+  EXPECT_EQ(w->trialsModel()->record(1).reason, "removed from the queue");
+  EXPECT_TRUE(w->queue()->isIdle());
+}
