@@ -1,0 +1,156 @@
+// The plots fed with the synthetic 2-rank 7B DDP recording, offscreen.
+#include <gtest/gtest.h>
+
+#include "tests/ui/wait_for.h"
+
+#include <QTest>
+
+#include "ui/plots/step_time_plot.h"
+#include "ui/plots/telemetry_plot.h"
+#include "ui/plots/timeline_data.h"
+#include "ui/plots/timeline_plot.h"
+#include "ui/runner/replay_source.h"
+
+using namespace tunebench;
+using namespace tunebench::ui;
+
+namespace {
+EventBatch recorded() {
+  ReplaySource replay;
+  EventBatch events;
+  QObject::connect(&replay, &ReplaySource::eventsArrived, [&](const EventBatch& b) { events.insert(events.end(), b.begin(), b.end()); });
+  EXPECT_TRUE(replay.load(QStringLiteral(TUNEBENCH_TEST_DATA_DIR "/ui/synthetic-7b-ddp2.jsonl")));
+  replay.start(0);
+  TB_EXPECT_WAIT_FOR(!replay.isActive(), 10000);
+  return events;
+}
+
+size_t intervals_in(const EventBatch& events) {
+  size_t n = 0;
+  for (const auto& e : events)
+    if (e.is<protocol::Step>()) n += e.as<protocol::Step>().intervals.size();
+  return n;
+}
+}  // namespace
+
+TEST(TimelineData, KeepsEveryIntervalSortedPerRow) {
+  const EventBatch events = recorded();
+  TimelineData data;
+  data.add(events);
+  EXPECT_EQ(data.ranks(), 2);
+  EXPECT_EQ(data.barCount(), intervals_in(events));
+  for (int r = 0; r < data.rows().count(); ++r) {
+    const auto& row = data.row(r);
+    EXPECT_FALSE(row.empty()) << r;
+    for (size_t i = 1; i < row.size(); ++i) EXPECT_LE(row[i - 1].start_s, row[i].start_s);
+  }
+  // The comm lane of rank 1 holds all-reduce buckets with bytes and bandwidth.
+  const auto& comm = data.row(TimelineRows::row(1, protocol::Lane::Comm));
+  ASSERT_FALSE(comm.empty());
+  EXPECT_EQ(comm.front().phase, protocol::Phase::AllReduce);
+  EXPECT_GT(comm.front().bytes, 0);
+  EXPECT_GT(comm.front().busbw_gbps, 0.0);
+  const double mid = (comm[3].start_s + comm[3].end_s) / 2;
+  const auto hit = data.hit(TimelineRows::row(1, protocol::Lane::Comm), mid, 0.0);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->rank, 1);
+  EXPECT_EQ(hit->bar.start_s, comm[3].start_s);
+  const QString tip = describe_hit(*hit);
+  EXPECT_TRUE(tip.contains("all-reduce")) << tip.toStdString();
+  EXPECT_TRUE(tip.contains("GB/s")) << tip.toStdString();
+  EXPECT_TRUE(tip.contains("MiB")) << tip.toStdString();
+  // visible() narrows to a window but never misses a bar in it.
+  const auto [first, last] = data.visible(TimelineRows::row(1, protocol::Lane::Comm), comm[3].start_s, comm[3].end_s);
+  EXPECT_LE(first, 3u);
+  EXPECT_GT(last, 3u);
+  EXPECT_LT(last - first, comm.size());
+}
+
+TEST(TimelinePlot, DrawsBarsAndShowsATooltipUnderTheMouse) {
+  TimelinePlot plot;
+  plot.resize(1000, 400);
+  plot.addEvents(recorded());
+  plot.setFollowLatest(false);
+  plot.replotIfDirty();
+  EXPECT_GT(plot.barCount(), 0u);
+  // Show the whole run, then find rank 0's forward of step 5 on screen.
+  plot.xAxis->setRange(0, plot.data().latest_s());
+  plot.replot();
+  EXPECT_GT(plot.lastDrawnRects(), 0);
+  const auto& compute = plot.data().row(TimelineRows::row(0, protocol::Lane::Compute));
+  const TimelineBar* forward = nullptr;
+  for (const auto& b : compute)
+    if (b.step == 5 && b.phase == protocol::Phase::Forward) forward = &b;
+  ASSERT_NE(forward, nullptr);
+  const QPointF pos(plot.xAxis->coordToPixel((forward->start_s + forward->end_s) / 2),
+                    plot.yAxis->coordToPixel(TimelineRows::row(0, protocol::Lane::Compute)));
+  const auto hit = plot.hitAt(pos);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->bar.phase, protocol::Phase::Forward);
+  EXPECT_TRUE(plot.tooltipAt(pos).contains("forward"));
+}
+
+TEST(TimelinePlot, FollowLatestShowsTheNewestStep) {
+  TimelinePlot plot;
+  plot.resize(800, 300);
+  const EventBatch events = recorded();
+  plot.addEvents(events);
+  plot.replotIfDirty();
+  EXPECT_TRUE(plot.followLatest());
+  EXPECT_NEAR(plot.xAxis->range().upper, plot.data().latest_s(), 1e-9);
+  EXPECT_LT(plot.xAxis->range().lower, plot.data().latest_s());
+  plot.zoomBy(0.5);
+  const double span = plot.xAxis->range().size();
+  plot.replotIfDirty();
+  EXPECT_NEAR(plot.xAxis->range().size(), span, 1e-9);  // following keeps the user's zoom
+}
+
+TEST(StepTimePlot, OnePointPerStepAndRankAndThroughputWhenAllRanksReported) {
+  StepTimePlot plot;
+  plot.resize(600, 400);
+  plot.addEvents(recorded());
+  plot.replotIfDirty();
+  EXPECT_EQ(plot.stepPoints(0), 11);
+  EXPECT_EQ(plot.stepPoints(1), 11);
+  EXPECT_EQ(plot.throughputPoints(), 11);
+  plot.clear();
+  EXPECT_EQ(plot.stepPoints(0), 0);
+  EXPECT_EQ(plot.throughputPoints(), 0);
+}
+
+TEST(TelemetryPlot, GpuSamplesGiveOneSeriesPerGpu) {
+  TelemetryPlot plot;
+  plot.resize(600, 400);
+  plot.addEvents(recorded());
+  plot.replotIfDirty();
+  EXPECT_FALSE(plot.cpuMode());
+  EXPECT_EQ(plot.seriesCount(), 2);
+  EXPECT_EQ(plot.samples("GPU 1", 0), 11);
+  EXPECT_EQ(plot.samples("GPU 1", 1), 11);
+  EXPECT_EQ(plot.samples("GPU 1", 2), 11);
+}
+
+TEST(TelemetryPlot, CpuSamplesShowCpuUseAndRss) {
+  TelemetryPlot plot;
+  EventBatch batch;
+  for (int i = 0; i < 4; ++i) {
+    protocol::GpuSample s;
+    s.cpu_pct = 95.0;
+    s.rss_bytes = int64_t(1) << 30;
+    batch.push_back({{1, "t", 0, 1000000 + i * 100000}, s});
+  }
+  plot.addEvents(batch);
+  EXPECT_TRUE(plot.cpuMode());
+  EXPECT_EQ(plot.samples("rank 0", 0), 4);
+  EXPECT_EQ(plot.samples("rank 0", 1), 4);
+  EXPECT_EQ(plot.samples("rank 0", 2), 0);
+  EXPECT_TRUE(plot.panel(0)->axis(QCPAxis::atLeft)->label().contains("CPU"));
+}
+
+TEST(LivePlot, ManyBatchesCoalesceIntoFewReplots) {
+  TimelinePlot plot;
+  const EventBatch events = recorded();
+  for (const auto& e : events) plot.addEvents({e});  // one batch per event: the worst case
+  TB_WAIT_FOR(plot.replotCount() >= 1, 5000);
+  EXPECT_LT(plot.replotCount(), int(events.size()) / 4);
+}

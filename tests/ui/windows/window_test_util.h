@@ -1,0 +1,43 @@
+// Helpers for window tests: a window that uses the fake worker and an injected CPU-only machine.
+#pragma once
+
+#include <memory>
+
+#include <gtest/gtest.h>
+
+#include <QTest>
+
+#include "ui/windows/main_window.h"
+
+namespace tunebench::ui::test {
+
+inline DeviceInventory cpu_machine() {
+  DeviceInventory d;
+  d.cpu_name = QStringLiteral("Test CPU");
+  d.cpu_cores = 4;
+  d.nvml_error = QStringLiteral("no NVML in tests");
+  return d;
+}
+
+inline DeviceInventory one_gpu_machine() {
+  DeviceInventory d = cpu_machine();
+  d.gpus.push_back({0, QStringLiteral("NVIDIA H200"), qint64(143771) << 20});
+  return d;
+}
+
+inline std::unique_ptr<MainWindow> make_window(const DeviceInventory& devices = cpu_machine()) {
+  MainWindow::Options o;
+  o.workerProgram = QStringLiteral(TUNEBENCH_FAKE_WORKER);
+  o.useSettings = false;
+  o.detectDevices = false;
+  o.devices = devices;
+  auto w = std::make_unique<MainWindow>(o);
+  w->resize(1400, 900);
+  w->show();
+  // Shortcuts (Ctrl+R, Ctrl+.) only reach an active window.
+  w->activateWindow();
+  EXPECT_TRUE(QTest::qWaitForWindowActive(w.get()));
+  return w;
+}
+
+}  // namespace tunebench::ui::test

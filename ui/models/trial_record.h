@@ -1,0 +1,32 @@
+// TrialRecord: one row of the trials table, as plain data. The live window fills it from a
+// TrialRunner; the session store (issue 6) can fill it from SQLite the same way.
+#pragma once
+
+#include <cmath>
+
+#include <QDateTime>
+#include <QString>
+
+#include "core/config/trial_config.h"
+
+namespace tunebench::ui {
+
+struct TrialRecord {
+  enum class Status { Queued, Running, Succeeded, Failed, Stopped };
+
+  QString id;
+  config::TrialConfig config;
+  Status status = Status::Queued;
+  bool replay = false;        // played from a recorded log, not run here
+  QDateTime started;
+  int step = 0;               // steps completed by every rank
+  int steps = 0;              // planned
+  double step_ms_median = std::nan("");    // measured steps of rank 0
+  double tokens_per_s = std::nan("");      // all ranks together
+  QString reason;             // why it failed or stopped, in plain words
+  QString stderr_tail;        // of the failed rank
+};
+
+QString to_display_string(TrialRecord::Status status);
+
+}  // namespace tunebench::ui

@@ -1,0 +1,127 @@
+#include "ui/models/trials_model.h"
+
+#include <cmath>
+
+#include <QBrush>
+#include <QColor>
+#include <QLocale>
+
+namespace tunebench::ui {
+
+QString to_display_string(TrialRecord::Status status) {
+  switch (status) {
+    case TrialRecord::Status::Queued: return QStringLiteral("queued");
+    case TrialRecord::Status::Running: return QStringLiteral("running");
+    case TrialRecord::Status::Succeeded: return QStringLiteral("done");
+    case TrialRecord::Status::Failed: return QStringLiteral("failed");
+    case TrialRecord::Status::Stopped: return QStringLiteral("stopped");
+  }
+  return {};
+}
+
+TrialsModel::TrialsModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+int TrialsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(m_records.size()); }
+int TrialsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant TrialsModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  switch (section) {
+    case Name: return QStringLiteral("Trial");
+    case Status: return QStringLiteral("Status");
+    case Strategy: return QStringLiteral("Strategy");
+    case Ranks: return QStringLiteral("Ranks");
+    case Model: return QStringLiteral("Model");
+    case Progress: return QStringLiteral("Steps");
+    case StepMs: return QStringLiteral("Step ms (median)");
+    case TokensPerS: return QStringLiteral("Tokens/s (all ranks)");
+    case Reason: return QStringLiteral("Reason");
+  }
+  return {};
+}
+
+QVariant TrialsModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
+  const TrialRecord& r = m_records.at(index.row());
+  const bool failed = r.status == TrialRecord::Status::Failed;
+  switch (role) {
+    case TrialIdRole: return r.id;
+    case StatusRole: return int(r.status);
+    case Qt::BackgroundRole:
+      if (failed) return QBrush(QColor(0xff, 0xd6, 0xd6));
+      return {};
+    case Qt::ForegroundRole:
+      if (failed) return QBrush(QColor(0x9b, 0x10, 0x10));
+      return {};
+    case Qt::ToolTipRole:
+      if (r.reason.isEmpty()) return {};
+      return r.stderr_tail.isEmpty() ? r.reason : r.reason + QStringLiteral("\n\nstderr (last lines):\n") + r.stderr_tail;
+    case Qt::TextAlignmentRole:
+      if (index.column() == Ranks || index.column() == StepMs || index.column() == TokensPerS || index.column() == Progress)
+        return int(Qt::AlignRight | Qt::AlignVCenter);
+      return {};
+    case Qt::DisplayRole: break;
+    default: return {};
+  }
+  const QLocale locale;
+  switch (index.column()) {
+    case Name: {
+      const QString name = r.config.name.empty() ? r.id : QString::fromStdString(r.config.name);
+      return r.replay ? name + QStringLiteral(" (replay)") : name;
+    }
+    case Status: return to_display_string(r.status);
+    case Strategy: return QString::fromUtf8(config::to_string(r.config.strategy).data());
+    case Ranks: return r.config.world_size;
+    case Model: return QString::fromStdString(r.config.model);
+    case Progress: return QStringLiteral("%1 / %2").arg(r.step).arg(r.steps);
+    case StepMs: return std::isnan(r.step_ms_median) ? QString() : locale.toString(r.step_ms_median, 'f', 1);
+    case TokensPerS: return std::isnan(r.tokens_per_s) ? QString() : locale.toString(std::round(r.tokens_per_s), 'f', 0);
+    case Reason: return r.reason.section('\n', 0, 0);
+  }
+  return {};
+}
+
+int TrialsModel::upsert(const TrialRecord& record) {
+  const int row = rowOf(record.id);
+  if (row >= 0) {
+    m_records[row] = record;
+    emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
+    return row;
+  }
+  beginInsertRows({}, int(m_records.size()), int(m_records.size()));
+  m_records.push_back(record);
+  endInsertRows();
+  return int(m_records.size()) - 1;
+}
+
+int TrialsModel::rowOf(const QString& id) const {
+  for (int i = 0; i < m_records.size(); ++i)
+    if (m_records[i].id == id) return i;
+  return -1;
+}
+
+TrialRecord* TrialsModel::find(const QString& id) {
+  const int row = rowOf(id);
+  return row < 0 ? nullptr : &m_records[row];
+}
+
+void TrialsModel::touch(const QString& id) {
+  const int row = rowOf(id);
+  if (row >= 0) emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
+}
+
+void TrialsModel::removeTrial(const QString& id) {
+  const int row = rowOf(id);
+  if (row < 0) return;
+  beginRemoveRows({}, row, row);
+  m_records.removeAt(row);
+  endRemoveRows();
+}
+
+void TrialsModel::clear() {
+  beginResetModel();
+  m_records.clear();
+  endResetModel();
+}
+
+}  // namespace tunebench::ui

@@ -1,0 +1,38 @@
+// LivePlot: a QCustomPlot that redraws at most kRefreshHz times a second, however many events
+// arrive. Ingesting marks the plot dirty; a single-shot timer then lets the subclass update its
+// ranges (beforeReplot) and replots with rpQueuedRefresh. Also restyles on palette changes.
+#pragma once
+
+#include <qcustomplot.h>
+
+class QTimer;
+
+namespace tunebench::ui {
+
+class LivePlot : public QCustomPlot {
+  Q_OBJECT
+ public:
+  static constexpr int kRefreshHz = 30;
+
+  explicit LivePlot(QWidget* parent = nullptr);
+
+  // Asks for a replot within 1/kRefreshHz s; many calls before it coalesce into one.
+  void markDirty();
+  // Replots now if dirty (benchmarks, screenshots and tests that grab the widget).
+  void replotIfDirty();
+  int replotCount() const { return m_replots; }
+
+ protected:
+  virtual void beforeReplot() {}
+  // Axis, grid and legend colours from the palette (called at start and on palette changes).
+  virtual void applyPalette();
+  void styleAxisRect(QCPAxisRect* rect);
+  void changeEvent(QEvent* event) override;
+
+ private:
+  QTimer* m_timer;
+  bool m_dirty = false;
+  int m_replots = 0;
+};
+
+}  // namespace tunebench::ui

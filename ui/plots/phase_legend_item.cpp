@@ -1,0 +1,30 @@
+#include "ui/plots/phase_legend_item.h"
+
+#include "ui/plots/phase_style.h"
+
+namespace tunebench::ui {
+
+PhaseLegendItem::PhaseLegendItem(QCPLegend* legend, protocol::Phase phase) : QCPAbstractLegendItem(legend), m_phase(phase) {}
+
+void PhaseLegendItem::draw(QCPPainter* painter) {
+  const QSize icon = mParentLegend->iconSize();
+  const QRectF iconRect(mRect.topLeft(), icon);
+  painter->setPen(QPen(phase_color(m_phase).darker(130)));
+  painter->setBrush(phase_color(m_phase));
+  painter->drawRect(iconRect.adjusted(0, 1, -1, -1));
+  painter->setFont(mFont);
+  painter->setPen(QPen(mTextColor));
+  const QRectF textRect(mRect.x() + icon.width() + mParentLegend->iconTextPadding(), mRect.y(),
+                        mRect.width() - icon.width() - mParentLegend->iconTextPadding(), qMax<double>(icon.height(), mRect.height()));
+  painter->drawText(textRect, Qt::AlignLeft | Qt::AlignVCenter, phase_name(m_phase));
+}
+
+QSize PhaseLegendItem::minimumOuterSizeHint() const {
+  const QFontMetrics metrics(mFont);
+  const QSize icon = mParentLegend->iconSize();
+  const int width = icon.width() + mParentLegend->iconTextPadding() + metrics.horizontalAdvance(phase_name(m_phase));
+  const int height = qMax(icon.height(), metrics.height());
+  return QSize(width + mMargins.left() + mMargins.right(), height + mMargins.top() + mMargins.bottom());
+}
+
+}  // namespace tunebench::ui

@@ -1,0 +1,163 @@
+#include "ui/plots/step_time_plot.h"
+
+#include <algorithm>
+
+#include "ui/plots/phase_style.h"
+
+namespace tunebench::ui {
+
+StepTimePlot::StepTimePlot(QWidget* parent) : LivePlot(parent) {
+  setObjectName(QStringLiteral("stepTimePlot"));
+  plotLayout()->clear();
+  m_stepRect = new QCPAxisRect(this);
+  m_throughputRect = new QCPAxisRect(this);
+  plotLayout()->addElement(0, 0, m_stepRect);
+  plotLayout()->addElement(1, 0, m_throughputRect);
+  auto* margins = new QCPMarginGroup(this);
+  for (QCPAxisRect* rect : {m_stepRect, m_throughputRect}) {
+    rect->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
+    rect->setRangeDrag(Qt::Horizontal);
+    rect->setRangeZoom(Qt::Horizontal);
+    rect->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("step"));
+    // Steps are integers: ticks on whole steps only (1, 2, 5, 10, ... apart).
+    auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+    ticker->setTickStep(1.0);
+    ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    rect->axis(QCPAxis::atBottom)->setTicker(ticker);
+  }
+  m_stepRect->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("step time (ms)"));
+  m_throughputRect->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("tokens/s"));
+  // Both rects show the same steps.
+  connect(m_stepRect->axis(QCPAxis::atBottom), qOverload<const QCPRange&>(&QCPAxis::rangeChanged),
+          m_throughputRect->axis(QCPAxis::atBottom), qOverload<const QCPRange&>(&QCPAxis::setRange));
+  connect(m_throughputRect->axis(QCPAxis::atBottom), qOverload<const QCPRange&>(&QCPAxis::rangeChanged),
+          m_stepRect->axis(QCPAxis::atBottom), qOverload<const QCPRange&>(&QCPAxis::setRange));
+
+  legend = new QCPLegend;
+  m_stepRect->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignRight);
+  legend->setLayer(QStringLiteral("legend"));
+  legend->setVisible(true);
+  auto* throughputLegend = new QCPLegend;
+  m_throughputRect->insetLayout()->addElement(throughputLegend, Qt::AlignBottom | Qt::AlignRight);
+  throughputLegend->setLayer(QStringLiteral("legend"));
+
+  auto axes = [](QCPAxisRect* r) { return std::pair(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft)); };
+  auto [tx, ty] = axes(m_throughputRect);
+  m_total = addGraph(tx, ty);
+  m_total->setName(QStringLiteral("total"));
+  m_total->setPen(QPen(QColor(0x22, 0x22, 0x22), 1));
+  m_perGpu = addGraph(tx, ty);
+  m_perGpu->setName(QStringLiteral("per rank"));
+  m_perGpu->setPen(QPen(QColor(0x2b, 0x6c, 0xb0), 1, Qt::DashLine));
+  for (QCPGraph* g : {m_total, m_perGpu}) {
+    g->removeFromLegend(legend);
+    g->addToLegend(throughputLegend);
+    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 4));
+  }
+  throughputLegend->setBorderPen(Qt::NoPen);
+
+  m_warmup = new QCPItemRect(this);
+  m_warmup->setClipAxisRect(m_stepRect);
+  for (auto* pos : {m_warmup->topLeft, m_warmup->bottomRight}) {
+    pos->setAxes(m_stepRect->axis(QCPAxis::atBottom), m_stepRect->axis(QCPAxis::atLeft));
+    pos->setAxisRect(m_stepRect);
+  }
+  m_warmup->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  m_warmup->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  m_warmup->setPen(Qt::NoPen);
+  m_warmup->setBrush(QColor(128, 128, 128, 40));
+  m_warmup->setVisible(false);
+  applyPalette();
+  clear();
+}
+
+QCPGraph* StepTimePlot::rankGraph(int rank) {
+  auto it = m_rankGraphs.find(rank);
+  if (it != m_rankGraphs.end()) return it->second;
+  QCPGraph* g = addGraph(m_stepRect->axis(QCPAxis::atBottom), m_stepRect->axis(QCPAxis::atLeft));
+  g->setName(QStringLiteral("rank %1").arg(rank));
+  g->setPen(QPen(series_color(rank), 1));  // width 1: the raster engine's fast path
+  // Ranks often overlap exactly; distinct markers (set in beforeReplot) keep every rank visible.
+  m_rankGraphs[rank] = g;
+  return g;
+}
+
+void StepTimePlot::addEvents(const EventBatch& batch) {
+  bool changed = false;
+  for (const auto& e : batch) {
+    if (e.is<protocol::Hello>()) {
+      const auto& h = e.as<protocol::Hello>();
+      m_worldSize = std::max(m_worldSize, h.world_size);
+      // Create every rank's graph now, in rank order, so the legend reads rank 0, 1, 2, ...
+      // whichever rank reports first.
+      for (int r = 0; r < m_worldSize && r < 64; ++r) rankGraph(r);
+      if (h.config.contains("warmup") && h.config["warmup"].is_number_integer())
+        m_warmupSteps = h.config["warmup"].get<int64_t>();
+    } else if (e.is<protocol::Step>()) {
+      addStep(e.header.rank, e.as<protocol::Step>());
+      changed = true;
+    }
+  }
+  if (changed) markDirty();
+}
+
+void StepTimePlot::addStep(int rank, const protocol::Step& s) {
+  m_worldSize = std::max(m_worldSize, rank + 1);
+  rankGraph(rank)->addData(double(s.step), s.step_ms);
+  m_maxStep = std::max(m_maxStep, double(s.step));
+  m_maxMs = std::max(m_maxMs, s.step_ms);
+  if (s.warmup) m_warmupSteps = std::max(m_warmupSteps, s.step + 1);
+  Pending& p = m_pending[s.step];
+  p.tokens += s.tokens;
+  p.max_ms = std::max(p.max_ms, s.step_ms);
+  if (++p.ranks < m_worldSize) return;
+  if (p.max_ms > 0) {
+    const double total = double(p.tokens) / (p.max_ms / 1000.0);
+    m_total->addData(double(s.step), total);
+    m_perGpu->addData(double(s.step), total / m_worldSize);
+    m_maxTokens = std::max(m_maxTokens, total);
+  }
+  m_pending.erase(s.step);
+}
+
+void StepTimePlot::clear() {
+  for (auto& [rank, g] : m_rankGraphs) removeGraph(g);
+  m_rankGraphs.clear();
+  m_total->data()->clear();
+  m_perGpu->data()->clear();
+  m_pending.clear();
+  m_worldSize = 1;
+  m_warmupSteps = 0;
+  m_maxStep = m_maxMs = m_maxTokens = 0.0;
+  m_stepRect->axis(QCPAxis::atBottom)->setRange(-0.5, 10.5);
+  m_stepRect->axis(QCPAxis::atLeft)->setRange(0, 100);
+  m_throughputRect->axis(QCPAxis::atLeft)->setRange(0, 1000);
+  markDirty();
+}
+
+void StepTimePlot::beforeReplot() {
+  m_stepRect->axis(QCPAxis::atBottom)->setRange(-0.5, std::max(10.0, m_maxStep) + 0.5);
+  if (m_maxMs > 0) m_stepRect->axis(QCPAxis::atLeft)->setRange(0, m_maxMs * 1.15);
+  if (m_maxTokens > 0) m_throughputRect->axis(QCPAxis::atLeft)->setRange(0, m_maxTokens * 1.15);
+  // Markers help with a few steps and cost a lot with thousands (each is drawn): drop them then.
+  const bool markers = m_maxStep < kMaxStepsWithMarkers;
+  for (auto& [rank, g] : m_rankGraphs)
+    if ((g->scatterStyle().shape() != QCPScatterStyle::ssNone) != markers) {
+      static const QCPScatterStyle::ScatterShape shapes[] = {QCPScatterStyle::ssCircle, QCPScatterStyle::ssSquare,
+                                                             QCPScatterStyle::ssTriangle, QCPScatterStyle::ssDiamond};
+      g->setScatterStyle(markers ? QCPScatterStyle(shapes[rank % 4], 6) : QCPScatterStyle());
+    }
+  for (QCPGraph* g : {m_total, m_perGpu}) g->setScatterStyle(markers ? QCPScatterStyle(QCPScatterStyle::ssDisc, 4) : QCPScatterStyle());
+  m_warmup->setVisible(m_warmupSteps > 0);
+  m_warmup->topLeft->setCoords(-0.5, 0.0);
+  m_warmup->bottomRight->setCoords(double(m_warmupSteps) - 0.5, 1.0);
+}
+
+int StepTimePlot::stepPoints(int rank) const {
+  auto it = m_rankGraphs.find(rank);
+  return it == m_rankGraphs.end() ? 0 : it->second->dataCount();
+}
+
+int StepTimePlot::throughputPoints() const { return m_total->dataCount(); }
+
+}  // namespace tunebench::ui

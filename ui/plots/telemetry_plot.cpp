@@ -1,0 +1,125 @@
+#include "ui/plots/telemetry_plot.h"
+
+#include <algorithm>
+
+#include "ui/plots/phase_style.h"
+#include "ui/plots/time_axis_ticker.h"
+
+namespace tunebench::ui {
+
+namespace {
+constexpr double kGiB = double(int64_t(1) << 30);
+}
+
+TelemetryPlot::TelemetryPlot(QWidget* parent) : LivePlot(parent) {
+  setObjectName(QStringLiteral("telemetryPlot"));
+  plotLayout()->clear();
+  auto* margins = new QCPMarginGroup(this);
+  auto ticker = QSharedPointer<TimeAxisTicker>::create();
+  for (int i = 0; i < 3; ++i) {
+    m_rects[i] = new QCPAxisRect(this);
+    plotLayout()->addElement(i, 0, m_rects[i]);
+    m_rects[i]->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
+    m_rects[i]->setRangeDrag(Qt::Horizontal);
+    m_rects[i]->setRangeZoom(Qt::Horizontal);
+    QCPAxis* x = m_rects[i]->axis(QCPAxis::atBottom);
+    x->setTicker(ticker);
+    x->setTickLabels(i == 2);  // one time scale at the bottom is enough
+    m_rects[i]->axis(QCPAxis::atLeft)->ticker()->setTickCount(3);  // short panels: few labels
+  }
+  // The three panels share one time range, whichever the user drags.
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      if (j != i)
+        connect(m_rects[i]->axis(QCPAxis::atBottom), qOverload<const QCPRange&>(&QCPAxis::rangeChanged),
+                m_rects[j]->axis(QCPAxis::atBottom), qOverload<const QCPRange&>(&QCPAxis::setRange));
+  m_rects[2]->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("time since the first event"));
+  legend = new QCPLegend;
+  m_rects[0]->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignRight);
+  legend->setLayer(QStringLiteral("legend"));
+  legend->setVisible(true);
+  setMode(false);
+  m_modeSet = false;
+  applyPalette();
+  clear();
+}
+
+void TelemetryPlot::setMode(bool cpu) {
+  m_cpuMode = cpu;
+  m_modeSet = true;
+  m_rects[0]->axis(QCPAxis::atLeft)->setLabel(cpu ? QStringLiteral("CPU (% of a core)") : QStringLiteral("GPU util (%)"));
+  m_rects[1]->axis(QCPAxis::atLeft)->setLabel(cpu ? QStringLiteral("RSS (GiB)") : QStringLiteral("GPU memory (GiB)"));
+  m_rects[2]->axis(QCPAxis::atLeft)->setLabel(cpu ? QStringLiteral("power (W, GPU only)") : QStringLiteral("power (W)"));
+}
+
+TelemetryPlot::Series& TelemetryPlot::series(const QString& name, int colorIndex) {
+  auto it = m_series.find(name);
+  if (it != m_series.end()) return it->second;
+  Series s;
+  for (int i = 0; i < 3; ++i) {
+    s.graphs[i] = addGraph(m_rects[i]->axis(QCPAxis::atBottom), m_rects[i]->axis(QCPAxis::atLeft));
+    s.graphs[i]->setName(name);
+    s.graphs[i]->setPen(QPen(series_color(colorIndex), 1));  // width 1: the raster engine's fast path
+    if (i > 0) s.graphs[i]->removeFromLegend(legend);
+  }
+  return m_series.emplace(name, s).first->second;
+}
+
+void TelemetryPlot::addEvents(const EventBatch& batch) {
+  bool changed = false;
+  for (const auto& e : batch) {
+    if (!m_haveOrigin) {
+      m_haveOrigin = true;
+      m_origin_us = e.header.t_us;
+    }
+    if (!e.is<protocol::GpuSample>()) continue;
+    const auto& g = e.as<protocol::GpuSample>();
+    const bool cpu = g.index < 0;
+    if (!m_modeSet || (cpu != m_cpuMode && !cpu)) setMode(cpu);  // one GPU sample makes it a GPU run
+    if (cpu != m_cpuMode) continue;
+    const double t = double(e.header.t_us - m_origin_us) / 1e6;
+    m_latest_s = std::max(m_latest_s, t);
+    Series& s = cpu ? series(QStringLiteral("rank %1").arg(e.header.rank), e.header.rank)
+                    : series(QStringLiteral("GPU %1").arg(g.index), g.index);
+    const std::optional<double> values[3] = {
+        cpu ? g.cpu_pct : g.util_pct,
+        cpu ? (g.rss_bytes ? std::optional<double>(double(*g.rss_bytes) / kGiB) : std::nullopt)
+            : (g.mem_used_bytes ? std::optional<double>(double(*g.mem_used_bytes) / kGiB) : std::nullopt),
+        g.power_w};
+    for (int i = 0; i < 3; ++i)
+      if (values[i]) {
+        s.graphs[i]->addData(t, *values[i]);
+        m_max[i] = std::max(m_max[i], *values[i]);
+      }
+    changed = true;
+  }
+  if (changed) markDirty();
+}
+
+void TelemetryPlot::clear() {
+  for (auto& [name, s] : m_series)
+    for (QCPGraph* g : s.graphs) removeGraph(g);
+  m_series.clear();
+  m_haveOrigin = m_modeSet = false;
+  m_latest_s = 0.0;
+  std::fill(std::begin(m_max), std::end(m_max), 0.0);
+  m_rects[0]->axis(QCPAxis::atBottom)->setRange(0, 10);
+  m_rects[0]->axis(QCPAxis::atLeft)->setRange(0, 100);
+  m_rects[1]->axis(QCPAxis::atLeft)->setRange(0, 1);
+  m_rects[2]->axis(QCPAxis::atLeft)->setRange(0, 100);
+  markDirty();
+}
+
+void TelemetryPlot::beforeReplot() {
+  m_rects[0]->axis(QCPAxis::atBottom)->setRange(0, std::max(1.0, m_latest_s * 1.02));
+  m_rects[0]->axis(QCPAxis::atLeft)->setRange(0, std::max(100.0, m_max[0] * 1.1));
+  m_rects[1]->axis(QCPAxis::atLeft)->setRange(0, std::max(0.5, m_max[1] * 1.15));
+  m_rects[2]->axis(QCPAxis::atLeft)->setRange(0, std::max(50.0, m_max[2] * 1.15));
+}
+
+int TelemetryPlot::samples(const QString& name, int panel) const {
+  auto it = m_series.find(name);
+  return it == m_series.end() ? 0 : it->second.graphs[panel]->dataCount();
+}
+
+}  // namespace tunebench::ui

@@ -1,0 +1,45 @@
+// Device telemetry over time: utilisation, memory and power per GPU (NVML samples), or CPU use
+// and resident memory per rank on CPU runs (/proc samples). One series per device or rank.
+#pragma once
+
+#include <map>
+
+#include "ui/plots/live_plot.h"
+#include "ui/runner/runner_types.h"
+
+namespace tunebench::ui {
+
+class TelemetryPlot : public LivePlot {
+  Q_OBJECT
+ public:
+  explicit TelemetryPlot(QWidget* parent = nullptr);
+
+  void addEvents(const EventBatch& batch);
+  void clear();
+
+  bool cpuMode() const { return m_cpuMode; }
+  int seriesCount() const { return int(m_series.size()); }
+  int samples(const QString& series, int panel) const;  // panel 0 util, 1 memory, 2 power
+  QCPAxisRect* panel(int i) const { return m_rects[i]; }
+
+ protected:
+  void beforeReplot() override;
+
+ private:
+  struct Series {
+    QCPGraph* graphs[3] = {nullptr, nullptr, nullptr};
+  };
+  Series& series(const QString& name, int colorIndex);
+  void setMode(bool cpu);
+
+  QCPAxisRect* m_rects[3] = {nullptr, nullptr, nullptr};
+  std::map<QString, Series> m_series;
+  bool m_haveOrigin = false;
+  bool m_cpuMode = false;
+  bool m_modeSet = false;
+  int64_t m_origin_us = 0;
+  double m_latest_s = 0.0;
+  double m_max[3] = {0, 0, 0};
+};
+
+}  // namespace tunebench::ui

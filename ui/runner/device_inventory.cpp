@@ -1,0 +1,41 @@
+#include "ui/runner/device_inventory.h"
+
+#include <QFile>
+#include <QThread>
+
+#include "core/telemetry/nvml.h"
+
+namespace tunebench::ui {
+
+QString DeviceInventory::summary() const {
+  if (gpus.isEmpty()) return QStringLiteral("CPU: %1 (%2 cores), no GPU").arg(cpu_name).arg(cpu_cores);
+  QStringList parts;
+  for (const GpuDevice& g : gpus)
+    parts << QStringLiteral("GPU %1: %2 (%3 GiB)").arg(g.index).arg(g.name).arg(double(g.memory_bytes) / (1 << 30), 0, 'f', 1);
+  return parts.join(QStringLiteral("; "));
+}
+
+DeviceInventory detect_devices() {
+  DeviceInventory inv;
+  telemetry::Nvml nvml;
+  if (nvml.available()) {
+    for (const auto& d : nvml.devices())
+      inv.gpus.push_back({d.index, QString::fromStdString(d.name), d.memory_total_bytes});
+  } else {
+    inv.nvml_error = QString::fromStdString(nvml.error());
+  }
+  inv.cpu_cores = QThread::idealThreadCount();
+  QFile cpuinfo(QStringLiteral("/proc/cpuinfo"));
+  // readAll, not atEnd()/readLine(): /proc files report size 0, so atEnd() is true at once.
+  if (cpuinfo.open(QIODevice::ReadOnly)) {
+    for (const QByteArray& line : cpuinfo.readAll().split('\n'))
+      if (line.startsWith("model name")) {
+        inv.cpu_name = QString::fromUtf8(line.mid(line.indexOf(':') + 1)).trimmed();
+        break;
+      }
+  }
+  if (inv.cpu_name.isEmpty()) inv.cpu_name = QStringLiteral("unknown CPU");
+  return inv;
+}
+
+}  // namespace tunebench::ui

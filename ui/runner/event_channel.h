@@ -1,0 +1,66 @@
+// The event channel of one trial: a local socket every rank connects to, one stream per rank.
+//
+// Each connection gets its own EventReader (streams never share a partial line). Parsed events
+// are not emitted one by one: they are collected and delivered as one EventBatch every
+// kFlushIntervalMs, so an 8-rank run costs the views ~20 updates a second, not thousands.
+// Lines that are not events become log lines, never errors.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QString>
+
+#include "ui/runner/runner_types.h"
+
+class QLocalServer;
+class QLocalSocket;
+class QTimer;
+
+namespace tunebench::ui {
+
+class EventChannel : public QObject {
+  Q_OBJECT
+ public:
+  static constexpr int kFlushIntervalMs = 50;
+  static constexpr qint64 kMaxReadBytes = 256 * 1024;  // parsed per event-loop turn and connection
+
+  explicit EventChannel(QObject* parent = nullptr);
+  ~EventChannel() override;
+
+  // Listens on `socketPath` (removing a stale file first); false with errorString() on failure.
+  bool listen(const QString& socketPath);
+  QString errorString() const { return m_error; }
+  QString spec() const;  // "unix:PATH", as passed to --events
+  void close();
+
+  // Reads whatever the sockets hold and emits the pending batch now.
+  void flush();
+  int openConnections() const;
+  // Milliseconds since `rank` last sent a byte; -1 when it never did.
+  qint64 silenceMs(int rank) const;
+
+ signals:
+  void eventsArrived(const tunebench::ui::EventBatch& batch);
+  void logLine(const tunebench::ui::LogLine& line);
+  void connectionClosed();
+
+ private:
+  struct Connection;
+  void onNewConnection();
+  void readFrom(Connection& c);
+  void scheduleFlush();
+
+  QLocalServer* m_server = nullptr;
+  QTimer* m_flushTimer = nullptr;
+  std::vector<std::unique_ptr<Connection>> m_connections;
+  EventBatch m_pending;
+  std::map<int, QElapsedTimer> m_lastHeard;
+  QString m_path;
+  QString m_error;
+};
+
+}  // namespace tunebench::ui

@@ -1,0 +1,54 @@
+// Plain data that leaves the runner: what widgets, models and the CLI receive instead of bytes
+// and processes (the hotspot PerfParser idea: typed signals, copyable structs).
+#pragma once
+
+#include <vector>
+
+#include <QMetaType>
+#include <QString>
+
+#include "core/config/trial_config.h"
+#include "core/protocol/events.h"
+
+namespace tunebench::ui {
+
+// Events of all ranks, in arrival order, delivered together so views update once per batch.
+using EventBatch = std::vector<protocol::Event>;
+
+// What the user asked to run. The worker program is injectable so tests use a fake worker.
+struct TrialRequest {
+  QString id;
+  config::TrialConfig config;
+  QString worker_program;  // empty: find_worker_program()
+};
+
+struct LogLine {
+  enum class Source { Stdout, Stderr, Event, Runner };
+  int rank = -1;  // -1: the runner itself
+  Source source = Source::Runner;
+  QString text;
+};
+
+struct TrialProgress {
+  QString trial_id;
+  int step = 0;            // steps every rank has completed
+  int steps = 0;           // steps planned
+  double elapsed_s = 0.0;  // since launch
+  double eta_s = -1.0;     // -1 until two steps have been seen
+};
+
+struct TrialOutcome {
+  enum class Status { Succeeded, Failed, Stopped };
+  QString trial_id;
+  Status status = Status::Succeeded;
+  QString reason;       // plain words, empty on success
+  QString stderr_tail;  // last lines of the failed rank's stderr
+  int failed_rank = -1;
+};
+
+}  // namespace tunebench::ui
+
+Q_DECLARE_METATYPE(tunebench::ui::EventBatch)
+Q_DECLARE_METATYPE(tunebench::ui::LogLine)
+Q_DECLARE_METATYPE(tunebench::ui::TrialProgress)
+Q_DECLARE_METATYPE(tunebench::ui::TrialOutcome)

@@ -1,0 +1,109 @@
+#include "ui/windows/knob_field.h"
+
+#include <limits>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QStyle>
+#include <QVBoxLayout>
+
+namespace tunebench::ui {
+
+using config::KnobType;
+
+QString KnobField::tooltipFor(const config::KnobInfo& knob) {
+  QString tip = QStringLiteral("<p><b>%1</b> <code>--%2</code></p><p>%3</p>")
+                    .arg(QString::fromStdString(knob.label).toHtmlEscaped(),
+                         QString::fromStdString(knob.key).replace('_', '-'),
+                         QString::fromStdString(knob.help).toHtmlEscaped());
+  if (!knob.forum_claim.empty())
+    tip += QStringLiteral("<p><i>Tests the forum claim:</i> %1</p>").arg(QString::fromStdString(knob.forum_claim).toHtmlEscaped());
+  return tip;
+}
+
+KnobField::KnobField(const config::KnobInfo& knob, QWidget* parent) : QWidget(parent), m_knob(knob) {
+  setObjectName(QStringLiteral("knob_") + key());
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(1);
+  switch (knob.type) {
+    case KnobType::Int:
+      if (knob.key == "seed") {  // 64-bit: a spin box would clip it
+        auto* edit = new QLineEdit(this);
+        connect(edit, &QLineEdit::textEdited, this, &KnobField::edited);
+        m_editor = edit;
+      } else {
+        auto* spin = new QSpinBox(this);
+        spin->setRange(0, std::numeric_limits<int>::max());
+        spin->setGroupSeparatorShown(true);
+        if (!knob.unit.empty()) spin->setSuffix(QStringLiteral(" ") + QString::fromStdString(knob.unit));
+        connect(spin, &QSpinBox::valueChanged, this, &KnobField::edited);
+        m_editor = spin;
+      }
+      break;
+    case KnobType::Bool: {
+      auto* box = new QCheckBox(this);
+      connect(box, &QCheckBox::toggled, this, &KnobField::edited);
+      m_editor = box;
+      break;
+    }
+    case KnobType::Choice: {
+      auto* combo = new QComboBox(this);
+      for (const auto& c : knob.choices) combo->addItem(QString::fromStdString(c));
+      connect(combo, &QComboBox::currentIndexChanged, this, &KnobField::edited);
+      m_editor = combo;
+      break;
+    }
+    case KnobType::Float:
+    case KnobType::Text:
+    case KnobType::Map: {
+      auto* edit = new QLineEdit(this);
+      if (knob.type == KnobType::Map) edit->setPlaceholderText(QStringLiteral("NCCL_ALGO=Ring,NCCL_P2P_DISABLE=1"));
+      if (knob.type == KnobType::Float && !knob.unit.empty()) edit->setPlaceholderText(QString::fromStdString(knob.unit));
+      connect(edit, &QLineEdit::textEdited, this, &KnobField::edited);
+      m_editor = edit;
+      break;
+    }
+  }
+  m_editor->setObjectName(QStringLiteral("editor"));
+  m_editor->setToolTip(tooltipFor(knob));
+  layout->addWidget(m_editor);
+  m_message = new QLabel(this);
+  m_message->setObjectName(QStringLiteral("problem"));
+  m_message->setWordWrap(true);
+  m_message->setStyleSheet(QStringLiteral("color: #c62828; font-size: small;"));
+  m_message->setVisible(false);
+  layout->addWidget(m_message);
+}
+
+QString KnobField::text() const {
+  if (auto* spin = qobject_cast<QSpinBox*>(m_editor)) return QString::number(spin->value());
+  if (auto* box = qobject_cast<QCheckBox*>(m_editor)) return box->isChecked() ? "true" : "false";
+  if (auto* combo = qobject_cast<QComboBox*>(m_editor)) return combo->currentText();
+  if (auto* edit = qobject_cast<QLineEdit*>(m_editor)) return edit->text().trimmed();
+  return {};
+}
+
+void KnobField::setText(const QString& text) {
+  const QSignalBlocker block(m_editor);  // programmatic changes are not user edits
+  if (auto* spin = qobject_cast<QSpinBox*>(m_editor)) spin->setValue(text.toInt());
+  else if (auto* box = qobject_cast<QCheckBox*>(m_editor)) box->setChecked(text == "true");
+  else if (auto* combo = qobject_cast<QComboBox*>(m_editor)) combo->setCurrentText(text);
+  else if (auto* edit = qobject_cast<QLineEdit*>(m_editor)) edit->setText(text);
+}
+
+void KnobField::setProblem(const QString& message) {
+  if (message == m_problem) return;
+  m_problem = message;
+  m_message->setText(message);
+  m_message->setVisible(!message.isEmpty());
+  // A dynamic property, so the red outline comes from one style sheet rule (see TrialForm).
+  m_editor->setProperty("invalid", !message.isEmpty());
+  m_editor->style()->unpolish(m_editor);
+  m_editor->style()->polish(m_editor);
+}
+
+}  // namespace tunebench::ui

@@ -1,0 +1,32 @@
+// LogPane: stdout, stderr and log events of every rank, plus the runner's own lines.
+// Lines are buffered and appended a few times a second: a chatty rank must not cost a repaint
+// per line.
+#pragma once
+
+#include <QPlainTextEdit>
+#include <QStringList>
+
+#include "ui/runner/runner_types.h"
+
+class QTimer;
+
+namespace tunebench::ui {
+
+class LogPane : public QPlainTextEdit {
+  Q_OBJECT
+ public:
+  static constexpr int kMaxLines = 20000;
+
+  explicit LogPane(QWidget* parent = nullptr);
+
+  void appendLine(const LogLine& line);
+  void appendError(const QString& text);  // highlighted (a trial failed)
+  void flush();
+  static QString format(const LogLine& line);
+
+ private:
+  QStringList m_pending;  // HTML fragments
+  QTimer* m_timer;
+};
+
+}  // namespace tunebench::ui

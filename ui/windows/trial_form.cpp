@@ -1,0 +1,175 @@
+#include "ui/windows/trial_form.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include "ui/windows/knob_field.h"
+
+namespace tunebench::ui {
+
+namespace {
+const char* const kGroups[] = {"Model & data", "Parallelism", "Precision & kernels", "Communication", "Run length"};
+const char* const kDimKeys[] = {"dim", "layers", "heads", "ffn", "vocab"};
+}  // namespace
+
+TrialForm::TrialForm(QWidget* parent) : QWidget(parent) {
+  setObjectName(QStringLiteral("trialForm"));
+  setStyleSheet(QStringLiteral(
+      "QLineEdit[invalid=\"true\"], QSpinBox[invalid=\"true\"], QComboBox[invalid=\"true\"] {"
+      " border: 2px solid #c62828; border-radius: 3px; }"));
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(6, 6, 6, 6);
+
+  auto* top = new QFormLayout;
+  m_presets = new QComboBox(this);
+  m_presets->setObjectName(QStringLiteral("presets"));
+  for (const auto& p : config::trial_presets()) {
+    m_presets->addItem(QString::fromStdString(p.name));
+    m_presets->setItemData(m_presets->count() - 1, QString::fromStdString(p.description), Qt::ToolTipRole);
+  }
+  connect(m_presets, &QComboBox::activated, this, [this](int i) { applyPreset(m_presets->itemText(i)); });
+  top->addRow(QStringLiteral("Preset"), m_presets);
+  m_devicesLabel = new QLabel(this);
+  m_devicesLabel->setObjectName(QStringLiteral("devices"));
+  m_devicesLabel->setWordWrap(true);
+  top->addRow(QStringLiteral("Devices"), m_devicesLabel);
+  layout->addLayout(top);
+
+  for (const char* group : kGroups) {
+    // '&' would become a mnemonic underscore ("Model _data").
+    auto* box = new QGroupBox(QString::fromUtf8(group).replace('&', QStringLiteral("&&")), this);
+    auto* form = new QFormLayout(box);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    for (const auto& knob : config::knobs()) {
+      if (knob.group != group) continue;
+      auto* field = new KnobField(knob, box);
+      auto* label = new QLabel(QString::fromStdString(knob.label), box);
+      label->setToolTip(KnobField::tooltipFor(knob));
+      label->setBuddy(field->editor());
+      form->addRow(label, field);
+      m_fields[knob.key] = field;
+      connect(field, &KnobField::edited, this, [this, field] { onEdited(field); });
+    }
+    layout->addWidget(box);
+  }
+  m_summary = new QLabel(this);
+  m_summary->setObjectName(QStringLiteral("summary"));
+  m_summary->setWordWrap(true);
+  layout->addWidget(m_summary);
+  layout->addStretch(1);
+  setConfig(config::TrialConfig{});
+}
+
+KnobField* TrialForm::field(const QString& key) const {
+  auto it = m_fields.find(key.toStdString());
+  return it == m_fields.end() ? nullptr : it->second;
+}
+
+config::TrialConfig TrialForm::config() const {
+  config::TrialConfig c;
+  // Model first: choosing a preset sets the dimensions, which the dim fields then repeat.
+  for (const auto& knob : config::knobs())
+    if (auto it = m_fields.find(knob.key); it != m_fields.end())
+      config::set_knob(c, knob.key, it->second->text().toStdString());
+  return c;
+}
+
+void TrialForm::setConfig(const config::TrialConfig& c) {
+  m_applying = true;
+  for (auto& [key, field] : m_fields) field->setText(QString::fromStdString(config::knob_text(c, key)));
+  m_applying = false;
+  updateDependentFields();
+  validateAndShow();
+  emit changed();
+}
+
+bool TrialForm::applyPreset(const QString& name) {
+  const auto preset = config::trial_preset(name.toStdString());
+  if (!preset) return false;
+  m_presets->setCurrentText(name);
+  setConfig(*preset);
+  return true;
+}
+
+void TrialForm::onEdited(KnobField* field) {
+  if (m_applying) return;
+  if (field->key() == "model") {
+    // A preset model fills the dimensions; 'custom' keeps them for editing.
+    if (const auto dims = config::model_preset(field->text().toStdString())) {
+      config::TrialConfig c;
+      c.dims = *dims;
+      for (const char* k : kDimKeys) m_fields[k]->setText(QString::fromStdString(config::knob_text(c, k)));
+    }
+  }
+  updateDependentFields();
+  validateAndShow();
+  emit changed();
+}
+
+void TrialForm::updateDependentFields() {
+  const bool custom = m_fields["model"]->text() == "custom";
+  for (const char* k : kDimKeys) m_fields[k]->setEnabled(custom);
+  const config::TrialConfig c = config();
+  // The world size is not clamped to the devices: a preset for two GPUs on a one-GPU machine
+  // must say why it cannot run, not silently become another trial.
+  m_fields["data_path"]->setEnabled(c.data == config::DataSource::File);
+  m_fields["token_dtype"]->setEnabled(c.data == config::DataSource::File);
+  const bool ddp = c.strategy == config::Strategy::Ddp, fsdp = c.strategy == config::Strategy::Fsdp;
+  for (const char* k : {"bucket_mb", "first_bucket_mb", "ddp_overlap", "compression"}) m_fields[k]->setEnabled(ddp);
+  for (const char* k : {"fsdp_mode", "fsdp_prefetch", "fsdp_param_dtype", "fsdp_reduce_dtype"}) m_fields[k]->setEnabled(fsdp);
+}
+
+int TrialForm::worldSizeLimit(const config::TrialConfig& c) const {
+  const bool cuda = c.device == config::Device::Cuda || (c.device == config::Device::Auto && m_devices.hasGpu());
+  return m_devices.maxWorldSize(cuda);
+}
+
+std::vector<config::Problem> TrialForm::problems() const {
+  std::vector<config::Problem> out;
+  config::TrialConfig c;
+  for (const auto& knob : config::knobs())
+    if (auto it = m_fields.find(knob.key); it != m_fields.end())
+      if (auto p = config::set_knob(c, knob.key, it->second->text().toStdString())) out.push_back(*p);
+  for (auto& p : config::validate(c)) out.push_back(std::move(p));
+  const bool cuda = c.device == config::Device::Cuda || (c.device == config::Device::Auto && m_devices.hasGpu());
+  if (c.device == config::Device::Cuda && !m_devices.hasGpu())
+    out.push_back({"device", "no GPU detected on this machine (" + m_devices.nvml_error.toStdString() + "); choose cpu"});
+  else if (c.world_size > worldSizeLimit(c))
+    out.push_back({"world_size", cuda ? "only " + std::to_string(m_devices.gpus.size()) + " GPU(s) detected: at most that many ranks"
+                                      : "at most " + std::to_string(DeviceInventory::kMaxCpuRanks) + " ranks on the CPU (Gloo)"});
+  return out;
+}
+
+int TrialForm::validateAndShow() {
+  const auto found = problems();
+  std::map<std::string, QStringList> byKey;
+  QStringList general;
+  for (const auto& p : found) {
+    if (m_fields.count(p.key)) byKey[p.key] << QString::fromStdString(p.message);
+    else general << QString::fromStdString(p.message);
+  }
+  for (auto& [key, field] : m_fields) {
+    auto it = byKey.find(key);
+    field->setProblem(it == byKey.end() ? QString() : it->second.join('\n'));
+  }
+  const config::TrialConfig c = config();
+  const QString ready = QStringLiteral("%1 rank(s) × %2 tokens per step, %3 steps (%4 warm-up)")
+                            .arg(c.world_size).arg(c.tokens_per_rank_step()).arg(c.steps).arg(c.warmup);
+  m_summary->setText(found.empty() ? ready
+                                   : QStringLiteral("<span style='color:#c62828'>%1 problem(s) to fix before running. %2</span>")
+                                         .arg(found.size()).arg(general.join(' ').toHtmlEscaped()));
+  return int(found.size());
+}
+
+void TrialForm::setDevices(const DeviceInventory& devices) {
+  m_devices = devices;
+  m_devicesLabel->setText(devices.summary());
+  m_devicesLabel->setToolTip(devices.hasGpu() ? QString() : QStringLiteral("NVML: ") + devices.nvml_error);
+  updateDependentFields();
+  validateAndShow();
+}
+
+}  // namespace tunebench::ui

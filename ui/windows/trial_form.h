@@ -1,0 +1,58 @@
+// TrialForm: the trial's knobs, built from config::knobs() and grouped as the table groups them,
+// with a presets combo and the detected devices on top. Validation runs on every edit and shows
+// each problem next to its field, so a trial that would be refused is visibly wrong before Run.
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include <QWidget>
+
+#include "core/config/trial_config.h"
+#include "ui/runner/device_inventory.h"
+
+class QComboBox;
+class QLabel;
+
+namespace tunebench::ui {
+
+class KnobField;
+
+class TrialForm : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TrialForm(QWidget* parent = nullptr);
+
+  // The config as the form shows it; knobs whose text does not parse keep their default and are
+  // reported by problems().
+  config::TrialConfig config() const;
+  void setConfig(const config::TrialConfig& config);
+  bool applyPreset(const QString& name);
+
+  // Parse problems, config::validate() and the device limits, in knobs() order.
+  std::vector<config::Problem> problems() const;
+  // Shows problems() next to the fields; returns how many there are.
+  int validateAndShow();
+
+  void setDevices(const DeviceInventory& devices);
+  const DeviceInventory& devices() const { return m_devices; }
+  KnobField* field(const QString& key) const;
+  QComboBox* presetCombo() const { return m_presets; }
+
+ signals:
+  void changed();
+
+ private:
+  void onEdited(KnobField* field);
+  void updateDependentFields();
+  int worldSizeLimit(const config::TrialConfig& c) const;
+
+  std::map<std::string, KnobField*> m_fields;
+  QComboBox* m_presets = nullptr;
+  QLabel* m_devicesLabel = nullptr;
+  QLabel* m_summary = nullptr;
+  DeviceInventory m_devices;
+  bool m_applying = false;
+};
+
+}  // namespace tunebench::ui
