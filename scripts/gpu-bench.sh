@@ -91,6 +91,7 @@ case "$MODE" in
     ref r-7b-single-ckpt 1 --model 7b --mode single --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3 --ckpt
     ;;
   dist)
+    run w-7b-ddp "${B7[@]}" --strategy ddp --world-size 2
     run w-7b-ddp-ckpt "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true
     ref r-7b-ddp-ckpt 2 --model 7b --mode ddp --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3 --ckpt
     run w-7b-fsdp-full "${B7[@]}" --strategy fsdp --world-size 2
@@ -99,6 +100,8 @@ case "$MODE" in
     run w-7b-ddp-ckpt-nop2p "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true \
       --nccl-env NCCL_P2P_DISABLE=1
     run w-7b-single-ckpt "${B7[@]}" --checkpointing true
+    run w-7b-single "${B7[@]}"
+    run w-7b-single-compile "${B7[@]}" --compile true
     ;;
   *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac

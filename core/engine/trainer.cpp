@@ -23,7 +23,12 @@ using protocol::Phase;
 
 namespace {
 
-bool uses_autocast(Amp amp) { return amp == Amp::Bf16 || amp == Amp::Fp16; }
+// FSDP with a 16-bit parameter dtype computes in that dtype directly, as PyTorch's
+// MixedPrecisionPolicy does: autocast would only add casts.
+bool uses_autocast(const config::TrialConfig& c) {
+  const bool fsdp_half = c.strategy == config::Strategy::Fsdp && c.fsdp_param_dtype != config::DType::Fp32;
+  return (c.amp == Amp::Bf16 || c.amp == Amp::Fp16) && !fsdp_half;
+}
 
 at::ScalarType param_dtype(Amp amp) { return amp == Amp::PureBf16 ? at::kBFloat16 : at::kFloat; }
 
@@ -100,7 +105,7 @@ at::Tensor Trainer::forward_loss(const at::Tensor& tokens) {
   const at::Tensor targets = tokens.narrow(1, 1, tokens.size(1) - 1);
   const auto device_type = m_device.device().type();
   std::optional<compat::AutocastGuard> autocast;
-  if (uses_autocast(m_config.amp))
+  if (uses_autocast(m_config))
     autocast.emplace(device_type, true, m_config.amp == Amp::Bf16 ? at::kBFloat16 : at::kHalf);
 
   at::Tensor h = inputs;
@@ -112,7 +117,7 @@ at::Tensor Trainer::forward_loss(const at::Tensor& tokens) {
       h = checkpointed(h, &m_bodies[u], &m_recompute_observers[u]);
     else
       h = m_model->unit_forward(u, h, m_strategy->unit_params(u));
-    m_strategy->after_unit_forward(u);
+    h = m_strategy->after_unit_forward(u, h);
   }
   return at::cross_entropy_loss(h.flatten(0, 1).to(at::kFloat), targets.flatten());
 }

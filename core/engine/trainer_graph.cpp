@@ -18,6 +18,7 @@
 
 #ifdef TUNEBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #endif
@@ -83,6 +84,10 @@ protocol::Step Trainer::run_graph_step(int64_t index, bool capture) {
     m_timeline->add_host(Phase::HostToDevice, t1, protocol::now_us());
   }
   if (capture) {
+    // The graph allocates from a private pool: hand the eager steps' cached blocks back first, or
+    // a 7B step finds the device full of reserved-but-unused memory (seen on the H200).
+    m_device.synchronize();
+    c10::cuda::CUDACachingAllocator::emptyCache();
     m_timeline->set_paused(true);
     at::autocast::set_autocast_cache_enabled(false);
     try {

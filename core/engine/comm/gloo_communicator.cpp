@@ -54,10 +54,13 @@ class GlooCommunicator final : public Communicator {
 
   std::unique_ptr<CommWork> all_gather(const at::Tensor& out, const at::Tensor& shard, const std::string& label) override {
     const int h = begin(protocol::Phase::AllGather, label, out);
+    const bool widen = out.scalar_type() == at::kBFloat16;  // Gloo has no bf16: travel as fp32
+    const at::Tensor target = widen ? at::empty(out.sizes(), out.options().dtype(at::kFloat)) : out;
     std::vector<std::vector<at::Tensor>> outputs(1);
-    for (int r = 0; r < m_info.world_size; ++r) outputs[0].push_back(out.narrow(0, r * shard.numel(), shard.numel()));
-    std::vector<at::Tensor> inputs = {shard};
+    for (int r = 0; r < m_info.world_size; ++r) outputs[0].push_back(target.narrow(0, r * shard.numel(), shard.numel()));
+    std::vector<at::Tensor> inputs = {widen ? shard.to(at::kFloat) : shard};
     run(m_pg->allgather(outputs, inputs), "all-gather " + label);
+    if (widen) out.copy_(target);
     end(h);
     return std::make_unique<DoneWork>();
   }
@@ -65,7 +68,7 @@ class GlooCommunicator final : public Communicator {
   std::unique_ptr<CommWork> reduce_scatter_avg(const at::Tensor& out, const at::Tensor& input,
                                                const std::string& label) override {
     const int h = begin(protocol::Phase::ReduceScatter, label, input);
-    std::vector<at::Tensor> tensors = {input.clone()};
+    std::vector<at::Tensor> tensors = {input.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true)};
     run(m_pg->allreduce(tensors), "reduce-scatter " + label);
     out.copy_(tensors[0].narrow(0, m_info.rank * out.numel(), out.numel())).div_(m_info.world_size);
     end(h);

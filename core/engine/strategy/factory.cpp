@@ -2,6 +2,7 @@
 
 #include "core/engine/errors.h"
 #include "core/engine/strategy/ddp.h"
+#include "core/engine/strategy/fsdp.h"
 
 namespace tunebench::engine {
 
@@ -18,9 +19,9 @@ std::unique_ptr<Strategy> make_strategy(const config::TrialConfig& config, Llama
                           " needs a process group; start the ranks with tunebench, torchrun or srun");
       comm->set_timeline(&timeline);
       if (config.strategy == config::Strategy::Ddp) return std::make_unique<DdpStrategy>(config, model, *comm);
-      break;
+      return std::make_unique<FsdpStrategy>(config, model, *comm);
   }
-  throw unsupported(std::string(config::to_string(config.strategy)) + " is not implemented in this worker yet");
+  throw unsupported("unknown strategy");
 }
 
 }  // namespace tunebench::engine

@@ -3,7 +3,7 @@
 // parallelism is applied to the model from outside, the model file knows nothing about it).
 //
 //   for each micro-step:  begin_micro_step -> [before_unit_forward(u), unit_params(u),
-//                         after_unit_forward(u)] for every unit -> backward -> after_backward
+//                         after_unit_forward(u, out)] for every unit -> backward -> after_backward
 //   then:                 optimizer over optimizer_params()/optimizer_grads() -> after_optimizer
 #pragma once
 
@@ -27,7 +27,11 @@ class Strategy {
   virtual void before_unit_forward(size_t unit) { (void)unit; }
   // The parameters unit `unit` computes with (FSDP: the gathered full parameters).
   virtual const std::vector<at::Tensor>& unit_params(size_t unit) = 0;
-  virtual void after_unit_forward(size_t unit) { (void)unit; }
+  // Called with the unit's output; returns it (FSDP attaches its pre-backward hook here).
+  virtual at::Tensor after_unit_forward(size_t unit, at::Tensor output) {
+    (void)unit;
+    return output;
+  }
   // Called after loss.backward() of a micro-step returned (all gradient kernels are queued).
   virtual void after_backward(bool last_micro_step) { (void)last_micro_step; }
 

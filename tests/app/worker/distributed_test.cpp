@@ -155,3 +155,60 @@ TEST(Ddp, CommLaneCarriesEveryBucket) {
   EXPECT_GT(step.comm_ms, 0.0);
   EXPECT_GE(step.exposed_comm_ms, 0.0);
 }
+
+namespace {
+std::vector<std::string> adamw_steps(int steps) {
+  return with(tt::small_model_args(), {"--optimizer", "adamw", "--lr", "1e-3", "--steps", std::to_string(steps + 1),
+                                       "--warmup", "1", "--micro-batch", "2", "--fsdp-param-dtype", "fp32",
+                                       "--fsdp-reduce-dtype", "fp32"});
+}
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double m = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::abs(double(a[i]) - double(b[i])));
+  return m;
+}
+}  // namespace
+
+TEST(Fsdp, ParametersAfterThreeAdamWStepsEqualDdpInBothModes) {
+  const auto init = train(2, with(adamw_steps(3), {"--strategy", "ddp", "--lr", "1e-30"}), "fsdp-init");
+  const auto ddp = train(2, with(adamw_steps(3), {"--strategy", "ddp"}), "fsdp-ddp");
+  const double moved = max_abs_diff(ddp, init);
+  EXPECT_GT(moved, 1e-3) << "three AdamW steps of lr 1e-3 must move the parameters";
+  for (const char* mode : {"full_shard", "shard_grad_op"}) {
+    const auto fsdp = train(2, with(adamw_steps(3), {"--strategy", "fsdp", "--fsdp-mode", mode}), std::string("fsdp-") + mode);
+    ASSERT_EQ(fsdp.size(), ddp.size()) << mode;
+    // Same sums in the same order: equal up to float rounding of the optimizer arithmetic.
+    EXPECT_LT(max_abs_diff(fsdp, ddp), 1e-6) << mode;
+  }
+}
+
+TEST(Fsdp, CheckpointingAndPrefetchDoNotChangeTheResult) {
+  const auto base = train(2, with(adamw_steps(2), {"--strategy", "fsdp"}), "fsdp-base");
+  const auto ckpt = train(2, with(adamw_steps(2), {"--strategy", "fsdp", "--checkpointing", "true",
+                                                   "--fsdp-prefetch", "false"}),
+                          "fsdp-ckpt");
+  EXPECT_LT(max_abs_diff(ckpt, base), 1e-6);
+}
+
+TEST(Fsdp, CommLaneCarriesGathersAndReduceScattersPerUnitAndShardsTheState) {
+  auto runs = tt::start_ranks(2, with(adamw_steps(1), {"--strategy", "fsdp"}), "fsdp-lane");
+  for (auto& r : runs) ASSERT_EQ(tt::wait_rank(r, 240), 0) << tt::stderr_of(r);
+  const auto log = tt::events_of(runs[0]);
+  const auto& rank0 = log.ranks.at(0);
+  const auto& step = rank0.steps.back();
+  int gathers = 0, scatters = 0;
+  for (const auto& in : step.intervals) {
+    if (in.phase == tunebench::protocol::Phase::AllGather) ++gathers;
+    if (in.phase == tunebench::protocol::Phase::ReduceScatter) ++scatters;
+    if (in.lane == tunebench::protocol::Lane::Comm) EXPECT_GT(in.bytes, 0);
+  }
+  const int units = 2 + 2;  // embedding, 2 blocks, head
+  EXPECT_EQ(scatters, units);
+  // FULL_SHARD gathers every unit in forward and all but the head again in backward.
+  EXPECT_EQ(gathers, units + units - 1);
+  // The optimizer holds only this rank's shard: half the parameters (plus padding).
+  ASSERT_TRUE(rank0.model);
+  EXPECT_LE(rank0.model->parameter_bytes, 4 * (rank0.model->parameters / 2 + 4));
+  EXPECT_GE(rank0.model->parameter_bytes, 4 * (rank0.model->parameters / 2));
+}
