@@ -5,7 +5,7 @@
 // comm lane is the host time the collective took.
 #include "core/engine/comm/communicator.h"
 
-#ifdef USE_C10D_GLOO
+#ifdef TUNEBENCH_WITH_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif
 
@@ -15,7 +15,7 @@
 
 namespace tunebench::engine {
 
-#ifdef USE_C10D_GLOO
+#ifdef TUNEBENCH_WITH_GLOO
 namespace {
 
 class DoneWork final : public CommWork {
