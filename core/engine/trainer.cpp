@@ -261,7 +261,11 @@ int64_t predict_peak_bytes(const config::TrialConfig& c) {
                               : 0.0;
   // Peak is either the end of forward (activations, no gradients yet) or the optimizer step
   // (gradients, no activations) — gradients are released between steps.
-  const double end_of_forward = weights + states + acts + logits + gathered + (c.grad_accum > 1 ? grads : 0.0);
+  // DDP's gradients are bucket views and "compile" keeps gradients at fixed addresses: both hold
+  // them for the whole step; otherwise they exist from the first backward on (or all the time
+  // when accumulating).
+  const bool persistent_grads = c.strategy == config::Strategy::Ddp || c.compile || c.grad_accum > 1;
+  const double end_of_forward = weights + states + acts + logits + gathered + (persistent_grads ? grads : 0.0);
   const double optimizer = weights + states + grads + gathered;
   return static_cast<int64_t>(std::max(end_of_forward, optimizer));
 }
