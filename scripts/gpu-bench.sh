@@ -3,6 +3,8 @@
 #
 #   scripts/gpu-bench.sh single   # 1 GPU: 7B single vs PyTorch, compile (CUDA graph), untimed, ckpt
 #   scripts/gpu-bench.sh dist     # 2 GPUs: 7B DDP / FSDP vs PyTorch, NCCL_P2P_DISABLE=1, single
+#   scripts/gpu-bench.sh extra    # 2 GPUs: single vs PyTorch again, out-of-memory event, DDP bf16
+#                                 # compression, DDP accumulation 4 (no_sync) vs PyTorch
 #   scripts/gpu-bench.sh smoke    # build and one tiny step per strategy
 #
 # Builds the worker against the machine's pip PyTorch (torch.utils.cmake_prefix_path). The
@@ -102,6 +104,17 @@ case "$MODE" in
     run w-7b-single-ckpt "${B7[@]}" --checkpointing true
     run w-7b-single "${B7[@]}"
     run w-7b-single-compile "${B7[@]}" --compile true
+    ;;
+  extra)
+    run w-7b-single "${B7[@]}"
+    ref r-7b-single 1 --model 7b --mode single --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3
+    run w-7b-oom "${B7[@]}" --micro-batch 64 --steps 2 --warmup 1
+    grep -h '"type":"error"' "$OUT/logs/w-7b-oom.jsonl" | cut -c1-400
+    run w-7b-ddp-ckpt "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true
+    run w-7b-ddp-ckpt-bf16 "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true --compression bf16
+    run w-7b-ddp-ckpt-accum4 "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true --grad-accum 4
+    ref r-7b-ddp-ckpt-accum4 2 --model 7b --mode ddp --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3 --ckpt \
+      --accum 4 --no-sync
     ;;
   *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac
