@@ -17,9 +17,12 @@ std::unique_ptr<Strategy> make_strategy(const config::TrialConfig& config, Llama
       if (!comm)
         throw unsupported(std::string(config::to_string(config.strategy)) +
                           " needs a process group; start the ranks with tunebench, torchrun or srun");
+      // Set-up traffic (DDP's start-up broadcast) belongs to no step: time collectives only after.
+      std::unique_ptr<Strategy> strategy;
+      if (config.strategy == config::Strategy::Ddp) strategy = std::make_unique<DdpStrategy>(config, model, *comm);
+      else strategy = std::make_unique<FsdpStrategy>(config, model, *comm);
       comm->set_timeline(&timeline);
-      if (config.strategy == config::Strategy::Ddp) return std::make_unique<DdpStrategy>(config, model, *comm);
-      return std::make_unique<FsdpStrategy>(config, model, *comm);
+      return strategy;
   }
   throw unsupported("unknown strategy");
 }

@@ -136,6 +136,11 @@ TEST(Ddp, CommLaneCarriesEveryBucket) {
   auto runs = tt::start_ranks(2, with(sgd_step(2), {"--strategy", "ddp"}), "commlane");
   for (auto& r : runs) ASSERT_EQ(tt::wait_rank(r, 240), 0) << tt::stderr_of(r);
   const auto log = tt::events_of(runs[0]);
+  for (const auto& s : log.ranks.at(0).steps)
+    for (const auto& in : s.intervals) {
+      EXPECT_GE(in.start_us, s.start_us) << "step " << s.step << " " << tunebench::protocol::to_string(in.phase);
+      EXPECT_LE(in.end_us, s.end_us) << "step " << s.step;
+    }
   const auto& step = log.ranks.at(0).steps.back();
   int buckets = 0;
   int64_t bytes = 0;
