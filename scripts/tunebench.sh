@@ -41,6 +41,8 @@ install_deps() {
 }
 
 build() {
+  # Paths relative to the checkout in ccache's keys: another clone of the same commit hits the cache.
+  export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
   if [ ! -f "$BUILD/build.ninja" ]; then
     log "configuring $BUILD"
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
