@@ -151,6 +151,7 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
     hello.backend = comm ? comm->backend() : "none";
     hello.nccl = comm && comm->backend() == "nccl" ? comm->version() : "";
     hello.env = nccl_environment();
+    hello.topology = nvml.topology();
     hello.config = config::to_json(cfg);
     writer->write_payload(hello);
     log(rank, "training " + cfg.model + " (" + std::string(config::to_string(cfg.strategy)) + ", " +

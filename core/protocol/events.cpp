@@ -75,6 +75,7 @@ struct ToJson {
     j["torch"] = h.torch;
     j["backend"] = h.backend;
     j["env"] = h.env;
+    if (!h.topology.empty()) j["topology"] = h.topology;
     j["config"] = h.config;
     j["clock_offset_us"] = h.clock_offset_us;
   }
@@ -168,6 +169,7 @@ Payload payload_from_json(std::string_view type, const json& j) {
     get_if(j, "torch", h.torch);
     get_if(j, "backend", h.backend);
     get_if(j, "env", h.env);
+    get_if(j, "topology", h.topology);
     if (auto it = j.find("config"); it != j.end() && it->is_object()) h.config = *it;
     get_if(j, "clock_offset_us", h.clock_offset_us);
     return h;

@@ -84,6 +84,7 @@ struct Hello {
   std::string torch;         // libtorch version
   std::string backend;       // "nccl" | "gloo" | "none"
   std::map<std::string, std::string> env;  // NCCL_* / TORCH_NCCL_* variables in effect
+  std::string topology;      // GPU interconnect as NVML reports it, e.g. "GPU0: 18 NVLink links; GPU0-GPU1: PCIe node"
   nlohmann::json config = nlohmann::json::object();  // the TrialConfig, as config/trial_config JSON
   int64_t clock_offset_us = 0;  // add to this rank's times to get rank 0's host clock
 };

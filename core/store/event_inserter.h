@@ -46,7 +46,7 @@ class EventInserter {
   SQLite::Database& m_db;
   int64_t m_trial_id;
   bool m_run_id_set = false;
-  std::unique_ptr<SQLite::Statement> m_hello, m_model, m_step, m_interval, m_sample, m_message,
+  std::unique_ptr<SQLite::Statement> m_hello, m_topology, m_model, m_step, m_interval, m_sample, m_message,
       m_done, m_problem, m_run_id;
 };
 

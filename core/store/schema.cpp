@@ -178,6 +178,16 @@ const char* const kVersion2[] = {
     "CREATE INDEX trials_by_status ON trials (status)",
 };
 
+// ---- version 3: the GPU interconnect of each rank (hello.topology, from NVML) ----------------------
+const char* const kVersion3[] = {
+    R"(CREATE TABLE rank_topology (
+  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  rank INTEGER NOT NULL,
+  topology TEXT NOT NULL,
+  PRIMARY KEY (trial_id, rank)
+) WITHOUT ROWID)",
+};
+
 template <size_t N> void run_all(SQLite::Database& db, const char* const (&statements)[N]) {
   for (const char* sql : statements) db.exec(sql);
 }
@@ -191,6 +201,7 @@ void migrate(SQLite::Database& db, int from_version, int to_version) {
     db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
   }
   if (from_version < 2 && to_version >= 2) run_all(db, kVersion2);
+  if (from_version < 3 && to_version >= 3) run_all(db, kVersion3);
   // Integer formatted by us, not user input: PRAGMA takes no bound parameters.
   db.exec("PRAGMA user_version = " + std::to_string(to_version));
   tx.commit();

@@ -47,6 +47,16 @@ void load_env(SQLite::Database& db, int64_t id, tp::TrialLog& log) {
     h.clock_offset_us = r.i64(16);
     log.ranks[r.i32(0)].hello = std::move(h);
   }
+  // Version 3 added the interconnect; older files (opened read-only, unmigrated) have no table.
+  Statement has(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rank_topology'");
+  if (!has.executeStep()) return;
+  Statement t(db, "SELECT rank, topology FROM rank_topology WHERE trial_id = ? ORDER BY rank");
+  t.bind(1, id);
+  while (t.executeStep()) {
+    RowReader r(t, "rank_topology");
+    auto it = log.ranks.find(r.i32(0));
+    if (it != log.ranks.end() && it->second.hello) it->second.hello->topology = r.text(1, kMaxShortTextBytes);
+  }
 }
 
 void load_model(SQLite::Database& db, int64_t id, tp::TrialLog& log) {

@@ -64,6 +64,7 @@ struct Nvml::Api {
   nvmlReturn_t (*pcie)(nvmlDevice_t, int, unsigned*) = nullptr;
   nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned, int*) = nullptr;
   nvmlReturn_t (*field_values)(nvmlDevice_t, int, nvmlFieldValue_t*) = nullptr;
+  nvmlReturn_t (*common_ancestor)(nvmlDevice_t, nvmlDevice_t, int*) = nullptr;
 
   struct Counter {
     unsigned long long tx_kib = 0, rx_kib = 0;
@@ -101,6 +102,7 @@ Nvml::Nvml(const std::string& library) : m_api(std::make_unique<Api>()) {
   a.resolve(a.pcie, "nvmlDeviceGetPcieThroughput");
   a.resolve(a.nvlink_state, "nvmlDeviceGetNvLinkState");
   a.resolve(a.field_values, "nvmlDeviceGetFieldValues");
+  a.resolve(a.common_ancestor, "nvmlDeviceGetTopologyCommonAncestor");
   if (!a.init || !a.count || !a.by_index) {
     m_error = "NVML library lacks nvmlInit_v2/nvmlDeviceGetCount_v2";
     return;
@@ -147,6 +149,38 @@ std::vector<GpuInfo> Nvml::devices() const {
       }
     }
     out.push_back(std::move(info));
+  }
+  return out;
+}
+
+std::string Nvml::topology() const {
+  if (!m_ok) return {};
+  const auto gpus = devices();
+  std::string out;
+  auto add = [&](const std::string& part) { out += (out.empty() ? "" : "; ") + part; };
+  for (const auto& g : gpus) add("GPU" + std::to_string(g.index) + ": " + std::to_string(g.nvlink_links_active) + " NVLink links");
+  const Api& a = *m_api;
+  if (a.common_ancestor) {
+    // NVML_TOPOLOGY_*: how far apart two GPUs are on PCIe.
+    auto level = [](int v) -> std::string {
+      switch (v) {
+        case 0: return "same board";
+        case 10: return "PCIe switch";
+        case 20: return "PCIe switches";
+        case 30: return "PCIe host bridge";
+        case 40: return "PCIe same NUMA node";
+        case 50: return "PCIe across NUMA nodes";
+        default: return "PCIe level " + std::to_string(v);
+      }
+    };
+    for (size_t i = 0; i < gpus.size(); ++i)
+      for (size_t j = i + 1; j < gpus.size(); ++j) {
+        nvmlDevice_t d1 = nullptr, d2 = nullptr;
+        int lvl = 0;
+        if (a.by_index(static_cast<unsigned>(gpus[i].index), &d1) == kSuccess &&
+            a.by_index(static_cast<unsigned>(gpus[j].index), &d2) == kSuccess && a.common_ancestor(d1, d2, &lvl) == kSuccess)
+          add("GPU" + std::to_string(gpus[i].index) + "-GPU" + std::to_string(gpus[j].index) + ": " + level(lvl));
+      }
   }
   return out;
 }

@@ -37,6 +37,9 @@ class Nvml {
   std::string error() const { return m_error; }  // why it is unavailable, for the log
   std::string driver_version() const;
   std::vector<GpuInfo> devices() const;
+  // The interconnect in one line: active NVLink links per GPU and the PCIe relation of each pair
+  // ("GPU0: 18 NVLink links; GPU0-GPU1: PCIe host bridge"); empty without NVML.
+  std::string topology() const;
   // One sample of device `index`; fields NVML does not support stay empty. Throughput counters
   // (PCIe, NVLink) are rates over the time since the previous sample of the same device.
   protocol::GpuSample sample(int index);

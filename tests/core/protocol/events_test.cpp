@@ -47,6 +47,7 @@ TEST(Events, HelloRoundTrip) {
   h.torch = "2.11.0";
   h.backend = "nccl";
   h.env = {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_NVLS_ENABLE", "0"}};
+  h.topology = "GPU0: 18 NVLink links; GPU1: 18 NVLink links; GPU0-GPU1: PCIe node";
   h.config = {{"model", "7b"}, {"micro_batch", 1}};
   h.clock_offset_us = -17;
   const auto out = roundtrip(with(h));
@@ -67,6 +68,7 @@ TEST(Events, HelloRoundTrip) {
   EXPECT_EQ(g.torch, h.torch);
   EXPECT_EQ(g.backend, "nccl");
   EXPECT_EQ(g.env, h.env);
+  EXPECT_EQ(g.topology, h.topology);
   EXPECT_EQ(g.config, h.config);
   EXPECT_EQ(g.clock_offset_us, -17);
 }

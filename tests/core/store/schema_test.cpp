@@ -7,6 +7,7 @@
 #include "core/store/event_inserter.h"
 #include "core/store/schema.h"
 #include "core/store/session_store.h"
+#include "core/store/trial_writer.h"
 #include "tests/core/store/test_support.h"
 
 namespace ts = tunebench::store;
@@ -37,7 +38,10 @@ TEST(Schema, MigratedFileEqualsNewFile) {
   ts::migrate(db, 1, 2);
   EXPECT_EQ(ts::read_schema(db), ts::expected_schema(2));
   EXPECT_NE(ts::expected_schema(1), ts::expected_schema(2));
-  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 2);
+  ts::migrate(db, 2, 3);
+  EXPECT_EQ(ts::read_schema(db), ts::expected_schema(3));
+  EXPECT_NE(ts::expected_schema(2), ts::expected_schema(3));
+  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 3);
   EXPECT_EQ(db.execAndGet("PRAGMA application_id").getInt(), ts::kApplicationId);
 }
 
@@ -57,7 +61,7 @@ TEST(Schema, OpensAndMigratesAVersion1Session) {
   }
   {
     auto store = ts::SessionStore::open(path);
-    EXPECT_EQ(store.info().schema_version, 2);
+    EXPECT_EQ(store.info().schema_version, ts::kSchemaVersion);
     EXPECT_EQ(store.info().name, "from v1");
     const auto t = store.load_trial(id);
     EXPECT_EQ(t.info.name, "old trial");
@@ -67,6 +71,30 @@ TEST(Schema, OpensAndMigratesAVersion1Session) {
     EXPECT_EQ(store.trial(id).tags, std::vector<std::string>{"migrated"});
   }
   SQLite::Database db(path, SQLite::OPEN_READONLY);
-  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 2);
-  EXPECT_EQ(ts::read_schema(db), ts::expected_schema(2));
+  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), ts::kSchemaVersion);
+  EXPECT_EQ(ts::read_schema(db), ts::expected_schema(ts::kSchemaVersion));
+}
+
+TEST(Schema, Version3KeepsEachRanksInterconnect) {
+  tt::TempDir dir;
+  const auto path = dir.file("topology.tbsession");
+  int64_t id = 0;
+  {
+    auto store = ts::SessionStore::create(path, "topology");
+    id = store.add_trial("t", nlohmann::json::object());
+  }
+  auto events = tt::full_trial(2, 2);
+  for (auto& e : events)
+    if (e.is<tunebench::protocol::Hello>())
+      e.as<tunebench::protocol::Hello>().topology = "GPU0: 18 NVLink links; rank " + std::to_string(e.header.rank);
+  {
+    ts::TrialWriter w(path, id);
+    for (const auto& e : events) w.add(e);
+    w.finish(ts::TrialStatus::Done, "");
+  }
+  auto store = ts::SessionStore::open(path, {ts::SessionStore::Mode::ReadOnly});
+  const auto t = store.load_trial(id);
+  ASSERT_TRUE(t.log.ranks.at(0).hello && t.log.ranks.at(1).hello);
+  EXPECT_EQ(t.log.ranks.at(0).hello->topology, "GPU0: 18 NVLink links; rank 0");
+  EXPECT_EQ(t.log.ranks.at(1).hello->topology, "GPU0: 18 NVLink links; rank 1");
 }

@@ -46,7 +46,7 @@ TEST(SessionStore, CreateThenReopen) {
   EXPECT_EQ(info.name, "H200 sweep");
   EXPECT_EQ(info.notes, "two H200s, NVLink");
   EXPECT_GT(info.created_us, 0);
-  EXPECT_EQ(info.schema_version, 2);
+  EXPECT_EQ(info.schema_version, ts::kSchemaVersion);
   EXPECT_TRUE(store.list_trials().empty());
 }
 
