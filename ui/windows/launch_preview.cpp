@@ -16,7 +16,7 @@ namespace tunebench::ui {
 
 namespace {
 QString shell_quote(const QString& s) {
-  static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9_./:=+-]+$"));
+  static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9_./:=+$-]+$"));
   if (plain.match(s).hasMatch()) return s;
   QString q = s;
   q.replace(QLatin1Char('\''), QStringLiteral("'\\''"));

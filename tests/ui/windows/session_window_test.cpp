@@ -239,6 +239,7 @@ TEST(SessionWindow, ImportAndDropAnEventLog) {
   QMimeData mime;
   mime.setUrls({QUrl::fromLocalFile(log)});
   QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  enter.setAccepted(false);  // events start accepted; the window must accept it itself
   QApplication::sendEvent(w.get(), &enter);
   EXPECT_TRUE(enter.isAccepted());
   QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
