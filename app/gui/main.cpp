@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption fresh(QStringLiteral("no-restore"), QStringLiteral("Neither restore nor save the window layout and last trial."));
   const QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window after --screenshot-after ms, then quit."), QStringLiteral("png"));
   const QCommandLineOption after(QStringLiteral("screenshot-after"), QStringLiteral("Delay before the screenshot in ms (default 3000)."), QStringLiteral("ms"), QStringLiteral("3000"));
-  const QCommandLineOption session(QStringLiteral("session"), QStringLiteral("Open this session file (created when missing)."), QStringLiteral("file"));
+  const QCommandLineOption session(QStringLiteral("open"), QStringLiteral("Open this session file (created when missing). (Not --session: QGuiApplication takes that one for X11 session management.)"), QStringLiteral("file"));
   const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size WIDTHxHEIGHT."), QStringLiteral("WxH"));
   for (const auto& o : {worker, preset, configFile, run, replay, speed, fresh, session, screenshot, after, size}) parser.addOption(o);
   parser.process(app);

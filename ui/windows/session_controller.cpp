@@ -47,7 +47,7 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, pr
   r.step = int(info.step_count / std::max<int64_t>(1, r.config.world_size));
   double tokens = 0.0;
   for (const auto& [rank, done] : summaries) {
-    if (rank == 0 && done.summary.measured_steps > 0) r.step_ms_median = done.summary.step_ms_median;
+    if (rank == 0 && done.summary.step_ms_median > 0.0) r.step_ms_median = done.summary.step_ms_median;
     tokens += done.summary.tokens_per_s;
   }
   if (tokens > 0.0) r.tokens_per_s = tokens;
