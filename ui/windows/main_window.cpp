@@ -29,6 +29,9 @@
 #include "ui/runner/trial_runner.h"
 #include "ui/windows/live_view.h"
 #include "ui/windows/log_pane.h"
+#include "ui/windows/plot_export.h"
+#include "ui/windows/session_actions.h"
+#include "ui/windows/session_controller.h"
 #include "ui/windows/trial_form.h"
 
 // Resources compiled into a static library are not registered on their own.
@@ -49,12 +52,19 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   m_trials = new TrialsModel(this);
   m_log = new LogPane;
   m_queue = new TrialQueue(this);
+  // Session store first, so a trial is recorded before the window (and trialFinished listeners)
+  // see it end.
+  m_session = new SessionController(m_trials, this);
+  connect(m_queue, &TrialQueue::trialStarting, m_session, &SessionController::beginLiveTrial);
+  connect(m_queue->runner(), &LiveSource::eventsArrived, m_session, &SessionController::addEvents);
+  connect(m_queue->runner(), &LiveSource::finished, m_session, &SessionController::finishLiveTrial);
   connectSource(m_queue->runner());
   connect(m_queue, &TrialQueue::trialStarting, this, &MainWindow::onTrialStarting);
   connect(m_queue, &TrialQueue::queueChanged, this, &MainWindow::updateActions);
 
   createDocks();
   createActions();
+  m_sessionActions = new SessionActions(this, m_session, options.useSettings);
 
   m_statusProgress = new QLabel(QStringLiteral("idle"));
   m_progressBar = new QProgressBar;
@@ -72,6 +82,7 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   // Without a GPU the only trials that can run are CPU ones: start from the tiny CPU preset.
   m_form->applyPreset(devices.hasGpu() ? QStringLiteral("7b-single") : QStringLiteral("cpu-tiny"));
   if (options.useSettings) loadSettings();
+  m_sessionActions->openInitialSession(options.sessionPath);
   resize(1500, 950);
   updateActions();
 }
@@ -141,7 +152,7 @@ void MainWindow::createActions() {
   QAction* zoomIn = make("actionZoomIn", QStringLiteral("Zoom &in"), QKeySequence(QKeySequence::ZoomIn), QStringLiteral("Zoom the timeline in"));
   QAction* zoomOut = make("actionZoomOut", QStringLiteral("Zoom &out"), QKeySequence(QKeySequence::ZoomOut), QStringLiteral("Zoom the timeline out"));
   QAction* exportAct = make("actionExport", QStringLiteral("&Export plots…"), QKeySequence(Qt::CTRL | Qt::Key_E),
-                              QStringLiteral("Save the timeline, step-time and telemetry plots as PNG or PDF"));
+                              QStringLiteral("Save the timeline, step-time and telemetry plots as PNG, PDF or SVG"));
   QAction* quit = make("actionQuit", QStringLiteral("&Quit"), QKeySequence(QKeySequence::Quit), QStringLiteral("Stop everything and quit"));
 
   connect(run, &QAction::triggered, this, &MainWindow::runTrial);
@@ -153,6 +164,7 @@ void MainWindow::createActions() {
         r->status = TrialRecord::Status::Stopped;
         r->reason = QStringLiteral("removed from the queue");
         m_trials->touch(pending.id);
+        m_session->markStopped(pending.id, r->reason);
       }
     m_queue->stopAll();
     if (m_replay) m_replay->stop();
@@ -176,7 +188,7 @@ void MainWindow::createActions() {
   connect(zoomOut, &QAction::triggered, this, [this] { m_live->timeline()->zoomBy(2.0); });
   connect(exportAct, &QAction::triggered, this, [this] {
     const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export plots"), QStringLiteral("timeline.png"),
-                                                      QStringLiteral("PNG image (*.png);;PDF document (*.pdf)"));
+                                                      QStringLiteral("PNG image (*.png);;PDF document (*.pdf);;SVG drawing (*.svg)"));
     if (path.isEmpty()) return;
     const QStringList written = exportPlots(path);
     statusBar()->showMessage(written.isEmpty() ? QStringLiteral("Could not write %1").arg(path)
@@ -241,11 +253,14 @@ bool MainWindow::runTrial() {
   request.config = m_form->config();
   if (request.config.name.empty()) request.config.name = request.id.toStdString();
   request.worker_program = m_options.workerProgram;
+  // Nothing stored in a session someone else made runs unseen: show argv and environment first.
+  if (m_session->needsLaunchConfirmation() && !m_sessionActions->confirmLaunch(request)) return false;
   TrialRecord record;
   record.id = request.id;
   record.config = request.config;
   record.steps = int(request.config.steps);
   m_trials->upsert(record);
+  m_session->addQueuedTrial(record, m_session->takeLaunchSource());
   m_queue->enqueue(request);
   updateActions();
   return true;
@@ -291,6 +306,7 @@ void MainWindow::onTrialStarting(const QString& id) {
   TrialRecord* r = m_trials->find(id);
   const QString name = r ? QString::fromStdString(r->config.name) : id;
   m_live->clear(name);
+  m_sessionActions->showStartPage(false);
   if (r) {
     r->status = TrialRecord::Status::Running;
     r->started = QDateTime::currentDateTime();
@@ -370,15 +386,15 @@ QStringList MainWindow::exportPlots(const QString& path) {
   // One file per plot: PATH for the timeline, PATH-steps and PATH-telemetry beside it.
   const QFileInfo info(path);
   const QString base = info.dir().filePath(info.completeBaseName());
-  const bool pdf = info.suffix().compare(QStringLiteral("pdf"), Qt::CaseInsensitive) == 0;
-  const QString suffix = pdf ? QStringLiteral(".pdf") : QStringLiteral(".png");
+  const QString ext = info.suffix().toLower();
+  const QString suffix = ext == QLatin1String("pdf") || ext == QLatin1String("svg") ? QLatin1Char('.') + ext : QStringLiteral(".png");
   m_live->replotNow();
   QStringList written;
   const std::pair<QCustomPlot*, QString> plots[] = {{m_live->timeline(), base + suffix},
                                                     {m_live->stepTime(), base + QStringLiteral("-steps") + suffix},
                                                     {m_live->telemetry(), base + QStringLiteral("-telemetry") + suffix}};
   for (const auto& [plot, file] : plots)
-    if (pdf ? plot->savePdf(file) : plot->savePng(file, 0, 0, 2.0)) written << file;
+    if (save_plot(plot, file)) written << file;
   return written;
 }
 

@@ -27,6 +27,8 @@ class LiveSource;
 class LiveView;
 class LogPane;
 class ReplaySource;
+class SessionActions;
+class SessionController;
 class TrialForm;
 class TrialQueue;
 class TrialsModel;
@@ -39,6 +41,9 @@ class MainWindow : public QMainWindow {
     bool useSettings = true;     // load and save layout and last trial (QSettings)
     bool detectDevices = true;  // tests inject a DeviceInventory instead
     DeviceInventory devices;
+    // The session file: opened (created when missing). Empty: the last session when useSettings,
+    // else a throw-away one in a temporary folder. The window always has a session.
+    QString sessionPath;
   };
   explicit MainWindow(const Options& options, QWidget* parent = nullptr);
   ~MainWindow() override;
@@ -49,6 +54,8 @@ class MainWindow : public QMainWindow {
   QTableView* trialsView() const { return m_table; }
   LogPane* logPane() const { return m_log; }
   TrialQueue* queue() const { return m_queue; }
+  SessionController* session() const { return m_session; }
+  SessionActions* sessionActions() const { return m_sessionActions; }
   QAction* action(const QString& objectName) const;
   QMenu* menu(const QString& title) const;
   bool isBusy() const;
@@ -60,7 +67,7 @@ class MainWindow : public QMainWindow {
   void stopTrial();
   // Plays a recorded .jsonl log into the live views; speed <= 0 plays as fast as possible.
   bool replayLog(const QString& path, double speed = 1.0);
-  // Saves the three plots (PNG, or PDF when `path` ends in .pdf); returns the files written.
+  // Saves the three plots (PNG, or PDF / SVG when `path` ends so); returns the files written.
   QStringList exportPlots(const QString& path);
 
  signals:
@@ -92,6 +99,8 @@ class MainWindow : public QMainWindow {
   QLabel* m_statusProgress = nullptr;
   QLabel* m_statusDevices = nullptr;
   QProgressBar* m_progressBar = nullptr;
+  SessionController* m_session = nullptr;
+  SessionActions* m_sessionActions = nullptr;
   TrialStats m_stats;
   QString m_currentTrial;
   int m_counter = 0;
