@@ -27,6 +27,7 @@
 #include "ui/runner/replay_source.h"
 #include "ui/runner/trial_queue.h"
 #include "ui/runner/trial_runner.h"
+#include "ui/windows/analysis_controller.h"
 #include "ui/windows/live_view.h"
 #include "ui/windows/log_pane.h"
 #include "ui/windows/trial_form.h"
@@ -55,6 +56,7 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
 
   createDocks();
   createActions();
+  m_analysis = new AnalysisController(this);
 
   m_statusProgress = new QLabel(QStringLiteral("idle"));
   m_progressBar = new QProgressBar;
@@ -199,6 +201,7 @@ void MainWindow::createActions() {
   view->addSeparator();
   for (QDockWidget* dock : findChildren<QDockWidget*>()) view->addAction(dock->toggleViewAction());
   QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+  help->setObjectName(QStringLiteral("menuHelp"));
   help->addAction(QStringLiteral("&About Tunebench"), this, [this] {
     QMessageBox::about(this, QStringLiteral("About Tunebench"),
                        QStringLiteral("<b>Tunebench</b> runs short, instrumented training trials and shows where every "
@@ -236,9 +239,14 @@ bool MainWindow::runTrial() {
     statusBar()->showMessage(QStringLiteral("Stop the replay first (Ctrl+.)"), 6000);
     return false;
   }
+  return !queueConfig(m_form->config()).isEmpty();
+}
+
+QString MainWindow::queueConfig(const config::TrialConfig& config) {
+  if (!config::validate(config).empty()) return {};
   TrialRequest request;
   request.id = QStringLiteral("t%1-%2").arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))).arg(++m_counter);
-  request.config = m_form->config();
+  request.config = config;
   if (request.config.name.empty()) request.config.name = request.id.toStdString();
   request.worker_program = m_options.workerProgram;
   TrialRecord record;
@@ -248,7 +256,7 @@ bool MainWindow::runTrial() {
   m_trials->upsert(record);
   m_queue->enqueue(request);
   updateActions();
-  return true;
+  return request.id;
 }
 
 void MainWindow::stopTrial() {
@@ -304,6 +312,7 @@ void MainWindow::onTrialStarting(const QString& id) {
 
 void MainWindow::onEvents(const EventBatch& batch) {
   m_live->addEvents(batch);
+  m_logs.add(m_currentTrial, batch);  // kept for the comparison (issue 7)
   m_stats.add(batch);
   if (TrialRecord* r = m_trials->find(m_currentTrial)) {
     for (const auto& e : batch)
