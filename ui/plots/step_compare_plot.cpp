@@ -79,6 +79,7 @@ void StepComparePlot::setSteps(const QStringList& names, const std::vector<const
       ticker->addTick(row++, names.value(int(t)) + QStringLiteral(": no measured step"));
       continue;
     }
+    const int firstRow = row;
     m_steps_ms[t] = double(end - origin) / 1e3;
     longest = std::max(longest, m_steps_ms[t]);
     for (const auto& [rank, step] : ranks) {
@@ -106,13 +107,13 @@ void StepComparePlot::setSteps(const QStringList& names, const std::vector<const
     }
     // The step's end, with its duration, so the two steps' lengths compare directly.
     auto* mark = new QCPItemLine(this);
-    mark->start->setCoords(m_steps_ms[t], row - 0.5);
-    mark->end->setCoords(m_steps_ms[t], row - 0.5 - 0.9 * double(ranks.size()));
+    mark->start->setCoords(m_steps_ms[t], firstRow - 0.5);
+    mark->end->setCoords(m_steps_ms[t], row - 0.5);
     mark->setPen(QPen(text, 1.5));
     auto* label = new QCPItemText(this);
-    label->position->setCoords(m_steps_ms[t], row - 0.5);
-    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
-    label->setPadding(QMargins(4, 0, 0, 2));
+    label->position->setCoords(m_steps_ms[t], firstRow - 0.5);
+    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    label->setPadding(QMargins(4, 2, 0, 0));
     label->setColor(text);
     label->setText(QStringLiteral("step %1: %2 ms").arg(steps[t]).arg(m_steps_ms[t], 0, 'f', m_steps_ms[t] < 100 ? 1 : 0));
   }
@@ -121,7 +122,7 @@ void StepComparePlot::setSteps(const QStringList& names, const std::vector<const
     if (seen.count(phase)) legend->addItem(new PhaseLegendItem(legend, phase));
   legend->setWrap(std::max(1, int(seen.size())));
   yAxis->setRange(-0.5, std::max(1, row) - 0.5);
-  xAxis->setRange(0, longest > 0 ? longest * 1.18 : 1.0);  // room for the end label
+  xAxis->setRange(0, longest > 0 ? longest * 1.25 : 1.0);  // room for the end label
   markDirty();
 }
 

@@ -1,5 +1,7 @@
 #include "ui/windows/comparison_window.h"
 
+#include <algorithm>
+
 #include <QApplication>
 #include <QClipboard>
 #include <QComboBox>
@@ -137,6 +139,7 @@ QWidget* ComparisonWindow::buildSweepTab() {
   split->addWidget(make_table(m_sweepModel, QStringLiteral("sweepTableView")));
   m_sweepPlot = new SweepPlot;
   split->addWidget(m_sweepPlot);
+  split->setSizes({220, 600});  // a sweep has few rows; the chart is what one reads
   l->addWidget(split, 1);
   return w;
 }
@@ -168,6 +171,11 @@ void ComparisonWindow::setTrials(std::vector<protocol::TrialLog> logs, const QSt
   m_throughput->setText(sentences.isEmpty() ? QStringLiteral("Only one configuration: nothing to compare its throughput with.")
                                             : QStringLiteral("<b>Step time vs throughput</b> — ") + sentences.join(QStringLiteral("<br>")));
   m_diffModel->setComparison(m_report.comparison, m_names);
+  // A diff is a few knobs: the table is only as tall as its rows, the metrics get the rest.
+  m_diffView->resizeRowsToContents();
+  int height = m_diffView->horizontalHeader()->sizeHint().height() + 2 * m_diffView->frameWidth() + 4;
+  for (int r = 0; r < m_diffModel->rowCount(); ++r) height += m_diffView->rowHeight(r);
+  m_diffView->setMaximumHeight(std::max(height, 60));
   m_metricsModel->setComparison(m_report.comparison, m_names);
   m_breakdown->setTrials(m_names, breakdowns);
   m_steps->setSteps(m_names, drawn, steps);

@@ -39,6 +39,7 @@ void DiagnosisView::addSectionTitle(const QString& text) {
 
 void DiagnosisView::addParagraph(const QString& html, const QString& objectName) {
   auto* label = new QLabel(html);
+  label->setTextFormat(Qt::RichText);  // escaped text without tags would otherwise show "&gt;"
   label->setWordWrap(true);
   label->setTextInteractionFlags(Qt::TextSelectableByMouse);
   if (!objectName.isEmpty()) label->setObjectName(objectName);
@@ -117,11 +118,13 @@ void DiagnosisView::addFinding(int trial, int rank, const analysis::Finding& fin
   auto* title = new QLabel(QStringLiteral("<b>%1. [%2]</b> %3 <span style='color:gray'>(%4)</span>")
                                .arg(rank)
                                .arg(q(std::string(analysis::to_string(finding.kind))), esc(finding.title), impact));
+  title->setTextFormat(Qt::RichText);
   title->setWordWrap(true);
   title->setTextInteractionFlags(Qt::TextSelectableByMouse);
   box->addWidget(title);
   if (!finding.detail.empty()) {
     auto* detail = new QLabel(esc(finding.detail));
+    detail->setTextFormat(Qt::RichText);
     detail->setWordWrap(true);
     detail->setTextInteractionFlags(Qt::TextSelectableByMouse);
     box->addWidget(detail);
@@ -140,6 +143,7 @@ void DiagnosisView::addFinding(int trial, int rank, const analysis::Finding& fin
                                   : QStringLiteral("This trial's log carries no configuration to start from"));
     connect(button, &QPushButton::clicked, this, [this, button] { onSuggestionClicked(button); });
     auto* why = new QLabel(esc(sug.why));
+    why->setTextFormat(Qt::RichText);
     why->setWordWrap(true);
     row->addWidget(button, 0, Qt::AlignTop);
     row->addWidget(why, 1);
