@@ -27,6 +27,7 @@
 #include "ui/runner/replay_source.h"
 #include "ui/runner/trial_queue.h"
 #include "ui/runner/trial_runner.h"
+#include "ui/windows/analysis_controller.h"
 #include "ui/windows/live_view.h"
 #include "ui/windows/log_pane.h"
 #include "ui/windows/plot_export.h"
@@ -65,6 +66,15 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   createDocks();
   createActions();
   m_sessionActions = new SessionActions(this, m_session, options.useSettings);
+  m_analysis = new AnalysisController(this);
+  // Comparisons read session trials from the store; trials of this run come from the cache.
+  m_analysis->setTrialLogProvider([this](int row) -> std::optional<protocol::TrialLog> {
+    if (row < 0 || row >= m_trials->rowCount()) return std::nullopt;
+    const QString id = m_trials->record(row).id;
+    if (m_session->storeId(id) >= 0)
+      if (auto loaded = m_session->loadTrial(id); loaded && !loaded->log.ranks.empty()) return loaded->log;
+    return m_analysis->cachedLog(row);
+  });
 
   m_statusProgress = new QLabel(QStringLiteral("idle"));
   m_progressBar = new QProgressBar;
@@ -211,6 +221,7 @@ void MainWindow::createActions() {
   view->addSeparator();
   for (QDockWidget* dock : findChildren<QDockWidget*>()) view->addAction(dock->toggleViewAction());
   QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+  help->setObjectName(QStringLiteral("menuHelp"));
   help->addAction(QStringLiteral("&About Tunebench"), this, [this] {
     QMessageBox::about(this, QStringLiteral("About Tunebench"),
                        QStringLiteral("<b>Tunebench</b> runs short, instrumented training trials and shows where every "
@@ -248,9 +259,14 @@ bool MainWindow::runTrial() {
     statusBar()->showMessage(QStringLiteral("Stop the replay first (Ctrl+.)"), 6000);
     return false;
   }
+  return !queueConfig(m_form->config()).isEmpty();
+}
+
+QString MainWindow::queueConfig(const config::TrialConfig& config) {
+  if (!config::validate(config).empty()) return {};
   TrialRequest request;
   request.id = QStringLiteral("t%1-%2").arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))).arg(++m_counter);
-  request.config = m_form->config();
+  request.config = config;
   if (request.config.name.empty()) request.config.name = request.id.toStdString();
   request.worker_program = m_options.workerProgram;
   // Nothing stored in a session someone else made runs unseen: show argv and environment first.
@@ -263,7 +279,7 @@ bool MainWindow::runTrial() {
   m_session->addQueuedTrial(record, m_session->takeLaunchSource());
   m_queue->enqueue(request);
   updateActions();
-  return true;
+  return request.id;
 }
 
 void MainWindow::stopTrial() {
@@ -320,6 +336,7 @@ void MainWindow::onTrialStarting(const QString& id) {
 
 void MainWindow::onEvents(const EventBatch& batch) {
   m_live->addEvents(batch);
+  m_logs.add(m_currentTrial, batch);  // kept for the comparison (issue 7)
   m_stats.add(batch);
   if (TrialRecord* r = m_trials->find(m_currentTrial)) {
     for (const auto& e : batch)

@@ -10,6 +10,7 @@
 
 #include <QMainWindow>
 
+#include "ui/models/trial_log_cache.h"
 #include "ui/models/trial_stats.h"
 #include "ui/runner/device_inventory.h"
 #include "ui/runner/runner_types.h"
@@ -23,6 +24,7 @@ class QTableView;
 
 namespace tunebench::ui {
 
+class AnalysisController;
 class LiveSource;
 class LiveView;
 class LogPane;
@@ -59,6 +61,15 @@ class MainWindow : public QMainWindow {
   QAction* action(const QString& objectName) const;
   QMenu* menu(const QString& title) const;
   bool isBusy() const;
+
+  // Issue 7 (comparison): every trial's events of this session, and the Analysis menu's owner
+  // (its setTrialLogProvider lets the session store supply logs of loaded trials).
+  TrialLogCache& trialLogs() { return m_logs; }
+  const TrialLogCache& trialLogs() const { return m_logs; }
+  AnalysisController* analysis() const { return m_analysis; }
+  // Queues a trial as it is (a follow-up or sweep point): a row in the table, then the queue.
+  // Returns its id, or an empty string when the config is invalid (nothing queued).
+  QString queueConfig(const config::TrialConfig& config);
 
  public slots:
   // Validates the form and queues the trial (it starts at once when nothing runs).
@@ -104,6 +115,8 @@ class MainWindow : public QMainWindow {
   TrialStats m_stats;
   QString m_currentTrial;
   int m_counter = 0;
+  TrialLogCache m_logs;                     // issue 7
+  AnalysisController* m_analysis = nullptr;  // issue 7
 };
 
 }  // namespace tunebench::ui

@@ -1,0 +1,109 @@
+#include "ui/plots/breakdown_plot.h"
+
+#include <algorithm>
+
+#include "ui/plots/phase_style.h"
+
+namespace tunebench::ui {
+
+using analysis::Part;
+
+QColor BreakdownPlot::partColor(Part part) {
+  // The phase colours of the timeline, so a part looks the same in every plot.
+  switch (part) {
+    case Part::DataWait: return phase_color(protocol::Phase::DataWait);
+    case Part::HostToDevice: return phase_color(protocol::Phase::HostToDevice);
+    case Part::Forward: return phase_color(protocol::Phase::Forward);
+    case Part::Backward: return phase_color(protocol::Phase::Backward);
+    case Part::Optimizer: return phase_color(protocol::Phase::Optimizer);
+    case Part::OtherCompute: return phase_color(protocol::Phase::Other);
+    case Part::ExposedComm: return phase_color(protocol::Phase::AllReduce);
+    case Part::Idle: return QColor(0xd0, 0xd0, 0xd0);
+  }
+  return Qt::gray;
+}
+
+BreakdownPlot::BreakdownPlot(QWidget* parent) : LivePlot(parent) {
+  setObjectName(QStringLiteral("breakdownPlot"));
+  xAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+  xAxis->grid()->setVisible(false);
+  yAxis->setLabel(QStringLiteral("mean time per measured step (ms)"));
+  legend->setVisible(true);
+  // Legend in its own row under the plot, so it never covers a bar.
+  axisRect()->insetLayout()->take(legend);
+  auto* legendRow = new QCPLayoutGrid;
+  plotLayout()->addElement(1, 0, legendRow);
+  legendRow->setMargins(QMargins(6, 0, 6, 4));
+  legendRow->addElement(0, 0, legend);
+  plotLayout()->setRowStretchFactor(1, 0.001);
+  legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  legend->setWrap(4);
+  legend->setIconSize(12, 10);
+  applyPalette();
+}
+
+void BreakdownPlot::setTrials(const QStringList& names, const std::vector<analysis::MeanBreakdown>& breakdowns) {
+  clearPlottables();
+  clearItems();
+  m_bars.clear();
+  m_steps.clear();
+  legend->clearItems();
+  auto ticker = qSharedPointerCast<QCPAxisTickerText>(xAxis->ticker());
+  ticker->clear();
+  QVector<double> keys;
+  for (int i = 0; i < int(breakdowns.size()); ++i) {
+    keys << i;
+    ticker->addTick(i, names.value(i));
+    m_steps.push_back(breakdowns[size_t(i)].step_ms);
+  }
+  QCPBars* below = nullptr;
+  for (Part part : analysis::kAllParts) {
+    QVector<double> values;
+    bool any = false;
+    for (const auto& b : breakdowns) {
+      values << b[part];
+      any = any || b[part] > 0;
+    }
+    if (!any) continue;  // a part nobody has only clutters the legend
+    auto* bars = new QCPBars(xAxis, yAxis);
+    bars->setName(QString::fromUtf8(analysis::label(part).data(), int(analysis::label(part).size())));
+    bars->setWidth(0.55);
+    bars->setPen(QPen(palette().color(QPalette::Base), 1));
+    bars->setBrush(partColor(part));
+    bars->setStackingGap(0);
+    bars->setData(keys, values, true);
+    if (below) bars->moveAbove(below);
+    below = bars;
+    m_bars.emplace_back(part, bars);
+  }
+  double top = 0;
+  for (size_t i = 0; i < m_steps.size(); ++i) {
+    top = std::max(top, m_steps[i]);
+    auto* text = new QCPItemText(this);
+    text->position->setCoords(double(i), m_steps[i]);
+    text->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+    text->setText(QStringLiteral("%1 ms").arg(m_steps[i], 0, 'f', m_steps[i] < 100 ? 1 : 0));
+    text->setColor(palette().color(QPalette::WindowText));
+    text->setPadding(QMargins(0, 0, 0, 3));
+  }
+  xAxis->setRange(-0.6, std::max(0.6, double(m_steps.size()) - 0.4));
+  yAxis->setRange(0, top > 0 ? top * 1.15 : 1.0);
+  markDirty();
+}
+
+QCPBars* BreakdownPlot::bars(Part part) const {
+  for (const auto& [p, b] : m_bars)
+    if (p == part) return b;
+  return nullptr;
+}
+
+double BreakdownPlot::stackedSum(int trial) const {
+  double sum = 0;
+  for (const auto& entry : m_bars) {
+    const auto it = entry.second->data()->findBegin(trial, false);
+    if (it != entry.second->data()->constEnd() && it->key == trial) sum += it->value;
+  }
+  return sum;
+}
+
+}  // namespace tunebench::ui

@@ -1,0 +1,35 @@
+// BreakdownPlot: where the step time goes, one stacked bar per trial. The parts are the analysis'
+// phase breakdown (mean ms per measured step on the critical rank), which add up to the mean step
+// time exactly, so the top of each bar is the step (labelled). Legend under the plot, ms axis.
+#pragma once
+
+#include <vector>
+
+#include <QStringList>
+
+#include "core/analysis/trial_metrics.h"
+#include "ui/plots/live_plot.h"
+
+namespace tunebench::ui {
+
+class BreakdownPlot : public LivePlot {
+  Q_OBJECT
+ public:
+  explicit BreakdownPlot(QWidget* parent = nullptr);
+
+  void setTrials(const QStringList& names, const std::vector<analysis::MeanBreakdown>& breakdowns);
+
+  // The bars of one part (nullptr when the part is zero in every trial and therefore not drawn).
+  QCPBars* bars(analysis::Part part) const;
+  // Sum of the plotted part values of trial i, read back from the plot's data (tests).
+  double stackedSum(int trial) const;
+  int trialCount() const { return int(m_steps.size()); }
+
+  static QColor partColor(analysis::Part part);
+
+ private:
+  std::vector<std::pair<analysis::Part, QCPBars*>> m_bars;
+  std::vector<double> m_steps;
+};
+
+}  // namespace tunebench::ui

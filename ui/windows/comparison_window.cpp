@@ -1,0 +1,205 @@
+#include "ui/windows/comparison_window.h"
+
+#include <algorithm>
+
+#include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "ui/models/config_diff_model.h"
+#include "ui/models/metrics_model.h"
+#include "ui/models/sweep_table_model.h"
+#include "ui/plots/breakdown_plot.h"
+#include "ui/plots/step_compare_plot.h"
+#include "ui/plots/sweep_plot.h"
+#include "ui/windows/diagnosis_view.h"
+
+namespace tunebench::ui {
+
+namespace {
+QTableView* make_table(QAbstractItemModel* model, const QString& name) {
+  auto* view = new QTableView;
+  view->setObjectName(name);
+  view->setModel(model);
+  view->setAlternatingRowColors(true);
+  view->setSelectionMode(QAbstractItemView::ContiguousSelection);
+  view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  view->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  view->setWordWrap(false);
+  return view;
+}
+
+QWidget* titled(const QString& title, QWidget* body) {
+  auto* w = new QWidget;
+  auto* l = new QVBoxLayout(w);
+  l->setContentsMargins(0, 0, 0, 0);
+  l->setSpacing(2);
+  auto* label = new QLabel(QStringLiteral("<b>%1</b>").arg(title.toHtmlEscaped()));
+  l->addWidget(label);
+  l->addWidget(body, 1);
+  return w;
+}
+}  // namespace
+
+ComparisonWindow::ComparisonWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
+  setObjectName(QStringLiteral("comparisonWindow"));
+  setWindowTitle(QStringLiteral("Tunebench — comparison"));
+  setAttribute(Qt::WA_DeleteOnClose, false);  // the owner decides; tests keep it on the stack
+  m_diffModel = new ConfigDiffModel(this);
+  m_metricsModel = new MetricsModel(this);
+  m_sweepModel = new SweepTableModel(this);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(8, 8, 8, 8);
+  auto* top = new QHBoxLayout;
+  m_title = new QLabel;
+  m_title->setObjectName(QStringLiteral("comparisonTitle"));
+  QFont bold = m_title->font();
+  bold.setBold(true);
+  bold.setPointSizeF(bold.pointSizeF() * 1.15);
+  m_title->setFont(bold);
+  auto* copy = new QPushButton(QStringLiteral("Copy report as text"));
+  copy->setObjectName(QStringLiteral("copyReport"));
+  copy->setToolTip(QStringLiteral("The same text as `tunebench-cli report`, for a forum post"));
+  connect(copy, &QPushButton::clicked, this, [this] { QApplication::clipboard()->setText(QString::fromStdString(analysis::render_text(m_report))); });
+  top->addWidget(m_title, 1);
+  top->addWidget(copy);
+  layout->addLayout(top);
+
+  // The one sentence the forum question needs; it stays above every tab.
+  m_throughput = new QLabel;
+  m_throughput->setObjectName(QStringLiteral("throughputStatement"));
+  m_throughput->setWordWrap(true);
+  m_throughput->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_throughput->setStyleSheet(QStringLiteral("QLabel { background: #e8f1fb; color: #10243e; border: 1px solid #9bbbe0; "
+                                             "border-radius: 4px; padding: 6px 8px; font-size: 11pt; }"));
+  layout->addWidget(m_throughput);
+
+  m_tabs = new QTabWidget;
+  m_tabs->setObjectName(QStringLiteral("comparisonTabs"));
+  m_tabs->addTab(buildComparisonTab(), QStringLiteral("Comparison"));
+  m_diagnosis = new DiagnosisView;
+  connect(m_diagnosis, &DiagnosisView::followUpRequested, this, &ComparisonWindow::followUpRequested);
+  m_tabs->addTab(m_diagnosis, QStringLiteral("Diagnosis"));
+  m_sweepTab = buildSweepTab();
+  layout->addWidget(m_tabs, 1);
+  resize(1500, 950);
+}
+
+ComparisonWindow::~ComparisonWindow() = default;
+
+QWidget* ComparisonWindow::buildComparisonTab() {
+  m_diffView = make_table(m_diffModel, QStringLiteral("configDiffView"));
+  m_metricsView = make_table(m_metricsModel, QStringLiteral("metricsView"));
+  m_metricsView->verticalHeader()->setVisible(false);
+  m_breakdown = new BreakdownPlot;
+  m_steps = new StepComparePlot;
+
+  auto* left = new QSplitter(Qt::Vertical);
+  left->addWidget(titled(QStringLiteral("Configuration: knobs that differ (highlighted: differs from the baseline)"), m_diffView));
+  left->addWidget(titled(QStringLiteral("Metrics: median (IQR) over measured steps; ratio green = better, red = worse"), m_metricsView));
+  left->setStretchFactor(0, 1);
+  left->setStretchFactor(1, 4);
+  auto* right = new QSplitter(Qt::Vertical);
+  right->addWidget(titled(QStringLiteral("Where the step time goes (phase breakdown, critical rank)"), m_breakdown));
+  right->addWidget(titled(QStringLiteral("One representative step of each trial (closest to the median)"), m_steps));
+  right->setStretchFactor(0, 1);
+  right->setStretchFactor(1, 1);
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(left);
+  split->addWidget(right);
+  split->setStretchFactor(0, 5);
+  split->setStretchFactor(1, 6);
+  return split;
+}
+
+QWidget* ComparisonWindow::buildSweepTab() {
+  auto* w = new QWidget;
+  auto* l = new QVBoxLayout(w);
+  auto* bar = new QHBoxLayout;
+  m_sweepMetric = new QComboBox;
+  m_sweepMetric->setObjectName(QStringLiteral("sweepMetric"));
+  for (int m = SweepTableModel::StepMs; m < SweepTableModel::MetricCount; ++m)
+    m_sweepMetric->addItem(SweepTableModel::metricName(SweepTableModel::Metric(m)), m);
+  m_sweepMetric->setCurrentIndex(1);  // tokens/s per GPU: the figure that decides a sweep
+  connect(m_sweepMetric, &QComboBox::currentIndexChanged, this, &ComparisonWindow::updateSweepPlot);
+  bar->addWidget(new QLabel(QStringLiteral("Chart:")));
+  bar->addWidget(m_sweepMetric);
+  bar->addStretch(1);
+  l->addLayout(bar);
+  auto* split = new QSplitter(Qt::Vertical);
+  split->addWidget(make_table(m_sweepModel, QStringLiteral("sweepTableView")));
+  m_sweepPlot = new SweepPlot;
+  split->addWidget(m_sweepPlot);
+  split->setSizes({220, 600});  // a sweep has few rows; the chart is what one reads
+  l->addWidget(split, 1);
+  return w;
+}
+
+void ComparisonWindow::setTrials(std::vector<protocol::TrialLog> logs, const QStringList& names) {
+  m_logs = std::move(logs);
+  m_report = analysis::make_report(m_logs);
+  const auto& trials = m_report.comparison.trials;
+  // Names and the log drawn for each (pooled) trial: its first repeat's.
+  m_names.clear();
+  std::vector<const protocol::TrialLog*> drawn;
+  std::vector<int64_t> steps;
+  std::vector<analysis::MeanBreakdown> breakdowns;
+  for (const auto& m : trials) {
+    int index = -1;
+    for (size_t i = 0; i < m_logs.size() && index < 0; ++i)
+      if (m_logs[i].trial == m.trial) index = int(i);
+    QString name = index >= 0 ? names.value(index) : QString();
+    if (name.isEmpty()) name = QString::fromStdString(m.label);
+    if (m.repeat_ids.size() > 1) name += QStringLiteral(" (%1 repeats)").arg(m.repeat_ids.size());
+    m_names << name;
+    drawn.push_back(index >= 0 ? &m_logs[size_t(index)] : nullptr);
+    steps.push_back(m.representative_step);
+    breakdowns.push_back(m.breakdown);
+  }
+  m_title->setText(QStringLiteral("%1 trials compared · baseline: %2").arg(trials.size()).arg(m_names.value(int(m_report.comparison.baseline))));
+  QStringList sentences;
+  for (const auto& s : m_report.comparison.throughput_statements) sentences << QString::fromStdString(s).toHtmlEscaped();
+  m_throughput->setText(sentences.isEmpty() ? QStringLiteral("Only one configuration: nothing to compare its throughput with.")
+                                            : QStringLiteral("<b>Step time vs throughput</b> — ") + sentences.join(QStringLiteral("<br>")));
+  m_diffModel->setComparison(m_report.comparison, m_names);
+  // A diff is a few knobs: the table is only as tall as its rows, the metrics get the rest.
+  m_diffView->resizeRowsToContents();
+  int height = m_diffView->horizontalHeader()->sizeHint().height() + 2 * m_diffView->frameWidth() + 4;
+  for (int r = 0; r < m_diffModel->rowCount(); ++r) height += m_diffView->rowHeight(r);
+  m_diffView->setMaximumHeight(std::max(height, 60));
+  m_metricsModel->setComparison(m_report.comparison, m_names);
+  m_breakdown->setTrials(m_names, breakdowns);
+  m_steps->setSteps(m_names, drawn, steps);
+  m_diagnosis->setReport(m_report, m_names);
+  if (!m_sweepKeys.empty()) setSweepKeys(m_sweepKeys);
+}
+
+void ComparisonWindow::setSweepKeys(const std::vector<std::string>& keys) {
+  m_sweepKeys = keys;
+  m_sweepModel->setTable(analysis::sweep_table(m_report.comparison.trials, keys));
+  if (m_tabs->indexOf(m_sweepTab) < 0) m_tabs->insertTab(0, m_sweepTab, QStringLiteral("Sweep"));
+  m_tabs->setCurrentWidget(m_sweepTab);
+  updateSweepPlot();
+}
+
+void ComparisonWindow::updateSweepPlot() {
+  m_sweepPlot->setTable(m_sweepModel->table(), SweepTableModel::Metric(m_sweepMetric->currentData().toInt()));
+}
+
+QString ComparisonWindow::throughputText() const { return m_throughput->text(); }
+
+void ComparisonWindow::replotNow() {
+  for (LivePlot* plot : {static_cast<LivePlot*>(m_breakdown), static_cast<LivePlot*>(m_steps), static_cast<LivePlot*>(m_sweepPlot)})
+    plot->replotIfDirty();
+}
+
+}  // namespace tunebench::ui
