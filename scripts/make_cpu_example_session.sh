@@ -3,7 +3,7 @@
 # process and 2-rank DDP over Gloo, each written headless to a .jsonl event log and imported with
 # tunebench-cli. Nothing here is synthetic; the steps are few so the file stays small.
 #
-#   tools/make_cpu_example_session.sh WORKER CLI OUT.tbsession [STEPS]
+#   scripts/make_cpu_example_session.sh WORKER CLI OUT.tbsession [STEPS]
 set -euo pipefail
 worker=${1:?worker program}; cli=${2:?tunebench-cli}; out=${3:?output session}; steps=${4:-12}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
