@@ -270,7 +270,7 @@ QString MainWindow::queueConfig(const config::TrialConfig& config) {
   if (request.config.name.empty()) request.config.name = request.id.toStdString();
   request.worker_program = m_options.workerProgram;
   // Nothing stored in a session someone else made runs unseen: show argv and environment first.
-  if (m_session->needsLaunchConfirmation() && !m_sessionActions->confirmLaunch(request)) return false;
+  if (m_session->needsLaunchConfirmation() && !m_sessionActions->confirmLaunch(request)) return {};
   TrialRecord record;
   record.id = request.id;
   record.config = request.config;

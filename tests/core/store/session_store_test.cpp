@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/store/schema.h"
 #include "core/store/session_store.h"
 #include "core/store/store_error.h"
 #include "core/store/trial_writer.h"
