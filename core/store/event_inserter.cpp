@@ -35,8 +35,6 @@ EventInserter::EventInserter(SQLite::Database& db, int64_t trial_id)
       "INSERT OR REPLACE INTO rank_env (trial_id, rank, t_us, host, pid, world_size, local_rank, "
       "device, device_kind, device_memory_bytes, driver, cuda, cudnn, nccl, torch, backend, "
       "nccl_env, config, clock_offset_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  m_topology = std::make_unique<Statement>(db,
-      "INSERT OR REPLACE INTO rank_topology (trial_id, rank, topology) VALUES (?,?,?)");
   m_model = std::make_unique<Statement>(db,
       "INSERT OR REPLACE INTO model_info (trial_id, rank, t_us, parameters, matmul_parameters, "
       "flops_per_token, flops_formula, predicted_peak_bytes, parameter_bytes) "
@@ -137,6 +135,10 @@ void EventInserter::hello(int rank, int64_t t_us, const tp::Hello& h) {
   q.bind(19, h.clock_offset_us);
   run(q);
   if (!h.topology.empty()) {
+    // Prepared on first use: a file of schema < 3 (tests write such files) has no such table.
+    if (!m_topology)
+      m_topology = std::make_unique<Statement>(m_db,
+          "INSERT OR REPLACE INTO rank_topology (trial_id, rank, topology) VALUES (?,?,?)");
     Statement& t = *m_topology;
     t.bind(1, m_trial_id);
     t.bind(2, rank);

@@ -324,7 +324,7 @@ TEST(SessionWindow, TheStartPageListsAndOpensExamplesAsACopy) {
   auto w = make_window();
   StartPage* page = w->sessionActions()->startPage();
   page->setExamples(examples);
-  ASSERT_TRUE(w->sessionActions()->openExample(example));
+  ASSERT_TRUE(w->sessionActions()->openExample(example)) << w->session()->errorString().toStdString();
   EXPECT_NE(w->session()->path(), example);  // a copy
   EXPECT_TRUE(w->session()->isForeign());
   EXPECT_EQ(w->trialsModel()->rowCount(), 1);
