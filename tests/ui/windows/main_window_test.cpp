@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/ui/wait_for.h"
+#include "core/protocol/trial_log.h"
 
 #include <QAbstractItemModelTester>
 #include <QAction>
@@ -15,6 +16,7 @@
 
 #include "tests/ui/runner/runner_test_util.h"
 #include "tests/ui/windows/window_test_util.h"
+#include "core/protocol/trial_log.h"
 #include "ui/models/trials_model.h"
 #include "ui/plots/step_time_plot.h"
 #include "ui/plots/telemetry_plot.h"
@@ -162,6 +164,29 @@ TEST(MainWindow, ReplaysARecordedGpuRunIntoTheLiveViews) {
   EXPECT_EQ(record.status, TrialRecord::Status::Succeeded);
   EXPECT_EQ(record.config.model, "7b");  // learnt from the recorded hello
   EXPECT_FALSE(std::isnan(record.tokens_per_s));
+}
+
+TEST(MainWindow, ReplaysARealH200DdpLogIntoTheLiveViews) {
+  // Recorded on two H200s by scripts/gpu-bench.sh dist (docs/BENCHMARKS.md).
+  const std::string path = TUNEBENCH_TEST_DATA_DIR "/gpu/h200x2-7b-ddp-ckpt.jsonl";
+  const auto log = protocol::read_trial_log_file(path);
+  size_t intervals = 0;
+  for (const auto& [rank, r] : log.ranks)
+    for (const auto& s : r.steps) intervals += s.intervals.size();
+  auto w = make_window();
+  QSignalSpy finished(w.get(), &MainWindow::trialFinished);
+  ASSERT_TRUE(w->replayLog(QString::fromStdString(path), 0));
+  TB_WAIT_FOR((finished.size()) == (1), kTimeoutMs);
+  LiveView* live = w->liveView();
+  EXPECT_EQ(live->stepTime()->stepPoints(0), 11);
+  EXPECT_EQ(live->stepTime()->stepPoints(1), 11);
+  EXPECT_EQ(live->timeline()->barCount(), intervals) << "every recorded interval is drawn";
+  EXPECT_FALSE(live->telemetry()->cpuMode());
+  EXPECT_GT(live->telemetry()->samples("GPU 0", 0), 10);
+  const auto& record = w->trialsModel()->record(0);
+  EXPECT_EQ(record.config.model, "7b");
+  EXPECT_EQ(record.config.strategy, config::Strategy::Ddp);
+  EXPECT_EQ(record.status, TrialRecord::Status::Succeeded);
 }
 
 TEST(MainWindow, ClosingTheWindowStopsTheRanks) {
