@@ -4,34 +4,32 @@
 #include <stdexcept>
 
 namespace tunebench::protocol {
-namespace {
-
-// nlohmann::json parses and copies recursively: a hostile line nested a million levels deep
-// would overflow the stack. Events nest a few levels; anything past kMaxDepth is refused before
-// parsing.
-constexpr int kMaxDepth = 128;
-
-bool nested_too_deep(std::string_view line) {
+bool json_nesting_within(std::string_view text, int max_depth) {
   int depth = 0;
   bool in_string = false, escaped = false;
-  for (const char c : line) {
+  for (const char c : text) {
     if (in_string) {
       if (escaped) escaped = false;
       else if (c == '\\') escaped = true;
       else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '{' || c == '[') {
-      if (++depth > kMaxDepth) return true;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > max_depth) return false;
     } else if (c == '}' || c == ']') {
       --depth;
     }
   }
-  return false;
+  return true;
 }
 
-}  // namespace
+namespace {
+constexpr std::string_view kNestingMessage = "JSON nested deeper than ";
+}
+
+bool is_nesting_problem(const ReadProblem& problem) {
+  return problem.kind == ReadProblem::Kind::BadJson && problem.message.rfind(kNestingMessage, 0) == 0;
+}
 
 std::string_view to_string(ReadProblem::Kind kind) {
   switch (kind) {
@@ -92,8 +90,8 @@ void EventReader::handle_line(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (line.find_first_not_of(" \t") == std::string_view::npos) return;  // blank lines are allowed
   Event event;
-  if (nested_too_deep(line)) {
-    report(ReadProblem::Kind::BadJson, "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels", line);
+  if (!json_nesting_within(line, kMaxJsonDepth)) {
+    report(ReadProblem::Kind::BadJson, std::string(kNestingMessage) + std::to_string(kMaxJsonDepth) + " levels", line);
     return;
   }
   nlohmann::json j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);

@@ -42,6 +42,7 @@ class EventReader {
  public:
   static constexpr size_t kDefaultMaxLineBytes = 64u << 20;  // a 7B step with every interval fits
   static constexpr size_t kExcerptBytes = 512;
+  static constexpr int kMaxJsonDepth = 128;  // events nest a few levels; deeper lines are bad JSON
 
   explicit EventReader(ReadListener& listener, size_t max_line_bytes = kDefaultMaxLineBytes);
 
@@ -68,6 +69,12 @@ class EventReader {
   int64_t m_events = 0;
   int64_t m_problems = 0;
 };
+
+// True when `text` nests arrays/objects at most `max_depth` deep (brackets inside strings do not
+// count). nlohmann::json recurses once per level: anything parsed from a stranger goes through this.
+bool json_nesting_within(std::string_view text, int max_depth);
+// True for the problem the reader reports for a line nested deeper than EventReader::kMaxJsonDepth.
+bool is_nesting_problem(const ReadProblem& problem);
 
 // Parses one line (without its newline) into an Event; on failure returns false and fills `why`.
 bool parse_event_line(std::string_view line, Event& out, std::string& why);

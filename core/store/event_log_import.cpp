@@ -60,43 +60,6 @@ std::pair<int64_t, int64_t> time_span(const tp::TrialLog& log) {
   return {lo, hi};
 }
 
-// JSON nesting deeper than this is refused before the protocol reader sees the file: copying such
-// a value recurses once per level, and a crafted line (600k nested objects) overflows the stack.
-constexpr int kMaxJsonDepth = 256;
-
-// The 1-based number of the first line nesting deeper than kMaxJsonDepth, or 0. Streams the file.
-int64_t first_too_deep_line(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw StoreError("cannot import " + path + ": " + std::strerror(errno));
-  std::string buf(1 << 16, '\0');
-  int64_t line = 1;
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    const auto n = static_cast<size_t>(in.gcount());
-    for (size_t i = 0; i < n; ++i) {
-      const char c = buf[i];
-      if (c == '\n') {
-        ++line;
-        depth = 0;
-        in_string = escaped = false;
-      } else if (in_string) {
-        if (escaped) escaped = false;
-        else if (c == '\\') escaped = true;
-        else if (c == '"') in_string = false;
-      } else if (c == '"') {
-        in_string = true;
-      } else if (c == '[' || c == '{') {
-        if (++depth > kMaxJsonDepth) return line;
-      } else if (c == ']' || c == '}') {
-        --depth;
-      }
-    }
-  }
-  return 0;
-}
-
 std::string file_name(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -106,16 +69,19 @@ std::string file_name(const std::string& path) {
 
 ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path,
                               const std::string& name) {
-  if (const int64_t line = first_too_deep_line(jsonl_path))
-    throw StoreError("cannot import " + jsonl_path + ": line " + std::to_string(line) +
-                     " nests JSON more than " + std::to_string(kMaxJsonDepth) +
-                     " levels deep; this is not a worker event log");
   tp::TrialLog log;
   try {
     log = tp::read_trial_log_file(jsonl_path);
   } catch (const std::exception& e) {
     throw StoreError(std::string("cannot import: ") + e.what());
   }
+  // The reader refuses absurdly nested lines before parsing them (no stack overflow); a log that
+  // holds one was crafted, not written by a worker: refuse the whole file.
+  for (const auto& p : log.problems)
+    if (tp::is_nesting_problem(p))
+      throw StoreError("cannot import " + jsonl_path + ": line " + std::to_string(p.line_number) +
+                       " nests JSON more than " + std::to_string(tp::EventReader::kMaxJsonDepth) +
+                       " levels deep; this is not a worker event log");
   ImportResult result;
   result.events = count_records(log);
   result.problems = static_cast<int64_t>(log.problems.size());

@@ -1,5 +1,7 @@
 #include "core/store/row_reader.h"
 
+#include "core/protocol/event_reader.h"
+
 #include <sqlite3.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -78,30 +80,11 @@ std::string RowReader::text(int column, size_t max_bytes) const {
 nlohmann::json RowReader::json(int column) const {
   const std::string s = text(column, kMaxJsonBytes + 1);
   if (s.size() > kMaxJsonBytes) fail(column, "JSON document larger than the limit");
-  if (!json_depth_within(s, 64)) fail(column, "JSON nested too deeply");
+  if (!protocol::json_nesting_within(s, 64)) fail(column, "JSON nested too deeply");
   auto j = nlohmann::json::parse(s, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) fail(column, "not valid JSON");
   return j;
 }
 
-bool json_depth_within(const std::string& text, int max_depth) {
-  int depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return false;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return true;
-}
 
 }  // namespace tunebench::store

@@ -42,7 +42,5 @@ class RowReader {
   const char* m_table;
 };
 
-// True when `text` nests arrays/objects at most `max_depth` deep (strings are skipped).
-bool json_depth_within(const std::string& text, int max_depth);
 
 }  // namespace tunebench::store

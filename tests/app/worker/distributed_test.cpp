@@ -206,7 +206,9 @@ TEST(Fsdp, CommLaneCarriesGathersAndReduceScattersPerUnitAndShardsTheState) {
   for (const auto& in : step.intervals) {
     if (in.phase == tunebench::protocol::Phase::AllGather) ++gathers;
     if (in.phase == tunebench::protocol::Phase::ReduceScatter) ++scatters;
-    if (in.lane == tunebench::protocol::Lane::Comm) EXPECT_GT(in.bytes, 0);
+    if (in.lane == tunebench::protocol::Lane::Comm) {
+      EXPECT_GT(in.bytes, 0);
+    }
   }
   const int units = 2 + 2;  // embedding, 2 blocks, head
   EXPECT_EQ(scatters, units);
