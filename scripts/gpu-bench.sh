@@ -6,6 +6,8 @@
 #   scripts/gpu-bench.sh extra    # 2 GPUs: single vs PyTorch again, out-of-memory event, DDP bf16
 #                                 # compression, DDP accumulation 4 (no_sync) vs PyTorch
 #   scripts/gpu-bench.sh smoke    # build and one tiny step per strategy
+#   scripts/gpu-bench.sh data     # 2 GPUs, no build: torch.profiler traces of our own small job
+#                                 # (import test data) and the reference's kernel list per step
 #
 # Builds the worker against the machine's pip PyTorch (torch.utils.cmake_prefix_path). The
 # machine has no apt: nlohmann/ and CLI/ headers and the PyTorch reference script travel in .gpu/
@@ -31,6 +33,24 @@ export PYTHONUNBUFFERED=1
 echo "== machine"; nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader
 nvidia-smi topo -m 2>/dev/null | head -5
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version())'
+
+# Python-only modes: no worker build.
+if [ "$MODE" = data ]; then
+  # Test data for the trace import (issue 13) and the kernel list behind the fused kernels (issue 10).
+  python3 "$ROOT/scripts/profile_reference_kernels.py" --probe 2>&1 | tail -20
+  TR="$OUT/traces"; MK="$ROOT/scripts/make_profiler_traces.py"
+  python3 "$MK" --out "$TR" --name single-nw0 --num-workers 0 --plain 2>&1 | grep -E "TRACE|Error|error" | head -5
+  python3 "$MK" --out "$TR" --name single-nw4 --num-workers 4 2>&1 | grep -E "TRACE|Error|error" | head -5
+  python3 "$MK" --out "$TR" --name single-ckpt --num-workers 4 --ckpt 2>&1 | grep -E "TRACE|Error|error" | head -5
+  torchrun --standalone --nproc-per-node 2 "$MK" --out "$TR" --name ddp-nw4 --mode ddp 2>&1 | grep -E "TRACE|Error|error" | head -5
+  torchrun --standalone --nproc-per-node 2 "$MK" --out "$TR" --name fsdp2-nw4 --mode fsdp2 2>&1 | grep -E "TRACE|Error|error" | head -5
+  ls -la "$TR"/* | head -40
+  PK="$ROOT/scripts/profile_reference_kernels.py"
+  python3 "$PK" --ref "$ROOT/.gpu/pytorch_reference.py" --model 7b --top 40 2>&1 | tee "$OUT/kernels-7b.txt" | tail -60
+  python3 "$PK" --ref "$ROOT/.gpu/pytorch_reference.py" --model 125m --seq 1024 --batch 8 --top 25 2>&1 | tee "$OUT/kernels-125m.txt" | tail -35
+  python3 "$PK" --ref "$ROOT/.gpu/pytorch_reference.py" --model 125m --seq 1024 --batch 8 --compile --top 25 2>&1 | tee "$OUT/kernels-125m-compile.txt" | tail -35
+  exit 0
+fi
 
 echo "== build"
 PREFIX="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')"
