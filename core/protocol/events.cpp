@@ -1,6 +1,7 @@
 // JSON mapping of the event structs. Field names here are the wire names of docs/PROTOCOL.md.
 #include "core/protocol/events.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <stdexcept>
@@ -321,10 +322,16 @@ Lane default_lane(Phase phase) {
   }
 }
 
-std::string_view type_name(const Payload& payload) {
-  static constexpr std::array<std::string_view, 9> kNames = {"hello", "model", "step", "gpu",  "log",
-                                                              "warning", "error", "done", "probe"};
-  return kNames.at(payload.index());
+namespace {
+// In the order of the Payload variant's alternatives.
+constexpr std::array<std::string_view, std::variant_size_v<Payload>> kTypeNames = {
+    "hello", "model", "step", "gpu", "log", "warning", "error", "done", "probe"};
+}  // namespace
+
+std::string_view type_name(const Payload& payload) { return kTypeNames.at(payload.index()); }
+
+bool is_event_type(std::string_view type) {
+  return std::find(kTypeNames.begin(), kTypeNames.end(), type) != kTypeNames.end();
 }
 
 std::string_view Event::type() const { return type_name(payload); }

@@ -202,6 +202,8 @@ struct Event {
 
 // Type names on the wire: "hello", "model", "step", "gpu", "log", "warning", "error", "done", "probe".
 std::string_view type_name(const Payload& payload);
+// Whether `type` is one of those names.
+bool is_event_type(std::string_view type);
 
 // JSON conversion. from_json fills what it finds; missing optional fields keep their defaults.
 // Throws nlohmann::json::exception (or std::invalid_argument) on wrong types; the reader catches.
