@@ -8,6 +8,11 @@
 #   scripts/gpu-bench.sh smoke    # build and one tiny step per strategy
 #   scripts/gpu-bench.sh data     # 2 GPUs, no build: torch.profiler traces of our own small job
 #                                 # (import test data) and the reference's kernel list per step
+#   scripts/gpu-bench.sh predict  # 2 GPUs, about 7 min: what the prediction accuracy tests need
+#                                 # (docs/PREDICT.md): link probes over NVLink and NCCL_P2P_DISABLE=1,
+#                                 # 7B single / DDP bf16 compression / DDP accumulation 4, and 1B and
+#                                 # 125m trials of every strategy. Writes predict-logs.tar.gz holding
+#                                 # predict/*.jsonl: `tar -xzf predict-logs.tar.gz -C tests/data/gpu`.
 #
 # Builds the worker against the machine's pip PyTorch (torch.utils.cmake_prefix_path). The
 # machine has no apt: nlohmann/ and CLI/ headers and the PyTorch reference script travel in .gpu/
@@ -135,6 +140,29 @@ case "$MODE" in
     run w-7b-ddp-ckpt-accum4 "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true --grad-accum 4
     ref r-7b-ddp-ckpt-accum4 2 --model 7b --mode ddp --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3 --ckpt \
       --accum 4 --no-sync
+    ;;
+  predict)
+    # Link probes first (the machine is quiet), then the trials, shortest last.
+    run p-nvlink --probe-link --device cuda --world-size 2 --probe-min-mb 1 --probe-max-mb 1024
+    run p-nop2p --probe-link --device cuda --world-size 2 --probe-min-mb 1 --probe-max-mb 1024 \
+      --nccl-env NCCL_P2P_DISABLE=1
+    run w-7b-single "${B7[@]}"
+    run w-7b-ddp-ckpt-bf16 "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true --compression bf16
+    run w-7b-ddp-ckpt-accum4 "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true --grad-accum 4
+    B1=(--model 1b --device cuda --seq-len 2048 --micro-batch 4 --amp bf16 --steps 10 --warmup 3)
+    run w-1b-single "${B1[@]}"
+    run w-1b-single-ckpt "${B1[@]}" --checkpointing true
+    run w-1b-single-compile "${B1[@]}" --compile true
+    run w-1b-single-tf32 "${B1[@]}" --amp tf32
+    run w-1b-ddp "${B1[@]}" --strategy ddp --world-size 2
+    run w-1b-ddp-nop2p "${B1[@]}" --strategy ddp --world-size 2 --nccl-env NCCL_P2P_DISABLE=1
+    run w-1b-fsdp "${B1[@]}" --strategy fsdp --world-size 2
+    run w-1b-fsdp-gradop "${B1[@]}" --strategy fsdp --world-size 2 --fsdp-mode shard_grad_op
+    B125=(--model 125m --device cuda --seq-len 1024 --micro-batch 8 --amp bf16 --steps 10 --warmup 3)
+    run w-125m-single "${B125[@]}"
+    run w-125m-ddp "${B125[@]}" --strategy ddp --world-size 2
+    mkdir -p "$OUT/predict" && cp "$OUT"/logs/*.jsonl "$OUT/predict/"
+    tar -czf "$OUT/predict-logs.tar.gz" -C "$OUT" predict && rm -rf "$OUT/predict"
     ;;
   *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac

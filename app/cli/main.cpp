@@ -9,12 +9,15 @@
 #include "app/cli/report_command.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Tunebench command line: import worker logs, list, export, compare and diagnose trials"};
+  CLI::App app{"Tunebench command line: import worker logs, list, export, compare and diagnose trials, predict"};
   app.require_subcommand(1);
   tunebench::cli::add_import_command(app);
   tunebench::cli::add_export_command(app);
   tunebench::cli::add_list_command(app);
   tunebench::cli::add_report_command(app);
+  tunebench::cli::add_predict_command(app);
+  tunebench::cli::add_accuracy_command(app);
+  tunebench::cli::add_probe_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -7,7 +7,8 @@
 //                 when the prediction says it does not fit;
 //   from single   multi-GPU trials, calibrated on the single-GPU trials of the same model and GPU;
 //   other link    multi-GPU trials over a transport a link probe measured, calibrated on trials of
-//                 the same model and GPU over other transports, plus that probe;
+//                 the same model and GPU over other transports, plus that probe (the target applies
+//                 when those ran on a faster link: NVLink -> NCCL_P2P_DISABLE=1);
 //   other size    every trial, calibrated on trials of other model sizes on the same GPU;
 //   others        every trial, calibrated on all other trials on its GPU (repeats of its own
 //                 configuration excluded); informational, no target.

@@ -292,7 +292,10 @@ MemoryPrediction predict_memory(const config::TrialConfig& c, const MemoryOption
     slack.bytes *= static_cast<double>(out.peak_bytes);
     out.overheads.push_back(slack);
   }
-  double needed = static_cast<double>(out.peak_bytes);
+  // The engine builds the whole model on every rank before a strategy shards it (the worker's
+  // peak counter is reset after that, so only the device's capacity sees it).
+  out.construction_bytes = static_cast<int64_t>(sim.all_numel() * sim.p.param_bytes);
+  double needed = static_cast<double>(std::max(out.peak_bytes, out.construction_bytes));
   for (const auto& o : out.overheads) needed += o.bytes;
   out.device_needed_bytes = static_cast<int64_t>(needed);
   return out;
@@ -301,7 +304,7 @@ MemoryPrediction predict_memory(const config::TrialConfig& c, const MemoryOption
 Fit fit_of(const MemoryPrediction& m, int64_t memory) {
   if (memory <= 0) return Fit::Fits;
   if (m.device_needed_bytes <= memory) return Fit::Fits;
-  double without_slack = static_cast<double>(m.peak_bytes);
+  double without_slack = static_cast<double>(std::max(m.peak_bytes, m.construction_bytes));
   for (const auto& o : m.overheads)
     if (o.name != "caching allocator slack") without_slack += o.bytes;
   return without_slack <= static_cast<double>(memory) ? Fit::Tight : Fit::DoesNotFit;

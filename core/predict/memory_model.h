@@ -31,8 +31,9 @@ struct MemoryPrediction {
   std::string peak_at;                // "end of forward", "backward of block 31", "optimizer step"
   std::vector<MemoryTerm> at_peak;    // sums to peak_bytes
   int64_t resident_bytes = 0;         // held all step: parameters, optimizer state, persistent buffers
+  int64_t construction_bytes = 0;     // building the model: every rank creates it whole before any sharding
   std::vector<MemoryTerm> overheads;  // not in the allocator's peak: context, NCCL, slack
-  int64_t device_needed_bytes = 0;    // peak + overheads: what must fit in the device's memory
+  int64_t device_needed_bytes = 0;    // max(peak, construction) + overheads: what must fit in the device
   BlockActivations block;             // the saved-tensor list per block that was used
   HeadActivations head;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "core/analysis/comm_model.h"
@@ -102,7 +103,23 @@ Prediction predict_scenario(const Scenario& s, const std::vector<const MeasuredT
   out.efficiency = default_efficiency(cat);
   if (!out.gpu) return out;
 
-  const Calibration cal = calibrate(evidence, *out.gpu, cat);
+  Calibration cal = calibrate(evidence, *out.gpu, cat);
+  if (!cal.calibrated()) {
+    // Nothing measured on this GPU: efficiencies are fractions of each device's own peaks, so the
+    // fractions measured on the GPU the evidence has most trials of are the better guess.
+    std::map<const hardware::GpuSpec*, int> trials_per_gpu;
+    for (const auto* t : evidence)
+      if (t->gpu && t->has_phases()) ++trials_per_gpu[t->gpu];
+    const auto most = std::max_element(trials_per_gpu.begin(), trials_per_gpu.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (most != trials_per_gpu.end()) {
+      const Calibration other = calibrate(evidence, *most->first, cat);
+      cal.efficiency = other.efficiency;
+      cal.efficiency.source = "transferred from " + most->first->name + " (" + other.efficiency.source +
+                              "): nothing measured on " + out.gpu->name;
+      cal.notes.clear();
+    }
+  }
   out.efficiency = cal.efficiency;
   for (const auto& n : cal.notes) out.notes.push_back(n);
   const std::string transport = transport_key(s.gpu, s.hosts, s.config.nccl_env);

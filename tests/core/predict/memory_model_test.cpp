@@ -120,3 +120,15 @@ TEST(MemoryModel, TheCpuHasNoDeviceOverheadsAndKeepsAttentionProbabilities) {
     if (t.op == "sdpa (math)" && t.bytes_per_token == 4.0 * c.dims.heads * c.seq_len) probabilities = true;
   EXPECT_TRUE(probabilities);
 }
+
+TEST(MemoryModel, EveryRankBuildsTheWholeModelBeforeFsdpShardsIt) {
+  // 7B FSDP on the CPU: each rank first holds all fp32 weights (27 GB), whatever the shard size.
+  auto c = seven_b(tc::Strategy::Fsdp, 2);
+  c.device = tc::Device::Cpu;
+  tp::MemoryOptions cpu;
+  cpu.cuda = false;
+  const auto m = tp::predict_memory(c, cpu);
+  EXPECT_NEAR(m.construction_bytes, 4 * params(), 1.0);
+  EXPECT_GE(m.device_needed_bytes, m.construction_bytes);
+  EXPECT_EQ(tp::fit_of(m, 23LL << 30), tp::Fit::DoesNotFit);
+}

@@ -110,9 +110,12 @@ TEST(RecordedAccuracy, TwoGpuDdpAndFsdpFromTheSingleGpuTrialWithinFifteenPercent
 }
 
 TEST(RecordedAccuracy, DdpWithoutPeerToPeerFromTheNvlinkTrialAndAProbeWithinFifteenPercent) {
-  const auto other_link = rows_of("other link");
-  if (other_link.empty()) GTEST_SKIP() << "no link probe recorded for a transport with DDP trials: " << kHowToRecord;
-  for (const auto* r : other_link) EXPECT_TRUE(r->within) << describe(*r);
+  std::vector<const tp::AccuracyRow*> targeted;
+  for (const auto* r : rows_of("other link"))
+    if (r->tolerance > 0) targeted.push_back(r);
+  if (targeted.empty())
+    GTEST_SKIP() << "no link probe recorded for a slower transport with DDP trials on a faster one: " << kHowToRecord;
+  for (const auto* r : targeted) EXPECT_TRUE(r->within) << describe(*r);
 }
 
 TEST(RecordedAccuracy, OneModelSizeFromAnotherWithinTwentyPercent) {
