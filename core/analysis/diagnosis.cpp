@@ -195,9 +195,9 @@ void idle_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
       "but still per-op dispatch, synchronisation).";
   if (m.config) {
     const auto& c = *m.config;
-    if (c.strategy == Strategy::Single && !c.compile && on_gpu(m))
-      f.suggestions.push_back(
-          change("compile", "true", "CUDA-graph capture replays the step without per-kernel launches"));
+    if (c.strategy == Strategy::Single && !config::uses_cuda_graph(c.compile) && on_gpu(m))
+      f.suggestions.push_back(change("compile", config::uses_fused_kernels(c.compile) ? "fused+graph" : "graph",
+                                     "CUDA-graph capture replays the step without per-kernel launches"));
     if (m.peak_fraction && *m.peak_fraction < kHeadroomShare)
       f.suggestions.push_back(change("micro_batch", num(c.micro_batch * 2),
                                      "twice the work per kernel; peak memory is only " + format_pct(*m.peak_fraction)));
@@ -257,8 +257,10 @@ void compute_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& o
     const auto& c = *m.config;
     if ((c.amp == config::Amp::Fp32 || c.amp == config::Amp::Tf32) && on_gpu(m))
       f.suggestions.push_back(change("amp", "bf16", "bf16 tensor cores: the MFU peak assumes them"));
-    if (c.strategy == Strategy::Single && !c.compile && on_gpu(m))
-      f.suggestions.push_back(change("compile", "true", "CUDA-graph capture of the step"));
+    if (!config::uses_fused_kernels(c.compile) && on_gpu(m))
+      f.suggestions.push_back(change("compile", "fused",
+                                     "fused kernels for RMSNorm, rotary embedding, SwiGLU and the loss: one pass "
+                                     "over the activations instead of chains of elementwise kernels"));
     if (m.peak_fraction && *m.peak_fraction < kHeadroomShare)
       f.suggestions.push_back(change("micro_batch", num(c.micro_batch * 2), "larger matmuls run nearer the peak"));
   }

@@ -162,7 +162,7 @@ TEST(Diagnosis, LaunchBoundSuggestsCudaGraphs) {
   EXPECT_DOUBLE_EQ(d.findings[0].impact_ms, 30.0);
   const auto* compile = find_suggestion(d.findings[0], "compile");
   ASSERT_TRUE(compile);
-  EXPECT_EQ(compile->changes[0].value, "true");
+  EXPECT_EQ(compile->changes[0].value, "graph");
   const auto* batch = find_suggestion(d.findings[0], "micro_batch");
   ASSERT_TRUE(batch);
   EXPECT_EQ(batch->changes[0].value, "8");
