@@ -8,7 +8,9 @@
 #   scripts/gpu-bench.sh smoke    # build and one tiny step per strategy
 #   scripts/gpu-bench.sh kernels  # 1 GPU: fused-kernel check, 125m eager/fused/graph/fp8 vs PyTorch
 #                                 # eager and torch.compile, 300-step loss curves
-#   scripts/gpu-bench.sh kernels7b  # 1 GPU: 7B eager/fused/fused+graph/fp8/checkpointing vs PyTorch
+#   scripts/gpu-bench.sh kernels7b  # 1 GPU: 7B eager/fused/fused+graph/fp8 vs PyTorch (+compile)
+#   scripts/gpu-bench.sh compile-dist  # 2 GPUs: 7B DDP/FSDP fused vs eager vs single, checkpointing vs
+#                                 # PyTorch, 1B/125m trials of every strategy (prediction data)
 #   scripts/gpu-bench.sh data     # 2 GPUs, no build: torch.profiler traces of our own small job
 #                                 # (import test data) and the reference's kernel list per step
 #
@@ -129,6 +131,42 @@ case "$MODE" in
     run loss-fp8 "${L[@]}" --amp fp8 --compile fused
     python3 "$ROOT/scripts/loss_band.py" "$OUT/logs/loss-bf16.jsonl" --seed-run "$OUT/logs/loss-bf16-seed1.jsonl" \
       "$OUT/logs/loss-fused.jsonl" "$OUT/logs/loss-fp8.jsonl" | tee "$OUT/loss-band.txt"
+    ;;
+  compile-dist)
+    # Issue 10, part 3 (2 GPUs): compile fused with DDP and FSDP at 7B against eager and against
+    # single in the same call; checkpointing against PyTorch's; 1B and 125m trials of every strategy
+    # for the prediction's accuracy table (issue 11).
+    "$BUILD/tests/gpu/tunebench-kernel-check" > "$OUT/kernel-check.txt" 2>&1; tail -3 "$OUT/kernel-check.txt"
+    run w-7b-single "${B7[@]}"
+    run w-7b-single-fused "${B7[@]}" --compile fused
+    run w-7b-ddp "${B7[@]}" --strategy ddp --world-size 2
+    run w-7b-ddp-fused "${B7[@]}" --strategy ddp --world-size 2 --compile fused
+    run w-7b-ddp-fused-bf16 "${B7[@]}" --strategy ddp --world-size 2 --compile fused --compression bf16
+    (export TUNEBENCH_COMM_STREAM_PRIORITY=normal; run w-7b-ddp-fused-normalprio "${B7[@]}" --strategy ddp \
+      --world-size 2 --compile fused)
+    run w-7b-single-ckpt "${B7[@]}" --checkpointing true
+    run w-7b-single-ckpt-fused "${B7[@]}" --checkpointing true --compile fused
+    run w-7b-ddp-ckpt "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true
+    run w-7b-ddp-ckpt-fused "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true --compile fused
+    run w-7b-fsdp "${B7[@]}" --strategy fsdp --world-size 2
+    run w-7b-fsdp-fused "${B7[@]}" --strategy fsdp --world-size 2 --compile fused
+    run w-7b-fsdp-gradop-fused "${B7[@]}" --strategy fsdp --world-size 2 --compile fused --fsdp-mode shard_grad_op
+    run w-7b-fsdp-fp8 "${B7[@]}" --strategy fsdp --world-size 2 --compile fused --amp fp8
+    ref r-7b-single-ckpt 1 --model 7b --mode single --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3 --ckpt
+    ref r-7b-ddp-ckpt 2 --model 7b --mode ddp --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3 --ckpt
+    ref r-7b-fsdp 2 --model 7b --mode fsdp --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3
+    B1=(--model 1b --device cuda --seq-len 2048 --micro-batch 2 --amp bf16 --steps 11 --warmup 3)
+    run w-1b-single "${B1[@]}"
+    run w-1b-single-ckpt "${B1[@]}" --checkpointing true
+    run w-1b-single-fused "${B1[@]}" --compile fused
+    run w-1b-ddp "${B1[@]}" --strategy ddp --world-size 2
+    run w-1b-ddp-accum2 "${B1[@]}" --strategy ddp --world-size 2 --grad-accum 2
+    run w-1b-ddp-bf16 "${B1[@]}" --strategy ddp --world-size 2 --compression bf16
+    run w-1b-ddp-nop2p "${B1[@]}" --strategy ddp --world-size 2 --nccl-env NCCL_P2P_DISABLE=1
+    run w-1b-fsdp "${B1[@]}" --strategy fsdp --world-size 2
+    run w-1b-fsdp-gradop "${B1[@]}" --strategy fsdp --world-size 2 --fsdp-mode shard_grad_op
+    run w-125m-ddp "${B125[@]}" --strategy ddp --world-size 2
+    run w-125m-fsdp "${B125[@]}" --strategy fsdp --world-size 2
     ;;
   kernels7b)
     # Issue 10, part 2: 7B single, eager against fused / fused+graph / fp8 and PyTorch (+compile).

@@ -102,7 +102,7 @@ TEST(TrialConfig, PresetNameSetsDims) {
 TEST(TrialConfig, UnknownKeysAndWrongTypesAreProblems) {
   const auto r = tc::from_json({{"micro_batch", "four"},
                                 {"bucket_size", 25},
-                                {"amp", "fp8"},
+                                {"amp", "fp4"},
                                 {"pin_memory", 1},
                                 {"model", "13b"},
                                 {"nccl_env", {{"NCCL_ALGO", {1, 2}}}}});
@@ -143,7 +143,7 @@ TEST(TrialConfig, SetKnobFromText) {
   EXPECT_TRUE(tc::set_knob(c, "micro_batch", ""));
   EXPECT_TRUE(tc::set_knob(c, "micro_batch", "99999999999999999999999"));
   EXPECT_TRUE(tc::set_knob(c, "pin_memory", "maybe"));
-  EXPECT_TRUE(tc::set_knob(c, "amp", "fp8"));
+  EXPECT_TRUE(tc::set_knob(c, "amp", "fp4"));
   EXPECT_TRUE(tc::set_knob(c, "nccl_env", "=1"));
   EXPECT_TRUE(tc::set_knob(c, "no_such_knob", "1"));
   EXPECT_EQ(c.micro_batch, 8) << "a rejected text leaves the knob unchanged";
