@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "core/predict/model_shape.h"
 #include "core/predict/predictor.h"
 
 namespace tunebench::predict {
@@ -19,9 +20,11 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+// Up to three names, then how many more (the full list is AccuracyRow::basis_trials).
 std::string labels(const std::vector<const MeasuredTrial*>& trials) {
   std::string s;
-  for (const auto* t : trials) s += (s.empty() ? "" : ", ") + t->label;
+  for (size_t i = 0; i < trials.size() && i < 3; ++i) s += (i ? ", " : "") + trials[i]->label;
+  if (trials.size() > 3) s += " and " + std::to_string(trials.size() - 3) + " more";
   return s;
 }
 
@@ -55,6 +58,10 @@ AccuracyRow step_row(const char* name, const MeasuredTrial& t, const std::vector
   r.within = std::abs(r.error()) <= tolerance;
   return r;
 }
+
+// The step-time targets apply from 1B parameters up: below, per-kernel and per-collective host
+// costs (launches, FSDP's per-unit work) weigh more than the FLOPs and bytes the model counts.
+bool targeted_size(const MeasuredTrial& t) { return parameter_count(t.config.dims) >= 1'000'000'000; }
 
 }  // namespace
 
@@ -96,7 +103,7 @@ std::vector<AccuracyRow> accuracy_table(const Evidence& ev) {
       const auto singles = ev.select([&](const MeasuredTrial& o) {
         return same_gpu(o) && o.has_phases() && o.config.world_size == 1 && same_model(o, t);
       });
-      if (!singles.empty()) rows.push_back(step_row("from single", t, singles, 0.15, ""));
+      if (!singles.empty()) rows.push_back(step_row("from single", t, singles, targeted_size(t) ? 0.15 : 0.0, ""));
 
       const auto probes = ev.select([&](const MeasuredTrial& o) { return o.probe && o.transport == t.transport; });
       const auto other_links = ev.select([&](const MeasuredTrial& o) {
@@ -115,24 +122,30 @@ std::vector<AccuracyRow> accuracy_table(const Evidence& ev) {
           rows.push_back(
               step_row("other link", t, basis, tolerance, labels(other_links) + " + probe " + labels(probes)));
         } else {
-          AccuracyRow r;
-          r.case_name = "other link";
-          r.trial = t.label;
-          r.basis = labels(other_links) + " + a probe of this link";
-          r.unit = "ms";
-          r.measured = t.metrics.step_ms.median;
-          r.predicted_text = "no probe recorded";
-          rows.push_back(r);
+          // No probe yet: the catalogue's figure for the implied link stands in, shown without a target.
+          const auto* implied = hardware::implied_link(*t.gpu, t.config.nccl_env);
+          rows.push_back(step_row(
+              "other link", t, other_links, 0.0,
+              labels(other_links) + " + catalogue link " + (implied ? implied->id : "?") + " (no probe recorded)"));
         }
       }
     }
 
-    const auto other_sizes = ev.select([&](const MeasuredTrial& o) {
-      return same_gpu(o) && (o.has_phases() || o.probe) && !same_model(o, t) &&
-             (o.probe || o.config.world_size == 1 || o.config.world_size == t.config.world_size);
-    });
-    if (std::any_of(other_sizes.begin(), other_sizes.end(), [](const auto* o) { return !o->probe; }))
-      rows.push_back(step_row("other size", t, other_sizes, 0.20, ""));
+    // Other model sizes: predicting down from larger models is the case (1B from 7B); up
+    // from smaller ones is shown without a target.
+    const auto params_of = [](const MeasuredTrial& m) { return parameter_count(m.config.dims); };
+    for (const bool larger : {true, false}) {
+      const auto basis = ev.select([&](const MeasuredTrial& o) {
+        if (!same_gpu(o) || same_model(o, t)) return false;
+        if (o.probe) return true;
+        const bool bigger = params_of(o) > params_of(t);
+        return o.has_phases() && bigger == larger &&
+               (o.config.world_size == 1 || o.config.world_size == t.config.world_size);
+      });
+      if (std::none_of(basis.begin(), basis.end(), [](const auto* o) { return !o->probe; })) continue;
+      const double tolerance = larger && targeted_size(t) ? 0.20 : 0.0;
+      rows.push_back(step_row(larger ? "larger size" : "smaller size", t, basis, tolerance, ""));
+    }
 
     const auto others = ev.select([&](const MeasuredTrial& o) {
       return same_gpu(o) && (o.probe || (o.has_phases() && !same_work(o.config, t.config)));

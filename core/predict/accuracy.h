@@ -9,9 +9,11 @@
 //   other link    multi-GPU trials over a transport a link probe measured, calibrated on trials of
 //                 the same model and GPU over other transports, plus that probe (the target applies
 //                 when those ran on a faster link: NVLink -> NCCL_P2P_DISABLE=1);
-//   other size    every trial, calibrated on trials of other model sizes on the same GPU;
+//   larger size   every trial, calibrated on trials of larger models on the same GPU (1B from 7B);
+//   smaller size  every trial, calibrated on trials of smaller models; informational;
 //   others        every trial, calibrated on all other trials on its GPU (repeats of its own
-//                 configuration excluded); informational, no target.
+//                 configuration excluded); informational.
+// Step-time targets apply to models of 1B parameters and more (targeted_size in accuracy.cpp).
 #pragma once
 
 #include <string>
@@ -22,7 +24,7 @@
 namespace tunebench::predict {
 
 struct AccuracyRow {
-  std::string case_name;  // "memory", "from single", "other link", "other size", "others"
+  std::string case_name;  // "memory", "from single", "other link", "larger size", "smaller size", "others"
   std::string trial;
   std::string basis;                      // what calibrated it, for people
   std::vector<std::string> basis_trials;  // the labels of the trials (and probes) it was predicted from

@@ -1,6 +1,7 @@
 #include "core/predict/activations.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tunebench::predict {
 
@@ -36,8 +37,8 @@ void add_norm(std::vector<SavedTensor>& out, const std::string& op, double D, co
 
 ExecutionMode execution_mode(const config::TrialConfig& c, bool cuda) {
   ExecutionMode m;
-  m.kernels = KernelMode::Eager;
-  m.cuda_graph = c.compile && cuda;
+  m.kernels = config::uses_fused_kernels(c.compile) ? KernelMode::Fused : KernelMode::Eager;
+  m.cuda_graph = config::uses_cuda_graph(c.compile) && cuda;
   m.math_attention = !cuda;
   m.cuda = cuda;
   return m;
@@ -53,21 +54,38 @@ BlockActivations block_activations(const config::ModelDims& d, int64_t seq_len, 
   const double r = p.residual_bytes, c = p.compute_bytes;
   BlockActivations b;
   auto& s = b.saved;
-  add_norm(s, "attn_norm", D, p);
-  s.push_back({"wqkv", "q, k, v (one buffer; v and the rotary inputs are views of it)", 3 * D * c});
-  s.push_back({"rope", "q and k after rotation", 2 * D * c});
-  if (mode.math_attention) {
-    s.push_back({"sdpa (math)", "scaled q", D * c});
-    s.push_back({"sdpa (math)", "attention probabilities (T per head)", H * T * c});
-    s.push_back({"sdpa (math)", "output", D * c});
-    s.push_back({"wo", "input (output transposed into a copy)", D * c});
-  } else {
-    s.push_back({"sdpa", "output", D * c});
+  if (mode.kernels == KernelMode::Fused) {
+    // fused_ops.cpp: rms_norm keeps (x, w, rstd); LinearFunction keeps its compute-dtype input;
+    // rope_qkv returns q, k, v as copies and keeps only the tables; add_rms_norm keeps h; swiglu
+    // keeps gu; an fp8 linear keeps its input as a float8 transpose instead.
+    const double in = p.fp8 ? 1.0 : c;  // what a block linear keeps of its input, per element
+    s.push_back({"attn_norm", "input (the residual stream)", r * D});
+    s.push_back({"attn_norm", "rstd (fp32 per token)", 4});
+    s.push_back({"wqkv", p.fp8 ? "input as float8 (transposed)" : "input: the norm's output", in * D});
+    s.push_back({"rope_qkv", "q, k, v (the kernel's copies)", 3 * c * D});
+    s.push_back({"sdpa", "output", c * D});
     s.push_back({"sdpa", "log-sum-exp (fp32 per head)", 4 * H});
-  }
-  add_norm(s, "ffn_norm", D, p);
-  s.push_back({"w13", "gate and up projections (SwiGLU input)", 2 * F * c});
-  if (mode.kernels == KernelMode::Eager) {
+    if (p.fp8) s.push_back({"wo", "input as float8 (transposed)", D});
+    s.push_back({"add_rms_norm", "h = x + attention (the residual stream)", r * D});
+    s.push_back({"add_rms_norm", "rstd (fp32 per token)", 4});
+    s.push_back({"w13", p.fp8 ? "input as float8 (transposed)" : "input: the norm's output", in * D});
+    s.push_back({"swiglu", "gate and up projections", 2 * F * c});
+    s.push_back({"w2", p.fp8 ? "input as float8 (transposed)" : "input silu(gate) * up", in * F});
+  } else {
+    add_norm(s, "attn_norm", D, p);
+    s.push_back({"wqkv", "q, k, v (one buffer; v and the rotary inputs are views of it)", 3 * D * c});
+    s.push_back({"rope", "q and k after rotation", 2 * D * c});
+    if (mode.math_attention) {
+      s.push_back({"sdpa (math)", "scaled q", D * c});
+      s.push_back({"sdpa (math)", "attention probabilities (T per head)", H * T * c});
+      s.push_back({"sdpa (math)", "output", D * c});
+      s.push_back({"wo", "input (output transposed into a copy)", D * c});
+    } else {
+      s.push_back({"sdpa", "output", D * c});
+      s.push_back({"sdpa", "log-sum-exp (fp32 per head)", 4 * H});
+    }
+    add_norm(s, "ffn_norm", D, p);
+    s.push_back({"w13", "gate and up projections (SwiGLU input)", 2 * F * c});
     s.push_back({"swiglu", "silu(gate) (kept by the product)", F * c});
     s.push_back({"w2", "input silu(gate) * up", F * c});
   }
@@ -87,12 +105,13 @@ BlockActivations block_activations(const config::ModelDims& d, int64_t seq_len, 
   return b;
 }
 
-HeadActivations head_activations(const config::ModelDims& d, const Precision& p, const ExecutionMode& mode) {
+HeadActivations head_activations(const config::ModelDims& d, const Precision& p, const ExecutionMode& mode,
+                                 double tokens) {
   const double D = static_cast<double>(d.dim), V = static_cast<double>(d.vocab);
-  const double c = p.compute_bytes;
+  const double c = p.compute_bytes, r = p.residual_bytes;
   HeadActivations h;
-  add_norm(h.saved, "norm", D, p);
   if (mode.kernels == KernelMode::Eager) {
+    add_norm(h.saved, "norm", D, p);
     // logits (compute dtype) -> .to(fp32) -> log_softmax (keeps its fp32 output) -> nll.
     h.saved.push_back({"cross_entropy", "log-probabilities (fp32)", 4 * V});
     // While the loss runs: the logits (held by the caller until forward returns) and their fp32
@@ -101,10 +120,17 @@ HeadActivations head_activations(const config::ModelDims& d, const Precision& p,
     // Backward: d(log-probabilities) and d(fp32 logits), both fp32, beside the kept output.
     h.backward_transient_per_token = 8 * V;
   } else {
-    h.saved.push_back({"fused cross_entropy", "logits (compute dtype)", c * V});
-    h.saved.push_back({"fused cross_entropy", "log-sum-exp (fp32)", 4});
-    h.forward_transient_per_token = 0;
-    h.backward_transient_per_token = c * V;  // d(logits)
+    // rms_norm keeps its input; linear_cross_entropy computes the loss and both gradients in
+    // forward, a chunk of at most 2^28 logits at a time, and keeps dh and dW (the weight's dtype).
+    h.saved.push_back({"norm", "input (the residual stream)", r * D});
+    h.saved.push_back({"norm", "rstd (fp32 per token)", 4});
+    h.saved.push_back({"linear_cross_entropy", "input gradient dh (compute dtype)", c * D});
+    const double weight_bytes = p.param_bytes == 4 ? 4.0 : c;
+    h.saved_fixed_bytes = V * D * weight_bytes;
+    const double chunk_rows = std::max(1.0, std::min(tokens, std::floor(268435456.0 / V)));
+    h.forward_transient_fixed_bytes = chunk_rows * V * c + V * D * weight_bytes;
+    h.backward_transient_per_token = r * D;  // dh scaled into the residual dtype
+    // (dW scaled by the loss gradient becomes the weight's gradient: counted as the head's gradient)
   }
   return h;
 }

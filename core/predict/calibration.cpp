@@ -42,7 +42,7 @@ std::string fmt(double v) {
 }  // namespace
 
 Calibration calibrate(const std::vector<const MeasuredTrial*>& trials, const hardware::GpuSpec& gpu,
-                      const hardware::Catalogue& cat) {
+                      const hardware::Catalogue& cat, const config::TrialConfig* like) {
   Calibration cal;
   cal.efficiency = default_efficiency(cat);
   Efficiency& eff = cal.efficiency;
@@ -50,6 +50,15 @@ Calibration calibrate(const std::vector<const MeasuredTrial*>& trials, const har
   std::vector<const MeasuredTrial*> pool;
   for (const auto* t : trials)
     if (t && t->gpu == &gpu && t->has_phases()) pool.push_back(t);
+  if (like) {
+    const auto kind = [](const config::TrialConfig& c) {
+      return std::make_pair(config::uses_fused_kernels(c.compile), c.amp == config::Amp::Fp8);
+    };
+    std::vector<const MeasuredTrial*> same;
+    for (const auto* t : pool)
+      if (kind(t->config) == kind(*like)) same.push_back(t);
+    if (!same.empty()) pool = same;
+  }
   if (pool.empty()) {
     cal.notes.push_back("no eager trial with phases on " + gpu.name + ": catalogue efficiencies");
     return cal;

@@ -7,7 +7,9 @@
 //   3. matmul efficiency of backward from the backward phases (recompute at 2's efficiency);
 //   4. contention per transport from multi-GPU trials, once 1-3 came from single-GPU trials:
 //      (measured compute - modelled compute) / hidden collective time.
-// Trials on other devices, CUDA-graph trials and failed trials calibrate nothing. Without single-GPU
+// Trials on other devices, CUDA-graph trials and failed trials calibrate nothing. The efficiencies
+// absorb what the op list leaves out, which differs between eager and fused kernels: trials of the
+// predicted config's kernel kind are preferred. Without single-GPU
 // trials, multi-GPU trials calibrate 1-3 with the default contention taken out of their phases.
 #pragma once
 
@@ -29,7 +31,10 @@ struct Calibration {
   bool calibrated() const { return !used.empty(); }
 };
 
+// `like`: the config being predicted. Trials that run its kernels (eager or fused, float8 or not)
+// calibrate it when there are any; otherwise every trial on the GPU does.
 Calibration calibrate(const std::vector<const MeasuredTrial*>& trials, const hardware::GpuSpec& gpu,
-                      const hardware::Catalogue& cat = hardware::catalogue());
+                      const hardware::Catalogue& cat = hardware::catalogue(),
+                      const config::TrialConfig* like = nullptr);
 
 }  // namespace tunebench::predict

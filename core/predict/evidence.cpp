@@ -20,7 +20,7 @@ std::string run_identity(const protocol::TrialLog& log) {
 bool MeasuredTrial::has_steps() const { return !probe && metrics.measured_steps > 0 && !metrics.oom; }
 
 bool MeasuredTrial::has_phases() const {
-  return has_steps() && !config.compile && metrics.breakdown[analysis::Part::Forward] > 0 &&
+  return has_steps() && !config::uses_cuda_graph(config.compile) && metrics.breakdown[analysis::Part::Forward] > 0 &&
          metrics.breakdown[analysis::Part::Backward] > 0;
 }
 

@@ -31,7 +31,7 @@ struct MeasuredTrial {
 
   // A training trial with measured steps (not a probe, not out of memory).
   bool has_steps() const;
-  // Its phases can calibrate compute: eager (no CUDA graph) and a breakdown with forward and backward.
+  // Its phases can calibrate compute: no CUDA graph, and a breakdown with forward and backward.
   bool has_phases() const;
 };
 

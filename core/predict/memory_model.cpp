@@ -42,7 +42,7 @@ constexpr const char* kBuckets = "gradients (DDP buckets, held all step)";
 constexpr const char* kCompressed = "compressed DDP buckets";
 constexpr const char* kGraphGrads = "gradients (kept at fixed addresses for the CUDA graph)";
 constexpr const char* kGraphInput = "CUDA graph static inputs";
-constexpr const char* kCasts = "autocast weight copies";
+constexpr const char* kCasts = "weight copies in the compute dtype";
 constexpr const char* kActs = "activations saved for backward";
 constexpr const char* kCkpt = "checkpointed block inputs";
 constexpr const char* kRecompute = "recomputed block activations";
@@ -66,7 +66,7 @@ struct Simulation {
 
   Live live;
   std::vector<bool> gathered;
-  std::vector<double> cast_of;  // autocast copy currently held per unit
+  std::vector<double> cast_of;  // weight copy currently held per unit
 
   double best = -1;
   std::string best_at;
@@ -75,7 +75,7 @@ struct Simulation {
   Simulation(const config::TrialConfig& config, bool cuda)
       : c(config), p(precision_of(config)), mode(execution_mode(config, cuda)), units(llama_units(config.dims)) {
     block = block_activations(c.dims, c.seq_len, p, mode);
-    head = head_activations(c.dims, p, mode);
+    head = head_activations(c.dims, p, mode, static_cast<double>(config.micro_batch) * config.seq_len);
     fsdp = c.strategy == Strategy::Fsdp;
     ddp = c.strategy == Strategy::Ddp;
     single = c.strategy == Strategy::Single;
@@ -127,9 +127,15 @@ struct Simulation {
     live.sub(kGathered, full_numel(u) * p.gathered_bytes);
     gathered[u] = false;
   }
+  // The copy of a unit's matmul weights its forward makes (autocast, or the fused ops): in the
+  // compute dtype, or as float8 transposes for the blocks under amp fp8.
+  double copy_bytes(size_t u) const {
+    const double per = p.fp8 && is_block(u) ? 1.0 : p.weight_copy_bytes;
+    return static_cast<double>(units[u].matmul_numel()) * per;
+  }
   void cast(size_t u) {
-    if (!p.autocast || cast_of[u] > 0) return;
-    cast_of[u] = static_cast<double>(units[u].matmul_numel()) * p.compute_bytes;
+    if (cast_of[u] > 0) return;
+    cast_of[u] = copy_bytes(u);
     live.add(kCasts, cast_of[u]);
   }
   void uncast(size_t u) {
@@ -158,11 +164,15 @@ struct Simulation {
     for (size_t u = 0; u < units.size(); ++u) {
       gather(u);
       if (c.fsdp_prefetch && u + 1 < units.size()) gather(u + 1);
-      cast(u);
+      // Autocast caches its copies until the forward ends; the fused ops' copies live only while
+      // something saved them for backward (not in a checkpointed block's no_grad forward).
+      const bool nograd_block = is_block(u) && c.checkpointing;
+      if (p.autocast || !nograd_block) cast(u);
       if (is_block(u)) {
         if (c.checkpointing) {
           candidate("forward of " + units[u].name + suffix,
-                    {{"checkpointed forward (no_grad) live set", block.nograd_forward_peak_per_token * tokens, ""}});
+                    {{"checkpointed forward (no_grad) live set", block.nograd_forward_peak_per_token * tokens, ""},
+                     {"weight copies of the block (no_grad)", p.autocast ? 0.0 : copy_bytes(u), ""}});
           live.add(kCkpt, block.checkpoint_bytes_per_token * tokens);
         } else {
           live.add(kActs, block.saved_bytes_per_token() * tokens);
@@ -170,14 +180,16 @@ struct Simulation {
                     {{"forward temporaries", block.forward_transient_per_token * tokens, ""}});
         }
       } else if (is_head(u)) {
-        live.add(kHead, head.saved_bytes_per_token() * tokens);
+        live.add(kHead, head.saved_bytes_per_token() * tokens + head.saved_fixed_bytes);
         candidate("loss, end of forward" + suffix,
-                  {{"logits copies while the loss runs", head.forward_transient_per_token * tokens, ""}});
+                  {{"logits while the loss runs",
+                    head.forward_transient_per_token * tokens + head.forward_transient_fixed_bytes, ""}});
       }
       if (full_shard && u + 1 < units.size()) release(u);  // ZeRO-3 frees all but the head after forward
     }
     // Leaving autocast clears its cache: under checkpointing nothing else holds the blocks'
-    // copies; otherwise the linear layers saved them for backward.
+    // copies; otherwise the linear layers saved them for backward (and the fused ops' copies were
+    // only made where saved).
     if (c.checkpointing)
       for (size_t u = 0; u < units.size(); ++u)
         if (is_block(u)) uncast(u);
@@ -221,7 +233,7 @@ struct Simulation {
       }
       candidate("backward of " + units[u].name + suffix, extra);
       // The unit's backward is done: its saved tensors, copies and buffers go.
-      if (is_head(u)) live.sub(kHead, head.saved_bytes_per_token() * tokens);
+      if (is_head(u)) live.sub(kHead, head.saved_bytes_per_token() * tokens + head.saved_fixed_bytes);
       if (is_block(u)) {
         if (c.checkpointing) {
           live.sub(kRecompute, block.saved_bytes_per_token() * tokens);

@@ -10,14 +10,18 @@
 namespace tunebench::predict {
 
 struct Precision {
-  int param_bytes = 4;       // master parameters, optimizer state, single/DDP gradients
-  int residual_bytes = 4;    // the activations flowing between blocks
-  int compute_bytes = 4;     // matmul operands and outputs
-  bool autocast = false;     // fp32 weights are cast to the compute dtype on every forward
-  std::string matmul_dtype;  // "bf16", "fp16", "tf32", "fp32": which device peak applies
-  int gathered_bytes = 4;    // FSDP: gathered units (the compute dtype)
-  int reduce_bytes = 4;      // FSDP: gradients are reduce-scattered in this dtype
-  int wire_bytes = 4;        // DDP: all-reduced bytes per gradient element (compression)
+  int param_bytes = 4;             // master parameters, optimizer state, single/DDP gradients
+  int residual_bytes = 4;          // the activations flowing between blocks
+  int compute_bytes = 4;           // matmul operands and outputs
+  bool autocast = false;           // autocast: weights cast on every forward, cached until the forward ends
+  bool fused = false;              // compile fused: the fused ops cast weights themselves (kept only for backward)
+  bool fp8 = false;                // amp fp8: the blocks' matmuls in float8 (e4m3/e5m2), the rest as bf16
+  int weight_copy_bytes = 0;       // per matmul weight and forward: its compute-dtype copy (0: none)
+  std::string matmul_dtype;        // "bf16", "fp16", "tf32", "fp32": which device peak applies
+  std::string block_matmul_dtype;  // the blocks' matmuls ("fp8" under amp fp8, else matmul_dtype)
+  int gathered_bytes = 4;          // FSDP: gathered units (the compute dtype)
+  int reduce_bytes = 4;            // FSDP: gradients are reduce-scattered in this dtype
+  int wire_bytes = 4;              // DDP: all-reduced bytes per gradient element (compression)
 };
 
 Precision precision_of(const config::TrialConfig& config);

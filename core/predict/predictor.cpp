@@ -103,7 +103,7 @@ Prediction predict_scenario(const Scenario& s, const std::vector<const MeasuredT
   out.efficiency = default_efficiency(cat);
   if (!out.gpu) return out;
 
-  Calibration cal = calibrate(evidence, *out.gpu, cat);
+  Calibration cal = calibrate(evidence, *out.gpu, cat, &s.config);
   if (!cal.calibrated()) {
     // Nothing measured on this GPU: efficiencies are fractions of each device's own peaks, so the
     // fractions measured on the GPU the evidence has most trials of are the better guess.
@@ -113,7 +113,7 @@ Prediction predict_scenario(const Scenario& s, const std::vector<const MeasuredT
     const auto most = std::max_element(trials_per_gpu.begin(), trials_per_gpu.end(),
                                        [](const auto& a, const auto& b) { return a.second < b.second; });
     if (most != trials_per_gpu.end()) {
-      const Calibration other = calibrate(evidence, *most->first, cat);
+      const Calibration other = calibrate(evidence, *most->first, cat, &s.config);
       cal.efficiency = other.efficiency;
       cal.efficiency.source = "transferred from " + most->first->name + " (" + other.efficiency.source +
                               "): nothing measured on " + out.gpu->name;

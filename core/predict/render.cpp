@@ -62,9 +62,10 @@ std::string render_text(const Prediction& p) {
     s += "\nStep time: unknown";
   } else {
     const auto& st = *p.step;
-    s += std::string("\nStep") + (p.fit == Fit::DoesNotFit ? " (if it fit)" : "") + ": " + fmt("%.1f ms", st.step_ms) + " = forward " + fmt("%.1f", st.forward_ms) + " + backward " +
-         fmt("%.1f", st.backward_ms) + (st.recompute_ms > 0 ? fmt(" (recompute %.1f)", st.recompute_ms) : "") +
-         " + optimizer " + fmt("%.1f", st.optimizer_ms);
+    s += std::string("\nStep") + (p.fit == Fit::DoesNotFit ? " (if it fit)" : "") + ": " + fmt("%.1f ms", st.step_ms) +
+         " = forward " + fmt("%.1f", st.forward_ms) + " + backward " + fmt("%.1f", st.backward_ms) +
+         (st.recompute_ms > 0 ? fmt(" (recompute %.1f)", st.recompute_ms) : "") + " + optimizer " +
+         fmt("%.1f", st.optimizer_ms);
     if (c.world_size > 1)
       s += " + exposed communication " + fmt("%.1f", st.exposed_comm_ms) + " + contention " +
            fmt("%.1f", st.contention_ms);

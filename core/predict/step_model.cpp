@@ -18,7 +18,8 @@ double op_ms(const OpCost& op, const DeviceRates& rates, double matmul_eff, cons
   const double memory_ms = op.bytes / (rates.hbm_gbps * 1e9 * eff.memory) * 1e3;
   if (op.kind == OpKind::Memory) return memory_ms;
   const double e = op.kind == OpKind::Attention ? matmul_eff * eff.attention_ratio : matmul_eff;
-  const double compute_ms = op.flops / (rates.matmul_tflops * 1e12 * e) * 1e3;
+  const double peak = op.fp8 && rates.fp8_tflops > 0 ? rates.fp8_tflops : rates.matmul_tflops;
+  const double compute_ms = op.flops / (peak * 1e12 * e) * 1e3;
   return std::max(compute_ms, memory_ms);
 }
 
@@ -99,7 +100,13 @@ std::optional<DeviceRates> device_rates(const hardware::GpuSpec& gpu, const conf
   const Precision p = precision_of(c);
   const auto peak = hardware::peak_tflops(gpu, p.matmul_dtype);
   if (!peak || *peak <= 0) return std::nullopt;
-  return DeviceRates{*peak, gpu.hbm_gbps};
+  double fp8 = 0;
+  if (p.fp8) {
+    const auto f = hardware::peak_tflops(gpu, "fp8");
+    if (!f) return std::nullopt;  // amp fp8 on a GPU without float8 tensor cores
+    fp8 = *f;
+  }
+  return DeviceRates{*peak, fp8, gpu.hbm_gbps};
 }
 
 double phase_ms(const PhaseWork& work, const DeviceRates& rates, double matmul_eff, const Efficiency& eff,

@@ -35,6 +35,7 @@ Efficiency default_efficiency(const hardware::Catalogue& cat = hardware::catalog
 
 struct DeviceRates {
   double matmul_tflops = 0;  // dense peak of the matmul dtype
+  double fp8_tflops = 0;     // dense fp8 peak (amp fp8's block matmuls); 0: none
   double hbm_gbps = 0;
 };
 // The rates of `gpu` for a config's precision; nullopt when the catalogue has no peak for its

@@ -21,6 +21,7 @@ enum class OpKind { Matmul, Attention, Memory };
 struct OpCost {
   std::string name;  // "block wqkv", "block norms", "AdamW (fused)"
   OpKind kind = OpKind::Memory;
+  bool fp8 = false;  // a matmul through float8 (amp fp8): the device's fp8 peak applies
   double flops = 0;
   double bytes = 0;
   double kernels = 0;  // launches

@@ -65,7 +65,7 @@ TEST(Calibration, IgnoresOtherDevicesGraphsAndFailedTrials) {
   auto other = synthetic(c, device_efficiency());
   other.gpu = hw::find_gpu("rtx4090");
   auto graph = synthetic(c, device_efficiency());
-  graph.config.compile = true;
+  graph.config.compile = tc::Compile::Graph;
   auto oom = synthetic(c, device_efficiency());
   oom.metrics.oom = true;
   const auto cal = tp::calibrate({&other, &graph, &oom}, h200());

@@ -83,17 +83,31 @@ TEST(MemoryModel, AccumulatedGradientsLiveThroughTheNextForward) {
   EXPECT_NEAR(two.peak_bytes - one.peak_bytes, 4 * params(), 0.05 * 4 * params());
 }
 
-TEST(MemoryModel, FusedKernelsDropTheFp32LogitsAndTheSwigluProduct) {
-  const auto c = seven_b();
+TEST(MemoryModel, FusedKernelsKeepFewerTensorsAndNoFp32Logits) {
+  auto c = seven_b();
+  c.compile = tc::Compile::Fused;
   const auto p = tp::precision_of(c);
-  tp::ExecutionMode eager = tp::execution_mode(c, true), fused = eager;
-  fused.kernels = tp::KernelMode::Fused;
-  const auto be = tp::block_activations(c.dims, c.seq_len, p, eager);
+  EXPECT_FALSE(p.autocast);
+  EXPECT_EQ(p.weight_copy_bytes, 2);  // the fused linear still casts the fp32 master weights
+  tp::ExecutionMode fused = tp::execution_mode(c, true), eager = fused;
+  ASSERT_EQ(fused.kernels, tp::KernelMode::Fused);
+  eager.kernels = tp::KernelMode::Eager;
+  auto ea = tp::precision_of(seven_b());
+  const auto be = tp::block_activations(c.dims, c.seq_len, ea, eager);
   const auto bf = tp::block_activations(c.dims, c.seq_len, p, fused);
-  EXPECT_DOUBLE_EQ(be.saved_bytes_per_token() - bf.saved_bytes_per_token(), 2.0 * 2 * 11008);  // silu out + product
-  const auto he = tp::head_activations(c.dims, p, eager);
-  const auto hf = tp::head_activations(c.dims, p, fused);
-  EXPECT_DOUBLE_EQ(he.saved_bytes_per_token() - hf.saved_bytes_per_token(), 4.0 * 32000 - (2.0 * 32000 + 4));
+  // no fp32 normalised copies (2 x 4D), no qkv buffer beside the rotated q, k (4D net), no silu(gate) (2F)
+  EXPECT_DOUBLE_EQ(be.saved_bytes_per_token() - bf.saved_bytes_per_token(), 12.0 * 4096 + 2.0 * 11008 - 8);
+  // the fused loss keeps nothing per vocabulary entry and token: the logits never exist whole
+  const double tokens = 2048;
+  const auto he = tp::head_activations(c.dims, ea, eager, tokens);
+  const auto hf = tp::head_activations(c.dims, p, fused, tokens);
+  EXPECT_GT(he.saved_bytes_per_token(), 32000.0 * 4);
+  EXPECT_LT(hf.saved_bytes_per_token(), 16.0 * 4096);
+  EXPECT_DOUBLE_EQ(hf.saved_fixed_bytes, 4.0 * 32000 * 4096);  // dW in fp32, computed in forward
+  // float8 linears keep their inputs in one byte
+  c.amp = tc::Amp::Fp8;
+  const auto b8 = tp::block_activations(c.dims, c.seq_len, tp::precision_of(c), fused);
+  EXPECT_LT(b8.saved_bytes_per_token(), bf.saved_bytes_per_token());
 }
 
 TEST(MemoryModel, SevenBillionFitsNo24GBCardWhateverTheStrategy) {

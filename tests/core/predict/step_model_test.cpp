@@ -112,7 +112,7 @@ TEST(StepModel, CudaGraphRemovesTheLaunchBoundOfSmallKernels) {
   c.micro_batch = 1;
   c.seq_len = 64;
   const auto eager = estimate(c);
-  c.compile = true;
+  c.compile = tc::Compile::Graph;
   const auto graph = estimate(c);
   EXPECT_LT(graph.forward_ms, 0.5 * eager.forward_ms);
 }
