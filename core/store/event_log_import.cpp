@@ -82,16 +82,22 @@ ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path
       throw StoreError("cannot import " + jsonl_path + ": line " + std::to_string(p.line_number) +
                        " nests JSON more than " + std::to_string(tp::EventReader::kMaxJsonDepth) +
                        " levels deep; this is not a worker event log");
+  const int64_t problems = static_cast<int64_t>(log.problems.size());
+  if (count_records(log) == 0)
+    throw StoreError("cannot import " + jsonl_path + ": it holds no Tunebench events (" + std::to_string(problems) +
+                     " unreadable lines)");
+  const std::string trial_name = !name.empty() ? name : !log.trial.empty() ? log.trial : file_name(jsonl_path);
+  return import_trial_log(store, log, trial_name, "import: " + file_name(jsonl_path));
+}
+
+ImportResult import_trial_log(SessionStore& store, const tp::TrialLog& log, const std::string& name,
+                              const std::string& source) {
   ImportResult result;
   result.events = count_records(log);
   result.problems = static_cast<int64_t>(log.problems.size());
-  if (result.events == 0)
-    throw StoreError("cannot import " + jsonl_path + ": it holds no Tunebench events (" +
-                     std::to_string(result.problems) + " unreadable lines)");
   result.problem_list.assign(log.problems.begin(),
                              log.problems.begin() + std::min<size_t>(log.problems.size(), 100));
 
-  const std::string trial_name = !name.empty() ? name : !log.trial.empty() ? log.trial : file_name(jsonl_path);
   nlohmann::json config = log.config();
   if (!config.is_object()) config = nlohmann::json::object();
   const auto [status, reason] = final_status(log);
@@ -100,8 +106,7 @@ ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path
   SQLite::Database& db = store.database();
   try {
     SQLite::Transaction tx(db);
-    result.trial_id = store.add_trial(trial_name, config, TrialStatus::Queued,
-                                      "import: " + file_name(jsonl_path));
+    result.trial_id = store.add_trial(name, config, TrialStatus::Queued, source);
     EventInserter inserter(db, result.trial_id);
     inserter.insert_log(log);
     store.set_trial_status(result.trial_id, status, reason);
@@ -112,7 +117,7 @@ ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path
     q.exec();
     tx.commit();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(store.path() + ": cannot import " + jsonl_path + ": " + e.what());
+    throw StoreError(store.path() + ": cannot import '" + name + "': " + e.what());
   }
   return result;
 }
