@@ -10,7 +10,10 @@ namespace tunebench::import {
 
 TraceImportResult import_torch_traces(store::SessionStore& store, const std::vector<std::string>& paths,
                                       const TraceImportOptions& options) {
-  TraceTrial trial = read_trace_trial(paths, options);
+  return store_trace_trial(store, read_trace_trial(paths, options));
+}
+
+TraceImportResult store_trace_trial(store::SessionStore& store, const TraceTrial& trial) {
   const store::ImportResult stored = store::import_trial_log(store, trial.log, trial.name, trial.source);
   TraceImportResult r;
   r.trial_id = stored.trial_id;
@@ -20,7 +23,7 @@ TraceImportResult import_torch_traces(store::SessionStore& store, const std::vec
   r.steps = trial.steps;
   r.file_bytes = trial.file_bytes;
   r.json_bytes = trial.json_bytes;
-  r.warnings = std::move(trial.warnings);
+  r.warnings = trial.warnings;
   r.unknown_knobs = config::unknown_knobs(trial.config);
   return r;
 }

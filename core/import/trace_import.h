@@ -29,8 +29,12 @@ struct TraceImportResult {
 };
 
 // Throws TraceError (the traces, the settings, a cancel) or store::StoreError (the session).
+// = read_trace_trial + store_trace_trial.
 TraceImportResult import_torch_traces(store::SessionStore& store, const std::vector<std::string>& paths,
                                       const TraceImportOptions& options = {});
+// Writes a trial read_trace_trial made (the GUI reads on a worker thread, then writes here on
+// its own thread with its own store). Throws store::StoreError.
+TraceImportResult store_trace_trial(store::SessionStore& store, const TraceTrial& trial);
 
 // Sets "key=value" settings of an imported trial (a config with unknown knobs) in the session:
 // validated as at import, written in one transaction, or nothing is written (TraceError listing
