@@ -6,7 +6,6 @@
 #include <set>
 
 #include "core/analysis/comm_model.h"
-#include "core/analysis/interval_math.h"
 #include "core/analysis/phase_breakdown.h"
 #include "core/import/span_index.h"
 #include "core/import/trace_error.h"
@@ -17,6 +16,9 @@ namespace {
 using protocol::Interval;
 using protocol::Lane;
 using protocol::Phase;
+
+// A compute activity starting at most this long after a collective ended was waiting for it.
+constexpr int64_t kStreamWaitUs = 10;
 
 // Nanoseconds on the trace clock -> microseconds on the host clock (rounded to nearest).
 int64_t to_us(int64_t base_us, int64_t ns) { return base_us + (ns >= 0 ? (ns + 500) / 1000 : -((500 - ns) / 1000)); }
@@ -258,7 +260,7 @@ void StepBuilder::build(RankTrace& out) {
       return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns < b.end_ns;
     });
     std::vector<Interval> compute, host, comm;
-    std::vector<analysis::Span> in_flight;  // collectives of this step
+    std::vector<int64_t> comm_ends;  // of this step's collectives, sorted
     for (const Placed& p : acts) {
       const int64_t start = to_us(base_us, p.start_ns), end = to_us(base_us, p.end_ns);
       if (p.lane == Lane::Host) {
@@ -271,23 +273,25 @@ void StepBuilder::build(RankTrace& out) {
         const int group = a.comm.group_size > 0 ? a.comm.group_size : world;
         in.busbw_gbps = analysis::bus_bandwidth_gbps(in.phase, in.bytes, in.duration_us(), group);
         comm.push_back(std::move(in));
-        in_flight.push_back({start, end});
+        comm_ends.push_back(end);
       }
     }
-    in_flight = analysis::span_union(std::move(in_flight));
-    auto waits_for_comm = [&](int64_t from, int64_t to) {  // does [from, to) overlap a collective?
-      const auto it = std::upper_bound(in_flight.begin(), in_flight.end(), from,
-                                       [](int64_t t, const analysis::Span& sp) { return t < sp.end_us; });
-      return it != in_flight.end() && it->start_us < to;
+    std::sort(comm_ends.begin(), comm_ends.end());
+    // The compute stream waited for a collective in the gap [from, to) when one ended inside it and
+    // the next activity started right after: an event wait releases the stream at once, while a
+    // kernel the host launched late starts tens of µs after anything else.
+    auto waited_for_comm = [&](int64_t from, int64_t to) {
+      const auto it = std::upper_bound(comm_ends.begin(), comm_ends.end(), to);
+      return it != comm_ends.begin() && *std::prev(it) >= from && to - *std::prev(it) <= kStreamWaitUs;
     };
     for (const Placed& p : acts) {
       if (p.lane != Lane::Compute) continue;
       const int64_t start = to_us(base_us, p.start_ns), end = to_us(base_us, p.end_ns);
       // A run of one phase is one interval, as a CUDA-event bracket around it would measure, launch
-      // gaps included; a gap while a collective was in flight is the stream waiting for it and
-      // splits the run, so that the wait shows as exposed communication.
+      // gaps included; a gap in which the stream waited for a collective splits it, so that the
+      // wait shows as exposed communication.
       Interval* run = compute.empty() || compute.back().phase != p.phase ? nullptr : &compute.back();
-      if (run && (start <= run->end_us || !waits_for_comm(run->end_us, start)))
+      if (run && (start <= run->end_us || !waited_for_comm(run->end_us, start)))
         run->end_us = std::max(run->end_us, end);
       else
         compute.push_back({Lane::Compute, p.phase, start, end, "", 0, 0.0});
