@@ -38,7 +38,8 @@ KnownSettingsDialog::KnownSettingsDialog(const QString& trialName, const nlohman
     if (k.key == "name") continue;
     QFormLayout*& form = groups[k.group];
     if (!form) {
-      auto* box = new QGroupBox(QString::fromStdString(k.group));
+      // "Model & data": a group box title takes '&' for a shortcut; "&&" is the character.
+      auto* box = new QGroupBox(QString::fromStdString(k.group).replace(QLatin1Char('&'), QStringLiteral("&&")));
       form = new QFormLayout(box);
       columns->addWidget(box);
     }

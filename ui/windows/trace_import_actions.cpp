@@ -1,5 +1,7 @@
 #include "ui/windows/trace_import_actions.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QFileInfo>
 #include <QItemSelectionModel>
@@ -9,6 +11,7 @@
 #include <QTableView>
 
 #include "core/config/known_settings.h"
+#include "ui/windows/live_view.h"
 #include "ui/windows/log_pane.h"
 #include "ui/windows/main_window.h"
 #include "ui/windows/session_actions.h"
@@ -18,6 +21,30 @@ namespace tunebench::ui {
 
 namespace {
 QString megabytes(qint64 bytes) { return QString::number(double(bytes) / 1e6, 'f', bytes < 10'000'000 ? 1 : 0); }
+
+// The trial's hellos and steps as the live view takes them from a run (steps in the order their
+// ranks finished them). Tokens per step, for the throughput plot, when the settings know them.
+EventBatch events_of(const protocol::TrialLog& log) {
+  const nlohmann::json config = log.config();
+  int64_t tokens = 0;
+  if (config::is_known(config, "micro_batch") && config::is_known(config, "seq_len") &&
+      config::is_known(config, "grad_accum"))
+    tokens = config::from_json(config).config.tokens_per_rank_step();
+  EventBatch events;
+  int64_t t0 = INT64_MAX;
+  for (const auto& [rank, r] : log.ranks)
+    for (const auto& s : r.steps) t0 = std::min(t0, s.start_us);
+  for (const auto& [rank, r] : log.ranks)
+    if (r.hello) events.push_back({{protocol::kSchemaVersion, log.trial, rank, t0}, *r.hello});
+  for (const auto& [rank, r] : log.ranks)
+    for (protocol::Step s : r.steps) {
+      if (s.tokens == 0) s.tokens = tokens;
+      events.push_back({{protocol::kSchemaVersion, log.trial, rank, s.end_us}, std::move(s)});
+    }
+  std::stable_sort(events.begin(), events.end(),
+                   [](const protocol::Event& a, const protocol::Event& b) { return a.header.t_us < b.header.t_us; });
+  return events;
+}
 }  // namespace
 
 TraceImportActions::TraceImportActions(MainWindow* window, SessionController* session, SessionActions* actions)
@@ -82,6 +109,13 @@ bool TraceImportActions::importTraces(const QStringList& files, const QString& n
           {-1, LogLine::Source::Runner,
            QStringLiteral("  %1 settings are unknown; fill in the ones you know with Trial > Settings…")
                .arg(result->unknown_knobs.size())});
+    // Shown in the live views as a run would be, unless a run is using them.
+    if (!m_window->isBusy()) {
+      m_window->liveView()->clear(
+          QStringLiteral("%1 (imported from torch.profiler traces)").arg(QString::fromStdString(result->name)));
+      m_window->liveView()->addEvents(events_of(trial.log));
+      m_window->liveView()->replotNow();
+    }
     emit traceImported(QStringLiteral("s%1").arg(result->trial_id));
     finishImport(true, {});
   });

@@ -26,8 +26,10 @@
 #include "core/store/session_store.h"
 #include "tests/ui/windows/window_test_util.h"
 #include "ui/models/trials_model.h"
+#include "ui/plots/timeline_plot.h"
 #include "ui/windows/analysis_controller.h"
 #include "ui/windows/comparison_window.h"
+#include "ui/windows/live_view.h"
 #include "ui/windows/session_actions.h"
 #include "ui/windows/session_controller.h"
 #include "ui/windows/trace_import_actions.h"
@@ -88,6 +90,8 @@ TEST(TraceImportWindow, DdpTracesBecomeOneTrialWithTwoRanks) {
   EXPECT_EQ(r.step, 4);
   EXPECT_TRUE(w->statusBar()->currentMessage().contains("Imported ddp-nw4 from torch.profiler traces: 2 of 2"))
       << w->statusBar()->currentMessage().toStdString();
+  // The live views show it as a run: every interval of both ranks on the timeline.
+  EXPECT_GT(w->liveView()->timeline()->barCount(), 8u * 4u);
   const auto loaded = w->session()->loadTrial(r.id);
   ASSERT_TRUE(loaded);
   EXPECT_EQ(loaded->log.ranks.size(), 2u);
