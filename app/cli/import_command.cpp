@@ -29,6 +29,13 @@ struct ImportArgs {
   std::vector<std::string> settings;
 };
 
+std::string size_text(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, bytes >= 1000000 ? "%.1f MB" : "%.1f kB",
+                double(bytes) / (bytes >= 1000000 ? 1e6 : 1e3));
+  return buf;
+}
+
 std::string stem(const std::string& path) {
   std::string base = path.substr(path.find_last_of('/') + 1);
   return base.substr(0, base.find_last_of('.'));
@@ -68,7 +75,7 @@ void import_traces(store::SessionStore& store, const ImportArgs& a) {
   const auto trial = store.trial(r.trial_id);
   std::cout << "imported trial " << trial.id << " '" << trial.name << "' (" << store::to_string(trial.status)
             << ") from torch.profiler traces: " << r.ranks << " of " << r.world_size << " ranks, " << r.steps
-            << " steps, " << r.json_bytes / 1000000 << " MB of JSON\n";
+            << " steps, " << size_text(r.json_bytes) << " of JSON\n";
   for (const auto& w : r.warnings) std::cout << "  note: " << w << "\n";
   if (!r.unknown_knobs.empty()) {
     std::cout << "  unknown settings (" << r.unknown_knobs.size()
