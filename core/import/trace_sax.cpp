@@ -13,7 +13,7 @@ const std::string* TraceSaxHandler::current_key() const {
 
 bool TraceSaxHandler::key(string_t& value) {
   const size_t depth = m_stack.size();
-  if (depth < kKeyLevels) m_keys[depth] = std::move(value);
+  if (depth < kKeyLevels) m_keys[depth].assign(value);  // copies into kept storage; the lexer keeps its own
   return true;
 }
 
@@ -167,16 +167,16 @@ bool TraceSaxHandler::string(string_t& value) {
     if (*k == "name") m_device.name = std::move(value);
   } else if (depth == 3 && m_in_event) {
     if (*k == "name")
-      m_event.name = std::move(value);
+      m_event.name.assign(value);
     else if (*k == "cat")
-      m_event.cat = std::move(value);
+      m_event.cat.assign(value);
     else if (*k == "ph")
       m_event.ph = value.empty() ? 0 : value[0];
   } else if (depth == 4 && m_in_args) {
     if (*k == "Collective name")
-      m_event.collective = std::move(value);
+      m_event.collective.assign(value);
     else if (*k == "dtype")
-      m_event.dtype = std::move(value);
+      m_event.dtype.assign(value);
   }
   return true;
 }
