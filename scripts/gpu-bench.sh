@@ -11,6 +11,7 @@
 #   scripts/gpu-bench.sh kernels7b  # 1 GPU: 7B eager/fused/fused+graph/fp8 vs PyTorch (+compile)
 #   scripts/gpu-bench.sh compile-dist  # 2 GPUs: 7B DDP/FSDP fused vs eager vs single, checkpointing vs
 #                                 # PyTorch, 1B/125m trials of every strategy (prediction data)
+#   scripts/gpu-bench.sh gui-live # 2 GPUs: the packed GUI runs 7B single/DDP/FSDP live, screenshots
 #   scripts/gpu-bench.sh data     # 2 GPUs, no build: torch.profiler traces of our own small job
 #                                 # (import test data) and the reference's kernel list per step
 #   scripts/gpu-bench.sh predict  # 2 GPUs, about 3 min with the build: what the prediction accuracy
@@ -172,6 +173,18 @@ case "$MODE" in
     run w-1b-fsdp-gradop "${B1[@]}" --strategy fsdp --world-size 2 --fsdp-mode shard_grad_op
     run w-125m-ddp "${B125[@]}" --strategy ddp --world-size 2
     run w-125m-fsdp "${B125[@]}" --strategy fsdp --world-size 2
+    ;;
+  gui-live)
+    # Issue 14: the GUI (packed by ../shared/tools/gui-bundle.sh into .gpu/gui.tar.xz on a developer
+    # machine) drives real CUDA workers offscreen; one screenshot of each live 7B run.
+    tar -xJf "$ROOT/.gpu/gui.tar.xz" -C /tmp
+    for p in 7b-single-fused 7b-ddp 7b-fsdp; do
+      t=$(date +%s)
+      /tmp/guibundle/run-gui.sh --no-restore --worker "$W" --preset "$p" --run --open "$OUT/logs/live-$p.tbsession" \
+        --size 1600x1000 --screenshot "$OUT/live-$p.png" --screenshot-after "${GUI_AFTER_MS:-30000}" \
+        > "$OUT/logs/gui-$p.log" 2>&1
+      echo "-- gui $p: exit $? in $(( $(date +%s) - t )) s"
+    done
     ;;
   kernels7b)
     # Issue 10, part 2: 7B single, eager against fused / fused+graph / fp8 and PyTorch (+compile).

@@ -17,7 +17,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   qt6-base-dev qt6-svg-dev libqcustomplot-dev fonts-dejavu-core
   libtorch-dev libgloo-dev libopenblas0-pthread
-  libsqlite3-dev libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcli11-dev
+  libsqlite3-dev libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcli11-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth
 )

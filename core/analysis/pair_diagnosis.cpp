@@ -98,7 +98,8 @@ PairDiagnosis diagnose_pair(const TrialMetrics& base, const TrialMetrics& other)
               "); the model says " + format_ratio(f.speedup_no_overlap) + " to " + format_ratio(f.speedup_full_overlap);
     s.detail = f.statement;
     s.impact_ms = 0.0;  // context for the findings above, not a cause of its own
-    if (other.config && other.config->strategy == config::Strategy::Ddp && f.accum_for_90pct > 1) {
+    if (other.knows({"strategy", "grad_accum"}) && other.config->strategy == config::Strategy::Ddp &&
+        f.accum_for_90pct > 1) {
       const int64_t accum = std::min<int64_t>(64, other.config->grad_accum * f.accum_for_90pct);
       s.suggestions.push_back({"grad_accum " + std::to_string(accum),
                                {{"grad_accum", std::to_string(accum)}},
