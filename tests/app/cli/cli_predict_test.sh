@@ -21,7 +21,8 @@ out="$("$cli" predict --preset 7b-ddp --evidence "$sessions/h200-7b.tbsession" 2
 grep -q "calibrated on NVIDIA H200" <<<"$out" || fail "not calibrated: $out"
 grep -q "measured in trials over this link" <<<"$out" || fail "link not from the session: $out"
 
-"$cli" predict --list-hardware | grep -q "^  rtx4090 " || fail "list-hardware"
+out="$("$cli" predict --list-hardware)"
+grep -q "^  rtx4090 " <<<"$out" || fail "list-hardware: $out"
 if out="$("$cli" predict --preset 7b-single --gpu gtx1080 2>&1)"; then fail "accepted an unknown GPU"; fi
 grep -q "unknown GPU 'gtx1080'" <<<"$out" || fail "unknown GPU: $out"
 
@@ -34,6 +35,7 @@ if [ -n "$worker" ]; then
   out="$("$cli" probe --gpus 2 --device cpu --min-mb 0.25 --max-mb 0.5 --worker "$worker" --session "$dir/p.tbsession" 2>&1)"
   grep -q "stored as trial 1" <<<"$out" || fail "probe: $out"
   [ "$(grep -c '^ *[0-9]\+ \+[0-9.]\+ \+[0-9.]\+ \+[0-9.]\+$' <<<"$out")" -eq 2 ] || fail "probe points: $out"
-  "$cli" list "$dir/p.tbsession" | grep -q "link probe, 2 x cpu" || fail "probe trial not listed"
+  out="$("$cli" list "$dir/p.tbsession")"
+  grep -q "link probe, 2 x cpu" <<<"$out" || fail "probe trial not listed: $out"
 fi
 echo "cli predict test passed"
