@@ -1,6 +1,7 @@
 // JSON mapping of the event structs. Field names here are the wire names of docs/PROTOCOL.md.
 #include "core/protocol/events.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <stdexcept>
@@ -150,6 +151,16 @@ struct ToJson {
                     {"data_wait_ms_median", s.data_wait_ms_median},
                     {"final_loss", s.final_loss}};
   }
+  void operator()(const LinkProbe& p) const {
+    j["collective"] = to_string(p.collective);
+    j["dtype"] = p.dtype;
+    j["bytes"] = p.bytes;
+    j["world_size"] = p.world_size;
+    j["iterations"] = p.iterations;
+    j["time_us"] = p.time_us;
+    j["algbw_gbps"] = p.algbw_gbps;
+    j["busbw_gbps"] = p.busbw_gbps;
+  }
 };
 
 Payload payload_from_json(std::string_view type, const json& j) {
@@ -265,6 +276,20 @@ Payload payload_from_json(std::string_view type, const json& j) {
     }
     return d;
   }
+  if (type == "probe") {
+    LinkProbe p;
+    const auto phase = phase_from_string(j.at("collective").get<std::string>());
+    if (!phase || default_lane(*phase) != Lane::Comm) throw std::invalid_argument("'collective' is not a collective");
+    p.collective = *phase;
+    get_if(j, "dtype", p.dtype);
+    p.bytes = j.at("bytes").get<int64_t>();
+    get_if(j, "world_size", p.world_size);
+    get_if(j, "iterations", p.iterations);
+    p.time_us = j.at("time_us").get<double>();
+    get_if(j, "algbw_gbps", p.algbw_gbps);
+    p.busbw_gbps = j.at("busbw_gbps").get<double>();
+    return p;
+  }
   throw std::out_of_range("unknown event type '" + std::string(type) + "'");
 }
 
@@ -297,10 +322,16 @@ Lane default_lane(Phase phase) {
   }
 }
 
-std::string_view type_name(const Payload& payload) {
-  static constexpr std::array<std::string_view, 8> kNames = {"hello", "model",   "step",  "gpu",
-                                                              "log",   "warning", "error", "done"};
-  return kNames.at(payload.index());
+namespace {
+// In the order of the Payload variant's alternatives.
+constexpr std::array<std::string_view, std::variant_size_v<Payload>> kTypeNames = {
+    "hello", "model", "step", "gpu", "log", "warning", "error", "done", "probe"};
+}  // namespace
+
+std::string_view type_name(const Payload& payload) { return kTypeNames.at(payload.index()); }
+
+bool is_event_type(std::string_view type) {
+  return std::find(kTypeNames.begin(), kTypeNames.end(), type) != kTypeNames.end();
 }
 
 std::string_view Event::type() const { return type_name(payload); }

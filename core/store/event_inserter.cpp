@@ -80,6 +80,7 @@ void EventInserter::insert(const tp::Event& event) {
         else if constexpr (std::is_same_v<T, tp::Warning>) message(rank, t, "warning", p.kind, p.message, nullptr);
         else if constexpr (std::is_same_v<T, tp::Error>) message(rank, t, "error", p.kind, p.message, &p.details);
         else if constexpr (std::is_same_v<T, tp::Done>) done(rank, p);
+        else if constexpr (std::is_same_v<T, tp::LinkProbe>) probe(rank, p);
       },
       event.payload);
 }
@@ -98,6 +99,7 @@ void EventInserter::insert_log(const tp::TrialLog& log) {
     for (const auto& e : r.errors)
       message(rank, e.t_us, "error", e.value.kind, e.value.message, &e.value.details);
     if (r.done) done(rank, *r.done);
+    for (const auto& p : r.probes) probe(rank, p);
   }
   for (const auto& p : log.problems) insert_problem(p);
 }
@@ -254,6 +256,27 @@ void EventInserter::done(int rank, const tp::Done& d) {
   q.bind(12, s.exposed_comm_ms_median);
   q.bind(13, s.data_wait_ms_median);
   q.bind(14, s.final_loss);
+  run(q);
+}
+
+void EventInserter::probe(int rank, const tp::LinkProbe& p) {
+  // Prepared on first use: only probe trials have probe events (and files of schema < 4 lack the table).
+  if (!m_probe)
+    m_probe = std::make_unique<Statement>(m_db,
+        "INSERT OR REPLACE INTO link_probes (trial_id, rank, idx, collective, dtype, bytes, world_size, "
+        "iterations, time_us, algbw_gbps, busbw_gbps) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+  Statement& q = *m_probe;
+  q.bind(1, m_trial_id);
+  q.bind(2, rank);
+  q.bind(3, m_probe_count[rank]++);
+  q.bindNoCopy(4, tp::to_string(p.collective).data());
+  bind_text(q, 5, p.dtype, kMaxShortTextBytes);
+  q.bind(6, p.bytes);
+  q.bind(7, p.world_size);
+  q.bind(8, p.iterations);
+  q.bind(9, p.time_us);
+  q.bind(10, p.algbw_gbps);
+  q.bind(11, p.busbw_gbps);
   run(q);
 }
 

@@ -225,6 +225,32 @@ void load_problems(SQLite::Database& db, int64_t id, tp::TrialLog& log) {
   }
 }
 
+void load_probes(SQLite::Database& db, int64_t id, tp::TrialLog& log) {
+  // Version 4 added link probes; older files (opened read-only, unmigrated) have no table.
+  Statement has(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'link_probes'");
+  if (!has.executeStep()) return;
+  Statement q(db,
+      "SELECT rank, collective, dtype, bytes, world_size, iterations, time_us, algbw_gbps, busbw_gbps "
+      "FROM link_probes WHERE trial_id = ? ORDER BY rank, idx");
+  q.bind(1, id);
+  while (q.executeStep()) {
+    RowReader r(q, "link_probes");
+    tp::LinkProbe p;
+    const auto phase = tp::phase_from_string(r.text(1, 32));
+    if (!phase || tp::default_lane(*phase) != tp::Lane::Comm)
+      throw StoreError("the session file has a link probe of an unknown collective");
+    p.collective = *phase;
+    p.dtype = r.text(2, kMaxShortTextBytes);
+    p.bytes = r.i64(3);
+    p.world_size = r.i32(4);
+    p.iterations = r.i32(5);
+    p.time_us = r.real(6);
+    p.algbw_gbps = r.real(7);
+    p.busbw_gbps = r.real(8);
+    log.ranks[r.i32(0)].probes.push_back(std::move(p));
+  }
+}
+
 }  // namespace
 
 tp::TrialLog load_trial_log(SQLite::Database& db, int64_t trial_id) {
@@ -242,6 +268,7 @@ tp::TrialLog load_trial_log(SQLite::Database& db, int64_t trial_id) {
   load_messages(db, trial_id, log);
   load_summaries(db, trial_id, log);
   load_problems(db, trial_id, log);
+  load_probes(db, trial_id, log);
   return log;
 }
 

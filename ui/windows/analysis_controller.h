@@ -32,6 +32,8 @@ class AnalysisController : public QObject {
   explicit AnalysisController(MainWindow* window);
 
   void setTrialLogProvider(TrialLogProvider provider);
+  // The log of a row of the trials table, from the provider (the What-if panel reads it too).
+  std::optional<protocol::TrialLog> logOfRow(int row) const { return m_provider(row); }
   // The live-cache provider (so a store provider can fall back to it).
   std::optional<protocol::TrialLog> cachedLog(int row) const;
 

@@ -29,6 +29,7 @@
 #include "ui/runner/trial_runner.h"
 #include "ui/windows/analysis_controller.h"
 #include "ui/windows/live_view.h"
+#include "ui/windows/prediction_controller.h"
 #include "ui/windows/log_pane.h"
 #include "ui/windows/plot_export.h"
 #include "ui/windows/session_actions.h"
@@ -75,6 +76,8 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
       if (auto loaded = m_session->loadTrial(id); loaded && !loaded->log.ranks.empty()) return loaded->log;
     return m_analysis->cachedLog(row);
   });
+
+  new PredictionController(this);  // issue 11: the Prediction dock and Analysis > What if…
 
   m_statusProgress = new QLabel(QStringLiteral("idle"));
   m_progressBar = new QProgressBar;
