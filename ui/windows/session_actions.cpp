@@ -51,10 +51,18 @@ QString user_sessions_dir() {
   return dir;
 }
 
+// A name is taken when the file or any of SQLite's side files exists: a leftover `-wal` from a
+// session deleted while open would otherwise be replayed into the new file and corrupt it.
+bool path_taken(const QString& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    if (QFileInfo::exists(path + QLatin1String(suffix))) return true;
+  return false;
+}
+
 // `dir/base.tbsession`, or base-2, base-3, ... when taken.
 QString unused_path(const QString& dir, const QString& base) {
   QString path = QDir(dir).filePath(base + QStringLiteral(".tbsession"));
-  for (int i = 2; QFileInfo::exists(path); ++i) path = QDir(dir).filePath(QStringLiteral("%1-%2.tbsession").arg(base).arg(i));
+  for (int i = 2; path_taken(path); ++i) path = QDir(dir).filePath(QStringLiteral("%1-%2.tbsession").arg(base).arg(i));
   return path;
 }
 }  // namespace

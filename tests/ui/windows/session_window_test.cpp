@@ -10,6 +10,7 @@
 
 #include <QApplication>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QFile>
 #include <QListWidget>
 #include <QMessageBox>
@@ -18,6 +19,7 @@
 #include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -332,7 +334,42 @@ TEST(SessionWindow, TheStartPageListsAndOpensExamplesAsACopy) {
   ASSERT_TRUE(w->session()->renameTrial(w->trialsModel()->record(0).id, "edited"));
   const auto original = store::SessionStore::open(example.toStdString(), {store::SessionStore::Mode::ReadOnly});
   EXPECT_EQ(original.list_trials().at(0).name, "one");  // the shipped file stays as it was
-  QFile::remove(w->session()->path());
+  const QString copy = w->session()->path();
+  w.reset();  // closes the copy, so SQLite removes its side files
+  QFile::remove(copy);
+}
+
+// A session deleted while it was open can leave `name.tbsession-wal` behind in the user's folder.
+// A new copy of an example must not take that name: SQLite would replay the stale log into it.
+TEST(SessionWindow, AnExampleCopyNeverLandsOnALeftoverWriteAheadLog) {
+  QTemporaryDir dir;
+  const QString example = dir.filePath("leftover-example.tbsession");
+  {
+    auto s = store::SessionStore::create(example.toStdString(), "An example");
+    s.add_trial("one", config::to_json(fake_config(1, 2)), store::TrialStatus::Done);
+  }
+  auto w = make_window();
+  const QString data = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + "/sessions";
+  QDir().mkpath(data);
+  const QString taken = data + "/leftover-example.tbsession";
+  const QString stale = taken + "-wal";
+  QFile::remove(taken);
+  QFile::remove(stale);
+  {  // a real log of another session under that name, left behind without its database
+    auto other = store::SessionStore::create(taken.toStdString(), "Another session");
+    for (int i = 0; i < 3; ++i) other.add_trial("other", config::to_json(fake_config(1, 2)), store::TrialStatus::Done);
+    ASSERT_TRUE(QFile::copy(stale, stale + ".kept"));
+  }
+  ASSERT_TRUE(QFile::remove(taken));
+  QFile::remove(stale);
+  ASSERT_TRUE(QFile::rename(stale + ".kept", stale));
+  ASSERT_TRUE(w->sessionActions()->openExample(example)) << w->session()->errorString().toStdString();
+  const QString copy = w->session()->path();
+  EXPECT_NE(copy, taken);
+  EXPECT_EQ(w->trialsModel()->rowCount(), 1);
+  w.reset();
+  QFile::remove(copy);
+  QFile::remove(stale);
 }
 
 TEST(SessionWindow, TheShippedExamplesOpen) {
