@@ -1,5 +1,7 @@
 #include "ui/models/config_diff_model.h"
 
+#include "ui/models/status_colors.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QFont>
@@ -28,11 +30,14 @@ QVariant ConfigDiffModel::data(const QModelIndex& index, int role) const {
   const bool differs = col != m_baseline && m_baseline < d.values.size() && col < d.values.size() &&
                        d.values[col] != d.values[m_baseline];
   switch (role) {
-    case Qt::DisplayRole: return value.isEmpty() ? QStringLiteral("–") : value;
+    case Qt::DisplayRole:
+      return value.isEmpty() ? QStringLiteral("–") : value;
     case Qt::ToolTipRole:
       return QStringLiteral("%1 (%2)").arg(QString::fromStdString(d.label), QString::fromStdString(d.key));
-    case Qt::BackgroundRole: return differs ? QBrush(QColor(0xff, 0xe0, 0x82)) : QVariant();
-    case Qt::ForegroundRole: return differs ? QBrush(Qt::black) : QVariant();  // readable on the highlight in dark themes
+    case Qt::BackgroundRole:
+      return differs ? QBrush(changed_background()) : QVariant();
+    case Qt::ForegroundRole:
+      return differs ? QBrush(changed_foreground()) : QVariant();
     case Qt::FontRole:
       if (differs) {
         QFont f;
@@ -40,10 +45,14 @@ QVariant ConfigDiffModel::data(const QModelIndex& index, int role) const {
         return f;
       }
       return {};
-    case Qt::TextAlignmentRole: return int(Qt::AlignRight | Qt::AlignVCenter);
-    case KeyRole: return QString::fromStdString(d.key);
-    case DiffersFromBaselineRole: return differs;
-    default: return {};
+    case Qt::TextAlignmentRole:
+      return int(Qt::AlignRight | Qt::AlignVCenter);
+    case KeyRole:
+      return QString::fromStdString(d.key);
+    case DiffersFromBaselineRole:
+      return differs;
+    default:
+      return {};
   }
 }
 
