@@ -10,6 +10,7 @@
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTest>
@@ -18,6 +19,7 @@
 #include "tests/ui/wait_for.h"
 #include "ui/models/config_diff_model.h"
 #include "ui/plots/breakdown_plot.h"
+#include "ui/plots/curves_plot.h"
 #include "ui/plots/step_compare_plot.h"
 #include "ui/plots/sweep_plot.h"
 #include "ui/windows/comparison_window.h"
@@ -121,7 +123,8 @@ TEST(ComparisonDefects, ThreeTrialsFitTheWindow) {
 
 TEST(SweepPlotDefects, IntegerKnobsGetIntegerTicks) {
   std::vector<protocol::TrialLog> logs;
-  for (int a : {1, 2, 4}) logs.push_back(test::with_knob(test::forum_log("forum_ddp.jsonl"), "grad_accum", a, "ga" + std::to_string(a)));
+  for (int a : {1, 2, 4})
+    logs.push_back(test::with_knob(test::forum_log("forum_ddp.jsonl"), "grad_accum", a, "ga" + std::to_string(a)));
   ComparisonWindow w;
   w.resize(1200, 800);
   w.setTrials(logs);
@@ -132,6 +135,33 @@ TEST(SweepPlotDefects, IntegerKnobsGetIntegerTicks) {
   w.sweepPlot()->replot();
   for (double t : w.sweepPlot()->xAxis->tickVector())
     if (w.sweepPlot()->xAxis->range().contains(t)) EXPECT_DOUBLE_EQ(t, std::round(t)) << "tick at " << t;
+}
+
+}  // namespace
+}  // namespace tunebench::ui
+
+namespace tunebench::ui {
+namespace {
+
+// Issue 15 (W&B's overlaid runs): every compared trial's step time and loss per step on one plot.
+TEST(CurvesTab, OverlaysStepTimeAndLossOfEveryTrial) {
+  ComparisonWindow w;
+  w.resize(1400, 900);
+  w.setTrials(three_trials(), {QStringLiteral("single"), QStringLiteral("ddp"), QStringLiteral("ddp no p2p")});
+  CurvesPlot* curves = w.curvesPlot();
+  ASSERT_NE(curves, nullptr);
+  EXPECT_EQ(curves->curveCount(), 3);
+  const auto single = test::forum_log("forum_single.jsonl");
+  const int steps = int(single.ranks.begin()->second.steps.size());
+  EXPECT_EQ(curves->points(0, 0), steps);
+  EXPECT_EQ(curves->points(0, 1), steps);
+  EXPECT_EQ(curves->points(2, 0),
+            steps > 0 ? int(test::forum_log("forum_ddp.jsonl").ranks.begin()->second.steps.size()) : 0);
+  EXPECT_EQ(curves->legend->itemCount(), 3);
+  EXPECT_TRUE(curves->stepRect()->axis(QCPAxis::atLeft)->label().contains(QStringLiteral("ms")));
+  bool tab = false;
+  for (int i = 0; i < w.tabs()->count(); ++i) tab = tab || w.tabs()->tabText(i) == QStringLiteral("Curves");
+  EXPECT_TRUE(tab);
 }
 
 }  // namespace

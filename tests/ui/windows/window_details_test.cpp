@@ -16,6 +16,7 @@
 
 #include "tests/ui/windows/window_test_util.h"
 #include "ui/plots/telemetry_plot.h"
+#include "ui/plots/timeline_plot.h"
 #include "ui/runner/trial_queue.h"
 #include "ui/runner/trial_runner.h"
 #include "ui/windows/knob_field.h"
@@ -80,7 +81,8 @@ TEST(WindowDetails, UnitsStandBesideTheirFields) {
     bool shown = false;
     for (QLabel* l : field->findChildren<QLabel*>())
       shown = shown || (l->isVisibleTo(w.get()) && l->text() == QString::fromUtf8(unit));
-    if (auto* spin = qobject_cast<QSpinBox*>(field->editor())) shown = shown || spin->suffix().trimmed() == QString::fromUtf8(unit);
+    if (auto* spin = qobject_cast<QSpinBox*>(field->editor()))
+      shown = shown || spin->suffix().trimmed() == QString::fromUtf8(unit);
     EXPECT_TRUE(shown) << key << " shows no " << unit;
   }
 }
