@@ -7,6 +7,8 @@
 
 #include <QHash>
 #include <QPair>
+#include <QSize>
+#include <QVector>
 
 #include <qcustomplot.h>
 
@@ -37,13 +39,17 @@ class LivePlot : public QCustomPlot {
   void styleAxisRect(QCPAxisRect* rect);
   void changeEvent(QEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
-  // Tick counts from the axes' lengths in pixels (called before every coalesced replot).
-  void fitTickCounts();
+  // Tick counts, tick label visibility and axis titles from the axes' lengths in pixels (before
+  // every coalesced replot, and after a layout that changed the lengths). True when it changed.
+  bool fitTickCounts();
+  QVector<QSize> rectSizes() const;
 
  private:
   QTimer* m_timer;
   QHash<QCPAxis*, QPair<QString, QString>> m_titles;
   bool m_dirty = false;
+  bool m_refitted = false;       // one more replot after a layout that changed the axes' fit
+  QVector<QSize> m_fittedSizes;  // axis rect sizes the axes were last fitted to
   int m_replots = 0;
 };
 

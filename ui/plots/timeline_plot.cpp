@@ -41,12 +41,8 @@ TimelinePlot::TimelinePlot(QWidget* parent) : LivePlot(parent) {
   connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), xAxis2,
           qOverload<const QCPRange&>(&QCPAxis::setRange));
   connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, &TimelinePlot::onRangeChanged);
-  // Step numbers and row labels depend on the axis rect's size, known only after a layout: the
-  // next frame uses what this computes.
-  connect(this, &QCustomPlot::afterLayout, this, [this] {
-    updateRowLabels();
-    updateStepTicks();
-  });
+  // Step numbers and row labels depend on the axis rect's size, known only after a layout:
+  // LivePlot replots once more when a layout resized it (beforeReplot recomputes them).
   yAxis->setRangeReversed(true);  // rank 0 on top
   yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
   yAxis->grid()->setVisible(false);

@@ -150,8 +150,12 @@ TEST(TimelineRangeSummary, TotalsMeansAndCountsClippedToTheSpan) {
 TEST(TimelineFeatures, StepNumbersMarkTheStepStartsOnTheTopAxis) {
   TimelinePlot plot;
   plot.resize(900, 300);
+  plot.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&plot));
   plot.addEvents(ddp_run(2, 12, 400));
   plot.fitToData();
+  plot.replotIfDirty();
+  QTest::qWait(100);
   plot.replotIfDirty();
   plot.replot();
   const QVector<double> ticks = plot.stepAxis()->tickVector();
@@ -166,8 +170,12 @@ TEST(TimelineFeatures, StepNumbersMarkTheStepStartsOnTheTopAxis) {
   // Zoomed out over thousands of steps the numbers thin out instead of overlapping.
   TimelinePlot many;
   many.resize(600, 300);
+  many.show();  // a hidden plot gets no resize event: its axis rect would keep a default width
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&many));
   many.addEvents(ddp_run(1, 600, 50));
   many.fitToData();
+  many.replotIfDirty();
+  QTest::qWait(100);  // the replot after the first layout, fitted to the real width
   many.replotIfDirty();
   many.replot();
   const QVector<double> t = many.stepAxis()->tickVector();
