@@ -1,5 +1,6 @@
 #include "ui/models/config_diff_model.h"
 
+#include "ui/models/metrics_model.h"
 #include "ui/models/status_colors.h"
 
 #include <QBrush>
@@ -60,8 +61,9 @@ QVariant ConfigDiffModel::headerData(int section, Qt::Orientation orientation, i
   if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
   if (orientation == Qt::Horizontal) {
     if (section < 0 || section >= m_names.size()) return {};
-    return size_t(section) == m_baseline && role == Qt::DisplayRole ? m_names[section] + QStringLiteral(" (baseline)")
-                                                                    : m_names[section];
+    if (role == Qt::ToolTipRole) return m_names[section];
+    return QStringLiteral("#%1 ").arg(section + 1) + wrap_header(m_names[section]) +
+           (size_t(section) == m_baseline ? QStringLiteral("\n(baseline)") : QString());
   }
   if (section < 0 || size_t(section) >= m_diff.size()) return {};
   return role == Qt::DisplayRole ? QString::fromStdString(m_diff[size_t(section)].label)

@@ -159,18 +159,34 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
   }
 }
 
+QString wrap_header(const QString& name, int width) {
+  QStringList lines;
+  QString line;
+  for (const QString& word : name.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+    if (!line.isEmpty() && line.size() + 1 + word.size() > width) {
+      lines << line;
+      line.clear();
+    }
+    line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
+  }
+  if (!line.isEmpty()) lines << line;
+  return lines.join(QLatin1Char('\n'));
+}
+
 QVariant MetricsModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   const int n = int(m_names.size());
   if (section == 0) return QStringLiteral("metric\n(median over measured steps)");
-  // Two-line headers keep the columns as narrow as their numbers: three trials fit the window.
+  // Wrapped headers keep the columns as narrow as their numbers: three trials fit the window.
+  // Deltas and ratios name their trial by its number; the value columns carry the names.
   if (section <= n)
-    return m_names.value(section - 1) +
+    return QStringLiteral("#%1 ").arg(section) + wrap_header(m_names.value(section - 1)) +
            (size_t(section - 1) == m_baseline ? QStringLiteral("\n(baseline)") : QString());
   const int k = (section - 1 - n) / 2;
   if (k >= int(m_others.size())) return {};
-  const QString name = m_names.value(m_others[size_t(k)]);
-  return (section - 1 - n) % 2 == 0 ? QStringLiteral("Δ\n%1").arg(name) : QStringLiteral("ratio\n%1").arg(name);
+  const int trial = m_others[size_t(k)] + 1;
+  return (section - 1 - n) % 2 == 0 ? QStringLiteral("Δ #%1\nvs baseline").arg(trial)
+                                    : QStringLiteral("ratio #%1\nvs baseline").arg(trial);
 }
 
 }  // namespace tunebench::ui

@@ -74,7 +74,7 @@ void BreakdownPlot::setTrials(const QStringList& names, const std::vector<analys
   QVector<double> keys;
   for (int i = 0; i < int(breakdowns.size()); ++i) {
     keys << i;
-    ticker->addTick(i, wrap_label(names.value(i), 18));
+    ticker->addTick(i, wrap_label(QStringLiteral("#%1 %2").arg(i + 1).arg(names.value(i)), 18));
     m_steps.push_back(breakdowns[size_t(i)].step_ms);
   }
   QCPBars* below = nullptr;

@@ -48,8 +48,11 @@ CurvesPlot::CurvesPlot(QWidget* parent) : LivePlot(parent) {
 
 int CurvesPlot::points(int trial, int panel) const {
   if (trial < 0 || size_t(trial) >= m_stepGraphs.size()) return 0;
-  if (panel == 0)
-    return m_stepGraphs[size_t(trial)].first->dataCount() + m_stepGraphs[size_t(trial)].second->dataCount();
+  if (panel == 0) {  // the warm-up line repeats the first measured point
+    const auto& [measured, warm] = m_stepGraphs[size_t(trial)];
+    const int repeated = measured->dataCount() > 0 && warm->dataCount() > 0 ? 1 : 0;
+    return measured->dataCount() + warm->dataCount() - repeated;
+  }
   return m_lossGraphs[size_t(trial)]->dataCount();
 }
 
@@ -77,10 +80,16 @@ void CurvesPlot::setTrials(const QStringList& names, const std::vector<const pro
         a.warmup = a.warmup || s.warmup;
       }
     QVector<double> xs, ms, wxs, wms, lxs, losses;
+    bool joined = false;  // the dotted warm-up line runs on to the first measured step
     for (const auto& [step, a] : steps) {
       const double v = double(a.us) / 1e3;
       (a.warmup ? wxs : xs) << double(step);
       (a.warmup ? wms : ms) << v;
+      if (!a.warmup && !joined && !wxs.isEmpty()) {
+        wxs << double(step);
+        wms << v;
+      }
+      joined = joined || !a.warmup;
       lxs << double(step);
       losses << a.loss / std::max(1, a.ranks);
       maxStep = std::max(maxStep, double(step));

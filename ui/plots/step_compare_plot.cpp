@@ -102,7 +102,13 @@ void StepComparePlot::setSteps(const QStringList& names, const std::vector<const
         }
         // Lanes with nothing (a single GPU's comm lane) are left out rather than drawn empty.
         if (!any) continue;
-        ticker->addTick(row, QStringLiteral("%1 · r%2 %3").arg(names.value(int(t))).arg(rank).arg(lane_name(lane)));
+        // "#2 r1 comm": the trial's number as in the breakdown and the tables; its name is on the
+        // first row only (long names would leave no room for the bars).
+        const bool first = row == firstRow;
+        const QString name = names.value(int(t));
+        const QString shortName = name.size() > 24 ? name.left(23) + QStringLiteral("…") : name;
+        ticker->addTick(row, (first ? shortName + QStringLiteral("  ") : QString()) +
+                                 QStringLiteral("#%1 r%2 %3").arg(t + 1).arg(rank).arg(lane_name(lane)));
         ++row;
       }
     }
