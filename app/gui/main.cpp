@@ -1,4 +1,5 @@
 // tunebench: the workbench window. Only argument wiring lives here; see ui/windows/main_window.h.
+#include <functional>
 #include <memory>
 
 #include <QApplication>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ui/models/trials_model.h"
+#include "ui/runner/background_jobs.h"
 #include "ui/windows/live_view.h"
 #include "ui/windows/main_window.h"
 #include "ui/windows/theme.h"
@@ -129,12 +131,25 @@ int main(int argc, char** argv) {
     if (wh.size() == 2) window.resize(wh[0].toInt(), wh[1].toInt());
   }
   window.show();
+  // --run and --replay wait for --open: the session opens in the background, and a trial started
+  // before would be recorded in the throw-away session the window holds meanwhile.
+  auto whenOpen = [&window](std::function<void()> then) {
+    auto* poll = new QTimer(&window);
+    poll->setInterval(20);
+    QObject::connect(poll, &QTimer::timeout, &window, [&window, poll, then] {
+      if (window.jobs()->isBusy()) return;
+      poll->stop();
+      poll->deleteLater();
+      then();
+    });
+    poll->start();
+  };
   if (parser.isSet(options.replay)) {
     const QString path = parser.value(options.replay);
     const double x = parser.value(options.speed).toDouble();
-    QTimer::singleShot(0, &window, [&window, path, x] { window.replayLog(path, x); });
+    whenOpen([&window, path, x] { window.replayLog(path, x); });
   } else if (parser.isSet(options.run)) {
-    QTimer::singleShot(0, &window, [&window] { window.runTrial(); });
+    whenOpen([&window] { window.runTrial(); });
   }
   if (parser.isSet(options.select)) {
     // Once the session's trials are in the table (opening is a background job).

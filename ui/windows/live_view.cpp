@@ -123,6 +123,7 @@ LiveView::LiveView(QWidget* parent)
   m_summaryView->setAlternatingRowColors(true);
   summaryLayout->addWidget(m_summaryView, 1);
   m_summaryPanel->setVisible(false);
+  m_summaryPanel->setMaximumHeight(220);
   connect(m_timeline, &TimelinePlot::rangeSelected, this, &LiveView::updateSummary);
   connect(m_timeline, &TimelinePlot::rangeCleared, this, [this] { m_summaryPanel->setVisible(false); });
   connect(m_timeline, &TimelinePlot::layoutChanged, this, [this] {
@@ -131,6 +132,7 @@ LiveView::LiveView(QWidget* parent)
   });
 
   auto* split = new QSplitter(Qt::Vertical);
+  m_split = split;
   split->setObjectName(QStringLiteral("liveSplitter"));
   split->addWidget(timelineBox);
   split->addWidget(m_summaryPanel);
@@ -281,6 +283,15 @@ void LiveView::updateSummary() {
   if (!range) return;
   const RangeSummary s = summarize_range(m_timeline->data(), range->first, range->second, m_timeline->shownDataRows());
   m_summaryModel->setSummary(s);
+  if (!m_summaryPanel->isVisible() && m_split->sizes().size() == 3) {
+    // The summary takes its room from the plots below, never from the timeline it describes.
+    QList<int> sizes = m_split->sizes();
+    const int room = std::min(170, std::max(0, sizes[2] - 120));
+    sizes[1] = room;
+    sizes[2] -= room;
+    m_summaryPanel->setVisible(true);  // first: showing a splitter child redistributes the sizes
+    m_split->setSizes(sizes);
+  }
   m_summaryTitle->setText(
       QStringLiteral("<b>Selected span</b> %1 s – %2 s (%3 ms) · %4 rank(s) shown · Shift+drag for another span")
           .arg(s.t0_s, 0, 'f', 4)

@@ -13,6 +13,7 @@ class QAction;
 class QCheckBox;
 class QLabel;
 class QLineEdit;
+class QSplitter;
 class QTableView;
 class QToolButton;
 
@@ -69,6 +70,7 @@ class LiveView : public QWidget {
   TelemetryPlot* m_telemetry;
   RangeSummaryModel* m_summaryModel;
   QWidget* m_summaryPanel = nullptr;
+  QSplitter* m_split = nullptr;
   QLabel* m_summaryTitle = nullptr;
   QTableView* m_summaryView = nullptr;
   QCheckBox* m_follow = nullptr;

@@ -142,8 +142,9 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
             ? QStringLiteral("Tunebench")
             : QStringLiteral("%1 — %2 — Tunebench").arg(m_session->sessionName(), QFileInfo(path).fileName()));
     setWindowFilePath(path);
-    statusBar()->showMessage(
-        QStringLiteral("%1: %2 trial(s)").arg(QFileInfo(path).fileName()).arg(m_trials->rowCount()), 6000);
+    if (!m_session->isScratch())  // a throw-away session (tests, --no-restore) is not news
+      statusBar()->showMessage(
+          QStringLiteral("%1: %2 trial(s)").arg(QFileInfo(path).fileName()).arg(m_trials->rowCount()), 6000);
   });
 
   createActions();
@@ -524,6 +525,11 @@ void MainWindow::onTrialStarting(const QString& id) {
   TrialRecord* r = m_trials->find(id);
   const QString name = r ? QString::fromStdString(r->config.name) : id;
   m_viewer->liveStarting(id, name);
+  // The row of what is shown is the current one, unless the user holds a selection of several
+  // (for a comparison) that a starting trial must not take away.
+  if (const int row = m_trials->rowOf(id); row >= 0 && m_table->selectionModel()->selectedRows().size() <= 1)
+    m_table->selectionModel()->setCurrentIndex(m_trials->index(row, 0),
+                                               QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
   showStartPage(false);
   m_sessionActions->setBusy(true);
   if (r) {
@@ -531,6 +537,7 @@ void MainWindow::onTrialStarting(const QString& id) {
     r->started = QDateTime::currentDateTime();
     m_trials->touch(id);
   }
+  statusBar()->clearMessage();  // the run's progress is the news now
   m_statusProgress->setText(QStringLiteral("running %1").arg(name));
   m_progressBar->setVisible(true);
   m_progressBar->setValue(0);

@@ -81,8 +81,7 @@ SessionActions::SessionActions(SessionController* session, TrialsModel* trials, 
                   .arg(QFileInfo(path).fileName(), message));
   });
   connect(m_session, &SessionController::sessionChanged, this, [this] {
-    if (!m_session->path().isEmpty() && !m_session->path().contains(QStringLiteral("/scratch.tbsession")))
-      addRecent(m_session->path());
+    if (!m_session->path().isEmpty() && !m_session->isScratch()) addRecent(m_session->path());
   });
   connect(m_session, &SessionController::savedAs, this,
           [this](const QString& path) { emit statusMessage(QStringLiteral("Saved %1").arg(path), 6000); });

@@ -181,8 +181,13 @@ bool SessionController::newScratchSession() {
     return false;
   }
   const QString path = dir->filePath(QStringLiteral("scratch.tbsession"));
-  if (!newSession(path, QStringLiteral("scratch"))) return false;
-  m_scratch = std::move(dir);  // after the old session is released
+  // The old folder goes only after the new session replaced the one it holds; the new one is
+  // known as scratch while listeners hear of it.
+  std::unique_ptr<QTemporaryDir> old = std::exchange(m_scratch, std::move(dir));
+  if (!newSession(path, QStringLiteral("scratch"))) {
+    m_scratch = std::move(old);
+    return false;
+  }
   return true;
 }
 

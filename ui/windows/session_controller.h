@@ -25,13 +25,13 @@
 #include <QHash>
 #include <QObject>
 #include <QStringList>
+#include <QTemporaryDir>
 
 #include "core/store/event_log_import.h"
 #include "core/store/records.h"
 #include "ui/models/trial_record.h"
 #include "ui/runner/runner_types.h"
 
-class QTemporaryDir;
 class QThread;
 
 namespace tunebench::store {
@@ -82,6 +82,8 @@ class SessionController : public QObject {
   bool isForeign() const { return m_foreign; }
   bool hasSession() const { return bool(m_store); }
   bool isRecording() const { return m_recording; }
+  // The throw-away session of a window started without one (tests, --no-restore).
+  bool isScratch() const { return m_scratch && m_path.startsWith(m_scratch->path()); }
   BackgroundJobs* jobs() const { return m_jobs; }
 
   // ---- trials of the window (single-row writes on the GUI thread's connection) ----
