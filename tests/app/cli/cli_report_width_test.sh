@@ -5,9 +5,9 @@ set -euo pipefail
 cli="$1"
 session="$2"
 fail() { echo "FAIL: $*" >&2; exit 1; }
-widest() { awk '{ n = length($0); if (n > m) m = n } END { print m + 0 }'; }
+widest() { wc -L; }  # display columns of the longest line (GNU wc; awk may count bytes)
 
-export LC_ALL=C.UTF-8  # awk counts characters, not bytes ("–" is one column)
+export LC_ALL=C.UTF-8  # characters, not bytes: "–" is one column
 fitted="$("$cli" report "$session" --trials 2,4,5)"
 wide="$("$cli" report "$session" --trials 2,4,5 --wide)"
 [ "$(widest <<<"$fitted")" -le 100 ] || fail "a line is $(widest <<<"$fitted") columns wide"
