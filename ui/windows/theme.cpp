@@ -71,7 +71,9 @@ void apply_theme(Theme theme) {
   s.current = theme;
   if (theme == Theme::System && !(desktop_prefers_dark() && !is_dark_palette(s.palette))) {
     if (!s.style.isEmpty() && QApplication::style()->name() != s.style) QApplication::setStyle(s.style);
-    QApplication::setPalette(s.palette);
+    // A palette with no role set is no override: the application takes the platform theme's
+    // palette again and follows it when the desktop switches (a copy of s.palette would pin it).
+    QApplication::setPalette(QPalette());
     return;
   }
   const bool dark = theme == Theme::Dark || theme == Theme::System;  // System here: the desktop asked for dark

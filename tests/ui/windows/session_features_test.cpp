@@ -14,10 +14,15 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QItemSelectionModel>
+#include <QMenu>
+#include <QMimeData>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QUrl>
 
 #include <nlohmann/json.hpp>
 
@@ -139,4 +144,45 @@ TEST(SessionFeatures, SessionsLiveInOneTunebenchFolder) {
   EXPECT_TRUE(dir.endsWith(QStringLiteral("/tunebench/sessions"))) << dir.toStdString();
   EXPECT_FALSE(dir.contains(QStringLiteral("tunebench/tunebench"))) << dir.toStdString();
   EXPECT_TRUE(QFileInfo(dir).isDir());
+}
+
+// Issue 16: SessionActions stands on its own — the controller, a table's selection and a parent for
+// dialogs; its menus and signals are its own (no MainWindow, no menu found by its title).
+TEST(SessionActionsAlone, OwnsItsMenusAndReportsThroughSignals) {
+  BackgroundJobs jobs;
+  TrialsModel trials;
+  SessionController session(&trials, &jobs);
+  ASSERT_TRUE(session.newScratchSession());
+  QItemSelectionModel selection(&trials);
+  SessionActions actions(&session, &trials, &selection, nullptr, false);
+  ASSERT_NE(actions.fileMenu(), nullptr);
+  QStringList names;
+  for (QAction* a : actions.fileMenu()->actions()) names << a->objectName();
+  EXPECT_TRUE(names.contains(QStringLiteral("actionOpenSession")));
+  EXPECT_TRUE(names.contains(QStringLiteral("actionSaveSessionAs")));
+  EXPECT_TRUE(names.contains(QStringLiteral("actionImportLog")));
+  EXPECT_EQ(actions.trialActions().size(), 4);
+  EXPECT_NE(actions.examplesAction(), nullptr);
+  EXPECT_NE(actions.contextMenu(), nullptr);
+  // An importer added from outside (the trace import) is offered for its files.
+  QString imported;
+  actions.addImporter({QStringLiteral("Trace"), {QStringLiteral("pt.trace.json")}, [&](const QString& p) {
+                         imported = p;
+                         return true;
+                       }});
+  QMimeData mime;
+  mime.setUrls({QUrl::fromLocalFile(QStringLiteral("/tmp/rank0.pt.trace.json"))});
+  EXPECT_TRUE(actions.canDrop(&mime));
+  EXPECT_TRUE(actions.drop(&mime));
+  EXPECT_EQ(imported, QStringLiteral("/tmp/rank0.pt.trace.json"));
+  // "Run again" asks for the config through a signal; the form is not its business.
+  TrialRecord r;
+  r.id = QStringLiteral("t1");
+  r.config.name = "mine";
+  trials.upsert(r);
+  std::vector<std::string> requested;
+  QObject::connect(&actions, &SessionActions::configRequested, &actions,
+                   [&](const config::TrialConfig& c, const QString&) { requested.push_back(c.name); });
+  ASSERT_TRUE(actions.rerunWithChanges(QStringLiteral("t1")));
+  EXPECT_EQ(requested, std::vector<std::string>{"mine (again)"});
 }
