@@ -69,8 +69,13 @@ SessionActions::SessionActions(SessionController* session, TrialsModel* trials, 
     m_exportDir = QSettings().value(QStringLiteral("export/lastDir")).toString();
   }
   if (m_exportDir.isEmpty() || !QFileInfo(m_exportDir).isDir()) m_exportDir = QDir::homePath();
-  addImporter({QStringLiteral("Event log"), {QStringLiteral("jsonl")}, [this](const QString& path) {
-                 return importLog(path);
+  addImporter({QStringLiteral("Event logs"),
+               {QStringLiteral("*.jsonl")},
+               [](const QString& path) { return path.endsWith(QStringLiteral(".jsonl"), Qt::CaseInsensitive); },
+               [this](const QStringList& paths) {
+                 bool ok = true;
+                 for (const QString& path : paths) ok = importLog(path) && ok;
+                 return ok;
                }});
   createActions();
 
@@ -124,11 +129,12 @@ void SessionActions::addImporter(const Importer& importer) { m_importers << impo
 
 QString SessionActions::importFilter() const {
   QStringList filters;
+  QStringList all;
   for (const Importer& i : m_importers) {
-    QStringList globs;
-    for (const QString& s : i.suffixes) globs << QStringLiteral("*.") + s;
-    filters << QStringLiteral("%1 (%2)").arg(i.name, globs.join(QLatin1Char(' ')));
+    filters << QStringLiteral("%1 (%2)").arg(i.name, i.patterns.join(QLatin1Char(' ')));
+    all << i.patterns;
   }
+  filters.prepend(QStringLiteral("Everything Tunebench imports (%1)").arg(all.join(QLatin1Char(' '))));
   filters << QStringLiteral("All files (*)");
   return filters.join(QStringLiteral(";;"));
 }
@@ -199,9 +205,9 @@ void SessionActions::createActions() {
   });
   connect(import, &QAction::triggered, this, [this] {
     auto* d = new QFileDialog(m_parent, QStringLiteral("Import"), m_exportDir, importFilter());
-    d->setFileMode(QFileDialog::ExistingFile);
+    d->setFileMode(QFileDialog::ExistingFiles);  // one run's traces are one file per rank
     d->setAttribute(Qt::WA_DeleteOnClose);
-    connect(d, &QFileDialog::fileSelected, this, [this](const QString& path) { importFile(path); });
+    connect(d, &QFileDialog::filesSelected, this, [this](const QStringList& paths) { importFiles(paths); });
     d->open();
   });
   connect(exportTrialsAct, &QAction::triggered, this, [this] {
@@ -374,11 +380,31 @@ bool SessionActions::saveSessionAs(const QString& path) {
   return true;
 }
 
-bool SessionActions::importFile(const QString& path) {
-  for (const Importer& i : std::as_const(m_importers))
-    for (const QString& s : i.suffixes)
-      if (path.endsWith(QLatin1Char('.') + s, Qt::CaseInsensitive)) return i.import(path);
-  return importLog(path);  // the built-in kind says what is wrong with the file
+bool SessionActions::importFiles(const QStringList& paths) {
+  bool ok = true;
+  std::vector<QStringList> byImporter(size_t(m_importers.size()));
+  for (const QString& path : paths) {
+    if (path.endsWith(QStringLiteral(".tbsession"), Qt::CaseInsensitive)) {
+      ok = openSession(path) && ok;
+      continue;
+    }
+    bool taken = false;
+    for (int i = int(m_importers.size()) - 1; i >= 0 && !taken; --i)  // the most recently added first
+      if (m_importers[i].accepts && m_importers[i].accepts(path)) {
+        byImporter[size_t(i)] << path;
+        taken = true;
+      }
+    if (!taken) {
+      QStringList kinds;
+      for (const Importer& i : std::as_const(m_importers)) kinds << i.name;
+      showError(QStringLiteral("Import"), QStringLiteral("%1 is none of the kinds of file Tunebench imports (%2).")
+                                              .arg(QFileInfo(path).fileName(), kinds.join(QStringLiteral(", "))));
+      ok = false;
+    }
+  }
+  for (size_t i = 0; i < byImporter.size(); ++i)
+    if (!byImporter[i].isEmpty()) ok = m_importers[int(i)].import(byImporter[i]) && ok;
+  return ok;
 }
 
 bool SessionActions::importLog(const QString& jsonlPath) {
@@ -442,25 +468,12 @@ bool SessionActions::canDrop(const QMimeData* mime) const {
   for (const QString& f : local_files(mime)) {
     if (f.endsWith(QStringLiteral(".tbsession"), Qt::CaseInsensitive)) return true;
     for (const Importer& i : m_importers)
-      for (const QString& s : i.suffixes)
-        if (f.endsWith(QLatin1Char('.') + s, Qt::CaseInsensitive)) return true;
+      if (i.accepts && i.accepts(f)) return true;
   }
   return false;
 }
 
-bool SessionActions::drop(const QMimeData* mime) {
-  bool any = false;
-  for (const QString& f : local_files(mime)) {
-    if (f.endsWith(QStringLiteral(".tbsession"), Qt::CaseInsensitive)) {
-      any = openSession(f) || any;
-      continue;
-    }
-    for (const Importer& i : std::as_const(m_importers))
-      for (const QString& s : i.suffixes)
-        if (f.endsWith(QLatin1Char('.') + s, Qt::CaseInsensitive)) any = i.import(f) || any;
-  }
-  return any;
-}
+bool SessionActions::drop(const QMimeData* mime) { return importFiles(local_files(mime)); }
 
 QStringList SessionActions::selectedTrialIds() const {
   QStringList ids;

@@ -9,8 +9,8 @@
 // window-modal without blocking (open(), never exec()), so nothing here stalls a live run; the
 // public methods take the dialogs' answers as arguments and are what tests drive.
 //
-// Importers are pluggable (addImporter): the File menu's Import entry and drag and drop offer
-// every registered kind of file; the event log (.jsonl) is the built-in one.
+// Importers are pluggable (addImporter): the File menu's Import entry (several files at once) and
+// drag and drop offer every registered kind of file; the event log (.jsonl) is the built-in one.
 #pragma once
 
 #include <functional>
@@ -39,10 +39,14 @@ class SessionActions : public QObject {
  public:
   static constexpr int kMaxRecent = 8;
 
+  // A kind of file File → Import and drag and drop take. A gesture's files are handed out by
+  // `accepts` (by name or by content; importers added later are asked first) and each importer
+  // gets all of its files at once: the ranks of one torch.profiler run are one trial.
   struct Importer {
-    QString name;                                     // "Event log"
-    QStringList suffixes;                             // {"jsonl"}
-    std::function<bool(const QString& path)> import;  // starts the import; false when refused
+    QString name;                                          // "Event log"
+    QStringList patterns;                                  // file dialog globs: {"*.jsonl"}
+    std::function<bool(const QString& path)> accepts;      // this kind of file?
+    std::function<bool(const QStringList& paths)> import;  // starts the import; false when refused
   };
 
   SessionActions(SessionController* session, TrialsModel* trials, QItemSelectionModel* selection, QWidget* dialogParent,
@@ -64,7 +68,8 @@ class SessionActions : public QObject {
   bool openExample(const QString& examplePath);  // opens a copy in the user's data folder
   bool saveSessionAs(const QString& path);
   bool importLog(const QString& jsonlPath);
-  bool importFile(const QString& path);                                  // by suffix, through the registered importers
+  // Sessions among `paths` are opened, the other files handed to the importers that accept them.
+  bool importFiles(const QStringList& paths);
   bool exportTrials(const QStringList& recordIds, const QString& path);  // .csv (steps) or .json
   bool exportSummariesCsv(const QStringList& recordIds, const QString& path);
   bool exportChromeTrace(const QStringList& recordIds, const QString& path);  // one process per trial and rank

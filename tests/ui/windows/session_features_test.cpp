@@ -165,16 +165,21 @@ TEST(SessionActionsAlone, OwnsItsMenusAndReportsThroughSignals) {
   EXPECT_NE(actions.examplesAction(), nullptr);
   EXPECT_NE(actions.contextMenu(), nullptr);
   // An importer added from outside (the trace import) is offered for its files.
-  QString imported;
-  actions.addImporter({QStringLiteral("Trace"), {QStringLiteral("pt.trace.json")}, [&](const QString& p) {
-                         imported = p;
+  QStringList imported;  // the ranks of one run arrive together
+  actions.addImporter({QStringLiteral("Traces"),
+                       {QStringLiteral("*.pt.trace.json")},
+                       [](const QString& p) { return p.endsWith(QStringLiteral(".pt.trace.json")); },
+                       [&](const QStringList& paths) {
+                         imported = paths;
                          return true;
                        }});
   QMimeData mime;
-  mime.setUrls({QUrl::fromLocalFile(QStringLiteral("/tmp/rank0.pt.trace.json"))});
+  mime.setUrls({QUrl::fromLocalFile(QStringLiteral("/tmp/rank0.pt.trace.json")),
+                QUrl::fromLocalFile(QStringLiteral("/tmp/rank1.pt.trace.json"))});
   EXPECT_TRUE(actions.canDrop(&mime));
   EXPECT_TRUE(actions.drop(&mime));
-  EXPECT_EQ(imported, QStringLiteral("/tmp/rank0.pt.trace.json"));
+  EXPECT_EQ(imported,
+            (QStringList{QStringLiteral("/tmp/rank0.pt.trace.json"), QStringLiteral("/tmp/rank1.pt.trace.json")}));
   // "Run again" asks for the config through a signal; the form is not its business.
   TrialRecord r;
   r.id = QStringLiteral("t1");
