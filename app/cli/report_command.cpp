@@ -6,15 +6,17 @@
 // the session store (read-only) for .tbsession inputs.
 #include "app/cli/report_command.h"
 
+#include "app/cli/report_wrap.h"
+
 #include "core/store/session_store.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <fstream>
 #include <iostream>
-#include <algorithm>
 #include <map>
-#include <sstream>
 #include <memory>
+#include <sstream>
 
 #include "core/analysis/report.h"
 #include "core/protocol/event_reader.h"
@@ -79,10 +81,10 @@ std::vector<tp::TrialLog> read_session(const std::string& path, const std::strin
     if (!item.empty()) wanted.push_back(item);
   std::vector<tp::TrialLog> logs;
   for (const auto& info : session.list_trials()) {
-    const bool selected = wanted.empty() ? info.step_count > 0
-                                         : std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) {
-                                             return w == info.name || w == std::to_string(info.id);
-                                           });
+    const bool selected =
+        wanted.empty() ? info.step_count > 0 : std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) {
+          return w == info.name || w == std::to_string(info.id);
+        });
     if (!selected) continue;
     auto loaded = session.load_trial(info.id);
     if (loaded.log.trial.empty()) loaded.log.trial = info.name;
@@ -96,6 +98,8 @@ struct ReportOptions {
   std::string trials;  // SESSION --trials A,B (store seam)
   int baseline = -1;
   bool json = false;
+  bool wide = false;   // as rendered, however long the lines
+  size_t width = 100;  // else fitted to this many columns
 };
 
 void run_report(const ReportOptions& o) {
@@ -107,8 +111,8 @@ void run_report(const ReportOptions& o) {
     }
     for (auto& log : read_logs(path)) logs.push_back(std::move(log));
   }
-  if (!o.trials.empty() && std::none_of(o.inputs.begin(), o.inputs.end(),
-                                        [](const std::string& p) { return ends_with(p, ".tbsession"); }))
+  if (!o.trials.empty() &&
+      std::none_of(o.inputs.begin(), o.inputs.end(), [](const std::string& p) { return ends_with(p, ".tbsession"); }))
     std::cerr << "note: --trials selects trials of a session; with event logs every trial is reported\n";
   if (logs.empty()) throw CLI::ValidationError("report", "no trials found in the inputs");
   std::optional<size_t> baseline;
@@ -116,8 +120,10 @@ void run_report(const ReportOptions& o) {
   const auto report = analysis::make_report(logs, baseline);
   if (o.json)
     std::cout << analysis::render_json(report).dump(2) << "\n";
-  else
+  else if (o.wide)
     std::cout << analysis::render_text(report);
+  else
+    std::cout << fit_report(analysis::render_text(report), o.width);
 }
 
 }  // namespace
@@ -132,6 +138,8 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--baseline", opts->baseline,
                   "Index of the baseline among the (pooled) trials; default: the single-GPU trial");
   cmd->add_flag("--json", opts->json, "Print JSON instead of text");
+  cmd->add_flag("--wide", opts->wide, "Do not fit the text to the terminal: one line per table row and sentence");
+  cmd->add_option("--width", opts->width, "Columns the text is fitted to (default 100)")->check(CLI::Range(40, 1000));
   cmd->callback([opts] {
     try {
       run_report(*opts);
