@@ -196,6 +196,19 @@ void MainWindow::createDocks() {
   m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_table->horizontalHeader()->setStretchLastSection(true);  // the reason gets the rest
+  // ResizeToContents fits the columns when the model is reset, not when a row arrives (an import,
+  // a queued trial) or its values grow: refit them then, at most every 100 ms during a run.
+  auto* refit = new QTimer(this);
+  refit->setSingleShot(true);
+  refit->setInterval(100);
+  // The header's own fit (a protected slot), as on a reset: the last section keeps stretching.
+  connect(refit, &QTimer::timeout, m_table,
+          [this] { QMetaObject::invokeMethod(m_table->horizontalHeader(), "resizeSections"); });
+  auto refitSoon = [refit] {
+    if (!refit->isActive()) refit->start();
+  };
+  connect(m_trials, &QAbstractItemModel::rowsInserted, refit, refitSoon);
+  connect(m_trials, &QAbstractItemModel::dataChanged, refit, refitSoon);
   m_table->verticalHeader()->setVisible(false);
   m_table->setAlternatingRowColors(true);
   m_table->setWordWrap(false);

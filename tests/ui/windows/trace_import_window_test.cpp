@@ -17,6 +17,7 @@
 #include <QApplication>
 #include <QDialogButtonBox>
 #include <QFile>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -26,6 +27,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QUrl>
 
@@ -131,6 +133,13 @@ TEST(TraceImportWindow, DdpTracesBecomeOneTrialWithTwoRanks) {
   wait_jobs(*w);
   EXPECT_EQ(w->viewer()->shown(), r.id);
   EXPECT_GT(w->liveView()->timeline()->barCount(), 8u * 4u);
+  // The table's columns fit the new row (its name and "unknown" model are not elided).
+  QTableView* table = w->trialsView();
+  for (int column : {int(TrialsModel::Name), int(TrialsModel::Model)}) {
+    const QString text = w->trialsModel()->index(0, column).data().toString();
+    TB_EXPECT_WAIT_FOR(table->columnWidth(column) > table->fontMetrics().horizontalAdvance(text), 2000);
+  }
+  EXPECT_GE(table->horizontalHeader()->length(), table->viewport()->width());  // the reason still stretches
   const auto loaded = w->session()->loadTrial(r.id);
   ASSERT_TRUE(loaded);
   EXPECT_EQ(loaded->log.ranks.size(), 2u);
