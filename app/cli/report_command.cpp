@@ -5,15 +5,17 @@
 // is split into one trial per id. Session files (.tbsession) need the store, which lives on
 // the session store (read-only) for .tbsession inputs.
 #include "app/cli/report_command.h"
+
+#include "app/cli/report_wrap.h"
 #include "app/cli/trial_inputs.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <fstream>
 #include <iostream>
-#include <algorithm>
 #include <map>
-#include <sstream>
 #include <memory>
+#include <sstream>
 
 #include "core/analysis/report.h"
 #include "core/protocol/event_reader.h"
@@ -34,12 +36,14 @@ struct ReportOptions {
   std::string trials;  // SESSION --trials A,B (store seam)
   int baseline = -1;
   bool json = false;
+  bool wide = false;   // as rendered, however long the lines
+  size_t width = 100;  // else fitted to this many columns
 };
 
 void run_report(const ReportOptions& o) {
   std::vector<tp::TrialLog> logs = read_trial_inputs(o.inputs, o.trials);
-  if (!o.trials.empty() && std::none_of(o.inputs.begin(), o.inputs.end(),
-                                        [](const std::string& p) { return ends_with(p, ".tbsession"); }))
+  if (!o.trials.empty() &&
+      std::none_of(o.inputs.begin(), o.inputs.end(), [](const std::string& p) { return ends_with(p, ".tbsession"); }))
     std::cerr << "note: --trials selects trials of a session; with event logs every trial is reported\n";
   if (logs.empty()) throw CLI::ValidationError("report", "no trials found in the inputs");
   std::optional<size_t> baseline;
@@ -47,8 +51,10 @@ void run_report(const ReportOptions& o) {
   const auto report = analysis::make_report(logs, baseline);
   if (o.json)
     std::cout << analysis::render_json(report).dump(2) << "\n";
-  else
+  else if (o.wide)
     std::cout << analysis::render_text(report);
+  else
+    std::cout << fit_report(analysis::render_text(report), o.width);
 }
 
 }  // namespace
@@ -63,6 +69,8 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--baseline", opts->baseline,
                   "Index of the baseline among the (pooled) trials; default: the single-GPU trial");
   cmd->add_flag("--json", opts->json, "Print JSON instead of text");
+  cmd->add_flag("--wide", opts->wide, "Do not fit the text to the terminal: one line per table row and sentence");
+  cmd->add_option("--width", opts->width, "Columns the text is fitted to (default 100)")->check(CLI::Range(40, 1000));
   cmd->callback([opts] {
     try {
       run_report(*opts);

@@ -38,7 +38,7 @@ json summary_json(const tp::Done& d) {
           {"step_ms_p25", s.step_ms_p25},
           {"step_ms_p75", s.step_ms_p75},
           {"tokens_per_s", s.tokens_per_s},
-          {"mfu", s.mfu},
+          {"mfu", s.mfu < 0 ? json(nullptr) : json(s.mfu)},  // -1: the peak is unknown, so is MFU
           {"peak_bytes", s.peak_bytes},
           {"comm_ms_median", s.comm_ms_median},
           {"exposed_comm_ms_median", s.exposed_comm_ms_median},
@@ -101,7 +101,7 @@ void write_summaries_csv(const std::vector<LoadedTrial>& trials, std::ostream& o
         const tp::Summary& s = r.done->summary;
         out << r.done->exit_code << ',' << s.measured_steps << ',' << num(s.step_ms_median) << ','
             << num(s.step_ms_p25) << ',' << num(s.step_ms_p75) << ',' << num(s.tokens_per_s) << ','
-            << num(s.mfu) << ',' << num(s.peak_bytes) << ',' << num(s.comm_ms_median) << ','
+            << (s.mfu < 0 ? std::string() : num(s.mfu)) << ',' << num(s.peak_bytes) << ',' << num(s.comm_ms_median) << ','
             << num(s.exposed_comm_ms_median) << ',' << num(s.data_wait_ms_median) << ','
             << num(s.final_loss);
       } else {

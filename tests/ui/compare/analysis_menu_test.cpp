@@ -46,7 +46,7 @@ TEST(AnalysisMenu, MenuHasCompareAndSweepBeforeHelp) {
 }
 
 TEST(AnalysisMenu, SuggestionButtonQueuesTheFollowUpTrial) {
-  auto w = test::make_window();
+  auto w = test::make_window(test::two_gpu_machine());  // the logs are of two GPUs (the device check)
   add_recorded(*w, test::forum_log("forum_single.jsonl"), QStringLiteral("single"));
   add_recorded(*w, test::forum_log("forum_ddp.jsonl"), QStringLiteral("ddp"));
   ComparisonWindow* cmp = w->analysis()->compareRows({0, 1});
@@ -59,7 +59,7 @@ TEST(AnalysisMenu, SuggestionButtonQueuesTheFollowUpTrial) {
   accum->click();
   ASSERT_EQ(w->trialsModel()->rowCount(), 3);
   const TrialRecord& queued = w->trialsModel()->record(2);
-  EXPECT_EQ(queued.config.grad_accum, 2);  // the suggestion's change ...
+  EXPECT_EQ(queued.config.grad_accum, 2);                    // the suggestion's change ...
   EXPECT_EQ(queued.config.strategy, config::Strategy::Ddp);  // ... on the DDP trial's config
   EXPECT_EQ(queued.config.world_size, 2);
   EXPECT_NE(QString::fromStdString(queued.config.name).indexOf(QStringLiteral("grad_accum")), -1);
