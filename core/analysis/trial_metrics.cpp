@@ -207,6 +207,7 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
 
   m.measured_steps = static_cast<int64_t>(step_ms.size());
   m.step_ms = spread_of(step_ms);
+  m.step_samples_ms = step_ms;
   m.tokens_per_step = spread_of(tokens).median;
   m.tokens_per_s_total = throughput_of(m.step_ms, m.tokens_per_step);
   m.tokens_per_s_per_gpu = scaled(m.tokens_per_s_total, 1.0 / std::max(1, m.world_size));

@@ -55,6 +55,7 @@ struct TrialMetrics {
   int64_t measured_steps = 0;       // pooled over repeats
 
   Spread step_ms;                         // per step: slowest rank's end_us - start_us
+  std::vector<double> step_samples_ms;    // the samples behind step_ms, in order (repeats concatenated)
   double tokens_per_step = 0;             // all ranks together (median over steps)
   Spread tokens_per_s_total;              // tokens_per_step / step time (quartiles from the step-time quartiles)
   Spread tokens_per_s_per_gpu;            // tokens_per_s_total / world_size
