@@ -206,6 +206,19 @@ const char* const kVersion4[] = {
 ) WITHOUT ROWID)",
 };
 
+// ---- version 5: investigation and autotune plans (core/investigate): the spec, its state, the result -
+const char* const kVersion5[] = {
+    R"(CREATE TABLE plans (
+  id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL,
+  baseline_trial INTEGER,
+  created_us INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  spec TEXT NOT NULL,
+  result TEXT NOT NULL DEFAULT ''
+))",
+};
+
 template <size_t N> void run_all(SQLite::Database& db, const char* const (&statements)[N]) {
   for (const char* sql : statements) db.exec(sql);
 }
@@ -221,6 +234,7 @@ void migrate(SQLite::Database& db, int from_version, int to_version) {
   if (from_version < 2 && to_version >= 2) run_all(db, kVersion2);
   if (from_version < 3 && to_version >= 3) run_all(db, kVersion3);
   if (from_version < 4 && to_version >= 4) run_all(db, kVersion4);
+  if (from_version < 5 && to_version >= 5) run_all(db, kVersion5);
   // Integer formatted by us, not user input: PRAGMA takes no bound parameters.
   db.exec("PRAGMA user_version = " + std::to_string(to_version));
   tx.commit();

@@ -44,7 +44,10 @@ TEST(Schema, MigratedFileEqualsNewFile) {
   ts::migrate(db, 3, 4);
   EXPECT_EQ(ts::read_schema(db), ts::expected_schema(4));
   EXPECT_NE(ts::expected_schema(3), ts::expected_schema(4));
-  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 4);
+  ts::migrate(db, 4, 5);
+  EXPECT_EQ(ts::read_schema(db), ts::expected_schema(5));
+  EXPECT_NE(ts::expected_schema(4), ts::expected_schema(5));
+  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 5);
   EXPECT_EQ(db.execAndGet("PRAGMA application_id").getInt(), ts::kApplicationId);
 }
 
