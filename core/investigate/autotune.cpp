@@ -1,0 +1,310 @@
+#include "core/investigate/autotune.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace tunebench::investigate {
+namespace {
+
+using analysis::KnobChange;
+
+std::string num(int64_t v) { return std::to_string(v); }
+
+// Thrown inside the search when a measurement is not known yet; caught by search().
+struct NeedMeasurement {
+  config::TrialConfig config;
+};
+
+std::string key_of(const config::TrialConfig& c) {
+  auto j = config::to_json(c);
+  j.erase("name");
+  return j.dump();
+}
+
+class Search {
+ public:
+  Search(const config::TrialConfig& base, const TuneSpace& space, const TuneOptions& o, const Feasible& f,
+         const Lookup& l)
+      : m_base(base), m_space(space), m_o(o), m_feasible(f), m_lookup(l) {}
+
+  TuneResult run() {
+    try {
+      if (m_o.exhaustive) exhaustive();
+      else coordinate_then_finalists();
+    } catch (const NeedMeasurement& n) {
+      m_result.pending = n.config;
+    }
+    m_result.cost = m_cost;
+    return m_result;
+  }
+
+ private:
+  // nullptr: infeasible (pruned). Throws NeedMeasurement for an unknown measurement.
+  const Evaluated* eval(const TunePoint& p, int64_t steps) {
+    const auto cfg = config_at(m_base, m_space, p, steps, m_o.warmup);
+    const std::string key = key_of(cfg);
+    if (auto it = m_index.find(key); it != m_index.end()) return &m_result.evaluations[it->second];
+    if (m_pruned_keys.count(key)) return nullptr;
+    if (auto reason = m_feasible(cfg)) {
+      m_pruned_keys.insert(key);
+      m_result.pruned.push_back({p, *reason});
+      return nullptr;
+    }
+    auto m = m_lookup(cfg);
+    if (!m) throw NeedMeasurement{cfg};
+    m_cost += m->cost;
+    if (steps == m_o.short_steps) {
+      m_short_cost += m->cost;
+      ++m_short_n;
+    }
+    m_index[key] = m_result.evaluations.size();
+    m_result.evaluations.push_back({p, steps, *m});
+    return &m_result.evaluations.back();
+  }
+
+  static double score(const Evaluated* e) { return !e || e->m.failed ? -1.0 : e->m.objective; }
+
+  // Whether the budget leaves room for one more short trial and the finalists' long ones.
+  bool room_for_short() const {
+    if (m_o.budget_cost <= 0) return true;
+    const double per_short = m_short_n > 0 ? m_short_cost / m_short_n : 0;
+    const double per_long = per_short * static_cast<double>(m_o.long_steps) / static_cast<double>(m_o.short_steps);
+    return m_cost + per_short + per_long * m_o.finalists <= m_o.budget_cost;
+  }
+
+  TunePoint base_point() const {
+    TunePoint p(m_space.axes.size(), 0);
+    const std::string base_key = key_of(m_base);
+    for (size_t a = 0; a < m_space.axes.size(); ++a)
+      for (size_t v = 0; v < m_space.axes[a].values.size(); ++v) {
+        analysis::Suggestion s{"", m_space.axes[a].values[v].changes, ""};
+        if (key_of(analysis::apply(s, m_base)) == base_key) {
+          p[a] = static_cast<int>(v);
+          break;
+        }
+      }
+    return p;
+  }
+
+  std::vector<size_t> axis_order(const Evaluated* cur) const {
+    std::vector<size_t> order;
+    if (cur)
+      for (const auto& k : cur->m.hint_keys) {
+        const std::string name = k == "fsdp_mode" ? "strategy" : k;
+        for (size_t a = 0; a < m_space.axes.size(); ++a)
+          if (m_space.axes[a].name == name && std::find(order.begin(), order.end(), a) == order.end()) order.push_back(a);
+      }
+    for (size_t a = 0; a < m_space.axes.size(); ++a)
+      if (std::find(order.begin(), order.end(), a) == order.end()) order.push_back(a);
+    return order;
+  }
+
+  void coordinate_then_finalists() {
+    TunePoint cur = base_point();
+    const Evaluated* cur_e = eval(cur, m_o.short_steps);
+    bool out_of_budget = false;
+    for (int round = 0; round < m_o.max_rounds && !out_of_budget; ++round) {
+      bool improved = false;
+      for (size_t a : axis_order(cur_e)) {
+        TunePoint best = cur;
+        double best_score = score(cur_e);
+        for (int v = 0; v < static_cast<int>(m_space.axes[a].values.size()); ++v) {
+          if (v == cur[a]) continue;
+          TunePoint p = cur;
+          p[a] = v;
+          const auto cfg_key = key_of(config_at(m_base, m_space, p, m_o.short_steps, m_o.warmup));
+          if (!m_index.count(cfg_key) && !room_for_short()) {
+            out_of_budget = true;
+            break;
+          }
+          const Evaluated* e = eval(p, m_o.short_steps);
+          if (score(e) > std::max(best_score, 0.0) * (1 + m_o.min_gain) && score(e) > best_score) {
+            best = p;
+            best_score = score(e);
+          }
+        }
+        if (best != cur) {
+          cur = best;
+          cur_e = eval(cur, m_o.short_steps);
+          improved = true;
+        }
+        if (out_of_budget) break;
+      }
+      if (!improved) break;
+    }
+    m_result.budget_spent = out_of_budget;
+    // Finalists: the best distinct short results, measured again at long_steps.
+    std::vector<const Evaluated*> shorts;
+    for (const auto& e : m_result.evaluations)
+      if (e.steps == m_o.short_steps && !e.m.failed) shorts.push_back(&e);
+    std::stable_sort(shorts.begin(), shorts.end(),
+                     [](const auto* x, const auto* y) { return x->m.objective > y->m.objective; });
+    std::vector<TunePoint> finalists;
+    for (const auto* e : shorts)
+      if (static_cast<int>(finalists.size()) < m_o.finalists) finalists.push_back(e->point);
+    std::optional<Evaluated> best;
+    for (const auto& p : finalists) {
+      if (m_o.long_steps == m_o.short_steps) break;
+      const Evaluated* e = eval(p, m_o.long_steps);
+      if (e && !e->m.failed && (!best || e->m.objective > best->m.objective)) best = *e;
+    }
+    if (!best && !shorts.empty()) best = *shorts.front();
+    m_result.best = best;
+  }
+
+  void exhaustive() {
+    const size_t n = m_space.grid_size();
+    for (size_t i = 0; i < n; ++i) {
+      TunePoint p(m_space.axes.size());
+      size_t rest = i;
+      for (size_t a = m_space.axes.size(); a-- > 0;) {
+        p[a] = static_cast<int>(rest % m_space.axes[a].values.size());
+        rest /= m_space.axes[a].values.size();
+      }
+      const Evaluated* e = eval(p, m_o.long_steps);
+      if (e && !e->m.failed && (!m_result.best || e->m.objective > m_result.best->m.objective)) m_result.best = *e;
+    }
+  }
+
+  const config::TrialConfig& m_base;
+  const TuneSpace& m_space;
+  const TuneOptions& m_o;
+  const Feasible& m_feasible;
+  const Lookup& m_lookup;
+  TuneResult m_result;
+  std::map<std::string, size_t> m_index;
+  std::set<std::string> m_pruned_keys;
+  double m_cost = 0, m_short_cost = 0;
+  int m_short_n = 0;
+};
+
+TuneValue single(const std::string& key, const std::string& value) { return {value, {{key, value}}}; }
+
+}  // namespace
+
+size_t TuneSpace::grid_size() const {
+  size_t n = axes.empty() ? 0 : 1;
+  for (const auto& a : axes) n *= a.values.size();
+  return n;
+}
+
+TuneAxis parse_axis(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 >= text.size())
+    throw std::invalid_argument("an axis is KEY=V1,V2,...: '" + text + "'");
+  TuneAxis axis;
+  axis.name = text.substr(0, eq);
+  std::string rest = text.substr(eq + 1);
+  size_t pos = 0;
+  while (pos <= rest.size()) {
+    const size_t comma = rest.find(',', pos);
+    const std::string v = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (!v.empty()) {
+      if (axis.name == "zero" || (axis.name == "strategy" && (v == "zero2" || v == "zero3"))) {
+        if (v == "ddp") axis.values.push_back({"ddp", {{"strategy", "ddp"}}});
+        else if (v == "zero2") axis.values.push_back({"zero2", {{"strategy", "fsdp"}, {"fsdp_mode", "shard_grad_op"}}});
+        else if (v == "zero3") axis.values.push_back({"zero3", {{"strategy", "fsdp"}, {"fsdp_mode", "full_shard"}}});
+        else throw std::invalid_argument("zero takes ddp, zero2, zero3: '" + v + "'");
+      } else {
+        config::TrialConfig probe;
+        if (auto p = config::set_knob(probe, axis.name, v)) throw std::invalid_argument(p->key + ": " + p->message);
+        axis.values.push_back(single(axis.name, v));
+      }
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  if (axis.name == "zero") axis.name = "strategy";
+  if (axis.values.empty()) throw std::invalid_argument("axis " + axis.name + " has no value");
+  return axis;
+}
+
+TuneSpace default_space(const config::TrialConfig& base, bool cuda) {
+  TuneSpace s;
+  const bool dist = base.world_size > 1;
+  if (dist)
+    s.axes.push_back({"strategy",
+                      {{"ddp", {{"strategy", "ddp"}}},
+                       {"zero2", {{"strategy", "fsdp"}, {"fsdp_mode", "shard_grad_op"}}},
+                       {"zero3", {{"strategy", "fsdp"}, {"fsdp_mode", "full_shard"}}}}});
+  {
+    TuneAxis mb{"micro_batch", {}};
+    std::vector<int64_t> values;
+    if (base.micro_batch / 2 >= 1) values.push_back(base.micro_batch / 2);
+    values.push_back(base.micro_batch);
+    values.push_back(base.micro_batch * 2);
+    values.push_back(base.micro_batch * 4);
+    for (auto v : values) mb.values.push_back(single("micro_batch", num(v)));
+    s.axes.push_back(mb);
+  }
+  if (dist) s.axes.push_back({"grad_accum", {single("grad_accum", "1"), single("grad_accum", "2"), single("grad_accum", "4")}});
+  s.axes.push_back({"checkpointing", {single("checkpointing", "false"), single("checkpointing", "true")}});
+  if (dist && base.strategy == config::Strategy::Ddp) {
+    s.axes.push_back({"bucket_mb", {single("bucket_mb", "25"), single("bucket_mb", "100")}});
+    s.axes.push_back({"compression", {single("compression", "none"), single("compression", cuda ? "bf16" : "fp16")}});
+  }
+  if (cuda) {
+    s.axes.push_back({"compile", {single("compile", "off"), single("compile", "fused")}});
+    s.axes.push_back({"amp", {single("amp", "bf16"), single("amp", "fp32")}});
+  }
+  s.axes.push_back({"num_workers", {single("num_workers", "0"), single("num_workers", "2"), single("num_workers", "4")}});
+  return s;
+}
+
+config::TrialConfig config_at(const config::TrialConfig& base, const TuneSpace& space, const TunePoint& p,
+                              int64_t steps, int64_t warmup) {
+  std::vector<KnobChange> changes;
+  for (size_t a = 0; a < space.axes.size(); ++a)
+    for (const auto& c : space.axes[a].values.at(static_cast<size_t>(p.at(a))).changes) changes.push_back(c);
+  analysis::Suggestion s{"", changes, ""};
+  config::TrialConfig c = analysis::apply(s, base);
+  c.steps = steps;
+  c.warmup = std::min<int64_t>(warmup, std::max<int64_t>(0, steps - 2));
+  c.name = base.name + " [" + point_label(space, p) + "] " + std::to_string(steps) + " steps";
+  return c;
+}
+
+std::string point_label(const TuneSpace& space, const TunePoint& p) {
+  std::string out;
+  for (size_t a = 0; a < space.axes.size(); ++a)
+    out += (a ? " " : "") + space.axes[a].name + "=" + space.axes[a].values.at(static_cast<size_t>(p.at(a))).label;
+  return out;
+}
+
+TuneResult search(const config::TrialConfig& base, const TuneSpace& space, const TuneOptions& options,
+                  const Feasible& feasible, const Lookup& lookup) {
+  if (space.axes.empty()) throw std::invalid_argument("the search space has no axis");
+  return Search(base, space, options, feasible, lookup).run();
+}
+
+nlohmann::json to_json(const TuneSpace& space) {
+  auto j = nlohmann::json::array();
+  for (const auto& a : space.axes) {
+    auto values = nlohmann::json::array();
+    for (const auto& v : a.values) {
+      auto ch = nlohmann::json::array();
+      for (const auto& c : v.changes) ch.push_back({{"key", c.key}, {"value", c.value}});
+      values.push_back({{"label", v.label}, {"changes", ch}});
+    }
+    j.push_back({{"name", a.name}, {"values", values}});
+  }
+  return j;
+}
+
+TuneSpace space_from_json(const nlohmann::json& j) {
+  TuneSpace s;
+  for (const auto& a : j) {
+    TuneAxis axis{a.at("name").get<std::string>(), {}};
+    for (const auto& v : a.at("values")) {
+      TuneValue tv{v.at("label").get<std::string>(), {}};
+      for (const auto& c : v.at("changes")) tv.changes.push_back({c.at("key"), c.at("value")});
+      axis.values.push_back(tv);
+    }
+    s.axes.push_back(axis);
+  }
+  return s;
+}
+
+}  // namespace tunebench::investigate

@@ -1,0 +1,96 @@
+// Autotune: the fastest configuration in a space of knobs, found with short trials first and
+// longer ones for the finalists (two rungs of successive halving), a coordinate search between
+// them guided by the diagnosis, and core/predict's memory model pruning what cannot fit.
+//
+// The search is a pure function of its measurements: `search` asks a Lookup for each
+// measurement it wants and stops at the first one that is not known yet, returning it as
+// `pending`. A driver runs the pending trial, stores it, and calls `search` again; the search
+// replays to the same point and goes on. So the search resumes from stored trials by
+// construction, and a test can drive it with a simulated objective. This file runs no trial.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/analysis/diagnosis.h"
+#include "core/config/trial_config.h"
+
+namespace tunebench::investigate {
+
+struct TuneValue {
+  std::string label;                         // "zero3", "8", "fused"
+  std::vector<analysis::KnobChange> changes;  // applied to the base
+};
+
+struct TuneAxis {
+  std::string name;  // "strategy", "micro_batch", ...: the knob the diagnosis names
+  std::vector<TuneValue> values;
+};
+
+struct TuneSpace {
+  std::vector<TuneAxis> axes;
+  size_t grid_size() const;
+};
+
+// The space around `base`: strategy/ZeRO stage (several ranks), micro-batch, grad_accum,
+// checkpointing, bucket size and compression (DDP), compile and amp (CUDA), num_workers.
+TuneSpace default_space(const config::TrialConfig& base, bool cuda);
+// "key=v1,v2,..." axes (key "zero": ddp, zero2, zero3); throws std::invalid_argument.
+TuneAxis parse_axis(const std::string& text);
+
+using TunePoint = std::vector<int>;  // one value index per axis
+
+struct TuneOptions {
+  int64_t short_steps = 8;    // rung 0
+  int64_t long_steps = 20;    // finalists (and the exhaustive grid)
+  int64_t warmup = 3;
+  int finalists = 3;
+  int max_rounds = 3;         // coordinate-search rounds
+  double min_gain = 0.01;     // a move must gain at least this (relative) to be taken
+  double budget_cost = 0;     // cost units (seconds of trial time); 0: no limit
+  bool exhaustive = false;    // measure every feasible point at long_steps instead of searching
+};
+
+struct Measurement {
+  bool failed = false;
+  double objective = 0;       // higher is better (tokens/s)
+  double cost = 0;            // what it spent (seconds of trial time, or simulated units)
+  std::vector<std::string> hint_keys;  // knobs the diagnosis's suggestions change, first first
+  std::string limiter;        // the diagnosis verdict
+};
+
+// The trial configuration of a point at `steps` (name says the point).
+config::TrialConfig config_at(const config::TrialConfig& base, const TuneSpace& space, const TunePoint& p,
+                              int64_t steps, int64_t warmup);
+std::string point_label(const TuneSpace& space, const TunePoint& p);
+
+using Feasible = std::function<std::optional<std::string>(const config::TrialConfig&)>;  // reason it cannot run
+using Lookup = std::function<std::optional<Measurement>(const config::TrialConfig&)>;
+
+struct Evaluated {
+  TunePoint point;
+  int64_t steps = 0;
+  Measurement m;
+};
+
+struct TuneResult {
+  std::optional<config::TrialConfig> pending;  // the next trial to run; the search is not finished
+  std::vector<Evaluated> evaluations;           // in the order the search asked for them
+  std::vector<std::pair<TunePoint, std::string>> pruned;  // infeasible points met, with the reason
+  std::optional<Evaluated> best;                // the best finalist (long rung), else best short
+  double cost = 0;                              // sum of the evaluations' costs
+  bool budget_spent = false;
+};
+
+TuneResult search(const config::TrialConfig& base, const TuneSpace& space, const TuneOptions& options,
+                  const Feasible& feasible, const Lookup& lookup);
+
+nlohmann::json to_json(const TuneSpace& space);
+TuneSpace space_from_json(const nlohmann::json& j);
+
+}  // namespace tunebench::investigate

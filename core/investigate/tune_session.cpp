@@ -1,0 +1,321 @@
+#include "core/investigate/tune_session.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+
+#include "core/analysis/diagnosis.h"
+#include "core/analysis/format.h"
+#include "core/investigate/plan_tags.h"
+#include "core/predict/memory_model.h"
+#include "core/store/plans.h"
+#include "core/store/session_store.h"
+
+namespace tunebench::investigate {
+namespace {
+
+constexpr const char* kKind = "tune";
+
+nlohmann::json options_json(const TuneOptions& o) {
+  return {{"short_steps", o.short_steps}, {"long_steps", o.long_steps}, {"warmup", o.warmup},
+          {"finalists", o.finalists},     {"max_rounds", o.max_rounds}, {"min_gain", o.min_gain},
+          {"budget_cost", o.budget_cost}, {"exhaustive", o.exhaustive}};
+}
+
+TuneOptions options_of(const nlohmann::json& j) {
+  TuneOptions o;
+  o.short_steps = j.at("short_steps");
+  o.long_steps = j.at("long_steps");
+  o.warmup = j.at("warmup");
+  o.finalists = j.at("finalists");
+  o.max_rounds = j.at("max_rounds");
+  o.min_gain = j.at("min_gain");
+  o.budget_cost = j.at("budget_cost");
+  o.exhaustive = j.at("exhaustive");
+  return o;
+}
+
+// Measurements of the plan's stored trials, by arm (the newest finished trial of each).
+std::map<std::string, Measurement> measured(store::SessionStore& s, int64_t plan_id, const TuneSpec& spec,
+                                            std::map<std::string, Measurement>& cache) {
+  for (const auto& [arm, list] : finished_arms(s.list_trials(), plan_id)) {
+    if (cache.count(arm)) continue;
+    const auto& t = list.back();
+    Measurement m;
+    m.cost = t.start_us && t.end_us ? static_cast<double>(*t.end_us - *t.start_us) / 1e6 : 0;
+    if (t.status == store::TrialStatus::Failed) {
+      m.failed = true;
+      m.limiter = t.exit_reason;
+    } else {
+      const auto metrics = analysis::analyze(s.load_trial(t.id).log);
+      m.failed = metrics.measured_steps == 0;
+      m.objective = spec.per_gpu ? metrics.tokens_per_s_per_gpu.median : metrics.tokens_per_s_total.median;
+      const auto d = analysis::diagnose(metrics);
+      m.limiter = d.verdict;
+      for (const auto& f : d.findings)
+        for (const auto& sug : f.suggestions)
+          for (const auto& c : sug.changes) m.hint_keys.push_back(c.key);
+    }
+    cache[arm] = m;
+  }
+  return cache;
+}
+
+TuneResult replay(const TuneSpec& spec, const std::map<std::string, Measurement>& known) {
+  const Lookup lookup = [&](const config::TrialConfig& c) -> std::optional<Measurement> {
+    const auto it = known.find(config_arm(c));
+    if (it == known.end()) return std::nullopt;
+    return it->second;
+  };
+  return search(spec.base, spec.space, spec.options, feasibility(spec), lookup);
+}
+
+std::string quoted(const std::string& s) {
+  if (s.find_first_of(" \"'$\\,;&|<>()") == std::string::npos && !s.empty()) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+nlohmann::json to_json(const TuneSpec& spec) {
+  return {{"base", config::to_json(spec.base)},
+          {"space", to_json(spec.space)},
+          {"options", options_json(spec.options)},
+          {"per_gpu", spec.per_gpu},
+          {"cuda", spec.cuda},
+          {"device_memory_bytes", spec.device_memory_bytes}};
+}
+
+TuneSpec tune_spec_from_json(const nlohmann::json& j) {
+  try {
+    TuneSpec s;
+    auto parsed = config::from_json(j.at("base"));
+    if (!parsed.ok()) throw std::runtime_error(config::describe(parsed.problems));
+    s.base = parsed.config;
+    s.space = space_from_json(j.at("space"));
+    s.options = options_of(j.at("options"));
+    s.per_gpu = j.at("per_gpu");
+    s.cuda = j.at("cuda");
+    s.device_memory_bytes = j.at("device_memory_bytes");
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(std::string("not a tune plan: ") + e.what());
+  }
+}
+
+std::string config_arm(const config::TrialConfig& config) {
+  auto j = config::to_json(config);
+  j.erase("name");
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a, stable across builds and machines
+  for (unsigned char c : j.dump()) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char b[24];
+  std::snprintf(b, sizeof(b), "c%016llx", static_cast<unsigned long long>(h));
+  return b;
+}
+
+Feasible feasibility(const TuneSpec& spec) {
+  return [spec](const config::TrialConfig& c) -> std::optional<std::string> {
+    const auto problems = config::validate(c);
+    if (!problems.empty()) return "invalid: " + config::describe(problems);
+    if (spec.device_memory_bytes > 0) {
+      predict::MemoryOptions mo;
+      mo.cuda = spec.cuda;
+      const auto pred = predict::predict_memory(c, mo);
+      if (predict::fit_of(pred, spec.device_memory_bytes) == predict::Fit::DoesNotFit)
+        return "does not fit: predicted " + analysis::format_gib(static_cast<double>(pred.device_needed_bytes)) +
+               " per device, " + analysis::format_gib(static_cast<double>(spec.device_memory_bytes)) + " available";
+    }
+    return std::nullopt;
+  };
+}
+
+int64_t open_tune(store::SessionStore& s, const TuneSpec& spec, bool resume) {
+  const auto j = to_json(spec);
+  if (resume) {
+    const auto plans = store::list_plans(s);
+    for (auto it = plans.rbegin(); it != plans.rend(); ++it)
+      if (it->kind == kKind && it->spec == j && it->state != "cancelled") return it->id;
+  }
+  return store::add_plan(s, kKind, std::nullopt, j);
+}
+
+TuneSpec load_tune(store::SessionStore& s, int64_t plan_id) {
+  const auto row = store::find_plan(s, plan_id);
+  if (!row || row->kind != kKind) throw std::runtime_error("no tune plan " + std::to_string(plan_id));
+  return tune_spec_from_json(row->spec);
+}
+
+TuneReport tune_report(store::SessionStore& s, int64_t plan_id) {
+  TuneReport r;
+  r.spec = load_tune(s, plan_id);
+  std::map<std::string, Measurement> cache;
+  measured(s, plan_id, r.spec, cache);
+  r.result = replay(r.spec, cache);
+  r.ranked = r.result.evaluations;
+  std::stable_sort(r.ranked.begin(), r.ranked.end(), [](const Evaluated& a, const Evaluated& b) {
+    if (a.steps != b.steps) return a.steps > b.steps;
+    const double x = a.m.failed ? -1 : a.m.objective, y = b.m.failed ? -1 : b.m.objective;
+    return x > y;
+  });
+  if (r.result.best) {
+    const auto best = config_at(r.spec.base, r.spec.space, r.result.best->point, r.spec.options.long_steps,
+                                r.spec.options.warmup);
+    r.command_line = worker_command_line(best);
+    r.limiter = r.result.best->m.limiter;
+  }
+  double long_cost = 0;
+  int long_n = 0;
+  for (const auto& e : r.result.evaluations)
+    if (e.steps == r.spec.options.long_steps) {
+      long_cost += e.m.cost;
+      ++long_n;
+    }
+  if (long_n > 0) {
+    const auto feasible = feasibility(r.spec);
+    size_t n_feasible = 0;
+    const size_t n = r.spec.space.grid_size();
+    for (size_t i = 0; i < n; ++i) {
+      TunePoint p(r.spec.space.axes.size());
+      size_t rest = i;
+      for (size_t a = p.size(); a-- > 0;) {
+        p[a] = static_cast<int>(rest % r.spec.space.axes[a].values.size());
+        rest /= r.spec.space.axes[a].values.size();
+      }
+      if (!feasible(config_at(r.spec.base, r.spec.space, p, r.spec.options.long_steps, r.spec.options.warmup)))
+        ++n_feasible;
+    }
+    r.grid_cost_estimate = static_cast<double>(n_feasible) * long_cost / long_n;
+  }
+  return r;
+}
+
+TuneReport run_tune(const std::string& session_path, int64_t plan_id, const TrialExecutor& executor,
+                    const std::function<void(const std::string&)>& progress, const std::atomic<bool>* cancelled) {
+  std::map<std::string, Measurement> cache;
+  TuneSpec spec;
+  {
+    auto s = store::SessionStore::open(session_path);
+    spec = load_tune(s, plan_id);
+    store::set_plan_state(s, plan_id, "running");
+  }
+  bool was_cancelled = false;
+  for (int n = 1;; ++n) {
+    if (cancelled && cancelled->load()) {
+      was_cancelled = true;
+      break;
+    }
+    TuneResult r;
+    {
+      auto s = store::SessionStore::open(session_path);
+      measured(s, plan_id, spec, cache);
+      r = replay(spec, cache);
+    }
+    if (!r.pending) break;
+    TrialRequest req;
+    req.config = *r.pending;
+    req.name = "tune: " + r.pending->name;
+    req.config.name = req.name;
+    req.tags = {plan_tag(plan_id), arm_tag(config_arm(*r.pending)), "tune"};
+    if (progress) {
+      char cost[64];
+      std::snprintf(cost, sizeof(cost), " (%.0f s of trials so far)", r.cost);
+      progress("[" + std::to_string(r.evaluations.size() + 1) + "] " + r.pending->name + cost);
+    }
+    const auto out = executor(req);
+    if (out.trial_id == 0) throw std::runtime_error("the trial was not stored: " + out.message);
+    if (progress && out.status != "done") progress("    trial " + std::to_string(out.trial_id) + " " + out.status + ": " + out.message);
+    if (out.status == "stopped" || out.status == "interrupted") {
+      was_cancelled = true;
+      break;
+    }
+  }
+  auto s = store::SessionStore::open(session_path);
+  auto report = tune_report(s, plan_id);
+  store::set_plan_result(s, plan_id, to_json(report));
+  store::set_plan_state(s, plan_id, was_cancelled ? "paused" : "done");
+  return report;
+}
+
+std::string worker_command_line(const config::TrialConfig& config, const std::string& worker) {
+  const config::TrialConfig defaults;
+  std::string line;
+  if (config.world_size > 1)
+    line = "torchrun --standalone --nproc-per-node " + std::to_string(config.world_size) + " --no-python ";
+  line += worker;
+  for (const auto& k : config::knobs()) {
+    if (k.key == "name") continue;
+    const auto v = config::knob_text(config, k.key);
+    if (v == config::knob_text(defaults, k.key)) continue;
+    std::string flag = k.key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    line += " --" + flag + " " + quoted(v);
+  }
+  return line;
+}
+
+std::string render(const TuneReport& r) {
+  std::string out;
+  const auto& o = r.spec.options;
+  out += std::string(o.exhaustive ? "exhaustive grid" : "search") + ": " + std::to_string(r.result.evaluations.size()) +
+         " trials, " + std::to_string(static_cast<long long>(r.result.cost)) + " s of trial time; grid of " +
+         std::to_string(r.spec.space.grid_size()) + " points";
+  if (r.grid_cost_estimate > 0)
+    out += " (exhaustive at " + std::to_string(o.long_steps) + " steps: about " +
+           std::to_string(static_cast<long long>(r.grid_cost_estimate)) + " s)";
+  out += "\n";
+  if (!r.result.pruned.empty()) out += std::to_string(r.result.pruned.size()) + " points pruned before running (memory or validity)\n";
+  out += "rank  steps  objective      point\n";
+  int i = 0;
+  for (const auto& e : r.ranked) {
+    char line[96];
+    if (e.m.failed) std::snprintf(line, sizeof(line), "%4d  %5lld  %13s  ", ++i, static_cast<long long>(e.steps), "failed");
+    else std::snprintf(line, sizeof(line), "%4d  %5lld  %13.1f  ", ++i, static_cast<long long>(e.steps), e.m.objective);
+    out += line + point_label(r.spec.space, e.point) + "\n";
+  }
+  if (r.result.best) {
+    out += "best: " + point_label(r.spec.space, r.result.best->point) + ", " +
+           std::to_string(static_cast<long long>(r.result.best->m.objective)) + " tokens/s" +
+           (r.spec.per_gpu ? " per GPU" : "") + " (" + std::to_string(r.result.best->steps) + "-step trial)\n";
+    out += "limited by: " + r.limiter + "\n";
+    out += "run it: " + r.command_line + "\n";
+  } else {
+    out += "no configuration ran successfully\n";
+  }
+  if (r.result.pending) out += "not finished: the budget or a cancel stopped it; run again to resume\n";
+  return out;
+}
+
+nlohmann::json to_json(const TuneReport& r) {
+  nlohmann::json j;
+  j["trials"] = nlohmann::json::array();
+  for (const auto& e : r.ranked)
+    j["trials"].push_back({{"point", point_label(r.spec.space, e.point)},
+                           {"steps", e.steps},
+                           {"failed", e.m.failed},
+                           {"objective", e.m.objective},
+                           {"cost_s", e.m.cost}});
+  j["cost_s"] = r.result.cost;
+  j["grid_points"] = r.spec.space.grid_size();
+  j["grid_cost_estimate_s"] = r.grid_cost_estimate;
+  j["pruned"] = r.result.pruned.size();
+  j["exhaustive"] = r.spec.options.exhaustive;
+  j["finished"] = !r.result.pending.has_value();
+  if (r.result.best) {
+    const auto best = config_at(r.spec.base, r.spec.space, r.result.best->point, r.spec.options.long_steps,
+                                r.spec.options.warmup);
+    j["best"] = {{"point", point_label(r.spec.space, r.result.best->point)},
+                 {"objective", r.result.best->m.objective},
+                 {"config", config::to_json(best)},
+                 {"command_line", r.command_line},
+                 {"limiter", r.limiter}};
+  }
+  return j;
+}
+
+}  // namespace tunebench::investigate

@@ -1,0 +1,62 @@
+// An autotune search kept in a session: the spec as a plans row (kind "tune"), each measured
+// point as a trial tagged with the plan and an arm named after its configuration, and a driver
+// that replays the search (autotune.h) against the stored trials, runs the trial it asks for,
+// and repeats. Resuming after a crash re-runs only what is not stored.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/investigate/autotune.h"
+#include "core/investigate/trial_executor.h"
+
+namespace tunebench::store {
+class SessionStore;
+}
+
+namespace tunebench::investigate {
+
+struct TuneSpec {
+  config::TrialConfig base;
+  TuneSpace space;
+  TuneOptions options;
+  bool per_gpu = false;             // objective: tokens/s per GPU instead of total
+  bool cuda = true;                 // memory model of a CUDA device
+  int64_t device_memory_bytes = 0;  // 0: memory is not checked
+};
+
+nlohmann::json to_json(const TuneSpec& spec);
+TuneSpec tune_spec_from_json(const nlohmann::json& j);
+
+// The newest tune plan with the same spec, or a new one. Returns the plan id.
+int64_t open_tune(store::SessionStore& store, const TuneSpec& spec, bool resume = true);
+TuneSpec load_tune(store::SessionStore& store, int64_t plan_id);
+
+// The arm tag value of a configuration: "c" + 16 hex digits of a hash of its knobs (name aside).
+std::string config_arm(const config::TrialConfig& config);
+// What can prune a configuration: validation, then the memory prediction.
+Feasible feasibility(const TuneSpec& spec);
+
+struct TuneReport {
+  TuneResult result;
+  TuneSpec spec;
+  std::vector<Evaluated> ranked;  // every measured trial, best objective first (long rung first)
+  std::string command_line;       // tunebench-worker (torchrun) line of the best
+  std::string limiter;            // what limited the best (its diagnosis)
+  double grid_cost_estimate = 0;  // feasible points x mean long-trial cost
+};
+
+TuneReport tune_report(store::SessionStore& store, int64_t plan_id);
+
+TuneReport run_tune(const std::string& session_path, int64_t plan_id, const TrialExecutor& executor,
+                    const std::function<void(const std::string&)>& progress,
+                    const std::atomic<bool>* cancelled = nullptr);
+
+// The worker's command line for `config`: flags for the knobs that differ from the defaults.
+std::string worker_command_line(const config::TrialConfig& config, const std::string& worker = "tunebench-worker");
+std::string render(const TuneReport& report);
+nlohmann::json to_json(const TuneReport& report);
+
+}  // namespace tunebench::investigate
