@@ -92,7 +92,7 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
   // 1. The event channel: without it nothing can be reported except on stderr.
   std::unique_ptr<EventWriter> writer;
   try {
-    writer = std::make_unique<EventWriter>(protocol::open_line_sink(options.events));
+    writer = std::make_unique<EventWriter>(protocol::open_line_sink(options.events, options.event_token));
   } catch (const std::exception& e) {
     log(rank, std::string("cannot open the event channel: ") + e.what());
     return protocol::kExitEventChannel;

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/protocol/event_token.h"
 #include "core/protocol/exit_codes.h"
 
 namespace tunebench::worker {
@@ -56,6 +57,10 @@ WorkerOptions parse_worker_options(int argc, char** argv) {
   app.add_option("--config", config_file, "Trial configuration JSON (knob flags override it)");
   app.add_option("--preset", preset, "Start from a named trial preset (see --list-presets)");
   app.add_option("--events", out.events, "Event channel: file:PATH | unix:PATH | tcp://HOST:PORT | stdout");
+  app.add_option("--event-token", out.event_token,
+                 "Token a tcp:// event listener demands in the first line (prefer the environment variable: "
+                 "a command line is visible to every user of the machine)")
+      ->envname(std::string(protocol::kEventTokenVariable));
   app.add_option("--trial", out.trial, "Trial id stamped on every event");
   app.add_flag("--print-config", out.print_config, "Print the resolved configuration as JSON and exit");
   app.add_option("--save-params", out.save_params, "After training, write rank 0's full parameters as raw float32")

@@ -14,6 +14,7 @@ struct WorkerOptions {
   config::TrialConfig config;
   std::vector<config::Problem> problems;  // command line and config-file problems (not validation)
   std::string events = "stdout";          // file:PATH | unix:PATH | tcp://HOST:PORT | stdout
+  std::string event_token;                // tcp:// only: the trial's token, sent as the first line
   std::string trial;                      // trial id stamped on every event
   bool print_config = false;
   std::string save_params;  // write the final parameters (float32, flat, all units) here (tests)

@@ -10,6 +10,7 @@ constexpr const char* kParallel = "Parallelism";
 constexpr const char* kPrecision = "Precision & kernels";
 constexpr const char* kComm = "Communication";
 constexpr const char* kRun = "Run length";
+constexpr const char* kWhere = "Where";
 }  // namespace
 
 const std::vector<KnobInfo>& knobs() {
@@ -118,6 +119,42 @@ const std::vector<KnobInfo>& knobs() {
        "How long ranks wait for each other at start before giving up with an error.", ""},
       {"collective_timeout_s", kRun, "Collective timeout", T::Float, {}, "s",
        "A collective running longer than this ends the trial with an error (a hung rank).", ""},
+      {"launcher", kWhere, "Where", T::Choice, {"local", "ssh", "slurm"}, "",
+       "local: ranks on this machine. ssh: one ssh connection per host starts that host's ranks; events "
+       "come back through the connection (docs/LAUNCH.md). slurm: srun inside your allocation or sbatch "
+       "of a generated script; events come back over TCP with a per-trial token.",
+       ""},
+      {"ssh_hosts", kWhere, "SSH hosts", T::Text, {}, "",
+       "Hosts in order, separated by ';': [user@]host[:port] ranks=N [worker=PATH] [NAME=value ...]. "
+       "The first host is MASTER_ADDR; the ranks must add up to the world size. Your own ssh keys, agent "
+       "and ~/.ssh/config are used (BatchMode: no password prompts).",
+       ""},
+      {"ssh_command", kWhere, "SSH command", T::Text, {}, "",
+       "The ssh client and extra options, e.g. 'ssh -F ~/.ssh/lab_config -J bastion'.", ""},
+      {"master_addr", kWhere, "Rendezvous address", T::Text, {}, "",
+       "SSH: the address the other hosts reach the first host at; empty: the first host's name.", ""},
+      {"remote_worker", kWhere, "Remote worker", T::Text, {}, "",
+       "tunebench-worker on the remote hosts or SLURM nodes (a path, or a name on their PATH).", ""},
+      {"remote_env", kWhere, "Remote environment", T::Map, {}, "",
+       "Extra variables for every remote rank, e.g. LD_LIBRARY_PATH=/opt/torch/lib.", ""},
+      {"slurm_mode", kWhere, "SLURM mode", T::Choice, {"srun", "sbatch"}, "",
+       "srun: run inside the allocation you hold (salloc); sbatch: submit a generated batch script and "
+       "wait for it.",
+       ""},
+      {"slurm_nodes", kWhere, "SLURM nodes", T::Int, {}, "", "Nodes; the world size is split evenly over them.", ""},
+      {"slurm_gpus_per_node", kWhere, "SLURM GPUs per node", T::Int, {}, "",
+       "--gpus-per-node; 0 requests none (CPU ranks).", ""},
+      {"slurm_partition", kWhere, "SLURM partition", T::Text, {}, "", "--partition; empty: the default.", ""},
+      {"slurm_account", kWhere, "SLURM account", T::Text, {}, "", "--account; empty: your default.", ""},
+      {"slurm_time", kWhere, "SLURM time limit", T::Text, {}, "", "--time, e.g. 30 or 1:00:00; empty: the partition's.",
+       ""},
+      {"slurm_dir", kWhere, "SLURM shared folder", T::Text, {}, "",
+       "A folder every node can read, for the trial's config and batch script; empty: ~/.cache/tunebench/slurm.",
+       ""},
+      {"event_host", kWhere, "Event address", T::Text, {}, "",
+       "SLURM: the address of this machine that the nodes can reach (events come back over TCP with a "
+       "token); empty: this machine's host name.",
+       ""},
   };
   return table;
 }

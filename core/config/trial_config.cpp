@@ -32,6 +32,8 @@ TUNEBENCH_ENUM_NAMES(Optimizer, "adamw", "sgd")
 TUNEBENCH_ENUM_NAMES(Compression, "none", "fp16", "bf16")
 TUNEBENCH_ENUM_NAMES(FsdpMode, "full_shard", "shard_grad_op")
 TUNEBENCH_ENUM_NAMES(DType, "fp32", "bf16", "fp16")
+TUNEBENCH_ENUM_NAMES(Launcher, "local", "ssh", "slurm")
+TUNEBENCH_ENUM_NAMES(SlurmMode, "srun", "sbatch")
 #undef TUNEBENCH_ENUM_NAMES
 
 template <class E> std::string_view enum_name(E v) {
@@ -93,6 +95,58 @@ Field dim_field(const char* key, int64_t ModelDims::*member) {
           }};
 }
 
+std::map<std::string, std::string> string_map(const json& j) {
+  if (!j.is_object()) throw std::invalid_argument("expected an object of NAME: value strings");
+  std::map<std::string, std::string> env;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!it.value().is_string() && !it.value().is_number())
+      throw std::invalid_argument("value of " + it.key() + " must be a string");
+    env[it.key()] = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+  }
+  return env;
+}
+
+json ssh_hosts_json(const std::vector<SshHost>& hosts) {
+  json out = json::array();
+  for (const auto& h : hosts) {
+    json o = {{"host", h.host}, {"ranks", h.ranks}};
+    if (!h.user.empty()) o["user"] = h.user;
+    if (h.port != 0) o["port"] = h.port;
+    if (!h.worker.empty()) o["worker"] = h.worker;
+    if (!h.env.empty()) o["env"] = h.env;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+std::vector<SshHost> ssh_hosts_from_json(const json& j) {
+  if (j.is_string()) {  // the text form is accepted in JSON too (hand-written configs)
+    std::vector<SshHost> hosts;
+    if (auto p = parse_ssh_hosts(j.get<std::string>(), hosts)) throw std::invalid_argument(p->message);
+    return hosts;
+  }
+  if (!j.is_array()) throw std::invalid_argument("expected an array of {host, user, port, ranks, worker, env}");
+  std::vector<SshHost> hosts;
+  for (const auto& o : j) {
+    if (!o.is_object() || !o.contains("host") || !o["host"].is_string())
+      throw std::invalid_argument("every SSH host needs a \"host\" string");
+    SshHost h;
+    for (auto it = o.begin(); it != o.end(); ++it) {
+      const auto& k = it.key();
+      const auto& v = it.value();
+      if (k == "host") h.host = v.get<std::string>();
+      else if (k == "user" && v.is_string()) h.user = v.get<std::string>();
+      else if (k == "worker" && v.is_string()) h.worker = v.get<std::string>();
+      else if (k == "port" && v.is_number_integer()) h.port = v.get<int>();
+      else if (k == "ranks" && v.is_number_integer()) h.ranks = v.get<int>();
+      else if (k == "env") h.env = string_map(v);
+      else throw std::invalid_argument("SSH host field '" + k + "' is unknown or has the wrong type");
+    }
+    hosts.push_back(std::move(h));
+  }
+  return hosts;
+}
+
 const std::vector<Field>& fields() {
   static const std::vector<Field> table = {
       plain("name", &TrialConfig::name),
@@ -148,16 +202,7 @@ const std::vector<Field>& fields() {
       enumerated("fsdp_param_dtype", &TrialConfig::fsdp_param_dtype),
       enumerated("fsdp_reduce_dtype", &TrialConfig::fsdp_reduce_dtype),
       {"nccl_env", [](const TrialConfig& c) { return json(c.nccl_env); },
-       [](TrialConfig& c, const json& j) {
-         if (!j.is_object()) throw std::invalid_argument("expected an object of NAME: value strings");
-         std::map<std::string, std::string> env;
-         for (auto it = j.begin(); it != j.end(); ++it) {
-           if (!it.value().is_string() && !it.value().is_number())
-             throw std::invalid_argument("value of " + it.key() + " must be a string");
-           env[it.key()] = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
-         }
-         c.nccl_env = std::move(env);
-       }},
+       [](TrialConfig& c, const json& j) { c.nccl_env = string_map(j); }},
       plain("steps", &TrialConfig::steps),
       plain("warmup", &TrialConfig::warmup),
       plain("seed", &TrialConfig::seed),
@@ -165,6 +210,23 @@ const std::vector<Field>& fields() {
       plain("gpu_sample_hz", &TrialConfig::gpu_sample_hz),
       plain("rendezvous_timeout_s", &TrialConfig::rendezvous_timeout_s),
       plain("collective_timeout_s", &TrialConfig::collective_timeout_s),
+      enumerated("launcher", &TrialConfig::launcher),
+      // Stored as an array of objects; the form and --set use the text form (set_knob below).
+      {"ssh_hosts", [](const TrialConfig& c) { return ssh_hosts_json(c.ssh_hosts); },
+       [](TrialConfig& c, const json& j) { c.ssh_hosts = ssh_hosts_from_json(j); }},
+      plain("ssh_command", &TrialConfig::ssh_command),
+      plain("master_addr", &TrialConfig::master_addr),
+      plain("remote_worker", &TrialConfig::remote_worker),
+      {"remote_env", [](const TrialConfig& c) { return json(c.remote_env); },
+       [](TrialConfig& c, const json& j) { c.remote_env = string_map(j); }},
+      enumerated("slurm_mode", &TrialConfig::slurm_mode),
+      plain("slurm_nodes", &TrialConfig::slurm_nodes),
+      plain("slurm_gpus_per_node", &TrialConfig::slurm_gpus_per_node),
+      plain("slurm_partition", &TrialConfig::slurm_partition),
+      plain("slurm_account", &TrialConfig::slurm_account),
+      plain("slurm_time", &TrialConfig::slurm_time),
+      plain("slurm_dir", &TrialConfig::slurm_dir),
+      plain("event_host", &TrialConfig::event_host),
   };
   return table;
 }
@@ -193,6 +255,96 @@ std::string_view to_string(Optimizer v) { return enum_name(v); }
 std::string_view to_string(Compression v) { return enum_name(v); }
 std::string_view to_string(FsdpMode v) { return enum_name(v); }
 std::string_view to_string(DType v) { return enum_name(v); }
+std::string_view to_string(Launcher v) { return enum_name(v); }
+std::string_view to_string(SlurmMode v) { return enum_name(v); }
+
+std::optional<Problem> parse_ssh_hosts(std::string_view text, std::vector<SshHost>& out) {
+  out.clear();
+  auto bad = [](std::string message) { return Problem{"ssh_hosts", std::move(message)}; };
+  std::string all(text);
+  for (char& ch : all)
+    if (ch == '\n') ch = ';';
+  std::stringstream hosts(all);
+  std::string item;
+  while (std::getline(hosts, item, ';')) {
+    std::stringstream words(item);
+    std::string word;
+    if (!(words >> word)) continue;  // empty entries are allowed ("a; b;")
+    SshHost h;
+    std::string address = word;
+    if (const auto at = address.find('@'); at != std::string::npos) {
+      h.user = address.substr(0, at);
+      address = address.substr(at + 1);
+      if (h.user.empty()) return bad("'" + word + "' has an empty user name");
+    }
+    // host:port, but a bare IPv6 address ("::1") is taken whole; "[::1]:2222" has a port.
+    if (!address.empty() && address.front() == '[') {
+      const auto close = address.find(']');
+      if (close == std::string::npos) return bad("'" + word + "' lacks the closing ']'");
+      std::string rest = address.substr(close + 1);
+      address = address.substr(1, close - 1);
+      if (!rest.empty()) {
+        if (rest.front() != ':') return bad("'" + word + "': expected ':port' after ']'");
+        try {
+          h.port = std::stoi(rest.substr(1));
+        } catch (...) {
+          return bad("'" + word + "' has a bad port");
+        }
+      }
+    } else if (const auto colon = address.find(':');
+               colon != std::string::npos && address.find(':', colon + 1) == std::string::npos) {
+      const std::string port = address.substr(colon + 1);
+      address = address.substr(0, colon);
+      char* end = nullptr;
+      const long p = std::strtol(port.c_str(), &end, 10);
+      if (port.empty() || *end != '\0') return bad("'" + word + "' has a bad port '" + port + "'");
+      h.port = int(p);
+    }
+    if (address.empty()) return bad("'" + word + "' has no host name");
+    if (h.port < 0 || h.port > 65535) return bad("'" + word + "': port must be between 1 and 65535");
+    h.host = address;
+    while (words >> word) {
+      const auto eq = word.find('=');
+      if (eq == std::string::npos || eq == 0)
+        return bad("'" + word + "' after " + h.host + " is not ranks=N, worker=PATH or NAME=value");
+      const std::string k = word.substr(0, eq), v = word.substr(eq + 1);
+      if (k == "ranks" || k == "gpus") {
+        char* end = nullptr;
+        const long n = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || n < 1 || n > 1024) return bad("ranks of " + h.host + " must be 1 to 1024");
+        h.ranks = int(n);
+      } else if (k == "worker") {
+        h.worker = v;
+      } else {
+        h.env[k] = v;
+      }
+    }
+    out.push_back(std::move(h));
+  }
+  return std::nullopt;
+}
+
+std::string format_ssh_hosts(const std::vector<SshHost>& hosts) {
+  std::string out;
+  for (const auto& h : hosts) {
+    if (!out.empty()) out += "; ";
+    if (!h.user.empty()) out += h.user + "@";
+    const bool v6 = h.host.find(':') != std::string::npos;
+    out += (v6 && h.port ? "[" + h.host + "]" : h.host);
+    if (h.port) out += ":" + std::to_string(h.port);
+    out += " ranks=" + std::to_string(h.ranks);
+    if (!h.worker.empty()) out += " worker=" + h.worker;
+    for (const auto& [k, v] : h.env) out += " " + k + "=" + v;
+  }
+  return out;
+}
+
+int launcher_ranks(const TrialConfig& config) {
+  if (config.launcher != Launcher::Ssh) return config.world_size;
+  int n = 0;
+  for (const auto& h : config.ssh_hosts) n += h.ranks;
+  return n;
+}
 
 bool TrialConfig::operator==(const TrialConfig& o) const { return to_json(*this) == to_json(o); }
 
@@ -277,6 +429,12 @@ std::optional<Problem> set_knob(TrialConfig& config, std::string_view key, std::
     case KnobType::Choice:
     case KnobType::Text: value = s; break;
   }
+  if (key == "ssh_hosts") {  // the text form; parse_ssh_hosts reports the problem
+    std::vector<SshHost> hosts;
+    if (auto p = parse_ssh_hosts(s, hosts)) return p;
+    config.ssh_hosts = std::move(hosts);
+    return std::nullopt;
+  }
   try {
     f->set(config, value);
   } catch (const std::exception& e) {
@@ -288,6 +446,7 @@ std::optional<Problem> set_knob(TrialConfig& config, std::string_view key, std::
 std::string knob_text(const TrialConfig& config, std::string_view key) {
   const Field* f = find_field(key);
   if (!f) return {};
+  if (key == "ssh_hosts") return format_ssh_hosts(config.ssh_hosts);
   const json v = f->get(config);
   if (v.is_string()) return v.get<std::string>();
   if (v.is_object()) {

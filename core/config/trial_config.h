@@ -38,6 +38,24 @@ enum class Compression { None, Fp16, Bf16 };
 // ShardGradOp keeps them until backward (ZeRO-2).
 enum class FsdpMode { FullShard, ShardGradOp };
 enum class DType { Fp32, Bf16, Fp16 };
+// Where the ranks run (core/launch builds the processes; docs/LAUNCH.md).
+enum class Launcher { Local, Ssh, Slurm };
+// srun: inside an allocation the user already holds (salloc); sbatch: a generated batch script.
+enum class SlurmMode { Srun, Sbatch };
+
+// One SSH host of a multi-node trial. Text form (the form, --set): "[user@]host[:port] [ranks=N]
+// [worker=PATH] [NAME=value ...]", hosts separated by ';' (see parse_ssh_hosts).
+struct SshHost {
+  std::string user;    // empty: ssh's default (~/.ssh/config, the local user)
+  std::string host;    // name or address, as ssh resolves it (an alias of ~/.ssh/config works)
+  int port = 0;        // 0: ssh's default
+  int ranks = 1;       // ranks (GPUs) on this host
+  std::string worker;  // worker program there; empty: the trial's remote_worker
+  std::map<std::string, std::string> env;  // extra environment of this host's ranks
+  bool operator==(const SshHost& o) const {
+    return user == o.user && host == o.host && port == o.port && ranks == o.ranks && worker == o.worker && env == o.env;
+  }
+};
 
 struct ModelDims {
   int64_t dim = 256;     // hidden size
@@ -102,6 +120,22 @@ struct TrialConfig {
   double gpu_sample_hz = 10.0;
   double rendezvous_timeout_s = 120.0;  // how long ranks wait for each other at start
   double collective_timeout_s = 300.0;  // a collective that takes longer ends the trial
+
+  // ---- where (the launcher; not seen by the worker) ----
+  Launcher launcher = Launcher::Local;
+  std::vector<SshHost> ssh_hosts;  // ssh: nodes in order; node 0 is MASTER_ADDR; ranks sum to world_size
+  std::string ssh_command = "ssh"; // ssh: the client and extra options ("ssh -F ~/.ssh/lab_config")
+  std::string master_addr;         // ssh: rendezvous address the ranks reach node 0 at; empty: its host
+  std::string remote_worker = "tunebench-worker";  // ssh/slurm: worker program on the nodes
+  std::map<std::string, std::string> remote_env;   // ssh/slurm: extra environment of every rank
+  SlurmMode slurm_mode = SlurmMode::Srun;
+  int slurm_nodes = 1;             // slurm: nodes; world_size / nodes ranks per node
+  int slurm_gpus_per_node = 0;     // slurm: --gpus-per-node; 0 asks for none (CPU)
+  std::string slurm_partition;     // slurm: --partition; empty: the cluster's default
+  std::string slurm_account;       // slurm: --account; empty: the user's default
+  std::string slurm_time;          // slurm: --time limit ("30", "1:00:00"); empty: the partition's
+  std::string slurm_dir;           // slurm: shared folder for the config and script; empty: ~/.cache/tunebench/slurm
+  std::string event_host;          // slurm: address the nodes reach this machine at; empty: its host name
 
   bool operator==(const TrialConfig& o) const;
   bool operator!=(const TrialConfig& o) const { return !(*this == o); }
@@ -182,6 +216,15 @@ std::string_view to_string(Optimizer v);
 std::string_view to_string(Compression v);
 std::string_view to_string(FsdpMode v);
 std::string_view to_string(DType v);
+std::string_view to_string(Launcher v);
+std::string_view to_string(SlurmMode v);
+
+// "[user@]host[:port] [ranks=N] [worker=PATH] [NAME=value ...]; ..." <-> hosts. Parsing returns a
+// problem (key ssh_hosts) for a malformed host; format_ssh_hosts(parse(x)) is canonical.
+std::optional<Problem> parse_ssh_hosts(std::string_view text, std::vector<SshHost>& out);
+std::string format_ssh_hosts(const std::vector<SshHost>& hosts);
+// Ranks the launcher starts on its nodes (sum of ssh ranks; world_size otherwise).
+int launcher_ranks(const TrialConfig& config);
 
 // Keys whose values differ between two configs, in knobs() order (for comparisons).
 std::vector<std::string> differing_knobs(const TrialConfig& a, const TrialConfig& b);

@@ -1,5 +1,7 @@
 // Validation of a TrialConfig: every rule in one place, every problem reported (not just the first).
+#include <cctype>
 #include <cmath>
+#include <cstring>
 
 #include "core/config/trial_config.h"
 
@@ -97,6 +99,63 @@ std::vector<Problem> validate(const TrialConfig& c) {
   need(c.gpu_sample_hz > 0 && c.gpu_sample_hz <= 1000, "gpu_sample_hz", "sampling rate must be in (0, 1000] Hz");
   need(c.rendezvous_timeout_s > 0, "rendezvous_timeout_s", "rendezvous timeout must be positive");
   need(c.collective_timeout_s > 0, "collective_timeout_s", "collective timeout must be positive");
+
+  // where
+  // Text that ends up in a shell command line on another machine: printable, no newline or NUL.
+  auto printable = [&](const std::string& v, const char* key, const std::string& what) {
+    bool ok = true;
+    for (unsigned char ch : v) ok = ok && ch >= 0x20 && ch != 0x7f;
+    need(ok, key, what + " contains a control character");
+  };
+  auto env_ok = [&](const std::map<std::string, std::string>& env, const char* key) {
+    for (const auto& [name, value] : env) {
+      bool ident = !name.empty() && !(name[0] >= '0' && name[0] <= '9');
+      for (char ch : name) ident = ident && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+      need(ident, key, "'" + name + "' is not a variable name (letters, digits, '_')");
+      printable(value, key, "value of " + name);
+    }
+  };
+  env_ok(c.remote_env, "remote_env");
+  printable(c.remote_worker, "remote_worker", "the remote worker path");
+  if (c.launcher != Launcher::Local)
+    need(!c.remote_worker.empty(), "remote_worker", "name the worker program on the remote machines");
+  if (c.launcher == Launcher::Ssh) {
+    need(!c.ssh_hosts.empty(), "ssh_hosts", "the ssh launcher needs at least one host");
+    for (const auto& h : c.ssh_hosts) {
+      need(!h.host.empty() && h.host[0] != '-' && h.host.find_first_of(" \t'\"\\;@") == std::string::npos,
+           "ssh_hosts", "'" + h.host + "' is not a host name");
+      need(h.user.empty() || (h.user[0] != '-' && h.user.find_first_of(" \t'\"\\;@") == std::string::npos),
+           "ssh_hosts", "'" + h.user + "' is not a user name");
+      need(h.ranks >= 1, "ssh_hosts", "every host runs at least one rank");
+      need(h.port >= 0 && h.port <= 65535, "ssh_hosts", "port of " + h.host + " must be between 1 and 65535");
+      printable(h.worker, "ssh_hosts", "the worker path of " + h.host);
+      env_ok(h.env, "ssh_hosts");
+    }
+    if (!c.ssh_hosts.empty())
+      need(launcher_ranks(c) == c.world_size, "ssh_hosts",
+           "the hosts' ranks add up to " + std::to_string(launcher_ranks(c)) + ", the world size is " +
+               std::to_string(c.world_size));
+    need(!c.ssh_command.empty() && c.ssh_command.find_first_not_of(' ') != std::string::npos, "ssh_command",
+         "name the ssh client (ssh)");
+    printable(c.ssh_command, "ssh_command", "the ssh command");
+    printable(c.master_addr, "master_addr", "the rendezvous address");
+  }
+  if (c.launcher == Launcher::Slurm) {
+    need(c.slurm_nodes >= 1, "slurm_nodes", "SLURM needs at least one node");
+    if (c.slurm_nodes >= 1)
+      need(c.world_size % c.slurm_nodes == 0, "slurm_nodes",
+           "world size " + std::to_string(c.world_size) + " does not split evenly over " +
+               std::to_string(c.slurm_nodes) + " nodes");
+    need(c.slurm_gpus_per_node >= 0, "slurm_gpus_per_node", "GPUs per node must not be negative");
+    for (auto [v, key] : {std::pair{&c.slurm_partition, "slurm_partition"}, {&c.slurm_account, "slurm_account"},
+                          {&c.slurm_time, "slurm_time"}}) {
+      bool ok = true;
+      for (char ch : *v) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || (ch != 0 && std::strchr("-_.:,+", ch)));
+      need(ok, key, "'" + *v + "' may hold only letters, digits and - _ . : , +");
+    }
+    printable(c.slurm_dir, "slurm_dir", "the shared folder");
+    printable(c.event_host, "event_host", "the event address");
+  }
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "core/protocol/event_writer.h"
 
+#include "core/protocol/event_token.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -89,7 +91,7 @@ bool FdLineSink::write_line(std::string_view line) {
   return true;
 }
 
-std::unique_ptr<LineSink> open_line_sink(const std::string& spec) {
+std::unique_ptr<LineSink> open_line_sink(const std::string& spec, const std::string& token) {
   if (spec == "stdout" || spec == "-") return std::make_unique<FdLineSink>(STDOUT_FILENO, false);
   if (spec == "stderr") return std::make_unique<FdLineSink>(STDERR_FILENO, false);
   if (spec == "none") {
@@ -105,7 +107,11 @@ std::unique_ptr<LineSink> open_line_sink(const std::string& spec) {
     return std::make_unique<FdLineSink>(fd, true);
   }
   if (spec.rfind("unix:", 0) == 0) return std::make_unique<FdLineSink>(connect_unix(spec.substr(5)), true);
-  if (spec.rfind("tcp://", 0) == 0) return std::make_unique<FdLineSink>(connect_tcp(spec.substr(6)), true);
+  if (spec.rfind("tcp://", 0) == 0) {
+    auto sink = std::make_unique<FdLineSink>(connect_tcp(spec.substr(6)), true);
+    if (!token.empty() && !sink->write_line(event_token_line(token))) fail("cannot send the event token to " + spec);
+    return sink;
+  }
   throw std::runtime_error("unknown event channel '" + spec +
                            "' (use file:PATH, unix:PATH, tcp://HOST:PORT or stdout)");
 }

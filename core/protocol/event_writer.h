@@ -40,7 +40,8 @@ class FdLineSink final : public LineSink {
 
 // Opens the channel named by a spec: "file:PATH", "unix:PATH", "tcp://HOST:PORT", "stdout"
 // or "-" (stdout), "stderr", "none". Throws std::runtime_error with a readable message on failure.
-std::unique_ptr<LineSink> open_line_sink(const std::string& spec);
+// A tcp:// sink with a non-empty `token` first writes the token line (event_token.h).
+std::unique_ptr<LineSink> open_line_sink(const std::string& spec, const std::string& token = "");
 
 class EventWriter {
  public:

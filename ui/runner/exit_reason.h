@@ -1,4 +1,5 @@
-// Turning exit codes, signals and error events into sentences a user can act on.
+// Turning exit codes, signals and error events into sentences a user can act on: QString faces
+// of core/launch/exit_reason.h (one wording for the GUI and the CLI).
 #pragma once
 
 #include <QString>
@@ -11,5 +12,7 @@ QString describe_exit_code(int code);
 QString describe_signal(int signal);
 // An error event's kind in words ("out of memory", "NCCL failure", ...).
 QString describe_error_kind(const QString& kind);
+// A status as a shell reports it (remote ranks): 128 + N is signal N.
+QString describe_shell_status(int status);
 
 }  // namespace tunebench::ui

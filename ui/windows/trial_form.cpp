@@ -12,7 +12,7 @@
 namespace tunebench::ui {
 
 namespace {
-const char* const kGroups[] = {"Model & data", "Parallelism", "Precision & kernels", "Communication", "Run length"};
+const char* const kGroups[] = {"Model & data", "Parallelism", "Precision & kernels", "Communication", "Run length", "Where"};
 const char* const kDimKeys[] = {"dim", "layers", "heads", "ffn", "vocab"};
 }  // namespace
 
