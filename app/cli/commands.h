@@ -15,6 +15,8 @@ void add_export_command(CLI::App& app);  // export SESSION --trial ID --format F
 void add_list_command(CLI::App& app);    // list SESSION
 void add_predict_command(CLI::App& app);   // predict [--config F | --preset P] [--gpu G --gpus N --link L] [--json]
 void add_accuracy_command(CLI::App& app);  // accuracy INPUTS... [--json]
-void add_probe_command(CLI::App& app);     // probe --gpus N [--nccl-env K=V] [--session S]
+void add_probe_command(CLI::App& app);
+void add_investigate_command(CLI::App& app);  // investigate SESSION TRIAL [--budget N | --budget-minutes M]
+void add_tune_command(CLI::App& app);         // tune SESSION --preset P [--per-gpu] --budget-minutes M [--out F]     // probe --gpus N [--nccl-env K=V] [--session S]
 
 }  // namespace tunebench::cli

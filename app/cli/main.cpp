@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   tunebench::cli::add_predict_command(app);
   tunebench::cli::add_accuracy_command(app);
   tunebench::cli::add_probe_command(app);
+  tunebench::cli::add_investigate_command(app);
+  tunebench::cli::add_tune_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

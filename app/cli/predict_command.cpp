@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "app/cli/commands.h"
+#include "app/cli/config_inputs.h"
 #include "app/cli/trial_inputs.h"
 #include "core/predict/predictor.h"
 #include "core/predict/render.h"
@@ -27,35 +28,7 @@ struct PredictOptions {
 };
 
 config::TrialConfig load_config(const PredictOptions& o) {
-  config::TrialConfig c;
-  if (!o.preset.empty()) {
-    const auto p = config::trial_preset(o.preset);
-    if (!p) {
-      std::string names;
-      for (const auto& t : config::trial_presets()) names += " " + t.name;
-      throw std::runtime_error("unknown preset '" + o.preset + "'; presets:" + names);
-    }
-    c = *p;
-  }
-  if (!o.config_file.empty()) {
-    std::ifstream in(o.config_file);
-    if (!in) throw std::runtime_error("cannot open " + o.config_file);
-    nlohmann::json j;
-    try {
-      in >> j;
-    } catch (const nlohmann::json::exception& e) {
-      throw std::runtime_error(o.config_file + " is not JSON: " + e.what());
-    }
-    const auto parsed = config::from_json(j, c);
-    if (!parsed.ok()) throw std::runtime_error(o.config_file + ":\n" + config::describe(parsed.problems));
-    c = parsed.config;
-  }
-  for (const auto& kv : o.sets) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos) throw std::runtime_error("--set wants KEY=VALUE, got '" + kv + "'");
-    if (auto problem = config::set_knob(c, kv.substr(0, eq), kv.substr(eq + 1)))
-      throw std::runtime_error(problem->key + ": " + problem->message);
-  }
+  config::TrialConfig c = config_from_inputs(o.preset, o.config_file, o.sets);
   if (o.gpus > 0) {
     c.world_size = o.gpus;
     if (o.gpus > 1 && c.strategy == config::Strategy::Single) {

@@ -41,16 +41,17 @@ class Search {
   }
 
  private:
-  // nullptr: infeasible (pruned). Throws NeedMeasurement for an unknown measurement.
-  const Evaluated* eval(const TunePoint& p, int64_t steps) {
+  // nullopt: infeasible (pruned). Throws NeedMeasurement for an unknown measurement. A copy:
+  // the evaluations vector grows while the caller holds the result.
+  std::optional<Evaluated> eval(const TunePoint& p, int64_t steps) {
     const auto cfg = config_at(m_base, m_space, p, steps, m_o.warmup);
     const std::string key = key_of(cfg);
-    if (auto it = m_index.find(key); it != m_index.end()) return &m_result.evaluations[it->second];
-    if (m_pruned_keys.count(key)) return nullptr;
+    if (auto it = m_index.find(key); it != m_index.end()) return m_result.evaluations[it->second];
+    if (m_pruned_keys.count(key)) return std::nullopt;
     if (auto reason = m_feasible(cfg)) {
       m_pruned_keys.insert(key);
       m_result.pruned.push_back({p, *reason});
-      return nullptr;
+      return std::nullopt;
     }
     auto m = m_lookup(cfg);
     if (!m) throw NeedMeasurement{cfg};
@@ -61,10 +62,10 @@ class Search {
     }
     m_index[key] = m_result.evaluations.size();
     m_result.evaluations.push_back({p, steps, *m});
-    return &m_result.evaluations.back();
+    return m_result.evaluations.back();
   }
 
-  static double score(const Evaluated* e) { return !e || e->m.failed ? -1.0 : e->m.objective; }
+  static double score(const std::optional<Evaluated>& e) { return !e || e->m.failed ? -1.0 : e->m.objective; }
 
   // Whether the budget leaves room for one more short trial and the finalists' long ones.
   bool room_for_short() const {
@@ -88,7 +89,7 @@ class Search {
     return p;
   }
 
-  std::vector<size_t> axis_order(const Evaluated* cur) const {
+  std::vector<size_t> axis_order(const std::optional<Evaluated>& cur) const {
     std::vector<size_t> order;
     if (cur)
       for (const auto& k : cur->m.hint_keys) {
@@ -103,7 +104,7 @@ class Search {
 
   void coordinate_then_finalists() {
     TunePoint cur = base_point();
-    const Evaluated* cur_e = eval(cur, m_o.short_steps);
+    std::optional<Evaluated> cur_e = eval(cur, m_o.short_steps);
     bool out_of_budget = false;
     for (int round = 0; round < m_o.max_rounds && !out_of_budget; ++round) {
       bool improved = false;
@@ -119,7 +120,7 @@ class Search {
             out_of_budget = true;
             break;
           }
-          const Evaluated* e = eval(p, m_o.short_steps);
+          const auto e = eval(p, m_o.short_steps);
           if (score(e) > std::max(best_score, 0.0) * (1 + m_o.min_gain) && score(e) > best_score) {
             best = p;
             best_score = score(e);
@@ -136,21 +137,21 @@ class Search {
     }
     m_result.budget_spent = out_of_budget;
     // Finalists: the best distinct short results, measured again at long_steps.
-    std::vector<const Evaluated*> shorts;
+    std::vector<Evaluated> shorts;
     for (const auto& e : m_result.evaluations)
-      if (e.steps == m_o.short_steps && !e.m.failed) shorts.push_back(&e);
+      if (e.steps == m_o.short_steps && !e.m.failed) shorts.push_back(e);
     std::stable_sort(shorts.begin(), shorts.end(),
-                     [](const auto* x, const auto* y) { return x->m.objective > y->m.objective; });
+                     [](const auto& x, const auto& y) { return x.m.objective > y.m.objective; });
     std::vector<TunePoint> finalists;
-    for (const auto* e : shorts)
-      if (static_cast<int>(finalists.size()) < m_o.finalists) finalists.push_back(e->point);
+    for (const auto& e : shorts)
+      if (static_cast<int>(finalists.size()) < m_o.finalists) finalists.push_back(e.point);
     std::optional<Evaluated> best;
     for (const auto& p : finalists) {
       if (m_o.long_steps == m_o.short_steps) break;
-      const Evaluated* e = eval(p, m_o.long_steps);
+      const auto e = eval(p, m_o.long_steps);
       if (e && !e->m.failed && (!best || e->m.objective > best->m.objective)) best = *e;
     }
-    if (!best && !shorts.empty()) best = *shorts.front();
+    if (!best && !shorts.empty()) best = shorts.front();
     m_result.best = best;
   }
 
@@ -163,7 +164,7 @@ class Search {
         p[a] = static_cast<int>(rest % m_space.axes[a].values.size());
         rest /= m_space.axes[a].values.size();
       }
-      const Evaluated* e = eval(p, m_o.long_steps);
+      const auto e = eval(p, m_o.long_steps);
       if (e && !e->m.failed && (!m_result.best || e->m.objective > m_result.best->m.objective)) m_result.best = *e;
     }
   }

@@ -1,0 +1,42 @@
+#include "app/cli/config_inputs.h"
+
+#include <fstream>
+#include <stdexcept>
+
+namespace tunebench::cli {
+
+config::TrialConfig config_from_inputs(const std::string& preset, const std::string& config_file,
+                                       const std::vector<std::string>& sets) {
+  config::TrialConfig c;
+  if (!preset.empty()) {
+    const auto p = config::trial_preset(preset);
+    if (!p) {
+      std::string names;
+      for (const auto& t : config::trial_presets()) names += " " + t.name;
+      throw std::runtime_error("unknown preset '" + preset + "'; presets:" + names);
+    }
+    c = *p;
+  }
+  if (!config_file.empty()) {
+    std::ifstream in(config_file);
+    if (!in) throw std::runtime_error("cannot open " + config_file);
+    nlohmann::json j;
+    try {
+      in >> j;
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(config_file + " is not JSON: " + e.what());
+    }
+    const auto parsed = config::from_json(j, c);
+    if (!parsed.ok()) throw std::runtime_error(config_file + ":\n" + config::describe(parsed.problems));
+    c = parsed.config;
+  }
+  for (const auto& kv : sets) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) throw std::runtime_error("--set wants KEY=VALUE, got '" + kv + "'");
+    if (auto problem = config::set_knob(c, kv.substr(0, eq), kv.substr(eq + 1)))
+      throw std::runtime_error(problem->key + ": " + problem->message);
+  }
+  return c;
+}
+
+}  // namespace tunebench::cli

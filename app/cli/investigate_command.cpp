@@ -1,0 +1,94 @@
+// `tunebench-cli investigate SESSION TRIAL`: plan one-factor variants of a stored trial, run them
+// headless within a budget, and print the attribution table and verdict (core/investigate).
+// Run again to resume: what is stored is not run twice.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <memory>
+
+#include "app/cli/commands.h"
+#include "app/cli/plan_executor.h"
+#include "core/investigate/investigation.h"
+#include "core/store/session_store.h"
+
+namespace tunebench::cli {
+namespace {
+
+struct InvestigateOptions {
+  std::string session, worker;
+  int64_t trial = 0;
+  int budget = 0;
+  double budget_minutes = 0;
+  int64_t steps = 0, warmup = -1;
+  int baseline_repeats = 2, max_repeats = 2;
+  double timeout_s = 0, device_memory_gib = 0;
+  bool json = false, fresh = false, plan_only = false;
+};
+
+void run(const InvestigateOptions& o) {
+  investigate::PlanOptions po;
+  po.steps = o.steps;
+  po.warmup = o.warmup;
+  po.device_memory_bytes = static_cast<int64_t>(o.device_memory_gib * 1024.0 * 1024.0 * 1024.0);
+  int64_t plan_id = 0;
+  {
+    auto s = store::SessionStore::open(o.session);
+    plan_id = investigate::open_investigation(s, o.trial, po, !o.fresh);
+    const auto plan = investigate::load_investigation(s, plan_id);
+    std::cerr << "plan " << plan_id << " for trial " << o.trial << " (" << plan.baseline.name << "): "
+              << plan.variants.size() << " variants, " << plan.skipped.size() << " skipped\n";
+    std::cerr << "  diagnosis: " << plan.diagnosis << "\n";
+    for (const auto& v : plan.variants)
+      std::cerr << "  " << v.arm << "  " << v.title << "  [" << to_string(v.category) << "; " << v.source << "]\n";
+    for (const auto& sk : plan.skipped) std::cerr << "  skipped  " << sk.title << ": " << sk.reason << "\n";
+    if (o.plan_only) {
+      if (o.json) std::cout << investigate::to_json(plan).dump(2) << "\n";
+      return;
+    }
+  }
+  investigate::Budget b;
+  b.max_trials = o.budget;
+  b.max_minutes = o.budget_minutes;
+  b.baseline_repeats = o.baseline_repeats;
+  b.max_repeats = o.max_repeats;
+  const auto* stop = install_stop_signals();
+  const auto exec = cli_executor(o.session, o.worker, "investigate plan " + std::to_string(plan_id), o.timeout_s, stop);
+  const auto a = investigate::run_investigation(
+      o.session, plan_id, b, exec, [](const investigate::Progress& p) { std::cerr << p.line << "\n"; }, stop);
+  if (o.json) {
+    auto j = investigate::to_json(a);
+    j["plan"] = plan_id;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << investigate::render(a);
+  }
+  if (stop->load()) throw std::runtime_error("stopped; run the same command again to resume plan " + std::to_string(plan_id));
+}
+
+}  // namespace
+
+void add_investigate_command(CLI::App& app) {
+  auto o = std::make_shared<InvestigateOptions>();
+  auto* cmd = app.add_subcommand("investigate",
+                                 "Run the forum's hypotheses around a stored trial as one experiment and rank them by "
+                                 "measured effect (resumes a stored plan)");
+  cmd->add_option("session", o->session, "Session file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("trial", o->trial, "Trial id of the baseline")->required();
+  auto* budget = cmd->add_option("--budget", o->budget, "At most this many trials (the plan's, resumed ones included)");
+  cmd->add_option("--budget-minutes", o->budget_minutes, "At most this many minutes of trial time")->excludes(budget);
+  cmd->add_option("--worker", o->worker, "tunebench-worker to run (default: beside this program, or TUNEBENCH_WORKER)");
+  cmd->add_option("--steps", o->steps, "Steps of every trial (default: the baseline's)");
+  cmd->add_option("--warmup", o->warmup, "Warm-up steps of every trial (default: the baseline's)");
+  cmd->add_option("--baseline-repeats", o->baseline_repeats, "Runs of the baseline (noise floor)")->check(CLI::Range(1, 10));
+  cmd->add_option("--max-repeats", o->max_repeats, "Runs of a variant whose effect is within the noise")
+      ->check(CLI::Range(1, 10));
+  cmd->add_option("--timeout", o->timeout_s, "Seconds before one trial is stopped (0: none)");
+  cmd->add_option("--device-memory-gib", o->device_memory_gib,
+                  "Memory per device for pruning variants (default: the baseline's device)");
+  cmd->add_flag("--new", o->fresh, "Plan anew instead of resuming the newest plan of this trial");
+  cmd->add_flag("--plan-only", o->plan_only, "Store and print the plan, run nothing");
+  cmd->add_flag("--json", o->json, "Print the attribution as JSON");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace tunebench::cli

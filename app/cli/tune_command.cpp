@@ -1,0 +1,114 @@
+// `tunebench-cli tune SESSION --preset P`: find the fastest configuration around a preset within a
+// budget (core/investigate/autotune.h), running short trials first and long ones for the
+// finalists; prints the ranked trials, the best configuration, its worker command line and what
+// limited it; --out writes the best config as JSON (`tunebench-worker --config FILE`).
+// `--exhaustive` measures every feasible point of the same space (the reference for the search).
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "app/cli/commands.h"
+#include "app/cli/config_inputs.h"
+#include "app/cli/plan_executor.h"
+#include "core/investigate/planner.h"
+#include "core/investigate/tune_session.h"
+#include "core/predict/hardware.h"
+#include "core/store/session_store.h"
+
+namespace tunebench::cli {
+namespace {
+
+struct TuneOptionsCli {
+  std::string session, preset, config_file, objective = "tokens_per_s", out, worker, gpu;
+  std::vector<std::string> sets, axes;
+  bool per_gpu = false, json = false, exhaustive = false, fresh = false;
+  double budget_minutes = 0, timeout_s = 0, device_memory_gib = 0;
+  int64_t short_steps = 8, long_steps = 20, warmup = 3;
+  int finalists = 3, rounds = 3;
+};
+
+void run(const TuneOptionsCli& o) {
+  investigate::TuneSpec spec;
+  spec.base = config_from_inputs(o.preset, o.config_file, o.sets);
+  spec.cuda = investigate::runs_on_cuda(spec.base, o.gpu.empty() ? "" : o.gpu);
+  if (spec.base.device == config::Device::Auto && o.gpu.empty()) spec.cuda = true;
+  if (o.device_memory_gib > 0) spec.device_memory_bytes = static_cast<int64_t>(o.device_memory_gib * (1ull << 30));
+  else if (!o.gpu.empty()) {
+    const auto* g = hardware::find_gpu(o.gpu);
+    if (!g) throw std::runtime_error("unknown GPU '" + o.gpu + "' (see tunebench-cli predict --list)");
+    spec.device_memory_bytes = g->memory_bytes;
+  }
+  if (o.axes.empty()) spec.space = investigate::default_space(spec.base, spec.cuda);
+  else
+    for (const auto& a : o.axes) spec.space.axes.push_back(investigate::parse_axis(a));
+  spec.per_gpu = o.per_gpu;
+  spec.options.short_steps = o.short_steps;
+  spec.options.long_steps = o.long_steps;
+  spec.options.warmup = o.warmup;
+  spec.options.finalists = o.finalists;
+  spec.options.max_rounds = o.rounds;
+  spec.options.budget_cost = o.budget_minutes * 60.0;
+  spec.options.exhaustive = o.exhaustive;
+  if (!std::filesystem::exists(o.session)) store::SessionStore::create(o.session, "Autotune");
+  int64_t plan_id = 0;
+  {
+    auto s = store::SessionStore::open(o.session);
+    plan_id = investigate::open_tune(s, spec, !o.fresh);
+  }
+  std::cerr << "tune plan " << plan_id << ": " << spec.space.axes.size() << " axes, grid of " << spec.space.grid_size()
+            << " points" << (o.exhaustive ? " (exhaustive)" : "") << "\n";
+  const auto* stop = install_stop_signals();
+  const auto exec = cli_executor(o.session, o.worker, "tune plan " + std::to_string(plan_id), o.timeout_s, stop);
+  const auto report = investigate::run_tune(o.session, plan_id, exec, [](const std::string& l) { std::cerr << l << "\n"; }, stop);
+  if (o.json) {
+    auto j = investigate::to_json(report);
+    j["plan"] = plan_id;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << investigate::render(report);
+  }
+  if (!o.out.empty() && report.result.best) {
+    auto best = investigate::config_at(spec.base, spec.space, report.result.best->point, spec.options.long_steps,
+                                       spec.options.warmup);
+    best.name = "autotuned: " + investigate::point_label(spec.space, report.result.best->point);
+    std::ofstream(o.out) << config::to_json(best).dump(2) << "\n";
+    std::cerr << "best config written to " << o.out << "\n";
+  }
+  if (stop->load()) throw std::runtime_error("stopped; run the same command again to resume tune plan " + std::to_string(plan_id));
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app) {
+  auto o = std::make_shared<TuneOptionsCli>();
+  auto* cmd = app.add_subcommand("tune", "Find the fastest configuration around a preset (successive halving, "
+                                         "memory-pruned, resumable)");
+  cmd->add_option("session", o->session, "Session file (created when missing)")->required();
+  cmd->add_option("--preset", o->preset, "Start from a trial preset");
+  cmd->add_option("--config", o->config_file, "Start from a config JSON (over the preset)");
+  cmd->add_option("--set", o->sets, "Change a knob of the start: KEY=VALUE (repeatable)");
+  cmd->add_option("--objective", o->objective, "What to maximise")->check(CLI::IsMember({"tokens_per_s"}));
+  cmd->add_flag("--per-gpu", o->per_gpu, "Maximise tokens/s per GPU instead of in total");
+  cmd->add_option("--budget-minutes", o->budget_minutes, "Minutes of trial time (0: until the search ends)");
+  cmd->add_option("--axis", o->axes,
+                  "Search axis KEY=V1,V2,... instead of the default space (repeatable; zero=ddp,zero2,zero3)");
+  cmd->add_option("--short-steps", o->short_steps, "Steps of the first-rung trials");
+  cmd->add_option("--long-steps", o->long_steps, "Steps of the finalists' trials");
+  cmd->add_option("--warmup", o->warmup, "Warm-up steps of every trial");
+  cmd->add_option("--finalists", o->finalists, "Points measured again with long trials");
+  cmd->add_option("--rounds", o->rounds, "Rounds of the coordinate search");
+  cmd->add_option("--gpu", o->gpu, "GPU (catalogue id or name) whose memory prunes the space");
+  cmd->add_option("--device-memory-gib", o->device_memory_gib, "Memory per device for pruning");
+  cmd->add_option("--worker", o->worker, "tunebench-worker to run");
+  cmd->add_option("--timeout", o->timeout_s, "Seconds before one trial is stopped (0: none)");
+  cmd->add_option("--out", o->out, "Write the best config here (JSON for tunebench-worker --config)");
+  cmd->add_flag("--exhaustive", o->exhaustive, "Measure every feasible point with long trials (the reference)");
+  cmd->add_flag("--new", o->fresh, "Start a new search instead of resuming the same one");
+  cmd->add_flag("--json", o->json, "Print the report as JSON");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace tunebench::cli

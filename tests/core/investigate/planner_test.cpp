@@ -1,0 +1,114 @@
+// The planner: which variants for which baseline, in which order, and what is skipped and why.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/analysis/trial_metrics.h"
+#include "core/investigate/planner.h"
+#include "tests/core/investigate/planted_trials.h"
+
+namespace ti = tunebench::investigate;
+namespace tc = tunebench::config;
+namespace tt = tunebench::testing;
+
+namespace {
+
+tunebench::analysis::TrialMetrics measured(const tc::TrialConfig& c, const tt::PlantedModel& m) {
+  std::mt19937_64 rng(1);
+  return tunebench::analysis::analyze(tt::planted_trial(c, m, rng, "base"));
+}
+
+tc::TrialConfig gpu(tc::Strategy s, int world) {
+  tc::TrialConfig c;
+  c.name = "base";
+  c.device = tc::Device::Cuda;
+  c.strategy = s;
+  c.world_size = world;
+  c.amp = tc::Amp::Bf16;
+  c.steps = 10;
+  c.warmup = 2;
+  return c;
+}
+
+const ti::Variant* find(const ti::InvestigationPlan& p, const std::string& title_part) {
+  for (const auto& v : p.variants)
+    if (v.title.find(title_part) != std::string::npos) return &v;
+  return nullptr;
+}
+
+bool skipped(const ti::InvestigationPlan& p, const std::string& title_part, const std::string& reason_part) {
+  return std::any_of(p.skipped.begin(), p.skipped.end(), [&](const auto& s) {
+    return s.title.find(title_part) != std::string::npos && s.reason.find(reason_part) != std::string::npos;
+  });
+}
+
+}  // namespace
+
+TEST(Planner, DataBoundSingleGpuTriesLoaderThreadsFirstAndNoCommunication) {
+  tt::PlantedModel m;
+  m.data_wait_ms_no_workers = 43;
+  const auto plan = ti::plan_investigation(measured(gpu(tc::Strategy::Single, 1), m), 7);
+  ASSERT_FALSE(plan.variants.empty());
+  EXPECT_EQ(plan.variants.front().config.num_workers > 0, true) << plan.variants.front().title;
+  EXPECT_EQ(plan.variants.front().category, ti::Category::Data);
+  EXPECT_EQ(plan.variants.front().source.rfind("diagnosis", 0), 0u);
+  for (const auto& v : plan.variants) {
+    EXPECT_NE(v.category, ti::Category::Communication) << v.title;
+    EXPECT_TRUE(tc::validate(v.config).empty()) << v.title;
+    EXPECT_NE(v.config, plan.baseline) << v.title;
+  }
+  EXPECT_TRUE(skipped(plan, "communication", "single rank"));
+  EXPECT_NE(find(plan, "micro_batch 8"), nullptr);
+  EXPECT_NE(find(plan, "compile fused"), nullptr);
+  EXPECT_EQ(plan.baseline_trial, 7);
+}
+
+TEST(Planner, DdpWithoutPeerToPeerTriesTransportCompressionAccumulationAndZero) {
+  auto c = gpu(tc::Strategy::Ddp, 2);
+  c.nccl_env["NCCL_P2P_DISABLE"] = "1";
+  tt::PlantedModel m;
+  m.exposed_comm_ms = 60;
+  const auto plan = ti::plan_investigation(measured(c, m), 1);
+  for (const char* t : {"NCCL_P2P_DISABLE unset", "compression bf16", "grad_accum 2", "ZeRO-2", "ZeRO-3", "bucket_mb"}) {
+    const auto* v = find(plan, t);
+    ASSERT_NE(v, nullptr) << t;
+    EXPECT_EQ(v->category, ti::Category::Communication) << t;
+  }
+  EXPECT_TRUE(find(plan, "NCCL_P2P_DISABLE unset")->config.nccl_env.empty());
+  EXPECT_EQ(find(plan, "ZeRO-2")->config.fsdp_mode, tc::FsdpMode::ShardGradOp);
+  EXPECT_TRUE(skipped(plan, "NCCL_ALGO", "2 ranks"));
+  // No variant twice (the diagnosis and the forum both suggest some).
+  for (size_t i = 0; i < plan.variants.size(); ++i)
+    for (size_t j = i + 1; j < plan.variants.size(); ++j) {
+      auto a = plan.variants[i].config, b = plan.variants[j].config;
+      a.name = b.name = "";
+      EXPECT_NE(a, b) << plan.variants[i].title << " / " << plan.variants[j].title;
+    }
+}
+
+TEST(Planner, VariantsThePredictionSaysCannotFitAreSkippedWithTheReason) {
+  auto c = *tc::trial_preset("7b-single");
+  c.steps = 10;
+  c.warmup = 2;
+  std::mt19937_64 rng(1);
+  tt::PlantedModel m;
+  const auto metrics = tunebench::analysis::analyze(tt::planted_trial(c, m, rng, "7b"));
+  ti::PlanOptions o;
+  o.device_memory_bytes = int64_t{80} << 30;  // an 80 GiB GPU: 7B with AdamW in fp32 state cannot double its batch
+  const auto plan = ti::plan_investigation(metrics, 1, o);
+  EXPECT_TRUE(std::any_of(plan.skipped.begin(), plan.skipped.end(),
+                          [](const auto& s) { return s.reason.rfind("does not fit: predicted", 0) == 0; }));
+  EXPECT_EQ(find(plan, "micro_batch 2"), nullptr);
+  // Unlimited memory: the same variant is planned.
+  o.device_memory_bytes = int64_t{4096} << 30;
+  EXPECT_NE(find(ti::plan_investigation(metrics, 1, o), "micro_batch 2"), nullptr);
+}
+
+TEST(Planner, PlanRoundTripsThroughJson) {
+  tt::PlantedModel m;
+  m.data_wait_ms_no_workers = 43;
+  const auto plan = ti::plan_investigation(measured(gpu(tc::Strategy::Ddp, 2), m), 3);
+  const auto back = ti::plan_from_json(ti::to_json(plan));
+  EXPECT_EQ(ti::to_json(back), ti::to_json(plan));
+  EXPECT_THROW(ti::plan_from_json(nlohmann::json::object()), std::runtime_error);
+}

@@ -1,0 +1,57 @@
+// A small real investigation with the real CPU worker (tiny custom model, headless through
+// launch::run_trial): a planted per-sample CPU cost with no loader threads makes the step
+// data-bound, and the investigation must rank the loader-thread variant first. The planted cause
+// is large (the data wait is about twice the compute) so that a busy machine cannot hide it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/investigate/headless_executor.h"
+#include "core/investigate/investigation.h"
+#include "core/store/session_store.h"
+
+#ifdef TUNEBENCH_WORKER
+
+namespace ti = tunebench::investigate;
+namespace tc = tunebench::config;
+namespace ts = tunebench::store;
+
+TEST(RealWorker, DataBoundTinyTrialRanksNumWorkersFirst) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tb-investigate-real-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "s.tbsession").string();
+  ts::SessionStore::create(path, "real");
+  tc::TrialConfig c;
+  c.name = "tiny, data-bound";
+  c.device = tc::Device::Cpu;
+  c.model = "custom";
+  c.dims = {64, 2, 2, 128, 512};
+  c.seq_len = 32;
+  c.micro_batch = 4;
+  c.sample_cpu_us = 10000;  // 40 ms of hashing per step on the training thread
+  c.steps = 10;
+  c.warmup = 2;
+  ASSERT_TRUE(tc::validate(c).empty()) << tc::describe(tc::validate(c));
+  const auto exec = ti::headless_executor(path, TUNEBENCH_WORKER, "test", 120);
+  const auto first = exec({c, c.name, {}});
+  ASSERT_EQ(first.status, "done") << first.message;
+  int64_t plan = 0;
+  {
+    auto s = ts::SessionStore::open(path);
+    plan = ti::open_investigation(s, first.trial_id, {});
+  }
+  ti::Budget b;
+  b.max_trials = 8;
+  std::vector<std::string> lines;
+  const auto a = ti::run_investigation(path, plan, b, exec, [&](const ti::Progress& p) { lines.push_back(p.line); });
+  ASSERT_FALSE(a.factors.empty());
+  EXPECT_EQ(a.factors.front().category, ti::Category::Data) << ti::render(a);
+  EXPECT_TRUE(a.factors.front().effect.beyond_noise) << ti::render(a);
+  EXPECT_EQ(a.factors.front().phase_moved, "data wait") << ti::render(a);
+  EXPECT_FALSE(a.has_communication_factor());
+  EXPECT_FALSE(lines.empty());
+  std::filesystem::remove_all(dir);
+}
+
+#endif
