@@ -19,6 +19,12 @@
 #                                 # NCCL_P2P_DISABLE=1, 1B tf32 and pure-bf16 (single, DDP, DDP without
 #                                 # P2P). Writes predict-logs.tar.gz holding predict/*.jsonl:
 #                                 # `tar -xzf predict-logs.tar.gz -C tests/data/gpu`.
+#   scripts/gpu-bench.sh investigate  # 2 GPUs, about 3 min: issue 12 with the packed CLI (.gpu/cli.tar.xz,
+#                                 # scripts/cli-bundle.sh): 125m DDP autotune with a small budget and the
+#                                 # exhaustive grid of the same space (GPU time and best tokens/s per GPU
+#                                 # of each), then investigations of a DDP baseline with NCCL_P2P_DISABLE=1
+#                                 # and of a data-bound single-GPU baseline. Sessions and outputs under
+#                                 # $OUT/investigate; the summary table is printed last.
 #
 # Builds the worker against the machine's pip PyTorch (torch.utils.cmake_prefix_path). The
 # machine has no apt: nlohmann/ and CLI/ headers and the PyTorch reference script travel in .gpu/
@@ -34,6 +40,10 @@ if [ "$MODE" = prepare ]; then
   mkdir -p "$ROOT/.gpu/include"
   cp -r /usr/include/nlohmann /usr/include/CLI "$ROOT/.gpu/include/"
   cp "$ROOT/../shared/tools/pytorch_reference.py" "$ROOT/.gpu/"
+  # The CLI for `investigate` (the GPU machine has no SQLite): packed with its libraries.
+  if [ -x "$ROOT/build/app/cli/tunebench-cli" ]; then
+    bash "$ROOT/scripts/cli-bundle.sh" "$ROOT/build/app/cli/tunebench-cli" "$ROOT/.gpu/cli.tar.xz"
+  fi
   exit 0
 fi
 
@@ -251,9 +261,15 @@ case "$MODE" in
     mkdir -p "$OUT/predict" && cp "$OUT"/logs/*.jsonl "$OUT/predict/"
     tar -czf "$OUT/predict-logs.tar.gz" -C "$OUT" predict && rm -rf "$OUT/predict"
     ;;
+  investigate)
+    bash "$ROOT/scripts/gpu-investigate.sh" "$W" "$OUT/investigate"
+    ;;
   *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac
 
 echo "== table"
 python3 "$ROOT/scripts/gpu_table.py" "$RESULTS" | tee "$OUT/table.txt"
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"
+if [ "$MODE" = investigate ] && [ -f "$OUT/investigate/summary.txt" ]; then
+  echo "== investigate"; cat "$OUT/investigate/summary.txt"
+fi
