@@ -12,6 +12,7 @@
 #include "ui/models/trials_model.h"
 #include "ui/windows/comparison_window.h"
 #include "ui/windows/main_window.h"
+#include "ui/windows/session_actions.h"
 #include "ui/windows/session_controller.h"
 #include "ui/windows/sweep_dialog.h"
 #include "ui/windows/trial_form.h"
@@ -34,10 +35,22 @@ AnalysisController::AnalysisController(MainWindow* window) : QObject(window), m_
   sweep->setStatusTip(QStringLiteral("Queue a grid of trials over knobs and value lists, then compare them"));
   connect(sweep, &QAction::triggered, this, [this] { openSweepDialog(); });
 
+  auto* investigate = new QAction(QStringLiteral("&Investigate…"), window);
+  investigate->setObjectName(QStringLiteral("actionInvestigate"));
+  investigate->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_I));
+  investigate->setStatusTip(QStringLiteral(
+      "Run the forum's hypotheses around the selected stored trial and rank them by measured effect, with the noise"));
+  connect(investigate, &QAction::triggered, this, &AnalysisController::investigateSelected);
+
   auto* menu = new QMenu(QStringLiteral("&Analysis"), window);
   menu->setObjectName(QStringLiteral("menuAnalysis"));
   menu->addAction(compare);
   menu->addAction(sweep);
+  menu->addAction(investigate);
+  if (window->sessionActions()) {
+    window->sessionActions()->contextMenu()->addSeparator();
+    window->sessionActions()->contextMenu()->addAction(investigate);
+  }
   // Before Help, where the menu bar's last entry conventionally stays (found by object name).
   QMenu* help = window->menu(QStringLiteral("menuHelp"));
   if (help)
@@ -165,6 +178,47 @@ SweepDialog* AnalysisController::openSweepDialog() {
   dialog->show();
   m_sweep = dialog;
   return dialog;
+}
+
+void AnalysisController::investigateSelected() {
+  const auto rows = m_window->trialsView()->selectionModel()->selectedRows();
+  if (rows.isEmpty()) {
+    m_window->statusBar()->showMessage(QStringLiteral("Select a stored trial in the Trials table first"), 6000);
+    return;
+  }
+  investigateRow(rows.first().row());
+}
+
+InvestigateWindow* AnalysisController::investigateRow(int row) {
+  SessionController* session = m_window->session();
+  if (row < 0 || row >= m_window->trialsModel()->rowCount()) return nullptr;
+  const qint64 storeId = session->storeId(m_window->trialsModel()->record(row).id);
+  if (storeId < 0 || session->path().isEmpty()) {
+    m_window->statusBar()->showMessage(QStringLiteral("Only a trial stored in a session can be investigated"), 6000);
+    return nullptr;
+  }
+  const bool foreign = session->isForeign();
+  QPointer<SessionController> guard(session);
+  auto launch = [this, guard, foreign](const investigate::TrialRequest& r) {
+    LaunchRequest request;
+    request.configs = {r.config};
+    request.what = QStringLiteral("investigation: %1").arg(QString::fromStdString(r.name));
+    request.fromSession = foreign;
+    request.source = QStringLiteral("investigate");
+    QStringList tags;
+    for (const auto& t : r.tags) tags << QString::fromStdString(t);
+    m_window->launcher()->launch(request, [guard, tags](const QStringList& ids) {
+      if (guard)
+        for (const QString& id : ids) guard->annotateTrial(id, QString(), tags);
+    });
+  };
+  auto* w = new InvestigateWindow(session->path(), storeId, launch, m_window);
+  w->setAttribute(Qt::WA_DeleteOnClose, true);
+  connect(session, &SessionController::liveTrialStored, w, &InvestigateWindow::onTrialStored);
+  w->show();
+  if (!w->start()) m_window->statusBar()->showMessage(w->errorText(), 8000);
+  m_investigation = w;
+  return w;
 }
 
 void AnalysisController::showSweep(const QStringList& ids, const std::vector<std::string>& keys) {

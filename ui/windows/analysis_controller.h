@@ -1,7 +1,8 @@
 // AnalysisController: the main window's "Analysis" menu (issue 7). It turns selected rows of the
 // trials table into TrialLogs through a provider, opens a ComparisonWindow on them, queues the
 // follow-up trials its suggestion buttons ask for, and runs the sweep dialog: plan -> queue ->
-// progress -> comparison of the sweep when its last trial finished.
+// progress -> comparison of the sweep when its last trial finished, and the investigation of a
+// stored trial (InvestigateWindow, issue 12).
 //
 // Logs come from the provider when it has them (by default the events this window received:
 // MainWindow::trialLogs(), the running trial and replays); trials stored in the session file are
@@ -20,6 +21,7 @@
 #include "core/config/trial_config.h"
 #include "core/protocol/trial_log.h"
 #include "ui/windows/comparison_window.h"  // QPointer needs the complete types
+#include "ui/windows/investigate_window.h"
 #include "ui/windows/sweep_dialog.h"
 
 namespace tunebench::ui {
@@ -48,10 +50,16 @@ class AnalysisController : public QObject {
   ComparisonWindow* openComparison(std::vector<protocol::TrialLog> logs, const QStringList& names,
                                    bool fromSession = false);
   SweepDialog* openSweepDialog();
+  // "Investigate…" on a row of the trials table (a stored trial): the plan view, its trials
+  // queued through the window's TrialLauncher and tagged with the plan. nullptr (and a status
+  // message) when the row is not a stored trial.
+  InvestigateWindow* investigateRow(int row);
+  InvestigateWindow* lastInvestigation() const { return m_investigation; }
   ComparisonWindow* lastComparison() const { return m_last; }
 
  public slots:
   void compareSelected();
+  void investigateSelected();
 
  private:
   void queueFollowUp(const config::TrialConfig& config, const QString& suggestion, bool fromSession);
@@ -61,6 +69,7 @@ class AnalysisController : public QObject {
   TrialLogProvider m_provider;
   QPointer<ComparisonWindow> m_last;
   QPointer<SweepDialog> m_sweep;
+  QPointer<InvestigateWindow> m_investigation;
 };
 
 }  // namespace tunebench::ui

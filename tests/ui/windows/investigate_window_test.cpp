@@ -1,0 +1,136 @@
+// The plan view of "Investigate…" offscreen: planned and skipped variants, progress, the ranked
+// effect chart and the verdict, Cancel, and reopening resumes the plan. Trials are "run" by the
+// planted executor of tests/core/investigate (stored synthetic trials), handed over the way the
+// main window's TrialLauncher would: queued now, stored later (onTrialStored).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <QLabel>
+#include <QListWidget>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTableWidget>
+
+#include "core/investigate/plan_tags.h"
+#include "core/store/event_log_import.h"
+#include "core/store/plans.h"
+#include "core/store/session_store.h"
+#include "tests/core/investigate/planted_trials.h"
+#include "ui/plots/effect_chart.h"
+#include "ui/windows/investigate_window.h"
+
+namespace ti = tunebench::investigate;
+namespace ts = tunebench::store;
+namespace tt = tunebench::testing;
+using tunebench::ui::InvestigateWindow;
+
+namespace {
+
+struct Fixture {
+  Fixture() {
+    dir = std::filesystem::temp_directory_path() / ("tb-ui-investigate-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    path = (dir / "s.tbsession").string();
+    ts::SessionStore::create(path, "ui");
+    model.data_wait_ms_no_workers = 43;
+    tunebench::config::TrialConfig c;
+    c.name = "forum baseline";
+    c.device = tunebench::config::Device::Cuda;
+    c.amp = tunebench::config::Amp::Bf16;
+    c.steps = 14;
+    c.warmup = 2;
+    std::mt19937_64 rng(5);
+    auto s = ts::SessionStore::open(path);
+    trial = ts::import_trial_log(s, tt::planted_trial(c, model, rng, "user"), c.name, "test").trial_id;
+    executor = tt::planted_executor(path, model, 77, &runs);
+  }
+  ~Fixture() { std::filesystem::remove_all(dir); }
+  // Runs the queued request (if any) and reports it stored, as the launcher and recorder do.
+  bool step(InvestigateWindow& w) {
+    if (!pending) return false;
+    auto r = *pending;
+    pending.reset();
+    executor(r);
+    w.onTrialStored();
+    return true;
+  }
+  InvestigateWindow::Launch launch() {
+    return [this](const ti::TrialRequest& r) { pending = r; };
+  }
+  std::filesystem::path dir;
+  std::string path;
+  tt::PlantedModel model;
+  int64_t trial = 0;
+  int runs = 0;
+  ti::TrialExecutor executor;
+  std::optional<ti::TrialRequest> pending;
+};
+
+}  // namespace
+
+TEST(InvestigateWindow, ShowsThePlanProgressRankedEffectsAndVerdict) {
+  Fixture f;
+  InvestigateWindow w(QString::fromStdString(f.path), f.trial, f.launch());
+  w.show();
+  ASSERT_TRUE(w.start()) << w.errorText().toStdString();
+  ASSERT_TRUE(f.pending.has_value());
+  EXPECT_GT(w.variantsTable()->rowCount(), 2);
+  EXPECT_NE(w.variantsTable()->item(0, 1)->text().indexOf(QStringLiteral("num_workers")), -1);
+  EXPECT_FALSE(w.skippedList()->findItems(QStringLiteral("single rank"), Qt::MatchContains).isEmpty());
+  int guard = 0;
+  while (f.step(w) && ++guard < 40) {
+  }
+  EXPECT_FALSE(w.isRunning());
+  EXPECT_EQ(w.progressBar()->value(), w.progressBar()->maximum());
+  EXPECT_EQ(w.chart()->barCount(), w.variantsTable()->rowCount());
+  EXPECT_GE(w.chart()->beyondNoiseCount(), 1);
+  EXPECT_NE(w.verdictLabel()->text().indexOf(QStringLiteral("What fixes it: num_workers")), -1)
+      << w.verdictLabel()->text().toStdString();
+  EXPECT_FALSE(w.cancelButton()->isEnabled());
+  const auto png = f.dir / "effects.png";
+  ASSERT_TRUE(w.chart()->savePng(QString::fromStdString(png.string()), 800, 400));
+  EXPECT_GT(std::filesystem::file_size(png), 2000u);
+  // TUNEBENCH_SCREENSHOT_DIR=dir keeps a picture of the whole window (docs).
+  if (const char* shots = std::getenv("TUNEBENCH_SCREENSHOT_DIR")) {
+    w.chart()->replotIfDirty();
+    w.grab().save(QString::fromLocal8Bit(shots) + QStringLiteral("/investigate-window.png"));
+  }
+  auto s = ts::SessionStore::open(f.path);
+  EXPECT_EQ(ts::find_plan(s, w.planId())->state, "done");
+}
+
+TEST(InvestigateWindow, CancelStopsQueuingAndReopeningResumesThePlan) {
+  Fixture f;
+  qint64 plan = 0;
+  {
+    InvestigateWindow w(QString::fromStdString(f.path), f.trial, f.launch());
+    ASSERT_TRUE(w.start());
+    f.step(w);
+    f.step(w);  // two trials stored, the third queued
+    w.cancel();
+    EXPECT_FALSE(w.isRunning());
+    EXPECT_FALSE(w.cancelButton()->isEnabled());
+    plan = w.planId();
+    // The queued trial still runs (the launcher owns it) and is stored: nothing new is queued.
+    f.step(w);
+    EXPECT_FALSE(f.pending.has_value());
+    auto s = ts::SessionStore::open(f.path);
+    EXPECT_EQ(ts::find_plan(s, plan)->state, "paused");
+  }
+  EXPECT_EQ(f.runs, 3);
+  InvestigateWindow again(QString::fromStdString(f.path), f.trial, f.launch());
+  ASSERT_TRUE(again.start());
+  EXPECT_EQ(again.planId(), plan);
+  EXPECT_EQ(again.progressBar()->value(), 3);
+  int guard = 0;
+  while (f.step(again) && ++guard < 40) {
+  }
+  auto s = ts::SessionStore::open(f.path);
+  int stored = 0;
+  for (const auto& [arm, list] : ti::finished_arms(s.list_trials(), plan)) stored += int(list.size());
+  EXPECT_EQ(stored, f.runs);  // every run stored once, none repeated by the resume beyond the schedule
+  EXPECT_EQ(ti::finished_arms(s.list_trials(), plan).at(ti::kBaselineArm).size(), 2u);
+}

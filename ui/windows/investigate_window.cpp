@@ -1,0 +1,197 @@
+#include "ui/windows/investigate_window.h"
+
+#include <QDialogButtonBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include "core/investigate/plan_tags.h"
+#include "core/store/plans.h"
+#include "core/store/session_store.h"
+#include "ui/plots/effect_chart.h"
+
+namespace tunebench::ui {
+namespace {
+
+store::SessionStore open_store(const QString& path) {
+  store::SessionStore::OpenOptions o;
+  o.check_integrity = false;  // the window's own file, already checked when the session opened
+  return store::SessionStore::open(path.toStdString(), o);
+}
+
+QString pct(double ratio) { return QString::asprintf("%+.1f %%", (ratio - 1.0) * 100.0); }
+
+}  // namespace
+
+InvestigateWindow::InvestigateWindow(const QString& sessionPath, qint64 trialId, Launch launch, QWidget* parent)
+    : QDialog(parent), m_path(sessionPath), m_trialId(trialId), m_launch(std::move(launch)) {
+  setObjectName(QStringLiteral("investigateWindow"));
+  setWindowTitle(QStringLiteral("Investigate trial %1").arg(trialId));
+  m_variants = new QTableWidget(0, 5, this);
+  m_variants->setObjectName(QStringLiteral("investigateVariants"));
+  m_variants->setHorizontalHeaderLabels({QStringLiteral("Arm"), QStringLiteral("Variant"), QStringLiteral("Factor"),
+                                         QStringLiteral("Runs"), QStringLiteral("tokens/s")});
+  m_variants->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+  m_variants->verticalHeader()->setVisible(false);
+  m_variants->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  m_skipped = new QListWidget(this);
+  m_skipped->setObjectName(QStringLiteral("investigateSkipped"));
+  m_progress = new QProgressBar(this);
+  m_status = new QLabel(this);
+  m_status->setWordWrap(true);
+  m_chart = new EffectChart(this);
+  m_chart->setMinimumHeight(300);
+  m_verdict = new QLabel(this);
+  m_verdict->setObjectName(QStringLiteral("investigateVerdict"));
+  m_verdict->setWordWrap(true);
+  m_verdict->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_verdict->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  m_verdict->setMinimumHeight(110);
+  m_cancel = new QPushButton(QStringLiteral("Cancel"), this);
+  m_cancel->setToolTip(QStringLiteral("Queue no further trial of this plan (the running one finishes); "
+                                      "open Investigate again on the trial to resume"));
+  connect(m_cancel, &QPushButton::clicked, this, &InvestigateWindow::cancel);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+  buttons->addButton(m_cancel, QDialogButtonBox::ActionRole);
+  connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::close);
+
+  auto* top = new QWidget(this);
+  auto* topLayout = new QVBoxLayout(top);
+  topLayout->setContentsMargins(0, 0, 0, 0);
+  topLayout->addWidget(new QLabel(QStringLiteral("Planned variants (the diagnosis's suggestions first)"), top));
+  topLayout->addWidget(m_variants, 3);
+  topLayout->addWidget(new QLabel(QStringLiteral("Not run, with the reason"), top));
+  topLayout->addWidget(m_skipped, 1);
+  m_skipped->setMaximumHeight(90);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(top);
+  split->addWidget(m_chart);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(split, 1);
+  layout->addWidget(m_verdict);
+  layout->addWidget(m_progress);
+  layout->addWidget(m_status);
+  layout->addWidget(buttons);
+  resize(900, 900);
+}
+
+bool InvestigateWindow::start() {
+  try {
+    auto s = open_store(m_path);
+    m_planId = investigate::open_investigation(s, m_trialId, {});
+    store::set_plan_state(s, m_planId, "running");
+  } catch (const std::exception& e) {
+    m_error = QString::fromStdString(e.what());
+    m_status->setText(m_error);
+    return false;
+  }
+  m_running = true;
+  m_cancel->setEnabled(true);
+  refresh();
+  launchNext();
+  return m_error.isEmpty();
+}
+
+int InvestigateWindow::refresh() {
+  auto s = open_store(m_path);
+  const auto plan = investigate::load_investigation(s, m_planId);
+  const auto attribution = investigate::current_attribution(s, m_planId);
+  const auto arms = investigate::finished_arms(s.list_trials(), m_planId);
+  int finished = 0;
+  for (const auto& [arm, list] : arms) finished += int(list.size());
+  m_variants->setRowCount(int(plan.variants.size()));
+  for (int i = 0; i < int(plan.variants.size()); ++i) {
+    const auto& v = plan.variants[size_t(i)];
+    const auto it = arms.find(v.arm);
+    QString effect;
+    for (const auto& f : attribution.factors)
+      if (f.arm == v.arm)
+        effect = f.failed ? QStringLiteral("failed") : pct(f.effect.ratio) + (f.effect.beyond_noise ? QString() : QStringLiteral(" (noise)"));
+    const QStringList cells = {QString::fromStdString(v.arm), QString::fromStdString(v.title),
+                               QString::fromStdString(std::string(investigate::to_string(v.category))),
+                               QString::number(it == arms.end() ? 0 : int(it->second.size())), effect};
+    for (int c = 0; c < cells.size(); ++c) {
+      auto* item = new QTableWidgetItem(cells[c]);
+      if (c == 1) item->setToolTip(QString::fromStdString(v.source + ": " + v.why));
+      m_variants->setItem(i, c, item);
+    }
+  }
+  m_skipped->clear();
+  for (const auto& sk : plan.skipped)
+    m_skipped->addItem(QString::fromStdString(sk.title + ": " + sk.reason));
+  const int planned = int(plan.variants.size()) + m_budget.baseline_repeats;
+  m_progress->setRange(0, std::max(planned, finished));
+  m_progress->setValue(finished);
+  m_chart->setAttribution(attribution);
+  m_verdict->setText(QString::fromStdString(attribution.verdict));
+  return finished;
+}
+
+void InvestigateWindow::launchNext() {
+  if (!m_running) return;
+  std::optional<investigate::NextTrial> next;
+  int finished = 0;
+  try {
+    auto s = open_store(m_path);
+    next = investigate::next_trial(s, m_planId, m_budget);
+    for (const auto& [arm, list] : investigate::finished_arms(s.list_trials(), m_planId)) finished += int(list.size());
+  } catch (const std::exception& e) {
+    m_error = QString::fromStdString(e.what());
+    m_status->setText(m_error);
+    finish("paused");
+    return;
+  }
+  if (!next) {
+    finish("done");
+    return;
+  }
+  m_awaitingAfter = finished;
+  m_status->setText(QStringLiteral("Running: %1").arg(QString::fromStdString(next->why)));
+  m_launch(next->request);
+}
+
+void InvestigateWindow::onTrialStored() {
+  if (!m_running || m_awaitingAfter < 0) return;
+  int finished = 0;
+  try {
+    finished = refresh();
+  } catch (const std::exception& e) {
+    m_status->setText(QString::fromStdString(e.what()));
+    return;
+  }
+  if (finished <= m_awaitingAfter) return;  // another trial of the window, not ours
+  m_awaitingAfter = -1;
+  launchNext();
+}
+
+void InvestigateWindow::cancel() {
+  if (!m_running) return;
+  finish("paused");
+  m_status->setText(QStringLiteral("Cancelled: no further trial is queued. Investigate the trial again to resume."));
+}
+
+void InvestigateWindow::finish(const char* state) {
+  m_running = false;
+  m_awaitingAfter = -1;
+  m_cancel->setEnabled(false);
+  try {
+    auto s = open_store(m_path);
+    const auto a = investigate::current_attribution(s, m_planId);
+    store::set_plan_result(s, m_planId, investigate::to_json(a));
+    store::set_plan_state(s, m_planId, state);
+    refresh();
+  } catch (const std::exception& e) {
+    m_status->setText(QString::fromStdString(e.what()));
+  }
+  if (std::string(state) == "done") {
+    m_status->setText(QStringLiteral("Done: every planned trial is measured (plan %1).").arg(m_planId));
+    emit investigationFinished(m_planId);
+  }
+}
+
+}  // namespace tunebench::ui
