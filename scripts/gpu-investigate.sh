@@ -17,15 +17,18 @@ S125=(--set device=cuda --set seq_len=1024 --set amp=bf16)
 SPACE=(--axis micro_batch=8,16 --axis compile=off,fused --axis zero=ddp,zero2)
 t0=$(date +%s)
 
-# (a) the search (a 60 s budget of trial time) and the exhaustive grid, each in its own session.
+# (a) the search (a 60 s budget of trial time) and the exhaustive grid, each in its own session;
+# each command's wall time (start-up of every trial included) goes to NAME.wall.
+t=$(date +%s)
 "$CLI" tune "$D/tune.tbsession" --preset 125m-single "${S125[@]}" --set strategy=ddp --set world_size=2 --per-gpu \
   "${SPACE[@]}" --short-steps 6 --long-steps 14 --warmup 3 --finalists 2 --budget-minutes 1 --gpu h200 \
   --worker "$W" --timeout 120 --json --out "$D/best.json" > "$D/tune.json" 2> "$D/tune.log"
-echo "-- tune: exit $? at $(( $(date +%s) - t0 )) s"
+echo "-- tune: exit $? at $(( $(date +%s) - t0 )) s"; echo $(( $(date +%s) - t )) > "$D/tune.wall"
+t=$(date +%s)
 "$CLI" tune "$D/grid.tbsession" --preset 125m-single "${S125[@]}" --set strategy=ddp --set world_size=2 --per-gpu \
   "${SPACE[@]}" --long-steps 14 --warmup 3 --exhaustive --gpu h200 \
   --worker "$W" --timeout 120 --json > "$D/grid.json" 2> "$D/grid.log"
-echo "-- grid: exit $? at $(( $(date +%s) - t0 )) s"
+echo "-- grid: exit $? at $(( $(date +%s) - t0 )) s"; echo $(( $(date +%s) - t )) > "$D/grid.wall"
 
 # (b) baselines run by the worker, imported, then investigated within a budget of trials.
 base() {  # NAME SESSION [worker flags...]
@@ -57,12 +60,15 @@ def load(n):
     except Exception as e: return {"error": str(e)}
 t, g = load("tune.json"), load("grid.json")
 print("autotune, 125m DDP x2, objective tokens/s per GPU, same 8-point space")
-print(f"{'run':<12}{'trials':>7}{'trial time s':>14}{'best tok/s/GPU':>16}  best point")
-for name, r in (("search", t), ("exhaustive", g)):
+def wall(n):
+    try: return float(open(os.path.join(d, n + ".wall")).read())
+    except Exception: return 0.0
+print(f"{'run':<12}{'trials':>7}{'trial time s':>14}{'wall s':>8}{'best tok/s/GPU':>16}  best point")
+for name, r, w in (("search", t, wall("tune")), ("exhaustive", g, wall("grid"))):
     b = r.get("best", {})
-    print(f"{name:<12}{len(r.get('trials', [])):>7}{r.get('cost_s', 0):>14.1f}{b.get('objective', 0):>16.0f}  {b.get('point', r.get('error', '-'))}")
+    print(f"{name:<12}{len(r.get('trials', [])):>7}{r.get('cost_s', 0):>14.1f}{w:>8.0f}{b.get('objective', 0):>16.0f}  {b.get('point', r.get('error', '-'))}")
 if t.get("best") and g.get("best"):
-    print(f"search/grid: best {t['best']['objective'] / g['best']['objective']:.3f}, time {t['cost_s'] / max(g['cost_s'], 1e-9):.3f}")
+    print(f"search/grid: best {t['best']['objective'] / g['best']['objective']:.3f}, trial time {t['cost_s'] / max(g['cost_s'], 1e-9):.3f}, wall {wall('tune') / max(wall('grid'), 1e-9):.3f}")
 for n in ("ddp-nop2p", "data-bound"):
     r = load(n + ".json")
     print(f"\ninvestigate {n}: baseline {r.get('baseline', {}).get('step_ms', 0):.1f} ms/step, noise {100 * r.get('noise_floor', 0):.1f} %")
