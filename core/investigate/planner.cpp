@@ -47,12 +47,6 @@ Category category_of(const std::vector<KnobChange>& changes, const config::Trial
   return Category::Compute;
 }
 
-bool knows(const analysis::TrialMetrics& m, const std::vector<KnobChange>& changes) {
-  for (const auto& c : changes)
-    if (std::find(m.unknown_knobs.begin(), m.unknown_knobs.end(), c.key) != m.unknown_knobs.end()) return false;
-  return true;
-}
-
 // The forum's usual suspects (docs/INVESTIGATE.md, "The planner"), only where they apply.
 std::vector<Candidate> forum_suspects(const config::TrialConfig& c, bool cuda, std::vector<SkippedVariant>& skipped) {
   std::vector<Candidate> out;
@@ -136,6 +130,13 @@ bool runs_on_cuda(const config::TrialConfig& config, const std::string& device_n
 InvestigationPlan plan_investigation(const analysis::TrialMetrics& baseline, int64_t baseline_trial,
                                      const PlanOptions& options) {
   if (!baseline.config) throw std::runtime_error("the trial has no configuration to vary");
+  // Re-running the baseline needs every setting: defaults standing in for unknown ones would
+  // measure another configuration.
+  if (!baseline.unknown_knobs.empty())
+    throw std::runtime_error(std::to_string(baseline.unknown_knobs.size()) +
+                             " settings of the trial are unknown (an imported trace), e.g. " +
+                             baseline.unknown_knobs.front() +
+                             ": fill them in (tunebench-cli settings, or Trial > Settings…) before investigating it");
   InvestigationPlan plan;
   plan.baseline_trial = baseline_trial;
   config::TrialConfig base = *baseline.config;
@@ -159,10 +160,6 @@ InvestigationPlan plan_investigation(const analysis::TrialMetrics& baseline, int
     auto skip = [&](std::string reason) {
       plan.skipped.push_back({cand.title, cand.category, cand.source, cand.changes, std::move(reason)});
     };
-    if (!knows(baseline, cand.changes)) {
-      skip("the baseline does not know these settings (an imported trace)");
-      continue;
-    }
     analysis::Suggestion s{cand.title, cand.changes, cand.why};
     std::vector<config::Problem> problems;
     config::TrialConfig cfg = analysis::apply(s, base, &problems);

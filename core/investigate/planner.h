@@ -20,8 +20,8 @@ struct PlanOptions {
 // Whether `config` runs on CUDA devices here (the trial's device knob, else its hello device).
 bool runs_on_cuda(const config::TrialConfig& config, const std::string& device_name);
 
-// `baseline` must carry a config (native trials do; imported traces with unknown knobs get
-// only the variants whose knobs are known).
+// `baseline` must carry a config that knows every knob (native trials do; an imported trace must
+// have its unknown settings filled in first): std::runtime_error otherwise.
 InvestigationPlan plan_investigation(const analysis::TrialMetrics& baseline, int64_t baseline_trial,
                                      const PlanOptions& options = {});
 

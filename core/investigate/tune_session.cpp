@@ -71,6 +71,15 @@ TuneResult replay(const TuneSpec& spec, const std::map<std::string, Measurement>
   return search(spec.base, spec.space, spec.options, feasibility(spec), lookup);
 }
 
+TrialRequest request_of(int64_t plan_id, const config::TrialConfig& pending) {
+  TrialRequest req;
+  req.config = pending;
+  req.name = "tune: " + pending.name;
+  req.config.name = req.name;
+  req.tags = {plan_tag(plan_id), arm_tag(config_arm(pending)), "tune"};
+  return req;
+}
+
 std::string quoted(const std::string& s) {
   if (s.find_first_of(" \"'$\\,;&|<>()") == std::string::npos && !s.empty()) return s;
   std::string out = "'";
@@ -195,6 +204,15 @@ TuneReport tune_report(store::SessionStore& s, int64_t plan_id) {
   return r;
 }
 
+std::optional<TrialRequest> next_tune_trial(store::SessionStore& s, int64_t plan_id) {
+  const auto spec = load_tune(s, plan_id);
+  std::map<std::string, Measurement> cache;
+  measured(s, plan_id, spec, cache);
+  const auto r = replay(spec, cache);
+  if (!r.pending) return std::nullopt;
+  return request_of(plan_id, *r.pending);
+}
+
 TuneReport run_tune(const std::string& session_path, int64_t plan_id, const TrialExecutor& executor,
                     const std::function<void(const std::string&)>& progress, const std::atomic<bool>* cancelled) {
   std::map<std::string, Measurement> cache;
@@ -217,11 +235,7 @@ TuneReport run_tune(const std::string& session_path, int64_t plan_id, const Tria
       r = replay(spec, cache);
     }
     if (!r.pending) break;
-    TrialRequest req;
-    req.config = *r.pending;
-    req.name = "tune: " + r.pending->name;
-    req.config.name = req.name;
-    req.tags = {plan_tag(plan_id), arm_tag(config_arm(*r.pending)), "tune"};
+    const TrialRequest req = request_of(plan_id, *r.pending);
     if (progress) {
       char cost[64];
       std::snprintf(cost, sizeof(cost), " (%.0f s of trials so far)", r.cost);

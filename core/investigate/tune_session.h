@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "core/investigate/autotune.h"
@@ -49,6 +50,10 @@ struct TuneReport {
 };
 
 TuneReport tune_report(store::SessionStore& store, int64_t plan_id);
+
+// The next trial the search needs, tagged with the plan, or nullopt when it is finished (the
+// GUI's driver; run_tune is the same loop with an executor).
+std::optional<TrialRequest> next_tune_trial(store::SessionStore& store, int64_t plan_id);
 
 TuneReport run_tune(const std::string& session_path, int64_t plan_id, const TrialExecutor& executor,
                     const std::function<void(const std::string&)>& progress,

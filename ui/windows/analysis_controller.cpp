@@ -42,11 +42,19 @@ AnalysisController::AnalysisController(MainWindow* window) : QObject(window), m_
       "Run the forum's hypotheses around the selected stored trial and rank them by measured effect, with the noise"));
   connect(investigate, &QAction::triggered, this, &AnalysisController::investigateSelected);
 
+  auto* fastest = new QAction(QStringLiteral("&Find the fastest…"), window);
+  fastest->setObjectName(QStringLiteral("actionAutotune"));
+  fastest->setStatusTip(QStringLiteral(
+      "Search strategy, batch, accumulation, checkpointing, compression, compile, AMP and loader threads around "
+      "the form's trial for the highest tokens/s (short trials first, memory-pruned)"));
+  connect(fastest, &QAction::triggered, this, [this] { openAutotuneDialog(); });
+
   auto* menu = new QMenu(QStringLiteral("&Analysis"), window);
   menu->setObjectName(QStringLiteral("menuAnalysis"));
   menu->addAction(compare);
   menu->addAction(sweep);
   menu->addAction(investigate);
+  menu->addAction(fastest);
   if (window->sessionActions()) {
     window->sessionActions()->contextMenu()->addSeparator();
     window->sessionActions()->contextMenu()->addAction(investigate);
@@ -197,21 +205,7 @@ InvestigateWindow* AnalysisController::investigateRow(int row) {
     m_window->statusBar()->showMessage(QStringLiteral("Only a trial stored in a session can be investigated"), 6000);
     return nullptr;
   }
-  const bool foreign = session->isForeign();
-  QPointer<SessionController> guard(session);
-  auto launch = [this, guard, foreign](const investigate::TrialRequest& r) {
-    LaunchRequest request;
-    request.configs = {r.config};
-    request.what = QStringLiteral("investigation: %1").arg(QString::fromStdString(r.name));
-    request.fromSession = foreign;
-    request.source = QStringLiteral("investigate");
-    QStringList tags;
-    for (const auto& t : r.tags) tags << QString::fromStdString(t);
-    m_window->launcher()->launch(request, [guard, tags](const QStringList& ids) {
-      if (guard)
-        for (const QString& id : ids) guard->annotateTrial(id, QString(), tags);
-    });
-  };
+  auto launch = [this](const investigate::TrialRequest& r) { launchPlanTrial(r, QStringLiteral("investigate")); };
   auto* w = new InvestigateWindow(session->path(), storeId, launch, m_window);
   w->setAttribute(Qt::WA_DeleteOnClose, true);
   connect(session, &SessionController::liveTrialStored, w, &InvestigateWindow::onTrialStored);
@@ -219,6 +213,36 @@ InvestigateWindow* AnalysisController::investigateRow(int row) {
   if (!w->start()) m_window->statusBar()->showMessage(w->errorText(), 8000);
   m_investigation = w;
   return w;
+}
+
+void AnalysisController::launchPlanTrial(const investigate::TrialRequest& r, const QString& what) {
+  QPointer<SessionController> guard(m_window->session());
+  LaunchRequest request;
+  request.configs = {r.config};
+  request.what = QStringLiteral("%1: %2").arg(what, QString::fromStdString(r.name));
+  request.fromSession = m_window->session()->isForeign();
+  request.source = what;
+  QStringList tags;
+  for (const auto& t : r.tags) tags << QString::fromStdString(t);
+  m_window->launcher()->launch(request, [guard, tags](const QStringList& ids) {
+    if (guard)
+      for (const QString& id : ids) guard->annotateTrial(id, QString(), tags);
+  });
+}
+
+AutotuneDialog* AnalysisController::openAutotuneDialog() {
+  SessionController* session = m_window->session();
+  if (session->path().isEmpty()) {
+    m_window->statusBar()->showMessage(QStringLiteral("Open or create a session file first: the search is kept in it"),
+                                       6000);
+    return nullptr;
+  }
+  auto launch = [this](const investigate::TrialRequest& r) { launchPlanTrial(r, QStringLiteral("tune")); };
+  auto* d = new AutotuneDialog(m_window->form()->config(), session->path(), launch, m_window);
+  d->setAttribute(Qt::WA_DeleteOnClose, true);
+  connect(session, &SessionController::liveTrialStored, d, &AutotuneDialog::onTrialStored);
+  d->show();
+  return d;
 }
 
 void AnalysisController::showSweep(const QStringList& ids, const std::vector<std::string>& keys) {

@@ -21,6 +21,7 @@
 #include "core/config/trial_config.h"
 #include "core/protocol/trial_log.h"
 #include "ui/windows/comparison_window.h"  // QPointer needs the complete types
+#include "ui/windows/autotune_dialog.h"
 #include "ui/windows/investigate_window.h"
 #include "ui/windows/sweep_dialog.h"
 
@@ -55,6 +56,8 @@ class AnalysisController : public QObject {
   // message) when the row is not a stored trial.
   InvestigateWindow* investigateRow(int row);
   InvestigateWindow* lastInvestigation() const { return m_investigation; }
+  // "Find the fastest…" around the form's trial (the session must be a file).
+  AutotuneDialog* openAutotuneDialog();
   ComparisonWindow* lastComparison() const { return m_last; }
 
  public slots:
@@ -64,6 +67,8 @@ class AnalysisController : public QObject {
  private:
   void queueFollowUp(const config::TrialConfig& config, const QString& suggestion, bool fromSession);
   void showSweep(const QStringList& ids, const std::vector<std::string>& keys);
+  // A plan's trial (investigation or search) through the TrialLauncher, tagged with the plan.
+  void launchPlanTrial(const investigate::TrialRequest& request, const QString& what);
 
   MainWindow* m_window;
   TrialLogProvider m_provider;

@@ -13,16 +13,11 @@
 #include "core/investigate/plan_tags.h"
 #include "core/store/plans.h"
 #include "core/store/session_store.h"
+#include "ui/windows/plan_session.h"
 #include "ui/plots/effect_chart.h"
 
 namespace tunebench::ui {
 namespace {
-
-store::SessionStore open_store(const QString& path) {
-  store::SessionStore::OpenOptions o;
-  o.check_integrity = false;  // the window's own file, already checked when the session opened
-  return store::SessionStore::open(path.toStdString(), o);
-}
 
 QString pct(double ratio) { return QString::asprintf("%+.1f %%", (ratio - 1.0) * 100.0); }
 
@@ -82,7 +77,7 @@ InvestigateWindow::InvestigateWindow(const QString& sessionPath, qint64 trialId,
 
 bool InvestigateWindow::start() {
   try {
-    auto s = open_store(m_path);
+    auto s = open_plan_session(m_path);
     m_planId = investigate::open_investigation(s, m_trialId, {});
     store::set_plan_state(s, m_planId, "running");
   } catch (const std::exception& e) {
@@ -98,7 +93,7 @@ bool InvestigateWindow::start() {
 }
 
 int InvestigateWindow::refresh() {
-  auto s = open_store(m_path);
+  auto s = open_plan_session(m_path);
   const auto plan = investigate::load_investigation(s, m_planId);
   const auto attribution = investigate::current_attribution(s, m_planId);
   const auto arms = investigate::finished_arms(s.list_trials(), m_planId);
@@ -137,7 +132,7 @@ void InvestigateWindow::launchNext() {
   std::optional<investigate::NextTrial> next;
   int finished = 0;
   try {
-    auto s = open_store(m_path);
+    auto s = open_plan_session(m_path);
     next = investigate::next_trial(s, m_planId, m_budget);
     for (const auto& [arm, list] : investigate::finished_arms(s.list_trials(), m_planId)) finished += int(list.size());
   } catch (const std::exception& e) {
@@ -180,7 +175,7 @@ void InvestigateWindow::finish(const char* state) {
   m_awaitingAfter = -1;
   m_cancel->setEnabled(false);
   try {
-    auto s = open_store(m_path);
+    auto s = open_plan_session(m_path);
     const auto a = investigate::current_attribution(s, m_planId);
     store::set_plan_result(s, m_planId, investigate::to_json(a));
     store::set_plan_state(s, m_planId, state);

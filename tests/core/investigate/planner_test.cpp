@@ -112,3 +112,16 @@ TEST(Planner, PlanRoundTripsThroughJson) {
   EXPECT_EQ(ti::to_json(back), ti::to_json(plan));
   EXPECT_THROW(ti::plan_from_json(nlohmann::json::object()), std::runtime_error);
 }
+
+TEST(Planner, ATraceWithUnknownSettingsIsRefusedWithWhatToDo) {
+  tt::PlantedModel m;
+  auto metrics = measured(gpu(tc::Strategy::Single, 1), m);
+  metrics.unknown_knobs = {"micro_batch"};
+  try {
+    ti::plan_investigation(metrics, 1);
+    FAIL() << "planned a trial with unknown settings";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("micro_batch"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("settings"), std::string::npos);
+  }
+}

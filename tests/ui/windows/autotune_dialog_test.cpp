@@ -1,0 +1,104 @@
+// "Find the fastest…" offscreen: the dialog drives the search through its launch hook (planted
+// stored trials standing in for the TrialLauncher), shows the ranked trials, the best point with
+// its command line and limiter, and saves the best config; a cancelled search resumes.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <QPushButton>
+
+#include "core/store/plans.h"
+#include "core/store/session_store.h"
+#include "tests/core/investigate/planted_trials.h"
+#include "ui/windows/autotune_dialog.h"
+
+namespace ti = tunebench::investigate;
+namespace ts = tunebench::store;
+namespace tt = tunebench::testing;
+using tunebench::ui::AutotuneDialog;
+
+namespace {
+
+struct Fixture {
+  Fixture() {
+    dir = std::filesystem::temp_directory_path() / ("tb-ui-autotune-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    path = (dir / "s.tbsession").string();
+    ts::SessionStore::create(path, "ui");
+    tt::PlantedModel m;
+    m.data_wait_ms_no_workers = 43;
+    executor = tt::planted_executor(path, m, 21, &runs);
+    base.name = "base";
+    base.device = tunebench::config::Device::Cuda;
+    base.amp = tunebench::config::Amp::Bf16;
+  }
+  ~Fixture() { std::filesystem::remove_all(dir); }
+  bool step(AutotuneDialog& d) {
+    if (!pending) return false;
+    auto r = *pending;
+    pending.reset();
+    executor(r);
+    d.onTrialStored();
+    return true;
+  }
+  AutotuneDialog::Launch launch() {
+    return [this](const ti::TrialRequest& r) { pending = r; };
+  }
+  std::filesystem::path dir;
+  std::string path;
+  tunebench::config::TrialConfig base;
+  int runs = 0;
+  ti::TrialExecutor executor;
+  std::optional<ti::TrialRequest> pending;
+};
+
+}  // namespace
+
+TEST(AutotuneDialog, SearchesShowsTheBestAndSavesIt) {
+  Fixture f;
+  AutotuneDialog d(f.base, QString::fromStdString(f.path), f.launch());
+  d.setBudgetMinutes(0);
+  d.setSteps(5, 12);
+  ASSERT_TRUE(d.start()) << d.errorText().toStdString();
+  int guard = 0;
+  while (f.step(d) && ++guard < 200) {
+  }
+  EXPECT_FALSE(d.isRunning());
+  EXPECT_NE(d.reportText().indexOf(QStringLiteral("best: ")), -1) << d.reportText().toStdString();
+  EXPECT_NE(d.reportText().indexOf(QStringLiteral("run it: tunebench-worker")), -1);
+  if (const char* shots = std::getenv("TUNEBENCH_SCREENSHOT_DIR"))  // a picture for the docs
+    d.grab().save(QString::fromLocal8Bit(shots) + QStringLiteral("/autotune-dialog.png"));
+  const auto best = f.dir / "best.json";
+  ASSERT_TRUE(d.saveBest(QString::fromStdString(best.string())));
+  nlohmann::json j;
+  std::ifstream(best) >> j;
+  EXPECT_GT(j.at("num_workers").get<int>(), 0);  // the planted data cause is fixed
+  auto s = ts::SessionStore::open(f.path);
+  EXPECT_EQ(ts::find_plan(s, d.planId())->state, "done");
+}
+
+TEST(AutotuneDialog, CancelThenStartResumesTheSameSearch) {
+  Fixture f;
+  AutotuneDialog d(f.base, QString::fromStdString(f.path), f.launch());
+  d.setBudgetMinutes(0);
+  d.setSteps(5, 12);
+  ASSERT_TRUE(d.start());
+  f.step(d);
+  f.step(d);
+  d.cancel();
+  f.step(d);  // the trial already queued still runs
+  EXPECT_FALSE(f.pending.has_value());
+  const qint64 plan = d.planId();
+  ASSERT_TRUE(d.start());
+  EXPECT_EQ(d.planId(), plan);
+  int guard = 0;
+  while (f.step(d) && ++guard < 200) {
+  }
+  auto s = ts::SessionStore::open(f.path);
+  const auto report = ti::tune_report(s, plan);
+  EXPECT_FALSE(report.result.pending.has_value());
+  EXPECT_EQ(static_cast<int>(report.result.evaluations.size()), f.runs);  // nothing ran twice
+}

@@ -1,0 +1,205 @@
+#include "ui/windows/autotune_dialog.h"
+
+#include <fstream>
+
+#include <QCheckBox>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "core/investigate/plan_tags.h"
+#include "core/investigate/planner.h"
+#include "core/store/plans.h"
+#include "core/store/session_store.h"
+#include "ui/windows/plan_session.h"
+
+namespace tunebench::ui {
+AutotuneDialog::AutotuneDialog(const config::TrialConfig& base, const QString& sessionPath, Launch launch,
+                               QWidget* parent)
+    : QDialog(parent), m_base(base), m_path(sessionPath), m_launch(std::move(launch)) {
+  setObjectName(QStringLiteral("autotuneDialog"));
+  setWindowTitle(QStringLiteral("Find the fastest configuration"));
+  m_budget = new QDoubleSpinBox(this);
+  m_budget->setRange(0, 24 * 60);
+  m_budget->setValue(10);
+  m_budget->setSuffix(QStringLiteral(" min"));
+  m_budget->setToolTip(QStringLiteral("Minutes of trial time (0: until the search ends); the finalists' long trials "
+                                      "are kept within it"));
+  m_short = new QSpinBox(this);
+  m_short->setRange(3, 10000);
+  m_short->setValue(8);
+  m_long = new QSpinBox(this);
+  m_long->setRange(3, 10000);
+  m_long->setValue(20);
+  m_perGpu = new QCheckBox(QStringLiteral("tokens/s per GPU (else in total)"), this);
+  auto* form = new QFormLayout;
+  form->addRow(QStringLiteral("Budget"), m_budget);
+  form->addRow(QStringLiteral("Steps of the first trials"), m_short);
+  form->addRow(QStringLiteral("Steps of the finalists"), m_long);
+  form->addRow(QStringLiteral("Objective"), m_perGpu);
+  m_status = new QLabel(this);
+  m_status->setWordWrap(true);
+  m_report = new QPlainTextEdit(this);
+  m_report->setReadOnly(true);
+  m_report->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_report->setObjectName(QStringLiteral("autotuneReport"));
+  m_start = new QPushButton(QStringLiteral("Start"), this);
+  m_cancel = new QPushButton(QStringLiteral("Cancel"), this);
+  m_cancel->setEnabled(false);
+  m_save = new QPushButton(QStringLiteral("Save best…"), this);
+  m_save->setEnabled(false);
+  connect(m_start, &QPushButton::clicked, this, &AutotuneDialog::start);
+  connect(m_cancel, &QPushButton::clicked, this, &AutotuneDialog::cancel);
+  connect(m_save, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Save the best config"),
+                                                      QStringLiteral("best.json"), QStringLiteral("JSON (*.json)"));
+    if (!path.isEmpty()) saveBest(path);
+  });
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+  for (auto* b : {m_start, m_cancel, m_save}) buttons->addButton(b, QDialogButtonBox::ActionRole);
+  connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::close);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(new QLabel(QStringLiteral("Searches strategy/ZeRO stage, micro-batch, accumulation, checkpointing, "
+                                              "buckets, compression, compile, AMP and loader threads around: %1")
+                                   .arg(QString::fromStdString(base.name)),
+                               this));
+  layout->addLayout(form);
+  layout->addWidget(m_report, 1);
+  layout->addWidget(m_status);
+  layout->addWidget(buttons);
+  resize(820, 640);
+}
+
+investigate::TuneSpec AutotuneDialog::spec() const {
+  investigate::TuneSpec s;
+  s.base = m_base;
+  s.cuda = investigate::runs_on_cuda(m_base, m_base.device == config::Device::Cpu ? "cpu" : "cuda");
+  s.space = investigate::default_space(m_base, s.cuda);
+  s.per_gpu = m_perGpu->isChecked();
+  s.options.short_steps = m_short->value();
+  s.options.long_steps = m_long->value();
+  s.options.warmup = std::min<int64_t>(m_base.warmup, m_short->value() - 2);
+  s.options.budget_cost = m_budget->value() * 60.0;
+  return s;
+}
+
+void AutotuneDialog::setBudgetMinutes(double minutes) { m_budget->setValue(minutes); }
+void AutotuneDialog::setSteps(int shortSteps, int longSteps) {
+  m_short->setValue(shortSteps);
+  m_long->setValue(longSteps);
+}
+void AutotuneDialog::setPerGpu(bool perGpu) { m_perGpu->setChecked(perGpu); }
+
+bool AutotuneDialog::start() {
+  m_error.clear();
+  try {
+    auto s = open_plan_session(m_path);
+    m_planId = investigate::open_tune(s, spec());
+    store::set_plan_state(s, m_planId, "running");
+  } catch (const std::exception& e) {
+    m_error = QString::fromStdString(e.what());
+    m_status->setText(m_error);
+    return false;
+  }
+  m_running = true;
+  m_start->setEnabled(false);
+  m_cancel->setEnabled(true);
+  launchNext();
+  return m_error.isEmpty();
+}
+
+int AutotuneDialog::storedCount() {
+  auto s = open_plan_session(m_path);
+  int n = 0;
+  for (const auto& [arm, list] : investigate::finished_arms(s.list_trials(), m_planId)) n += int(list.size());
+  return n;
+}
+
+void AutotuneDialog::launchNext() {
+  if (!m_running) return;
+  std::optional<investigate::TrialRequest> next;
+  try {
+    auto s = open_plan_session(m_path);
+    next = investigate::next_tune_trial(s, m_planId);
+  } catch (const std::exception& e) {
+    m_error = QString::fromStdString(e.what());
+    m_status->setText(m_error);
+    cancel();
+    return;
+  }
+  showReport();
+  if (!next) {
+    m_running = false;
+    m_cancel->setEnabled(false);
+    m_start->setEnabled(true);
+    auto s = open_plan_session(m_path);
+    store::set_plan_result(s, m_planId, investigate::to_json(investigate::tune_report(s, m_planId)));
+    store::set_plan_state(s, m_planId, "done");
+    m_status->setText(QStringLiteral("Done (plan %1).").arg(m_planId));
+    emit searchFinished(m_planId);
+    return;
+  }
+  m_awaitingAfter = storedCount();
+  m_status->setText(QStringLiteral("Running: %1").arg(QString::fromStdString(next->name)));
+  m_launch(*next);
+}
+
+void AutotuneDialog::onTrialStored() {
+  if (!m_running || m_awaitingAfter < 0) return;
+  if (storedCount() <= m_awaitingAfter) return;  // not the awaited trial
+  m_awaitingAfter = -1;
+  launchNext();
+}
+
+void AutotuneDialog::cancel() {
+  if (!m_running) return;
+  m_running = false;
+  m_awaitingAfter = -1;
+  m_cancel->setEnabled(false);
+  m_start->setEnabled(true);
+  try {
+    auto s = open_plan_session(m_path);
+    store::set_plan_state(s, m_planId, "paused");
+  } catch (const std::exception&) {
+  }
+  m_status->setText(QStringLiteral("Cancelled: Start resumes the same search."));
+}
+
+void AutotuneDialog::showReport() {
+  try {
+    auto s = open_plan_session(m_path);
+    const auto report = investigate::tune_report(s, m_planId);
+    m_report->setPlainText(QString::fromStdString(investigate::render(report)));
+    m_save->setEnabled(report.result.best.has_value());
+  } catch (const std::exception& e) {
+    m_status->setText(QString::fromStdString(e.what()));
+  }
+}
+
+QString AutotuneDialog::reportText() const { return m_report->toPlainText(); }
+
+bool AutotuneDialog::saveBest(const QString& path) {
+  try {
+    auto s = open_plan_session(m_path);
+    const auto report = investigate::tune_report(s, m_planId);
+    if (!report.result.best) return false;
+    auto best = investigate::config_at(report.spec.base, report.spec.space, report.result.best->point,
+                                       report.spec.options.long_steps, report.spec.options.warmup);
+    best.name = "autotuned: " + investigate::point_label(report.spec.space, report.result.best->point);
+    std::ofstream out(path.toStdString());
+    out << config::to_json(best).dump(2) << "\n";
+    return bool(out);
+  } catch (const std::exception& e) {
+    m_status->setText(QString::fromStdString(e.what()));
+    return false;
+  }
+}
+
+}  // namespace tunebench::ui
