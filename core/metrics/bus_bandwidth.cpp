@@ -1,6 +1,6 @@
-#include "core/analysis/comm_model.h"
+#include "core/metrics/bus_bandwidth.h"
 
-namespace tunebench::analysis {
+namespace tunebench::metrics {
 
 double bus_factor(protocol::Phase collective, int n) {
   if (n < 2) return 0.0;
@@ -19,7 +19,7 @@ double bus_factor(protocol::Phase collective, int n) {
 }
 
 double bus_bandwidth_gbps(protocol::Phase collective, int64_t bytes, int64_t duration_us, int n) {
-  if (duration_us <= 0) return 0.0;
+  if (duration_us <= 0 || bytes <= 0) return 0.0;
   const double algbw = static_cast<double>(bytes) / (static_cast<double>(duration_us) * 1e-6) / 1e9;
   return algbw * bus_factor(collective, n);
 }
@@ -29,4 +29,4 @@ double comm_floor_ms(double bus_bytes, double busbw_gbps) {
   return bus_bytes / (busbw_gbps * 1e9) * 1e3;
 }
 
-}  // namespace tunebench::analysis
+}  // namespace tunebench::metrics
