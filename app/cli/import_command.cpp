@@ -41,10 +41,12 @@ void run_import(const ImportArgs& a) {
     }
     throw;
   }
-  const auto trial = store->trial(result.trial_id);
-  std::cout << "imported trial " << trial.id << " '" << trial.name << "' ("
-            << store::to_string(trial.status) << "): " << result.events << " records, "
-            << result.problems << " unreadable lines\n";
+  for (const int64_t id : result.trial_ids) {
+    const auto trial = store->trial(id);
+    std::cout << "imported trial " << trial.id << " '" << trial.name << "' (" << store::to_string(trial.status)
+              << ")\n";
+  }
+  std::cout << result.events << " records, " << result.problems << " problems (unreadable lines, duplicate steps)\n";
   for (const auto& p : result.problem_list)
     std::cerr << "  line " << p.line_number << ": " << protocol::to_string(p.kind) << ": "
               << p.message << "\n";

@@ -69,51 +69,63 @@ std::string file_name(const std::string& path) {
 
 ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path,
                               const std::string& name) {
-  tp::TrialLog log;
+  std::vector<tp::TrialLog> logs;
   try {
-    log = tp::read_trial_log_file(jsonl_path);
+    logs = tp::read_trial_logs_file(jsonl_path);
   } catch (const std::exception& e) {
     throw StoreError(std::string("cannot import: ") + e.what());
   }
-  // The reader refuses absurdly nested lines before parsing them (no stack overflow); a log that
-  // holds one was crafted, not written by a worker: refuse the whole file.
-  for (const auto& p : log.problems)
-    if (tp::is_nesting_problem(p))
-      throw StoreError("cannot import " + jsonl_path + ": line " + std::to_string(p.line_number) +
-                       " nests JSON more than " + std::to_string(tp::EventReader::kMaxJsonDepth) +
-                       " levels deep; this is not a worker event log");
   ImportResult result;
-  result.events = count_records(log);
-  result.problems = static_cast<int64_t>(log.problems.size());
+  for (const auto& log : logs) {
+    // The reader refuses absurdly nested lines before parsing them (no stack overflow); a log that
+    // holds one was crafted, not written by a worker: refuse the whole file.
+    for (const auto& p : log.problems)
+      if (tp::is_nesting_problem(p))
+        throw StoreError("cannot import " + jsonl_path + ": line " + std::to_string(p.line_number) +
+                         " nests JSON more than " + std::to_string(tp::EventReader::kMaxJsonDepth) +
+                         " levels deep; this is not a worker event log");
+    result.events += count_records(log);
+    result.problems += log.problem_count;
+    for (const auto& p : log.problems)
+      if (result.problem_list.size() < 100) result.problem_list.push_back(p);
+  }
   if (result.events == 0)
     throw StoreError("cannot import " + jsonl_path + ": it holds no Tunebench events (" +
                      std::to_string(result.problems) + " unreadable lines)");
-  result.problem_list.assign(log.problems.begin(),
-                             log.problems.begin() + std::min<size_t>(log.problems.size(), 100));
-
-  const std::string trial_name = !name.empty() ? name : !log.trial.empty() ? log.trial : file_name(jsonl_path);
-  nlohmann::json config = log.config();
-  if (!config.is_object()) config = nlohmann::json::object();
-  const auto [status, reason] = final_status(log);
-  const auto [start_us, end_us] = time_span(log);
 
   SQLite::Database& db = store.database();
+  store.prepare_for_writing();  // outside the transaction: it may switch the journal to WAL
   try {
     SQLite::Transaction tx(db);
-    result.trial_id = store.add_trial(trial_name, config, TrialStatus::Queued,
-                                      "import: " + file_name(jsonl_path));
-    EventInserter inserter(db, result.trial_id);
-    inserter.insert_log(log);
-    store.set_trial_status(result.trial_id, status, reason);
-    SQLite::Statement q(db, "UPDATE trials SET start_us = ?, end_us = ? WHERE id = ?");
-    if (start_us) q.bind(1, start_us); else q.bind(1);
-    if (end_us) q.bind(2, end_us); else q.bind(2);
-    q.bind(3, result.trial_id);
-    q.exec();
+    for (const auto& log : logs) {
+      std::string trial_name = !name.empty() ? name : !log.trial.empty() ? log.trial : file_name(jsonl_path);
+      if (logs.size() > 1 && !name.empty()) trial_name += " [" + log.trial + "]";
+      nlohmann::json config = log.config();
+      if (!config.is_object()) config = nlohmann::json::object();
+      const auto [status, reason] = final_status(log);
+      const auto [start_us, end_us] = time_span(log);
+      const int64_t id = store.add_trial(trial_name, config, TrialStatus::Queued, "import: " + file_name(jsonl_path));
+      EventInserter inserter(db, id);
+      inserter.insert_log(log);
+      store.set_trial_status(id, status, reason);
+      SQLite::Statement q(db, "UPDATE trials SET start_us = ?, end_us = ? WHERE id = ?");
+      if (start_us)
+        q.bind(1, start_us);
+      else
+        q.bind(1);
+      if (end_us)
+        q.bind(2, end_us);
+      else
+        q.bind(2);
+      q.bind(3, id);
+      q.exec();
+      result.trial_ids.push_back(id);
+    }
     tx.commit();
   } catch (const SQLite::Exception& e) {
     throw StoreError(store.path() + ": cannot import " + jsonl_path + ": " + e.what());
   }
+  result.trial_id = result.trial_ids.front();
   return result;
 }
 

@@ -24,7 +24,8 @@ done >> "$log"
 
 session="$dir/s.tbsession"
 out="$("$cli" import "$session" "$log" --name "smoke run" 2>&1)"
-grep -q "imported trial 1 'smoke run' (done): 10 records, 1 unreadable lines" <<<"$out" || fail "import: $out"
+grep -q "imported trial 1 'smoke run' (done)" <<<"$out" || fail "import: $out"
+grep -q "10 records, 1 problems" <<<"$out" || fail "import count: $out"
 out="$("$cli" list "$session")"
 grep -Eq '^ +1 +done +6 +smoke run$' <<<"$out" || fail "list: $out"
 

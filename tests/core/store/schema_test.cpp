@@ -60,14 +60,23 @@ TEST(Schema, OpensAndMigratesAVersion1Session) {
     EXPECT_EQ(tt::read_bytes(path), before);
   }
   {
+    // Read-write, but only read: the file stays a version-1 file, byte for byte (an older build
+    // would otherwise call its own file newer).
+    const std::string before = tt::read_bytes(path);
     auto store = ts::SessionStore::open(path);
-    EXPECT_EQ(store.info().schema_version, ts::kSchemaVersion);
+    EXPECT_TRUE(store.needs_upgrade());
+    EXPECT_EQ(store.info().schema_version, 1);
     EXPECT_EQ(store.info().name, "from v1");
     const auto t = store.load_trial(id);
     EXPECT_EQ(t.info.name, "old trial");
     EXPECT_EQ(t.info.config["strategy"], "fsdp");
     EXPECT_EQ(tt::canonical(t.log), tt::canonical(log));
+    EXPECT_EQ(store.list_trials().size(), 1u);
+    EXPECT_EQ(tt::read_bytes(path), before);
+    // The first change migrates.
     store.set_trial_tags(id, {"migrated"});  // the table version 2 added works
+    EXPECT_FALSE(store.needs_upgrade());
+    EXPECT_EQ(store.info().schema_version, ts::kSchemaVersion);
     EXPECT_EQ(store.trial(id).tags, std::vector<std::string>{"migrated"});
   }
   SQLite::Database db(path, SQLite::OPEN_READONLY);
