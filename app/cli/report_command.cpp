@@ -26,41 +26,16 @@ namespace {
 
 namespace tp = tunebench::protocol;
 
-// Routes events to one TrialLog per trial id, in order of first appearance.
-class TrialSplitter final : public tp::ReadListener {
- public:
-  void on_event(tp::Event&& event) override { log_for(event.header.trial).add(event); }
-  void on_problem(const tp::ReadProblem& problem) override { m_problems.push_back(problem); }
-  std::vector<tp::TrialLog> take() {
-    std::vector<tp::TrialLog> out;
-    for (const auto& id : m_order) out.push_back(std::move(m_logs[id]));
-    return out;
-  }
-  const std::vector<tp::ReadProblem>& problems() const { return m_problems; }
-
- private:
-  tp::TrialLog& log_for(const std::string& id) {
-    if (!m_logs.count(id)) m_order.push_back(id);
-    return m_logs[id];
-  }
-  std::map<std::string, tp::TrialLog> m_logs;
-  std::vector<std::string> m_order;
-  std::vector<tp::ReadProblem> m_problems;  // lines that were not events, for stderr
-};
-
+// One TrialLog per trial id (protocol::TrialSplitter); lines that were not events go to stderr.
 std::vector<tp::TrialLog> read_logs(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  TrialSplitter splitter;
-  tp::EventReader reader(splitter);
-  std::string buf(1 << 16, '\0');
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (in.gcount() > 0) reader.feed(std::string_view(buf.data(), static_cast<size_t>(in.gcount())));
-  }
-  reader.finish();
-  for (const auto& p : splitter.problems()) std::cerr << path << ":" << p.line_number << ": " << p.message << "\n";
-  return splitter.take();
+  auto logs = tp::read_trial_logs_file(path);
+  for (const auto& log : logs)
+    for (const auto& p : log.problems)
+      if (p.kind != tp::ReadProblem::Kind::NewerVersion)
+        std::cerr << path << ":" << p.line_number << ": " << p.message << "\n";
+  logs.erase(std::remove_if(logs.begin(), logs.end(), [](const tp::TrialLog& l) { return l.ranks.empty(); }),
+             logs.end());
+  return logs;
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -68,8 +43,10 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 // Trials of a session file: those named in `selection` (ids or names, comma-separated), else
-// every trial that recorded steps. The session is opened read-only: a report changes nothing.
-std::vector<tp::TrialLog> read_session(const std::string& path, const std::string& selection) {
+// every trial that recorded steps, with their names. The session is opened read-only: a report
+// changes nothing.
+std::vector<tp::TrialLog> read_session(const std::string& path, const std::string& selection,
+                                       std::vector<std::string>& names) {
   store::SessionStore::OpenOptions options;
   options.mode = store::SessionStore::Mode::ReadOnly;
   const auto session = store::SessionStore::open(path, options);
@@ -87,6 +64,7 @@ std::vector<tp::TrialLog> read_session(const std::string& path, const std::strin
     auto loaded = session.load_trial(info.id);
     if (loaded.log.trial.empty()) loaded.log.trial = info.name;
     logs.push_back(std::move(loaded.log));
+    names.push_back(info.name);
   }
   return logs;
 }
@@ -100,12 +78,18 @@ struct ReportOptions {
 
 void run_report(const ReportOptions& o) {
   std::vector<tp::TrialLog> logs;
+  std::vector<std::string> names;  // display names: a session's trial names, else none (run ids)
   for (const auto& path : o.inputs) {
     if (ends_with(path, ".tbsession")) {
-      for (auto& log : read_session(path, o.trials)) logs.push_back(std::move(log));
+      std::vector<std::string> session_names;
+      for (auto& log : read_session(path, o.trials, session_names)) logs.push_back(std::move(log));
+      names.insert(names.end(), session_names.begin(), session_names.end());
       continue;
     }
-    for (auto& log : read_logs(path)) logs.push_back(std::move(log));
+    for (auto& log : read_logs(path)) {
+      logs.push_back(std::move(log));
+      names.emplace_back();
+    }
   }
   if (!o.trials.empty() && std::none_of(o.inputs.begin(), o.inputs.end(),
                                         [](const std::string& p) { return ends_with(p, ".tbsession"); }))
@@ -113,7 +97,7 @@ void run_report(const ReportOptions& o) {
   if (logs.empty()) throw CLI::ValidationError("report", "no trials found in the inputs");
   std::optional<size_t> baseline;
   if (o.baseline >= 0) baseline = static_cast<size_t>(o.baseline);
-  const auto report = analysis::make_report(logs, baseline);
+  const auto report = analysis::make_report(logs, baseline, names);
   if (o.json)
     std::cout << analysis::render_json(report).dump(2) << "\n";
   else

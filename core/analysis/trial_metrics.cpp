@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "core/analysis/step_time.h"
 #include "core/metrics/bus_bandwidth.h"
 #include "core/metrics/flops.h"
 #include "core/metrics/peak_flops.h"
@@ -170,6 +171,7 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
       m.notes.push_back("only " + std::to_string(log.ranks.size()) + " of " + std::to_string(world) +
                         " ranks reported events" + (log.trial.empty() ? "" : " in trial " + log.trial));
 
+    const auto step_times = step_times_ms(log);
     for (const auto& [index, samples] : by_step) {
       const RankSample* crit = critical_rank(samples);
       int64_t tokens_total = 0;
@@ -180,7 +182,7 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
       }
       const PhaseBreakdown& b = crit->breakdown;
       critical.push_back(b);
-      const double ms = static_cast<double>(b.step_us) / 1000.0;
+      const double ms = step_times.at(index);  // the step time (step_time.h), not the critical rank's own
       step_ms.push_back(ms);
       if (ri == 0) first_repeat_steps.emplace_back(index, ms);
       comm_ms.push_back(static_cast<double>(b.comm_us) / 1000.0);
