@@ -51,7 +51,9 @@ class NcclCommunicator final : public Communicator {
  public:
   NcclCommunicator(const RendezvousInfo& info, c10::Device device)
       : m_info(info), m_device(device), m_stream(c10::cuda::getStreamFromPool(true, device.index())) {
-    auto store = rendezvous(info);
+    Rendezvous rv = rendezvous(info);
+    m_peers = std::move(rv.peers);
+    auto store = std::move(rv.store);
     ncclUniqueId id;
     if (info.rank == 0) {
       check(ncclGetUniqueId(&id), "ncclGetUniqueId");
