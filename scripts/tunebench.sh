@@ -2,7 +2,8 @@
 # Tunebench developer entry point: installs what is missing, configures, builds, then runs.
 #
 #   scripts/tunebench.sh gui     build and open the workbench
-#   scripts/tunebench.sh test    build and run the whole test suite (non-zero exit on failure)
+#   scripts/tunebench.sh test    build and run the whole test suite and a short fuzzing smoke
+#                                (non-zero exit on failure)
 #   scripts/tunebench.sh build   only install and build
 #   scripts/tunebench.sh deps    only install the Debian packages
 #
@@ -18,6 +19,7 @@ PACKAGES=(
   libtorch-dev libgloo-dev libopenblas0-pthread
   libsqlite3-dev libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev
   xvfb xauth
 )
 
@@ -62,7 +64,8 @@ case "$cmd" in
     exec "$BUILD/app/gui/tunebench" "$@" ;;
   test)
     install_deps; build
-    cd "$BUILD"
-    QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@" ;;
+    (cd "$BUILD" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@")
+    # A few seconds of libFuzzer per parser (clang build in build-fuzz/); ctest above replayed their seeds.
+    "$ROOT/scripts/fuzz.sh" smoke ;;
   *) echo "usage: $0 {gui|test|build|deps}" >&2; exit 2 ;;
 esac

@@ -37,7 +37,6 @@ std::string csv_value(int64_t v) { return std::to_string(v); }
 std::string csv_value(int v) { return std::to_string(v); }
 std::string csv_value(double v) { return num(v); }
 std::string csv_value(bool v) { return v ? "1" : "0"; }
-std::string csv_value(const std::string& v) { return cell(v); }
 template <class T>
 std::string csv_value(const T&) {
   return "";
