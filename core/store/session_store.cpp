@@ -80,10 +80,11 @@ TrialInfo read_trial_row(SQLite::Statement& q) {
   return t;
 }
 
-// Tags arrived with schema 2; a version-1 file opened read-only has none.
-std::vector<std::string> read_tags(SQLite::Database& db, int version, int64_t id) {
+// Tags arrived with schema 2; a version-1 file (opened read-only, or not changed yet) has none.
+std::vector<std::string> read_tags(SQLite::Database& db, int64_t id) {
   std::vector<std::string> tags;
-  if (version < 2) return tags;
+  SQLite::Statement has(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trial_tags'");
+  if (!has.executeStep()) return tags;
   SQLite::Statement q(db, "SELECT tag FROM trial_tags WHERE trial_id = ? ORDER BY tag");
   q.bind(1, id);
   while (q.executeStep() && tags.size() < kMaxTagsPerTrial)
@@ -149,17 +150,23 @@ void SessionStore::prepare_for_writing() {
 void SessionStore::migrate_if_older() {
   guarded(m_path, "prepare the session for writing", [&] {
     configure_for_writing(*m_db);
-    // The file may have changed since it was checked; re-check what migration relies on.
-    if (m_db->execAndGet("PRAGMA application_id").getInt() != kApplicationId ||
-        m_db->execAndGet("PRAGMA user_version").getInt() != m_version)
+    // The file may have changed since it was checked: another connection of ours (a TrialWriter)
+    // may have migrated it already; anything else is refused.
+    const int version = file_version();
+    if (m_db->execAndGet("PRAGMA application_id").getInt() != kApplicationId || version < m_version ||
+        version > kSchemaVersion)
       throw StoreError(m_path + " changed while it was open; open it again");
-    if (m_version < kSchemaVersion) migrate(*m_db, m_version, kSchemaVersion);
+    if (version < kSchemaVersion) migrate(*m_db, version, kSchemaVersion);
   });
   m_version = kSchemaVersion;
   m_prepared = true;
 }
 
-bool SessionStore::needs_upgrade() const { return m_version < kSchemaVersion; }
+int SessionStore::file_version() const {
+  return guarded(m_path, "read the schema version", [&] { return m_db->execAndGet("PRAGMA user_version").getInt(); });
+}
+
+bool SessionStore::needs_upgrade() const { return std::max(m_version, file_version()) < kSchemaVersion; }
 
 SessionInfo SessionStore::info() const {
   return guarded(m_path, "read the session", [&] {
@@ -171,7 +178,7 @@ SessionInfo SessionStore::info() const {
     s.name = r.text(0, kMaxNameBytes);
     s.created_us = r.i64(1);
     s.notes = r.text(2, kMaxNotesBytes);
-    s.schema_version = m_version;
+    s.schema_version = std::max(m_version, std::min(file_version(), kSchemaVersion));
     s.read_only = m_read_only;
     return s;
   });
@@ -201,7 +208,7 @@ std::vector<TrialInfo> SessionStore::list_trials() const {
     SQLite::Transaction snapshot(*m_db);  // one consistent view while a writer is adding
     SQLite::Statement q(*m_db, std::string(kTrialColumns) + " ORDER BY t.id");
     while (q.executeStep()) out.push_back(read_trial_row(q));
-    for (auto& t : out) t.tags = read_tags(*m_db, m_version, t.id);
+    for (auto& t : out) t.tags = read_tags(*m_db, t.id);
     return out;
   });
 }
@@ -212,7 +219,7 @@ TrialInfo SessionStore::trial(int64_t id) const {
     q.bind(1, id);
     if (!q.executeStep()) throw StoreError(m_path + " has no trial " + std::to_string(id));
     TrialInfo t = read_trial_row(q);
-    t.tags = read_tags(*m_db, m_version, id);
+    t.tags = read_tags(*m_db, id);
     return t;
   });
 }

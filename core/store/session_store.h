@@ -102,6 +102,7 @@ class SessionStore {
   SessionStore(std::string path, std::unique_ptr<SQLite::Database> db, bool read_only, int version);
   void require_writable(const char* what);
   void migrate_if_older();
+  int file_version() const;  // PRAGMA user_version now (a TrialWriter's connection may migrate)
   int mark_orphans();
 
   std::string m_path;

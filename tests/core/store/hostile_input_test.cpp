@@ -231,3 +231,33 @@ TEST(HostileSession, ALockedFileIsReportedAsLockedNotDamaged) {
   }
   holder.exec("COMMIT");
 }
+
+TEST(HostileSession, ALiveWriterMigratingTheFileDoesNotBreakTheOpenStore) {
+  // The GUI holds an older file open (unchanged); running a trial migrates it through the
+  // TrialWriter's own connection; the GUI's next change must still work and see the new tables.
+  Session s;
+  tt::raw_exec(s.path, "PRAGMA journal_mode = DELETE; DROP TABLE rank_topology; PRAGMA user_version = 2");
+  auto gui = ts::SessionStore::open(s.path);
+  ASSERT_TRUE(gui.needs_upgrade());
+  const int64_t next = gui.add_trial("next", nlohmann::json::object());  // the first change migrates
+  EXPECT_FALSE(gui.needs_upgrade());
+  {
+    ts::TrialWriter w(s.path, next);
+    w.add(tt::step_event(0, 0));
+    w.finish(ts::TrialStatus::Done);
+  }
+  gui.set_trial_tags(next, {"after"});
+  EXPECT_EQ(gui.trial(next).tags, std::vector<std::string>{"after"});
+
+  // The other order: the writer migrates first, the GUI's store changes afterwards.
+  Session t;
+  tt::raw_exec(t.path, "PRAGMA journal_mode = DELETE; DROP TABLE rank_topology; PRAGMA user_version = 2");
+  auto gui2 = ts::SessionStore::open(t.path);
+  {
+    ts::TrialWriter w(t.path, t.trial);
+    w.finish(ts::TrialStatus::Done);
+  }
+  EXPECT_FALSE(gui2.needs_upgrade());
+  gui2.set_trial_tags(t.trial, {"tagged"});  // used to fail: "changed while it was open"
+  EXPECT_EQ(gui2.trial(t.trial).tags, std::vector<std::string>{"tagged"});
+}
