@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes Tunebench's input parsers with libFuzzer (Debian's clang): the event reader (with the
-# analysis behind it), config::from_json, and session open + load. Each target runs for a set time
+# analysis behind it), config::from_json, session open + load, and the torch.profiler trace reader. Each target runs for a set time
 # on a scratch corpus seeded from the tree (tests/data, sessions/, tests/fuzz/seeds) and its saved
 # findings (tests/fuzz/findings/<target>/).
 #
@@ -10,7 +10,7 @@
 #
 # Builds in build-fuzz/ (clang, ASan + UBSan + libFuzzer coverage; the worker and GUI are not built).
 # A crash, sanitizer report, leak or broken oracle fails the run; the input is saved under
-# build-fuzz/tests/fuzz/work/<target>/artifacts/. Fix it, then copy the input into
+# build-fuzz/tests/fuzz/work/<target>/artifacts/. Targets: event_reader, config, session, torch_trace. Fix it, then copy the input into
 # tests/fuzz/findings/<target>/ so every build replays it. Record long runs in docs/RELIABILITY.md.
 set -euo pipefail
 
@@ -25,15 +25,14 @@ command -v clang++ >/dev/null || { echo "fuzz: clang++ is missing (apt-get insta
 
 export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+  # TUNEBENCH_BUILD_FUZZERS instruments every library (ASan, UBSan, libFuzzer coverage).
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_CXX_FLAGS="-fno-omit-frame-pointer" \
     -DTUNEBENCH_BUILD_WORKER=OFF -DTUNEBENCH_BUILD_GUI=OFF -DTUNEBENCH_BUILD_TESTS=ON -DTUNEBENCH_BUILD_FUZZERS=ON \
     -DTUNEBENCH_FUZZ_SMOKE_S="$seconds" >/dev/null
 fi
 cmake -S "$ROOT" -B "$BUILD" -DTUNEBENCH_FUZZ_SMOKE_S="$seconds" >/dev/null
-targets=(fuzz_event_reader fuzz_config fuzz_session)
+targets=(event_reader_fuzzer config_fuzzer session_fuzzer torch_trace_fuzzer)
 cmake --build "$BUILD" --target "${targets[@]}" -- -j"$(nproc)"
 cd "$BUILD"
 status=0

@@ -6,6 +6,12 @@
 #   scripts/gpu-bench.sh extra    # 2 GPUs: single vs PyTorch again, out-of-memory event, DDP bf16
 #                                 # compression, DDP accumulation 4 (no_sync) vs PyTorch
 #   scripts/gpu-bench.sh smoke    # build and one tiny step per strategy
+#   scripts/gpu-bench.sh kernels  # 1 GPU: fused-kernel check, 125m eager/fused/graph/fp8 vs PyTorch
+#                                 # eager and torch.compile, 300-step loss curves
+#   scripts/gpu-bench.sh kernels7b  # 1 GPU: 7B eager/fused/fused+graph/fp8 vs PyTorch (+compile)
+#   scripts/gpu-bench.sh compile-dist  # 2 GPUs: 7B DDP/FSDP fused vs eager vs single, checkpointing vs
+#                                 # PyTorch, 1B/125m trials of every strategy (prediction data)
+#   scripts/gpu-bench.sh gui-live # 2 GPUs: the packed GUI runs 7B single/DDP/FSDP live, screenshots
 #   scripts/gpu-bench.sh data     # 2 GPUs, no build: torch.profiler traces of our own small job
 #                                 # (import test data) and the reference's kernel list per step
 #
@@ -54,13 +60,16 @@ fi
 
 echo "== build"
 PREFIX="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')"
+export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"  # H100/H200 (sm_90) for the fused kernels
 BUILD="$ROOT/build-cuda"
 t0=$(date +%s)
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PREFIX" \
   -DTUNEBENCH_BUILD_GUI=OFF -DTUNEBENCH_BUILD_TESTS=OFF -DTUNEBENCH_HEADER_DIR="$ROOT/.gpu/include" \
-  -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/cmake.log" 2>&1 || { tail -40 "$OUT/cmake.log"; exit 1; }
-grep -E "Tunebench" "$OUT/cmake.log"
-ninja -C "$BUILD" tunebench-worker > "$OUT/build.log" 2>&1 || { grep -E "error|Error" -A3 "$OUT/build.log" | head -60; exit 1; }
+  > "$OUT/logs/cmake.log" 2>&1 || { tail -40 "$OUT/logs/cmake.log"; exit 1; }
+grep -E "Tunebench" "$OUT/logs/cmake.log"
+TARGETS=(tunebench-worker)
+case "$MODE" in kernels|kernels7b|compile-dist) TARGETS+=(tunebench-kernel-check) ;; esac
+ninja -C "$BUILD" "${TARGETS[@]}" > "$OUT/logs/build.log" 2>&1 || { grep -E "error|Error" -A3 "$OUT/logs/build.log" | head -60; exit 1; }
 echo "built in $(( $(date +%s) - t0 )) s"
 W="$BUILD/app/worker/tunebench-worker"
 REF="$ROOT/.gpu/pytorch_reference.py"
@@ -99,7 +108,88 @@ ref() {
 }
 
 B7=(--model 7b --device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 11 --warmup 3)
+B125=(--model 125m --device cuda --seq-len 1024 --micro-batch 8 --amp bf16 --steps 23 --warmup 3)
 case "$MODE" in
+  kernels)
+    # Issue 10, part 1: the fused kernels' correctness, then 125m eager / fused / graph / fp8 against
+    # PyTorch eager and torch.compile, then 300-step loss curves on a token file.
+    "$BUILD/tests/gpu/tunebench-kernel-check" 2>&1 | tee "$OUT/kernel-check.txt" | tail -40
+    run w-125m "${B125[@]}"
+    run w-125m-fused "${B125[@]}" --compile fused
+    run w-125m-graph "${B125[@]}" --compile graph
+    run w-125m-fusedgraph "${B125[@]}" --compile fused+graph
+    run w-125m-fp8 "${B125[@]}" --amp fp8 --compile fused
+    run w-125m-fp8graph "${B125[@]}" --amp fp8 --compile fused+graph
+    ref r-125m 1 --model 125m --mode single --seq 1024 --batch 8 --amp bf16 --steps 20 --warmup 3
+    ref r-125m-compile 1 --model 125m --mode single --seq 1024 --batch 8 --amp bf16 --steps 20 --warmup 3 --compile
+    python3 "$ROOT/scripts/make_token_file.py" /tmp/tokens.bin --tokens 3000000 > /dev/null
+    # Two eager runs that differ only in the seed give the run-to-run band the others are held to.
+    L=(--model 125m --device cuda --seq-len 1024 --micro-batch 8 --steps 500 --warmup 1 --lr 6e-4
+       --data file --data-path /tmp/tokens.bin --timing false)
+    run loss-bf16 "${L[@]}" --amp bf16
+    run loss-bf16-seed1 "${L[@]}" --amp bf16 --seed 1
+    run loss-fused "${L[@]}" --amp bf16 --compile fused
+    run loss-fp8 "${L[@]}" --amp fp8 --compile fused
+    python3 "$ROOT/scripts/loss_band.py" "$OUT/logs/loss-bf16.jsonl" --seed-run "$OUT/logs/loss-bf16-seed1.jsonl" \
+      "$OUT/logs/loss-fused.jsonl" "$OUT/logs/loss-fp8.jsonl" | tee "$OUT/loss-band.txt"
+    ;;
+  compile-dist)
+    # Issue 10, part 3 (2 GPUs): compile fused with DDP and FSDP at 7B against eager and against
+    # single in the same call; checkpointing against PyTorch's; 1B and 125m trials of every strategy
+    # for the prediction's accuracy table (issue 11).
+    "$BUILD/tests/gpu/tunebench-kernel-check" > "$OUT/kernel-check.txt" 2>&1; tail -3 "$OUT/kernel-check.txt"
+    run w-7b-single "${B7[@]}"
+    run w-7b-single-fused "${B7[@]}" --compile fused
+    run w-7b-ddp "${B7[@]}" --strategy ddp --world-size 2
+    run w-7b-ddp-fused "${B7[@]}" --strategy ddp --world-size 2 --compile fused
+    run w-7b-ddp-fused-bf16 "${B7[@]}" --strategy ddp --world-size 2 --compile fused --compression bf16
+    (export TUNEBENCH_COMM_STREAM_PRIORITY=normal; run w-7b-ddp-fused-normalprio "${B7[@]}" --strategy ddp \
+      --world-size 2 --compile fused)
+    run w-7b-single-ckpt "${B7[@]}" --checkpointing true
+    run w-7b-single-ckpt-fused "${B7[@]}" --checkpointing true --compile fused
+    run w-7b-ddp-ckpt "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true
+    run w-7b-ddp-ckpt-fused "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true --compile fused
+    run w-7b-fsdp "${B7[@]}" --strategy fsdp --world-size 2
+    run w-7b-fsdp-fused "${B7[@]}" --strategy fsdp --world-size 2 --compile fused
+    run w-7b-fsdp-gradop-fused "${B7[@]}" --strategy fsdp --world-size 2 --compile fused --fsdp-mode shard_grad_op
+    run w-7b-fsdp-fp8 "${B7[@]}" --strategy fsdp --world-size 2 --compile fused --amp fp8
+    ref r-7b-single-ckpt 1 --model 7b --mode single --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3 --ckpt
+    ref r-7b-ddp-ckpt 2 --model 7b --mode ddp --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3 --ckpt
+    ref r-7b-fsdp 2 --model 7b --mode fsdp --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3
+    B1=(--model 1b --device cuda --seq-len 2048 --micro-batch 2 --amp bf16 --steps 11 --warmup 3)
+    run w-1b-single "${B1[@]}"
+    run w-1b-single-ckpt "${B1[@]}" --checkpointing true
+    run w-1b-single-fused "${B1[@]}" --compile fused
+    run w-1b-ddp "${B1[@]}" --strategy ddp --world-size 2
+    run w-1b-ddp-accum2 "${B1[@]}" --strategy ddp --world-size 2 --grad-accum 2
+    run w-1b-ddp-bf16 "${B1[@]}" --strategy ddp --world-size 2 --compression bf16
+    run w-1b-ddp-nop2p "${B1[@]}" --strategy ddp --world-size 2 --nccl-env NCCL_P2P_DISABLE=1
+    run w-1b-fsdp "${B1[@]}" --strategy fsdp --world-size 2
+    run w-1b-fsdp-gradop "${B1[@]}" --strategy fsdp --world-size 2 --fsdp-mode shard_grad_op
+    run w-125m-ddp "${B125[@]}" --strategy ddp --world-size 2
+    run w-125m-fsdp "${B125[@]}" --strategy fsdp --world-size 2
+    ;;
+  gui-live)
+    # Issue 14: the GUI (packed by ../shared/tools/gui-bundle.sh into .gpu/gui.tar.xz on a developer
+    # machine) drives real CUDA workers offscreen; one screenshot of each live 7B run.
+    tar -xJf "$ROOT/.gpu/gui.tar.xz" -C /tmp
+    for p in 7b-single-fused 7b-ddp 7b-fsdp; do
+      t=$(date +%s)
+      /tmp/guibundle/run-gui.sh --no-restore --worker "$W" --preset "$p" --run --open "$OUT/logs/live-$p.tbsession" \
+        --size 1600x1000 --screenshot "$OUT/live-$p.png" --screenshot-after "${GUI_AFTER_MS:-30000}" \
+        > "$OUT/logs/gui-$p.log" 2>&1
+      echo "-- gui $p: exit $? in $(( $(date +%s) - t )) s"
+    done
+    ;;
+  kernels7b)
+    # Issue 10, part 2: 7B single, eager against fused / fused+graph / fp8 and PyTorch (+compile).
+    run w-7b "${B7[@]}"
+    ref r-7b 1 --model 7b --mode single --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3
+    run w-7b-fused "${B7[@]}" --compile fused
+    run w-7b-fusedgraph "${B7[@]}" --compile fused+graph
+    run w-7b-fp8 "${B7[@]}" --amp fp8 --compile fused
+    ref r-7b-compile 1 --model 7b --mode single --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3 --compile
+    ;;
   smoke)
     run smoke-single --model tiny --device cuda --steps 3 --warmup 1 --amp bf16
     ;;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tunebench developer entry point: installs what is missing, configures, builds, then runs.
 #
-#   scripts/tunebench.sh gui     build and open the workbench
+#   scripts/tunebench.sh gui     build and open the workbench (on a GPU machine with a CUDA
+#                                libtorch also the CUDA worker, which the GUI then uses)
 #   scripts/tunebench.sh test    build and run the whole test suite and a short fuzzing smoke
 #                                (non-zero exit on failure)
 #   scripts/tunebench.sh build   only install and build
@@ -17,7 +18,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   qt6-base-dev qt6-svg-dev libqcustomplot-dev fonts-dejavu-core
   libtorch-dev libgloo-dev libopenblas0-pthread
-  libsqlite3-dev libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcli11-dev
+  libsqlite3-dev libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcli11-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
   xvfb xauth
@@ -54,6 +55,36 @@ build() {
   cmake --build "$BUILD" -- -j"$(nproc)"
 }
 
+# A GPU machine: an NVIDIA driver and a CUDA libtorch (TUNEBENCH_LIBTORCH=/path/to/libtorch, or the
+# one of a Python PyTorch install) also get the CUDA worker in build-cuda/, which the GUI then uses.
+# Prints the libtorch CMake prefix; says in one line what is missing when there is a driver but none.
+cuda_libtorch_prefix() {
+  command -v nvidia-smi > /dev/null 2>&1 || [ -e /dev/nvidiactl ] || return 1
+  if [ -n "${TUNEBENCH_LIBTORCH:-}" ]; then
+    [ -d "$TUNEBENCH_LIBTORCH" ] || { log "TUNEBENCH_LIBTORCH=$TUNEBENCH_LIBTORCH is not a folder"; return 1; }
+    echo "$TUNEBENCH_LIBTORCH"
+    return 0
+  fi
+  if python3 -c 'import sys, torch; sys.exit(0 if torch.version.cuda else 1)' > /dev/null 2>&1; then
+    python3 -c 'import torch; print(torch.utils.cmake_prefix_path)'
+    return 0
+  fi
+  log "NVIDIA driver found but no CUDA libtorch: pip install torch (a CUDA build) or set TUNEBENCH_LIBTORCH=/path/to/libtorch for the GPU worker; using the CPU worker"
+  return 1
+}
+
+build_cuda_worker() {
+  local prefix="$1" cuda_build="${TUNEBENCH_CUDA_BUILD_DIR:-$ROOT/build-cuda}"
+  if [ ! -f "$cuda_build/build.ninja" ]; then
+    log "configuring $cuda_build (CUDA worker against $prefix)"
+    TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}" cmake -S "$ROOT" -B "$cuda_build" -G Ninja \
+      -DCMAKE_BUILD_TYPE=Release -DTUNEBENCH_BUILD_GUI=OFF -DTUNEBENCH_BUILD_TESTS=OFF \
+      -DCMAKE_PREFIX_PATH="$prefix" > /dev/null
+  fi
+  cmake --build "$cuda_build" --target tunebench-worker -- -j"$(nproc)"
+  CUDA_WORKER="$cuda_build/app/worker/tunebench-worker"
+}
+
 cmd="${1:-gui}"
 shift || true
 case "$cmd" in
@@ -61,9 +92,15 @@ case "$cmd" in
   build) install_deps; build ;;
   gui)
     install_deps; build
+    if prefix="$(cuda_libtorch_prefix)"; then
+      build_cuda_worker "$prefix"
+      export TUNEBENCH_WORKER="${TUNEBENCH_WORKER:-$CUDA_WORKER}"
+    fi
     exec "$BUILD/app/gui/tunebench" "$@" ;;
   test)
     install_deps; build
+    # The suite runs on the CPU worker; a GPU machine also gets the CUDA worker built (and so checked).
+    if prefix="$(cuda_libtorch_prefix)"; then build_cuda_worker "$prefix"; fi
     (cd "$BUILD" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@")
     # A few seconds of libFuzzer per parser (clang build in build-fuzz/); ctest above replayed their seeds.
     "$ROOT/scripts/fuzz.sh" smoke ;;

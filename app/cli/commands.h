@@ -9,7 +9,8 @@ class App;
 
 namespace tunebench::cli {
 
-void add_import_command(CLI::App& app);  // import SESSION LOG.jsonl [--name NAME]
+void add_import_command(CLI::App& app);    // import SESSION LOG.jsonl | TRACE... [--name NAME] [--set k=v]
+void add_settings_command(CLI::App& app);  // settings SESSION --trial ID [k=v]... [--forget KEY]
 void add_export_command(CLI::App& app);  // export SESSION --trial ID --format F -o FILE
 void add_list_command(CLI::App& app);    // list SESSION
 

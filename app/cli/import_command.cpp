@@ -1,14 +1,21 @@
-// `tunebench-cli import SESSION LOG.jsonl [--name NAME]`: a worker's event log becomes a trial.
-// The session file is created when it does not exist yet.
+// `tunebench-cli import SESSION FILE... [--name NAME] [--set key=value]...`: a worker's event log,
+// or the per-rank torch.profiler traces of one run, become a trial. Which one a file is, is read
+// from its content (core/import: detect_file_kind), not its name. The session file is created when
+// it does not exist yet, and removed again when that first import fails.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
+#include <sys/stat.h>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sys/stat.h>
 
 #include "app/cli/commands.h"
+#include "core/import/torch_trace_reader.h"
+#include "core/import/trace_error.h"
+#include "core/import/trace_import.h"
 #include "core/store/event_log_import.h"
 #include "core/store/session_store.h"
 
@@ -17,23 +24,95 @@ namespace {
 
 struct ImportArgs {
   std::string session;
-  std::string log;
+  std::vector<std::string> files;
   std::string name;
+  std::vector<std::string> settings;
 };
+
+std::string size_text(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, bytes >= 1000000 ? "%.1f MB" : "%.1f kB",
+                double(bytes) / (bytes >= 1000000 ? 1e6 : 1e3));
+  return buf;
+}
 
 std::string stem(const std::string& path) {
   std::string base = path.substr(path.find_last_of('/') + 1);
   return base.substr(0, base.find_last_of('.'));
 }
 
+void import_log(store::SessionStore& store, const ImportArgs& a) {
+  if (a.files.size() > 1)
+    throw std::runtime_error("an event log holds every rank of a run: import one log at a time (" +
+                             std::to_string(a.files.size()) + " given)");
+  if (!a.settings.empty())
+    throw std::runtime_error(a.files[0] +
+                             " is a Tunebench event log, which carries its whole configuration: --set is for "
+                             "torch.profiler traces");
+  const store::ImportResult result = store::import_event_log(store, a.files[0], a.name);
+  for (const int64_t id : result.trial_ids) {  // one per trial id in the log
+    const auto trial = store.trial(id);
+    std::cout << "imported trial " << trial.id << " '" << trial.name << "' (" << store::to_string(trial.status)
+              << ")\n";
+  }
+  std::cout << result.events << " records, " << result.problems << " problems (unreadable lines, duplicate steps)\n";
+  for (const auto& p : result.problem_list)
+    std::cerr << "  line " << p.line_number << ": " << protocol::to_string(p.kind) << ": " << p.message << "\n";
+}
+
+void import_traces(store::SessionStore& store, const ImportArgs& a) {
+  import::TraceImportOptions options;
+  options.name = a.name;
+  options.settings = a.settings;
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  int shown = -1;
+  if (tty)
+    options.progress = [&](int64_t done, int64_t total) {
+      const int pct = total > 0 ? static_cast<int>(100 * done / total) : 0;
+      if (pct != shown) std::cerr << "\rreading traces: " << pct << " %" << std::flush;
+      shown = pct;
+      return true;
+    };
+  const import::TraceImportResult r = import::import_torch_traces(store, a.files, options);
+  if (tty) std::cerr << "\r";
+  const auto trial = store.trial(r.trial_id);
+  std::cout << "imported trial " << trial.id << " '" << trial.name << "' (" << store::to_string(trial.status)
+            << ") from torch.profiler traces: " << r.ranks << " of " << r.world_size << " ranks, " << r.steps
+            << " steps, " << size_text(r.json_bytes) << " of JSON\n";
+  for (const auto& w : r.warnings) std::cout << "  note: " << w << "\n";
+  if (!r.unknown_knobs.empty()) {
+    std::cout << "  unknown settings (" << r.unknown_knobs.size()
+              << "), fill in the ones you know with --set key=value "
+              << "or `tunebench-cli settings`:";
+    for (const auto& k : r.unknown_knobs) std::cout << " " << k;
+    std::cout << "\n";
+  }
+}
+
 void run_import(const ImportArgs& a) {
+  std::vector<import::FileKind> kinds;
+  for (const auto& f : a.files) {
+    kinds.push_back(import::detect_file_kind(f));
+    if (kinds.back() == import::FileKind::Unknown)
+      throw std::runtime_error(f +
+                               " is neither a Tunebench event log (JSON lines with a \"type\") nor a torch.profiler "
+                               "trace (Chrome-trace JSON with \"traceEvents\", plain or gzip)");
+  }
+  const bool traces = kinds.front() == import::FileKind::TorchTrace;
+  for (size_t i = 1; i < kinds.size(); ++i)
+    if (kinds[i] != kinds.front())
+      throw std::runtime_error(a.files[0] + " and " + a.files[i] +
+                               " are of different kinds (a torch.profiler trace and an event log); import them "
+                               "separately");
   struct stat st {};
   const bool created = ::stat(a.session.c_str(), &st) != 0;
   std::optional<store::SessionStore> store(created ? store::SessionStore::create(a.session, stem(a.session))
                                                    : store::SessionStore::open(a.session));
-  store::ImportResult result;
   try {
-    result = store::import_event_log(*store, a.log, a.name);
+    if (traces)
+      import_traces(*store, a);
+    else
+      import_log(*store, a);
   } catch (...) {
     if (created) {  // leave no empty session behind a failed first import
       store.reset();
@@ -41,27 +120,25 @@ void run_import(const ImportArgs& a) {
     }
     throw;
   }
-  for (const int64_t id : result.trial_ids) {
-    const auto trial = store->trial(id);
-    std::cout << "imported trial " << trial.id << " '" << trial.name << "' (" << store::to_string(trial.status)
-              << ")\n";
-  }
-  std::cout << result.events << " records, " << result.problems << " problems (unreadable lines, duplicate steps)\n";
-  for (const auto& p : result.problem_list)
-    std::cerr << "  line " << p.line_number << ": " << protocol::to_string(p.kind) << ": "
-              << p.message << "\n";
 }
 
 }  // namespace
 
 void add_import_command(CLI::App& app) {
   auto args = std::make_shared<ImportArgs>();
-  CLI::App* cmd = app.add_subcommand("import", "Import a worker event log (.jsonl) as a trial");
+  CLI::App* cmd = app.add_subcommand(
+      "import", "Import a worker event log (.jsonl), or the per-rank torch.profiler traces of one run, as a trial");
   cmd->add_option("session", args->session, "Session file (.tbsession), created if missing")->required();
-  cmd->add_option("log", args->log, "Event log written by tunebench-worker (.jsonl)")
+  cmd->add_option("files", args->files,
+                  "Event log written by tunebench-worker (.jsonl), or torch.profiler traces (.json, .json.gz), one "
+                  "per rank")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--name", args->name, "Trial name (default: the log's trial id)");
+  cmd->add_option("--name", args->name, "Trial name (default: the log's trial id, or the traces' folder)");
+  cmd->add_option("--set", args->settings,
+                  "Traces: a setting of the run that the trace cannot show, key=value with the keys of "
+                  "tunebench-worker --help (e.g. --set micro_batch=8 --set seq_len=1024); repeatable")
+      ->allow_extra_args(false);
   cmd->callback([args] { run_import(*args); });
 }
 

@@ -9,9 +9,12 @@
 #include "app/cli/report_command.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Tunebench command line: import worker logs, list, export, compare and diagnose trials"};
+  CLI::App app{
+      "Tunebench command line: import worker logs and torch.profiler traces, list, export, compare and diagnose "
+      "trials"};
   app.require_subcommand(1);
   tunebench::cli::add_import_command(app);
+  tunebench::cli::add_settings_command(app);
   tunebench::cli::add_export_command(app);
   tunebench::cli::add_list_command(app);
   tunebench::cli::add_report_command(app);

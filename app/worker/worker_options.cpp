@@ -38,8 +38,9 @@ Ranks: started alone the worker is rank 0 of 1. Under torchrun (RANK, WORLD_SIZE
 MASTER_ADDR, MASTER_PORT) or SLURM (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID) it joins the other
 ranks through a c10d TCPStore; the environment's world size overrides --world-size.
 
-compile: libtorch has no torch.compile. --compile true captures the training step into a CUDA
-graph and replays it (no kernel fusion); it needs a GPU and a single rank.
+compile: libtorch has no torch.compile. --compile fused runs RMSNorm+residual, rotary embedding,
+SwiGLU and linear+cross-entropy as fused CUDA kernels (every strategy); --compile graph captures
+the step into a CUDA graph (single GPU, no fusion); --compile fused+graph does both.
 
 Events: one JSON object per line (docs/PROTOCOL.md). Human-readable logs go to stderr.
 

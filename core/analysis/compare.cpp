@@ -6,6 +6,7 @@
 
 #include "core/analysis/diagnosis_text.h"
 #include "core/analysis/format.h"
+#include "core/config/known_settings.h"
 
 namespace tunebench::analysis {
 
@@ -29,11 +30,13 @@ std::optional<Spread> value(const std::optional<double>& v, double k = 1.0) {
 const MetricDef kMetrics[] = {
     {"step_ms", "Step time", "ms", Better::Lower, [](const TrialMetrics& m) { return some(m.step_ms); }},
     {"tokens_per_step", "Tokens per step (all {ranks})", "tokens", Better::Neither,
-     [](const TrialMetrics& m) { return m.measured_steps ? value(m.tokens_per_step) : std::nullopt; }},
+     [](const TrialMetrics& m) {
+       return m.measured_steps && m.tokens_per_step > 0 ? value(m.tokens_per_step) : std::nullopt;
+     }},
     {"tokens_per_s_per_gpu", "Throughput per {rank}", "tokens/s", Better::Higher,
-     [](const TrialMetrics& m) { return some(m.tokens_per_s_per_gpu); }},
+     [](const TrialMetrics& m) { return m.tokens_per_step > 0 ? some(m.tokens_per_s_per_gpu) : std::nullopt; }},
     {"tokens_per_s_total", "Throughput total", "tokens/s", Better::Higher,
-     [](const TrialMetrics& m) { return some(m.tokens_per_s_total); }},
+     [](const TrialMetrics& m) { return m.tokens_per_step > 0 ? some(m.tokens_per_s_total) : std::nullopt; }},
     {"mfu", "MFU", "%", Better::Higher, [](const TrialMetrics& m) { return value(m.mfu, 100.0); }},
     {"comm_ms", "Communication", "ms", Better::Lower,
      [](const TrialMetrics& m) { return m.world_size > 1 ? some(m.comm_ms) : std::nullopt; }},
@@ -67,7 +70,10 @@ std::vector<TrialMetrics> analyze_grouped(const std::vector<protocol::TrialLog>&
   for (size_t i = 0; i < logs.size(); ++i) {
     const auto& log = logs[i];
     std::optional<config::TrialConfig> cfg;
-    if (const auto j = log.config(); j.is_object()) cfg = config::from_json(j).config;
+    // A config with unknown knobs (an imported trace) stands alone: equal known knobs say nothing
+    // about the unknown ones, so two such trials are not repeats of one configuration.
+    if (const auto j = log.config(); j.is_object() && config::unknown_knobs(j).empty())
+      cfg = config::from_json(j).config;
     bool placed = false;
     for (size_t g = 0; g < groups.size() && cfg; ++g)
       if (keys[g] && config::differing_knobs(*keys[g], *cfg).empty()) {
@@ -106,17 +112,23 @@ Comparison compare(std::vector<TrialMetrics> trials, size_t baseline) {
   if (n == 0) return c;
 
   // Config diff: union over every pair with the baseline and between the others, in knobs() order.
+  // A knob one trial knows and another does not differs too ("unknown" in the latter's column).
   std::set<std::string> differing;
   for (size_t i = 0; i < n; ++i)
-    for (size_t j = i + 1; j < n; ++j)
-      if (c.trials[i].config && c.trials[j].config)
-        for (auto& k : config::differing_knobs(*c.trials[i].config, *c.trials[j].config))
-          differing.insert(k);
+    for (size_t j = i + 1; j < n; ++j) {
+      const TrialMetrics& a = c.trials[i];
+      const TrialMetrics& b = c.trials[j];
+      if (!a.config || !b.config) continue;
+      for (auto& k : config::differing_knobs(*a.config, *b.config))
+        if (a.knows({k}) && b.knows({k})) differing.insert(k);
+      for (const auto& info : config::knobs())
+        if (a.knows({info.key}) != b.knows({info.key})) differing.insert(info.key);
+    }
   for (const auto& info : config::knobs()) {
     if (!differing.count(info.key)) continue;
     KnobDiff d{info.key, info.label, {}};
     for (const auto& t : c.trials)
-      d.values.push_back(t.config ? config::knob_text(*t.config, info.key) : "");
+      d.values.push_back(!t.config ? "" : t.knows({info.key}) ? config::knob_text(*t.config, info.key) : "unknown");
     c.config_diff.push_back(std::move(d));
   }
 
@@ -159,9 +171,15 @@ Comparison compare(std::vector<TrialMetrics> trials, size_t baseline) {
 }
 
 std::string throughput_statement(const TrialMetrics& base, const TrialMetrics& other) {
-  if (base.measured_steps == 0 || other.measured_steps == 0 || base.tokens_per_step <= 0 || other.tokens_per_step <= 0)
+  if (base.measured_steps == 0 || other.measured_steps == 0)
     return other.label + " vs " + base.label + ": no measured steps to compare.";
   const double tb = base.step_ms.median, to = other.step_ms.median;
+  if (base.tokens_per_step <= 0 || other.tokens_per_step <= 0) {
+    const TrialMetrics& unknown = base.tokens_per_step <= 0 ? base : other;
+    return other.label + " vs " + base.label + ": step " + format_ms(to) + " vs " + format_ms(tb) +
+           "; the tokens per step of " + unknown.label +
+           " are unknown (an imported trace: set micro_batch, seq_len and grad_accum), so throughput is not compared.";
+  }
   const double token_ratio = other.tokens_per_step / base.tokens_per_step;
   const double total = other.tokens_per_s_total.median / base.tokens_per_s_total.median;
   const double per_gpu = other.tokens_per_s_per_gpu.median / base.tokens_per_s_per_gpu.median;

@@ -7,7 +7,7 @@
 namespace tunebench::analysis {
 
 std::string collective_name(const TrialMetrics& m) {
-  if (!m.config) return "communication";
+  if (!m.knows({"strategy"})) return "communication";
   switch (m.config->strategy) {
     case config::Strategy::Ddp:
       return "all-reduce";
@@ -24,10 +24,10 @@ std::string gradient_dtype(const TrialMetrics& m) {
   const double per_param = static_cast<double>(m.grad_bytes_per_step) / static_cast<double>(m.parameters);
   if (std::abs(per_param - 4.0) < 0.5) return "fp32";
   if (std::abs(per_param - 2.0) < 0.3) {
-    if (m.config && m.config->compression == config::Compression::Fp16) return "fp16";
-    if (m.config && m.config->compression == config::Compression::Bf16) return "bf16";
-    if (m.config && m.config->amp == config::Amp::PureBf16) return "bf16";
-    if (m.config && m.config->strategy == config::Strategy::Fsdp)
+    if (m.knows({"compression"}) && m.config->compression == config::Compression::Fp16) return "fp16";
+    if (m.knows({"compression"}) && m.config->compression == config::Compression::Bf16) return "bf16";
+    if (m.knows({"amp"}) && m.config->amp == config::Amp::PureBf16) return "bf16";
+    if (m.knows({"strategy", "fsdp_reduce_dtype"}) && m.config->strategy == config::Strategy::Fsdp)
       return std::string(config::to_string(m.config->fsdp_reduce_dtype));
     return "16-bit";
   }
@@ -46,14 +46,14 @@ std::string comm_clause(const TrialMetrics& m) {
   if (m.busbw_gbps) s += (s.empty() ? "" : " ") + std::string("at ") + format_gbps(*m.busbw_gbps);
   if (m.hidden_fraction)
     s += (s.empty() ? "" : ", ") + format_pct(*m.hidden_fraction) + " hidden behind " +
-         (m.config && m.config->strategy == config::Strategy::Fsdp ? "compute" : "backward");
+         (m.knows({"strategy"}) && m.config->strategy == config::Strategy::Fsdp ? "compute" : "backward");
   return s;
 }
 
 std::string floor_clause(const TrialMetrics& m) {
   if (!m.comm_floor_ms || !m.busbw_gbps) return "";
   std::string s = format_gb(m.bus_bytes_per_step) + " on the bus";
-  if (m.config && m.config->strategy == config::Strategy::Ddp && m.grad_bytes_per_step > 0)
+  if (m.knows({"strategy"}) && m.config->strategy == config::Strategy::Ddp && m.grad_bytes_per_step > 0)
     s = format_gb(static_cast<double>(m.grad_bytes_per_step)) + " x 2(n-1)/n (n = " + std::to_string(m.world_size) +
         ") = " + s;
   return s + " at " + format_gbps(*m.busbw_gbps) + " = " + format_ms(*m.comm_floor_ms);

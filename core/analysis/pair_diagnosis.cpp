@@ -79,7 +79,7 @@ std::optional<FeasibilityModel> feasibility(const TrialMetrics& base, const Tria
 // time, the model from the floor with nothing overlapped. The pair suggests the larger of the two
 // (it satisfies both), on the communication finding when there is one, else on the scaling one.
 void unify_grad_accum(const TrialMetrics& other, const FeasibilityModel& f, std::vector<Finding>& findings) {
-  if (!other.config || other.config->strategy != config::Strategy::Ddp) return;
+  if (!other.knows({"strategy", "grad_accum"}) || other.config->strategy != config::Strategy::Ddp) return;
   const config::TrialConfig& c = *other.config;
   int64_t accum = f.accum_for_90pct > 1 ? std::min<int64_t>(64, c.grad_accum * f.accum_for_90pct) : c.grad_accum;
   Finding* home = nullptr;

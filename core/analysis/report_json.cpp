@@ -32,6 +32,14 @@ json to_json(const MeanBreakdown& b) {
   return j;
 }
 
+// The config as the trial knows it: unknown knobs (an imported trace) are left out, not defaulted.
+json config_json(const TrialMetrics& m) {
+  if (!m.config) return nullptr;
+  json j = config::to_json(*m.config);
+  for (const auto& k : m.unknown_knobs) j.erase(k);
+  return j;
+}
+
 json to_json(const TrialMetrics& m) {
   json ranks = json::array();
   for (const auto& r : m.ranks)
@@ -39,7 +47,7 @@ json to_json(const TrialMetrics& m) {
   return {{"trial", m.trial},
           {"label", m.label},
           {"repeats", m.repeat_ids},
-          {"config", m.config ? config::to_json(*m.config) : json(nullptr)},
+          {"config", config_json(m)},
           {"world_size", m.world_size},
           {"device", m.device},
           {"device_memory_bytes", m.device_memory_bytes},

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/analysis/step_time.h"
+#include "core/config/known_settings.h"
 #include "core/metrics/bus_bandwidth.h"
 #include "core/metrics/flops.h"
 #include "core/metrics/peak_flops.h"
@@ -115,6 +116,10 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
     m.config = parsed.config;
     for (const auto& p : parsed.problems)
       m.notes.push_back("config: " + p.key + ": " + p.message);
+    m.unknown_knobs = config::unknown_knobs(cfg);
+    if (!m.unknown_knobs.empty())
+      m.notes.push_back(std::to_string(m.unknown_knobs.size()) + " of " + std::to_string(config::knobs().size() - 1) +
+                        " knobs are unknown (an imported trace); figures and suggestions that need them are left out");
   }
   const protocol::ModelInfo* model = first_model(first);
   if (model) m.parameters = model->parameters;
@@ -176,7 +181,9 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
       const RankSample* crit = critical_rank(samples);
       int64_t tokens_total = 0;
       for (const auto& smp : samples) {
-        tokens_total += smp.step->tokens > 0 ? smp.step->tokens : (m.config ? m.config->tokens_per_rank_step() : 0);
+        tokens_total += smp.step->tokens > 0                                ? smp.step->tokens
+                        : m.knows({"micro_batch", "seq_len", "grad_accum"}) ? m.config->tokens_per_rank_step()
+                                                                            : 0;
         per_rank[smp.rank].push_back(smp.breakdown);
         per_rank_ms[smp.rank].push_back(static_cast<double>(smp.breakdown.step_us) / 1000.0);
       }
@@ -225,7 +232,7 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
   if (util_n > 0) m.gpu_util_pct = util_sum / static_cast<double>(util_n);
 
   // FLOPs per token: the PaLM formula from the configuration; the worker's own figure otherwise.
-  if (m.config) {
+  if (m.knows({"dim", "layers", "heads", "ffn", "vocab", "seq_len"})) {
     const int64_t n_matmul = model && model->matmul_parameters > 0
                                  ? model->matmul_parameters
                                  : metrics::llama_matmul_parameters(m.config->dims.layers, m.config->dims.dim,
@@ -249,6 +256,13 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
     m.notes.push_back("no phase intervals were recorded (timing off?): the breakdown shows the whole step as idle");
   if (m.measured_steps == 0) m.notes.push_back("no measured steps");
   return m;
+}
+
+bool TrialMetrics::knows(std::initializer_list<std::string_view> keys) const {
+  if (!config) return false;
+  for (std::string_view k : keys)
+    if (std::find(unknown_knobs.begin(), unknown_knobs.end(), k) != unknown_knobs.end()) return false;
+  return true;
 }
 
 std::optional<double> scaling_efficiency(const TrialMetrics& trial, const TrialMetrics& single) {

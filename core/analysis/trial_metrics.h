@@ -10,8 +10,10 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/analysis/phase_breakdown.h"
@@ -43,6 +45,9 @@ struct TrialMetrics {
   std::string label;                          // config name, else the trial id
   std::vector<std::string> repeat_ids;        // every pooled trial's id (size = repeats)
   std::optional<config::TrialConfig> config;  // nullopt when no hello carried a config
+  // Knobs the config does not know (an imported trace, config/known_settings.h): `config` holds
+  // defaults for them, which no figure or suggestion may use. Empty for native trials.
+  std::vector<std::string> unknown_knobs;
   int world_size = 1;
   std::string device;               // hello device name
   int64_t device_memory_bytes = 0;  // per device, 0 if unknown
@@ -81,6 +86,8 @@ struct TrialMetrics {
 
   // True when any measured step had collective time.
   bool has_comm() const { return comm_ms.n > 0 && comm_ms.max > 0; }
+  // True when there is a config and it knows every one of `keys`.
+  bool knows(std::initializer_list<std::string_view> keys) const;
 };
 
 // Per-step breakdowns of one rank's measured steps, in step order (for per-step bars and timelines).

@@ -54,9 +54,11 @@ const std::vector<KnobInfo>& knobs() {
       {"world_size", kParallel, "Ranks", T::Int, {}, "processes", "Worker processes, one GPU each on CUDA.", ""},
       {"device", kParallel, "Device", T::Choice, {"auto", "cpu", "cuda"}, "",
        "auto picks CUDA when the worker was built with it and a GPU is present.", ""},
-      {"amp", kPrecision, "Precision", T::Choice, {"fp32", "tf32", "bf16", "fp16", "pure-bf16"}, "",
+      {"amp", kPrecision, "Precision", T::Choice, {"fp32", "tf32", "bf16", "fp16", "pure-bf16", "fp8"}, "",
        "fp32; tf32 matmuls; bf16 or fp16 autocast over fp32 master weights (fp16 with dynamic loss "
-       "scaling); pure-bf16 keeps parameters and optimizer state in bf16.",
+       "scaling); pure-bf16 keeps parameters and optimizer state in bf16; fp8 runs the transformer "
+       "blocks' matmuls in float8 (e4m3 forward, e5m2 gradients, per-tensor scales from the previous "
+       "step's amax) and the rest as bf16 (Hopper GPUs only; MFU stays against the bf16 peak).",
        "\"Turn on AMP: half precision frees memory for a larger batch\"."},
       {"cudnn_benchmark", kPrecision, "cudnn.benchmark", T::Bool, {}, "",
        "Let cuDNN time its algorithms. A LLaMA step has no convolutions, so expect no change: that is "
@@ -66,10 +68,13 @@ const std::vector<KnobInfo>& knobs() {
        "Recompute each block's forward in backward instead of keeping its activations: less memory, "
        "about a third more compute.",
        "\"Use gradient checkpointing to save memory\"."},
-      {"compile", kPrecision, "Compile (CUDA graphs)", T::Bool, {}, "",
-       "libtorch has no torch.compile. This captures the whole training step into a CUDA graph and "
-       "replays it, which removes kernel launch overhead but fuses no kernels. Single-GPU only; the "
-       "worker refuses clearly where capture is unsupported.",
+      {"compile", kPrecision, "Compile", T::Choice, {"off", "fused", "graph", "fused+graph"}, "",
+       "libtorch has no torch.compile; this is what it does instead. fused: RMSNorm with the residual "
+       "add, rotary embedding, SwiGLU and the output layer with cross-entropy run as fused CUDA kernels "
+       "(one pass over the activations instead of chains of elementwise kernels, no fp32 logits), and "
+       "weight gradients come out of the GEMM in fp32; works with single, DDP and FSDP. graph: the "
+       "whole step is captured into a CUDA graph and replayed (no launch overhead, no fusion; single "
+       "GPU only). fused+graph: both. On the CPU 'fused' runs the same ops unfused (no speed-up).",
        "\"torch.compile speeds it up\" / \"torch.compile breaks DDP\"."},
       {"optimizer", kPrecision, "Optimizer", T::Choice, {"adamw", "sgd"}, "", "AdamW (fused where available) or SGD.", ""},
       {"fused_optimizer", kPrecision, "Fused optimizer", T::Bool, {}, "",

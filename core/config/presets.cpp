@@ -60,6 +60,30 @@ std::vector<TrialPreset> make_presets() {
     p.push_back({"7b-single", "7B on one GPU, sequence 2048, micro-batch 1, bf16 autocast.", c});
   }
   {
+    TrialConfig c = gpu_7b(Strategy::Single, 1);
+    c.name = "7B single GPU, compile fused";
+    c.compile = Compile::Fused;
+    p.push_back({"7b-single-fused", "7B on one GPU with the fused kernels of compile (bf16).", c});
+  }
+  {
+    TrialConfig c = gpu_7b(Strategy::Single, 1);
+    c.name = "125m single GPU, bf16";
+    c.model = "125m";
+    c.dims = *model_preset("125m");
+    c.seq_len = 1024;
+    c.micro_batch = 8;
+    c.steps = 23;
+    p.push_back({"125m-single", "125m on one GPU, sequence 1024, micro-batch 8: elementwise work weighs most.", c});
+  }
+  {
+    TrialConfig c = gpu_7b(Strategy::Ddp, 2);
+    c.name = "1B DDP x2, bf16";
+    c.model = "1b";
+    c.dims = *model_preset("1b");
+    c.micro_batch = 2;
+    p.push_back({"1b-ddp", "1B DDP on two GPUs, sequence 2048, micro-batch 2: fits without checkpointing.", c});
+  }
+  {
     TrialConfig c = gpu_7b(Strategy::Ddp, 2);
     c.name = "7B DDP x2, checkpointing";
     c.checkpointing = true;

@@ -28,7 +28,8 @@ template <class E> struct EnumNames;
   };
 TUNEBENCH_ENUM_NAMES(Strategy, "single", "ddp", "fsdp")
 TUNEBENCH_ENUM_NAMES(Device, "auto", "cpu", "cuda")
-TUNEBENCH_ENUM_NAMES(Amp, "fp32", "tf32", "bf16", "fp16", "pure-bf16")
+TUNEBENCH_ENUM_NAMES(Amp, "fp32", "tf32", "bf16", "fp16", "pure-bf16", "fp8")
+TUNEBENCH_ENUM_NAMES(Compile, "off", "fused", "graph", "fused+graph")
 TUNEBENCH_ENUM_NAMES(DataSource, "synthetic", "file")
 TUNEBENCH_ENUM_NAMES(TokenDtype, "uint16", "uint32")
 TUNEBENCH_ENUM_NAMES(Optimizer, "adamw", "sgd")
@@ -140,7 +141,13 @@ const std::vector<Field>& fields() {
       enumerated("amp", &TrialConfig::amp),
       plain("cudnn_benchmark", &TrialConfig::cudnn_benchmark),
       plain("checkpointing", &TrialConfig::checkpointing),
-      plain("compile", &TrialConfig::compile),
+      // Older sessions stored a bool: true was the CUDA graph, the only "compile" there was.
+      {"compile", [](const TrialConfig& c) { return json(enum_name(c.compile)); },
+       [](TrialConfig& c, const json& j) {
+         if (j.is_boolean()) c.compile = j.get<bool>() ? Compile::Graph : Compile::Off;
+         else if (j.is_string()) c.compile = enum_from<Compile>(j);
+         else throw std::invalid_argument("expected one of off, fused, graph, fused+graph");
+       }},
       enumerated("optimizer", &TrialConfig::optimizer),
       plain("fused_optimizer", &TrialConfig::fused_optimizer),
       plain("lr", &TrialConfig::lr),
@@ -200,6 +207,7 @@ std::optional<bool> parse_bool(std::string_view s) {
 std::string_view to_string(Strategy v) { return enum_name(v); }
 std::string_view to_string(Device v) { return enum_name(v); }
 std::string_view to_string(Amp v) { return enum_name(v); }
+std::string_view to_string(Compile v) { return enum_name(v); }
 std::string_view to_string(DataSource v) { return enum_name(v); }
 std::string_view to_string(TokenDtype v) { return enum_name(v); }
 std::string_view to_string(Optimizer v) { return enum_name(v); }

@@ -20,7 +20,16 @@ enum class Strategy { Single, Ddp, Fsdp };
 enum class Device { Auto, Cpu, Cuda };
 // Precision modes. Fp32: full fp32; Tf32: fp32 with TF32 matmuls; Bf16/Fp16: fp32 master weights
 // with autocast (fp16 adds dynamic loss scaling); PureBf16: parameters, grads and optimizer in bf16.
-enum class Amp { Fp32, Tf32, Bf16, Fp16, PureBf16 };
+// Fp8: the transformer blocks' matmuls in float8 (e4m3 forward, e5m2 gradients, per-tensor delayed
+// scaling), everything else as Bf16 (Hopper GPUs).
+enum class Amp { Fp32, Tf32, Bf16, Fp16, PureBf16, Fp8 };
+// What `compile` does (libtorch has no torch.compile): Fused runs the model's elementwise chains
+// (RMSNorm + residual add, rotary embedding, SwiGLU, linear + cross-entropy) as fused CUDA kernels
+// on every strategy; Graph captures the whole step into a CUDA graph (single rank); FusedGraph
+// does both. Stored configs of older versions held true/false: true meant Graph.
+enum class Compile { Off, Fused, Graph, FusedGraph };
+inline bool uses_fused_kernels(Compile c) { return c == Compile::Fused || c == Compile::FusedGraph; }
+inline bool uses_cuda_graph(Compile c) { return c == Compile::Graph || c == Compile::FusedGraph; }
 enum class DataSource { Synthetic, File };
 enum class TokenDtype { Uint16, Uint32 };
 enum class Optimizer { AdamW, Sgd };
@@ -67,7 +76,7 @@ struct TrialConfig {
   Amp amp = Amp::Fp32;
   bool cudnn_benchmark = false;
   bool checkpointing = false;  // activation checkpointing per transformer block
-  bool compile = false;        // CUDA-graph capture of the step (libtorch has no torch.compile)
+  Compile compile = Compile::Off;  // fused kernels and/or CUDA-graph capture (see Compile)
   Optimizer optimizer = Optimizer::AdamW;
   bool fused_optimizer = true; // fused AdamW kernel where the libtorch has one
   double lr = 1e-4;
@@ -166,6 +175,7 @@ const KnobInfo* find_knob(std::string_view key);
 std::string_view to_string(Strategy v);
 std::string_view to_string(Device v);
 std::string_view to_string(Amp v);
+std::string_view to_string(Compile v);
 std::string_view to_string(DataSource v);
 std::string_view to_string(TokenDtype v);
 std::string_view to_string(Optimizer v);

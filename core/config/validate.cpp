@@ -64,10 +64,19 @@ std::vector<Problem> validate(const TrialConfig& c) {
   // precision & kernels
   need(!(c.amp == Amp::Fp16 && c.device == Device::Cpu), "amp",
        "fp16 autocast with loss scaling needs a GPU; use bf16 on the CPU");
-  need(!(c.compile && c.device == Device::Cpu), "compile", "CUDA-graph capture ('compile') needs a GPU");
-  need(!c.compile || c.strategy == Strategy::Single, "compile",
-       "CUDA-graph capture ('compile') runs a single rank; capture across ranks is not supported");
-  need(!c.compile || c.warmup >= 2, "warmup", "'compile' captures after eager warm-up: use at least 2 warm-up steps");
+  const bool graph = uses_cuda_graph(c.compile);
+  need(!(graph && c.device == Device::Cpu), "compile", "CUDA-graph capture ('compile' graph) needs a GPU");
+  need(!graph || c.strategy == Strategy::Single, "compile",
+       "CUDA-graph capture runs a single rank; use compile 'fused' with " + std::string(to_string(c.strategy)));
+  need(!graph || c.warmup >= 2, "warmup", "CUDA-graph capture follows eager warm-up: use at least 2 warm-up steps");
+  need(!(c.amp == Amp::Fp8 && c.device == Device::Cpu), "amp", "fp8 matmuls need a Hopper GPU (H100/H200)");
+  need(c.amp != Amp::Fp8 || uses_fused_kernels(c.compile), "amp",
+       "fp8 needs compile 'fused' or 'fused+graph': its scaling and casts are fused kernels");
+  if (c.amp == Amp::Fp8) {
+    // at::_scaled_mm needs every matmul dimension to be a multiple of 16.
+    const bool dims16 = c.dims.dim % 16 == 0 && c.dims.ffn % 16 == 0 && (c.micro_batch * c.seq_len) % 16 == 0;
+    need(dims16, "amp", "fp8 needs dim, ffn and micro_batch x seq_len to be multiples of 16");
+  }
   need(!(c.pin_memory && c.device == Device::Cpu), "pin_memory", "pinned memory only helps copies to a GPU");
   need(std::isfinite(c.lr) && c.lr > 0, "lr", "learning rate must be positive");
   need(std::isfinite(c.weight_decay) && c.weight_decay >= 0, "weight_decay", "weight decay must not be negative");

@@ -8,6 +8,8 @@
 #include "core/engine/compat.h"
 #include "core/engine/data/data_pipeline.h"
 #include "core/engine/errors.h"
+#include "core/engine/kernels/fp8_linear.h"
+#include "core/engine/kernels/fused_ops.h"
 #include "core/engine/model/checkpoint.h"
 #include "core/engine/model/llama.h"
 #include "core/engine/optim/optimizer.h"
@@ -23,14 +25,44 @@ using protocol::Phase;
 
 namespace {
 
+bool fsdp_half(const config::TrialConfig& c) {
+  return c.strategy == config::Strategy::Fsdp && c.fsdp_param_dtype != config::DType::Fp32;
+}
+
 // FSDP with a 16-bit parameter dtype computes in that dtype directly, as PyTorch's
-// MixedPrecisionPolicy does: autocast would only add casts.
+// MixedPrecisionPolicy does: autocast would only add casts. The fused kernels set their dtypes
+// explicitly and run without autocast.
 bool uses_autocast(const config::TrialConfig& c) {
-  const bool fsdp_half = c.strategy == config::Strategy::Fsdp && c.fsdp_param_dtype != config::DType::Fp32;
-  return (c.amp == Amp::Bf16 || c.amp == Amp::Fp16) && !fsdp_half;
+  return (c.amp == Amp::Bf16 || c.amp == Amp::Fp16) && !fsdp_half(c) && !config::uses_fused_kernels(c.compile);
+}
+
+// The dtype the fused path's matmuls read: what autocast (or FSDP's gathered parameters) gives.
+at::ScalarType compute_dtype(const config::TrialConfig& c) {
+  if (fsdp_half(c)) return c.fsdp_param_dtype == config::DType::Bf16 ? at::kBFloat16 : at::kHalf;
+  switch (c.amp) {
+    case Amp::Bf16:
+    case Amp::PureBf16:
+    case Amp::Fp8: return at::kBFloat16;
+    case Amp::Fp16: return at::kHalf;
+    default: return at::kFloat;
+  }
 }
 
 at::ScalarType param_dtype(Amp amp) { return amp == Amp::PureBf16 ? at::kBFloat16 : at::kFloat; }
+
+// What `compile` and `amp fp8` need from this build and device, refused before any work.
+void check_kernel_support(const config::TrialConfig& c, const DeviceContext& device, const EventSink& sink) {
+  if (c.amp == Amp::Fp8) {
+    if (!config::uses_fused_kernels(c.compile))
+      throw EngineError("config", protocol::kExitConfig, "amp fp8 needs compile 'fused' or 'fused+graph': its casts are fused kernels");
+    std::string why;
+    if (!device.is_cuda() || !fp8_supported(&why)) throw unsupported(why.empty() ? "fp8 needs a Hopper GPU" : why);
+  }
+  if (config::uses_fused_kernels(c.compile) && !(device.is_cuda() && fused::kernels_built()))
+    sink(protocol::Warning{"compile", std::string("compile '") + std::string(config::to_string(c.compile)) +
+                                          "': no CUDA kernels on this " + (device.is_cuda() ? "build" : "device") +
+                                          ", the fused ops run as their composite reference (same math, no speed-up)"});
+}
 
 void apply_kernel_settings(const config::TrialConfig& c) {
   // Only the portable switch (libtorch-notes 10): "high" allows TF32 matmuls, "highest" forbids.
@@ -49,18 +81,21 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
     : m_config(config), m_device(device), m_rank(rank), m_sink(std::move(sink)), m_comm(comm) {
   if (m_config.amp == Amp::Fp16 && !m_device.is_cuda())
     throw unsupported("fp16 autocast with loss scaling needs a GPU; use bf16 on the CPU");
+  check_kernel_support(m_config, m_device, m_sink);
   apply_kernel_settings(m_config);
 
   at::manual_seed(m_config.seed);  // identical initial weights on every rank
   const auto options = at::TensorOptions().device(m_device.device()).dtype(param_dtype(m_config.amp));
   m_model = std::make_unique<LlamaModel>(m_config.dims, options);
   m_model->prepare_rope(m_config.seq_len, m_device.device());
+  m_model->set_kernels(ModelKernels{config::uses_fused_kernels(m_config.compile), compute_dtype(m_config),
+                                    m_config.amp == Amp::Fp8});
 
   m_timeline = std::make_unique<Timeline>(m_device.is_cuda(), m_config.timing);
   m_strategy = make_strategy(m_config, *m_model, m_comm, *m_timeline, m_rank.world_size);
   m_optimizer = std::make_unique<Optimizer>(m_config, m_strategy->optimizer_params());
   if (m_config.amp == Amp::Fp16) m_scaler = std::make_unique<LossScaler>(m_device.device());
-  if (m_config.compile) check_graph_support();  // says why before any training happens
+  if (config::uses_cuda_graph(m_config.compile)) prepare_graph();  // says why before any training happens
 
   // Checkpointed bodies and their recompute observers live as long as the trainer, because the
   // autograd graph of a step refers to them until its backward has run.
@@ -115,19 +150,31 @@ at::Tensor Trainer::forward_loss(const at::Tensor& tokens) {
     const bool block = u > 0 && u + 1 < units;
     if (block && m_config.checkpointing)
       h = checkpointed(h, &m_bodies[u], &m_recompute_observers[u]);
+    else if (u + 1 == units)
+      h = m_model->head_loss(h, m_strategy->unit_params(u), targets);
     else
       h = m_model->unit_forward(u, h, m_strategy->unit_params(u));
     h = m_strategy->after_unit_forward(u, h);
   }
-  return at::cross_entropy_loss(h.flatten(0, 1).to(at::kFloat), targets.flatten());
+  return h;
+}
+
+// The one micro-step body every path runs: eager steps, the CUDA-graph capture and the tests'
+// explicit batches. Returns the micro-step's loss (divided, unscaled), detached, on the device.
+at::Tensor Trainer::micro_step(const at::Tensor& tokens, bool last, double loss_divisor) {
+  m_strategy->begin_micro_step(last);
+  const int fwd = m_timeline->begin(Phase::Forward);
+  const at::Tensor loss = forward_loss(tokens) / loss_divisor;
+  m_timeline->end(fwd);
+  const int bwd = m_timeline->begin(Phase::Backward);
+  (m_scaler ? m_scaler->scale(loss) : loss).backward();
+  m_timeline->end(bwd);
+  m_strategy->after_backward(last);
+  return loss.detach();
 }
 
 double Trainer::forward_backward(const at::Tensor& tokens, double loss_divisor) {
-  m_strategy->begin_micro_step(true);
-  const at::Tensor loss = forward_loss(tokens.to(m_device.device())) / loss_divisor;
-  loss.backward();
-  m_strategy->after_backward(true);
-  return loss.item<double>() * loss_divisor;
+  return micro_step(tokens.to(m_device.device()), true, loss_divisor).item<double>() * loss_divisor;
 }
 
 void Trainer::optimizer_step() {
@@ -139,20 +186,16 @@ void Trainer::optimizer_step() {
   if (m_scaler) m_scaler->update(found_inf);
   m_last_found_inf = found_inf;
   m_strategy->after_optimizer();
+  m_model->end_step();
 }
 
 double Trainer::train_step(const std::vector<at::Tensor>& micro_batches) {
-  double loss_sum = 0;
   const double n = static_cast<double>(micro_batches.size());
-  for (size_t i = 0; i < micro_batches.size(); ++i) {
-    m_strategy->begin_micro_step(i + 1 == micro_batches.size());
-    at::Tensor loss = forward_loss(micro_batches[i].to(m_device.device())) / n;
-    loss.backward();
-    m_strategy->after_backward(i + 1 == micro_batches.size());
-    loss_sum += loss.item<double>();
-  }
+  at::Tensor loss_sum = at::zeros({}, at::TensorOptions().device(m_device.device()).dtype(at::kFloat));
+  for (size_t i = 0; i < micro_batches.size(); ++i)
+    loss_sum.add_(micro_step(micro_batches[i].to(m_device.device()), i + 1 == micro_batches.size(), n));
   optimizer_step();
-  return loss_sum;
+  return loss_sum.item<double>();
 }
 
 protocol::Step Trainer::run_step(int64_t index) {
@@ -175,15 +218,7 @@ protocol::Step Trainer::run_step(int64_t index) {
     m_timeline->add_host(Phase::DataWait, t0, t1);
     m_timeline->add_host(Phase::HostToDevice, t1, t2);
 
-    m_strategy->begin_micro_step(last);
-    const int fwd = m_timeline->begin(Phase::Forward);
-    at::Tensor loss = forward_loss(tokens) / static_cast<double>(accum);
-    m_timeline->end(fwd);
-    const int bwd = m_timeline->begin(Phase::Backward);
-    (m_scaler ? m_scaler->scale(loss) : loss).backward();
-    m_timeline->end(bwd);
-    m_strategy->after_backward(last);
-    loss_sum.add_(loss.detach());
+    loss_sum.add_(micro_step(tokens, last, static_cast<double>(accum)));
   }
 
   const int opt = m_timeline->begin(Phase::Optimizer);
@@ -216,7 +251,7 @@ protocol::Summary Trainer::run() {
   std::vector<protocol::Step> measured;
   for (int64_t i = 0; i < m_config.steps; ++i) {
     // compile: eager warm-up, capture on the last warm-up step, replay from then on.
-    const bool graph = m_config.compile && i >= m_config.warmup - 1;
+    const bool graph = config::uses_cuda_graph(m_config.compile) && i >= m_config.warmup - 1;
     protocol::Step step = graph ? run_graph_step(i, i == m_config.warmup - 1) : run_step(i);
     if (!step.warmup) measured.push_back(step);
     m_sink(std::move(step));
@@ -264,7 +299,7 @@ int64_t predict_peak_bytes(const config::TrialConfig& c) {
   // DDP's gradients are bucket views and "compile" keeps gradients at fixed addresses: both hold
   // them for the whole step; otherwise they exist from the first backward on (or all the time
   // when accumulating).
-  const bool persistent_grads = c.strategy == config::Strategy::Ddp || c.compile || c.grad_accum > 1;
+  const bool persistent_grads = c.strategy == config::Strategy::Ddp || config::uses_cuda_graph(c.compile) || c.grad_accum > 1;
   const double end_of_forward = weights + states + acts + logits + gathered + (persistent_grads ? grads : 0.0);
   const double optimizer = weights + states + grads + gathered;
   return static_cast<int64_t>(std::max(end_of_forward, optimizer));

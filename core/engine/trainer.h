@@ -60,11 +60,12 @@ class Trainer {
 
  private:
   at::Tensor forward_loss(const at::Tensor& tokens);
+  at::Tensor micro_step(const at::Tensor& tokens, bool last, double loss_divisor);
   protocol::Step run_step(int64_t index);
   void optimizer_step();
-  // "compile": capture the whole step into a CUDA graph (trainer_graph.cpp).
+  // "compile" graph: capture the whole step into a CUDA graph (trainer_graph.cpp).
   struct Graph;
-  void check_graph_support() const;
+  void prepare_graph();
   protocol::Step run_graph_step(int64_t index, bool capture);
   protocol::Step finish_step(protocol::Step step, const at::Tensor& loss_sum);
 

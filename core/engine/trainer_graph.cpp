@@ -1,6 +1,6 @@
-// "compile" for libtorch: capture one whole training step (every micro-step's forward and
-// backward, clipping, the optimizer) into a CUDA graph, then replay it. libtorch has no
-// torch.compile: this removes kernel-launch and host overhead but fuses no kernels.
+// "compile" graph (and fused+graph): capture one whole training step (every micro-step's forward
+// and backward, clipping, the optimizer) into a CUDA graph, then replay it. This removes
+// kernel-launch and host overhead; the fusion is the fused kernels' job (compile fused).
 //
 // Capture rules followed here (libtorch-notes 4): a non-default stream for the whole run, eager
 // warm-up steps on it before capture, static inputs (each batch is copied into the same device
@@ -43,11 +43,11 @@ struct Trainer::Graph {};
 // Defined here, where Graph is a complete type.
 Trainer::~Trainer() = default;
 
-void Trainer::check_graph_support() const {
+void Trainer::prepare_graph() {
 #ifdef TUNEBENCH_WITH_CUDA
-  if (!m_device.is_cuda()) throw unsupported("'compile' captures CUDA graphs and needs a GPU");
+  if (!m_device.is_cuda()) throw unsupported("compile 'graph' captures CUDA graphs and needs a GPU");
   if (m_config.strategy != config::Strategy::Single)
-    throw unsupported("'compile' (CUDA-graph capture) runs a single rank; capture across ranks is not supported");
+    throw unsupported("CUDA-graph capture runs a single rank; use compile 'fused' with ddp/fsdp");
   if (m_config.amp == config::Amp::Fp16 && !m_optimizer->fused())
     throw unsupported("'compile' with fp16 loss scaling needs the fused AdamW kernel (libtorch 2.x with CUDA)");
   if (m_config.grad_clip > 0 && !m_optimizer->fused())
@@ -55,8 +55,7 @@ void Trainer::check_graph_support() const {
   if (m_config.optimizer != config::Optimizer::AdamW || !m_optimizer->fused())
     throw unsupported("'compile' needs a capturable optimizer: fused AdamW (libtorch 2.x with CUDA)");
   static_cast<SingleStrategy&>(*m_strategy).set_keep_grads(true);
-  auto& self = const_cast<Trainer&>(*this);
-  self.m_graph = std::make_shared<Graph>(m_device.device().index());
+  m_graph = std::make_shared<Graph>(m_device.device().index());
 #else
   throw unsupported("'compile' captures CUDA graphs; this worker was built without CUDA");
 #endif
@@ -93,13 +92,8 @@ protocol::Step Trainer::run_graph_step(int64_t index, bool capture) {
     try {
       g.graph.capture_begin();
       g.loss_sum.zero_();
-      for (int64_t micro = 0; micro < accum; ++micro) {
-        m_strategy->begin_micro_step(micro + 1 == accum);
-        at::Tensor loss = forward_loss(g.tokens[micro]) / static_cast<double>(accum);
-        (m_scaler ? m_scaler->scale(loss) : loss).backward();
-        m_strategy->after_backward(micro + 1 == accum);
-        g.loss_sum.add_(loss.detach());
-      }
+      for (int64_t micro = 0; micro < accum; ++micro)
+        g.loss_sum.add_(micro_step(g.tokens[micro], micro + 1 == accum, static_cast<double>(accum)));
       optimizer_step();
       g.graph.capture_end();
     } catch (const c10::Error& e) {

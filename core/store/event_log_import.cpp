@@ -65,6 +65,32 @@ std::string file_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// One trial with every record of `log`, inside the caller's transaction. Returns its id.
+int64_t insert_trial_log(SessionStore& store, const tp::TrialLog& log, const std::string& name,
+                         const std::string& source) {
+  nlohmann::json config = log.config();
+  if (!config.is_object()) config = nlohmann::json::object();
+  const auto [status, reason] = final_status(log);
+  const auto [start_us, end_us] = time_span(log);
+  SQLite::Database& db = store.database();
+  const int64_t id = store.add_trial(name, config, TrialStatus::Queued, source);
+  EventInserter inserter(db, id);
+  inserter.insert_log(log);
+  store.set_trial_status(id, status, reason);
+  SQLite::Statement q(db, "UPDATE trials SET start_us = ?, end_us = ? WHERE id = ?");
+  if (start_us)
+    q.bind(1, start_us);
+  else
+    q.bind(1);
+  if (end_us)
+    q.bind(2, end_us);
+  else
+    q.bind(2);
+  q.bind(3, id);
+  q.exec();
+  return id;
+}
+
 }  // namespace
 
 ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path,
@@ -100,32 +126,32 @@ ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path
     for (const auto& log : logs) {
       std::string trial_name = !name.empty() ? name : !log.trial.empty() ? log.trial : file_name(jsonl_path);
       if (logs.size() > 1 && !name.empty()) trial_name += " [" + log.trial + "]";
-      nlohmann::json config = log.config();
-      if (!config.is_object()) config = nlohmann::json::object();
-      const auto [status, reason] = final_status(log);
-      const auto [start_us, end_us] = time_span(log);
-      const int64_t id = store.add_trial(trial_name, config, TrialStatus::Queued, "import: " + file_name(jsonl_path));
-      EventInserter inserter(db, id);
-      inserter.insert_log(log);
-      store.set_trial_status(id, status, reason);
-      SQLite::Statement q(db, "UPDATE trials SET start_us = ?, end_us = ? WHERE id = ?");
-      if (start_us)
-        q.bind(1, start_us);
-      else
-        q.bind(1);
-      if (end_us)
-        q.bind(2, end_us);
-      else
-        q.bind(2);
-      q.bind(3, id);
-      q.exec();
-      result.trial_ids.push_back(id);
+      result.trial_ids.push_back(insert_trial_log(store, log, trial_name, "import: " + file_name(jsonl_path)));
     }
     tx.commit();
   } catch (const SQLite::Exception& e) {
     throw StoreError(store.path() + ": cannot import " + jsonl_path + ": " + e.what());
   }
   result.trial_id = result.trial_ids.front();
+  return result;
+}
+
+ImportResult import_trial_log(SessionStore& store, const tp::TrialLog& log, const std::string& name,
+                              const std::string& source) {
+  ImportResult result;
+  result.events = count_records(log);
+  result.problems = log.problem_count;
+  result.problem_list.assign(log.problems.begin(), log.problems.begin() + std::min<size_t>(log.problems.size(), 100));
+  SQLite::Database& db = store.database();
+  store.prepare_for_writing();  // outside the transaction: it may switch the journal to WAL
+  try {
+    SQLite::Transaction tx(db);
+    result.trial_id = insert_trial_log(store, log, name, source);
+    result.trial_ids = {result.trial_id};
+    tx.commit();
+  } catch (const SQLite::Exception& e) {
+    throw StoreError(store.path() + ": cannot import '" + name + "': " + e.what());
+  }
   return result;
 }
 

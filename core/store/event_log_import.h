@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/protocol/event_reader.h"
+#include "core/protocol/trial_log.h"
 
 namespace tunebench::store {
 
@@ -29,5 +30,11 @@ struct ImportResult {
 // no event at all.
 ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path,
                               const std::string& name = "");
+
+// The transaction both importers share: `log` becomes trial `name` with `source` ("import:
+// run.jsonl"), its status from the log (done when every rank sent done, failed on an error).
+// Used by import_event_log and by core/import for torch.profiler traces. Throws StoreError.
+ImportResult import_trial_log(SessionStore& store, const protocol::TrialLog& log, const std::string& name,
+                              const std::string& source);
 
 }  // namespace tunebench::store

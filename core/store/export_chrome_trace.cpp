@@ -40,7 +40,8 @@ json chrome_trace(const LoadedTrial& trial) {
     events.push_back(metadata("process_sort_index", rank, 0, {{"sort_index", rank}}));
     if (r.hello)
       events.push_back(metadata("process_labels", rank, 0,
-                                {{"labels", r.hello->host + ", " + r.hello->device}}));
+                                {{"labels", r.hello->host.empty() ? r.hello->device  // imported traces: no host
+                                                                  : r.hello->host + ", " + r.hello->device}}));
     for (tp::Lane lane : {tp::Lane::Host, tp::Lane::Compute, tp::Lane::Comm}) {
       const int tid = lane_tid(lane);
       events.push_back(metadata("thread_name", rank, tid, {{"name", std::string(tp::to_string(lane))}}));

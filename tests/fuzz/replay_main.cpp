@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     const fs::path p(argv[i]);
     if (fs::is_directory(p)) {
       for (const auto& e : fs::recursive_directory_iterator(p))
-        if (e.is_regular_file()) inputs.push_back(e.path());
+        if (e.is_regular_file() && e.path().filename().string()[0] != '.') inputs.push_back(e.path());
     } else if (fs::is_regular_file(p)) {
       inputs.push_back(p);
     }

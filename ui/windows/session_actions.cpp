@@ -22,6 +22,7 @@
 #include <QStatusBar>
 #include <QTableView>
 
+#include "core/import/torch_trace_reader.h"
 #include "core/store/export.h"
 #include "ui/models/trials_model.h"
 #include "ui/windows/launch_preview.h"
@@ -30,6 +31,7 @@
 #include "ui/windows/main_window.h"
 #include "ui/windows/session_controller.h"
 #include "ui/windows/start_page.h"
+#include "ui/windows/trace_import_actions.h"
 #include "ui/windows/trial_form.h"
 #include "ui/windows/trial_notes_dialog.h"
 
@@ -89,6 +91,7 @@ SessionActions::SessionActions(MainWindow* window, SessionController* session, b
 
   m_window->setAcceptDrops(true);
   m_window->installEventFilter(this);
+  m_traceImport = new TraceImportActions(m_window, m_session, this);
 }
 
 void SessionActions::createActions() {
@@ -105,8 +108,10 @@ void SessionActions::createActions() {
                        QStringLiteral("Open a .tbsession file (checked before anything is read into the window)"));
   QAction* saveAs = make("actionSaveSessionAs", QStringLiteral("Save session &as…"), QKeySequence::SaveAs,
                          QStringLiteral("Write a compact, self-contained copy of the session and continue in it"));
-  QAction* import = make("actionImportLog", QStringLiteral("&Import event log…"), QKeySequence(Qt::CTRL | Qt::Key_I),
-                         QStringLiteral("Add a worker's .jsonl event log (headless or remote run) to the session as a trial"));
+  QAction* import =
+      make("actionImportLog", QStringLiteral("&Import event log or traces…"), QKeySequence(Qt::CTRL | Qt::Key_I),
+           QStringLiteral("Add a worker's .jsonl event log (headless or remote run), or the per-rank "
+                          "torch.profiler traces of your own job, to the session as a trial"));
   QAction* exportTrialsAct = make("actionExportTrials", QStringLiteral("Export selected &trials…"), {},
                                   QStringLiteral("Per-step table (CSV) or everything (JSON) of the selected trials"));
   QAction* exportSummaries = make("actionExportSummaries", QStringLiteral("Export selected trials' &summaries (CSV)…"), {},
@@ -138,9 +143,10 @@ void SessionActions::createActions() {
     if (!path.isEmpty()) saveSessionAs(with_suffix(path, QStringLiteral("tbsession")));
   });
   connect(import, &QAction::triggered, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(m_window, QStringLiteral("Import event log"), {},
-                                                      QStringLiteral("Event logs (*.jsonl);;All files (*)"));
-    if (!path.isEmpty()) importLog(path);
+    const QStringList paths = QFileDialog::getOpenFileNames(
+        m_window, QStringLiteral("Import an event log, or one run's torch.profiler traces (one per rank)"), {},
+        QStringLiteral("Event logs and torch.profiler traces (*.jsonl *.json *.json.gz *.gz);;All files (*)"));
+    if (!paths.isEmpty()) importFiles(paths);
   });
   connect(exportTrialsAct, &QAction::triggered, this, [this] {
     const QString path = askSavePath(QStringLiteral("Export trials"), QStringLiteral("trials.csv"),
@@ -319,6 +325,39 @@ bool SessionActions::importLog(const QString& jsonlPath) {
   return true;
 }
 
+bool SessionActions::importFiles(const QStringList& files) {
+  QStringList traces;
+  bool ok = true;
+  for (const QString& f : files) {
+    if (f.endsWith(QStringLiteral(".tbsession"), Qt::CaseInsensitive)) {
+      ok = openSession(f) && ok;
+      continue;
+    }
+    try {
+      switch (import::detect_file_kind(f.toStdString())) {
+        case import::FileKind::TorchTrace:
+          traces << f;
+          break;
+        case import::FileKind::EventLog:
+          ok = importLog(f) && ok;
+          break;
+        case import::FileKind::Unknown:
+          showError(QStringLiteral("Import"),
+                    QStringLiteral("%1 is neither a Tunebench event log (JSON lines with a \"type\") nor a "
+                                   "torch.profiler trace (Chrome-trace JSON with \"traceEvents\", plain or gzip).")
+                        .arg(QFileInfo(f).fileName()));
+          ok = false;
+          break;
+      }
+    } catch (const std::exception& e) {
+      showError(QStringLiteral("Import"), QString::fromStdString(e.what()));
+      ok = false;
+    }
+  }
+  if (!traces.isEmpty()) ok = m_traceImport->importTraces(traces) && ok;
+  return ok;
+}
+
 bool SessionActions::exportTrials(const QStringList& recordIds, const QString& path) {
   std::vector<store::LoadedTrial> trials;
   for (const QString& id : recordIds)
@@ -408,8 +447,11 @@ bool SessionActions::eventFilter(QObject* watched, QEvent* event) {
     if (!mime || !mime->hasUrls()) return files;
     for (const QUrl& url : mime->urls()) {
       const QString f = url.toLocalFile();
-      if (f.endsWith(QStringLiteral(".tbsession"), Qt::CaseInsensitive) || f.endsWith(QStringLiteral(".jsonl"), Qt::CaseInsensitive))
-        files << f;
+      for (const char* suffix : {".tbsession", ".jsonl", ".json", ".gz"})
+        if (f.endsWith(QLatin1String(suffix), Qt::CaseInsensitive)) {
+          files << f;
+          break;
+        }
     }
     return files;
   };
@@ -421,10 +463,7 @@ bool SessionActions::eventFilter(QObject* watched, QEvent* event) {
   if (event->type() == QEvent::Drop) {
     auto* e = static_cast<QDropEvent*>(event);
     const QStringList files = sessionOrLog(e->mimeData());
-    for (const QString& f : files) {
-      if (f.endsWith(QStringLiteral(".jsonl"), Qt::CaseInsensitive)) importLog(f);
-      else openSession(f);
-    }
+    importFiles(files);
     if (!files.isEmpty()) e->acceptProposedAction();
     return true;
   }

@@ -1,5 +1,6 @@
 // SessionActions: the window's File and Trial menu entries for sessions, the trials table's
-// context menu, drag and drop of .tbsession / .jsonl files, the start page and the recent list.
+// context menu, drag and drop of .tbsession / .jsonl / torch.profiler trace files, the start page
+// and the recent list. Traces go on to TraceImportActions.
 //
 // It only wires user gestures to SessionController and reports results (status bar, log pane,
 // message boxes); the store work itself is the controller's. Message boxes are opened window-modal
@@ -23,6 +24,7 @@ namespace tunebench::ui {
 class MainWindow;
 class SessionController;
 class StartPage;
+class TraceImportActions;
 
 class SessionActions : public QObject {
   Q_OBJECT
@@ -40,6 +42,10 @@ class SessionActions : public QObject {
   bool openExample(const QString& examplePath);  // opens a copy in the user's data folder
   bool saveSessionAs(const QString& path);
   bool importLog(const QString& jsonlPath);
+  // Sessions are opened, event logs and traces (told apart by content) imported; all the traces
+  // among `files` are the ranks of one trial, read off the GUI thread (TraceImportActions).
+  bool importFiles(const QStringList& files);
+  TraceImportActions* traceImport() const { return m_traceImport; }
   bool exportTrials(const QStringList& recordIds, const QString& path);  // .csv (steps) or .json
   bool exportSummariesCsv(const QStringList& recordIds, const QString& path);
   bool exportChromeTrace(const QString& recordId, const QString& path);
@@ -55,6 +61,8 @@ class SessionActions : public QObject {
   // The last error shown (tests read it; the user sees the message box).
   QString lastError() const { return m_lastError; }
   QMessageBox* lastMessageBox() const { return m_lastBox; }
+  // A non-blocking message box and the log pane (also for TraceImportActions).
+  void showError(const QString& title, const QString& message);
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;
@@ -65,12 +73,12 @@ class SessionActions : public QObject {
   void updateTrialActions();
   void addRecent(const QString& path);
   void rebuildRecentMenu();
-  void showError(const QString& title, const QString& message);
   QString askSavePath(const QString& title, const QString& fileName, const QString& filter);
 
   MainWindow* m_window;
   SessionController* m_session;
   StartPage* m_startPage = nullptr;
+  TraceImportActions* m_traceImport = nullptr;
   QStackedWidget* m_centre = nullptr;
   QMenu* m_recentMenu = nullptr;
   QMenu* m_contextMenu = nullptr;

@@ -4,6 +4,7 @@
 #include <QFileInfo>
 #include <QTemporaryDir>
 
+#include "core/config/known_settings.h"
 #include "core/config/trial_config.h"
 #include "core/store/session_store.h"
 #include "core/store/store_error.h"
@@ -31,6 +32,8 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, pr
   // A config a newer or older Tunebench wrote may carry unknown knobs: keep what parses.
   r.config = config::from_json(info.config).config;
   r.config.name = info.name;
+  // Imported traces know few knobs (config/known_settings.h): the table must not show a default.
+  if (!config::is_known(info.config, "model")) r.config.model = "unknown";
   switch (info.status) {
     case store::TrialStatus::Queued: r.status = TrialRecord::Status::Queued; break;
     case store::TrialStatus::Running: r.status = TrialRecord::Status::Running; break;
@@ -161,6 +164,41 @@ std::optional<store::ImportResult> SessionController::importLog(const QString& j
   } catch (const std::exception& e) {
     fail(e);
     return std::nullopt;
+  }
+}
+
+std::optional<import::TraceImportResult> SessionController::importTraceTrial(const import::TraceTrial& trial) {
+  if (!m_store) return std::nullopt;
+  try {
+    import::TraceImportResult result = import::store_trace_trial(*m_store, trial);
+    const store::TrialInfo info = m_store->trial(result.trial_id);
+    TrialRecord record = to_trial_record(info, m_store->trial_summaries(info.id));
+    m_storeIds.insert(record.id, info.id);
+    m_model->upsert(record);
+    emit trialCountChanged(m_model->rowCount());
+    return result;
+  } catch (const std::exception& e) {
+    fail(e);
+    return std::nullopt;
+  }
+}
+
+bool SessionController::editKnownSettings(const QString& recordId, const QStringList& settings,
+                                          const QStringList& forget) {
+  const qint64 id = storeId(recordId);
+  if (!m_store || id < 0) {
+    m_error = QStringLiteral("this trial is not stored in the session");
+    return false;
+  }
+  std::vector<std::string> set, drop;
+  for (const QString& s : settings) set.push_back(s.toStdString());
+  for (const QString& k : forget) drop.push_back(k.toStdString());
+  try {
+    import::edit_known_settings(*m_store, id, set, drop);
+    m_model->upsert(to_trial_record(m_store->trial(id), m_store->trial_summaries(id)));
+    return true;
+  } catch (const std::exception& e) {
+    return fail(e);
   }
 }
 

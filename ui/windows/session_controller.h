@@ -19,6 +19,7 @@
 #include <QObject>
 #include <QStringList>
 
+#include "core/import/trace_import.h"
 #include "core/store/event_log_import.h"
 #include "core/store/records.h"
 #include "ui/models/trial_record.h"
@@ -53,6 +54,8 @@ class SessionController : public QObject {
   bool newScratchSession();
   bool saveAs(const QString& path);
   std::optional<store::ImportResult> importLog(const QString& jsonlPath, const QString& name = {});
+  // Writes a trial read from torch.profiler traces (TraceImportJob) and adds its row.
+  std::optional<import::TraceImportResult> importTraceTrial(const import::TraceTrial& trial);
   QString errorString() const { return m_error; }
 
   QString path() const;
@@ -75,6 +78,8 @@ class SessionController : public QObject {
   bool renameTrial(const QString& recordId, const QString& name);
   bool deleteTrial(const QString& recordId);
   bool annotateTrial(const QString& recordId, const QString& notes, const QStringList& tags);
+  // Fills in (settings "key=value") or forgets settings of an imported trial (core/import).
+  bool editKnownSettings(const QString& recordId, const QStringList& settings, const QStringList& forget = {});
   std::optional<store::TrialInfo> trialInfo(const QString& recordId) const;
   std::optional<store::LoadedTrial> loadTrial(const QString& recordId);
   qint64 storeId(const QString& recordId) const { return m_storeIds.value(recordId, -1); }

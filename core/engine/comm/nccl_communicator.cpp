@@ -4,6 +4,7 @@
 // current stream wait for the collective's end event; the host never blocks.
 #include "core/engine/comm/communicator.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "core/engine/comm/rendezvous.h"
@@ -47,10 +48,19 @@ class NcclWork final : public CommWork {
   at::cuda::CUDAEvent m_done;
 };
 
+// The collectives' stream is high-priority, so NCCL's blocks start as soon as SMs free up.
+// TUNEBENCH_COMM_STREAM_PRIORITY=normal turns that off (an experiment switch, docs/BENCHMARKS.md).
+bool comm_stream_high_priority() {
+  const char* p = std::getenv("TUNEBENCH_COMM_STREAM_PRIORITY");
+  return !(p && std::string(p) == "normal");
+}
+
 class NcclCommunicator final : public Communicator {
  public:
   NcclCommunicator(const RendezvousInfo& info, c10::Device device)
-      : m_info(info), m_device(device), m_stream(c10::cuda::getStreamFromPool(true, device.index())) {
+      : m_info(info),
+        m_device(device),
+        m_stream(c10::cuda::getStreamFromPool(comm_stream_high_priority(), device.index())) {
     Rendezvous rv = rendezvous(info);
     m_peers = std::move(rv.peers);
     auto store = std::move(rv.store);

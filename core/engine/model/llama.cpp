@@ -4,6 +4,8 @@
 #include <torch/csrc/autograd/generated/variable_factories.h>
 
 #include "core/engine/compat.h"
+#include "core/engine/kernels/fp8_linear.h"
+#include "core/engine/kernels/fused_ops.h"
 
 namespace tunebench::engine {
 
@@ -16,18 +18,6 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w) {
   const at::Tensor xf = x.to(at::kFloat);
   const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + kNormEps);
   return w * normed.to(x.scalar_type());
-}
-
-// Interleaved rotary embedding of the reference: pairs (x[2i], x[2i+1]) rotated by angle t*f_i.
-at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
-  // x: [B, T, H, hd]; cos/sin: [T, hd/2] -> broadcast as [1, T, 1, hd/2]
-  const auto sizes = x.sizes();
-  const at::Tensor pairs = x.unflatten(-1, {sizes.back() / 2, 2});
-  const at::Tensor x1 = pairs.select(-1, 0);
-  const at::Tensor x2 = pairs.select(-1, 1);
-  const at::Tensor c = cos.unsqueeze(0).unsqueeze(2);
-  const at::Tensor s = sin.unsqueeze(0).unsqueeze(2);
-  return at::stack({x1 * c - x2 * s, x1 * s + x2 * c}, -1).flatten(-2).to(x.scalar_type());
 }
 
 }  // namespace
@@ -90,6 +80,19 @@ LlamaModel::LlamaModel(const config::ModelDims& dims, at::TensorOptions options)
   }
 }
 
+LlamaModel::~LlamaModel() = default;
+
+void LlamaModel::set_kernels(ModelKernels kernels) {
+  m_kernels = kernels;
+  m_fp8.clear();
+  if (m_kernels.fp8)
+    for (int64_t i = 0; i < 4 * m_dims.layers; ++i) m_fp8.push_back(std::make_unique<Fp8Linear>());
+}
+
+void LlamaModel::end_step() {
+  for (auto& f : m_fp8) f->end_step();
+}
+
 std::vector<at::Tensor> LlamaModel::parameters() const {
   std::vector<at::Tensor> out;
   for (const auto& u : m_units) out.insert(out.end(), u.params.begin(), u.params.end());
@@ -114,8 +117,8 @@ at::Tensor LlamaModel::block_forward(const at::Tensor& x, const std::vector<at::
   // attention
   const at::Tensor qkv = at::linear(rms_norm(x, p[0]), p[1]).view({B, T, 3, H, hd});
   const auto parts = qkv.unbind(2);
-  const at::Tensor q = apply_rope(parts[0], cos, sin).transpose(1, 2);
-  const at::Tensor k = apply_rope(parts[1], cos, sin).transpose(1, 2);
+  const at::Tensor q = fused::rotate_pairs(parts[0], cos, sin).transpose(1, 2);
+  const at::Tensor k = fused::rotate_pairs(parts[1], cos, sin).transpose(1, 2);
   const at::Tensor v = parts[2].transpose(1, 2);
   const at::Tensor a = compat::causal_attention(q, k, v);
   const at::Tensor h = x + at::linear(a.transpose(1, 2).reshape({B, T, D}), p[2]);
@@ -124,10 +127,50 @@ at::Tensor LlamaModel::block_forward(const at::Tensor& x, const std::vector<at::
   return h + at::linear(at::silu(gu[0]) * gu[1], p[5]);
 }
 
+// The same block as block_forward, through the fused ops (kernels/fused_ops.h). Only the final
+// residual add stays a plain add: the next unit's norm belongs to another unit (FSDP shards and
+// checkpoints whole units).
+at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, const std::vector<at::Tensor>& p) const {
+  const int64_t B = x.size(0), T = x.size(1), D = x.size(2);
+  const int64_t H = m_dims.heads, hd = D / H;
+  const at::ScalarType cd = m_kernels.compute;
+  // attention
+  const at::Tensor n1 = fused::rms_norm(x, p[0], cd, kNormEps);
+  const at::Tensor qkv = block_linear(block, 0, n1, p[1]).view({B, T, 3, H, hd});
+  const auto [q, k, v] = fused::rope_qkv(qkv, m_rope_cos, m_rope_sin);
+  const at::Tensor a = compat::causal_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2));
+  const at::Tensor o = block_linear(block, 1, a.transpose(1, 2).reshape({B, T, D}), p[2]);
+  // SwiGLU feed-forward, its norm fused with the residual add before it
+  const auto [h, n2] = fused::add_rms_norm(x, o, p[3], cd, kNormEps);
+  const at::Tensor s = fused::swiglu(block_linear(block, 2, n2, p[4]));
+  return h + block_linear(block, 3, s, p[5]);
+}
+
+// The block's matmuls: float8 with delayed scaling (amp fp8), else bf16/fp16 with fp32 weight grads.
+at::Tensor LlamaModel::block_linear(size_t block, int which, const at::Tensor& x, const at::Tensor& w) const {
+  if (m_kernels.fp8) return m_fp8[4 * block + static_cast<size_t>(which)]->forward(x, w);
+  return fused::linear(x, w, m_kernels.compute);
+}
+
 at::Tensor LlamaModel::unit_forward(size_t unit, const at::Tensor& x, const std::vector<at::Tensor>& params) const {
   if (unit == 0) return at::embedding(params[0], x);
-  if (unit == m_units.size() - 1) return at::linear(rms_norm(x, params[0]), params[1]);
+  if (unit == m_units.size() - 1) {
+    if (m_kernels.fused) return fused::linear(fused::rms_norm(x, params[0], m_kernels.compute, kNormEps), params[1],
+                                              m_kernels.compute);
+    return at::linear(rms_norm(x, params[0]), params[1]);
+  }
+  if (m_kernels.fused) return fused_block_forward(unit - 1, x, params);
   return block_forward(x, params);
+}
+
+at::Tensor LlamaModel::head_loss(const at::Tensor& x, const std::vector<at::Tensor>& params,
+                                 const at::Tensor& targets) const {
+  if (!m_kernels.fused) {
+    const at::Tensor logits = at::linear(rms_norm(x, params[0]), params[1]);
+    return at::cross_entropy_loss(logits.flatten(0, 1).to(at::kFloat), targets.flatten());
+  }
+  const at::Tensor n = fused::rms_norm(x, params[0], m_kernels.compute, kNormEps);
+  return fused::linear_cross_entropy(n.flatten(0, 1), params[1], targets.flatten(), m_kernels.compute);
 }
 
 int64_t LlamaModel::parameter_count() const {

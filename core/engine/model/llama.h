@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,18 @@
 #include "core/config/trial_config.h"
 
 namespace tunebench::engine {
+
+// How the model computes; the trainer sets it from the config. The composite path (the default)
+// is plain ATen ops meant to run under autocast, line by line the reference script. The fused path
+// (`compile` fused) calls kernels/fused_ops.h with explicit dtypes and runs without autocast: the
+// residual stream keeps the embedding's dtype, every matmul reads `compute`.
+struct ModelKernels {
+  bool fused = false;
+  at::ScalarType compute = at::kFloat;
+  bool fp8 = false;  // the blocks' matmuls in float8 (kernels/fp8_linear.h); needs `fused`
+};
+
+class Fp8Linear;
 
 struct ModelUnit {
   std::string name;                 // "embedding", "block 0", ..., "head"
@@ -31,6 +44,12 @@ class LlamaModel {
   // never materialised on the host. Initialisation follows the reference: N(0, 0.02) for
   // matrices, ones for norm weights, from the global generator (seed it first).
   LlamaModel(const config::ModelDims& dims, at::TensorOptions options);
+  ~LlamaModel();
+
+  void set_kernels(ModelKernels kernels);
+  const ModelKernels& kernels() const { return m_kernels; }
+  // After every optimizer step: fp8 scales of the next step come from this step's amax.
+  void end_step();
 
   const config::ModelDims& dims() const { return m_dims; }
   std::vector<ModelUnit>& units() { return m_units; }
@@ -41,6 +60,9 @@ class LlamaModel {
   // blocks; the head returns logits [B, T, V]. `params` are the unit's parameters to use (the
   // unit's own, or gathered full parameters under FSDP).
   at::Tensor unit_forward(size_t unit, const at::Tensor& x, const std::vector<at::Tensor>& params) const;
+  // The head unit with the loss: mean cross-entropy of the next-token targets [B, T], fp32 0-dim.
+  // The fused path never materialises the logits in fp32 (nor, in full, at all).
+  at::Tensor head_loss(const at::Tensor& x, const std::vector<at::Tensor>& params, const at::Tensor& targets) const;
   // Rotary tables for sequence length `seq_len` on `device` (float32), cached.
   void prepare_rope(int64_t seq_len, c10::Device device);
 
@@ -56,8 +78,12 @@ class LlamaModel {
 
  private:
   at::Tensor block_forward(const at::Tensor& x, const std::vector<at::Tensor>& p) const;
+  at::Tensor fused_block_forward(size_t block, const at::Tensor& x, const std::vector<at::Tensor>& p) const;
+  at::Tensor block_linear(size_t block, int which, const at::Tensor& x, const at::Tensor& w) const;
 
   config::ModelDims m_dims;
+  ModelKernels m_kernels;
+  std::vector<std::unique_ptr<Fp8Linear>> m_fp8;  // per block: wqkv, wo, w13, w2
   std::vector<ModelUnit> m_units;
   at::Tensor m_rope_cos, m_rope_sin;  // [T, hd/2] float32
 };

@@ -297,3 +297,30 @@ TEST(Fsdp, CommLaneCarriesGathersAndReduceScattersPerUnitAndShardsTheState) {
   EXPECT_LE(rank0.model->parameter_bytes, 4 * (rank0.model->parameters / 2 + 4));
   EXPECT_GE(rank0.model->parameter_bytes, 4 * (rank0.model->parameters / 2));
 }
+
+// compile 'fused' swaps the model's ops for autograd Functions with hand-written backwards; DDP's
+// bucket hooks and FSDP's gather/reduce-scatter hooks must see the same gradients through them.
+// (On the CPU the Functions run their composite reference: this checks the plumbing and the
+// formulas; the CUDA kernels are checked against the same references on the GPU.)
+TEST(Ddp, FusedKernelsKeepTheBucketsAndTheResult) {
+  const auto init = train(1, with(sgd_step(4), {"--lr", "1e-30"}), "fused-init");
+  const auto composite = train(2, with(sgd_step(2), {"--strategy", "ddp"}), "fused-ddp-composite");
+  const auto fused = train(2, with(sgd_step(2), {"--strategy", "ddp", "--compile", "fused"}), "fused-ddp");
+  const Diff d = diff(fused, composite, init);
+  EXPECT_GT(d.max_ref, 1e-3);
+  EXPECT_LT(d.max_abs, 1e-5 * std::max(1.0, d.max_ref)) << "max |fused - composite| = " << d.max_abs;
+}
+
+TEST(Fsdp, FusedKernelsGiveTheCompositeResultInBothModes) {
+  // SGD: its update is linear in the gradient, so rounding-level differences stay rounding-level.
+  const std::vector<std::string> fp32 = {"--strategy", "fsdp", "--fsdp-param-dtype", "fp32", "--fsdp-reduce-dtype", "fp32"};
+  const auto init = train(1, with(sgd_step(4), {"--lr", "1e-30"}), "fused-fsdp-init");
+  const auto composite = train(2, with(sgd_step(2), fp32), "fused-fsdp-composite");
+  for (const char* mode : {"full_shard", "shard_grad_op"}) {
+    const auto fused =
+        train(2, with(sgd_step(2), with(fp32, {"--fsdp-mode", mode, "--compile", "fused"})), std::string("fused-fsdp-") + mode);
+    const Diff d = diff(fused, composite, init);
+    EXPECT_GT(d.max_ref, 1e-3) << mode;
+    EXPECT_LT(d.max_abs, 1e-5 * std::max(1.0, d.max_ref)) << mode;
+  }
+}

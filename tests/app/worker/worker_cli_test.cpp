@@ -56,7 +56,7 @@ TEST(WorkerCli, InvalidConfigIsAnErrorEventBeforeAnyWork) {
 
 TEST(WorkerCli, UnknownFlagsAndBadValuesAreConfigErrors) {
   EXPECT_EQ(run_one({"--bucket-size", "25"}, "badflag").exit_code, tunebench::protocol::kExitConfig);
-  EXPECT_EQ(run_one({"--amp", "fp8"}, "badamp").exit_code, tunebench::protocol::kExitConfig);
+  EXPECT_EQ(run_one({"--amp", "fp4"}, "badamp").exit_code, tunebench::protocol::kExitConfig);
   auto missing = run_one({"--config", "/nonexistent/trial.json"}, "badfile");
   EXPECT_EQ(missing.exit_code, tunebench::protocol::kExitConfig);
 }

@@ -59,7 +59,7 @@ TEST(TrialConfig, JsonRoundTripOfEveryKnob) {
   c.amp = tc::Amp::PureBf16;
   c.cudnn_benchmark = true;
   c.checkpointing = true;
-  c.compile = true;
+  c.compile = tc::Compile::FusedGraph;
   c.optimizer = tc::Optimizer::Sgd;
   c.fused_optimizer = false;
   c.lr = 0.5;
@@ -102,7 +102,7 @@ TEST(TrialConfig, PresetNameSetsDims) {
 TEST(TrialConfig, UnknownKeysAndWrongTypesAreProblems) {
   const auto r = tc::from_json({{"micro_batch", "four"},
                                 {"bucket_size", 25},
-                                {"amp", "fp8"},
+                                {"amp", "fp4"},
                                 {"pin_memory", 1},
                                 {"model", "13b"},
                                 {"nccl_env", {{"NCCL_ALGO", {1, 2}}}}});
@@ -143,7 +143,7 @@ TEST(TrialConfig, SetKnobFromText) {
   EXPECT_TRUE(tc::set_knob(c, "micro_batch", ""));
   EXPECT_TRUE(tc::set_knob(c, "micro_batch", "99999999999999999999999"));
   EXPECT_TRUE(tc::set_knob(c, "pin_memory", "maybe"));
-  EXPECT_TRUE(tc::set_knob(c, "amp", "fp8"));
+  EXPECT_TRUE(tc::set_knob(c, "amp", "fp4"));
   EXPECT_TRUE(tc::set_knob(c, "nccl_env", "=1"));
   EXPECT_TRUE(tc::set_knob(c, "no_such_knob", "1"));
   EXPECT_EQ(c.micro_batch, 8) << "a rejected text leaves the knob unchanged";
@@ -173,4 +173,22 @@ TEST(TrialConfig, EveryKnobHasHelpAndAGroup) {
   const auto* compile = tc::find_knob("compile");
   ASSERT_TRUE(compile);
   EXPECT_NE(compile->help.find("no torch.compile"), std::string::npos);
+}
+
+TEST(TrialConfig, CompileIsAChoiceAndOlderBoolsKeepTheirMeaning) {
+  // Sessions written before the fused kernels stored a bool; true was CUDA-graph capture.
+  auto old = tc::from_json(nlohmann::json{{"compile", true}});
+  ASSERT_TRUE(old.ok()) << tc::describe(old.problems);
+  EXPECT_EQ(old.config.compile, tc::Compile::Graph);
+  EXPECT_EQ(tc::from_json(nlohmann::json{{"compile", false}}).config.compile, tc::Compile::Off);
+
+  tc::TrialConfig c;
+  EXPECT_FALSE(tc::set_knob(c, "compile", "fused+graph"));
+  EXPECT_EQ(c.compile, tc::Compile::FusedGraph);
+  EXPECT_EQ(tc::knob_text(c, "compile"), "fused+graph");
+  EXPECT_EQ(tc::from_json(tc::to_json(c)).config.compile, tc::Compile::FusedGraph);
+  EXPECT_TRUE(tc::set_knob(c, "compile", "fast"));  // not a choice: a problem, not a silent default
+  EXPECT_EQ(c.compile, tc::Compile::FusedGraph);
+  EXPECT_FALSE(tc::set_knob(c, "amp", "fp8"));
+  EXPECT_EQ(c.amp, tc::Amp::Fp8);
 }

@@ -119,9 +119,14 @@ TEST(Validate, DeviceDependentKnobs) {
   EXPECT_TRUE(flags(c, "amp"));
   c.amp = tc::Amp::Bf16;
   EXPECT_FALSE(flags(c, "amp"));
-  c.compile = true;
+  c.compile = tc::Compile::Graph;
   EXPECT_TRUE(flags(c, "compile"));
-  c.compile = false;
+  c.compile = tc::Compile::Fused;  // on the CPU the fused ops run unfused, but they run
+  EXPECT_FALSE(flags(c, "compile"));
+  c.compile = tc::Compile::Off;
+  c.amp = tc::Amp::Fp8;
+  EXPECT_TRUE(flags(c, "amp"));
+  c.amp = tc::Amp::Bf16;
   c.pin_memory = true;
   EXPECT_TRUE(flags(c, "pin_memory"));
 }

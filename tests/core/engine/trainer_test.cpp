@@ -199,3 +199,58 @@ TEST(Trainer, UnsupportedRequestsFailBeforeTraining) {
     EXPECT_THROW(te::DeviceContext::create(tc::Device::Cuda, 0), te::EngineError);
   }
 }
+
+TEST(Trainer, FusedOpsGiveTheCompositeModelsLossAndGradients) {
+  // compile 'fused' on the CPU runs the fused ops' reference implementations: the model built
+  // from them (norm + residual, rotary, SwiGLU, linear + cross-entropy) must be the same function
+  // with the same gradients as the composite model, in fp32 and with checkpointing.
+  const auto device = cpu();
+  for (bool checkpointing : {false, true}) {
+    auto plain_cfg = small_config();
+    plain_cfg.checkpointing = checkpointing;
+    auto fused_cfg = plain_cfg;
+    fused_cfg.compile = tc::Compile::Fused;
+    std::vector<tunebench::protocol::Payload> events;
+    te::Trainer plain(plain_cfg, device, {}, [](auto) {});
+    te::Trainer fused(fused_cfg, device, {}, [&](auto p) { events.push_back(std::move(p)); });
+    const at::Tensor tokens = te::testing::random_tokens(plain_cfg, 4, 5);
+    const double l1 = plain.forward_backward(tokens);
+    const double l2 = fused.forward_backward(tokens);
+    EXPECT_NEAR(l1, l2, 1e-5 * l1);
+    EXPECT_LT(te::testing::max_rel_diff(grads_of(fused), grads_of(plain)), 1e-5);
+    // and the worker says that the CPU gets no fused kernels
+    ASSERT_FALSE(events.empty());
+    const auto* w = std::get_if<tunebench::protocol::Warning>(&events.front());
+    ASSERT_TRUE(w);
+    EXPECT_EQ(w->kind, "compile");
+    EXPECT_NE(w->message.find("no speed-up"), std::string::npos);
+  }
+}
+
+TEST(Trainer, FusedOpsInBf16StayCloseToBf16Autocast) {
+  const auto device = cpu();
+  auto plain_cfg = small_config();
+  plain_cfg.amp = tc::Amp::Bf16;
+  auto fused_cfg = plain_cfg;
+  fused_cfg.compile = tc::Compile::Fused;
+  te::Trainer plain(plain_cfg, device, {}, [](auto) {});
+  te::Trainer fused(fused_cfg, device, {}, [](auto) {});
+  const at::Tensor tokens = te::testing::random_tokens(plain_cfg, 4, 6);
+  const double l1 = plain.forward_backward(tokens);
+  const double l2 = fused.forward_backward(tokens);
+  EXPECT_NEAR(l1, l2, 1e-2 * l1);  // both round to bf16, at different points
+  EXPECT_LT(te::testing::max_rel_diff(grads_of(fused), grads_of(plain)), 5e-2);
+}
+
+TEST(Trainer, Fp8IsRefusedWithoutAHopperGpu) {
+  auto c = small_config();
+  c.amp = tc::Amp::Fp8;
+  c.compile = tc::Compile::Fused;
+  try {
+    te::Trainer t(c, cpu(), {}, [](auto) {});
+    FAIL() << "fp8 on the CPU must be refused";
+  } catch (const te::EngineError& e) {
+    EXPECT_EQ(e.kind(), "unsupported");
+    EXPECT_NE(std::string(e.what()).find("fp8"), std::string::npos) << e.what();
+  }
+}

@@ -1,0 +1,54 @@
+#include "core/config/known_settings.h"
+
+#include <algorithm>
+
+namespace tunebench::config {
+namespace {
+
+const char* const kDimKeys[] = {"dim", "layers", "heads", "ffn", "vocab"};
+
+bool same(const Problem& a, const Problem& b) { return a.key == b.key && a.message == b.message; }
+
+}  // namespace
+
+std::vector<std::string> unknown_knobs(const nlohmann::json& config_json) {
+  std::vector<std::string> out;
+  for (const auto& k : knobs())
+    if (k.key != "name" && !is_known(config_json, k.key)) out.push_back(k.key);
+  return out;
+}
+
+bool is_known(const nlohmann::json& config_json, std::string_view key) {
+  if (key == "name") return true;
+  return config_json.is_object() && config_json.contains(std::string(key));
+}
+
+std::vector<Problem> set_known_setting(nlohmann::json& config_json, std::string_view key, std::string_view text) {
+  const nlohmann::json before_json = config_json.is_object() ? config_json : nlohmann::json::object();
+  ParseResult parsed = from_json(before_json);
+  if (!parsed.ok()) return parsed.problems;
+  TrialConfig config = parsed.config;
+  const std::vector<Problem> before = validate(config);
+  if (auto p = set_knob(config, key, text)) return {*p};
+
+  nlohmann::json after_json = before_json;
+  const nlohmann::json full = to_json(config);
+  after_json[std::string(key)] = full.at(std::string(key));
+  if (key == "model" && config.model != "custom")
+    for (const char* dim : kDimKeys) after_json[dim] = full.at(dim);
+
+  std::vector<Problem> out;
+  for (auto& p : validate(config)) {
+    if (!p.key.empty() && !is_known(after_json, p.key)) continue;
+    const bool is_new = std::none_of(before.begin(), before.end(), [&](const Problem& b) { return same(b, p); });
+    if (p.key == key || is_new) out.push_back(std::move(p));
+  }
+  if (out.empty()) config_json = std::move(after_json);
+  return out;
+}
+
+void forget_setting(nlohmann::json& config_json, std::string_view key) {
+  if (config_json.is_object() && key != "name") config_json.erase(std::string(key));
+}
+
+}  // namespace tunebench::config

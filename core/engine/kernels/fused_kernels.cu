@@ -1,0 +1,732 @@
+// The fused kernels behind `compile` (see fused_kernels.h for each contract). Built only in CUDA
+// builds, for sm_90 (H100/H200) and whatever CMAKE_CUDA_ARCHITECTURES names.
+//
+// Structure follows llm.c's layernorm/fused_classifier and what Inductor emits for the same
+// graphs: one block per row for row-wise reductions (RMSNorm, cross-entropy), a grid-stride loop
+// over 8-element (16-byte) chunks for pointwise ops, fp32 arithmetic, one rounding at the store.
+// Rows that one thread touches twice stay in registers (RMSNorm) or in L2 (cross-entropy's
+// second pass over a 64 KB row), so each tensor crosses HBM once per direction.
+#include "core/engine/kernels/fused_kernels.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace tunebench::kernels {
+namespace {
+
+constexpr int kVec = 8;  // elements per thread access: 16 bytes of bf16/fp16, 32 of fp32
+
+// ============================================================================================
+// Element access
+// ============================================================================================
+
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
+
+template <typename T>
+__device__ __forceinline__ T from_f(float v);
+template <>
+__device__ __forceinline__ float from_f<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <>
+__device__ __forceinline__ __half from_f<__half>(float v) {
+  return __float2half_rn(v);
+}
+
+// The value `v` takes once stored as T (what the composite ops round to between kernels).
+template <typename T>
+__device__ __forceinline__ float round_to(float v) {
+  return to_f(from_f<T>(v));
+}
+
+__device__ __forceinline__ void load8(const float* p, float* v) {
+  const float4 a = reinterpret_cast<const float4*>(p)[0];
+  const float4 b = reinterpret_cast<const float4*>(p)[1];
+  v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+}
+__device__ __forceinline__ void load8(const __nv_bfloat16* p, float* v) {
+  const uint4 u = *reinterpret_cast<const uint4*>(p);
+  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&u);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = __bfloat1622float2(h[i]);
+    v[2 * i] = f.x, v[2 * i + 1] = f.y;
+  }
+}
+__device__ __forceinline__ void load8(const __half* p, float* v) {
+  const uint4 u = *reinterpret_cast<const uint4*>(p);
+  const __half2* h = reinterpret_cast<const __half2*>(&u);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = __half22float2(h[i]);
+    v[2 * i] = f.x, v[2 * i + 1] = f.y;
+  }
+}
+__device__ __forceinline__ void store8(float* p, const float* v) {
+  reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
+  reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
+}
+__device__ __forceinline__ void store8(__nv_bfloat16* p, const float* v) {
+  uint4 u;
+  __nv_bfloat162* h = reinterpret_cast<__nv_bfloat162*>(&u);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) h[i] = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);
+  *reinterpret_cast<uint4*>(p) = u;
+}
+__device__ __forceinline__ void store8(__half* p, const float* v) {
+  uint4 u;
+  __half2* h = reinterpret_cast<__half2*>(&u);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) h[i] = __floats2half2_rn(v[2 * i], v[2 * i + 1]);
+  *reinterpret_cast<uint4*>(p) = u;
+}
+
+// ============================================================================================
+// Reductions
+// ============================================================================================
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+// Sum over the block, returned to every thread. `shared` holds 32 floats; the leading barrier
+// makes back-to-back calls on the same buffer safe.
+__device__ float block_sum(float v, float* shared) {
+  v = warp_sum(v);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+  __syncthreads();
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  return warp_sum(lane < warps ? shared[lane] : 0.f);
+}
+__device__ float block_max(float v, float* shared) {
+  v = warp_max(v);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+  __syncthreads();
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  return warp_max(lane < warps ? shared[lane] : -INFINITY);
+}
+// Online softmax state (running max m, sum of exp(x - m)); merging handles empty states.
+struct MaxSum {
+  float m, s;
+};
+__device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
+  if (a.m == -INFINITY) return b;
+  if (b.m == -INFINITY) return a;
+  const float m = fmaxf(a.m, b.m);
+  return {m, a.s * __expf(a.m - m) + b.s * __expf(b.m - m)};
+}
+__device__ MaxSum block_max_sum(MaxSum v, MaxSum* shared) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v = merge(v, MaxSum{__shfl_xor_sync(0xffffffffu, v.m, o), __shfl_xor_sync(0xffffffffu, v.s, o)});
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+  __syncthreads();
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  v = lane < warps ? shared[lane] : MaxSum{-INFINITY, 0.f};
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v = merge(v, MaxSum{__shfl_xor_sync(0xffffffffu, v.m, o), __shfl_xor_sync(0xffffffffu, v.s, o)});
+  return v;
+}
+
+// ============================================================================================
+// RMSNorm
+// ============================================================================================
+
+// One block per row; thread t owns the 8-element chunks t, t + blockDim, ... of the row, which
+// stay in registers between the sum of squares and the normalisation.
+template <typename TX, typename TW, typename TY, int kChunks, bool kResidual>
+__global__ void __launch_bounds__(256)
+    rms_norm_fwd_kernel(const TX* __restrict__ x, const TY* __restrict__ r, const TW* __restrict__ w,
+                        TX* __restrict__ h, TY* __restrict__ y, float* __restrict__ rstd, int cols, float eps) {
+  __shared__ float red[32];
+  const int64_t base = static_cast<int64_t>(blockIdx.x) * cols;
+  float v[kChunks][kVec];
+  float ss = 0.f;
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int col = (c * blockDim.x + threadIdx.x) * kVec;
+    if (col >= cols) continue;
+    load8(x + base + col, v[c]);
+    if constexpr (kResidual) {
+      float rv[kVec];
+      load8(r + base + col, rv);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) v[c][i] = round_to<TX>(v[c][i] + rv[i]);
+      store8(h + base + col, v[c]);
+    }
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) ss += v[c][i] * v[c][i];
+  }
+  const float rs = rsqrtf(block_sum(ss, red) / static_cast<float>(cols) + eps);
+  if (threadIdx.x == 0) rstd[blockIdx.x] = rs;
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int col = (c * blockDim.x + threadIdx.x) * kVec;
+    if (col >= cols) continue;
+    float wv[kVec], o[kVec];
+    load8(w + col, wv);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) o[i] = round_to<TX>(v[c][i] * rs) * wv[i];
+    store8(y + base + col, o);
+  }
+}
+
+// Grid-stride over rows; each block accumulates its rows' dw in registers and writes one
+// partial row, so no atomics and a deterministic result.
+template <typename TX, typename TW, typename TY, int kChunks, bool kDh, bool kDr>
+__global__ void __launch_bounds__(256)
+    rms_norm_bwd_kernel(const TX* __restrict__ h, const TW* __restrict__ w, const TY* __restrict__ dy,
+                        const TX* __restrict__ dh, const float* __restrict__ rstd, TX* __restrict__ dx,
+                        TY* __restrict__ dr, float* __restrict__ dw_partial, int64_t rows, int cols) {
+  __shared__ float red[32];
+  float wv[kChunks][kVec], dw[kChunks][kVec];
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int col = (c * blockDim.x + threadIdx.x) * kVec;
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) dw[c][i] = 0.f, wv[c][i] = 0.f;
+    if (col < cols) load8(w + col, wv[c]);
+  }
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const int64_t base = row * cols;
+    const float rs = rstd[row];
+    float n[kChunks][kVec], dn[kChunks][kVec];
+    float dot = 0.f;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int col = (c * blockDim.x + threadIdx.x) * kVec;
+      if (col >= cols) continue;
+      float hv[kVec], g[kVec];
+      load8(h + base + col, hv);
+      load8(dy + base + col, g);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) {
+        n[c][i] = hv[i] * rs;
+        dn[c][i] = g[i] * wv[c][i];
+        dot += dn[c][i] * n[c][i];
+        dw[c][i] += g[i] * n[c][i];
+      }
+    }
+    dot = block_sum(dot, red) / static_cast<float>(cols);
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int col = (c * blockDim.x + threadIdx.x) * kVec;
+      if (col >= cols) continue;
+      float o[kVec];
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) o[i] = rs * (dn[c][i] - n[c][i] * dot);
+      if constexpr (kDh) {
+        float d[kVec];
+        load8(dh + base + col, d);
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) o[i] += d[i];
+      }
+      store8(dx + base + col, o);
+      if constexpr (kDr) store8(dr + base + col, o);
+    }
+  }
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int col = (c * blockDim.x + threadIdx.x) * kVec;
+    if (col < cols) store8(dw_partial + static_cast<int64_t>(blockIdx.x) * cols + col, dw[c]);
+  }
+}
+
+// ============================================================================================
+// Rotary embedding of q and k
+// ============================================================================================
+
+template <typename T>
+__global__ void rope_fwd_kernel(const T* __restrict__ qkv, const float* __restrict__ cos, const float* __restrict__ sin,
+                                T* __restrict__ q, T* __restrict__ k, T* __restrict__ v, int64_t chunks, int64_t seq,
+                                int64_t dim, int64_t head_dim) {
+  const int64_t half = head_dim / 2;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < chunks;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t e = i * kVec;
+    const int64_t row = e / (3 * dim);  // b * seq + t
+    const int64_t col = e - row * 3 * dim;
+    const int part = static_cast<int>(col / dim);
+    const int64_t within = col - part * dim;  // h * head_dim + d
+    const int64_t out = row * dim + within;
+    float xv[kVec];
+    load8(qkv + e, xv);
+    if (part == 2) {
+      store8(v + out, xv);
+      continue;
+    }
+    const int64_t t = row % seq;
+    const int64_t pair0 = (within % head_dim) / 2;
+    const float* cr = cos + t * half + pair0;
+    const float* sr = sin + t * half + pair0;
+    float o[kVec];
+#pragma unroll
+    for (int p = 0; p < kVec / 2; ++p) {
+      const float c = cr[p], s = sr[p], x1 = xv[2 * p], x2 = xv[2 * p + 1];
+      o[2 * p] = x1 * c - x2 * s;
+      o[2 * p + 1] = x1 * s + x2 * c;
+    }
+    store8((part == 0 ? q : k) + out, o);
+  }
+}
+
+template <typename T>
+__global__ void rope_bwd_kernel(const T* __restrict__ dq, Strides3 sq, const T* __restrict__ dk, Strides3 sk,
+                                const T* __restrict__ dv, Strides3 sv, const float* __restrict__ cos,
+                                const float* __restrict__ sin, T* __restrict__ dqkv, int64_t chunks, int64_t seq,
+                                int64_t dim, int64_t head_dim) {
+  const int64_t half = head_dim / 2;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < chunks;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t e = i * kVec;
+    const int64_t row = e / (3 * dim);
+    const int64_t col = e - row * 3 * dim;
+    const int part = static_cast<int>(col / dim);
+    const int64_t within = col - part * dim;
+    const int64_t b = row / seq, t = row % seq;
+    const int64_t head = within / head_dim, d = within % head_dim;
+    const Strides3 s = part == 0 ? sq : part == 1 ? sk : sv;
+    const T* src = part == 0 ? dq : part == 1 ? dk : dv;
+    float g[kVec];
+    load8(src + b * s.b + t * s.t + head * s.h + d, g);
+    if (part == 2) {
+      store8(dqkv + e, g);
+      continue;
+    }
+    const float* cr = cos + t * half + d / 2;
+    const float* sr = sin + t * half + d / 2;
+    float o[kVec];
+#pragma unroll
+    for (int p = 0; p < kVec / 2; ++p) {
+      const float c = cr[p], sn = sr[p], g1 = g[2 * p], g2 = g[2 * p + 1];
+      o[2 * p] = g1 * c + g2 * sn;
+      o[2 * p + 1] = -g1 * sn + g2 * c;
+    }
+    store8(dqkv + e, o);
+  }
+}
+
+// ============================================================================================
+// SwiGLU
+// ============================================================================================
+
+__device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
+
+template <typename T>
+__global__ void swiglu_fwd_kernel(const T* __restrict__ gu, T* __restrict__ out, int64_t chunks, int64_t ffn) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < chunks;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t e = i * kVec;
+    const int64_t row = e / ffn, j = e - row * ffn;
+    float g[kVec], u[kVec], o[kVec];
+    load8(gu + row * 2 * ffn + j, g);
+    load8(gu + row * 2 * ffn + ffn + j, u);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) o[k] = g[k] * sigmoid(g[k]) * u[k];
+    store8(out + e, o);
+  }
+}
+
+template <typename T>
+__global__ void swiglu_bwd_kernel(const T* __restrict__ gu, const T* __restrict__ dout, T* __restrict__ dgu,
+                                  int64_t chunks, int64_t ffn) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < chunks;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t e = i * kVec;
+    const int64_t row = e / ffn, j = e - row * ffn;
+    float g[kVec], u[kVec], d[kVec], dg[kVec], du[kVec];
+    load8(gu + row * 2 * ffn + j, g);
+    load8(gu + row * 2 * ffn + ffn + j, u);
+    load8(dout + e, d);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const float s = sigmoid(g[k]);
+      du[k] = d[k] * g[k] * s;
+      dg[k] = d[k] * u[k] * s * (1.f + g[k] * (1.f - s));
+    }
+    store8(dgu + row * 2 * ffn + j, dg);
+    store8(dgu + row * 2 * ffn + ffn + j, du);
+  }
+}
+
+// ============================================================================================
+// Cross-entropy: loss and gradient in place, one block per row
+// ============================================================================================
+
+template <typename T>
+__global__ void __launch_bounds__(512)
+    cross_entropy_kernel(T* logits, const int64_t* __restrict__ targets, float* __restrict__ loss_rows, int64_t vocab,
+                         float grad_scale) {
+  __shared__ MaxSum red[32];
+  __shared__ float target_logit;
+  T* row = logits + static_cast<int64_t>(blockIdx.x) * vocab;
+  const int64_t target = targets[blockIdx.x];
+  const bool valid = target >= 0 && target < vocab;
+  if (threadIdx.x == 0) target_logit = valid ? to_f(row[target]) : NAN;  // read before any write
+  MaxSum st{-INFINITY, 0.f};
+  for (int64_t col = threadIdx.x * kVec; col < vocab; col += static_cast<int64_t>(blockDim.x) * kVec) {
+    float v[kVec];
+    load8(row + col, v);
+    float m = v[0];
+#pragma unroll
+    for (int i = 1; i < kVec; ++i) m = fmaxf(m, v[i]);
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) s += __expf(v[i] - m);
+    st = merge(st, MaxSum{m, s});
+  }
+  st = block_max_sum(st, red);  // its barriers also publish target_logit
+  const float lse = st.m + __logf(st.s);
+  if (threadIdx.x == 0) loss_rows[blockIdx.x] = lse - target_logit;
+  for (int64_t col = threadIdx.x * kVec; col < vocab; col += static_cast<int64_t>(blockDim.x) * kVec) {
+    float v[kVec];
+    load8(row + col, v);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) v[i] = (__expf(v[i] - lse) - (col + i == target ? 1.f : 0.f)) * grad_scale;
+    store8(row + col, v);
+  }
+}
+
+// ============================================================================================
+// float8 casts
+// ============================================================================================
+
+template <Fp8Kind K>
+struct Fp8Traits;
+template <>
+struct Fp8Traits<Fp8Kind::E4M3> {
+  static constexpr float kMax = 448.f;
+  static constexpr __nv_fp8_interpretation_t kInterp = __NV_E4M3;
+};
+template <>
+struct Fp8Traits<Fp8Kind::E5M2> {
+  static constexpr float kMax = 57344.f;
+  static constexpr __nv_fp8_interpretation_t kInterp = __NV_E5M2;
+};
+
+__device__ __forceinline__ void atomic_max_nonneg(float* address, float v) {
+  // Non-negative floats order like their bit patterns as signed integers.
+  atomicMax(reinterpret_cast<int*>(address), __float_as_int(v));
+}
+
+constexpr int kTile = 64;  // 64x64 tile, 256 threads, 16 elements each
+
+template <typename T, Fp8Kind K>
+__global__ void __launch_bounds__(256)
+    fp8_cast_kernel(const T* __restrict__ src, int64_t rows, int64_t cols, const float* __restrict__ amax_history,
+                    float* __restrict__ amax_current, float* __restrict__ inv_scale, uint8_t* __restrict__ dst,
+                    uint8_t* __restrict__ dst_t) {
+  __shared__ uint8_t tile[kTile][kTile + 4];
+  __shared__ float red[32];
+  const float hist = *amax_history;
+  float scale = hist > 0.f ? Fp8Traits<K>::kMax / hist : 1.f;
+  scale = fminf(scale, 1e30f);
+  if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) *inv_scale = 1.f / scale;
+  const int64_t row0 = static_cast<int64_t>(blockIdx.y) * kTile, col0 = static_cast<int64_t>(blockIdx.x) * kTile;
+  const int tr = threadIdx.x / 4, tc = (threadIdx.x % 4) * 16;  // this thread's row and 16 columns
+  const int64_t r = row0 + tr, c = col0 + tc;
+  float amax = 0.f;
+  if (r < rows && c < cols) {
+    float v[16];
+    load8(src + r * cols + c, v);
+    load8(src + r * cols + c + 8, v + 8);
+    alignas(16) uint8_t q[16];
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      amax = fmaxf(amax, fabsf(v[i]));
+      q[i] = __nv_cvt_float_to_fp8(v[i] * scale, __NV_SATFINITE, Fp8Traits<K>::kInterp);
+      tile[tr][tc + i] = q[i];
+    }
+    if (dst) *reinterpret_cast<uint4*>(dst + r * cols + c) = *reinterpret_cast<const uint4*>(q);
+  }
+  if (dst_t) {
+    __syncthreads();
+    // Transposed: this thread writes 16 consecutive rows of one column.
+    const int tcol = threadIdx.x / 4, trow = (threadIdx.x % 4) * 16;
+    const int64_t oc = col0 + tcol, orow = row0 + trow;
+    if (oc < cols && orow < rows) {
+      alignas(16) uint8_t q[16];
+#pragma unroll
+      for (int i = 0; i < 16; ++i) q[i] = tile[trow + i][tcol];
+      *reinterpret_cast<uint4*>(dst_t + oc * rows + orow) = *reinterpret_cast<const uint4*>(q);
+    }
+  }
+  amax = block_max(amax, red);
+  if (threadIdx.x == 0 && amax > 0.f) atomic_max_nonneg(amax_current, amax);
+}
+
+template <typename T>
+__global__ void fp8_amax_kernel(const T* __restrict__ src, int64_t chunks, float* __restrict__ amax_out) {
+  __shared__ float red[32];
+  float amax = 0.f;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < chunks;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float v[kVec];
+    load8(src + i * kVec, v);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) amax = fmaxf(amax, fabsf(v[k]));
+  }
+  amax = block_max(amax, red);
+  if (threadIdx.x == 0 && amax > 0.f) atomic_max_nonneg(amax_out, amax);
+}
+
+__global__ void fp8_roll_kernel(float* history, float* current, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    history[i] = current[i];
+    current[i] = 0.f;
+  }
+}
+
+// ============================================================================================
+// Dispatch helpers
+// ============================================================================================
+
+bool aligned16(const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// Calls f(T{}) with the C++ type of `t`.
+template <typename F>
+void with_type(ElemType t, F&& f) {
+  switch (t) {
+    case ElemType::F32:
+      f(float{});
+      break;
+    case ElemType::BF16:
+      f(__nv_bfloat16{});
+      break;
+    case ElemType::F16:
+      f(__half{});
+      break;
+  }
+}
+
+int grid_for(int64_t chunks, int threads) {
+  const int64_t blocks = (chunks + threads - 1) / threads;
+  return static_cast<int>(std::min<int64_t>(std::max<int64_t>(blocks, 1), 65535 * 8));
+}
+
+// Threads per row-block and 8-element chunks per thread for a row of `cols`.
+void row_geometry(int64_t cols, int* threads, int* chunks) {
+  const int64_t vecs = cols / kVec;
+  *threads = static_cast<int>(std::min<int64_t>(256, ((vecs + 31) / 32) * 32));
+  *chunks = static_cast<int>((vecs + *threads - 1) / *threads);
+}
+
+// The (x, w, y) type combinations of the precision modes: autocast (fp32 x and w, 16-bit y),
+// 16-bit everything (pure bf16, FSDP's gathered bf16/fp16 parameters), fp32 everything.
+template <typename F>
+bool with_norm_types(ElemType tx, ElemType tw, ElemType ty, F&& f) {
+  using E = ElemType;
+  if (tx == E::F32 && tw == E::F32 && ty == E::BF16) return f(float{}, float{}, __nv_bfloat16{}), true;
+  if (tx == E::F32 && tw == E::F32 && ty == E::F16) return f(float{}, float{}, __half{}), true;
+  if (tx == E::F32 && tw == E::F32 && ty == E::F32) return f(float{}, float{}, float{}), true;
+  if (tx == E::BF16 && tw == E::BF16 && ty == E::BF16)
+    return f(__nv_bfloat16{}, __nv_bfloat16{}, __nv_bfloat16{}), true;
+  if (tx == E::F16 && tw == E::F16 && ty == E::F16) return f(__half{}, __half{}, __half{}), true;
+  return false;
+}
+
+template <int N, typename F>
+bool with_chunks(int chunks, F&& f) {
+  if constexpr (N == 0) {
+    return false;
+  } else {
+    if (chunks == N) return f(std::integral_constant<int, N>{}), true;
+    return with_chunks<N - 1>(chunks, f);
+  }
+}
+
+}  // namespace
+
+// ============================================================================================
+// Launchers
+// ============================================================================================
+
+bool rms_norm_forward(ElemType tx, ElemType tw, ElemType ty, const void* x, const void* r, const void* w, void* h,
+                      void* y, float* rstd, int64_t rows, int64_t cols, float eps, cudaStream_t stream) {
+  if (cols % kVec != 0 || rows <= 0 || rows > INT32_MAX || !aligned16(x) || !aligned16(r) || !aligned16(w) ||
+      !aligned16(h) || !aligned16(y) || (r && !h))
+    return false;
+  int threads, chunks;
+  row_geometry(cols, &threads, &chunks);
+  return with_norm_types(tx, tw, ty, [&](auto X, auto W, auto Y) {
+    using TX = decltype(X);
+    using TW = decltype(W);
+    using TY = decltype(Y);
+    return with_chunks<4>(chunks, [&](auto C) {
+      const dim3 grid(static_cast<unsigned>(rows));
+      if (r)
+        rms_norm_fwd_kernel<TX, TW, TY, C.value, true><<<grid, threads, 0, stream>>>(
+            static_cast<const TX*>(x), static_cast<const TY*>(r), static_cast<const TW*>(w), static_cast<TX*>(h),
+            static_cast<TY*>(y), rstd, static_cast<int>(cols), eps);
+      else
+        rms_norm_fwd_kernel<TX, TW, TY, C.value, false>
+            <<<grid, threads, 0, stream>>>(static_cast<const TX*>(x), nullptr, static_cast<const TW*>(w), nullptr,
+                                           static_cast<TY*>(y), rstd, static_cast<int>(cols), eps);
+    });
+  });
+}
+
+int rms_norm_backward_blocks(int64_t rows, int sm_count) {
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(rows, 2 * static_cast<int64_t>(sm_count))));
+}
+
+bool rms_norm_backward(ElemType tx, ElemType tw, ElemType ty, const void* h, const void* w, const void* dy,
+                       const void* dh, const float* rstd, void* dx, void* dr, float* dw_partial, int blocks,
+                       int64_t rows, int64_t cols, cudaStream_t stream) {
+  if (cols % kVec != 0 || rows <= 0 || blocks <= 0 || !aligned16(h) || !aligned16(w) || !aligned16(dy) ||
+      !aligned16(dh) || !aligned16(dx) || !aligned16(dr) || !aligned16(dw_partial))
+    return false;
+  int threads, chunks;
+  row_geometry(cols, &threads, &chunks);
+  return with_norm_types(tx, tw, ty, [&](auto X, auto W, auto Y) {
+    using TX = decltype(X);
+    using TW = decltype(W);
+    using TY = decltype(Y);
+    return with_chunks<4>(chunks, [&](auto C) {
+      const auto launch = [&](auto kernel) {
+        kernel<<<blocks, threads, 0, stream>>>(static_cast<const TX*>(h), static_cast<const TW*>(w),
+                                               static_cast<const TY*>(dy), static_cast<const TX*>(dh), rstd,
+                                               static_cast<TX*>(dx), static_cast<TY*>(dr), dw_partial, rows,
+                                               static_cast<int>(cols));
+      };
+      if (dh && dr)
+        launch(rms_norm_bwd_kernel<TX, TW, TY, C.value, true, true>);
+      else if (dh)
+        launch(rms_norm_bwd_kernel<TX, TW, TY, C.value, true, false>);
+      else if (dr)
+        launch(rms_norm_bwd_kernel<TX, TW, TY, C.value, false, true>);
+      else
+        launch(rms_norm_bwd_kernel<TX, TW, TY, C.value, false, false>);
+    });
+  });
+}
+
+bool rope_qkv_forward(ElemType t, const void* qkv, const float* cos, const float* sin, void* q, void* k, void* v,
+                      int64_t batch, int64_t seq, int64_t heads, int64_t head_dim, cudaStream_t stream) {
+  if (head_dim % kVec != 0 || !aligned16(qkv) || !aligned16(q) || !aligned16(k) || !aligned16(v)) return false;
+  const int64_t dim = heads * head_dim, chunks = batch * seq * 3 * dim / kVec;
+  if (chunks == 0) return true;
+  with_type(t, [&](auto T0) {
+    using T = decltype(T0);
+    rope_fwd_kernel<T><<<grid_for(chunks, 256), 256, 0, stream>>>(static_cast<const T*>(qkv), cos, sin,
+                                                                  static_cast<T*>(q), static_cast<T*>(k),
+                                                                  static_cast<T*>(v), chunks, seq, dim, head_dim);
+  });
+  return true;
+}
+
+bool rope_qkv_backward(ElemType t, const void* dq, Strides3 sq, const void* dk, Strides3 sk, const void* dv,
+                       Strides3 sv, const float* cos, const float* sin, void* dqkv, int64_t batch, int64_t seq,
+                       int64_t heads, int64_t head_dim, cudaStream_t stream) {
+  const auto ok = [](Strides3 s) { return s.b % kVec == 0 && s.t % kVec == 0 && s.h % kVec == 0; };
+  if (head_dim % kVec != 0 || !ok(sq) || !ok(sk) || !ok(sv) || !aligned16(dq) || !aligned16(dk) || !aligned16(dv) ||
+      !aligned16(dqkv))
+    return false;
+  const int64_t dim = heads * head_dim, chunks = batch * seq * 3 * dim / kVec;
+  if (chunks == 0) return true;
+  with_type(t, [&](auto T0) {
+    using T = decltype(T0);
+    rope_bwd_kernel<T><<<grid_for(chunks, 256), 256, 0, stream>>>(
+        static_cast<const T*>(dq), sq, static_cast<const T*>(dk), sk, static_cast<const T*>(dv), sv, cos, sin,
+        static_cast<T*>(dqkv), chunks, seq, dim, head_dim);
+  });
+  return true;
+}
+
+bool swiglu_forward(ElemType t, const void* gu, void* out, int64_t rows, int64_t ffn, cudaStream_t stream) {
+  if (ffn % kVec != 0 || !aligned16(gu) || !aligned16(out)) return false;
+  const int64_t chunks = rows * ffn / kVec;
+  if (chunks == 0) return true;
+  with_type(t, [&](auto T0) {
+    using T = decltype(T0);
+    swiglu_fwd_kernel<T>
+        <<<grid_for(chunks, 256), 256, 0, stream>>>(static_cast<const T*>(gu), static_cast<T*>(out), chunks, ffn);
+  });
+  return true;
+}
+
+bool swiglu_backward(ElemType t, const void* gu, const void* dout, void* dgu, int64_t rows, int64_t ffn,
+                     cudaStream_t stream) {
+  if (ffn % kVec != 0 || !aligned16(gu) || !aligned16(dout) || !aligned16(dgu)) return false;
+  const int64_t chunks = rows * ffn / kVec;
+  if (chunks == 0) return true;
+  with_type(t, [&](auto T0) {
+    using T = decltype(T0);
+    swiglu_bwd_kernel<T><<<grid_for(chunks, 256), 256, 0, stream>>>(
+        static_cast<const T*>(gu), static_cast<const T*>(dout), static_cast<T*>(dgu), chunks, ffn);
+  });
+  return true;
+}
+
+bool cross_entropy_forward_backward(ElemType t, void* logits, const int64_t* targets, float* loss_rows, int64_t rows,
+                                    int64_t vocab, float grad_scale, cudaStream_t stream) {
+  if (vocab % kVec != 0 || rows <= 0 || rows > INT32_MAX || !aligned16(logits)) return false;
+  with_type(t, [&](auto T0) {
+    using T = decltype(T0);
+    cross_entropy_kernel<T><<<static_cast<unsigned>(rows), 512, 0, stream>>>(static_cast<T*>(logits), targets,
+                                                                             loss_rows, vocab, grad_scale);
+  });
+  return true;
+}
+
+bool fp8_cast(ElemType ts, Fp8Kind kind, const void* src, int64_t rows, int64_t cols, const float* amax_history,
+              float* amax_current, float* inv_scale, void* dst, void* dst_t, cudaStream_t stream) {
+  if (rows % 16 != 0 || cols % 16 != 0 || rows <= 0 || cols <= 0 || !aligned16(src) || !aligned16(dst) ||
+      !aligned16(dst_t))
+    return false;
+  const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile), static_cast<unsigned>((rows + kTile - 1) / kTile));
+  if (grid.y > 65535) return false;
+  with_type(ts, [&](auto T0) {
+    using T = decltype(T0);
+    const auto* s = static_cast<const T*>(src);
+    auto* d = static_cast<uint8_t*>(dst);
+    auto* dt = static_cast<uint8_t*>(dst_t);
+    if (kind == Fp8Kind::E4M3)
+      fp8_cast_kernel<T, Fp8Kind::E4M3>
+          <<<grid, 256, 0, stream>>>(s, rows, cols, amax_history, amax_current, inv_scale, d, dt);
+    else
+      fp8_cast_kernel<T, Fp8Kind::E5M2>
+          <<<grid, 256, 0, stream>>>(s, rows, cols, amax_history, amax_current, inv_scale, d, dt);
+  });
+  return true;
+}
+
+bool fp8_amax(ElemType ts, const void* src, int64_t n, float* amax, cudaStream_t stream) {
+  if (n % kVec != 0 || !aligned16(src)) return false;
+  const int64_t chunks = n / kVec;
+  if (chunks == 0) return true;
+  with_type(ts, [&](auto T0) {
+    using T = decltype(T0);
+    fp8_amax_kernel<T>
+        <<<std::min(grid_for(chunks, 256), 1024), 256, 0, stream>>>(static_cast<const T*>(src), chunks, amax);
+  });
+  return true;
+}
+
+void fp8_roll_history(float* history, float* current, int n, cudaStream_t stream) {
+  if (n > 0) fp8_roll_kernel<<<(n + 255) / 256, 256, 0, stream>>>(history, current, n);
+}
+
+}  // namespace tunebench::kernels

@@ -1,0 +1,79 @@
+// Fused CUDA kernels of the worker's `compile` mode (issue 10), torch-free: raw device pointers, a
+// CUDA stream, plain sizes. core/engine/kernels/fused_ops.cpp wraps them as autograd Functions.
+//
+// Every launcher returns false, launching nothing, when the shapes, alignment or element types
+// are outside what its kernel covers; the caller then runs the composite ATen reference of the
+// same op (core/engine/kernels/fused_reference.cpp). Kernel errors are left for the caller's
+// launch check (cudaGetLastError). Arithmetic is fp32 inside every kernel; inputs and outputs are
+// fp32, bf16 or fp16 rows, contiguous, 16-byte aligned, with widths that are multiples of 8.
+//
+// Deliberately absent: anything that allocates, synchronises or knows about autograd.
+#pragma once
+
+#include <cstdint>
+
+typedef struct CUstream_st* cudaStream_t;
+
+namespace tunebench::kernels {
+
+enum class ElemType : int { F32 = 0, BF16 = 1, F16 = 2 };
+enum class Fp8Kind : int { E4M3 = 0, E5M2 = 1 };
+
+// ---- RMSNorm (optionally fused with the residual add that feeds it) ------------------------
+// h = x + r (when r is given), y = round_y(w * round_x(h * rstd)), rstd = rsqrt(mean(h^2) + eps).
+// x and h have type tx, r and y type ty (the compute dtype), w type tw. rstd: float[rows].
+bool rms_norm_forward(ElemType tx, ElemType tw, ElemType ty, const void* x, const void* r, const void* w, void* h,
+                      void* y, float* rstd, int64_t rows, int64_t cols, float eps, cudaStream_t stream);
+
+// Blocks (and so rows of dw_partial) the backward launch uses for `rows`.
+int rms_norm_backward_blocks(int64_t rows, int sm_count);
+// From dy (type ty) and, when given, dh (the gradient reaching h directly, type tx):
+// dx = dh + rstd * (dn - n * mean(dn * n)), dn = dy * w, n = h * rstd, written as tx into dx and,
+// when dr is given, as ty into dr (the residual branch's gradient). dw_partial:
+// float[blocks][cols], one partial sum of dy * n per block (the caller sums the rows).
+bool rms_norm_backward(ElemType tx, ElemType tw, ElemType ty, const void* h, const void* w, const void* dy,
+                       const void* dh, const float* rstd, void* dx, void* dr, float* dw_partial, int blocks,
+                       int64_t rows, int64_t cols, cudaStream_t stream);
+
+// ---- interleaved rotary embedding of q and k, from the fused qkv projection ----------------
+// qkv: [B, T, 3, H, hd] (type t); cos/sin: float [T, hd/2]. Writes q, k (rotated) and v (copied)
+// as [B, T, H, hd] contiguous. Pairs (2i, 2i+1) rotate by angle t * f_i, as the reference.
+bool rope_qkv_forward(ElemType t, const void* qkv, const float* cos, const float* sin, void* q, void* k, void* v,
+                      int64_t batch, int64_t seq, int64_t heads, int64_t head_dim, cudaStream_t stream);
+
+// Strides in elements of a [B, T, H, hd] gradient whose last dimension is contiguous.
+struct Strides3 {
+  int64_t b, t, h;
+};
+// The inverse rotation of dq and dk and the copy of dv, into dqkv [B, T, 3, H, hd] contiguous.
+bool rope_qkv_backward(ElemType t, const void* dq, Strides3 sq, const void* dk, Strides3 sk, const void* dv,
+                       Strides3 sv, const float* cos, const float* sin, void* dqkv, int64_t batch, int64_t seq,
+                       int64_t heads, int64_t head_dim, cudaStream_t stream);
+
+// ---- SwiGLU ---------------------------------------------------------------------------------
+// gu: [rows, 2F] = [g | u] (the fused w1/w3 projection); out[r, j] = silu(g) * u, [rows, F].
+bool swiglu_forward(ElemType t, const void* gu, void* out, int64_t rows, int64_t ffn, cudaStream_t stream);
+// dgu = [dout * u * silu'(g) | dout * silu(g)], [rows, 2F]; silu(g) is recomputed, not saved.
+bool swiglu_backward(ElemType t, const void* gu, const void* dout, void* dgu, int64_t rows, int64_t ffn,
+                     cudaStream_t stream);
+
+// ---- cross-entropy, loss and gradient in one pass over the logits --------------------------
+// logits: [rows, vocab] (type t), overwritten in place by d(loss)/d(logits) * grad_scale, i.e.
+// (softmax - onehot(target)) * grad_scale. loss_rows: float[rows], -log softmax[target].
+// Targets outside [0, vocab) are a caller error (checked before the launch).
+bool cross_entropy_forward_backward(ElemType t, void* logits, const int64_t* targets, float* loss_rows, int64_t rows,
+                                    int64_t vocab, float grad_scale, cudaStream_t stream);
+
+// ---- float8 casts with delayed per-tensor scaling ------------------------------------------
+// scale = max_finite(kind) / amax_history (1 when the history is 0); dst = saturate(src * scale)
+// as [rows, cols] and/or dst_t as [cols, rows] (either may be null); atomically raises
+// *amax_current to max|src|; writes 1/scale to *inv_scale (the dequantisation factor that
+// at::_scaled_mm takes). src has type ts; rows and cols are multiples of 16.
+bool fp8_cast(ElemType ts, Fp8Kind kind, const void* src, int64_t rows, int64_t cols, const float* amax_history,
+              float* amax_current, float* inv_scale, void* dst, void* dst_t, cudaStream_t stream);
+// *amax = max(*amax, max|src|) over n elements (the first step, which has no history yet).
+bool fp8_amax(ElemType ts, const void* src, int64_t n, float* amax, cudaStream_t stream);
+// For i < n: history[i] = current[i]; current[i] = 0 (once per optimizer step).
+void fp8_roll_history(float* history, float* current, int n, cudaStream_t stream);
+
+}  // namespace tunebench::kernels

@@ -1,0 +1,474 @@
+// Autograd Functions of the fused ops (see fused_ops.h). Each Function's forward and backward try
+// the CUDA kernel first and fall back to the composite ATen version of the same formula, which is
+// written out here once and serves as the CPU implementation and the GPU reference.
+#include "core/engine/kernels/fused_ops.h"
+
+#include <torch/csrc/autograd/custom_function.h>
+
+#include "core/engine/compat.h"
+
+#ifdef TUNEBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include "core/engine/kernels/fused_kernels.h"
+#endif
+
+namespace tunebench::engine::fused {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+bool kernels_built() {
+#ifdef TUNEBENCH_WITH_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+namespace {
+bool g_kernels_enabled = true;
+}  // namespace
+
+void set_kernels_enabled(bool enabled) { g_kernels_enabled = enabled; }
+
+namespace {
+
+// ============================================================================================
+// Kernel plumbing
+// ============================================================================================
+
+#ifdef TUNEBENCH_WITH_CUDA
+using kernels::ElemType;
+
+std::optional<ElemType> elem_type(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat:
+      return ElemType::F32;
+    case at::kBFloat16:
+      return ElemType::BF16;
+    case at::kHalf:
+      return ElemType::F16;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Whether the kernel path applies: kernels enabled and every given tensor on the GPU.
+bool on_cuda(std::initializer_list<const at::Tensor*> tensors) {
+  if (!g_kernels_enabled) return false;
+  for (const at::Tensor* t : tensors)
+    if (t->defined() && !t->is_cuda()) return false;
+  return true;
+}
+
+cudaStream_t stream() { return at::cuda::getCurrentCUDAStream(); }
+
+const void* ptr(const at::Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+void* mut_ptr(const at::Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+
+// Runs `launch` (a kernels:: launcher returning false when it does not cover the case) and checks
+// the launch; returns whether the kernel ran.
+template <class F>
+bool try_kernel(F&& launch) {
+  if (!launch()) return false;
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return true;
+}
+#endif
+
+// The reference path's arithmetic: fp32, or fp64 for fp64 inputs (the GPU check's reference).
+at::ScalarType acc(const at::Tensor& t) { return t.scalar_type() == at::kDouble ? at::kDouble : at::kFloat; }
+
+// dW = dy^T x in `out` dtype, straight from the GEMM where the libtorch can (fp32 accumulate).
+at::Tensor weight_grad(const at::Tensor& dy2, const at::Tensor& x2, at::ScalarType out) {
+#if TUNEBENCH_TORCH_AT_LEAST(2, 10)
+  if (dy2.is_cuda() && out == at::kFloat && dy2.scalar_type() != at::kFloat) return at::mm(dy2.t(), x2, out);
+#endif
+  return at::mm(dy2.t(), x2).to(out);
+}
+
+// ============================================================================================
+// RMSNorm (+ residual add)
+// ============================================================================================
+
+// The two norm Functions below share this forward and backward; r is undefined without the
+// residual add (libtorch's Function::apply does not take undefined inputs, hence two classes).
+struct NormImpl {
+  // Returns {y} or, with r, {h, y}.
+  static variable_list forward(AutogradContext* ctx, at::Tensor x, at::Tensor r, at::Tensor w, int64_t out_dtype,
+                               double eps) {
+    const auto ydt = static_cast<at::ScalarType>(out_dtype);
+    const auto r_dtype = r.defined() ? r.scalar_type() : ydt;  // its gradient goes back in this dtype
+    x = x.contiguous();
+    if (r.defined()) r = r.to(ydt).contiguous();
+    const int64_t cols = x.size(-1), rows = x.numel() / cols;
+    at::Tensor h = r.defined() ? at::empty_like(x) : x;
+    at::Tensor y, rstd;
+    bool done = false;
+#ifdef TUNEBENCH_WITH_CUDA
+    const auto tx = elem_type(x.scalar_type()), tw = elem_type(w.scalar_type()), ty = elem_type(ydt);
+    if (on_cuda({&x, &r, &w}) && tx && tw && ty) {
+      y = at::empty(x.sizes(), x.options().dtype(ydt));
+      rstd = at::empty({rows}, x.options().dtype(at::kFloat));
+      const at::Tensor wc = w.contiguous();
+      done = try_kernel([&] {
+        return kernels::rms_norm_forward(*tx, *tw, *ty, x.data_ptr(), ptr(r), wc.data_ptr(),
+                                         r.defined() ? h.data_ptr() : nullptr, y.data_ptr(), rstd.data_ptr<float>(),
+                                         rows, cols, static_cast<float>(eps), stream());
+      });
+    }
+#endif
+    if (!done) {
+      if (r.defined()) h = (x + r).to(x.scalar_type());
+      const at::Tensor hf = h.to(acc(h));
+      const at::Tensor rs = at::rsqrt(hf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+      y = (w * (hf * rs).to(x.scalar_type())).to(ydt);
+      rstd = rs.reshape({rows});
+    }
+    ctx->save_for_backward({h, w, rstd});
+    ctx->saved_data["residual"] = r.defined();
+    ctx->saved_data["r_dtype"] = static_cast<int64_t>(r_dtype);
+    ctx->saved_data["y_dtype"] = out_dtype;
+    if (r.defined()) return {h, y};
+    return {y};
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& h = saved[0];
+    const at::Tensor& w = saved[1];
+    const at::Tensor& rstd = saved[2];
+    const bool residual = ctx->saved_data["residual"].toBool();
+    const auto rdt = static_cast<at::ScalarType>(ctx->saved_data["r_dtype"].toInt());
+    const auto ydt = static_cast<at::ScalarType>(ctx->saved_data["y_dtype"].toInt());
+    at::Tensor dh = residual && grads[0].defined() ? grads[0].contiguous() : at::Tensor();
+    at::Tensor dy = residual ? grads[1] : grads[0];
+    dy = dy.defined() ? dy.to(ydt).contiguous() : at::zeros(h.sizes(), h.options().dtype(ydt));
+    const int64_t cols = h.size(-1), rows = h.numel() / cols;
+    at::Tensor dx, dr, dw;
+    bool done = false;
+#ifdef TUNEBENCH_WITH_CUDA
+    const auto tx = elem_type(h.scalar_type()), tw = elem_type(w.scalar_type()), ty = elem_type(ydt);
+    if (on_cuda({&h, &w, &dy}) && tx && tw && ty && (!dh.defined() || dh.scalar_type() == h.scalar_type()) &&
+        (!residual || rdt == ydt)) {
+      const int blocks =
+          kernels::rms_norm_backward_blocks(rows, at::cuda::getCurrentDeviceProperties()->multiProcessorCount);
+      dx = at::empty_like(h);
+      if (residual) dr = at::empty(h.sizes(), h.options().dtype(rdt));
+      at::Tensor partial = at::empty({blocks, cols}, h.options().dtype(at::kFloat));
+      const at::Tensor wc = w.contiguous();
+      done = try_kernel([&] {
+        return kernels::rms_norm_backward(*tx, *tw, *ty, h.data_ptr(), wc.data_ptr(), dy.data_ptr(), ptr(dh),
+                                          rstd.data_ptr<float>(), dx.data_ptr(), mut_ptr(dr), partial.data_ptr<float>(),
+                                          blocks, rows, cols, stream());
+      });
+      if (done) dw = partial.sum(0).to(w.scalar_type());
+    }
+#endif
+    if (!done) {
+      const at::Tensor rs = rstd.reshape({rows, 1});
+      const at::Tensor n = h.to(acc(h)).reshape({rows, cols}) * rs;
+      const at::Tensor dyf = dy.to(acc(h)).reshape({rows, cols});
+      const at::Tensor dn = dyf * w.to(acc(h));
+      const at::Tensor dot = (dn * n).mean(-1, /*keepdim=*/true);
+      at::Tensor dxf = rs * (dn - n * dot);
+      if (dh.defined()) dxf = dxf + dh.to(acc(h)).reshape({rows, cols});
+      dx = dxf.reshape(h.sizes()).to(h.scalar_type());
+      if (residual) dr = dxf.reshape(h.sizes()).to(rdt);
+      dw = (dyf * n).sum(0).to(w.scalar_type());
+    }
+    if (residual) return {dx, dr, dw, at::Tensor(), at::Tensor()};
+    return {dx, dw, at::Tensor(), at::Tensor()};
+  }
+};
+
+struct RmsNormFunction : torch::autograd::Function<RmsNormFunction> {
+  static variable_list forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, int64_t out_dtype, double eps) {
+    return NormImpl::forward(ctx, x, at::Tensor(), w, out_dtype, eps);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) { return NormImpl::backward(ctx, grads); }
+};
+
+struct AddRmsNormFunction : torch::autograd::Function<AddRmsNormFunction> {
+  static variable_list forward(AutogradContext* ctx, at::Tensor x, at::Tensor r, at::Tensor w, int64_t out_dtype,
+                               double eps) {
+    return NormImpl::forward(ctx, x, r, w, out_dtype, eps);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) { return NormImpl::backward(ctx, grads); }
+};
+
+// ============================================================================================
+// Rotary embedding of q and k
+// ============================================================================================
+
+struct RopeQkvFunction : torch::autograd::Function<RopeQkvFunction> {
+  static variable_list forward(AutogradContext* ctx, at::Tensor qkv, at::Tensor cos, at::Tensor sin) {
+    qkv = qkv.contiguous();
+    const int64_t T = qkv.size(1);
+    const at::Tensor c = cos.narrow(0, 0, T).contiguous(), s = sin.narrow(0, 0, T).contiguous();
+    at::Tensor q, k, v;
+    bool done = false;
+#ifdef TUNEBENCH_WITH_CUDA
+    const int64_t B = qkv.size(0), H = qkv.size(3), hd = qkv.size(4);
+    const auto t = elem_type(qkv.scalar_type());
+    if (on_cuda({&qkv, &c}) && t && c.scalar_type() == at::kFloat) {
+      q = at::empty({B, T, H, hd}, qkv.options());
+      k = at::empty_like(q);
+      v = at::empty_like(q);
+      done = try_kernel([&] {
+        return kernels::rope_qkv_forward(*t, qkv.data_ptr(), c.data_ptr<float>(), s.data_ptr<float>(), q.data_ptr(),
+                                         k.data_ptr(), v.data_ptr(), B, T, H, hd, stream());
+      });
+    }
+#endif
+    if (!done) {
+      const auto parts = qkv.unbind(2);
+      q = rotate_pairs(parts[0], c, s, false);
+      k = rotate_pairs(parts[1], c, s, false);
+      v = parts[2].clone(at::MemoryFormat::Contiguous);
+    }
+    ctx->save_for_backward({c, s});
+    return {q, k, v};
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& c = saved[0];
+    const at::Tensor& s = saved[1];
+    at::Tensor ref;
+    for (const auto& g : grads)
+      if (g.defined()) ref = g;
+    if (!ref.defined()) return {at::Tensor(), at::Tensor(), at::Tensor()};
+    for (auto& g : grads) {
+      if (!g.defined()) g = at::zeros_like(ref);
+      if (g.stride(3) != 1) g = g.contiguous();
+    }
+    at::Tensor dqkv;
+    bool done = false;
+#ifdef TUNEBENCH_WITH_CUDA
+    const int64_t B = ref.size(0), T = ref.size(1), H = ref.size(2), hd = ref.size(3);
+    const auto t = elem_type(ref.scalar_type());
+    const bool same = grads[0].scalar_type() == ref.scalar_type() && grads[1].scalar_type() == ref.scalar_type() &&
+                      grads[2].scalar_type() == ref.scalar_type();
+    if (on_cuda({&grads[0], &grads[1], &grads[2]}) && t && same) {
+      dqkv = at::empty({B, T, 3, H, hd}, ref.options());
+      const auto st = [](const at::Tensor& g) { return kernels::Strides3{g.stride(0), g.stride(1), g.stride(2)}; };
+      done = try_kernel([&] {
+        return kernels::rope_qkv_backward(*t, grads[0].data_ptr(), st(grads[0]), grads[1].data_ptr(), st(grads[1]),
+                                          grads[2].data_ptr(), st(grads[2]), c.data_ptr<float>(), s.data_ptr<float>(),
+                                          dqkv.data_ptr(), B, T, H, hd, stream());
+      });
+    }
+#endif
+    if (!done)
+      dqkv = at::stack(
+          {rotate_pairs(grads[0], c, s, true), rotate_pairs(grads[1], c, s, true), grads[2].to(grads[0].scalar_type())},
+          2);
+    return {dqkv, at::Tensor(), at::Tensor()};
+  }
+};
+
+// ============================================================================================
+// SwiGLU
+// ============================================================================================
+
+struct SwigluFunction : torch::autograd::Function<SwigluFunction> {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor gu) {
+    gu = gu.contiguous();
+    const int64_t ffn = gu.size(-1) / 2;
+    auto out_sizes = gu.sizes().vec();
+    out_sizes.back() = ffn;
+    at::Tensor out;
+    bool done = false;
+#ifdef TUNEBENCH_WITH_CUDA
+    const int64_t rows = gu.numel() / gu.size(-1);
+    const auto t = elem_type(gu.scalar_type());
+    if (on_cuda({&gu}) && t) {
+      out = at::empty(out_sizes, gu.options());
+      done =
+          try_kernel([&] { return kernels::swiglu_forward(*t, gu.data_ptr(), out.data_ptr(), rows, ffn, stream()); });
+    }
+#endif
+    if (!done) {
+      const auto parts = gu.to(acc(gu)).chunk(2, -1);
+      out = (parts[0] * at::sigmoid(parts[0]) * parts[1]).to(gu.scalar_type());
+    }
+    ctx->save_for_backward({gu});
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const at::Tensor gu = ctx->get_saved_variables()[0];
+    const at::Tensor dout = grads[0].to(gu.scalar_type()).contiguous();
+    at::Tensor dgu;
+    bool done = false;
+#ifdef TUNEBENCH_WITH_CUDA
+    const int64_t ffn = gu.size(-1) / 2, rows = gu.numel() / gu.size(-1);
+    const auto t = elem_type(gu.scalar_type());
+    if (on_cuda({&gu, &dout}) && t) {
+      dgu = at::empty_like(gu);
+      done = try_kernel([&] {
+        return kernels::swiglu_backward(*t, gu.data_ptr(), dout.data_ptr(), dgu.data_ptr(), rows, ffn, stream());
+      });
+    }
+#endif
+    if (!done) {
+      const auto parts = gu.to(acc(gu)).chunk(2, -1);
+      const at::Tensor& g = parts[0];
+      const at::Tensor& u = parts[1];
+      const at::Tensor d = dout.to(acc(gu));
+      const at::Tensor s = at::sigmoid(g);
+      dgu = at::cat({d * u * s * (1 + g * (1 - s)), d * g * s}, -1).to(gu.scalar_type());
+    }
+    return {dgu};
+  }
+};
+
+// ============================================================================================
+// Mixed-precision linear
+// ============================================================================================
+
+struct LinearFunction : torch::autograd::Function<LinearFunction> {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, int64_t compute) {
+    const auto cd = static_cast<at::ScalarType>(compute);
+    const at::Tensor xc = x.scalar_type() == cd ? x : x.to(cd);
+    const at::Tensor wc = w.scalar_type() == cd ? w : w.to(cd);
+    ctx->save_for_backward({xc, wc});
+    ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
+    ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
+    return at::linear(xc, wc);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& xc = saved[0];
+    const at::Tensor& wc = saved[1];
+    const at::Tensor dy = grads[0].to(wc.scalar_type());
+    const int64_t n = wc.size(0), k = wc.size(1);
+    const at::Tensor dy2 = dy.reshape({-1, n});
+    const at::Tensor dx =
+        at::mm(dy2, wc).view(xc.sizes()).to(static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()));
+    const at::Tensor dw =
+        weight_grad(dy2, xc.reshape({-1, k}), static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt()));
+    return {dx, dw, at::Tensor()};
+  }
+};
+
+// ============================================================================================
+// Linear + cross-entropy
+// ============================================================================================
+
+// Rows per chunk: logits of at most 2^28 elements (512 MB in bf16) exist at a time.
+int64_t ce_chunk_rows(int64_t rows, int64_t vocab) {
+  return std::max<int64_t>(1, std::min<int64_t>(rows, (int64_t{1} << 28) / std::max<int64_t>(vocab, 1)));
+}
+
+// Loss per row and, in place of the logits, their gradient (softmax - onehot) * scale.
+at::Tensor cross_entropy_in_place(at::Tensor& logits, const at::Tensor& targets, double scale) {
+  const int64_t rows = logits.size(0);
+#ifdef TUNEBENCH_WITH_CUDA
+  const int64_t vocab = logits.size(1);
+  const auto t = elem_type(logits.scalar_type());
+  if (on_cuda({&logits, &targets}) && t && targets.scalar_type() == at::kLong) {
+    at::Tensor loss_rows = at::empty({rows}, logits.options().dtype(at::kFloat));
+    const at::Tensor tg = targets.contiguous();
+    if (try_kernel([&] {
+          return kernels::cross_entropy_forward_backward(*t, logits.data_ptr(), tg.data_ptr<int64_t>(),
+                                                         loss_rows.data_ptr<float>(), rows, vocab,
+                                                         static_cast<float>(scale), stream());
+        }))
+      return loss_rows;
+  }
+#endif
+  const at::Tensor lf = logits.to(acc(logits));
+  const at::Tensor lse = at::logsumexp(lf, 1, /*keepdim=*/true);
+  const at::Tensor tg = targets.reshape({rows, 1});
+  const at::Tensor loss_rows = (lse - lf.gather(1, tg)).reshape({rows});
+  at::Tensor grad = at::exp(lf - lse);
+  grad.scatter_add_(1, tg, at::full({rows, 1}, -1.0, grad.options()));
+  logits.copy_(grad * scale);
+  return loss_rows;
+}
+
+struct LinearCrossEntropyFunction : torch::autograd::Function<LinearCrossEntropyFunction> {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor h, at::Tensor w, at::Tensor targets, int64_t compute,
+                            int64_t chunk_rows) {
+    const auto cd = static_cast<at::ScalarType>(compute);
+    const at::Tensor hc = (h.scalar_type() == cd ? h : h.to(cd)).contiguous();
+    const at::Tensor wc = w.scalar_type() == cd ? w : w.to(cd);
+    const int64_t rows = hc.size(0), vocab = wc.size(0);
+    const int64_t chunk = chunk_rows > 0 ? chunk_rows : ce_chunk_rows(rows, vocab);
+    const double scale = 1.0 / static_cast<double>(rows);
+    at::Tensor dh = at::empty_like(hc);
+    at::Tensor dw;
+    std::vector<at::Tensor> losses;
+    for (int64_t start = 0; start < rows; start += chunk) {
+      const int64_t n = std::min(chunk, rows - start);
+      const at::Tensor hs = hc.narrow(0, start, n);
+      at::Tensor logits = at::mm(hs, wc.t());
+      losses.push_back(cross_entropy_in_place(logits, targets.narrow(0, start, n), scale));
+      at::Tensor dh_rows = dh.narrow(0, start, n);
+      at::mm_out(dh_rows, logits, wc);
+      const at::Tensor part = weight_grad(logits, hs, w.scalar_type() == at::kFloat ? at::kFloat : cd);
+      dw = dw.defined() ? dw.add_(part) : part;
+    }
+    ctx->save_for_backward({dh, dw});
+    ctx->saved_data["h_dtype"] = static_cast<int64_t>(h.scalar_type());
+    ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
+    return at::cat(losses).sum() * scale;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& g = grads[0];
+    const at::Tensor dh = (saved[0] * g).to(static_cast<at::ScalarType>(ctx->saved_data["h_dtype"].toInt()));
+    const at::Tensor dw = (saved[1] * g).to(static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt()));
+    return {dh, dw, at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+// ============================================================================================
+// Entry points
+// ============================================================================================
+
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, at::ScalarType out_dtype, double eps) {
+  return RmsNormFunction::apply(x, w, static_cast<int64_t>(out_dtype), eps)[0];
+}
+
+std::tuple<at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w,
+                                                at::ScalarType out_dtype, double eps) {
+  const auto out = AddRmsNormFunction::apply(x, r, w, static_cast<int64_t>(out_dtype), eps);
+  return {out[0], out[1]};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> rope_qkv(const at::Tensor& qkv, const at::Tensor& cos,
+                                                        const at::Tensor& sin) {
+  const auto out = RopeQkvFunction::apply(qkv, cos, sin);
+  return {out[0], out[1], out[2]};
+}
+
+at::Tensor swiglu(const at::Tensor& gu) { return SwigluFunction::apply(gu); }
+
+at::Tensor rotate_pairs(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, bool inverse) {
+  const at::Tensor pairs = x.unflatten(-1, {x.size(-1) / 2, 2});
+  const at::Tensor x1 = pairs.select(-1, 0), x2 = pairs.select(-1, 1);
+  const at::Tensor c = cos.unsqueeze(0).unsqueeze(2), s = sin.unsqueeze(0).unsqueeze(2);
+  const at::Tensor out =
+      inverse ? at::stack({x1 * c + x2 * s, x2 * c - x1 * s}, -1) : at::stack({x1 * c - x2 * s, x1 * s + x2 * c}, -1);
+  return out.flatten(-2).to(x.scalar_type());
+}
+
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute) {
+  return LinearFunction::apply(x, w, static_cast<int64_t>(compute));
+}
+
+at::Tensor linear_cross_entropy(const at::Tensor& h, const at::Tensor& w, const at::Tensor& targets,
+                                at::ScalarType compute, int64_t chunk_rows) {
+  return LinearCrossEntropyFunction::apply(h, w, targets, static_cast<int64_t>(compute), chunk_rows);
+}
+
+}  // namespace tunebench::engine::fused

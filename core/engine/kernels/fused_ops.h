@@ -1,0 +1,57 @@
+// The fused operations of `compile` (issue 10) as autograd Functions, each with its own backward.
+//
+// On CUDA tensors of a CUDA build they run the kernels of fused_kernels.cu; everywhere else (the
+// CPU build, unusual shapes or dtypes) they run a composite ATen implementation of the same math,
+// which is also the numerical reference the GPU check compares the kernels against. The CPU tests
+// compare these hand-written backward formulas with autograd through the plain composite model.
+//
+// Dtype conventions follow autocast as the composite model uses it: the residual stream keeps its
+// dtype (fp32 under autocast), everything a matmul reads is in the compute dtype `compute`, and
+// weight gradients come back in the weight's own dtype (fp32 master weights get fp32 gradients
+// straight from the GEMM, with no bf16 round trip).
+#pragma once
+
+#include <tuple>
+
+#include <ATen/ATen.h>
+
+namespace tunebench::engine::fused {
+
+// True when this worker was built with the CUDA kernels.
+bool kernels_built();
+// Off: every op runs its composite reference, also on the GPU (the kernel check compares both).
+void set_kernels_enabled(bool enabled);
+
+// y = w * normalise(x), computed in fp32, returned in `out_dtype`.
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, at::ScalarType out_dtype, double eps);
+
+// h = x + r (in x's dtype) and y = rms_norm(h, w) in `out_dtype`, in one pass: the residual add
+// that feeds the next norm. Returns (h, y).
+std::tuple<at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w,
+                                                at::ScalarType out_dtype, double eps);
+
+// Interleaved rotary embedding of q and k straight from the fused projection qkv [B, T, 3, H, hd];
+// cos/sin: float [T, hd/2]. Returns q, k, v as [B, T, H, hd] (v copied).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> rope_qkv(const at::Tensor& qkv, const at::Tensor& cos,
+                                                        const at::Tensor& sin);
+
+// The composite rotation: pairs (x[2i], x[2i+1]) of x [B, T, H, hd] rotated by t * f_i with
+// cos/sin [T, hd/2], in fp32, returned in x's dtype; `inverse` applies the transpose (backward).
+// The model's composite path calls it too, so both paths share one definition.
+at::Tensor rotate_pairs(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, bool inverse = false);
+
+// silu(g) * u of gu = [g | u] along the last dimension.
+at::Tensor swiglu(const at::Tensor& gu);
+
+// x @ w^T in `compute` (w cast once if it is not already), with dW computed in w's dtype.
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute);
+
+// mean over rows of cross_entropy(h @ w^T, targets) without ever holding fp32 logits: logits are
+// made a chunk of rows at a time in `compute`, overwritten by their gradient in the same kernel
+// that computes the loss, and folded into dh and dw at once (Liger's fused linear cross-entropy).
+// h: [N, D], w: [V, D], targets: int64 [N]. Returns the fp32 loss (0-dim). `chunk_rows` 0 picks
+// chunks of at most 2^28 logits.
+at::Tensor linear_cross_entropy(const at::Tensor& h, const at::Tensor& w, const at::Tensor& targets,
+                                at::ScalarType compute, int64_t chunk_rows = 0);
+
+}  // namespace tunebench::engine::fused

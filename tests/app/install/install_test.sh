@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the build into a fresh prefix and runs the installed programs together: the worker
+# trains two steps, the CLI imports its log, and the installed GUI runs a trial with the worker it
+# finds next to itself (no TUNEBENCH_WORKER), writing it into a session the CLI then lists.
+#   install_test.sh BUILD_DIR
+set -euo pipefail
+BUILD="$1"
+PREFIX="$(mktemp -d)"
+trap 'rm -rf "$PREFIX"' EXIT
+unset TUNEBENCH_WORKER
+cmake --install "$BUILD" --prefix "$PREFIX" > "$PREFIX/install.log"
+BIN="$PREFIX/bin"
+for p in tunebench tunebench-worker tunebench-cli; do
+  [ -x "$BIN/$p" ] || { echo "not installed: bin/$p"; exit 1; }
+done
+[ -f "$PREFIX/share/tunebench/sessions/h200-7b.tbsession" ] || { echo "example sessions not installed"; exit 1; }
+[ -f "$PREFIX/share/applications/tunebench.desktop" ] || { echo "desktop file not installed"; exit 1; }
+
+"$BIN/tunebench-worker" --help | grep -q "no torch.compile"
+"$BIN/tunebench-cli" --help > /dev/null
+"$BIN/tunebench-worker" --model tiny --device cpu --steps 2 --warmup 1 --micro-batch 2 --seq-len 16 \
+  --events "file:$PREFIX/run.jsonl" --trial installed > "$PREFIX/worker.log" 2>&1
+"$BIN/tunebench-cli" import "$PREFIX/s.tbsession" "$PREFIX/run.jsonl" --name installed-worker | grep -q "imported trial 1"
+
+# The installed GUI, offscreen: runs a three-step CPU trial and quits after a screenshot.
+echo '{"model": "tiny", "device": "cpu", "steps": 3, "warmup": 1, "micro_batch": 2, "seq_len": 16}' > "$PREFIX/trial.json"
+QT_QPA_PLATFORM=offscreen "$BIN/tunebench" --no-restore --open "$PREFIX/gui.tbsession" --config "$PREFIX/trial.json" --run \
+  --screenshot "$PREFIX/gui.png" --screenshot-after 20000 > "$PREFIX/gui.log" 2>&1 || { cat "$PREFIX/gui.log"; exit 1; }
+"$BIN/tunebench-cli" list "$PREFIX/gui.tbsession" > "$PREFIX/list.txt"
+grep -Eq "^ +1 +done" "$PREFIX/list.txt" || { echo "the installed GUI did not run a trial with the installed worker:"; cat "$PREFIX/list.txt" "$PREFIX/gui.log"; exit 1; }
+echo "installed programs ok"

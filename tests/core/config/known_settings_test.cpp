@@ -1,0 +1,60 @@
+// Known settings: which knobs a partial config knows, and setting one through the same parsing
+// and validation as the form and the worker.
+#include "core/config/known_settings.h"
+
+#include <gtest/gtest.h>
+
+namespace tc = tunebench::config;
+
+TEST(KnownSettings, AbsentKeysAreUnknownAndWorkerConfigsKnowEverything) {
+  EXPECT_TRUE(tc::unknown_knobs(tc::to_json(tc::TrialConfig{})).empty());
+  const nlohmann::json partial = {{"strategy", "ddp"}, {"world_size", 2}};
+  const auto unknown = tc::unknown_knobs(partial);
+  EXPECT_EQ(unknown.size(), tc::knobs().size() - 3);  // all but name, strategy, world_size
+  EXPECT_EQ(unknown.front(), "model");                // knobs() order
+  EXPECT_TRUE(tc::is_known(partial, "strategy"));
+  EXPECT_TRUE(tc::is_known(partial, "name"));
+  EXPECT_FALSE(tc::is_known(partial, "micro_batch"));
+  EXPECT_EQ(tc::unknown_knobs(nullptr).size(), tc::knobs().size() - 1);
+}
+
+TEST(KnownSettings, SettingParsesValidatesAndWritesOnlyThatKey) {
+  nlohmann::json c = {{"strategy", "ddp"}, {"world_size", 2}};
+  EXPECT_TRUE(tc::set_known_setting(c, "micro_batch", "8").empty());
+  EXPECT_EQ(c, (nlohmann::json{{"strategy", "ddp"}, {"world_size", 2}, {"micro_batch", 8}}));
+  EXPECT_TRUE(tc::set_known_setting(c, "amp", "bf16").empty());
+  EXPECT_EQ(c["amp"], "bf16");
+  // A model preset brings its dimensions.
+  EXPECT_TRUE(tc::set_known_setting(c, "model", "7b").empty());
+  EXPECT_EQ(c["dim"], 4096);
+  EXPECT_EQ(c["layers"], 32);
+
+  const nlohmann::json before = c;
+  auto p = tc::set_known_setting(c, "micro_bach", "8");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].message, "unknown knob 'micro_bach'");
+  p = tc::set_known_setting(c, "num_workers", "lots");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].key, "num_workers");
+  p = tc::set_known_setting(c, "num_workers", "100");  // validate(): at most 64
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].message, "num_workers must be between 0 and 64");
+  p = tc::set_known_setting(c, "strategy", "single");  // contradicts the known world size 2
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].key, "world_size");
+  EXPECT_EQ(c, before);  // nothing written on a problem
+}
+
+TEST(KnownSettings, ProblemsThatOnlyDefaultsCauseAreNotTheUsers) {
+  // 2 ranks known, strategy unknown (defaults to single, which validate() finds inconsistent).
+  nlohmann::json c = {{"world_size", 2}};
+  EXPECT_TRUE(tc::set_known_setting(c, "micro_batch", "8").empty());
+  // dim without a custom model: validate() complains about "model", which is unknown here.
+  EXPECT_TRUE(tc::set_known_setting(c, "dim", "768").empty());
+  // ... but a problem about the knob being set is the user's.
+  const auto p = tc::set_known_setting(c, "world_size", "4");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].key, "world_size");
+  tc::forget_setting(c, "dim");
+  EXPECT_FALSE(tc::is_known(c, "dim"));
+}

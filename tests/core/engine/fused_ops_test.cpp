@@ -1,0 +1,150 @@
+// The fused ops' hand-written backward formulas against autograd through the composite ops they
+// replace. On the CPU the fused ops run their ATen reference implementation, so these tests check
+// the math that the CUDA kernels implement (the GPU check compares kernels with the same
+// references on the device: app/kernel_check, docs/BENCHMARKS.md).
+#include <gtest/gtest.h>
+
+#include <torch/csrc/autograd/autograd.h>
+
+#include "core/engine/kernels/fused_ops.h"
+
+namespace fused = tunebench::engine::fused;
+
+namespace {
+
+constexpr double kEps = 1e-5;
+
+at::Tensor leaf(at::IntArrayRef sizes, at::ScalarType dtype = at::kFloat, double scale = 1.0) {
+  return (at::randn(sizes, at::TensorOptions().dtype(at::kDouble)) * scale).to(dtype).requires_grad_(true);
+}
+
+// Gradients of sum(out * probe) with respect to `inputs`.
+std::vector<at::Tensor> grads(const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& probes,
+                              const std::vector<at::Tensor>& inputs) {
+  at::Tensor total = at::zeros({}, at::kDouble);
+  for (size_t i = 0; i < outs.size(); ++i) total = total + (outs[i].to(at::kDouble) * probes[i]).sum();
+  return torch::autograd::grad({total}, inputs);
+}
+
+double rel(const at::Tensor& a, const at::Tensor& b) {
+  const double scale = b.to(at::kDouble).abs().max().item<double>() + 1e-12;
+  return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>() / scale;
+}
+
+at::Tensor composite_norm(const at::Tensor& x, const at::Tensor& w) {
+  const at::Tensor xf = x.to(at::kFloat);
+  return w * (xf * at::rsqrt(xf.pow(2).mean(-1, true) + kEps)).to(x.scalar_type());
+}
+
+}  // namespace
+
+TEST(FusedOps, RmsNormMatchesCompositeForwardAndBackward) {
+  at::manual_seed(1);
+  const at::Tensor x = leaf({3, 5, 24}), w = leaf({24});
+  const at::Tensor probe = at::randn({3, 5, 24}, at::kDouble);
+  const at::Tensor y = fused::rms_norm(x, w, at::kFloat, kEps);
+  const at::Tensor ref = composite_norm(x, w);
+  EXPECT_LT(rel(y, ref), 1e-6);
+  const auto g = grads({y}, {probe}, {x, w});
+  const auto gr = grads({ref}, {probe}, {x, w});
+  EXPECT_LT(rel(g[0], gr[0]), 1e-5);
+  EXPECT_LT(rel(g[1], gr[1]), 1e-5);
+}
+
+TEST(FusedOps, AddRmsNormReturnsTheSumAndItsNormWithBothGradients) {
+  at::manual_seed(2);
+  const at::Tensor x = leaf({2, 7, 16}), r = leaf({2, 7, 16}), w = leaf({16});
+  const at::Tensor ph = at::randn({2, 7, 16}, at::kDouble), py = at::randn({2, 7, 16}, at::kDouble);
+  const auto [h, y] = fused::add_rms_norm(x, r, w, at::kFloat, kEps);
+  const at::Tensor href = x + r;
+  const at::Tensor yref = composite_norm(href, w);
+  EXPECT_LT(rel(h, href), 1e-7);
+  EXPECT_LT(rel(y, yref), 1e-6);
+  const auto g = grads({h, y}, {ph, py}, {x, r, w});
+  const auto gr = grads({href, yref}, {ph, py}, {x, r, w});
+  for (size_t i = 0; i < 3; ++i) EXPECT_LT(rel(g[i], gr[i]), 1e-5) << "input " << i;
+}
+
+TEST(FusedOps, AddRmsNormInMixedPrecisionGivesEachInputItsDtype) {
+  // Autocast's layout: fp32 residual stream, bf16 branch output, bf16 result for the next matmul.
+  at::manual_seed(3);
+  const at::Tensor x = leaf({4, 32}), r = leaf({4, 32}, at::kBFloat16), w = leaf({32});
+  const auto [h, y] = fused::add_rms_norm(x, r, w, at::kBFloat16, kEps);
+  EXPECT_EQ(h.scalar_type(), at::kFloat);
+  EXPECT_EQ(y.scalar_type(), at::kBFloat16);
+  const auto g = grads({h, y}, {at::ones({4, 32}, at::kDouble), at::ones({4, 32}, at::kDouble)}, {x, r, w});
+  EXPECT_EQ(g[0].scalar_type(), at::kFloat);
+  EXPECT_EQ(g[1].scalar_type(), at::kBFloat16);
+  EXPECT_EQ(g[2].scalar_type(), at::kFloat);
+  EXPECT_LT(rel(y, composite_norm(x + r.to(at::kFloat), w)), 1e-2);  // bf16 rounding of the output
+}
+
+TEST(FusedOps, RopeQkvRotatesQAndKAndCopiesV) {
+  at::manual_seed(4);
+  const int64_t B = 2, T = 6, H = 3, hd = 8;
+  const at::Tensor qkv = leaf({B, T, 3, H, hd});
+  const at::Tensor freqs = at::outer(at::arange(T, at::kFloat), at::rand({hd / 2}));
+  const at::Tensor cos = freqs.cos(), sin = freqs.sin();
+  const auto [q, k, v] = fused::rope_qkv(qkv, cos, sin);
+  const auto parts = qkv.unbind(2);
+  const at::Tensor qr = fused::rotate_pairs(parts[0], cos, sin), kr = fused::rotate_pairs(parts[1], cos, sin);
+  EXPECT_LT(rel(q, qr), 1e-7);
+  EXPECT_LT(rel(k, kr), 1e-7);
+  EXPECT_LT(rel(v, parts[2]), 1e-7);
+  EXPECT_NE(v.data_ptr(), qkv.data_ptr());
+  // a rotation, not the identity: q differs from its input
+  EXPECT_GT(rel(q, parts[0]), 1e-2);
+  std::vector<at::Tensor> probes;
+  for (int i = 0; i < 3; ++i) probes.push_back(at::randn({B, T, H, hd}, at::kDouble));
+  // Gradients that arrive transposed, as SDPA's do.
+  const auto g = grads({q.transpose(1, 2).contiguous().transpose(1, 2), k, v}, probes, {qkv});
+  const auto gr = grads({qr, kr, parts[2]}, probes, {qkv});
+  EXPECT_LT(rel(g[0], gr[0]), 1e-5);
+}
+
+TEST(FusedOps, SwigluMatchesSiluTimesU) {
+  at::manual_seed(5);
+  const at::Tensor gu = leaf({3, 4, 2 * 24}, at::kFloat, 3.0);
+  const at::Tensor probe = at::randn({3, 4, 24}, at::kDouble);
+  const at::Tensor out = fused::swiglu(gu);
+  const auto parts = gu.chunk(2, -1);
+  const at::Tensor ref = at::silu(parts[0]) * parts[1];
+  EXPECT_LT(rel(out, ref), 1e-6);
+  EXPECT_LT(rel(grads({out}, {probe}, {gu})[0], grads({ref}, {probe}, {gu})[0]), 1e-5);
+}
+
+TEST(FusedOps, LinearGivesTheWeightGradientInTheWeightsDtype) {
+  at::manual_seed(6);
+  const at::Tensor x = leaf({5, 3, 16}), w = leaf({12, 16});
+  const at::Tensor probe = at::randn({5, 3, 12}, at::kDouble);
+  const at::Tensor y = fused::linear(x, w, at::kFloat);
+  const at::Tensor ref = at::linear(x, w);
+  EXPECT_LT(rel(y, ref), 1e-6);
+  const auto g = grads({y}, {probe}, {x, w});
+  const auto gr = grads({ref}, {probe}, {x, w});
+  EXPECT_LT(rel(g[0], gr[0]), 1e-5);
+  EXPECT_LT(rel(g[1], gr[1]), 1e-5);
+  // bf16 compute over fp32 master weights: the gradient comes back fp32.
+  const at::Tensor yb = fused::linear(x, w, at::kBFloat16);
+  EXPECT_EQ(yb.scalar_type(), at::kBFloat16);
+  const auto gb = grads({yb}, {probe}, {x, w});
+  EXPECT_EQ(gb[1].scalar_type(), at::kFloat);
+  EXPECT_LT(rel(gb[1], gr[1]), 2e-2);
+}
+
+TEST(FusedOps, LinearCrossEntropyEqualsCrossEntropyOfTheLogitsInEveryChunking) {
+  at::manual_seed(7);
+  const int64_t N = 10, D = 16, V = 40;
+  const at::Tensor h = leaf({N, D}), w = leaf({V, D}, at::kFloat, 0.5);
+  const at::Tensor targets = at::randint(0, V, {N}, at::kLong);
+  const at::Tensor ref = at::cross_entropy_loss(at::linear(h, w).to(at::kFloat), targets);
+  const auto gr = torch::autograd::grad({ref * 3.0}, {h, w});
+  for (int64_t chunk : {0, 1, 3, 10}) {
+    const at::Tensor loss = fused::linear_cross_entropy(h, w, targets, at::kFloat, chunk);
+    EXPECT_NEAR(loss.item<double>(), ref.item<double>(), 1e-5) << "chunk " << chunk;
+    // the incoming gradient (3 here, 1/accum in training) scales both results
+    const auto g = torch::autograd::grad({loss * 3.0}, {h, w});
+    EXPECT_LT(rel(g[0], gr[0]), 1e-5) << "chunk " << chunk;
+    EXPECT_LT(rel(g[1], gr[1]), 1e-5) << "chunk " << chunk;
+  }
+}

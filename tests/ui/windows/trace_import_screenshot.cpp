@@ -1,0 +1,101 @@
+// Screenshots of imported torch.profiler traces for docs/UI.md, taken through the window's own
+// import path (TraceImportActions: worker thread, progress dialog, one transaction). Run under Xvfb:
+//   tunebench-trace-screenshot OUT_PREFIX [WxH]
+// imports tests/data/traces/ddp-nw4 (2 ranks) and single-nw4 into a scratch session and writes
+// OUT_PREFIX-window.png (trials table and log), OUT_PREFIX-compare.png (the comparison: diff,
+// metrics, breakdown, representative steps with the comm lanes), OUT_PREFIX-diagnosis.png and
+// OUT_PREFIX-settings.png (Trial > Settings… of the DDP trial).
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include <QApplication>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTest>
+
+#include "ui/models/trials_model.h"
+#include "ui/windows/analysis_controller.h"
+#include "ui/windows/comparison_window.h"
+#include "ui/windows/main_window.h"
+#include "ui/windows/session_actions.h"
+#include "ui/windows/trace_import_actions.h"
+
+using namespace tunebench;
+
+namespace {
+
+QStringList traces(const char* run) {
+  const QString dir = QStringLiteral(TUNEBENCH_TEST_DATA_DIR "/traces/") + QLatin1String(run);
+  QStringList files;
+  if (DIR* d = opendir(dir.toLocal8Bit().constData())) {
+    while (dirent* e = readdir(d))
+      if (QString::fromLocal8Bit(e->d_name).endsWith(QStringLiteral(".pt.trace.json.gz")))
+        files << dir + QLatin1Char('/') + QString::fromLocal8Bit(e->d_name);
+    closedir(d);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+bool save(QWidget& w, const QString& file) {
+  QTest::qWait(500);
+  if (w.grab().save(file)) return true;
+  std::fprintf(stderr, "could not write %s\n", qPrintable(file));
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s OUT_PREFIX [WxH]\n", argv[0]);
+    return 2;
+  }
+  const QString prefix = QString::fromLocal8Bit(argv[1]);
+  QSize size(1600, 1000);
+  if (argc > 2) {
+    const QStringList wh = QString::fromLocal8Bit(argv[2]).split(QLatin1Char('x'));
+    if (wh.size() == 2) size = QSize(wh[0].toInt(), wh[1].toInt());
+  }
+  ui::MainWindow::Options o;
+  o.useSettings = false;
+  o.detectDevices = false;
+  ui::MainWindow window(o);
+  window.resize(size);
+  window.show();
+  ui::TraceImportActions* t = window.sessionActions()->traceImport();
+  for (const auto& [run, name] :
+       {std::pair{"single-nw4", "my job, 1 GPU"}, std::pair{"ddp-nw4", "my job, DDP 2 GPUs"}}) {
+    QSignalSpy ended(t, &ui::TraceImportActions::traceImportEnded);
+    if (!t->importTraces(
+            traces(run), QString::fromUtf8(name),
+            {QStringLiteral("micro_batch=8"), QStringLiteral("seq_len=512"), QStringLiteral("grad_accum=1")}) ||
+        !ended.wait(60000) || window.trialsModel()->rowCount() == 0) {
+      std::fprintf(stderr, "import of %s failed: %s\n", run, qPrintable(window.sessionActions()->lastError()));
+      return 1;
+    }
+  }
+  window.trialsView()->selectRow(1);
+  bool ok = save(window, prefix + QStringLiteral("-window.png"));
+
+  ui::ComparisonWindow* c = window.analysis()->compareRows({0, 1});
+  if (!c) return 1;
+  c->resize(size);
+  c->show();
+  QTest::qWait(400);
+  c->replotNow();
+  ok = save(*c, prefix + QStringLiteral("-compare.png")) && ok;
+  c->tabs()->setCurrentIndex(1);
+  ok = save(*c, prefix + QStringLiteral("-diagnosis.png")) && ok;
+  c->close();
+
+  ui::KnownSettingsDialog* d = t->showSettings(window.trialsModel()->record(1).id);
+  if (!d) return 1;
+  d->resize(560, 900);
+  ok = save(*d, prefix + QStringLiteral("-settings.png")) && ok;
+  return ok ? 0 : 1;
+}
