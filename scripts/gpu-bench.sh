@@ -14,6 +14,11 @@
 #   scripts/gpu-bench.sh gui-live # 2 GPUs: the packed GUI runs 7B single/DDP/FSDP live, screenshots
 #   scripts/gpu-bench.sh data     # 2 GPUs, no build: torch.profiler traces of our own small job
 #                                 # (import test data) and the reference's kernel list per step
+#   scripts/gpu-bench.sh predict  # 2 GPUs, about 3 min with the build: what the prediction accuracy
+#                                 # tests still lack (docs/PREDICT.md): link probes over NVLink and
+#                                 # NCCL_P2P_DISABLE=1, 1B tf32 and pure-bf16 (single, DDP, DDP without
+#                                 # P2P). Writes predict-logs.tar.gz holding predict/*.jsonl:
+#                                 # `tar -xzf predict-logs.tar.gz -C tests/data/gpu`.
 #
 # Builds the worker against the machine's pip PyTorch (torch.utils.cmake_prefix_path). The
 # machine has no apt: nlohmann/ and CLI/ headers and the PyTorch reference script travel in .gpu/
@@ -225,6 +230,26 @@ case "$MODE" in
     run w-7b-ddp-ckpt-accum4 "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true --grad-accum 4
     ref r-7b-ddp-ckpt-accum4 2 --model 7b --mode ddp --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3 --ckpt \
       --accum 4 --no-sync
+    ;;
+  predict)
+    # What the prediction accuracy tests still lack (tests/core/predict): link probes of this
+    # machine over NVLink and with NCCL_P2P_DISABLE=1, for "DDP without peer-to-peer from the
+    # NVLink trial plus a probe" (the DDP trials of both links at 7B and 1B are in tests/data/gpu);
+    # a probe repeated at the end to show its spread; and the fp32-activation and bf16-parameter
+    # paths of the memory model (1B tf32, 1B pure-bf16, single and DDP).
+    run h200x2-probe-nvlink --probe-link --device cuda --world-size 2 --probe-min-mb 1 --probe-max-mb 1024
+    run h200x2-probe-nop2p --probe-link --device cuda --world-size 2 --probe-min-mb 1 --probe-max-mb 1024 \
+      --nccl-env NCCL_P2P_DISABLE=1
+    B1=(--model 1b --device cuda --seq-len 2048 --micro-batch 4 --steps 10 --warmup 3)
+    run h200-1b-single-tf32 "${B1[@]}" --amp tf32
+    run h200-1b-single-purebf16 "${B1[@]}" --amp pure-bf16
+    run h200x2-1b-ddp-purebf16 "${B1[@]}" --amp pure-bf16 --strategy ddp --world-size 2
+    run h200x2-1b-ddp-purebf16-nop2p "${B1[@]}" --amp pure-bf16 --strategy ddp --world-size 2 \
+      --nccl-env NCCL_P2P_DISABLE=1
+    run h200x2-probe-nop2p-2 --probe-link --device cuda --world-size 2 --probe-min-mb 1 --probe-max-mb 1024 \
+      --nccl-env NCCL_P2P_DISABLE=1
+    mkdir -p "$OUT/predict" && cp "$OUT"/logs/*.jsonl "$OUT/predict/"
+    tar -czf "$OUT/predict-logs.tar.gz" -C "$OUT" predict && rm -rf "$OUT/predict"
     ;;
   *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac

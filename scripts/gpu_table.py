@@ -4,7 +4,7 @@ import json, statistics, sys
 
 
 def worker_row(name, path):
-    done, model, hello, steps = {}, None, None, {}
+    done, model, hello, steps, probes = {}, None, None, {}, []
     try:
         with open(path) as f:
             for line in f:
@@ -21,12 +21,17 @@ def worker_row(name, path):
                     hello = e
                 elif e["type"] == "step" and not e.get("warmup"):
                     steps.setdefault(r, []).append(e)
+                elif e["type"] == "probe" and e.get("rank", 0) == 0:
+                    probes.append(e)
                 elif e["type"] == "error":
                     return dict(name=name, error=e["kind"] + ": " + e["message"][:90])
     except OSError as err:
         return dict(name=name, error=str(err))
     if 0 not in done or done[0]["exit_code"] != 0:
         return dict(name=name, error="no done event" if 0 not in done else "exit %d" % done[0]["exit_code"])
+    if probes:  # a link probe: its bus bandwidth at 1 MiB, 32 MiB and the largest size
+        pick = [p for p in probes if p["bytes"] in (1 << 20, 1 << 25)] + probes[-1:]
+        return dict(name=name, probe=", ".join("%d MiB %.0f GB/s" % (p["bytes"] >> 20, p["busbw_gbps"]) for p in pick))
     s = done[0]["summary"]
     world = hello["world_size"] if hello else 1
     peak = max(d["summary"]["peak_bytes"] for d in done.values())
@@ -57,6 +62,9 @@ def main():
     for r in rows:
         if "error" in r:
             print("%-24s FAILED %s" % (r["name"], r["error"]))
+            continue
+        if "probe" in r:
+            print("%-24s probe: all-reduce busbw %s" % (r["name"], r["probe"]))
             continue
         ratio = ""
         if r["name"].startswith("w-"):

@@ -11,13 +11,16 @@
 int main(int argc, char** argv) {
   CLI::App app{
       "Tunebench command line: import worker logs and torch.profiler traces, list, export, compare and diagnose "
-      "trials"};
+      "trials, predict before running"};
   app.require_subcommand(1);
   tunebench::cli::add_import_command(app);
   tunebench::cli::add_settings_command(app);
   tunebench::cli::add_export_command(app);
   tunebench::cli::add_list_command(app);
   tunebench::cli::add_report_command(app);
+  tunebench::cli::add_predict_command(app);
+  tunebench::cli::add_accuracy_command(app);
+  tunebench::cli::add_probe_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,23 +1,18 @@
 // `tunebench-cli report LOG.jsonl... [--json] [--baseline N]`: argument wiring only; the report
 // itself is core/analysis/report.h, shared with the GUI.
 //
-// Inputs are event logs (.jsonl); a file holding several trials (events with different trial ids)
-// is split into one trial per id. Session files (.tbsession) need the store, which lives on
-// the session store (read-only) for .tbsession inputs.
+// Inputs are event logs (.jsonl; a file holding several trial ids is split into one trial per id)
+// and session files (.tbsession, opened read-only): app/cli/trial_inputs.h reads both.
 #include "app/cli/report_command.h"
 
-#include "core/store/session_store.h"
+#include "app/cli/report_wrap.h"
+#include "app/cli/trial_inputs.h"
 
 #include <CLI/CLI.hpp>
-#include <fstream>
-#include <iostream>
 #include <algorithm>
-#include <map>
-#include <sstream>
-#include <memory>
+#include <iostream>
 
 #include "core/analysis/report.h"
-#include "core/protocol/event_reader.h"
 #include "core/protocol/trial_log.h"
 
 namespace tunebench::cli {
@@ -26,47 +21,8 @@ namespace {
 
 namespace tp = tunebench::protocol;
 
-// One TrialLog per trial id (protocol::TrialSplitter); lines that were not events go to stderr.
-std::vector<tp::TrialLog> read_logs(const std::string& path) {
-  auto logs = tp::read_trial_logs_file(path);
-  for (const auto& log : logs)
-    for (const auto& p : log.problems)
-      if (p.kind != tp::ReadProblem::Kind::NewerVersion)
-        std::cerr << path << ":" << p.line_number << ": " << p.message << "\n";
-  logs.erase(std::remove_if(logs.begin(), logs.end(), [](const tp::TrialLog& l) { return l.ranks.empty(); }),
-             logs.end());
-  return logs;
-}
-
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// Trials of a session file: those named in `selection` (ids or names, comma-separated), else
-// every trial that recorded steps, with their names. The session is opened read-only: a report
-// changes nothing.
-std::vector<tp::TrialLog> read_session(const std::string& path, const std::string& selection,
-                                       std::vector<std::string>& names) {
-  store::SessionStore::OpenOptions options;
-  options.mode = store::SessionStore::Mode::ReadOnly;
-  const auto session = store::SessionStore::open(path, options);
-  std::vector<std::string> wanted;
-  std::stringstream ss(selection);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) wanted.push_back(item);
-  std::vector<tp::TrialLog> logs;
-  for (const auto& info : session.list_trials()) {
-    const bool selected = wanted.empty() ? info.step_count > 0
-                                         : std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) {
-                                             return w == info.name || w == std::to_string(info.id);
-                                           });
-    if (!selected) continue;
-    auto loaded = session.load_trial(info.id);
-    if (loaded.log.trial.empty()) loaded.log.trial = info.name;
-    logs.push_back(std::move(loaded.log));
-    names.push_back(info.name);
-  }
-  return logs;
 }
 
 struct ReportOptions {
@@ -74,25 +30,15 @@ struct ReportOptions {
   std::string trials;  // SESSION --trials A,B (store seam)
   int baseline = -1;
   bool json = false;
+  bool wide = false;   // as rendered, however long the lines
+  size_t width = 100;  // else fitted to this many columns
 };
 
 void run_report(const ReportOptions& o) {
-  std::vector<tp::TrialLog> logs;
   std::vector<std::string> names;  // display names: a session's trial names, else none (run ids)
-  for (const auto& path : o.inputs) {
-    if (ends_with(path, ".tbsession")) {
-      std::vector<std::string> session_names;
-      for (auto& log : read_session(path, o.trials, session_names)) logs.push_back(std::move(log));
-      names.insert(names.end(), session_names.begin(), session_names.end());
-      continue;
-    }
-    for (auto& log : read_logs(path)) {
-      logs.push_back(std::move(log));
-      names.emplace_back();
-    }
-  }
-  if (!o.trials.empty() && std::none_of(o.inputs.begin(), o.inputs.end(),
-                                        [](const std::string& p) { return ends_with(p, ".tbsession"); }))
+  std::vector<tp::TrialLog> logs = read_trial_inputs(o.inputs, o.trials, &names);
+  if (!o.trials.empty() &&
+      std::none_of(o.inputs.begin(), o.inputs.end(), [](const std::string& p) { return ends_with(p, ".tbsession"); }))
     std::cerr << "note: --trials selects trials of a session; with event logs every trial is reported\n";
   if (logs.empty()) throw CLI::ValidationError("report", "no trials found in the inputs");
   std::optional<size_t> baseline;
@@ -100,8 +46,10 @@ void run_report(const ReportOptions& o) {
   const auto report = analysis::make_report(logs, baseline, names);
   if (o.json)
     std::cout << analysis::render_json(report).dump(2) << "\n";
-  else
+  else if (o.wide)
     std::cout << analysis::render_text(report);
+  else
+    std::cout << fit_report(analysis::render_text(report), o.width);
 }
 
 }  // namespace
@@ -116,6 +64,8 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--baseline", opts->baseline,
                   "Index of the baseline among the (pooled) trials; default: the single-GPU trial");
   cmd->add_flag("--json", opts->json, "Print JSON instead of text");
+  cmd->add_flag("--wide", opts->wide, "Do not fit the text to the terminal: one line per table row and sentence");
+  cmd->add_option("--width", opts->width, "Columns the text is fitted to (default 100)")->check(CLI::Range(40, 1000));
   cmd->callback([opts] {
     try {
       run_report(*opts);

@@ -22,6 +22,7 @@
 #include "core/protocol/exit_codes.h"
 #include "core/telemetry/nvml.h"
 #include "core/telemetry/sampler_thread.h"
+#include "link_probe.h"
 #include "watchdog.h"
 
 extern char** environ;  // POSIX: the process environment
@@ -177,6 +178,12 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
   // 2. The configuration, checked before any device work. A launcher's world size wins.
   config::TrialConfig& cfg = options.config;
   if (env.source != "none") cfg.world_size = env.world_size;
+  // A link probe needs the ranks' communicator and nothing else of a strategy.
+  if (options.probe_link && cfg.world_size < 2)
+    return fail(writer.get(), rank, "config", protocol::kExitConfig,
+                "--probe-link measures the link between ranks: start two or more (torchrun --nproc-per-node 2, "
+                "or the GUI's Ranks)");
+  if (options.probe_link && cfg.strategy == config::Strategy::Single) cfg.strategy = config::Strategy::Ddp;
   if (options.print_config) {
     std::cout << config::to_json(cfg).dump(2) << std::endl;
     return protocol::kExitOk;
@@ -259,6 +266,8 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
       w->write_payload(protocol::Error{"timeout", msg, {{"waited_s", waited}}});
       end_process(w, rank, protocol::kExitCommunication, msg);
     });
+    if (options.probe_link) return run_link_probe(options, *comm, *device, *writer, [&watchdog] { watchdog.kick(); });
+
     engine::RankInfo info{rank, cfg.world_size, env.local_rank};
     engine::Trainer trainer(cfg, *device, info,
                             [w, &watchdog](protocol::Payload p) {

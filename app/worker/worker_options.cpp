@@ -99,6 +99,14 @@ WorkerOptions parse_worker_options(int argc, char** argv) {
   app.add_option("--save-params", out.save_params, "After training, write rank 0's full parameters as raw float32")
       ->group("Diagnostics");
   app.add_flag("--list-presets", list_presets, "List the trial presets and exit");
+  app.add_flag("--probe-link", out.probe_link,
+               "Measure all-reduce bus bandwidth between the ranks (nccl-tests definition) instead of training")
+      ->group("Link probe");
+  app.add_option("--probe-min-mb", out.probe_min_mb, "Smallest all-reduce of the probe [MiB]")->group("Link probe");
+  app.add_option("--probe-max-mb", out.probe_max_mb, "Largest all-reduce of the probe [MiB]")->group("Link probe");
+  app.add_option("--probe-dtype", out.probe_dtype, "Element type of the probe (fp32|bf16)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->group("Link probe");
 
   // One option per knob, in the groups of the GUI form. Values are kept as text and applied
   // through config::set_knob, so the worker, the GUI and the CLI share one parser per knob.
@@ -152,6 +160,8 @@ WorkerOptions parse_worker_options(int argc, char** argv) {
     if (k.key == "model" || app.count("--" + flag_name(k.key)) == 0) continue;
     if (auto p = config::set_knob(out.config, k.key, values[k.key])) out.problems.push_back(*p);
   }
+  if (out.probe_link && !(out.probe_min_mb > 0 && out.probe_min_mb <= out.probe_max_mb && out.probe_max_mb <= 65536))
+    out.problems.push_back({"", "--probe-min-mb and --probe-max-mb must satisfy 0 < min <= max <= 65536"});
   return out;
 }
 

@@ -18,6 +18,12 @@ struct WorkerOptions {
   bool print_config = false;
   std::string save_params;  // write the final parameters (float32, flat, all units) here (tests)
   bool help_shown = false;  // --help/--list-presets printed; exit 0
+  // --probe-link: measure all-reduce bus bandwidth between the ranks instead of training
+  // (app/worker/link_probe.h); sizes from probe_min_mb doubling to probe_max_mb.
+  bool probe_link = false;
+  double probe_min_mb = 1.0;
+  double probe_max_mb = 1024.0;
+  std::string probe_dtype = "fp32";
   int exit_code = 0;        // non-zero when the command line itself could not be parsed
 };
 

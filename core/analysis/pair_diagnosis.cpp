@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "core/metrics/data_parallel_bounds.h"
 #include "core/analysis/compare.h"
 #include "core/analysis/diagnosis_text.h"
 #include "core/analysis/format.h"
@@ -26,14 +27,14 @@ std::optional<FeasibilityModel> feasibility(const TrialMetrics& base, const Tria
   f.floor_ms = *other.comm_floor_ms;
   f.busbw_gbps = *other.busbw_gbps;
   f.backward_ms = other.breakdown[Part::Backward];
-  f.exposed_min_ms = std::max(0.0, f.floor_ms - f.backward_ms);
-  f.speedup_no_overlap = n * f.compute_ms / (f.compute_ms + f.floor_ms);
-  f.speedup_full_overlap = n * f.compute_ms / (f.compute_ms + f.exposed_min_ms);
+  const metrics::DataParallelBounds bounds = metrics::data_parallel_bounds(other.world_size, f.compute_ms, f.floor_ms, f.backward_ms);
+  f.exposed_min_ms = bounds.exposed_min_ms;
+  f.speedup_no_overlap = bounds.speedup_no_overlap;
+  f.speedup_full_overlap = bounds.speedup_full_overlap;
   if (base.tokens_per_s_total.median > 0)
     f.speedup_measured = other.tokens_per_s_total.median / base.tokens_per_s_total.median;
   f.can_beat_single = f.speedup_full_overlap > 1.0;
-  // k*C / (k*C + F) >= 0.9  <=>  k >= 9 F / C
-  f.accum_for_90pct = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(9.0 * f.floor_ms / f.compute_ms - 1e-9)));
+  f.accum_for_90pct = bounds.accum_for_90pct;
 
   const std::string n_devices = std::to_string(other.world_size) + " " + device_noun(other, true);
   const std::string one = "one " + device_noun(other);

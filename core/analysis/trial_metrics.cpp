@@ -9,7 +9,7 @@
 #include "core/config/known_settings.h"
 #include "core/metrics/bus_bandwidth.h"
 #include "core/metrics/flops.h"
-#include "core/metrics/peak_flops.h"
+#include "core/hardware/hardware.h"
 
 namespace tunebench::analysis {
 
@@ -242,7 +242,7 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
   } else if (model && model->flops_per_token > 0) {
     m.flops_per_token = model->flops_per_token;
   }
-  m.peak_tflops = metrics::peak_dense_bf16_tflops(m.device);
+  m.peak_tflops = hardware::mfu_peak_tflops(m.device);
   if (m.flops_per_token && m.tokens_per_s_per_gpu.n > 0)
     m.mfu = metrics::model_flops_utilisation(m.tokens_per_s_per_gpu.median, *m.flops_per_token, m.peak_tflops);
 

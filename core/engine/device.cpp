@@ -8,7 +8,7 @@
 #include <torch/cuda.h>
 
 #include "core/engine/errors.h"
-#include "core/metrics/peak_flops.h"
+#include "core/hardware/hardware.h"
 
 #ifdef TUNEBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -129,6 +129,6 @@ std::string DeviceContext::cudnn_version() const {
   return {};
 }
 
-double DeviceContext::peak_flops() const { return metrics::peak_dense_bf16_tflops(name()).value_or(0.0) * 1e12; }
+double DeviceContext::peak_flops() const { return hardware::mfu_peak_tflops(name()).value_or(0.0) * 1e12; }
 
 }  // namespace tunebench::engine

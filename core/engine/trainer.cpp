@@ -17,6 +17,7 @@
 #include "core/engine/strategy/factory.h"
 #include "core/engine/strategy/strategy.h"
 #include "core/engine/timing/timeline.h"
+#include "core/predict/memory_model.h"
 
 namespace tunebench::engine {
 
@@ -124,7 +125,10 @@ protocol::ModelInfo Trainer::model_info() const {
   m.matmul_parameters = m_model->matmul_parameter_count();
   m.flops_per_token = m_model->flops_per_token(m_config.seq_len);
   m.flops_formula = LlamaModel::flops_formula();
-  m.predicted_peak_bytes = predict_peak_bytes(m_config);
+  predict::MemoryOptions memory;
+  memory.cuda = m_device.is_cuda();
+  memory.fused_adamw = m_optimizer->fused();
+  m.predicted_peak_bytes = predict::predict_memory(m_config, memory).peak_bytes;
   int64_t bytes = 0;
   for (const auto& p : m_strategy->optimizer_params()) bytes += p.numel() * static_cast<int64_t>(p.element_size());
   m.parameter_bytes = bytes;
@@ -265,44 +269,6 @@ at::Tensor Trainer::full_parameters() {
   std::vector<at::Tensor> flats;
   for (const auto& p : m_strategy->full_parameters()) flats.push_back(p.detach().flatten().to(at::kCPU, at::kFloat));
   return at::cat(flats);
-}
-
-// ============================================================================================
-// Diagnostics: memory prediction
-// ============================================================================================
-
-int64_t predict_peak_bytes(const config::TrialConfig& c) {
-  const auto& d = c.dims;
-  const double params = static_cast<double>((d.layers * (2 * d.dim + 4 * d.dim * d.dim + 3 * d.dim * d.ffn)) +
-                                            2 * d.vocab * d.dim + d.dim);
-  const double pbytes = c.amp == Amp::PureBf16 ? 2.0 : 4.0;
-  const double opt_states = c.optimizer == config::Optimizer::AdamW ? 2.0 : 0.0;
-  const double n = c.strategy == config::Strategy::Fsdp ? c.world_size : 1.0;
-  // Static memory: parameters and optimizer state (sharded by FSDP), gradients while they exist.
-  const double weights = params * pbytes / n;
-  const double states = params * pbytes * opt_states / n;
-  const double grads = params * pbytes / n;
-  // Activations kept for backward, per token and layer, in bytes: measured on the 7B model
-  // with bf16 autocast (see docs/BENCHMARKS.md); fp32 keeps about twice as much.
-  const bool half = c.amp == Amp::Bf16 || c.amp == Amp::Fp16 || c.amp == Amp::PureBf16;
-  const double per_token_layer = half ? (30.0 * d.dim + 10.0 * d.ffn) : (56.0 * d.dim + 20.0 * d.ffn);
-  const double tokens = static_cast<double>(c.micro_batch * c.seq_len);
-  const double acts = c.checkpointing ? tokens * (4.0 * d.dim * d.layers + per_token_layer)
-                                      : tokens * per_token_layer * d.layers;
-  const double logits = tokens * d.vocab * 12.0;
-  // FSDP holds gathered parameters of up to two units (current + prefetched) in the compute dtype.
-  const double gathered = c.strategy == config::Strategy::Fsdp
-                              ? 2.0 * (params / (d.layers + 2)) * (c.fsdp_param_dtype == config::DType::Fp32 ? 4 : 2)
-                              : 0.0;
-  // Peak is either the end of forward (activations, no gradients yet) or the optimizer step
-  // (gradients, no activations) — gradients are released between steps.
-  // DDP's gradients are bucket views and "compile" keeps gradients at fixed addresses: both hold
-  // them for the whole step; otherwise they exist from the first backward on (or all the time
-  // when accumulating).
-  const bool persistent_grads = c.strategy == config::Strategy::Ddp || config::uses_cuda_graph(c.compile) || c.grad_accum > 1;
-  const double end_of_forward = weights + states + acts + logits + gathered + (persistent_grads ? grads : 0.0);
-  const double optimizer = weights + states + grads + gathered;
-  return static_cast<int64_t>(std::max(end_of_forward, optimizer));
 }
 
 }  // namespace tunebench::engine

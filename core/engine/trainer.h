@@ -87,8 +87,4 @@ class Trainer {
   std::shared_ptr<Graph> m_graph;  // shared_ptr: Graph is complete only in trainer_graph.cpp
 };
 
-// Predicted peak memory per rank in bytes for `config` (parameters, gradients, optimizer state,
-// activations, logits); see docs/ARCHITECTURE.md for the model. 0 when unknown.
-int64_t predict_peak_bytes(const config::TrialConfig& config);
-
 }  // namespace tunebench::engine

@@ -4,7 +4,7 @@
 // N_matmul are the parameters taking part in matrix multiplies (everything but the embedding
 // table and the norms), L layers, D = heads * head size, T the sequence length. For the LLaMA
 // architecture N_matmul = L * (4 D^2 + 3 D F) + D * V (untied output head). MFU is measured
-// against the device's dense bf16 peak (peak_flops.h) whatever precision the trial ran in, as
+// against the device's dense bf16 peak (core/hardware: mfu_peak_tflops) whatever precision the trial ran in, as
 // torchtitan does; no peak, no MFU.
 #pragma once
 

@@ -1,7 +1,7 @@
 // The fields of every event record, listed once.
 //
 // visit_fields(record, visitor) calls visitor(field, member) for each field of a Header, Hello,
-// ModelInfo, Step, Interval, GpuSample, Done, Log, Warning or Error, in wire order. The JSON
+// ModelInfo, Step, Interval, GpuSample, Done, Log, Warning, Error or LinkProbe, in wire order. The JSON
 // mapping (events.cpp), the session store's SQL inserts and loads (core/store) and the CSV/JSON
 // exports all walk these lists, so adding a field is one line here (plus a schema migration for
 // the store). Each field carries its wire name, where it nests in JSON, its SQL column, and the
@@ -50,6 +50,7 @@ struct Field {
   std::string_view column = {};      // SQL column when it differs from name; kNoColumn: stored elsewhere
   IntRange range = {};               // integers only
   Presence presence = Presence::Optional;
+  bool negative_is_unknown = false;  // reals only: a negative value means "unknown" (exports write null / empty)
 
   std::string_view sql_column() const { return column.empty() ? name : column; }
   bool stored_in_row() const { return column != kNoColumn; }
@@ -145,7 +146,7 @@ void visit_fields(S& s, V&& v) {
     v(Field{"step_ms_p25", "summary"}, s.summary.step_ms_p25);
     v(Field{"step_ms_p75", "summary"}, s.summary.step_ms_p75);
     v(Field{"tokens_per_s", "summary"}, s.summary.tokens_per_s);
-    v(Field{"mfu", "summary"}, s.summary.mfu);
+    v(Field{"mfu", "summary", {}, {}, P::Optional, true}, s.summary.mfu);  // -1: the peak is unknown
     v(Field{"peak_bytes", "summary", {}, kCountRange}, s.summary.peak_bytes);
     v(Field{"comm_ms_median", "summary"}, s.summary.comm_ms_median);
     v(Field{"exposed_comm_ms_median", "summary"}, s.summary.exposed_comm_ms_median);
@@ -161,6 +162,16 @@ void visit_fields(S& s, V&& v) {
     v(Field{"kind"}, s.kind);
     v(Field{"message"}, s.message);
     v(Field{"details"}, s.details);
+  } else if constexpr (detail::is<S, LinkProbe>) {
+    // Table link_probes (schema 4); `collective` must be a comm-lane phase (checked by the readers).
+    v(Field{"collective", {}, {}, {}, P::Required}, s.collective);
+    v(Field{"dtype"}, s.dtype);
+    v(Field{"bytes", {}, {}, kCountRange, P::Required}, s.bytes);
+    v(Field{"world_size", {}, {}, IntRange{0, kMaxWorldSize}}, s.world_size);
+    v(Field{"iterations", {}, {}, kCountRange}, s.iterations);
+    v(Field{"time_us", {}, {}, {}, P::Required}, s.time_us);
+    v(Field{"algbw_gbps"}, s.algbw_gbps);
+    v(Field{"busbw_gbps", {}, {}, {}, P::Required}, s.busbw_gbps);
   } else {
     static_assert(detail::is<S, void>, "visit_fields: not an event record");
   }

@@ -110,8 +110,7 @@ void EventReader::handle_line(std::string_view line) {
   const auto type_it = j.find("type");
   if (type_it != j.end() && type_it->is_string()) {
     const std::string& t = type_it->get_ref<const std::string&>();
-    if (t != "hello" && t != "model" && t != "step" && t != "gpu" && t != "log" && t != "warning" &&
-        t != "error" && t != "done") {
+    if (!is_event_type(t)) {
       report(ReadProblem::Kind::UnknownType, "unknown event type '" + t.substr(0, 64) + "'", line);
       return;
     }

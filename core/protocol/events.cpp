@@ -2,6 +2,7 @@
 // event_fields.h (the wire names of docs/PROTOCOL.md).
 #include "core/protocol/events.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -195,6 +196,12 @@ Payload payload_from_json(std::string_view type, const json& j) {
   if (type == "warning") return read_payload<Warning>(j);
   if (type == "error") return read_payload<Error>(j);
   if (type == "done") return read_payload<Done>(j);
+  if (type == "probe") {
+    Payload p = read_payload<LinkProbe>(j);
+    if (default_lane(std::get<LinkProbe>(p).collective) != Lane::Comm)
+      throw std::invalid_argument("'collective' is not a collective");
+    return p;
+  }
   throw std::out_of_range("unknown event type '" + std::string(type) + "'");
 }
 
@@ -227,10 +234,16 @@ Lane default_lane(Phase phase) {
   }
 }
 
-std::string_view type_name(const Payload& payload) {
-  static constexpr std::array<std::string_view, 8> kNames = {"hello", "model",   "step",  "gpu",
-                                                              "log",   "warning", "error", "done"};
-  return kNames.at(payload.index());
+namespace {
+// In the order of the Payload variant's alternatives.
+constexpr std::array<std::string_view, std::variant_size_v<Payload>> kTypeNames = {
+    "hello", "model", "step", "gpu", "log", "warning", "error", "done", "probe"};
+}  // namespace
+
+std::string_view type_name(const Payload& payload) { return kTypeNames.at(payload.index()); }
+
+bool is_event_type(std::string_view type) {
+  return std::find(kTypeNames.begin(), kTypeNames.end(), type) != kTypeNames.end();
 }
 
 std::string_view Event::type() const { return type_name(payload); }

@@ -179,7 +179,20 @@ struct Done {
   Summary summary;
 };
 
-using Payload = std::variant<Hello, ModelInfo, Step, GpuSample, Log, Warning, Error, Done>;
+// One point of a link probe (`tunebench-worker --probe-link`): a collective of `bytes` timed over
+// `iterations` repetitions on the ranks' real transport. Bandwidths by the nccl-tests definition.
+struct LinkProbe {
+  Phase collective = Phase::AllReduce;
+  std::string dtype = "fp32";
+  int64_t bytes = 0;       // nccl-tests "size": the buffer all-reduced
+  int world_size = 0;
+  int iterations = 0;
+  double time_us = 0.0;    // median time of one collective
+  double algbw_gbps = 0.0; // bytes / time
+  double busbw_gbps = 0.0; // algbw x bus factor (all-reduce: 2(n-1)/n)
+};
+
+using Payload = std::variant<Hello, ModelInfo, Step, GpuSample, Log, Warning, Error, Done, LinkProbe>;
 
 struct Event {
   Header header;
@@ -191,8 +204,10 @@ struct Event {
   std::string_view type() const;
 };
 
-// Type names on the wire: "hello", "model", "step", "gpu", "log", "warning", "error", "done".
+// Type names on the wire: "hello", "model", "step", "gpu", "log", "warning", "error", "done", "probe".
 std::string_view type_name(const Payload& payload);
+// Whether `type` is one of those names.
+bool is_event_type(std::string_view type);
 
 // JSON conversion, both walking event_fields.h. from_json fills what it finds; missing optional
 // fields keep their defaults. Throws nlohmann::json::exception or std::invalid_argument on wrong

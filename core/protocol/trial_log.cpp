@@ -59,6 +59,7 @@ void TrialLog::add(const Event& event) {
         else if constexpr (std::is_same_v<T, Warning>) r.warnings.push_back({t, p});
         else if constexpr (std::is_same_v<T, Error>) r.errors.push_back({t, p});
         else if constexpr (std::is_same_v<T, Done>) r.done = p;
+        else if constexpr (std::is_same_v<T, LinkProbe>) r.probes.push_back(p);
       },
       event.payload);
 }

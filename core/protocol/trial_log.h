@@ -26,6 +26,7 @@ struct RankLog {
   std::vector<Timed<Warning>> warnings;
   std::vector<Timed<Error>> errors;
   std::optional<Done> done;
+  std::vector<LinkProbe> probes;  // a link probe's points, in arrival order
 };
 
 struct TrialLog {

@@ -74,6 +74,7 @@ void EventInserter::insert(const tp::Event& event) {
         else if constexpr (std::is_same_v<T, tp::Warning>) message(rank, t, "warning", p.kind, p.message, nullptr);
         else if constexpr (std::is_same_v<T, tp::Error>) message(rank, t, "error", p.kind, p.message, &p.details);
         else if constexpr (std::is_same_v<T, tp::Done>) done(rank, p);
+        else if constexpr (std::is_same_v<T, tp::LinkProbe>) probe(rank, p);
       },
       event.payload);
 }
@@ -92,6 +93,7 @@ void EventInserter::insert_log(const tp::TrialLog& log) {
     for (const auto& e : r.errors)
       message(rank, e.t_us, "error", e.value.kind, e.value.message, &e.value.details);
     if (r.done) done(rank, *r.done);
+    for (const auto& p : r.probes) probe(rank, p);
   }
   int64_t counted = 0;
   for (const auto& p : log.problems) {
@@ -173,6 +175,13 @@ void EventInserter::message(int rank, int64_t t_us, const char* kind, const std:
 void EventInserter::done(int rank, const tp::Done& d) {
   bind_record(*m_done, d, {m_trial_id, rank});
   run(*m_done);
+}
+
+void EventInserter::probe(int rank, const tp::LinkProbe& p) {
+  // Prepared on first use: only probe trials have probe events (and files of schema < 4 lack the table).
+  if (!m_probe) m_probe = prepare_insert<tp::LinkProbe>(m_db, "INSERT OR REPLACE", "link_probes", {"trial_id", "rank", "idx"});
+  bind_record(*m_probe, p, {m_trial_id, rank, m_probe_count[rank]++});
+  run(*m_probe);
 }
 
 void EventInserter::insert_problem(const tp::ReadProblem& p) {

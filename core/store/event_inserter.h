@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <utility>
@@ -48,6 +49,7 @@ class EventInserter {
   void message(int rank, int64_t t_us, const char* kind, const std::string& tag,
                const std::string& text, const nlohmann::json* details);
   void done(int rank, const protocol::Done& d);
+  void probe(int rank, const protocol::LinkProbe& p);
   void run_id(const std::string& id);
   void store_problem(const protocol::ReadProblem& problem);
 
@@ -59,7 +61,8 @@ class EventInserter {
   int64_t m_problems_omitted = 0;
   int64_t m_last_problem_line = 0;
   std::unique_ptr<SQLite::Statement> m_hello, m_topology, m_model, m_step, m_interval, m_sample, m_message,
-      m_done, m_problem, m_run_id;
+      m_done, m_problem, m_run_id, m_probe;
+  std::map<int, int> m_probe_count;  // next link_probes idx per rank
 };
 
 }  // namespace tunebench::store

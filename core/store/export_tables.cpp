@@ -52,7 +52,13 @@ template <class Record>
 std::string csv_cells(const Record& record) {
   std::string out;
   protocol::visit_fields(record, [&](const protocol::Field& f, const auto& value) {
-    if (f.stored_in_row()) out += "," + csv_value(value);
+    if (!f.stored_in_row()) return;
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, double>)
+      if (f.negative_is_unknown && value < 0) {
+        out += ",";  // unknown (MFU without a peak): an empty cell, not -1
+        return;
+      }
+    out += "," + csv_value(value);
   });
   return out;
 }
@@ -70,6 +76,11 @@ json flat_json(const Record& record, std::initializer_list<std::string_view> ski
     if constexpr (!std::is_same_v<T, std::vector<tp::Interval>>) {
       for (const auto name : skip)
         if (name == f.name) return;
+      if constexpr (std::is_same_v<T, double>)
+        if (f.negative_is_unknown && value < 0) {
+          out[std::string(f.sql_column())] = nullptr;  // unknown, not -1
+          return;
+        }
       out[std::string(f.sql_column())] = value;
     }
   });

@@ -188,6 +188,24 @@ const char* const kVersion3[] = {
 ) WITHOUT ROWID)",
 };
 
+// ---- version 4: link probe points (tunebench-worker --probe-link, protocol `probe` events) -------
+const char* const kVersion4[] = {
+    R"(CREATE TABLE link_probes (
+  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  rank INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  collective TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  bytes INTEGER NOT NULL,
+  world_size INTEGER NOT NULL,
+  iterations INTEGER NOT NULL,
+  time_us REAL NOT NULL,
+  algbw_gbps REAL NOT NULL,
+  busbw_gbps REAL NOT NULL,
+  PRIMARY KEY (trial_id, rank, idx)
+) WITHOUT ROWID)",
+};
+
 template <size_t N> void run_all(SQLite::Database& db, const char* const (&statements)[N]) {
   for (const char* sql : statements) db.exec(sql);
 }
@@ -202,6 +220,7 @@ void migrate(SQLite::Database& db, int from_version, int to_version) {
   }
   if (from_version < 2 && to_version >= 2) run_all(db, kVersion2);
   if (from_version < 3 && to_version >= 3) run_all(db, kVersion3);
+  if (from_version < 4 && to_version >= 4) run_all(db, kVersion4);
   // Integer formatted by us, not user input: PRAGMA takes no bound parameters.
   db.exec("PRAGMA user_version = " + std::to_string(to_version));
   tx.commit();

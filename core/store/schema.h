@@ -22,7 +22,8 @@ namespace tunebench::store {
 // PRAGMA application_id of every session file: "TBS1" in ASCII.
 inline constexpr int32_t kApplicationId = 0x54425331;
 // PRAGMA user_version we write. 1: first release. 2: trial tags table, trial status index.
-inline constexpr int kSchemaVersion = 3;
+// 3: rank_topology. 4: link_probes (link probe points).
+inline constexpr int kSchemaVersion = 4;
 
 // Applies the migrations from `from_version` (0 = empty database) to `to_version` in one
 // transaction, and sets user_version (and application_id when starting from 0).

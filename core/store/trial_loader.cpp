@@ -146,6 +146,22 @@ void load_problems(SQLite::Database& db, int64_t id, tp::TrialLog& log) {
   }
 }
 
+void load_probes(SQLite::Database& db, int64_t id, tp::TrialLog& log) {
+  // Version 4 added link probes; older files (opened read-only, unmigrated) have no table.
+  Statement has(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'link_probes'");
+  if (!has.executeStep()) return;
+  Statement q(db, "SELECT rank, " + sql_column_list<tp::LinkProbe>() + " FROM link_probes WHERE trial_id = ? ORDER BY rank, idx");
+  q.bind(1, id);
+  while (q.executeStep()) {
+    RowReader r(q, "link_probes");
+    tp::LinkProbe p;
+    read_record(r, 1, p);
+    if (tp::default_lane(p.collective) != tp::Lane::Comm)
+      throw StoreError("the session file has a link probe of an unknown collective");
+    log.ranks[rank_of(r, 0)].probes.push_back(std::move(p));
+  }
+}
+
 }  // namespace
 
 tp::TrialLog load_trial_log(SQLite::Database& db, int64_t trial_id) {
@@ -163,6 +179,7 @@ tp::TrialLog load_trial_log(SQLite::Database& db, int64_t trial_id) {
   load_messages(db, trial_id, log);
   load_summaries(db, trial_id, log);
   load_problems(db, trial_id, log);
+  load_probes(db, trial_id, log);
   return log;
 }
 

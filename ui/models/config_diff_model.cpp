@@ -1,5 +1,8 @@
 #include "ui/models/config_diff_model.h"
 
+#include "ui/models/metrics_model.h"
+#include "ui/models/status_colors.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QFont>
@@ -28,11 +31,14 @@ QVariant ConfigDiffModel::data(const QModelIndex& index, int role) const {
   const bool differs = col != m_baseline && m_baseline < d.values.size() && col < d.values.size() &&
                        d.values[col] != d.values[m_baseline];
   switch (role) {
-    case Qt::DisplayRole: return value.isEmpty() ? QStringLiteral("–") : value;
+    case Qt::DisplayRole:
+      return value.isEmpty() ? QStringLiteral("–") : value;
     case Qt::ToolTipRole:
       return QStringLiteral("%1 (%2)").arg(QString::fromStdString(d.label), QString::fromStdString(d.key));
-    case Qt::BackgroundRole: return differs ? QBrush(QColor(0xff, 0xe0, 0x82)) : QVariant();
-    case Qt::ForegroundRole: return differs ? QBrush(Qt::black) : QVariant();  // readable on the highlight in dark themes
+    case Qt::BackgroundRole:
+      return differs ? QBrush(changed_background()) : QVariant();
+    case Qt::ForegroundRole:
+      return differs ? QBrush(changed_foreground()) : QVariant();
     case Qt::FontRole:
       if (differs) {
         QFont f;
@@ -40,10 +46,14 @@ QVariant ConfigDiffModel::data(const QModelIndex& index, int role) const {
         return f;
       }
       return {};
-    case Qt::TextAlignmentRole: return int(Qt::AlignRight | Qt::AlignVCenter);
-    case KeyRole: return QString::fromStdString(d.key);
-    case DiffersFromBaselineRole: return differs;
-    default: return {};
+    case Qt::TextAlignmentRole:
+      return int(Qt::AlignRight | Qt::AlignVCenter);
+    case KeyRole:
+      return QString::fromStdString(d.key);
+    case DiffersFromBaselineRole:
+      return differs;
+    default:
+      return {};
   }
 }
 
@@ -51,8 +61,9 @@ QVariant ConfigDiffModel::headerData(int section, Qt::Orientation orientation, i
   if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
   if (orientation == Qt::Horizontal) {
     if (section < 0 || section >= m_names.size()) return {};
-    return size_t(section) == m_baseline && role == Qt::DisplayRole ? m_names[section] + QStringLiteral(" (baseline)")
-                                                                    : m_names[section];
+    if (role == Qt::ToolTipRole) return m_names[section];
+    return QStringLiteral("#%1 ").arg(section + 1) + wrap_header(m_names[section]) +
+           (size_t(section) == m_baseline ? QStringLiteral("\n(baseline)") : QString());
   }
   if (section < 0 || size_t(section) >= m_diff.size()) return {};
   return role == Qt::DisplayRole ? QString::fromStdString(m_diff[size_t(section)].label)

@@ -1,5 +1,7 @@
 #include "ui/models/metrics_model.h"
 
+#include "ui/models/status_colors.h"
+
 #include <cmath>
 
 #include <QBrush>
@@ -48,7 +50,8 @@ void MetricsModel::setComparison(const analysis::Comparison& comparison, const Q
   if (comparison.single_reference) {
     analysis::MetricRow row = empty_row("scaling_efficiency_pct", "Scaling efficiency vs 1 GPU", "%");
     for (size_t i = 0; i < n && i < comparison.scaling_efficiency.size(); ++i)
-      if (comparison.scaling_efficiency[i]) row.values[i] = analysis::spread_of_value(*comparison.scaling_efficiency[i] * 100.0);
+      if (comparison.scaling_efficiency[i])
+        row.values[i] = analysis::spread_of_value(*comparison.scaling_efficiency[i] * 100.0);
     m_rows.push_back(row);
   }
   endResetModel();
@@ -79,13 +82,17 @@ int MetricsModel::rowOf(const QString& key) const {
 
 QString MetricsModel::cellText(const analysis::MetricRow& row, int column) const {
   const int n = int(m_names.size());
-  if (column == 0) return QString::fromStdString(row.label) + (row.unit.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(row.unit)));
+  if (column == 0)
+    return QString::fromStdString(row.label) +
+           (row.unit.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(row.unit)));
   if (column <= n) {
     const auto& v = row.values[size_t(column - 1)];
     if (!v) return QStringLiteral("–");
     QString text = format_metric(v->median, row.unit);
     if (v->n > 1 && v->iqr() > 0)
-      text += QStringLiteral("  (IQR %1–%2)").arg(format_metric(v->p25, row.unit), format_metric(v->p75, row.unit));
+      text +=
+          QStringLiteral("\nIQR %1–%2")
+              .arg(format_metric(v->p25, row.unit), format_metric(v->p75, row.unit));  // second line: narrow columns
     return text;
   }
   const int k = (column - 1 - n) / 2;
@@ -105,9 +112,12 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
   const int n = int(m_names.size());
   const int col = index.column();
   switch (role) {
-    case Qt::DisplayRole: return cellText(row, col);
-    case Qt::TextAlignmentRole: return int((col == 0 ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter);
-    case KeyRole: return QString::fromStdString(row.key);
+    case Qt::DisplayRole:
+      return cellText(row, col);
+    case Qt::TextAlignmentRole:
+      return int((col == 0 ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter);
+    case KeyRole:
+      return QString::fromStdString(row.key);
     case MedianRole:
       if (col >= 1 && col <= n && row.values[size_t(col - 1)]) return row.values[size_t(col - 1)]->median;
       return {};
@@ -120,7 +130,8 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
     case Qt::ToolTipRole:
       if (col >= 1 && col <= n && row.values[size_t(col - 1)]) {
         const analysis::Spread& s = *row.values[size_t(col - 1)];
-        return QStringLiteral("n = %1 measured steps (repeats pooled)\nmedian %2, p25 %3, p75 %4\nmean %5, min %6, max %7")
+        return QStringLiteral(
+                   "n = %1 measured steps (repeats pooled)\nmedian %2, p25 %3, p75 %4\nmean %5, min %6, max %7")
             .arg(s.n)
             .arg(format_metric(s.median, row.unit), format_metric(s.p25, row.unit), format_metric(s.p75, row.unit),
                  format_metric(s.mean, row.unit), format_metric(s.min, row.unit), format_metric(s.max, row.unit));
@@ -128,31 +139,54 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
       if (col > n && (col - 1 - n) % 2 == 1) {
         const size_t t = size_t(m_others[size_t((col - 1 - n) / 2)]);
         if (row.ratio_low[t] && row.ratio_high[t])
-          return QStringLiteral("ratio range from the quartiles: %1x – %2x").arg(*row.ratio_low[t], 0, 'f', 2).arg(*row.ratio_high[t], 0, 'f', 2);
+          return QStringLiteral("ratio range from the quartiles: %1x – %2x")
+              .arg(*row.ratio_low[t], 0, 'f', 2)
+              .arg(*row.ratio_high[t], 0, 'f', 2);
       }
-      if (col >= 1 && col <= n && row.key == "gpu_util_pct") return QStringLiteral("not measured: no GPU samples during the measured steps");
+      if (col >= 1 && col <= n && row.key == "gpu_util_pct")
+        return QStringLiteral("not measured: no GPU samples during the measured steps");
       return {};
     case Qt::ForegroundRole:
       if (col > n && (col - 1 - n) % 2 == 1 && row.better != analysis::Better::Neither) {
         const auto& r = row.ratio[size_t(m_others[size_t((col - 1 - n) / 2)])];
         if (!r || std::abs(*r - 1.0) < 0.02) return {};
         const bool better = (row.better == analysis::Better::Higher) == (*r > 1.0);
-        return QBrush(better ? QColor(0x2e, 0x7d, 0x32) : QColor(0xc6, 0x28, 0x28));
+        return QBrush(better ? good_color() : bad_color());
       }
       return {};
-    default: return {};
+    default:
+      return {};
   }
+}
+
+QString wrap_header(const QString& name, int width) {
+  QStringList lines;
+  QString line;
+  for (const QString& word : name.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+    if (!line.isEmpty() && line.size() + 1 + word.size() > width) {
+      lines << line;
+      line.clear();
+    }
+    line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
+  }
+  if (!line.isEmpty()) lines << line;
+  return lines.join(QLatin1Char('\n'));
 }
 
 QVariant MetricsModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   const int n = int(m_names.size());
-  if (section == 0) return QStringLiteral("metric (median over measured steps)");
-  if (section <= n) return m_names.value(section - 1) + (size_t(section - 1) == m_baseline ? QStringLiteral(" (baseline)") : QString());
+  if (section == 0) return QStringLiteral("metric\n(median over measured steps)");
+  // Wrapped headers keep the columns as narrow as their numbers: three trials fit the window.
+  // Deltas and ratios name their trial by its number; the value columns carry the names.
+  if (section <= n)
+    return QStringLiteral("#%1 ").arg(section) + wrap_header(m_names.value(section - 1)) +
+           (size_t(section - 1) == m_baseline ? QStringLiteral("\n(baseline)") : QString());
   const int k = (section - 1 - n) / 2;
   if (k >= int(m_others.size())) return {};
-  const QString name = m_names.value(m_others[size_t(k)]);
-  return (section - 1 - n) % 2 == 0 ? QStringLiteral("Δ %1").arg(name) : QStringLiteral("ratio %1").arg(name);
+  const int trial = m_others[size_t(k)] + 1;
+  return (section - 1 - n) % 2 == 0 ? QStringLiteral("Δ #%1\nvs baseline").arg(trial)
+                                    : QStringLiteral("ratio #%1\nvs baseline").arg(trial);
 }
 
 }  // namespace tunebench::ui

@@ -40,6 +40,10 @@ class MetricsModel : public QAbstractTableModel {
   std::vector<int> m_others;  // trial indices other than the baseline, in order
 };
 
+// A trial name for a column header: broken at spaces into lines of about `width` characters, so
+// three long names ("7B DDP x2, checkpointing, NCCL_P2P_DISABLE=1") fit the window side by side.
+QString wrap_header(const QString& name, int width = 22);
+
 // "1,500.0" / "5,461": the precision a metric's unit deserves.
 QString format_metric(double value, const std::string& unit);
 

@@ -1,5 +1,7 @@
 #include "ui/models/sweep_table_model.h"
 
+#include "ui/models/status_colors.h"
+
 #include <cmath>
 
 #include <QBrush>
@@ -17,7 +19,9 @@ void SweepTableModel::setTable(const analysis::SweepTable& table) {
   endResetModel();
 }
 
-int SweepTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(m_table.rows.size()); }
+int SweepTableModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : int(m_table.rows.size());
+}
 
 int SweepTableModel::columnCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : int(m_table.keys.size()) + MetricCount;
@@ -25,14 +29,22 @@ int SweepTableModel::columnCount(const QModelIndex& parent) const {
 
 QString SweepTableModel::metricName(Metric metric) {
   switch (metric) {
-    case Repeats: return QStringLiteral("repeats");
-    case StepMs: return QStringLiteral("step time (ms)");
-    case TokensPerGpu: return QStringLiteral("tokens/s per GPU");
-    case TokensTotal: return QStringLiteral("tokens/s total");
-    case Mfu: return QStringLiteral("MFU (%)");
-    case ExposedComm: return QStringLiteral("exposed comm (ms)");
-    case PeakGiB: return QStringLiteral("peak memory (GiB)");
-    case MetricCount: break;
+    case Repeats:
+      return QStringLiteral("repeats");
+    case StepMs:
+      return QStringLiteral("step time (ms)");
+    case TokensPerGpu:
+      return QStringLiteral("tokens/s per GPU");
+    case TokensTotal:
+      return QStringLiteral("tokens/s total");
+    case Mfu:
+      return QStringLiteral("MFU (%)");
+    case ExposedComm:
+      return QStringLiteral("exposed comm (ms)");
+    case PeakGiB:
+      return QStringLiteral("peak memory (GiB)");
+    case MetricCount:
+      break;
   }
   return {};
 }
@@ -50,14 +62,22 @@ double SweepTableModel::metricValue(const analysis::SweepRow& row, Metric metric
     return v;
   };
   switch (metric) {
-    case Repeats: return single(row.repeats);
-    case StepMs: return spread(row.step_ms);
-    case TokensPerGpu: return spread(row.tokens_per_s_per_gpu);
-    case TokensTotal: return spread(row.tokens_per_s_total);
-    case Mfu: return row.mfu ? single(*row.mfu * 100.0) : std::nan("");
-    case ExposedComm: return spread(row.exposed_comm_ms);
-    case PeakGiB: return row.peak_bytes > 0 ? single(double(row.peak_bytes) / (1024.0 * 1024.0 * 1024.0)) : std::nan("");
-    case MetricCount: break;
+    case Repeats:
+      return single(row.repeats);
+    case StepMs:
+      return spread(row.step_ms);
+    case TokensPerGpu:
+      return spread(row.tokens_per_s_per_gpu);
+    case TokensTotal:
+      return spread(row.tokens_per_s_total);
+    case Mfu:
+      return row.mfu ? single(*row.mfu * 100.0) : std::nan("");
+    case ExposedComm:
+      return spread(row.exposed_comm_ms);
+    case PeakGiB:
+      return row.peak_bytes > 0 ? single(double(row.peak_bytes) / (1024.0 * 1024.0 * 1024.0)) : std::nan("");
+    case MetricCount:
+      break;
   }
   return std::nan("");
 }
@@ -67,7 +87,7 @@ QVariant SweepTableModel::data(const QModelIndex& index, int role) const {
   const analysis::SweepRow& row = m_table.rows[size_t(index.row())];
   const int keys = int(m_table.keys.size());
   const int col = index.column();
-  if (role == Qt::ForegroundRole && row.failed) return QBrush(QColor(0xc6, 0x28, 0x28));
+  if (role == Qt::ForegroundRole && row.failed) return QBrush(bad_color());
   if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
   if (col < keys) {
     if (role == Qt::DisplayRole || role == ValueRole) return QString::fromStdString(row.values.at(size_t(col)));

@@ -6,6 +6,7 @@
 
 #include <QDateTime>
 #include <QString>
+#include <QStringList>
 
 #include "core/config/trial_config.h"
 
@@ -17,14 +18,17 @@ struct TrialRecord {
   QString id;
   config::TrialConfig config;
   Status status = Status::Queued;
-  bool replay = false;        // played from a recorded log, not run here
+  bool replay = false;  // played from a recorded log, not run here
   QDateTime started;
-  int step = 0;               // steps completed by every rank
-  int steps = 0;              // planned
-  double step_ms_median = std::nan("");    // measured steps of rank 0
-  double tokens_per_s = std::nan("");      // all ranks together
-  QString reason;             // why it failed or stopped, in plain words
-  QString stderr_tail;        // of the failed rank
+  int step = 0;                          // steps completed by every rank
+  int steps = 0;                         // planned
+  double step_ms_median = std::nan("");  // measured steps of rank 0
+  double tokens_per_s = std::nan("");    // all ranks together
+  QString reason;                        // why it failed or stopped, in plain words
+  QString stderr_tail;                   // of the failed rank
+  QString notes;                         // the user's notes (Annotate), shown in the table
+  QStringList tags;                      // the user's tags, sorted
+  QString source;                        // "live", "import: run.jsonl", "duplicate of trial 3"
 };
 
 QString to_display_string(TrialRecord::Status status);

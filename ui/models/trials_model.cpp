@@ -1,5 +1,7 @@
 #include "ui/models/trials_model.h"
 
+#include "ui/models/status_colors.h"
+
 #include <cmath>
 
 #include <QBrush>
@@ -10,11 +12,16 @@ namespace tunebench::ui {
 
 QString to_display_string(TrialRecord::Status status) {
   switch (status) {
-    case TrialRecord::Status::Queued: return QStringLiteral("queued");
-    case TrialRecord::Status::Running: return QStringLiteral("running");
-    case TrialRecord::Status::Succeeded: return QStringLiteral("done");
-    case TrialRecord::Status::Failed: return QStringLiteral("failed");
-    case TrialRecord::Status::Stopped: return QStringLiteral("stopped");
+    case TrialRecord::Status::Queued:
+      return QStringLiteral("queued");
+    case TrialRecord::Status::Running:
+      return QStringLiteral("running");
+    case TrialRecord::Status::Succeeded:
+      return QStringLiteral("done");
+    case TrialRecord::Status::Failed:
+      return QStringLiteral("failed");
+    case TrialRecord::Status::Stopped:
+      return QStringLiteral("stopped");
   }
   return {};
 }
@@ -27,15 +34,28 @@ int TrialsModel::columnCount(const QModelIndex& parent) const { return parent.is
 QVariant TrialsModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   switch (section) {
-    case Name: return QStringLiteral("Trial");
-    case Status: return QStringLiteral("Status");
-    case Strategy: return QStringLiteral("Strategy");
-    case Ranks: return QStringLiteral("Ranks");
-    case Model: return QStringLiteral("Model");
-    case Progress: return QStringLiteral("Steps");
-    case StepMs: return QStringLiteral("Step ms (median)");
-    case TokensPerS: return QStringLiteral("Tokens/s (all ranks)");
-    case Reason: return QStringLiteral("Reason");
+    case Name:
+      return QStringLiteral("Trial");
+    case Status:
+      return QStringLiteral("Status");
+    case Strategy:
+      return QStringLiteral("Strategy");
+    case Ranks:
+      return QStringLiteral("Ranks");
+    case Model:
+      return QStringLiteral("Model");
+    case Progress:
+      return QStringLiteral("Steps");
+    case StepMs:
+      return QStringLiteral("Step ms (median)");
+    case TokensPerS:
+      return QStringLiteral("Tokens/s (all ranks)");
+    case Tags:
+      return QStringLiteral("Tags");
+    case Notes:
+      return QStringLiteral("Notes");
+    case Reason:
+      return QStringLiteral("Reason");
   }
   return {};
 }
@@ -45,23 +65,30 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
   const TrialRecord& r = m_records.at(index.row());
   const bool failed = r.status == TrialRecord::Status::Failed;
   switch (role) {
-    case TrialIdRole: return r.id;
-    case StatusRole: return int(r.status);
+    case TrialIdRole:
+      return r.id;
+    case StatusRole:
+      return int(r.status);
     case Qt::BackgroundRole:
-      if (failed) return QBrush(QColor(0xff, 0xd6, 0xd6));
+      if (failed) return QBrush(failed_row_background());
       return {};
     case Qt::ForegroundRole:
-      if (failed) return QBrush(QColor(0x9b, 0x10, 0x10));
+      if (failed) return QBrush(failed_row_foreground());
       return {};
     case Qt::ToolTipRole:
+      if (index.column() == Notes && !r.notes.isEmpty()) return r.notes;
       if (r.reason.isEmpty()) return {};
-      return r.stderr_tail.isEmpty() ? r.reason : r.reason + QStringLiteral("\n\nstderr (last lines):\n") + r.stderr_tail;
+      return r.stderr_tail.isEmpty() ? r.reason
+                                     : r.reason + QStringLiteral("\n\nstderr (last lines):\n") + r.stderr_tail;
     case Qt::TextAlignmentRole:
-      if (index.column() == Ranks || index.column() == StepMs || index.column() == TokensPerS || index.column() == Progress)
+      if (index.column() == Ranks || index.column() == StepMs || index.column() == TokensPerS ||
+          index.column() == Progress)
         return int(Qt::AlignRight | Qt::AlignVCenter);
       return {};
-    case Qt::DisplayRole: break;
-    default: return {};
+    case Qt::DisplayRole:
+      break;
+    default:
+      return {};
   }
   const QLocale locale;
   switch (index.column()) {
@@ -69,14 +96,26 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
       const QString name = r.config.name.empty() ? r.id : QString::fromStdString(r.config.name);
       return r.replay ? name + QStringLiteral(" (replay)") : name;
     }
-    case Status: return to_display_string(r.status);
-    case Strategy: return QString::fromUtf8(config::to_string(r.config.strategy).data());
-    case Ranks: return r.config.world_size;
-    case Model: return QString::fromStdString(r.config.model);
-    case Progress: return QStringLiteral("%1 / %2").arg(r.step).arg(r.steps);
-    case StepMs: return std::isnan(r.step_ms_median) ? QString() : locale.toString(r.step_ms_median, 'f', 1);
-    case TokensPerS: return std::isnan(r.tokens_per_s) ? QString() : locale.toString(std::round(r.tokens_per_s), 'f', 0);
-    case Reason: return r.reason.section('\n', 0, 0);
+    case Status:
+      return to_display_string(r.status);
+    case Strategy:
+      return QString::fromUtf8(config::to_string(r.config.strategy).data());
+    case Ranks:
+      return r.config.world_size;
+    case Model:
+      return QString::fromStdString(r.config.model);
+    case Progress:
+      return QStringLiteral("%1 / %2").arg(r.step).arg(r.steps);
+    case StepMs:
+      return std::isnan(r.step_ms_median) ? QString() : locale.toString(r.step_ms_median, 'f', 1);
+    case TokensPerS:
+      return std::isnan(r.tokens_per_s) ? QString() : locale.toString(std::round(r.tokens_per_s), 'f', 0);
+    case Tags:
+      return r.tags.join(QStringLiteral(", "));
+    case Notes:
+      return r.notes.section(QLatin1Char('\n'), 0, 0);
+    case Reason:
+      return r.reason.section('\n', 0, 0);
   }
   return {};
 }

@@ -1,5 +1,6 @@
 // TrialsModel: the trials table. Rows are TrialRecords; the model only adapts them.
 // Failed trials are drawn red with their reason; the reason and stderr tail are the tooltip.
+// Colours come from the palette (readable in light and dark themes).
 #pragma once
 
 #include <QAbstractTableModel>
@@ -12,7 +13,7 @@ namespace tunebench::ui {
 class TrialsModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Name, Status, Strategy, Ranks, Model, Progress, StepMs, TokensPerS, Reason, ColumnCount };
+  enum Column { Name, Status, Strategy, Ranks, Model, Progress, StepMs, TokensPerS, Tags, Notes, Reason, ColumnCount };
   enum Role { TrialIdRole = Qt::UserRole + 1, StatusRole };
 
   explicit TrialsModel(QObject* parent = nullptr);

@@ -8,17 +8,38 @@ namespace tunebench::ui {
 
 using analysis::Part;
 
+namespace {
+// A trial name on at most two lines of about `width` characters, so long names stay under their
+// own bar instead of running into (or past) the next one.
+QString wrap_label(const QString& name, int width) {
+  if (name.size() <= width) return name;
+  int cut = name.lastIndexOf(QLatin1Char(' '), width);
+  if (cut <= 0) cut = width;
+  QString second = name.mid(cut).trimmed();
+  if (second.size() > width) second = second.left(width - 1) + QStringLiteral("…");
+  return name.left(cut).trimmed() + QLatin1Char('\n') + second;
+}
+}  // namespace
+
 QColor BreakdownPlot::partColor(Part part) {
   // The phase colours of the timeline, so a part looks the same in every plot.
   switch (part) {
-    case Part::DataWait: return phase_color(protocol::Phase::DataWait);
-    case Part::HostToDevice: return phase_color(protocol::Phase::HostToDevice);
-    case Part::Forward: return phase_color(protocol::Phase::Forward);
-    case Part::Backward: return phase_color(protocol::Phase::Backward);
-    case Part::Optimizer: return phase_color(protocol::Phase::Optimizer);
-    case Part::OtherCompute: return phase_color(protocol::Phase::Other);
-    case Part::ExposedComm: return phase_color(protocol::Phase::AllReduce);
-    case Part::Idle: return QColor(0xd0, 0xd0, 0xd0);
+    case Part::DataWait:
+      return phase_color(protocol::Phase::DataWait);
+    case Part::HostToDevice:
+      return phase_color(protocol::Phase::HostToDevice);
+    case Part::Forward:
+      return phase_color(protocol::Phase::Forward);
+    case Part::Backward:
+      return phase_color(protocol::Phase::Backward);
+    case Part::Optimizer:
+      return phase_color(protocol::Phase::Optimizer);
+    case Part::OtherCompute:
+      return phase_color(protocol::Phase::Other);
+    case Part::ExposedComm:
+      return phase_color(protocol::Phase::AllReduce);
+    case Part::Idle:
+      return QColor(0xb0, 0xb0, 0xb0);  // grey that reads on light and dark backgrounds
   }
   return Qt::gray;
 }
@@ -53,7 +74,7 @@ void BreakdownPlot::setTrials(const QStringList& names, const std::vector<analys
   QVector<double> keys;
   for (int i = 0; i < int(breakdowns.size()); ++i) {
     keys << i;
-    ticker->addTick(i, names.value(i));
+    ticker->addTick(i, wrap_label(QStringLiteral("#%1 %2").arg(i + 1).arg(names.value(i)), 18));
     m_steps.push_back(breakdowns[size_t(i)].step_ms);
   }
   QCPBars* below = nullptr;
@@ -87,6 +108,7 @@ void BreakdownPlot::setTrials(const QStringList& names, const std::vector<analys
     text->setPadding(QMargins(0, 0, 0, 3));
   }
   xAxis->setRange(-0.6, std::max(0.6, double(m_steps.size()) - 0.4));
+  xAxis->setPadding(4);
   yAxis->setRange(0, top > 0 ? top * 1.15 : 1.0);
   markDirty();
 }

@@ -1,6 +1,9 @@
 #include "ui/plots/live_plot.h"
 
+#include <algorithm>
+
 #include <QEvent>
+#include <QFontMetrics>
 #include <QTimer>
 
 namespace tunebench::ui {
@@ -11,16 +14,30 @@ LivePlot::LivePlot(QWidget* parent) : QCustomPlot(parent), m_timer(new QTimer(th
   connect(m_timer, &QTimer::timeout, this, &LivePlot::replotIfDirty);
   setNoAntialiasingOnDrag(true);
   setMinimumSize(200, 120);
+  // Ticks, titles, row labels and step numbers are fitted to the axis rects of the last layout.
+  // When this layout resized them (a splitter, a panel shown or hidden), one more replot draws
+  // with the fitted axes. Nothing is changed here: axes must not change between layout and draw
+  // (QCPAxis::setTickLabels frees the labels the draw is about to use).
+  connect(this, &QCustomPlot::afterLayout, this, [this] {
+    if (rectSizes() != m_fittedSizes && !m_refitted) {
+      m_refitted = true;  // once per change from outside: margins that move with the labels cannot loop
+      m_dirty = true;
+      if (!m_timer->isActive()) m_timer->start();
+    }
+  });
 }
 
 void LivePlot::markDirty() {
   m_dirty = true;
+  m_refitted = false;
   if (!m_timer->isActive()) m_timer->start();
 }
 
 void LivePlot::replotIfDirty() {
   if (!m_dirty) return;
   m_dirty = false;
+  fitTickCounts();
+  m_fittedSizes = rectSizes();
   beforeReplot();
   replot(QCustomPlot::rpQueuedRefresh);
   ++m_replots;
@@ -53,6 +70,52 @@ void LivePlot::applyPalette() {
     legend->setTextColor(palette().color(QPalette::WindowText));
   }
   markDirty();
+}
+
+void LivePlot::setAxisTitle(QCPAxis* axis, const QString& full, const QString& brief) {
+  m_titles[axis] = {full, brief};
+  axis->setLabel(full);
+  markDirty();
+}
+
+bool LivePlot::fitTickCounts() {
+  // About one label per 110 px across and per 34 px down: wide "1.250 s" labels and short
+  // telemetry panels both stay legible. Text tickers (named rows, bars) place their own ticks.
+  bool changed = false;
+  for (QCPAxisRect* rect : axisRects())
+    for (QCPAxis* axis : rect->axes()) {
+      const bool horizontal = axis->orientation() == Qt::Horizontal;
+      const int length = horizontal ? rect->width() : rect->height();
+      if (!horizontal && m_titles.contains(axis)) {
+        const auto& [full, brief] = m_titles[axis];
+        const QString title = QFontMetrics(axis->labelFont()).horizontalAdvance(full) <= length + 8 ? full : brief;
+        changed = changed || title != axis->label();
+        axis->setLabel(title);
+      }
+      QSharedPointer<QCPAxisTicker> ticker = axis->ticker();
+      if (!ticker || ticker.dynamicCast<QCPAxisTickerText>()) continue;
+      // A panel lower than two lines of labels shows none rather than a pile of them.
+      if (!horizontal) {
+        const bool labels = length >= 2.2 * QFontMetrics(axis->tickLabelFont()).height();
+        changed = changed || labels != axis->tickLabels();
+        axis->setTickLabels(labels);
+      }
+      const int count = std::clamp(length / (horizontal ? 110 : 34), 1, horizontal ? 8 : 6);
+      changed = changed || count != ticker->tickCount();
+      ticker->setTickCount(count);
+    }
+  return changed;
+}
+
+QVector<QSize> LivePlot::rectSizes() const {
+  QVector<QSize> sizes;
+  for (QCPAxisRect* rect : axisRects()) sizes << rect->size();
+  return sizes;
+}
+
+void LivePlot::resizeEvent(QResizeEvent* event) {
+  QCustomPlot::resizeEvent(event);
+  markDirty();  // the tick counts depend on the size
 }
 
 void LivePlot::changeEvent(QEvent* event) {

@@ -1,7 +1,14 @@
 // LivePlot: a QCustomPlot that redraws at most kRefreshHz times a second, however many events
 // arrive. Ingesting marks the plot dirty; a single-shot timer then lets the subclass update its
-// ranges (beforeReplot) and replots with rpQueuedRefresh. Also restyles on palette changes.
+// ranges (beforeReplot) and replots with rpQueuedRefresh. Also restyles on palette changes (light
+// and dark themes), and gives each axis as many ticks as its length holds, so labels never
+// collide in a small window.
 #pragma once
+
+#include <QHash>
+#include <QPair>
+#include <QSize>
+#include <QVector>
 
 #include <qcustomplot.h>
 
@@ -20,6 +27,9 @@ class LivePlot : public QCustomPlot {
   void markDirty();
   // Replots now if dirty (benchmarks, screenshots and tests that grab the widget).
   void replotIfDirty();
+  // A vertical axis' title, and the brief form used when the panel is too short for it
+  // ("step time (ms)" / "ms"): titles of stacked panels must not run into each other.
+  void setAxisTitle(QCPAxis* axis, const QString& full, const QString& brief);
   int replotCount() const { return m_replots; }
 
  protected:
@@ -28,10 +38,18 @@ class LivePlot : public QCustomPlot {
   virtual void applyPalette();
   void styleAxisRect(QCPAxisRect* rect);
   void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  // Tick counts, tick label visibility and axis titles from the axes' lengths in pixels (before
+  // every coalesced replot, and after a layout that changed the lengths). True when it changed.
+  bool fitTickCounts();
+  QVector<QSize> rectSizes() const;
 
  private:
   QTimer* m_timer;
+  QHash<QCPAxis*, QPair<QString, QString>> m_titles;
   bool m_dirty = false;
+  bool m_refitted = false;       // one more replot after a layout that changed the axes' fit
+  QVector<QSize> m_fittedSizes;  // axis rect sizes the axes were last fitted to
   int m_replots = 0;
 };
 

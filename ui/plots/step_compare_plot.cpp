@@ -38,6 +38,7 @@ StepComparePlot::StepComparePlot(QWidget* parent) : LivePlot(parent) {
 void StepComparePlot::setSteps(const QStringList& names, const std::vector<const protocol::TrialLog*>& logs,
                                const std::vector<int64_t>& steps) {
   clearItems();
+  m_endLabels.clear();
   legend->clearItems();
   m_barCount = 0;
   m_steps_ms.assign(logs.size(), 0.0);
@@ -101,7 +102,13 @@ void StepComparePlot::setSteps(const QStringList& names, const std::vector<const
         }
         // Lanes with nothing (a single GPU's comm lane) are left out rather than drawn empty.
         if (!any) continue;
-        ticker->addTick(row, QStringLiteral("%1 · r%2 %3").arg(names.value(int(t))).arg(rank).arg(lane_name(lane)));
+        // "#2 r1 comm": the trial's number as in the breakdown and the tables; its name is on the
+        // first row only (long names would leave no room for the bars).
+        const bool first = row == firstRow;
+        const QString name = names.value(int(t));
+        const QString shortName = name.size() > 24 ? name.left(23) + QStringLiteral("…") : name;
+        ticker->addTick(row, (first ? shortName + QStringLiteral("  ") : QString()) +
+                                 QStringLiteral("#%1 r%2 %3").arg(t + 1).arg(rank).arg(lane_name(lane)));
         ++row;
       }
     }
@@ -115,7 +122,13 @@ void StepComparePlot::setSteps(const QStringList& names, const std::vector<const
     label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
     label->setPadding(QMargins(4, 2, 0, 0));
     label->setColor(text);
-    label->setText(QStringLiteral("step %1: %2 ms").arg(steps[t]).arg(m_steps_ms[t], 0, 'f', m_steps_ms[t] < 100 ? 1 : 0));
+    label->setText(
+        QStringLiteral("step %1: %2 ms").arg(steps[t]).arg(m_steps_ms[t], 0, 'f', m_steps_ms[t] < 100 ? 1 : 0));
+    QColor back = palette().color(QPalette::Base);
+    back.setAlpha(200);  // readable over the bars it may cover
+    label->setBrush(back);
+    label->setClipToAxisRect(true);
+    m_endLabels.push_back(label);
   }
   m_rowCount = row;
   for (protocol::Phase phase : legend_phases())
@@ -124,6 +137,20 @@ void StepComparePlot::setSteps(const QStringList& names, const std::vector<const
   yAxis->setRange(-0.5, std::max(1, row) - 0.5);
   xAxis->setRange(0, longest > 0 ? longest * 1.25 : 1.0);  // room for the end label
   markDirty();
+}
+
+void StepComparePlot::beforeReplot() {
+  const QRect rect = axisRect()->rect();
+  for (QCPItemText* label : m_endLabels) {
+    const double x = label->position->coords().x();
+    const double px = xAxis->coordToPixel(x);
+    const double width = QFontMetrics(label->font()).horizontalAdvance(label->text()) + 10;
+    const bool fitsLeft = px - width >= rect.left();
+    label->setPositionAlignment((fitsLeft ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
+    label->setPadding(fitsLeft ? QMargins(2, 2, 4, 0) : QMargins(4, 2, 2, 0));
+    // A label right of its mark must not run past the plot: widen the axis for it.
+    if (!fitsLeft && px + width > rect.right()) xAxis->setRangeUpper(xAxis->pixelToCoord(px + width + 4));
+  }
 }
 
 }  // namespace tunebench::ui

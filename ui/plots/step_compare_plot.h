@@ -22,14 +22,22 @@ class StepComparePlot : public LivePlot {
   explicit StepComparePlot(QWidget* parent = nullptr);
 
   // `steps[i]` is the step index to draw for logs[i] (-1: none, the trial gets an empty row).
-  void setSteps(const QStringList& names, const std::vector<const protocol::TrialLog*>& logs, const std::vector<int64_t>& steps);
+  void setSteps(const QStringList& names, const std::vector<const protocol::TrialLog*>& logs,
+                const std::vector<int64_t>& steps);
 
   int barCount() const { return m_barCount; }
   int rowCount() const { return m_rowCount; }
   // Duration of the drawn step of trial i in ms (the slowest rank's), 0 when none was drawn.
-  double stepDuration_ms(int trial) const { return trial >= 0 && size_t(trial) < m_steps_ms.size() ? m_steps_ms[size_t(trial)] : 0.0; }
+  double stepDuration_ms(int trial) const {
+    return trial >= 0 && size_t(trial) < m_steps_ms.size() ? m_steps_ms[size_t(trial)] : 0.0;
+  }
+
+ protected:
+  // Puts each "step N: … ms" label inside the plot: left of its end mark when it fits, else right.
+  void beforeReplot() override;
 
  private:
+  std::vector<QCPItemText*> m_endLabels;
   int m_barCount = 0;
   int m_rowCount = 0;
   std::vector<double> m_steps_ms;

@@ -11,8 +11,13 @@ StepTimePlot::StepTimePlot(QWidget* parent) : LivePlot(parent) {
   plotLayout()->clear();
   m_stepRect = new QCPAxisRect(this);
   m_throughputRect = new QCPAxisRect(this);
-  plotLayout()->addElement(0, 0, m_stepRect);
-  plotLayout()->addElement(1, 0, m_throughputRect);
+  // Row 0: the legends side by side; rows 1 and 2: the plots. Nothing covers an axis or a point.
+  auto* legends = new QCPLayoutGrid;
+  plotLayout()->addElement(0, 0, legends);
+  plotLayout()->addElement(1, 0, m_stepRect);
+  plotLayout()->addElement(2, 0, m_throughputRect);
+  plotLayout()->setRowStretchFactor(0, 0.001);
+  legends->setMargins(QMargins(6, 2, 6, 0));
   auto* margins = new QCPMarginGroup(this);
   for (QCPAxisRect* rect : {m_stepRect, m_throughputRect}) {
     rect->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
@@ -25,8 +30,11 @@ StepTimePlot::StepTimePlot(QWidget* parent) : LivePlot(parent) {
     ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
     rect->axis(QCPAxis::atBottom)->setTicker(ticker);
   }
-  m_stepRect->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("step time (ms)"));
-  m_throughputRect->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("tokens/s"));
+  // One step axis with labels, under the lower plot: the upper one keeps its ticks only.
+  m_stepRect->axis(QCPAxis::atBottom)->setLabel(QString());
+  m_stepRect->axis(QCPAxis::atBottom)->setTickLabels(false);
+  setAxisTitle(m_stepRect->axis(QCPAxis::atLeft), QStringLiteral("step time (ms)"), QStringLiteral("ms"));
+  setAxisTitle(m_throughputRect->axis(QCPAxis::atLeft), QStringLiteral("tokens/s"), QStringLiteral("tok/s"));
   // Both rects show the same steps.
   connect(m_stepRect->axis(QCPAxis::atBottom), qOverload<const QCPRange&>(&QCPAxis::rangeChanged),
           m_throughputRect->axis(QCPAxis::atBottom), qOverload<const QCPRange&>(&QCPAxis::setRange));
@@ -34,18 +42,22 @@ StepTimePlot::StepTimePlot(QWidget* parent) : LivePlot(parent) {
           m_stepRect->axis(QCPAxis::atBottom), qOverload<const QCPRange&>(&QCPAxis::setRange));
 
   legend = new QCPLegend;
-  m_stepRect->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignRight);
+  legends->addElement(0, 0, legend);
   legend->setLayer(QStringLiteral("legend"));
   legend->setVisible(true);
-  auto* throughputLegend = new QCPLegend;
-  m_throughputRect->insetLayout()->addElement(throughputLegend, Qt::AlignBottom | Qt::AlignRight);
-  throughputLegend->setLayer(QStringLiteral("legend"));
+  legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  legend->setWrap(8);
+  m_throughputLegend = new QCPLegend;
+  legends->addElement(0, 1, m_throughputLegend);
+  m_throughputLegend->setLayer(QStringLiteral("legend"));
+  m_throughputLegend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  auto* throughputLegend = m_throughputLegend;
 
   auto axes = [](QCPAxisRect* r) { return std::pair(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft)); };
   auto [tx, ty] = axes(m_throughputRect);
   m_total = addGraph(tx, ty);
   m_total->setName(QStringLiteral("total"));
-  m_total->setPen(QPen(QColor(0x22, 0x22, 0x22), 1));
+  m_total->setPen(QPen(palette().color(QPalette::WindowText), 1));  // restyled in applyPalette
   m_perGpu = addGraph(tx, ty);
   m_perGpu->setName(QStringLiteral("per rank"));
   m_perGpu->setPen(QPen(QColor(0x2b, 0x6c, 0xb0), 1, Qt::DashLine));
@@ -67,6 +79,14 @@ StepTimePlot::StepTimePlot(QWidget* parent) : LivePlot(parent) {
   m_warmup->setPen(Qt::NoPen);
   m_warmup->setBrush(QColor(128, 128, 128, 40));
   m_warmup->setVisible(false);
+  m_warmupLabel = new QCPItemText(this);
+  m_warmupLabel->setClipAxisRect(m_stepRect);
+  m_warmupLabel->position->setAxes(m_stepRect->axis(QCPAxis::atBottom), m_stepRect->axis(QCPAxis::atLeft));
+  m_warmupLabel->position->setAxisRect(m_stepRect);
+  m_warmupLabel->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  m_warmupLabel->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+  m_warmupLabel->setPadding(QMargins(3, 2, 3, 2));
+  m_warmupLabel->setVisible(false);
   applyPalette();
   clear();
 }
@@ -106,7 +126,12 @@ void StepTimePlot::addStep(int rank, const protocol::Step& s) {
   rankGraph(rank)->addData(double(s.step), s.step_ms);
   m_maxStep = std::max(m_maxStep, double(s.step));
   m_maxMs = std::max(m_maxMs, s.step_ms);
+  const bool warm = s.warmup || s.step < m_warmupSteps;
   if (s.warmup) m_warmupSteps = std::max(m_warmupSteps, s.step + 1);
+  if (warm)
+    m_maxWarmupMs = std::max(m_maxWarmupMs, s.step_ms);
+  else
+    m_maxMeasuredMs = std::max(m_maxMeasuredMs, s.step_ms);
   Pending& p = m_pending[s.step];
   p.tokens += s.tokens;
   p.max_ms = std::max(p.max_ms, s.step_ms);
@@ -116,6 +141,7 @@ void StepTimePlot::addStep(int rank, const protocol::Step& s) {
     m_total->addData(double(s.step), total);
     m_perGpu->addData(double(s.step), total / m_worldSize);
     m_maxTokens = std::max(m_maxTokens, total);
+    if (!warm) m_maxMeasuredTokens = std::max(m_maxMeasuredTokens, total);
   }
   m_pending.erase(s.step);
 }
@@ -129,16 +155,40 @@ void StepTimePlot::clear() {
   m_worldSize = 1;
   m_warmupSteps = 0;
   m_maxStep = m_maxMs = m_maxTokens = 0.0;
+  m_maxMeasuredMs = m_maxMeasuredTokens = m_maxWarmupMs = 0.0;
   m_stepRect->axis(QCPAxis::atBottom)->setRange(-0.5, 10.5);
   m_stepRect->axis(QCPAxis::atLeft)->setRange(0, 100);
   m_throughputRect->axis(QCPAxis::atLeft)->setRange(0, 1000);
   markDirty();
 }
 
+void StepTimePlot::fitPanels() {
+  const bool two = height() >= kTwoPanelHeight;
+  if (two == m_throughputShown) return;
+  m_throughputShown = two;
+  if (two) {
+    plotLayout()->addElement(2, 0, m_throughputRect);
+  } else {
+    plotLayout()->take(m_throughputRect);
+    plotLayout()->simplify();
+  }
+  m_throughputRect->setVisible(two);
+  m_throughputLegend->setVisible(two);
+  for (QCPGraph* g : {m_total, m_perGpu}) g->setVisible(two);  // out of the layout: must not draw
+  // The step axis with labels is the lowest panel's.
+  QCPAxis* upper = m_stepRect->axis(QCPAxis::atBottom);
+  upper->setTickLabels(!two);
+  upper->setLabel(two ? QString() : QStringLiteral("step"));
+}
+
 void StepTimePlot::beforeReplot() {
+  fitPanels();
   m_stepRect->axis(QCPAxis::atBottom)->setRange(-0.5, std::max(10.0, m_maxStep) + 0.5);
-  if (m_maxMs > 0) m_stepRect->axis(QCPAxis::atLeft)->setRange(0, m_maxMs * 1.15);
-  if (m_maxTokens > 0) m_throughputRect->axis(QCPAxis::atLeft)->setRange(0, m_maxTokens * 1.15);
+  // Scaled to the measured steps once there are any; before that, to what there is.
+  const double topMs = m_maxMeasuredMs > 0 ? m_maxMeasuredMs : m_maxMs;
+  const double topTokens = m_maxMeasuredTokens > 0 ? m_maxMeasuredTokens : m_maxTokens;
+  if (topMs > 0) m_stepRect->axis(QCPAxis::atLeft)->setRange(0, topMs * 1.15);
+  if (topTokens > 0) m_throughputRect->axis(QCPAxis::atLeft)->setRange(0, topTokens * 1.15);
   // Markers help with a few steps and cost a lot with thousands (each is drawn): drop them then.
   const bool markers = m_maxStep < kMaxStepsWithMarkers;
   for (auto& [rank, g] : m_rankGraphs)
@@ -147,10 +197,29 @@ void StepTimePlot::beforeReplot() {
                                                              QCPScatterStyle::ssTriangle, QCPScatterStyle::ssDiamond};
       g->setScatterStyle(markers ? QCPScatterStyle(shapes[rank % 4], 6) : QCPScatterStyle());
     }
-  for (QCPGraph* g : {m_total, m_perGpu}) g->setScatterStyle(markers ? QCPScatterStyle(QCPScatterStyle::ssDisc, 4) : QCPScatterStyle());
+  for (QCPGraph* g : {m_total, m_perGpu})
+    g->setScatterStyle(markers ? QCPScatterStyle(QCPScatterStyle::ssDisc, 4) : QCPScatterStyle());
   m_warmup->setVisible(m_warmupSteps > 0);
   m_warmup->topLeft->setCoords(-0.5, 0.0);
   m_warmup->bottomRight->setCoords(double(m_warmupSteps) - 0.5, 1.0);
+  // Warm-up points above the measured range are clipped: say how high they went.
+  const bool clipped = m_maxMeasuredMs > 0 && m_maxWarmupMs > topMs * 1.15;
+  m_warmupLabel->setVisible(m_warmupSteps > 0 && clipped);
+  if (clipped) {
+    m_warmupLabel->position->setCoords(-0.5, 0.0);
+    m_warmupLabel->setText(QStringLiteral("warm-up ↑ %1 ms").arg(m_maxWarmupMs, 0, 'f', m_maxWarmupMs < 100 ? 1 : 0));
+    m_warmupLabel->setColor(palette().color(QPalette::WindowText));
+  }
+}
+
+void StepTimePlot::applyPalette() {
+  LivePlot::applyPalette();
+  if (m_total) m_total->setPen(QPen(palette().color(QPalette::WindowText), 1));  // black on light, white on dark
+  if (m_throughputLegend) {
+    m_throughputLegend->setBrush(legend->brush());
+    m_throughputLegend->setBorderPen(Qt::NoPen);
+    m_throughputLegend->setTextColor(palette().color(QPalette::WindowText));
+  }
 }
 
 int StepTimePlot::stepPoints(int rank) const {

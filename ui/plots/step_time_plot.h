@@ -1,5 +1,8 @@
 // Step time per step and rank (top) and throughput (bottom): tokens/s of all ranks together and
 // per GPU, computed for a step once every rank has reported it (the slowest rank sets the pace).
+// The axes are scaled to the measured steps: a 3.5 s warm-up step would otherwise flatten 400 ms
+// steps against the bottom; warm-up points above the range are clipped, their span shaded and
+// labelled with their longest time. The legends sit in a row above the plots, never on an axis.
 #pragma once
 
 #include <map>
@@ -13,6 +16,8 @@ class StepTimePlot : public LivePlot {
   Q_OBJECT
  public:
   static constexpr double kMaxStepsWithMarkers = 200;
+  // Below this height the throughput panel is left out (two panels would be too flat to read).
+  static constexpr int kTwoPanelHeight = 230;
 
   explicit StepTimePlot(QWidget* parent = nullptr);
 
@@ -23,13 +28,17 @@ class StepTimePlot : public LivePlot {
   int throughputPoints() const;
   QCPAxisRect* stepRect() const { return m_stepRect; }
   QCPAxisRect* throughputRect() const { return m_throughputRect; }
+  QCPLegend* throughputLegend() const { return m_throughputLegend; }
+  bool showsThroughput() const { return m_throughputShown; }
 
  protected:
   void beforeReplot() override;
+  void applyPalette() override;
 
  private:
   QCPGraph* rankGraph(int rank);
   void addStep(int rank, const protocol::Step& step);
+  void fitPanels();
 
   struct Pending {
     int64_t tokens = 0;
@@ -39,13 +48,17 @@ class StepTimePlot : public LivePlot {
   QCPAxisRect* m_stepRect = nullptr;
   QCPAxisRect* m_throughputRect = nullptr;
   std::map<int, QCPGraph*> m_rankGraphs;
+  QCPLegend* m_throughputLegend = nullptr;
   QCPGraph* m_total = nullptr;
   QCPGraph* m_perGpu = nullptr;
   QCPItemRect* m_warmup = nullptr;
   std::map<int64_t, Pending> m_pending;  // steps not yet reported by every rank
   int m_worldSize = 1;
   int64_t m_warmupSteps = 0;
+  QCPItemText* m_warmupLabel = nullptr;
+  bool m_throughputShown = true;
   double m_maxStep = 0.0, m_maxMs = 0.0, m_maxTokens = 0.0;
+  double m_maxMeasuredMs = 0.0, m_maxMeasuredTokens = 0.0, m_maxWarmupMs = 0.0;
 };
 
 }  // namespace tunebench::ui

@@ -25,11 +25,12 @@ void SweepPlot::setTable(const analysis::SweepTable& table, SweepTableModel::Met
   clearPlottables();
   m_graphs.clear();
   if (table.keys.empty()) return;
-  bool numeric = true;
+  bool numeric = true, integral = true;
   for (const auto& row : table.rows) {
     bool ok = false;
-    QString::fromStdString(row.values.front()).toDouble(&ok);
+    const double v = QString::fromStdString(row.values.front()).toDouble(&ok);
     numeric = numeric && ok;
+    integral = integral && ok && v == std::round(v);
   }
   // x positions: the value itself, or the index of the text value in first-seen order.
   std::map<std::string, double> textPos;
@@ -40,16 +41,24 @@ void SweepPlot::setTable(const analysis::SweepTable& table, SweepTableModel::Met
       textPos[row.values.front()] = x;
       ticker->addTick(x, QString::fromStdString(row.values.front()));
     }
-  if (numeric)
+  if (numeric && integral) {
+    // grad_accum, num_workers, world_size: whole numbers only (no "2.5" tick between 2 and 3).
+    auto whole = QSharedPointer<QCPAxisTickerFixed>::create();
+    whole->setTickStep(1.0);
+    whole->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    xAxis->setTicker(whole);
+  } else if (numeric) {
     xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
-  else
+  } else {
     xAxis->setTicker(ticker);
+  }
   xAxis->setLabel(QString::fromStdString(table.keys.front()));
   yAxis->setLabel(SweepTableModel::metricName(metric));
 
   // One series per combination of the other axes' values.
   std::map<std::vector<std::string>, std::vector<const analysis::SweepRow*>> series;
-  for (const auto& row : table.rows) series[std::vector<std::string>(row.values.begin() + 1, row.values.end())].push_back(&row);
+  for (const auto& row : table.rows)
+    series[std::vector<std::string>(row.values.begin() + 1, row.values.end())].push_back(&row);
   int index = 0;
   double lo = INFINITY, hi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
   for (const auto& [rest, rows] : series) {

@@ -24,7 +24,7 @@ TelemetryPlot::TelemetryPlot(QWidget* parent) : LivePlot(parent) {
     m_rects[i]->setRangeZoom(Qt::Horizontal);
     QCPAxis* x = m_rects[i]->axis(QCPAxis::atBottom);
     x->setTicker(ticker);
-    x->setTickLabels(i == 2);  // one time scale at the bottom is enough
+    x->setTickLabels(i == 2);                                      // one time scale at the bottom is enough
     m_rects[i]->axis(QCPAxis::atLeft)->ticker()->setTickCount(3);  // short panels: few labels
   }
   // The three panels share one time range, whichever the user drags.
@@ -44,12 +44,25 @@ TelemetryPlot::TelemetryPlot(QWidget* parent) : LivePlot(parent) {
   clear();
 }
 
+void TelemetryPlot::setDefaultMode(bool cpu) {
+  m_defaultCpu = cpu;
+  if (!m_modeSet) {
+    setMode(cpu);
+    m_modeSet = false;  // the first sample still decides
+    markDirty();
+  }
+}
+
 void TelemetryPlot::setMode(bool cpu) {
   m_cpuMode = cpu;
   m_modeSet = true;
-  m_rects[0]->axis(QCPAxis::atLeft)->setLabel(cpu ? QStringLiteral("CPU (% of a core)") : QStringLiteral("GPU util (%)"));
-  m_rects[1]->axis(QCPAxis::atLeft)->setLabel(cpu ? QStringLiteral("RSS (GiB)") : QStringLiteral("GPU memory (GiB)"));
-  m_rects[2]->axis(QCPAxis::atLeft)->setLabel(cpu ? QStringLiteral("power (W, GPU only)") : QStringLiteral("power (W)"));
+  setAxisTitle(m_rects[0]->axis(QCPAxis::atLeft),
+               cpu ? QStringLiteral("CPU (% of a core)") : QStringLiteral("GPU util (%)"),
+               cpu ? QStringLiteral("CPU %") : QStringLiteral("util %"));
+  setAxisTitle(m_rects[1]->axis(QCPAxis::atLeft),
+               cpu ? QStringLiteral("RSS (GiB)") : QStringLiteral("GPU memory (GiB)"), QStringLiteral("GiB"));
+  setAxisTitle(m_rects[2]->axis(QCPAxis::atLeft),
+               cpu ? QStringLiteral("power (W, GPU only)") : QStringLiteral("power (W)"), QStringLiteral("W"));
 }
 
 TelemetryPlot::Series& TelemetryPlot::series(const QString& name, int colorIndex) {
@@ -61,6 +74,7 @@ TelemetryPlot::Series& TelemetryPlot::series(const QString& name, int colorIndex
     s.graphs[i]->setName(name);
     s.graphs[i]->setPen(QPen(series_color(colorIndex), 1));  // width 1: the raster engine's fast path
     if (i > 0) s.graphs[i]->removeFromLegend(legend);
+    s.graphs[i]->setVisible(i < m_shown);
   }
   return m_series.emplace(name, s).first->second;
 }
@@ -101,6 +115,8 @@ void TelemetryPlot::clear() {
     for (QCPGraph* g : s.graphs) removeGraph(g);
   m_series.clear();
   m_haveOrigin = m_modeSet = false;
+  setMode(m_defaultCpu);
+  m_modeSet = false;
   m_latest_s = 0.0;
   std::fill(std::begin(m_max), std::end(m_max), 0.0);
   m_rects[0]->axis(QCPAxis::atBottom)->setRange(0, 10);
@@ -110,7 +126,29 @@ void TelemetryPlot::clear() {
   markDirty();
 }
 
+void TelemetryPlot::fitPanels() {
+  // About 70 px per panel, so each keeps a readable axis: memory and power leave first.
+  const int shown = std::clamp((height() - 50) / 70, 1, 3);
+  if (shown == m_shown) return;
+  m_shown = shown;
+  for (int i = 0; i < 3; ++i) {
+    if (plotLayout()->hasElement(i, 0) && plotLayout()->element(i, 0) == m_rects[i]) plotLayout()->take(m_rects[i]);
+  }
+  plotLayout()->simplify();
+  for (int i = 0; i < 3; ++i) {
+    m_rects[i]->setVisible(i < shown);
+    if (i < shown) plotLayout()->addElement(i, 0, m_rects[i]);
+    QCPAxis* x = m_rects[i]->axis(QCPAxis::atBottom);
+    x->setTickLabels(i == shown - 1);  // one time scale, under the lowest panel shown
+    x->setLabel(i == shown - 1 ? QStringLiteral("time since the first event") : QString());
+  }
+  // A panel out of the layout keeps its old rectangle: its graphs must not draw there.
+  for (auto& [name, s] : m_series)
+    for (int i = 0; i < 3; ++i) s.graphs[i]->setVisible(i < m_shown);
+}
+
 void TelemetryPlot::beforeReplot() {
+  fitPanels();
   m_rects[0]->axis(QCPAxis::atBottom)->setRange(0, std::max(1.0, m_latest_s * 1.02));
   m_rects[0]->axis(QCPAxis::atLeft)->setRange(0, std::max(100.0, m_max[0] * 1.1));
   m_rects[1]->axis(QCPAxis::atLeft)->setRange(0, std::max(0.5, m_max[1] * 1.15));

@@ -18,9 +18,13 @@ class TelemetryPlot : public LivePlot {
   void clear();
 
   bool cpuMode() const { return m_cpuMode; }
+  // The labels before the first sample: a CPU machine's plot says CPU, not "GPU util".
+  void setDefaultMode(bool cpu);
   int seriesCount() const { return int(m_series.size()); }
   int samples(const QString& series, int panel) const;  // panel 0 util, 1 memory, 2 power
   QCPAxisRect* panel(int i) const { return m_rects[i]; }
+  // Panels shown: all three when there is room, else utilisation (and memory) only.
+  int shownPanels() const { return m_shown; }
 
  protected:
   void beforeReplot() override;
@@ -31,12 +35,15 @@ class TelemetryPlot : public LivePlot {
   };
   Series& series(const QString& name, int colorIndex);
   void setMode(bool cpu);
+  void fitPanels();
 
   QCPAxisRect* m_rects[3] = {nullptr, nullptr, nullptr};
   std::map<QString, Series> m_series;
   bool m_haveOrigin = false;
   bool m_cpuMode = false;
   bool m_modeSet = false;
+  bool m_defaultCpu = false;
+  int m_shown = 3;
   int64_t m_origin_us = 0;
   double m_latest_s = 0.0;
   double m_max[3] = {0, 0, 0};

@@ -24,6 +24,13 @@ struct TimelineBar {
   std::string label;
 };
 
+// Where a step starts on the timeline (rank 0's clock): step markers and numbers on the axis.
+struct StepMark {
+  double t_s = 0.0;
+  int64_t step = 0;
+  bool warmup = false;
+};
+
 struct TimelineHit {
   int rank = 0;
   protocol::Lane lane = protocol::Lane::Compute;
@@ -42,7 +49,15 @@ class TimelineData {
   bool hasOrigin() const { return m_haveOrigin; }
   int64_t origin_us() const { return m_origin_us; }
   double latest_s() const { return m_latest_s; }
+  double earliest_s() const { return m_barCount ? m_earliest_s : 0.0; }
   double lastStepDuration_s() const { return m_lastStep_s; }
+  // Median duration of the last few measured steps of the lowest rank: what "a step" looks like
+  // now. A warm-up step or a step cut short by Stop must not set the view's span.
+  double typicalStepDuration_s() const;
+  // Step starts of the lowest rank, sorted by time.
+  const std::vector<StepMark>& stepMarks() const { return m_marks; }
+  // Phases that occur in the data (for the legend).
+  const std::vector<bool>& phasesSeen() const { return m_phasesSeen; }
 
   // Indices [first, last) of row `index` that may intersect [t0_s, t1_s].
   std::pair<size_t, size_t> visible(int index, double t0_s, double t1_s) const;
@@ -56,11 +71,16 @@ class TimelineData {
   std::vector<std::vector<TimelineBar>> m_bars;  // by row index
   std::vector<double> m_maxDuration_s;           // by row: bounds the backwards search
   std::vector<int64_t> m_clockOffset_us;         // by rank, from hello
+  std::vector<StepMark> m_marks;                 // of m_markRank
+  std::vector<double> m_recentSteps_s;           // measured steps of m_markRank, newest last (a few)
+  std::vector<bool> m_phasesSeen;
+  int m_markRank = -1;
   TimelineRows m_rows{0};
   size_t m_barCount = 0;
   bool m_haveOrigin = false;
   int64_t m_origin_us = 0;
   double m_latest_s = 0.0;
+  double m_earliest_s = 1e300;
   double m_lastStep_s = 0.0;
 };
 

@@ -30,6 +30,28 @@ TimelineGeometry TimelineGeometry::following(double latest_s) const {
   return g;
 }
 
+TimelineGeometry TimelineGeometry::fitted(double data0_s, double data1_s) const {
+  TimelineGeometry g = *this;
+  const double span = std::max(kMinSpan_s, data1_s - data0_s);
+  g.t0_s = data0_s - span * kMargin;
+  g.t1_s = data1_s + span * kMargin;
+  return g;
+}
+
+TimelineGeometry TimelineGeometry::clamped(double data0_s, double data1_s) const {
+  const TimelineGeometry whole = fitted(data0_s, data1_s);
+  if (span_s() >= whole.span_s()) return whole;
+  TimelineGeometry g = *this;
+  if (g.t0_s < whole.t0_s) {
+    g.t1_s += whole.t0_s - g.t0_s;
+    g.t0_s = whole.t0_s;
+  } else if (g.t1_s > whole.t1_s) {
+    g.t0_s -= g.t1_s - whole.t1_s;
+    g.t1_s = whole.t1_s;
+  }
+  return g;
+}
+
 std::optional<int> TimelineRows::rowAt(double value) const {
   const double nearest = std::round(value);
   if (std::abs(value - nearest) > kBarHalfHeight) return std::nullopt;

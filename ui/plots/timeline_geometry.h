@@ -1,6 +1,6 @@
 // The timeline's geometry: which span of time is visible and how it maps to pixels, and which
-// row holds which rank and lane. A value type with no Qt widgets, so zoom, pan, "follow latest"
-// and hit-testing are tested without a window (the hotspot idea).
+// row of the stored data holds which rank and lane (TimelineLayout maps them to rows on screen). A value type with no
+// Qt widgets, so zoom, pan, "follow latest" and hit-testing are tested without a window (the hotspot idea).
 #pragma once
 
 #include <optional>
@@ -27,8 +27,14 @@ struct TimelineGeometry {
   TimelineGeometry panned(double dx_px) const;
   // Keeps the span and puts `latest_s` at the right edge (never scrolling before zero).
   TimelineGeometry following(double latest_s) const;
-
+  // The view limited to the data [data0_s, data1_s] and a margin of kMargin of its span on each
+  // side: a wider view becomes the whole data, a view beside the data is moved onto it. Without
+  // this, the wheel zoomed out to -130 s .. 150 s of a 20 s run.
+  TimelineGeometry clamped(double data0_s, double data1_s) const;
+  // The whole data in view, with the margin ("fit to data").
+  TimelineGeometry fitted(double data0_s, double data1_s) const;
   static constexpr double kMinSpan_s = 1e-5;
+  static constexpr double kMargin = 0.02;
 };
 
 // Rows of the timeline, rank-major: rank 0 host, rank 0 compute, rank 0 comm, rank 1 host, ...

@@ -4,11 +4,13 @@
 
 #include "ui/plots/phase_style.h"
 #include "ui/plots/timeline_data.h"
+#include "ui/plots/timeline_layout.h"
 
 namespace tunebench::ui {
 
-TimelinePlottable::TimelinePlottable(QCPAxis* keyAxis, QCPAxis* valueAxis, const TimelineData* data)
-    : QCPAbstractPlottable(keyAxis, valueAxis), m_data(data) {
+TimelinePlottable::TimelinePlottable(QCPAxis* keyAxis, QCPAxis* valueAxis, const TimelineData* data,
+                                     const TimelineLayout* layout, const std::vector<std::vector<char>>* matches)
+    : QCPAbstractPlottable(keyAxis, valueAxis), m_data(data), m_layout(layout), m_matches(matches) {
   setSelectable(QCP::stNone);  // hover shows details; selection would only add noise
 }
 
@@ -16,42 +18,57 @@ double TimelinePlottable::selectTest(const QPointF&, bool, QVariant*) const { re
 
 QCPRange TimelinePlottable::getKeyRange(bool& foundRange, QCP::SignDomain) const {
   foundRange = m_data->barCount() > 0;
-  return QCPRange(0.0, std::max(1e-3, m_data->latest_s()));
+  return QCPRange(m_data->earliest_s(), std::max(m_data->earliest_s() + 1e-3, m_data->latest_s()));
 }
 
 QCPRange TimelinePlottable::getValueRange(bool& foundRange, QCP::SignDomain, const QCPRange&) const {
-  foundRange = m_data->ranks() > 0;
-  return QCPRange(-0.5, m_data->rows().count() - 0.5);
+  foundRange = m_layout->count() > 0;
+  return QCPRange(-0.5, m_layout->count() - 0.5);
 }
 
 void TimelinePlottable::draw(QCPPainter* painter) {
   QCPAxis* key = keyAxis();
   QCPAxis* value = valueAxis();
   if (!key || !value) return;
-  const QCPRange range = key->range();
   painter->setPen(Qt::NoPen);
   painter->setRenderHint(QPainter::Antialiasing, false);
   m_lastDrawn = 0;
-  const int rows = m_data->rows().count();
-  for (int r = 0; r < rows; ++r) {
-    const double y0 = value->coordToPixel(r - TimelineRows::kBarHalfHeight);
-    const double y1 = value->coordToPixel(r + TimelineRows::kBarHalfHeight);
-    const double top = std::min(y0, y1), height = std::abs(y1 - y0);
-    const auto& bars = m_data->row(r);
-    const auto [first, last] = m_data->visible(r, range.lower, range.upper);
-    double paintedUpTo = -1e300;
-    for (size_t i = first; i < last; ++i) {
-      const TimelineBar& b = bars[i];
-      double x0 = key->coordToPixel(b.start_s);
-      double x1 = key->coordToPixel(b.end_s);
-      if (x1 - x0 < 1.0) {
-        if (x0 < paintedUpTo) continue;  // sub-pixel bar on a painted pixel: invisible anyway
-        x1 = x0 + 1.0;
-      }
-      painter->fillRect(QRectF(x0, top, x1 - x0, height), phase_color(b.phase));
-      paintedUpTo = x1;
-      ++m_lastDrawn;
+  const QCPRange range = key->range();
+  const protocol::Lane lanes[] = {protocol::Lane::Host, protocol::Lane::Compute, protocol::Lane::Comm};
+  for (int s = 0; s < m_layout->count(); ++s) {
+    const TimelineSlot& slot = m_layout->slot(s);
+    for (protocol::Lane lane : lanes) {
+      if (slot.lane && *slot.lane != lane) continue;
+      const auto [lo, hi] = m_layout->band(s, lane);
+      const double y0 = value->coordToPixel(lo), y1 = value->coordToPixel(hi);
+      drawRow(painter, TimelineRows::row(slot.rank, lane), std::min(y0, y1), std::max(1.0, std::abs(y1 - y0)), range);
     }
+  }
+}
+
+void TimelinePlottable::drawRow(QCPPainter* painter, int dataRow, double top, double height, const QCPRange& range) {
+  QCPAxis* key = keyAxis();
+  const auto& bars = m_data->row(dataRow);
+  const bool searching = m_matches && !m_matches->empty();
+  const std::vector<char>* match =
+      searching && size_t(dataRow) < m_matches->size() ? &(*m_matches)[size_t(dataRow)] : nullptr;
+  const auto [first, last] = m_data->visible(dataRow, range.lower, range.upper);
+  double paintedUpTo = -1e300;
+  for (size_t i = first; i < last; ++i) {
+    const TimelineBar& b = bars[i];
+    double x0 = key->coordToPixel(b.start_s);
+    double x1 = key->coordToPixel(b.end_s);
+    const bool hit = match && i < match->size() && (*match)[i];
+    // A match is never hidden under its neighbours' pixels.
+    if (x1 - x0 < 1.0) {
+      if (x0 < paintedUpTo && !hit) continue;  // sub-pixel bar on a painted pixel: invisible anyway
+      x1 = x0 + 1.0;
+    }
+    QColor color = phase_color(b.phase);
+    if (searching && !hit) color.setAlpha(45);
+    painter->fillRect(QRectF(x0, top, x1 - x0, height), color);
+    paintedUpTo = x1;
+    ++m_lastDrawn;
   }
 }
 

@@ -11,7 +11,10 @@ QString DeviceInventory::summary() const {
   if (gpus.isEmpty()) return QStringLiteral("CPU: %1 (%2 cores), no GPU").arg(cpu_name).arg(cpu_cores);
   QStringList parts;
   for (const GpuDevice& g : gpus)
-    parts << QStringLiteral("GPU %1: %2 (%3 GiB)").arg(g.index).arg(g.name).arg(double(g.memory_bytes) / (1 << 30), 0, 'f', 1);
+    parts << QStringLiteral("GPU %1: %2 (%3 GiB)")
+                 .arg(g.index)
+                 .arg(g.name)
+                 .arg(double(g.memory_bytes) / (1 << 30), 0, 'f', 1);
   return parts.join(QStringLiteral("; "));
 }
 
@@ -36,6 +39,19 @@ DeviceInventory detect_devices() {
   }
   if (inv.cpu_name.isEmpty()) inv.cpu_name = QStringLiteral("unknown CPU");
   return inv;
+}
+
+std::vector<config::Problem> device_problems(const config::TrialConfig& c, const DeviceInventory& devices) {
+  std::vector<config::Problem> out;
+  const bool cuda = c.device == config::Device::Cuda || (c.device == config::Device::Auto && devices.hasGpu());
+  if (c.device == config::Device::Cuda && !devices.hasGpu()) {
+    out.push_back({"device", "no GPU detected on this machine (" + devices.nvml_error.toStdString() + "); choose cpu"});
+  } else if (c.world_size > devices.maxWorldSize(cuda)) {
+    out.push_back({"world_size",
+                   cuda ? "only " + std::to_string(devices.gpus.size()) + " GPU(s) detected: at most that many ranks"
+                        : "at most " + std::to_string(DeviceInventory::kMaxCpuRanks) + " ranks on the CPU (Gloo)"});
+  }
+  return out;
 }
 
 }  // namespace tunebench::ui

@@ -1,8 +1,12 @@
 // What this machine can run: GPUs through NVML (dlopen, works without a driver), else the CPU.
 #pragma once
 
+#include <vector>
+
 #include <QString>
 #include <QVector>
+
+#include "core/config/trial_config.h"
 
 namespace tunebench::ui {
 
@@ -27,5 +31,10 @@ struct DeviceInventory {
 };
 
 DeviceInventory detect_devices();
+
+// What keeps `config` from running on `devices` (a CUDA trial without a GPU, more ranks than
+// GPUs or than the CPU's Gloo limit), keyed by knob. The form and every other way to start a
+// trial (follow-ups, sweeps, run again) ask this same function.
+std::vector<config::Problem> device_problems(const config::TrialConfig& config, const DeviceInventory& devices);
 
 }  // namespace tunebench::ui

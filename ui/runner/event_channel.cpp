@@ -1,5 +1,7 @@
 #include "ui/runner/event_channel.h"
 
+#include <algorithm>
+
 #include <QLocalServer>
 #include <QLocalSocket>
 #include <QTimer>
@@ -15,6 +17,9 @@ struct EventChannel::Connection final : protocol::ReadListener {
   QLocalSocket* socket = nullptr;
   protocol::EventReader reader{*this};
   int rank = -1;
+  bool disconnected = false;  // the rank closed; bytes may still be buffered
+  bool finished = false;      // every byte parsed, the reader finished
+  bool readScheduled = false;
 
   void on_event(protocol::Event&& event) override {
     rank = event.header.rank;
@@ -30,7 +35,8 @@ struct EventChannel::Connection final : protocol::ReadListener {
   }
 };
 
-EventChannel::EventChannel(QObject* parent) : QObject(parent), m_server(new QLocalServer(this)), m_flushTimer(new QTimer(this)) {
+EventChannel::EventChannel(QObject* parent)
+    : QObject(parent), m_server(new QLocalServer(this)), m_flushTimer(new QTimer(this)) {
   m_flushTimer->setSingleShot(true);
   m_flushTimer->setInterval(kFlushIntervalMs);
   connect(m_flushTimer, &QTimer::timeout, this, &EventChannel::flush);
@@ -59,6 +65,7 @@ void EventChannel::close() {
   for (auto& c : m_connections) {
     c->socket->disconnect(this);
     c->socket->abort();
+    c->finished = true;
   }
 }
 
@@ -71,10 +78,8 @@ void EventChannel::onNewConnection() {
     Connection* raw = c.get();
     connect(socket, &QLocalSocket::readyRead, this, [this, raw] { readFrom(*raw); });
     connect(socket, &QLocalSocket::disconnected, this, [this, raw] {
-      readFrom(*raw);
-      raw->reader.finish();  // a rank killed mid-line leaves a truncated line: report it
-      flush();
-      emit connectionClosed();
+      raw->disconnected = true;
+      readFrom(*raw);  // the rest, bounded, over the next turns; then finishIfDrained
     });
     m_connections.push_back(std::move(c));
     readFrom(*raw);
@@ -82,17 +87,34 @@ void EventChannel::onNewConnection() {
 }
 
 void EventChannel::readFrom(Connection& c) {
+  c.readScheduled = false;
+  if (c.finished) return;
   // Bounded work per wake-up: a rank that floods the socket must not hold the event loop (and so
   // the window) for the time it takes to parse megabytes. The rest is read on the next turn.
   const QByteArray bytes = c.socket->read(kMaxReadBytes);
-  if (bytes.isEmpty()) return;
-  if (c.rank >= 0) m_lastHeard[c.rank].start();
-  c.reader.feed(std::string_view(bytes.constData(), size_t(bytes.size())));
-  scheduleFlush();
-  if (c.socket->bytesAvailable() > 0) {
-    Connection* raw = &c;
-    QTimer::singleShot(0, c.socket, [this, raw] { readFrom(*raw); });
+  if (!bytes.isEmpty()) {
+    m_largestRead = std::max<qint64>(m_largestRead, bytes.size());
+    if (c.rank >= 0) m_lastHeard[c.rank].start();
+    c.reader.feed(std::string_view(bytes.constData(), size_t(bytes.size())));
+    scheduleFlush();
   }
+  if (c.socket->bytesAvailable() > 0) {
+    if (!c.readScheduled) {
+      c.readScheduled = true;
+      Connection* raw = &c;
+      QTimer::singleShot(0, c.socket, [this, raw] { readFrom(*raw); });
+    }
+    return;
+  }
+  finishIfDrained(c);
+}
+
+void EventChannel::finishIfDrained(Connection& c) {
+  if (!c.disconnected || c.finished || c.socket->bytesAvailable() > 0) return;
+  c.finished = true;
+  c.reader.finish();  // a rank killed mid-line leaves a truncated line: report it
+  flush();
+  emit connectionClosed();
 }
 
 void EventChannel::scheduleFlush() {
@@ -101,9 +123,16 @@ void EventChannel::scheduleFlush() {
 
 void EventChannel::flush() {
   for (auto& c : m_connections)
-    if (c->socket->bytesAvailable() > 0) {
-      const QByteArray bytes = c->socket->readAll();
+    if (!c->finished && c->socket->bytesAvailable() > 0 && !c->readScheduled) {
+      // One bounded read, like any other; readFrom schedules the rest.
+      const QByteArray bytes = c->socket->read(kMaxReadBytes);
+      m_largestRead = std::max<qint64>(m_largestRead, bytes.size());
       c->reader.feed(std::string_view(bytes.constData(), size_t(bytes.size())));
+      if (c->socket->bytesAvailable() > 0) {
+        c->readScheduled = true;
+        Connection* raw = c.get();
+        QTimer::singleShot(0, c->socket, [this, raw] { readFrom(*raw); });
+      }
     }
   m_flushTimer->stop();
   if (m_pending.empty()) return;
@@ -115,7 +144,7 @@ void EventChannel::flush() {
 int EventChannel::openConnections() const {
   int n = 0;
   for (const auto& c : m_connections)
-    if (c->socket->state() == QLocalSocket::ConnectedState) ++n;
+    if (!c->finished && (c->socket->state() == QLocalSocket::ConnectedState || c->disconnected)) ++n;
   return n;
 }
 

@@ -4,6 +4,11 @@
 // are not emitted one by one: they are collected and delivered as one EventBatch every
 // kFlushIntervalMs, so an 8-rank run costs the views ~20 updates a second, not thousands.
 // Lines that are not events become log lines, never errors.
+//
+// Every read from a socket goes through one place and takes at most kMaxReadBytes; the rest waits
+// for the next turn of the event loop, also when a rank disconnects with megabytes still
+// buffered and when flush() is called, so no flood can hold the GUI thread. A connection counts
+// as open until its last byte has been parsed.
 #pragma once
 
 #include <map>
@@ -37,9 +42,12 @@ class EventChannel : public QObject {
   QString spec() const;  // "unix:PATH", as passed to --events
   void close();
 
-  // Reads whatever the sockets hold and emits the pending batch now.
+  // Reads at most kMaxReadBytes more per connection and emits the pending batch now.
   void flush();
+  // Connections still connected or still holding unread bytes.
   int openConnections() const;
+  // The most bytes parsed from one connection at once (tests and the benchmark check the bound).
+  qint64 largestRead() const { return m_largestRead; }
   // Milliseconds since `rank` last sent a byte; -1 when it never did.
   qint64 silenceMs(int rank) const;
 
@@ -51,7 +59,9 @@ class EventChannel : public QObject {
  private:
   struct Connection;
   void onNewConnection();
+  // Parses at most kMaxReadBytes of `c`; schedules itself again while bytes remain.
   void readFrom(Connection& c);
+  void finishIfDrained(Connection& c);
   void scheduleFlush();
 
   QLocalServer* m_server = nullptr;
@@ -61,6 +71,7 @@ class EventChannel : public QObject {
   std::map<int, QElapsedTimer> m_lastHeard;
   QString m_path;
   QString m_error;
+  qint64 m_largestRead = 0;
 };
 
 }  // namespace tunebench::ui

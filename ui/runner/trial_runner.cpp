@@ -23,7 +23,15 @@ constexpr int kStderrTailLines = 20;
 constexpr int kDrainMs = 1000;
 }  // namespace
 
+// One rank of the current trial. It owns its QProcess: when the next trial starts (or the runner
+// goes), the process is disconnected and deleted, so no signal of an old process can reach a
+// Rank that no longer exists (deleteLater: start() may run inside that process's own signal).
 struct TrialRunner::Rank {
+  ~Rank() {
+    if (!process) return;
+    process->disconnect();
+    process->deleteLater();
+  }
   int rank = 0;
   QProcess* process = nullptr;
   qint64 pid = 0;
@@ -53,6 +61,7 @@ TrialRunner::~TrialRunner() {
       signal_process_group(r->pid, SIGKILL);
       r->process->waitForFinished(2000);
     }
+  m_ranks.clear();  // the processes are children: Qt deletes what deleteLater has not yet
 }
 
 bool TrialRunner::start(const TrialRequest& request) {
@@ -74,7 +83,8 @@ bool TrialRunner::start(const TrialRequest& request) {
   };
   const auto problems = config::validate(request.config);
   if (!problems.empty())
-    return refuse(QStringLiteral("invalid configuration: ") + QString::fromStdString(config::describe(problems)).trimmed());
+    return refuse(QStringLiteral("invalid configuration: ") +
+                  QString::fromStdString(config::describe(problems)).trimmed());
 
   m_dir = std::make_unique<QTemporaryDir>();
   if (!m_dir->isValid()) return refuse(QStringLiteral("cannot create a temporary directory: ") + m_dir->errorString());
@@ -118,10 +128,11 @@ void TrialRunner::startRank(int rank, quint16 masterPort, const QString& configP
   QProcess* p = r->process;
   p->setProgram(m_request.worker_program);
   p->setArguments(worker_arguments(configPath, eventsSpec, m_request.id));
-  p->setProcessEnvironment(worker_environment(QProcessEnvironment::systemEnvironment(), m_request.config, rank,
-                                              masterPort, m_request.id));
+  p->setProcessEnvironment(
+      worker_environment(QProcessEnvironment::systemEnvironment(), m_request.config, rank, masterPort, m_request.id));
   run_in_own_process_group(*p);
   Rank* raw = r.get();
+  // `raw` lives exactly as long as these connections: ~Rank disconnects the process first.
   connect(p, &QProcess::readyReadStandardOutput, this, [this, raw] { readOutput(*raw, false, false); });
   connect(p, &QProcess::readyReadStandardError, this, [this, raw] { readOutput(*raw, true, false); });
   connect(p, &QProcess::finished, this, [this, rank](int code, QProcess::ExitStatus status) {
@@ -164,7 +175,9 @@ void TrialRunner::onRankStartFailed(int rank) {
   Rank& r = *m_ranks[size_t(rank)];
   if (!r.running) return;
   r.running = false;
-  fail(rank, QStringLiteral("rank %1 could not start %2: %3").arg(rank).arg(m_request.worker_program, r.process->errorString()));
+  fail(rank, QStringLiteral("rank %1 could not start %2: %3")
+                 .arg(rank)
+                 .arg(m_request.worker_program, r.process->errorString()));
   maybeFinish();
 }
 
@@ -174,7 +187,16 @@ void TrialRunner::onRankFinished(int rank, int exitCode, bool crashed) {
   r.running = false;
   readOutput(r, false, true);
   readOutput(r, true, true);
-  const QString how = crashed ? describe_signal(exitCode) : describe_exit_code(exitCode);
+  QString how = crashed ? describe_signal(exitCode) : describe_exit_code(exitCode);
+  // Our own SIGTERM/SIGKILL is not "terminated from outside": say who stopped the rank and why.
+  if (m_stopping && crashed && (exitCode == SIGTERM || exitCode == SIGKILL)) {
+    const QString sig =
+        exitCode == SIGTERM ? QStringLiteral("SIGTERM") : QStringLiteral("SIGKILL after ignoring SIGTERM");
+    if (m_outcome.status == TrialOutcome::Status::Stopped)
+      how = QStringLiteral("stopped by the user (%1)").arg(sig);
+    else if (m_outcome.status == TrialOutcome::Status::Failed && m_outcome.failed_rank != rank)
+      how = QStringLiteral("stopped because rank %1 failed (%2)").arg(m_outcome.failed_rank).arg(sig);
+  }
   emit logLine({rank, LogLine::Source::Runner, QStringLiteral("rank %1 %2").arg(rank).arg(how)});
   if ((crashed || exitCode != 0) && !m_stopping) fail(rank, QStringLiteral("rank %1 failed: %2").arg(rank).arg(how));
   maybeFinish();
@@ -236,13 +258,20 @@ void TrialRunner::checkForHang() {
     const qint64 silence = m_channel->silenceMs(r->rank);
     if (silence >= 0) {
       if (silence > qint64(c.collective_timeout_s * 1000)) {
-        fail(r->rank, QStringLiteral("rank %1 hung: no events for %2 s (collective timeout %3 s); the trial was stopped")
-                          .arg(r->rank).arg(silence / 1000.0, 0, 'f', 1).arg(c.collective_timeout_s));
+        fail(r->rank,
+             QStringLiteral("rank %1 hung: no events for %2 s (collective timeout %3 s); the trial was stopped")
+                 .arg(r->rank)
+                 .arg(silence / 1000.0, 0, 'f', 1)
+                 .arg(c.collective_timeout_s));
         return;
       }
     } else if (m_clock.elapsed() > qint64(c.rendezvous_timeout_s * 1000) + m_startupAllowanceMs) {
-      fail(r->rank, QStringLiteral("rank %1 sent no event within %2 s of starting (rendezvous timeout %3 s); the trial was stopped")
-                        .arg(r->rank).arg(m_clock.elapsed() / 1000.0, 0, 'f', 1).arg(c.rendezvous_timeout_s));
+      fail(r->rank,
+           QStringLiteral(
+               "rank %1 sent no event within %2 s of starting (rendezvous timeout %3 s); the trial was stopped")
+               .arg(r->rank)
+               .arg(m_clock.elapsed() / 1000.0, 0, 'f', 1)
+               .arg(c.rendezvous_timeout_s));
       return;
     }
   }
@@ -262,7 +291,8 @@ void TrialRunner::onEvents(const EventBatch& batch) {
       emit logLine({rank, LogLine::Source::Event,
                     QStringLiteral("error (%1): %2").arg(describe_error_kind(r.errorKind), r.errorMessage)});
     } else if (e.is<protocol::Warning>()) {
-      emit logLine({rank, LogLine::Source::Event, QStringLiteral("warning: ") + QString::fromStdString(e.as<protocol::Warning>().message)});
+      emit logLine({rank, LogLine::Source::Event,
+                    QStringLiteral("warning: ") + QString::fromStdString(e.as<protocol::Warning>().message)});
     } else if (e.is<protocol::Log>()) {
       emit logLine({rank, LogLine::Source::Event, QString::fromStdString(e.as<protocol::Log>().message)});
     }

@@ -12,8 +12,10 @@
 #include "ui/models/trials_model.h"
 #include "ui/windows/comparison_window.h"
 #include "ui/windows/main_window.h"
+#include "ui/windows/session_controller.h"
 #include "ui/windows/sweep_dialog.h"
 #include "ui/windows/trial_form.h"
+#include "ui/windows/trial_launcher.h"
 
 namespace tunebench::ui {
 
@@ -24,7 +26,8 @@ AnalysisController::AnalysisController(MainWindow* window) : QObject(window), m_
   auto* compare = new QAction(QStringLiteral("&Compare selected trials…"), window);
   compare->setObjectName(QStringLiteral("actionCompare"));
   compare->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
-  compare->setStatusTip(QStringLiteral("Compare the selected trials side by side: config diff, metrics, breakdown, diagnosis"));
+  compare->setStatusTip(
+      QStringLiteral("Compare the selected trials side by side: config diff, metrics, breakdown, diagnosis"));
   connect(compare, &QAction::triggered, this, &AnalysisController::compareSelected);
   auto* sweep = new QAction(QStringLiteral("&Sweep…"), window);
   sweep->setObjectName(QStringLiteral("actionSweep"));
@@ -35,7 +38,7 @@ AnalysisController::AnalysisController(MainWindow* window) : QObject(window), m_
   menu->setObjectName(QStringLiteral("menuAnalysis"));
   menu->addAction(compare);
   menu->addAction(sweep);
-  // Before Help, where the menu bar's last entry conventionally stays.
+  // Before Help, where the menu bar's last entry conventionally stays (found by object name).
   QMenu* help = window->menu(QStringLiteral("menuHelp"));
   if (help)
     window->menuBar()->insertMenu(help->menuAction(), menu);
@@ -61,56 +64,101 @@ void AnalysisController::compareSelected() {
 }
 
 ComparisonWindow* AnalysisController::compareRows(const QList<int>& rows) {
-  std::vector<protocol::TrialLog> logs;
-  QStringList names, missing;
+  SessionController* session = m_window->session();
+  std::vector<std::optional<protocol::TrialLog>> logs;
+  QStringList names, toLoad;
+  bool fromSession = false;
   for (int row : rows) {
     const TrialRecord& r = m_window->trialsModel()->record(row);
-    auto log = m_provider(row);
-    if (!log || log->ranks.empty()) {
-      missing << QString::fromStdString(r.config.name);
-      continue;
-    }
-    logs.push_back(std::move(*log));
     names << QString::fromStdString(r.config.name);
+    auto log = m_provider(row);
+    if ((!log || log->ranks.empty()) && session->storeId(r.id) >= 0) toLoad << r.id;
+    if (session->storeId(r.id) >= 0 && session->isForeign()) fromSession = true;
+    logs.push_back(std::move(log));
   }
-  if (logs.empty()) {
-    m_window->statusBar()->showMessage(rows.isEmpty() ? QStringLiteral("Select one or more trials in the Trials table first")
-                                                      : QStringLiteral("No events recorded for the selected trials"),
-                                       6000);
-    return nullptr;
-  }
-  if (!missing.isEmpty())
-    m_window->statusBar()->showMessage(QStringLiteral("Left out (no events): %1").arg(missing.join(QStringLiteral(", "))), 8000);
-  return openComparison(std::move(logs), names);
+  auto open = [this, names, fromSession](std::vector<std::optional<protocol::TrialLog>> found) -> ComparisonWindow* {
+    std::vector<protocol::TrialLog> usable;
+    QStringList usedNames, missing;
+    for (size_t i = 0; i < found.size(); ++i) {
+      if (!found[i] || found[i]->ranks.empty()) {
+        missing << names.value(int(i));
+        continue;
+      }
+      usable.push_back(std::move(*found[i]));
+      usedNames << names.value(int(i));
+    }
+    if (usable.empty()) {
+      m_window->statusBar()->showMessage(names.isEmpty()
+                                             ? QStringLiteral("Select one or more trials in the Trials table first")
+                                             : QStringLiteral("No events recorded for the selected trials"),
+                                         6000);
+      return nullptr;
+    }
+    if (!missing.isEmpty())
+      m_window->statusBar()->showMessage(
+          QStringLiteral("Left out (no events): %1").arg(missing.join(QStringLiteral(", "))), 8000);
+    return openComparison(std::move(usable), usedNames, fromSession);
+  };
+  if (toLoad.isEmpty()) return open(std::move(logs));
+  // Stored trials load in the background; the cached ones are merged in when they arrive.
+  m_window->statusBar()->showMessage(QStringLiteral("Loading %1 trial(s) for the comparison…").arg(toLoad.size()),
+                                     4000);
+  auto partial = std::make_shared<std::vector<std::optional<protocol::TrialLog>>>(std::move(logs));
+  QStringList ids;
+  for (int row : rows) ids << m_window->trialsModel()->record(row).id;
+  session->loadTrialLogs(toLoad, [open, partial, ids, toLoad](std::vector<std::optional<protocol::TrialLog>> loaded) {
+    for (int i = 0; i < toLoad.size(); ++i) {
+      const int at = int(ids.indexOf(toLoad[i]));
+      if (at >= 0 && size_t(i) < loaded.size()) (*partial)[size_t(at)] = std::move(loaded[size_t(i)]);
+    }
+    open(std::move(*partial));
+  });
+  return nullptr;
 }
 
-ComparisonWindow* AnalysisController::openComparison(std::vector<protocol::TrialLog> logs, const QStringList& names) {
+ComparisonWindow* AnalysisController::openComparison(std::vector<protocol::TrialLog> logs, const QStringList& names,
+                                                     bool fromSession) {
   auto* w = new ComparisonWindow(m_window);
   w->setAttribute(Qt::WA_DeleteOnClose, true);
-  connect(w, &ComparisonWindow::followUpRequested, this, &AnalysisController::queueFollowUp);
+  connect(w, &ComparisonWindow::followUpRequested, this,
+          [this, fromSession](const config::TrialConfig& c, const QString& suggestion) {
+            queueFollowUp(c, suggestion, fromSession);
+          });
   w->setTrials(std::move(logs), names);
   w->show();
   m_last = w;
   return w;
 }
 
-void AnalysisController::queueFollowUp(const config::TrialConfig& config, const QString& suggestion) {
-  const QString id = m_window->queueConfig(config);
-  m_window->statusBar()->showMessage(id.isEmpty() ? QStringLiteral("Not queued: %1 is not a valid trial").arg(suggestion)
-                                                  : QStringLiteral("Queued %1 (%2)").arg(QString::fromStdString(config.name), id),
-                                     8000);
+void AnalysisController::queueFollowUp(const config::TrialConfig& config, const QString& suggestion, bool fromSession) {
+  LaunchRequest request;
+  request.configs = {config};
+  request.what = QStringLiteral("follow-up: %1").arg(suggestion);
+  request.fromSession = fromSession;
+  request.source = QStringLiteral("follow-up: %1").arg(suggestion);
+  m_window->launcher()->launch(request, [this, config](const QStringList& ids) {
+    if (!ids.isEmpty())
+      m_window->statusBar()->showMessage(
+          QStringLiteral("Queued %1 (%2)").arg(QString::fromStdString(config.name), ids.first()), 8000);
+  });
 }
 
 SweepDialog* AnalysisController::openSweepDialog() {
   auto* dialog = new SweepDialog(m_window->form()->config(), m_window);
   dialog->setAttribute(Qt::WA_DeleteOnClose, true);
   connect(dialog, &SweepDialog::queueRequested, this, [this, dialog](const std::vector<config::TrialConfig>& configs) {
-    QStringList ids;
-    for (const auto& c : configs) {
-      const QString id = m_window->queueConfig(c);
-      if (!id.isEmpty()) ids << id;
-    }
-    dialog->setQueued(ids);
+    // One request for the whole grid: one check, one preview (when the form's trial came from
+    // someone else's session), then every point queued.
+    LaunchRequest request;
+    request.configs = configs;
+    request.what = QStringLiteral("sweep of %1 trials").arg(configs.size());
+    request.fromSession = m_window->form()->origin().fromSession;
+    request.source = QStringLiteral("sweep");
+    QPointer<SweepDialog> guard(dialog);
+    if (m_window->launcher()->launch(request, [guard](const QStringList& ids) {
+          if (guard) guard->setQueued(ids);
+        }) == TrialLauncher::Result::Refused)
+      dialog->setRefused(m_window->launcher()->lastMessage());
   });
   connect(m_window, &MainWindow::trialFinished, dialog, &SweepDialog::onTrialFinished);
   connect(dialog, &SweepDialog::sweepFinished, this, &AnalysisController::showSweep);

@@ -3,9 +3,11 @@
 // follow-up trials its suggestion buttons ask for, and runs the sweep dialog: plan -> queue ->
 // progress -> comparison of the sweep when its last trial finished.
 //
-// Where logs come from is the provider's business: by default the events this window received
-// (MainWindow::trialLogs(), live runs and replays); the session store (issue 6) sets a provider
-// that also loads trials of an opened session (SessionStore::load_trial).
+// Logs come from the provider when it has them (by default the events this window received:
+// MainWindow::trialLogs(), the running trial and replays); trials stored in the session file are
+// loaded by a background job, and the comparison opens when they are there. Follow-ups and sweeps
+// go through the window's TrialLauncher, like every other way to start a trial; a follow-up of a
+// trial from someone else's session file is previewed first.
 #pragma once
 
 #include <functional>
@@ -32,14 +34,19 @@ class AnalysisController : public QObject {
   explicit AnalysisController(MainWindow* window);
 
   void setTrialLogProvider(TrialLogProvider provider);
+  // The log of a row of the trials table, from the provider (the What-if panel reads it too).
+  std::optional<protocol::TrialLog> logOfRow(int row) const { return m_provider(row); }
   // The live-cache provider (so a store provider can fall back to it).
   std::optional<protocol::TrialLog> cachedLog(int row) const;
 
-  // Opens a comparison of these rows of the trials table; nullptr (with a status message) when
-  // fewer than one row has a log.
+  // Opens a comparison of these rows of the trials table. Returns it at once when every log is at
+  // hand; nullptr while stored trials load (it then opens by itself: lastComparison()) or when no
+  // row has a log (a status message says so).
   ComparisonWindow* compareRows(const QList<int>& rows);
   // Opens a comparison of the given logs (names per log), wired to queue follow-ups.
-  ComparisonWindow* openComparison(std::vector<protocol::TrialLog> logs, const QStringList& names);
+  // `fromSession`: the logs came from someone else's session file (follow-ups are previewed).
+  ComparisonWindow* openComparison(std::vector<protocol::TrialLog> logs, const QStringList& names,
+                                   bool fromSession = false);
   SweepDialog* openSweepDialog();
   ComparisonWindow* lastComparison() const { return m_last; }
 
@@ -47,7 +54,7 @@ class AnalysisController : public QObject {
   void compareSelected();
 
  private:
-  void queueFollowUp(const config::TrialConfig& config, const QString& suggestion);
+  void queueFollowUp(const config::TrialConfig& config, const QString& suggestion, bool fromSession);
   void showSweep(const QStringList& ids, const std::vector<std::string>& keys);
 
   MainWindow* m_window;

@@ -5,10 +5,12 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -16,8 +18,10 @@
 
 #include "ui/models/config_diff_model.h"
 #include "ui/models/metrics_model.h"
+#include "ui/models/status_colors.h"
 #include "ui/models/sweep_table_model.h"
 #include "ui/plots/breakdown_plot.h"
+#include "ui/plots/curves_plot.h"
 #include "ui/plots/step_compare_plot.h"
 #include "ui/plots/sweep_plot.h"
 #include "ui/windows/diagnosis_view.h"
@@ -69,7 +73,8 @@ ComparisonWindow::ComparisonWindow(QWidget* parent) : QWidget(parent, Qt::Window
   auto* copy = new QPushButton(QStringLiteral("Copy report as text"));
   copy->setObjectName(QStringLiteral("copyReport"));
   copy->setToolTip(QStringLiteral("The same text as `tunebench-cli report`, for a forum post"));
-  connect(copy, &QPushButton::clicked, this, [this] { QApplication::clipboard()->setText(QString::fromStdString(analysis::render_text(m_report))); });
+  connect(copy, &QPushButton::clicked, this,
+          [this] { QApplication::clipboard()->setText(QString::fromStdString(analysis::render_text(m_report))); });
   top->addWidget(m_title, 1);
   top->addWidget(copy);
   layout->addLayout(top);
@@ -79,8 +84,7 @@ ComparisonWindow::ComparisonWindow(QWidget* parent) : QWidget(parent, Qt::Window
   m_throughput->setObjectName(QStringLiteral("throughputStatement"));
   m_throughput->setWordWrap(true);
   m_throughput->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  m_throughput->setStyleSheet(QStringLiteral("QLabel { background: #e8f1fb; color: #10243e; border: 1px solid #9bbbe0; "
-                                             "border-radius: 4px; padding: 6px 8px; font-size: 11pt; }"));
+  styleThroughput();
   layout->addWidget(m_throughput);
 
   m_tabs = new QTabWidget;
@@ -89,12 +93,57 @@ ComparisonWindow::ComparisonWindow(QWidget* parent) : QWidget(parent, Qt::Window
   m_diagnosis = new DiagnosisView;
   connect(m_diagnosis, &DiagnosisView::followUpRequested, this, &ComparisonWindow::followUpRequested);
   m_tabs->addTab(m_diagnosis, QStringLiteral("Diagnosis"));
+  m_curves = new CurvesPlot;
+  m_tabs->addTab(m_curves, QStringLiteral("Curves"));
   m_sweepTab = buildSweepTab();
   layout->addWidget(m_tabs, 1);
   resize(1500, 950);
 }
 
 ComparisonWindow::~ComparisonWindow() = default;
+
+void ComparisonWindow::styleThroughput() {
+  // A note box in the theme's colours (light blue on light themes, dark blue on dark ones).
+  m_throughput->setStyleSheet(QStringLiteral("QLabel { background: %1; color: %2; border: 1px solid %3; "
+                                             "border-radius: 4px; padding: 6px 8px; font-size: 11pt; }")
+                                  .arg(note_background().name(), note_foreground().name(), note_border().name()));
+}
+
+void ComparisonWindow::fitTables() {
+  // The diff: header + every row, no scroll bar (it was two rows tall and hid NCCL_P2P_DISABLE).
+  m_diffView->resizeColumnsToContents();
+  m_diffView->resizeRowsToContents();
+  const int rows = m_diffView->verticalHeader()->length();
+  const int header = m_diffView->horizontalHeader()->sizeHint().height();
+  const int scroll = m_diffView->horizontalHeader()->length() + m_diffView->verticalHeader()->sizeHint().width() + 4 >
+                             m_diffView->width()
+                         ? m_diffView->horizontalScrollBar()->sizeHint().height()
+                         : 0;
+  m_diffView->setFixedHeight(std::max(40, rows + header + scroll + 2 * m_diffView->frameWidth() + 2));
+  // The metrics: as wide as their columns (no sideways scrolling), the plots get the rest.
+  m_metricsView->resizeColumnsToContents();
+  m_metricsView->resizeRowsToContents();
+  const int needed = m_metricsView->horizontalHeader()->length() + m_metricsView->verticalHeader()->width() +
+                     2 * m_metricsView->frameWidth() + m_metricsView->verticalScrollBar()->sizeHint().width() + 8;
+  const int total = std::max(width(), 800);
+  const int left = std::min(needed, total * 7 / 10);
+  m_split->setSizes({left, std::max(200, total - left)});
+}
+
+void ComparisonWindow::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  fitTables();  // sizes are known only now
+}
+
+void ComparisonWindow::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitTables();
+}
+
+void ComparisonWindow::changeEvent(QEvent* event) {
+  if (event->type() == QEvent::PaletteChange && m_throughput) styleThroughput();
+  QWidget::changeEvent(event);
+}
 
 QWidget* ComparisonWindow::buildComparisonTab() {
   m_diffView = make_table(m_diffModel, QStringLiteral("configDiffView"));
@@ -103,22 +152,30 @@ QWidget* ComparisonWindow::buildComparisonTab() {
   m_breakdown = new BreakdownPlot;
   m_steps = new StepComparePlot;
 
-  auto* left = new QSplitter(Qt::Vertical);
-  left->addWidget(titled(QStringLiteral("Configuration: knobs that differ (highlighted: differs from the baseline)"), m_diffView));
-  left->addWidget(titled(QStringLiteral("Metrics: median (IQR) over measured steps; ratio green = better, red = worse"), m_metricsView));
-  left->setStretchFactor(0, 1);
-  left->setStretchFactor(1, 4);
+  // The diff is a few knobs: exactly as tall as its rows (fitTables), never in a splitter that
+  // could squeeze it; the metrics take the rest.
+  auto* left = new QWidget;
+  auto* leftLayout = new QVBoxLayout(left);
+  leftLayout->setContentsMargins(0, 0, 0, 0);
+  leftLayout->addWidget(
+      titled(QStringLiteral("Configuration: knobs that differ (highlighted: differs from the baseline)"), m_diffView),
+      0);
+  leftLayout->addWidget(
+      titled(QStringLiteral("Metrics: median (IQR) over measured steps; ratio green = better, red = worse"),
+             m_metricsView),
+      1);
   auto* right = new QSplitter(Qt::Vertical);
   right->addWidget(titled(QStringLiteral("Where the step time goes (phase breakdown, critical rank)"), m_breakdown));
   right->addWidget(titled(QStringLiteral("One representative step of each trial (closest to the median)"), m_steps));
   right->setStretchFactor(0, 1);
   right->setStretchFactor(1, 1);
-  auto* split = new QSplitter(Qt::Horizontal);
-  split->addWidget(left);
-  split->addWidget(right);
-  split->setStretchFactor(0, 5);
-  split->setStretchFactor(1, 6);
-  return split;
+  m_split = new QSplitter(Qt::Horizontal);
+  m_split->setObjectName(QStringLiteral("comparisonSplit"));
+  m_split->addWidget(left);
+  m_split->addWidget(right);
+  m_split->setStretchFactor(0, 5);
+  m_split->setStretchFactor(1, 6);
+  return m_split;
 }
 
 QWidget* ComparisonWindow::buildSweepTab() {
@@ -165,21 +222,31 @@ void ComparisonWindow::setTrials(std::vector<protocol::TrialLog> logs, const QSt
     steps.push_back(m.representative_step);
     breakdowns.push_back(m.breakdown);
   }
-  m_title->setText(QStringLiteral("%1 trials compared · baseline: %2").arg(trials.size()).arg(m_names.value(int(m_report.comparison.baseline))));
+  m_title->setText(QStringLiteral("%1 trials compared · baseline: %2")
+                       .arg(trials.size())
+                       .arg(m_names.value(int(m_report.comparison.baseline))));
   QStringList sentences;
-  for (const auto& s : m_report.comparison.throughput_statements) sentences << QString::fromStdString(s).toHtmlEscaped();
-  m_throughput->setText(sentences.isEmpty() ? QStringLiteral("Only one configuration: nothing to compare its throughput with.")
-                                            : QStringLiteral("<b>Step time vs throughput</b> — ") + sentences.join(QStringLiteral("<br>")));
+  for (const auto& s : m_report.comparison.throughput_statements)
+    sentences << QString::fromStdString(s).toHtmlEscaped();
+  m_throughput->setText(sentences.isEmpty()
+                            ? QStringLiteral("Only one configuration: nothing to compare its throughput with.")
+                            : QStringLiteral("<b>Step time vs throughput</b> — ") +
+                                  sentences.join(QStringLiteral("<br>")));
   m_diffModel->setComparison(m_report.comparison, m_names);
-  // A diff is a few knobs: the table is only as tall as its rows, the metrics get the rest.
-  m_diffView->resizeRowsToContents();
-  int height = m_diffView->horizontalHeader()->sizeHint().height() + 2 * m_diffView->frameWidth() + 4;
-  for (int r = 0; r < m_diffModel->rowCount(); ++r) height += m_diffView->rowHeight(r);
-  m_diffView->setMaximumHeight(std::max(height, 60));
   m_metricsModel->setComparison(m_report.comparison, m_names);
+  fitTables();
   m_breakdown->setTrials(m_names, breakdowns);
   m_steps->setSteps(m_names, drawn, steps);
   m_diagnosis->setReport(m_report, m_names);
+  // Every compared log as its own curve (repeats too: their spread is the noise).
+  std::vector<const protocol::TrialLog*> all;
+  QStringList allNames;
+  for (size_t i = 0; i < m_logs.size(); ++i) {
+    all.push_back(&m_logs[i]);
+    QString name = names.value(int(i));
+    allNames << (name.isEmpty() ? QString::fromStdString(m_logs[i].trial) : name);
+  }
+  m_curves->setTrials(allNames, all);
   if (!m_sweepKeys.empty()) setSweepKeys(m_sweepKeys);
 }
 
@@ -198,7 +265,8 @@ void ComparisonWindow::updateSweepPlot() {
 QString ComparisonWindow::throughputText() const { return m_throughput->text(); }
 
 void ComparisonWindow::replotNow() {
-  for (LivePlot* plot : {static_cast<LivePlot*>(m_breakdown), static_cast<LivePlot*>(m_steps), static_cast<LivePlot*>(m_sweepPlot)})
+  for (LivePlot* plot : {static_cast<LivePlot*>(m_breakdown), static_cast<LivePlot*>(m_steps),
+                         static_cast<LivePlot*>(m_sweepPlot), static_cast<LivePlot*>(m_curves)})
     plot->replotIfDirty();
 }
 

@@ -4,7 +4,8 @@
 // be more throughput. Tab "Comparison": the configuration diff, the key metrics with spread,
 // deltas and ratios (GPU utilisation and scaling efficiency included), the phase breakdown as
 // stacked bars, and one representative step of each trial on one time axis. Tab "Diagnosis":
-// DiagnosisView. Tab "Sweep" (setSweepKeys): the sweep table and a metric against the swept knob.
+// DiagnosisView. Tab "Curves": every trial's step time and loss per step on shared axes. Tab
+// "Sweep" (setSweepKeys): the sweep table and a metric against the swept knob.
 #pragma once
 
 #include <vector>
@@ -16,6 +17,7 @@
 #include "core/protocol/trial_log.h"
 
 class QComboBox;
+class QSplitter;
 class QLabel;
 class QTabWidget;
 class QTableView;
@@ -23,6 +25,7 @@ class QTableView;
 namespace tunebench::ui {
 
 class BreakdownPlot;
+class CurvesPlot;
 class ConfigDiffModel;
 class DiagnosisView;
 class MetricsModel;
@@ -49,6 +52,8 @@ class ComparisonWindow : public QWidget {
   BreakdownPlot* breakdownPlot() const { return m_breakdown; }
   StepComparePlot* stepPlot() const { return m_steps; }
   SweepPlot* sweepPlot() const { return m_sweepPlot; }
+  // Tab "Curves": step time and loss of every compared log per step, overlaid.
+  CurvesPlot* curvesPlot() const { return m_curves; }
   DiagnosisView* diagnosisView() const { return m_diagnosis; }
   QTabWidget* tabs() const { return m_tabs; }
   QString throughputText() const;
@@ -59,7 +64,14 @@ class ComparisonWindow : public QWidget {
   // A suggestion's button was clicked: queue this trial.
   void followUpRequested(const tunebench::config::TrialConfig& config, const QString& suggestion);
 
+ protected:
+  void changeEvent(QEvent* event) override;
+  void showEvent(QShowEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
+  void styleThroughput();
+  void fitTables();
   QWidget* buildComparisonTab();
   QWidget* buildSweepTab();
   void updateSweepPlot();
@@ -77,9 +89,11 @@ class ComparisonWindow : public QWidget {
   SweepTableModel* m_sweepModel = nullptr;
   QTableView* m_diffView = nullptr;
   QTableView* m_metricsView = nullptr;
+  QSplitter* m_split = nullptr;
   BreakdownPlot* m_breakdown = nullptr;
   StepComparePlot* m_steps = nullptr;
   DiagnosisView* m_diagnosis = nullptr;
+  CurvesPlot* m_curves = nullptr;
   QWidget* m_sweepTab = nullptr;
   QComboBox* m_sweepMetric = nullptr;
   SweepPlot* m_sweepPlot = nullptr;

@@ -1,5 +1,7 @@
 #include "ui/windows/diagnosis_view.h"
 
+#include "ui/models/status_colors.h"
+
 #include <QFrame>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -66,25 +68,28 @@ void DiagnosisView::setReport(const analysis::Report& report, const QStringList&
   for (size_t t = 0; t < trials.size(); ++t) {
     if (t == base || pairIndex >= report.pairs.size()) continue;
     const analysis::PairDiagnosis& p = report.pairs[pairIndex++];
-    addSectionTitle(QStringLiteral("Why %1 differs from %2").arg(trialNames.value(int(t)), trialNames.value(int(base))));
+    addSectionTitle(
+        QStringLiteral("Why %1 differs from %2").arg(trialNames.value(int(t)), trialNames.value(int(base))));
     addParagraph(QStringLiteral("<b>%1</b>").arg(esc(p.headline)), QStringLiteral("pairHeadline"));
     addParagraph(esc(p.throughput), QStringLiteral("pairThroughput"));
     if (trials[t].comm_floor_ms)
-      addParagraph(QStringLiteral("<b>Communication floor</b>: %1 per step — the gradient bytes on the bus at the measured bus "
-                                  "bandwidth with nothing overlapped.")
-                       .arg(q(analysis::format_ms(*trials[t].comm_floor_ms))),
-                   QStringLiteral("commFloor"));
+      addParagraph(
+          QStringLiteral("<b>Communication floor</b>: %1 per step — the gradient bytes on the bus at the measured bus "
+                         "bandwidth with nothing overlapped.")
+              .arg(q(analysis::format_ms(*trials[t].comm_floor_ms))),
+          QStringLiteral("commFloor"));
     if (p.feasibility) {
       const auto& f = *p.feasibility;
       const QString answer = f.can_beat_single
-                                 ? QStringLiteral("<span style='color:#2e7d32'><b>Yes</b></span>")
-                                 : QStringLiteral("<span style='color:#c62828'><b>No</b></span>");
-      addParagraph(QStringLiteral("<b>Can %1 GPUs beat one GPU on this interconnect?</b> %2 — %3 Speed-up over one GPU: "
-                                  "%4 with nothing overlapped, %5 at best, %6 measured.")
-                       .arg(f.world_size)
-                       .arg(answer, esc(f.statement), q(analysis::format_ratio(f.speedup_no_overlap)),
-                            q(analysis::format_ratio(f.speedup_full_overlap)), q(analysis::format_ratio(f.speedup_measured))),
-                   QStringLiteral("canBeatSingle"));
+                                 ? QStringLiteral("<span style='color:%1'><b>Yes</b></span>").arg(good_color().name())
+                                 : QStringLiteral("<span style='color:%1'><b>No</b></span>").arg(bad_color().name());
+      addParagraph(
+          QStringLiteral("<b>Can %1 GPUs beat one GPU on this interconnect?</b> %2 — %3 Speed-up over one GPU: "
+                         "%4 with nothing overlapped, %5 at best, %6 measured.")
+              .arg(f.world_size)
+              .arg(answer, esc(f.statement), q(analysis::format_ratio(f.speedup_no_overlap)),
+                   q(analysis::format_ratio(f.speedup_full_overlap)), q(analysis::format_ratio(f.speedup_measured))),
+          QStringLiteral("canBeatSingle"));
     }
     for (size_t i = 0; i < p.findings.size(); ++i) addFinding(int(t), int(i) + 1, p.findings[i]);
     ++m_section;
@@ -110,11 +115,11 @@ void DiagnosisView::addFinding(int trial, int rank, const analysis::Finding& fin
   auto* box = new QVBoxLayout(frame);
   box->setContentsMargins(8, 6, 8, 6);
   box->setSpacing(3);
-  const QString impact = finding.blocking ? QStringLiteral("blocking")
-                                          : finding.impact_ms > 0 ? QStringLiteral("%1, %2 of the step")
-                                                                        .arg(q(analysis::format_ms(finding.impact_ms)),
-                                                                             q(analysis::format_pct(finding.share)))
-                                                                  : QStringLiteral("context");
+  const QString impact = finding.blocking        ? QStringLiteral("blocking")
+                         : finding.impact_ms > 0 ? QStringLiteral("%1, %2 of the step")
+                                                       .arg(q(analysis::format_ms(finding.impact_ms)),
+                                                            q(analysis::format_pct(finding.share)))
+                                                 : QStringLiteral("context");
   auto* title = new QLabel(QStringLiteral("<b>%1. [%2]</b> %3 <span style='color:gray'>(%4)</span>")
                                .arg(rank)
                                .arg(q(std::string(analysis::to_string(finding.kind))), esc(finding.title), impact));

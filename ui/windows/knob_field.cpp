@@ -4,23 +4,28 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QEvent>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
 #include <QStyle>
 #include <QVBoxLayout>
 
+#include "ui/models/status_colors.h"
+
 namespace tunebench::ui {
 
 using config::KnobType;
 
 QString KnobField::tooltipFor(const config::KnobInfo& knob) {
-  QString tip = QStringLiteral("<p><b>%1</b> <code>--%2</code></p><p>%3</p>")
-                    .arg(QString::fromStdString(knob.label).toHtmlEscaped(),
-                         QString::fromStdString(knob.key).replace('_', '-'),
-                         QString::fromStdString(knob.help).toHtmlEscaped());
+  QString tip =
+      QStringLiteral("<p><b>%1</b> <code>--%2</code></p><p>%3</p>")
+          .arg(QString::fromStdString(knob.label).toHtmlEscaped(), QString::fromStdString(knob.key).replace('_', '-'),
+               QString::fromStdString(knob.help).toHtmlEscaped());
   if (!knob.forum_claim.empty())
-    tip += QStringLiteral("<p><i>Tests the forum claim:</i> %1</p>").arg(QString::fromStdString(knob.forum_claim).toHtmlEscaped());
+    tip += QStringLiteral("<p><i>Tests the forum claim:</i> %1</p>")
+               .arg(QString::fromStdString(knob.forum_claim).toHtmlEscaped());
   return tip;
 }
 
@@ -62,7 +67,8 @@ KnobField::KnobField(const config::KnobInfo& knob, QWidget* parent) : QWidget(pa
     case KnobType::Map: {
       auto* edit = new QLineEdit(this);
       if (knob.type == KnobType::Map) edit->setPlaceholderText(QStringLiteral("NCCL_ALGO=Ring,NCCL_P2P_DISABLE=1"));
-      if (knob.type == KnobType::Float && !knob.unit.empty()) edit->setPlaceholderText(QString::fromStdString(knob.unit));
+      if (knob.type == KnobType::Float && !knob.unit.empty())
+        edit->setPlaceholderText(QString::fromStdString(knob.unit));
       connect(edit, &QLineEdit::textEdited, this, &KnobField::edited);
       m_editor = edit;
       break;
@@ -70,11 +76,27 @@ KnobField::KnobField(const config::KnobInfo& knob, QWidget* parent) : QWidget(pa
   }
   m_editor->setObjectName(QStringLiteral("editor"));
   m_editor->setToolTip(tooltipFor(knob));
-  layout->addWidget(m_editor);
+  // A line edit shows its unit beside it (a placeholder disappears as soon as there is a value).
+  if (!knob.unit.empty() && qobject_cast<QLineEdit*>(m_editor)) {
+    auto* row = new QHBoxLayout;
+    row->setContentsMargins(0, 0, 0, 0);
+    row->setSpacing(4);
+    row->addWidget(m_editor, 1);
+    auto* unit = new QLabel(QString::fromStdString(knob.unit), this);
+    unit->setObjectName(QStringLiteral("unit"));
+    row->addWidget(unit);
+    layout->addLayout(row);
+  } else {
+    layout->addWidget(m_editor);
+  }
   m_message = new QLabel(this);
   m_message->setObjectName(QStringLiteral("problem"));
   m_message->setWordWrap(true);
-  m_message->setStyleSheet(QStringLiteral("color: #c62828; font-size: small;"));
+  QFont small = m_message->font();
+  small.setPointSizeF(small.pointSizeF() * 0.9);
+  m_message->setFont(small);
+  m_message->setForegroundRole(QPalette::BrightText);  // restyled with the theme (changeEvent)
+  applyProblemColor();
   m_message->setVisible(false);
   layout->addWidget(m_message);
 }
@@ -89,10 +111,25 @@ QString KnobField::text() const {
 
 void KnobField::setText(const QString& text) {
   const QSignalBlocker block(m_editor);  // programmatic changes are not user edits
-  if (auto* spin = qobject_cast<QSpinBox*>(m_editor)) spin->setValue(text.toInt());
-  else if (auto* box = qobject_cast<QCheckBox*>(m_editor)) box->setChecked(text == "true");
-  else if (auto* combo = qobject_cast<QComboBox*>(m_editor)) combo->setCurrentText(text);
-  else if (auto* edit = qobject_cast<QLineEdit*>(m_editor)) edit->setText(text);
+  if (auto* spin = qobject_cast<QSpinBox*>(m_editor))
+    spin->setValue(text.toInt());
+  else if (auto* box = qobject_cast<QCheckBox*>(m_editor))
+    box->setChecked(text == "true");
+  else if (auto* combo = qobject_cast<QComboBox*>(m_editor))
+    combo->setCurrentText(text);
+  else if (auto* edit = qobject_cast<QLineEdit*>(m_editor))
+    edit->setText(text);
+}
+
+void KnobField::applyProblemColor() {
+  QPalette p = m_message->palette();
+  p.setColor(QPalette::BrightText, bad_color());
+  m_message->setPalette(p);
+}
+
+void KnobField::changeEvent(QEvent* event) {
+  if (event->type() == QEvent::PaletteChange && m_message) applyProblemColor();
+  QWidget::changeEvent(event);
 }
 
 void KnobField::setProblem(const QString& message) {

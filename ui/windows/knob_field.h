@@ -29,7 +29,12 @@ class KnobField : public QWidget {
  signals:
   void edited();
 
+ protected:
+  void changeEvent(QEvent* event) override;
+
  private:
+  void applyProblemColor();
+
   config::KnobInfo m_knob;
   QWidget* m_editor = nullptr;
   QLabel* m_message = nullptr;

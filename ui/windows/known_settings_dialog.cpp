@@ -11,6 +11,7 @@
 
 #include "core/config/known_settings.h"
 #include "core/config/trial_config.h"
+#include "ui/windows/theme.h"
 
 namespace tunebench::ui {
 
@@ -70,7 +71,7 @@ KnownSettingsDialog::KnownSettingsDialog(const QString& trialName, const nlohman
   m_problems = new QLabel;
   m_problems->setObjectName(QStringLiteral("knownSettingsProblems"));
   m_problems->setWordWrap(true);
-  m_problems->setStyleSheet(QStringLiteral("color: #b00020"));
+  m_problems->setStyleSheet(QStringLiteral("color: %1").arg(error_color().name()));  // readable in dark themes too
   m_problems->hide();
   layout->addWidget(m_problems);
 

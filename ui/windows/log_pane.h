@@ -23,6 +23,8 @@ class LogPane : public QPlainTextEdit {
   void appendError(const QString& text);  // highlighted (a trial failed)
   void flush();
   static QString format(const LogLine& line);
+  // A worker's stderr line that reports a problem ("error", "exception", "out of memory", ...).
+  static bool looksLikeAnError(const QString& text);
 
  private:
   QStringList m_pending;  // HTML fragments

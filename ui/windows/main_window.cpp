@@ -3,42 +3,64 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QProgressBar>
 #include <QScrollArea>
 #include <QSettings>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTableView>
+#include <QTimer>
 #include <QToolBar>
+#include <QVBoxLayout>
 
 #include "ui/models/trials_model.h"
 #include "ui/plots/step_time_plot.h"
 #include "ui/plots/telemetry_plot.h"
 #include "ui/plots/timeline_plot.h"
+#include "ui/runner/background_jobs.h"
 #include "ui/runner/replay_source.h"
 #include "ui/runner/trial_queue.h"
 #include "ui/runner/trial_runner.h"
 #include "ui/windows/analysis_controller.h"
 #include "ui/windows/live_view.h"
+#include "ui/windows/prediction_controller.h"
 #include "ui/windows/log_pane.h"
 #include "ui/windows/plot_export.h"
 #include "ui/windows/session_actions.h"
 #include "ui/windows/session_controller.h"
+#include "ui/windows/start_page.h"
+#include "ui/windows/theme.h"
+#include "ui/windows/trace_import_actions.h"
 #include "ui/windows/trial_form.h"
+#include "ui/windows/trial_groups_view.h"
+#include "ui/windows/trial_launcher.h"
+#include "ui/windows/trial_viewer.h"
 
 // Resources compiled into a static library are not registered on their own.
 static void init_tunebench_resources() { Q_INIT_RESOURCE(tunebench); }
 
 namespace tunebench::ui {
+
+namespace {
+constexpr double kBottomDockShare = 0.22;  // of the window's height, the trials and log docks
+constexpr int kFormDockWidth = 380;
+}  // namespace
 
 MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(parent), m_options(options) {
   init_tunebench_resources();
@@ -47,52 +69,113 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   setWindowIcon(QIcon(QStringLiteral(":/tunebench/icons/tunebench.svg")));
   setDockNestingEnabled(true);
 
-  m_live = new LiveView(this);
-  setCentralWidget(m_live);
+  m_devices = options.detectDevices ? detect_devices() : options.devices;
+  m_jobs = new BackgroundJobs(this);
+  m_live = new LiveView;
+  m_live->setMachineHasGpu(m_devices.hasGpu());
+  m_startPage = new StartPage;
+  m_centre = new QStackedWidget;
+  m_centre->setObjectName(QStringLiteral("centreStack"));
+  m_centre->addWidget(m_live);
+  m_centre->addWidget(m_startPage);
+  setCentralWidget(m_centre);
   m_form = new TrialForm;
   m_trials = new TrialsModel(this);
   m_log = new LogPane;
   m_queue = new TrialQueue(this);
   // Session store first, so a trial is recorded before the window (and trialFinished listeners)
   // see it end.
-  m_session = new SessionController(m_trials, this);
+  m_session = new SessionController(m_trials, m_jobs, this);
   connect(m_queue, &TrialQueue::trialStarting, m_session, &SessionController::beginLiveTrial);
   connect(m_queue->runner(), &LiveSource::eventsArrived, m_session, &SessionController::addEvents);
   connect(m_queue->runner(), &LiveSource::finished, m_session, &SessionController::finishLiveTrial);
-  connectSource(m_queue->runner());
+  connect(m_session, &SessionController::liveTrialStored, this, [this](const TrialOutcome& outcome) {
+    // In the file now: the cache need not keep it (comparisons load it from the file).
+    if (m_session->storeId(outcome.trial_id) >= 0) m_logs.remove(outcome.trial_id);
+    emit trialFinished(outcome);
+  });
+  connectSource(m_queue->runner(), true);
   connect(m_queue, &TrialQueue::trialStarting, this, &MainWindow::onTrialStarting);
   connect(m_queue, &TrialQueue::queueChanged, this, &MainWindow::updateActions);
 
   createDocks();
-  createActions();
-  m_sessionActions = new SessionActions(this, m_session, options.useSettings);
-  m_analysis = new AnalysisController(this);
-  // Comparisons read session trials from the store; trials of this run come from the cache.
-  m_analysis->setTrialLogProvider([this](int row) -> std::optional<protocol::TrialLog> {
-    if (row < 0 || row >= m_trials->rowCount()) return std::nullopt;
-    const QString id = m_trials->record(row).id;
-    if (m_session->storeId(id) >= 0)
-      if (auto loaded = m_session->loadTrial(id); loaded && !loaded->log.ranks.empty()) return loaded->log;
-    return m_analysis->cachedLog(row);
+  m_viewer = new TrialViewer(m_live, m_trials, m_table->selectionModel(), m_session, &m_logs, this);
+  connect(m_session, &SessionController::sessionChanged, m_viewer, &TrialViewer::sessionChanged);
+
+  m_launcher = new TrialLauncher(m_session, this, this);
+  m_launcher->setDevices(m_devices);
+  m_launcher->setWorkerProgram(options.workerProgram);
+  m_launcher->setEnqueue(
+      [this](const config::TrialConfig& c, const QString& source) { return enqueueTrial(c, source); });
+  connect(m_launcher, &TrialLauncher::refused, this, [this](const QString& message) {
+    statusBar()->showMessage(message, 10000);
+    m_log->appendError(message);
   });
 
-  m_statusProgress = new QLabel(QStringLiteral("idle"));
-  m_progressBar = new QProgressBar;
-  m_progressBar->setMaximumWidth(180);
-  m_progressBar->setVisible(false);
-  m_statusDevices = new QLabel;
-  statusBar()->addWidget(m_statusProgress, 1);
-  statusBar()->addPermanentWidget(m_progressBar);
-  statusBar()->addPermanentWidget(m_statusDevices);
+  m_sessionActions =
+      new SessionActions(m_session, m_trials, m_table->selectionModel(), this, options.useSettings, this);
+  connect(m_sessionActions, &SessionActions::statusMessage, this,
+          [this](const QString& t, int ms) { statusBar()->showMessage(t, ms); });
+  connect(m_sessionActions, &SessionActions::logMessage, this, [this](const QString& t) {
+    m_log->appendLine({-1, LogLine::Source::Runner, t});
+  });
+  connect(m_sessionActions, &SessionActions::errorLogged, m_log, &LogPane::appendError);
+  connect(m_sessionActions, &SessionActions::startPageRequested, this, &MainWindow::showStartPage);
+  connect(m_sessionActions, &SessionActions::recentChanged, m_startPage, &StartPage::setRecent);
+  connect(m_sessionActions, &SessionActions::configRequested, this,
+          [this](const config::TrialConfig& c, const QString& source) {
+            m_form->setConfig(c, TrialForm::Origin{!source.isEmpty(), source});
+          });
+  // torch.profiler traces: an importer of SessionActions, and Trial > Settings….
+  m_traceImport = new TraceImportActions(m_session, m_sessionActions, m_table->selectionModel(), this, this);
+  connect(m_traceImport, &TraceImportActions::statusMessage, this,
+          [this](const QString& t, int ms) { statusBar()->showMessage(t, ms); });
+  connect(m_traceImport, &TraceImportActions::logMessage, this, [this](const QString& t) {
+    m_log->appendLine({-1, LogLine::Source::Runner, t});
+  });
+  connect(m_traceImport, &TraceImportActions::traceImported, this, &MainWindow::showImported);
+  connect(m_session, &SessionController::imported, this,
+          [this](const QString&, const store::ImportResult&, const QString& id) { showImported(id); });
+  connect(m_traceImport, &TraceImportActions::settingsSaved, this, [this](const QString& id) {
+    if (m_viewer->shown() == id && !m_viewer->isShowingLive()) m_viewer->reload();  // throughput may now be known
+  });
+  m_startPage->setExamples(list_examples(examples_dir(QCoreApplication::applicationDirPath())));
+  m_startPage->setRecent(m_sessionActions->recentSessions());
+  connect(m_startPage, &StartPage::exampleActivated, m_sessionActions, &SessionActions::openExample);
+  connect(m_startPage, &StartPage::recentActivated, m_sessionActions, &SessionActions::openSession);
+  connect(m_startPage, &StartPage::newTrialRequested, this, [this] {
+    showStartPage(false);
+    m_form->setFocus();
+  });
+  connect(m_session, &SessionController::trialCountChanged, this, [this](int count) {
+    if (!isBusy()) showStartPage(count == 0);
+  });
+  connect(m_session, &SessionController::sessionChanged, this, [this] {
+    const QString path = m_session->path();
+    setWindowTitle(
+        path.isEmpty()
+            ? QStringLiteral("Tunebench")
+            : QStringLiteral("%1 — %2 — Tunebench").arg(m_session->sessionName(), QFileInfo(path).fileName()));
+    setWindowFilePath(path);
+    if (!m_session->isScratch())  // a throw-away session (tests, --no-restore) is not news
+      statusBar()->showMessage(
+          QStringLiteral("%1: %2 trial(s)").arg(QFileInfo(path).fileName()).arg(m_trials->rowCount()), 6000);
+  });
 
-  const DeviceInventory devices = options.detectDevices ? detect_devices() : options.devices;
-  m_form->setDevices(devices);
-  m_statusDevices->setText(devices.hasGpu() ? QStringLiteral("%1 GPU(s)").arg(devices.gpus.size()) : QStringLiteral("CPU only"));
-  m_statusDevices->setToolTip(devices.summary());
+  new PredictionController(this);  // issue 11: the Prediction dock and Analysis > What if…
+
+  createActions();
+  m_analysis = new AnalysisController(this);
+  createStatusBar();
+
+  m_form->setDevices(m_devices);
   // Without a GPU the only trials that can run are CPU ones: start from the tiny CPU preset.
-  m_form->applyPreset(devices.hasGpu() ? QStringLiteral("7b-single") : QStringLiteral("cpu-tiny"));
+  m_form->applyPreset(m_devices.hasGpu() ? QStringLiteral("7b-single") : QStringLiteral("cpu-tiny"));
   if (options.useSettings) loadSettings();
+  installEventFilter(this);
+  setAcceptDrops(true);
   m_sessionActions->openInitialSession(options.sessionPath);
+  showStartPage(m_trials->rowCount() == 0);
   resize(1500, 950);
   updateActions();
 }
@@ -116,12 +199,61 @@ void MainWindow::createDocks() {
   m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_table->horizontalHeader()->setStretchLastSection(true);  // the reason gets the rest
+  // ResizeToContents fits the columns when the model is reset, not when a row arrives (an import,
+  // a queued trial) or its values grow: refit them then, at most every 100 ms during a run.
+  auto* refit = new QTimer(this);
+  refit->setSingleShot(true);
+  refit->setInterval(100);
+  // The header's own fit (a protected slot), as on a reset: the last section keeps stretching.
+  connect(refit, &QTimer::timeout, m_table,
+          [this] { QMetaObject::invokeMethod(m_table->horizontalHeader(), "resizeSections"); });
+  auto refitSoon = [refit] {
+    if (!refit->isActive()) refit->start();
+  };
+  connect(m_trials, &QAbstractItemModel::rowsInserted, refit, refitSoon);
+  connect(m_trials, &QAbstractItemModel::dataChanged, refit, refitSoon);
   m_table->verticalHeader()->setVisible(false);
   m_table->setAlternatingRowColors(true);
   m_table->setWordWrap(false);
+  m_table->setToolTip(
+      QStringLiteral("Click a trial to see its timeline and plots; select several to compare them (Ctrl+K)"));
+  // Clicking the row that is already current shows it again (e.g. back from a stored trial).
+  connect(m_table, &QTableView::clicked, this,
+          [this](const QModelIndex& i) { m_viewer->show(i.data(TrialsModel::TrialIdRole).toString()); });
+
+  // Group by a knob (W&B's run grouping): the same trials as a tree, selection shared.
+  m_groups = new TrialGroupsView(m_trials, m_table->selectionModel());
+  auto* groupBy = new QComboBox;
+  groupBy->setObjectName(QStringLiteral("groupBy"));
+  groupBy->addItem(QStringLiteral("no grouping"), QString());
+  for (const config::KnobInfo& k : config::knobs())
+    if (k.key != "name" && k.type != config::KnobType::Map)
+      groupBy->addItem(QString::fromStdString(k.label), QString::fromStdString(k.key));
+  groupBy->setToolTip(
+      QStringLiteral("Group the trials by a knob: one group per value, with the group's best and median figures"));
+  auto* stack = new QStackedWidget;
+  stack->addWidget(m_table);
+  stack->addWidget(m_groups);
+  connect(groupBy, &QComboBox::currentIndexChanged, this, [this, groupBy, stack](int) {
+    const QString key = groupBy->currentData().toString();
+    m_groups->setGroupKey(key);
+    stack->setCurrentIndex(key.isEmpty() ? 0 : 1);
+  });
+  connect(m_groups, &TrialGroupsView::trialActivated, this, [this](const QString& id) { m_viewer->show(id); });
+  auto* tablePanel = new QWidget;
+  auto* panelLayout = new QVBoxLayout(tablePanel);
+  panelLayout->setContentsMargins(0, 0, 0, 0);
+  panelLayout->setSpacing(2);
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(new QLabel(QStringLiteral("Group by:")));
+  bar->addWidget(groupBy);
+  bar->addStretch(1);
+  panelLayout->addLayout(bar);
+  panelLayout->addWidget(stack, 1);
+
   auto* tableDock = new QDockWidget(QStringLiteral("Trials"), this);
   tableDock->setObjectName(QStringLiteral("trialsDock"));
-  tableDock->setWidget(m_table);
+  tableDock->setWidget(tablePanel);
   addDockWidget(Qt::BottomDockWidgetArea, tableDock);
 
   auto* logDock = new QDockWidget(QStringLiteral("Log"), this);
@@ -131,7 +263,7 @@ void MainWindow::createDocks() {
   splitDockWidget(tableDock, logDock, Qt::Horizontal);
   resizeDocks({tableDock}, {230}, Qt::Vertical);
   resizeDocks({tableDock, logDock}, {3, 2}, Qt::Horizontal);  // the table's reasons need the room
-  resizeDocks({formDock}, {380}, Qt::Horizontal);
+  resizeDocks({formDock}, {kFormDockWidth}, Qt::Horizontal);
 }
 
 void MainWindow::createActions() {
@@ -149,21 +281,17 @@ void MainWindow::createActions() {
                            QStringLiteral("Add the trial to the queue; it runs after the current one"));
   QAction* stop = make("actionStop", QStringLiteral("&Stop"), QKeySequence(Qt::CTRL | Qt::Key_Period),
                        QStringLiteral("Stop the running trial (all ranks)"));
-  QAction* stopAll = make("actionStopAll", QStringLiteral("Stop and clear &queue"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Period),
+  QAction* stopAll = make("actionStopAll", QStringLiteral("Stop and clear &queue"),
+                          QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Period),
                           QStringLiteral("Stop the running trial and drop the queued ones"));
   QAction* validate = make("actionValidate", QStringLiteral("&Validate"), QKeySequence(Qt::CTRL | Qt::Key_Return),
                            QStringLiteral("Check the form without running"));
   QAction* replay = make("actionReplay", QStringLiteral("&Replay event log…"), QKeySequence(Qt::CTRL | Qt::Key_O),
                          QStringLiteral("Play a recorded .jsonl event log into the live views"));
-  QAction* follow = make("actionFollow", QStringLiteral("&Follow latest"), QKeySequence(Qt::Key_F),
-                         QStringLiteral("Keep the newest steps in view on the timeline"));
-  follow->setCheckable(true);
-  follow->setChecked(true);
-  QAction* zoomIn = make("actionZoomIn", QStringLiteral("Zoom &in"), QKeySequence(QKeySequence::ZoomIn), QStringLiteral("Zoom the timeline in"));
-  QAction* zoomOut = make("actionZoomOut", QStringLiteral("Zoom &out"), QKeySequence(QKeySequence::ZoomOut), QStringLiteral("Zoom the timeline out"));
   QAction* exportAct = make("actionExport", QStringLiteral("&Export plots…"), QKeySequence(Qt::CTRL | Qt::Key_E),
-                              QStringLiteral("Save the timeline, step-time and telemetry plots as PNG, PDF or SVG"));
-  QAction* quit = make("actionQuit", QStringLiteral("&Quit"), QKeySequence(QKeySequence::Quit), QStringLiteral("Stop everything and quit"));
+                            QStringLiteral("Save the timeline, step-time and telemetry plots as PNG, PDF or SVG"));
+  QAction* quit = make("actionQuit", QStringLiteral("&Quit"), QKeySequence(QKeySequence::Quit),
+                       QStringLiteral("Stop everything and quit"));
 
   connect(run, &QAction::triggered, this, &MainWindow::runTrial);
   connect(queueAct, &QAction::triggered, this, &MainWindow::runTrial);  // the queue starts it when idle
@@ -181,33 +309,37 @@ void MainWindow::createActions() {
   });
   connect(validate, &QAction::triggered, this, [this] {
     const int n = m_form->validateAndShow();
-    statusBar()->showMessage(n ? QStringLiteral("%1 problem(s) in the form").arg(n) : QStringLiteral("The trial is valid"), 4000);
+    statusBar()->showMessage(
+        n ? QStringLiteral("%1 problem(s) in the form").arg(n) : QStringLiteral("The trial is valid"), 4000);
   });
   connect(replay, &QAction::triggered, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Replay event log"), {},
-                                                      QStringLiteral("Event logs (*.jsonl);;All files (*)"));
-    if (path.isEmpty()) return;
-    bool ok = false;
-    const double speed = QInputDialog::getDouble(this, QStringLiteral("Replay speed"),
-                                                 QStringLiteral("Speed (1 = as recorded, 0 = as fast as possible):"), 1.0, 0.0, 1000.0, 1, &ok);
-    if (ok) replayLog(path, speed);
+    auto* d = new QFileDialog(this, QStringLiteral("Replay event log"), {},
+                              QStringLiteral("Event logs (*.jsonl);;All files (*)"));
+    d->setFileMode(QFileDialog::ExistingFile);
+    d->setAttribute(Qt::WA_DeleteOnClose);
+    connect(d, &QFileDialog::fileSelected, this, [this](const QString& path) { replayLog(path, 1.0); });
+    d->open();
   });
-  connect(follow, &QAction::toggled, m_live->timeline(), &TimelinePlot::setFollowLatest);
-  connect(m_live->timeline(), &TimelinePlot::followLatestChanged, follow, &QAction::setChecked);
-  connect(zoomIn, &QAction::triggered, this, [this] { m_live->timeline()->zoomBy(0.5); });
-  connect(zoomOut, &QAction::triggered, this, [this] { m_live->timeline()->zoomBy(2.0); });
   connect(exportAct, &QAction::triggered, this, [this] {
-    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export plots"), QStringLiteral("timeline.png"),
-                                                      QStringLiteral("PNG image (*.png);;PDF document (*.pdf);;SVG drawing (*.svg)"));
-    if (path.isEmpty()) return;
-    const QStringList written = exportPlots(path);
-    statusBar()->showMessage(written.isEmpty() ? QStringLiteral("Could not write %1").arg(path)
-                                               : QStringLiteral("Wrote %1").arg(written.join(QStringLiteral(", "))), 8000);
+    auto* d = new QFileDialog(this, QStringLiteral("Export plots"),
+                              QDir(m_sessionActions->exportDir()).filePath(QStringLiteral("timeline.png")),
+                              QStringLiteral("PNG image (*.png);;PDF document (*.pdf);;SVG drawing (*.svg)"));
+    d->setAcceptMode(QFileDialog::AcceptSave);
+    d->setAttribute(Qt::WA_DeleteOnClose);
+    connect(d, &QFileDialog::fileSelected, this, [this](const QString& path) {
+      const QStringList written = exportPlots(path);
+      statusBar()->showMessage(written.isEmpty() ? QStringLiteral("Could not write %1").arg(path)
+                                                 : QStringLiteral("Wrote %1").arg(written.join(QStringLiteral(", "))),
+                               8000);
+    });
+    d->open();
   });
   connect(quit, &QAction::triggered, this, &QWidget::close);
 
-  QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
-  file->setObjectName(QStringLiteral("menuFile"));
+  QMenu* file = m_sessionActions->fileMenu();
+  file->setParent(this, file->windowFlags());
+  menuBar()->addMenu(file);
+  file->addSeparator();
   file->addAction(replay);
   file->addAction(exportAct);
   file->addSeparator();
@@ -215,13 +347,34 @@ void MainWindow::createActions() {
   QMenu* trial = menuBar()->addMenu(QStringLiteral("&Trial"));
   trial->setObjectName(QStringLiteral("menuTrial"));
   for (QAction* a : {run, queueAct, stop, stopAll, validate}) trial->addAction(a);
+  trial->addSeparator();
+  for (QAction* a : m_sessionActions->trialActions()) trial->addAction(a);
+  trial->addAction(m_traceImport->settingsAction());
+  QAction* firstSeparator = nullptr;  // the context menu's trial entries end there
+  for (QAction* a : m_sessionActions->contextMenu()->actions())
+    if (a->isSeparator()) {
+      firstSeparator = a;
+      break;
+    }
+  m_sessionActions->contextMenu()->insertAction(firstSeparator, m_traceImport->settingsAction());
+  m_table->addActions(m_sessionActions->trialActions());  // F2 and Del work in the table
+  m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(m_table, &QWidget::customContextMenuRequested, this,
+          [this](const QPoint& pos) { m_sessionActions->contextMenu()->popup(m_table->viewport()->mapToGlobal(pos)); });
+
   QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
   view->setObjectName(QStringLiteral("menuView"));
-  for (QAction* a : {follow, zoomIn, zoomOut}) view->addAction(a);
+  for (QAction* a : m_live->timelineActions()) view->addAction(a);
+  addActions(m_live->timelineActions());  // shortcuts work wherever the focus is
+  view->addSeparator();
+  QMenu* themes = view->addMenu(QStringLiteral("&Theme"));
+  themes->setObjectName(QStringLiteral("menuTheme"));
+  for (QAction* a : theme_actions(this)) themes->addAction(a);
   view->addSeparator();
   for (QDockWidget* dock : findChildren<QDockWidget*>()) view->addAction(dock->toggleViewAction());
   QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
   help->setObjectName(QStringLiteral("menuHelp"));
+  help->addAction(m_sessionActions->examplesAction());
   help->addAction(QStringLiteral("&About Tunebench"), this, [this] {
     QMessageBox::about(this, QStringLiteral("About Tunebench"),
                        QStringLiteral("<b>Tunebench</b> runs short, instrumented training trials and shows where every "
@@ -236,47 +389,134 @@ void MainWindow::createActions() {
   bar->addAction(replay);
 }
 
+void MainWindow::createStatusBar() {
+  m_statusProgress = new QLabel(QStringLiteral("idle"));
+  m_progressBar = new QProgressBar;
+  m_progressBar->setMaximumWidth(180);
+  m_progressBar->setVisible(false);
+  // Background jobs (opening, loading, importing, exporting) show here, like hotspot's parser.
+  m_jobLabel = new QLabel;
+  m_jobLabel->setObjectName(QStringLiteral("jobLabel"));
+  m_jobBar = new QProgressBar;
+  m_jobBar->setObjectName(QStringLiteral("jobProgress"));
+  m_jobBar->setMaximumWidth(140);
+  m_jobLabel->setVisible(false);
+  m_jobBar->setVisible(false);
+  m_statusDevices = new QLabel(m_devices.hasGpu() ? QStringLiteral("%1 GPU(s)").arg(m_devices.gpus.size())
+                                                  : QStringLiteral("CPU only"));
+  m_statusDevices->setToolTip(m_devices.summary());
+  statusBar()->addWidget(m_statusProgress, 1);
+  statusBar()->addPermanentWidget(m_jobLabel);
+  statusBar()->addPermanentWidget(m_jobBar);
+  statusBar()->addPermanentWidget(m_progressBar);
+  statusBar()->addPermanentWidget(m_statusDevices);
+  connect(m_jobs, &BackgroundJobs::jobStarted, this, [this](int, const QString& title) {
+    m_jobLabel->setText(title + QStringLiteral("…"));
+    m_jobBar->setRange(0, 0);  // busy until the job says how far it is
+    m_jobLabel->setVisible(true);
+    m_jobBar->setVisible(true);
+  });
+  connect(m_jobs, &BackgroundJobs::progress, this,
+          [this](int, const QString& title, qint64 done, qint64 total, const QString& text) {
+            m_jobLabel->setText(QStringLiteral("%1: %2").arg(title, text));
+            if (total > 0) {
+              m_jobBar->setRange(0, int(std::min<qint64>(total, 1 << 30)));
+              m_jobBar->setValue(int(std::min<qint64>(done, 1 << 30)));
+            } else {
+              m_jobBar->setRange(0, 0);
+            }
+          });
+  connect(m_jobs, &BackgroundJobs::idle, this, [this] {
+    m_jobLabel->setVisible(false);
+    m_jobBar->setVisible(false);
+  });
+}
+
 QAction* MainWindow::action(const QString& objectName) const { return findChild<QAction*>(objectName); }
 
 QMenu* MainWindow::menu(const QString& objectName) const { return findChild<QMenu*>(objectName); }
 
 bool MainWindow::isBusy() const { return m_queue->runner()->isActive() || (m_replay && m_replay->isActive()); }
 
-void MainWindow::connectSource(LiveSource* source) {
+bool MainWindow::isStartPageShown() const { return m_centre->currentWidget() == m_startPage; }
+
+void MainWindow::showStartPage(bool show) {
+  if (show) m_startPage->setRecent(m_sessionActions ? m_sessionActions->recentSessions() : QStringList());
+  m_centre->setCurrentWidget(show ? static_cast<QWidget*>(m_startPage) : static_cast<QWidget*>(m_live));
+}
+
+void MainWindow::selectRows(const QStringList& rows) {
+  QItemSelection selection;
+  int last = -1;
+  for (const QString& r : rows) {
+    bool ok = false;
+    const int row = r.trimmed().toInt(&ok);
+    if (!ok || row < 0 || row >= m_trials->rowCount()) continue;
+    selection.select(m_trials->index(row, 0), m_trials->index(row, TrialsModel::ColumnCount - 1));
+    last = row;
+  }
+  if (last < 0) return;
+  m_table->selectionModel()->setCurrentIndex(m_trials->index(last, 0), QItemSelectionModel::NoUpdate);
+  m_table->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect);
+  m_viewer->show(m_trials->record(last).id);
+  showStartPage(false);
+}
+
+void MainWindow::connectSource(LiveSource* source, bool recorded) {
   connect(source, &LiveSource::started, this, &MainWindow::updateActions);
   connect(source, &LiveSource::eventsArrived, this, &MainWindow::onEvents);
   connect(source, &LiveSource::progress, this, &MainWindow::onProgress);
   connect(source, &LiveSource::logLine, m_log, &LogPane::appendLine);
-  connect(source, &LiveSource::finished, this, &MainWindow::onFinished);
+  connect(source, &LiveSource::finished, this,
+          [this, recorded](const TrialOutcome& outcome) { onFinished(outcome, recorded); });
 }
 
 bool MainWindow::runTrial() {
   if (const int n = m_form->validateAndShow()) {
-    statusBar()->showMessage(QStringLiteral("Not started: %1 problem(s) in the form, shown next to the fields").arg(n), 6000);
+    statusBar()->showMessage(QStringLiteral("Not started: %1 problem(s) in the form, shown next to the fields").arg(n),
+                             6000);
     return false;
   }
   if (m_replay && m_replay->isActive()) {
     statusBar()->showMessage(QStringLiteral("Stop the replay first (Ctrl+.)"), 6000);
     return false;
   }
-  return !queueConfig(m_form->config()).isEmpty();
+  LaunchRequest request;
+  request.configs = {m_form->config()};
+  request.what = QStringLiteral("Run");
+  request.fromSession = m_form->origin().fromSession;
+  if (!m_form->origin().source.isEmpty()) request.source = m_form->origin().source;
+  // Once the user has seen and accepted a stored config, the form's copy is theirs: asked once.
+  const auto result = m_launcher->launch(request, [this](const QStringList& ids) {
+    if (!ids.isEmpty() && m_form->origin().fromSession) m_form->setConfig(m_form->config());
+  });
+  return result == TrialLauncher::Result::Queued;
 }
 
 QString MainWindow::queueConfig(const config::TrialConfig& config) {
-  if (!config::validate(config).empty()) return {};
+  LaunchRequest request;
+  request.configs = {config};
+  request.what = QStringLiteral("queue %1").arg(QString::fromStdString(config.name));
+  auto id = std::make_shared<QString>();
+  m_launcher->launch(request, [id](const QStringList& ids) { *id = ids.value(0); });
+  return *id;
+}
+
+QString MainWindow::enqueueTrial(const config::TrialConfig& config, const QString& source) {
   TrialRequest request;
-  request.id = QStringLiteral("t%1-%2").arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))).arg(++m_counter);
+  request.id = QStringLiteral("t%1-%2")
+                   .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")))
+                   .arg(++m_counter);
   request.config = config;
   if (request.config.name.empty()) request.config.name = request.id.toStdString();
   request.worker_program = m_options.workerProgram;
-  // Nothing stored in a session someone else made runs unseen: show argv and environment first.
-  if (m_session->needsLaunchConfirmation() && !m_sessionActions->confirmLaunch(request)) return {};
   TrialRecord record;
   record.id = request.id;
   record.config = request.config;
   record.steps = int(request.config.steps);
+  record.source = source;
   m_trials->upsert(record);
-  m_session->addQueuedTrial(record, m_session->takeLaunchSource());
+  m_session->addQueuedTrial(record, source);
   m_queue->enqueue(request);
   updateActions();
   return request.id;
@@ -302,7 +542,7 @@ bool MainWindow::replayLog(const QString& path, double speed) {
     statusBar()->showMessage(m_replay->errorString(), 8000);
     return false;
   }
-  connectSource(m_replay);
+  connectSource(m_replay, false);
   TrialRecord record;
   record.id = m_replay->trialId();
   record.replay = true;
@@ -319,15 +559,23 @@ bool MainWindow::replayLog(const QString& path, double speed) {
 void MainWindow::onTrialStarting(const QString& id) {
   m_currentTrial = id;
   m_stats.clear();
+  m_logs.pin(id);  // recorded or not, the running trial's events stay until it ends
   TrialRecord* r = m_trials->find(id);
   const QString name = r ? QString::fromStdString(r->config.name) : id;
-  m_live->clear(name);
-  m_sessionActions->showStartPage(false);
+  m_viewer->liveStarting(id, name);
+  // The row of what is shown is the current one, unless the user holds a selection of several
+  // (for a comparison) that a starting trial must not take away.
+  if (const int row = m_trials->rowOf(id); row >= 0 && m_table->selectionModel()->selectedRows().size() <= 1)
+    m_table->selectionModel()->setCurrentIndex(m_trials->index(row, 0),
+                                               QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  showStartPage(false);
+  m_sessionActions->setBusy(true);
   if (r) {
     r->status = TrialRecord::Status::Running;
     r->started = QDateTime::currentDateTime();
     m_trials->touch(id);
   }
+  statusBar()->clearMessage();  // the run's progress is the news now
   m_statusProgress->setText(QStringLiteral("running %1").arg(name));
   m_progressBar->setVisible(true);
   m_progressBar->setValue(0);
@@ -335,8 +583,8 @@ void MainWindow::onTrialStarting(const QString& id) {
 }
 
 void MainWindow::onEvents(const EventBatch& batch) {
-  m_live->addEvents(batch);
-  m_logs.add(m_currentTrial, batch);  // kept for the comparison (issue 7)
+  m_viewer->liveEvents(batch);
+  m_logs.add(m_currentTrial, batch);  // the running trial, for the view and the comparison
   m_stats.add(batch);
   if (TrialRecord* r = m_trials->find(m_currentTrial)) {
     for (const auto& e : batch)
@@ -364,32 +612,48 @@ void MainWindow::onProgress(const TrialProgress& progress) {
   }
 }
 
-void MainWindow::onFinished(const TrialOutcome& outcome) {
+void MainWindow::onFinished(const TrialOutcome& outcome, bool recorded) {
   TrialRecord* r = m_trials->find(m_currentTrial);
   if (r) {
     switch (outcome.status) {
-      case TrialOutcome::Status::Succeeded: r->status = TrialRecord::Status::Succeeded; break;
-      case TrialOutcome::Status::Failed: r->status = TrialRecord::Status::Failed; break;
-      case TrialOutcome::Status::Stopped: r->status = TrialRecord::Status::Stopped; break;
+      case TrialOutcome::Status::Succeeded:
+        r->status = TrialRecord::Status::Succeeded;
+        break;
+      case TrialOutcome::Status::Failed:
+        r->status = TrialRecord::Status::Failed;
+        break;
+      case TrialOutcome::Status::Stopped:
+        r->status = TrialRecord::Status::Stopped;
+        break;
     }
     r->reason = outcome.reason;
     r->stderr_tail = outcome.stderr_tail;
     m_trials->touch(m_currentTrial);
   }
-  m_live->setOutcome(outcome);
-  m_live->replotNow();
+  m_logs.unpin(m_currentTrial);
+  m_viewer->liveFinished(outcome);
+  m_sessionActions->setBusy(false);
   m_progressBar->setVisible(false);
   if (outcome.status == TrialOutcome::Status::Failed) {
     m_log->appendError(QStringLiteral("trial %1 failed: %2").arg(outcome.trial_id, outcome.reason) +
                        (outcome.stderr_tail.isEmpty() ? QString() : QStringLiteral("\n") + outcome.stderr_tail));
     m_statusProgress->setText(QStringLiteral("%1 failed: %2").arg(outcome.trial_id, outcome.reason));
   } else {
-    m_statusProgress->setText(QStringLiteral("%1 %2").arg(outcome.trial_id,
-                                                          outcome.status == TrialOutcome::Status::Stopped ? QStringLiteral("stopped")
-                                                                                                          : QStringLiteral("finished")));
+    m_statusProgress->setText(QStringLiteral("%1 %2").arg(
+        outcome.trial_id,
+        outcome.status == TrialOutcome::Status::Stopped ? QStringLiteral("stopped") : QStringLiteral("finished")));
   }
   updateActions();
-  emit trialFinished(outcome);
+  // A recorded trial is announced once its end is in the file (SessionController::liveTrialStored).
+  if (!recorded) emit trialFinished(outcome);
+}
+
+void MainWindow::showImported(const QString& recordId) {
+  const int row = m_trials->rowOf(recordId);
+  if (row < 0 || isBusy() || m_table->selectionModel()->selectedRows().size() > 1) return;
+  m_table->selectionModel()->setCurrentIndex(m_trials->index(row, 0),
+                                             QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  showStartPage(false);
 }
 
 void MainWindow::updateActions() {
@@ -404,21 +668,55 @@ QStringList MainWindow::exportPlots(const QString& path) {
   const QFileInfo info(path);
   const QString base = info.dir().filePath(info.completeBaseName());
   const QString ext = info.suffix().toLower();
-  const QString suffix = ext == QLatin1String("pdf") || ext == QLatin1String("svg") ? QLatin1Char('.') + ext : QStringLiteral(".png");
+  const QString suffix =
+      ext == QLatin1String("pdf") || ext == QLatin1String("svg") ? QLatin1Char('.') + ext : QStringLiteral(".png");
   m_live->replotNow();
   QStringList written;
-  const std::pair<QCustomPlot*, QString> plots[] = {{m_live->timeline(), base + suffix},
-                                                    {m_live->stepTime(), base + QStringLiteral("-steps") + suffix},
-                                                    {m_live->telemetry(), base + QStringLiteral("-telemetry") + suffix}};
+  const std::pair<QCustomPlot*, QString> plots[] = {
+      {m_live->timeline(), base + suffix},
+      {m_live->stepTime(), base + QStringLiteral("-steps") + suffix},
+      {m_live->telemetry(), base + QStringLiteral("-telemetry") + suffix}};
   for (const auto& [plot, file] : plots)
     if (save_plot(plot, file)) written << file;
   return written;
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+  QMainWindow::resizeEvent(event);
+  // After the layout settled: a window grown from a small size would otherwise give every new
+  // pixel to the centre and leave the docks at their squeezed size (and save that layout).
+  QTimer::singleShot(0, this, &MainWindow::keepDockShares);
+}
+
+void MainWindow::keepDockShares() {
+  auto* trials = findChild<QDockWidget*>(QStringLiteral("trialsDock"));
+  auto* form = findChild<QDockWidget*>(QStringLiteral("trialDock"));
+  if (trials && trials->isVisible() && !trials->isFloating() && trials->height() < int(height() * kBottomDockShare) - 8)
+    resizeDocks({trials}, {int(height() * kBottomDockShare)}, Qt::Vertical);
+  if (form && form->isVisible() && !form->isFloating() && form->width() < std::min(kFormDockWidth, width() / 4))
+    resizeDocks({form}, {std::min(kFormDockWidth, width() / 4)}, Qt::Horizontal);
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == this && (event->type() == QEvent::DragEnter || event->type() == QEvent::DragMove)) {
+    auto* e = static_cast<QDragMoveEvent*>(event);
+    if (event->type() == QEvent::DragEnter) m_dropAccepted = m_sessionActions->canDrop(e->mimeData());
+    if (m_dropAccepted) e->acceptProposedAction();
+    return true;
+  }
+  if (watched == this && event->type() == QEvent::Drop) {
+    auto* e = static_cast<QDropEvent*>(event);
+    if (m_sessionActions->drop(e->mimeData())) e->acceptProposedAction();
+    return true;
+  }
+  return QMainWindow::eventFilter(watched, event);
 }
 
 void MainWindow::loadSettings() {
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
   restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  apply_theme(theme_from_string(settings.value(QStringLiteral("view/theme")).toString()));
   const QByteArray last = settings.value(QStringLiteral("trial/lastConfig")).toByteArray();
   if (last.isEmpty()) return;
   const auto json = nlohmann::json::parse(last.toStdString(), nullptr, false);
@@ -428,10 +726,13 @@ void MainWindow::loadSettings() {
 }
 
 void MainWindow::saveSettings() {
+  keepDockShares();
   QSettings settings;
   settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
   settings.setValue(QStringLiteral("window/state"), saveState());
-  settings.setValue(QStringLiteral("trial/lastConfig"), QByteArray::fromStdString(config::to_json(m_form->config()).dump()));
+  settings.setValue(QStringLiteral("view/theme"), theme_to_string(current_theme()));
+  settings.setValue(QStringLiteral("trial/lastConfig"),
+                    QByteArray::fromStdString(config::to_json(m_form->config()).dump()));
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

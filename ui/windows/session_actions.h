@@ -1,92 +1,136 @@
-// SessionActions: the window's File and Trial menu entries for sessions, the trials table's
-// context menu, drag and drop of .tbsession / .jsonl / torch.profiler trace files, the start page
-// and the recent list. Traces go on to TraceImportActions.
+// SessionActions: the session's menu entries and gestures: New / Open / Open recent / Save As /
+// Import, the exports of selected trials, the Trial entries (run again, rename, annotate,
+// delete), the trials table's context menu and drag and drop of session files and logs.
 //
-// It only wires user gestures to SessionController and reports results (status bar, log pane,
-// message boxes); the store work itself is the controller's. Message boxes are opened window-modal
-// without blocking (open(), not exec()), so an error never stalls a run or a test; the blocking
-// dialogs (file pickers, confirmations) sit only in the action handlers, while the public methods
-// below take their answers as arguments and are what tests drive.
+// It owns its actions and menus and reports through signals; it knows the SessionController, the
+// trials table's selection and a widget to parent dialogs, never the main window. The window
+// places fileMenu(), trialActions(), examplesAction() and contextMenu() where it wants them and
+// connects the signals to its status bar, log pane, form and start page. Dialogs are opened
+// window-modal without blocking (open(), never exec()), so nothing here stalls a live run; the
+// public methods take the dialogs' answers as arguments and are what tests drive.
+//
+// Importers are pluggable (addImporter): the File menu's Import entry (several files at once) and
+// drag and drop offer every registered kind of file; the event log (.jsonl) is the built-in one.
 #pragma once
 
+#include <functional>
+
+#include <QList>
+#include <QMessageBox>
 #include <QObject>
+#include <QPointer>
 #include <QStringList>
 
-#include "ui/runner/runner_types.h"
+#include "core/config/trial_config.h"
 
 class QAction;
+class QItemSelectionModel;
 class QMenu;
-class QMessageBox;
-class QStackedWidget;
+class QMimeData;
+class QWidget;
 
 namespace tunebench::ui {
 
-class MainWindow;
 class SessionController;
-class StartPage;
-class TraceImportActions;
+class TrialsModel;
 
 class SessionActions : public QObject {
   Q_OBJECT
  public:
   static constexpr int kMaxRecent = 8;
 
-  SessionActions(MainWindow* window, SessionController* session, bool useSettings);
+  // A kind of file File → Import and drag and drop take. A gesture's files are handed out by
+  // `accepts` (by name or by content; importers added later are asked first) and each importer
+  // gets all of its files at once: the ranks of one torch.profiler run are one trial.
+  struct Importer {
+    QString name;                                          // "Event log"
+    QStringList patterns;                                  // file dialog globs: {"*.jsonl"}
+    std::function<bool(const QString& path)> accepts;      // this kind of file?
+    std::function<bool(const QStringList& paths)> import;  // starts the import; false when refused
+  };
 
+  SessionActions(SessionController* session, TrialsModel* trials, QItemSelectionModel* selection, QWidget* dialogParent,
+                 bool useSettings, QObject* parent = nullptr);
+
+  // ---- what the window places ----
+  QMenu* fileMenu() const { return m_fileMenu; }  // session entries; the window may append its own
+  QList<QAction*> trialActions() const;           // run again, rename, annotate, delete
+  QAction* examplesAction() const { return m_examples; }
+  QMenu* contextMenu() const { return m_contextMenu; }
+
+  void addImporter(const Importer& importer);
   // Opens `sessionPath` (created when missing); empty: the last session (settings) or a new one.
   void openInitialSession(const QString& sessionPath);
 
-  // ---- what the menu entries do, without their dialogs ----
+  // ---- what the menu entries do, without their dialogs (background jobs: true = started) ----
   bool newSession(const QString& path);
   bool openSession(const QString& path);
   bool openExample(const QString& examplePath);  // opens a copy in the user's data folder
   bool saveSessionAs(const QString& path);
   bool importLog(const QString& jsonlPath);
-  // Sessions are opened, event logs and traces (told apart by content) imported; all the traces
-  // among `files` are the ranks of one trial, read off the GUI thread (TraceImportActions).
-  bool importFiles(const QStringList& files);
-  TraceImportActions* traceImport() const { return m_traceImport; }
+  // Sessions among `paths` are opened, the other files handed to the importers that accept them.
+  bool importFiles(const QStringList& paths);
   bool exportTrials(const QStringList& recordIds, const QString& path);  // .csv (steps) or .json
   bool exportSummariesCsv(const QStringList& recordIds, const QString& path);
-  bool exportChromeTrace(const QString& recordId, const QString& path);
-  bool rerunWithChanges(const QString& recordId);  // loads the config into the form
-  // Asks before a config from a foreign session runs: argv and environment. True to go on.
-  bool confirmLaunch(const TrialRequest& request);
+  bool exportChromeTrace(const QStringList& recordIds, const QString& path);  // one process per trial and rank
+  bool rerunWithChanges(const QString& recordId);                             // asks for the config to go into the form
+
+  // Drag and drop, for the window's drop events.
+  bool canDrop(const QMimeData* mime) const;
+  bool drop(const QMimeData* mime);
 
   QStringList selectedTrialIds() const;
   QStringList recentSessions() const { return m_recent; }
-  StartPage* startPage() const { return m_startPage; }
-  void showStartPage(bool show);
-  bool isStartPageShown() const;
+  // The folder export dialogs start in: the last one used (remembered in the settings).
+  QString exportDir() const { return m_exportDir; }
+  void setBusy(bool busy) { m_busy = busy; }  // a trial runs: no switching sessions
   // The last error shown (tests read it; the user sees the message box).
   QString lastError() const { return m_lastError; }
   QMessageBox* lastMessageBox() const { return m_lastBox; }
-  // A non-blocking message box and the log pane (also for TraceImportActions).
+  // A window-modal, non-blocking message box and errorLogged: how the session's gestures and the
+  // importers (TraceImportActions) report what failed.
   void showError(const QString& title, const QString& message);
 
- protected:
-  bool eventFilter(QObject* watched, QEvent* event) override;
+ signals:
+  void statusMessage(const QString& text, int timeoutMs);
+  void logMessage(const QString& text);
+  void errorLogged(const QString& text);
+  // "Run again with changes": put this config into the form (origin: the stored trial).
+  void configRequested(const tunebench::config::TrialConfig& config, const QString& source);
+  void startPageRequested(bool show);
+  void recentChanged(const QStringList& recent);
 
  private:
   void createActions();
-  void updateTitle();
   void updateTrialActions();
   void addRecent(const QString& path);
   void rebuildRecentMenu();
-  QString askSavePath(const QString& title, const QString& fileName, const QString& filter);
+  void rememberExportDir(const QString& path);
+  QString importFilter() const;
+  // Save dialog (window-modal, not blocking) that calls `chosen` with the path.
+  void askSavePath(const QString& title, const QString& fileName, const QString& filter,
+                   std::function<void(const QString&)> chosen);
 
-  MainWindow* m_window;
   SessionController* m_session;
-  StartPage* m_startPage = nullptr;
-  TraceImportActions* m_traceImport = nullptr;
-  QStackedWidget* m_centre = nullptr;
+  TrialsModel* m_trials;
+  QItemSelectionModel* m_selection;
+  QWidget* m_parent;
+  QMenu* m_fileMenu = nullptr;
   QMenu* m_recentMenu = nullptr;
   QMenu* m_contextMenu = nullptr;
+  QAction* m_examples = nullptr;
   QList<QAction*> m_trialActions;  // need a selected trial
+  QList<QAction*> m_trialMenuActions;
+  QList<Importer> m_importers;
   QStringList m_recent;
+  QString m_exportDir;
   QString m_lastError;
-  QMessageBox* m_lastBox = nullptr;
+  QPointer<QMessageBox> m_lastBox;
   bool m_useSettings;
+  bool m_busy = false;
 };
+
+// Where sessions the user makes are kept: <data dir>/tunebench/sessions (created when missing).
+QString user_sessions_dir();
 
 }  // namespace tunebench::ui

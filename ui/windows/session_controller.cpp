@@ -1,28 +1,95 @@
 #include "ui/windows/session_controller.h"
 
+#include <fstream>
+#include <utility>
+
 #include <QDir>
 #include <QFileInfo>
+#include <QLocale>
 #include <QTemporaryDir>
+#include <QThread>
+
+#include <SQLiteCpp/Database.h>
 
 #include "core/config/known_settings.h"
 #include "core/config/trial_config.h"
+#include "core/store/export.h"
 #include "core/store/session_store.h"
 #include "core/store/store_error.h"
-#include "core/store/trial_writer.h"
+#include "ui/models/trial_log_events.h"
 #include "ui/models/trials_model.h"
+#include "ui/runner/background_jobs.h"
+#include "ui/windows/live_recorder.h"
+#include "ui/windows/trace_merge.h"
+#include "ui/windows/trial_view_data.h"
 
 namespace tunebench::ui {
 
 namespace {
 QString loaded_id(qint64 storeId) { return QStringLiteral("s%1").arg(storeId); }
 
+QString data_size(qint64 bytes) { return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeSIFormat); }
+
 store::TrialStatus to_store_status(TrialOutcome::Status status) {
   switch (status) {
-    case TrialOutcome::Status::Succeeded: return store::TrialStatus::Done;
-    case TrialOutcome::Status::Failed: return store::TrialStatus::Failed;
-    case TrialOutcome::Status::Stopped: return store::TrialStatus::Stopped;
+    case TrialOutcome::Status::Succeeded:
+      return store::TrialStatus::Done;
+    case TrialOutcome::Status::Failed:
+      return store::TrialStatus::Failed;
+    case TrialOutcome::Status::Stopped:
+      return store::TrialStatus::Stopped;
   }
   return store::TrialStatus::Failed;
+}
+
+// Writers wait this long for another connection's transaction (an import, the live recorder)
+// before they give up with "database is locked".
+constexpr int kBusyTimeoutMs = 2000;
+
+// The job thread's connections to the current file, reused across jobs (opening runs the file
+// checks). Only the one job thread ever touches them.
+struct JobStores {
+  std::string path;
+  std::unique_ptr<store::SessionStore> stores[2];  // read-only, read-write
+  static JobStores& of_this_thread() {
+    thread_local JobStores stores;
+    return stores;
+  }
+};
+
+store::SessionStore& job_store(const std::string& path, bool writable) {
+  JobStores& cache = JobStores::of_this_thread();
+  if (cache.path != path) {
+    for (auto& s : cache.stores) s.reset();
+    cache.path = path;
+  }
+  auto& slot = cache.stores[writable ? 1 : 0];
+  if (!slot) {
+    store::SessionStore::OpenOptions options;
+    options.mode = writable ? store::SessionStore::Mode::ReadWrite : store::SessionStore::Mode::ReadOnly;
+    options.check_integrity = false;  // checked when the session was opened
+    slot = std::make_unique<store::SessionStore>(store::SessionStore::open(path, options));
+    slot->database().setBusyTimeout(kBusyTimeoutMs);
+  }
+  return *slot;
+}
+
+// Opening a session (maybe the same path, replaced on disk) starts from fresh connections.
+void forget_job_stores() {
+  JobStores& cache = JobStores::of_this_thread();
+  for (auto& s : cache.stores) s.reset();
+  cache.path.clear();
+}
+
+TrialRecord record_of(const store::SessionStore& s, const store::TrialInfo& info) {
+  return to_trial_record(info, s.trial_summaries(info.id));
+}
+
+QString view_title(const store::LoadedTrial& t) {
+  return QStringLiteral("%1 — %2, %3 rank(s), %4 steps")
+      .arg(QString::fromStdString(t.info.name), QString::fromUtf8(store::to_string(t.info.status).data()))
+      .arg(t.log.world_size())
+      .arg(t.log.ranks.empty() ? 0 : qlonglong(t.log.ranks.begin()->second.steps.size()));
 }
 }  // namespace
 
@@ -35,12 +102,22 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, pr
   // Imported traces know few knobs (config/known_settings.h): the table must not show a default.
   if (!config::is_known(info.config, "model")) r.config.model = "unknown";
   switch (info.status) {
-    case store::TrialStatus::Queued: r.status = TrialRecord::Status::Queued; break;
-    case store::TrialStatus::Running: r.status = TrialRecord::Status::Running; break;
-    case store::TrialStatus::Done: r.status = TrialRecord::Status::Succeeded; break;
-    case store::TrialStatus::Failed: r.status = TrialRecord::Status::Failed; break;
+    case store::TrialStatus::Queued:
+      r.status = TrialRecord::Status::Queued;
+      break;
+    case store::TrialStatus::Running:
+      r.status = TrialRecord::Status::Running;
+      break;
+    case store::TrialStatus::Done:
+      r.status = TrialRecord::Status::Succeeded;
+      break;
+    case store::TrialStatus::Failed:
+      r.status = TrialRecord::Status::Failed;
+      break;
     case store::TrialStatus::Interrupted:
-    case store::TrialStatus::Stopped: r.status = TrialRecord::Status::Stopped; break;
+    case store::TrialStatus::Stopped:
+      r.status = TrialRecord::Status::Stopped;
+      break;
   }
   r.reason = QString::fromStdString(info.exit_reason);
   if (info.status == store::TrialStatus::Interrupted && r.reason.isEmpty())
@@ -48,6 +125,9 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, pr
   if (info.start_us) r.started = QDateTime::fromMSecsSinceEpoch(*info.start_us / 1000);
   r.steps = int(r.config.steps);
   r.step = int(info.step_count / std::max<int64_t>(1, r.config.world_size));
+  r.notes = QString::fromStdString(info.notes);
+  for (const std::string& t : info.tags) r.tags << QString::fromStdString(t);
+  r.source = QString::fromStdString(info.source);
   double tokens = 0.0;
   for (const auto& [rank, done] : summaries) {
     if (rank == 0 && done.summary.step_ms_median > 0.0) r.step_ms_median = done.summary.step_ms_median;
@@ -57,30 +137,45 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, pr
   return r;
 }
 
-SessionController::SessionController(TrialsModel* model, QObject* parent) : QObject(parent), m_model(model) {}
+SessionController::SessionController(TrialsModel* model, BackgroundJobs* jobs, QObject* parent)
+    : QObject(parent), m_model(model), m_jobs(jobs), m_recorderThread(new QThread(this)), m_recorder(new LiveRecorder) {
+  qRegisterMetaType<store::ImportResult>();
+  qRegisterMetaType<import::TraceImportResult>();
+  m_recorderThread->setObjectName(QStringLiteral("tunebench-recorder"));
+  m_recorder->moveToThread(m_recorderThread);
+  connect(m_recorderThread, &QThread::finished, m_recorder, &QObject::deleteLater);
+  connect(m_recorder, &LiveRecorder::writeFailed, this, &SessionController::storeFailed);
+  connect(m_recorder, &LiveRecorder::writeRecovered, this, &SessionController::storeRecovered);
+  connect(m_recorder, &LiveRecorder::finished, this, &SessionController::onRecorderFinished);
+  m_recorderThread->start();
+}
 
-SessionController::~SessionController() = default;
+SessionController::~SessionController() {
+  // The recorder finishes its queued work (an unfinished trial is marked interrupted by its
+  // writer's destructor), then its thread ends.
+  QMetaObject::invokeMethod(
+      m_recorder, [r = m_recorder] { r->close(); }, Qt::BlockingQueuedConnection);
+  m_recorderThread->quit();
+  m_recorderThread->wait();
+}
 
 bool SessionController::fail(const std::exception& e) {
   m_error = QString::fromStdString(e.what());
   return false;
 }
 
-bool SessionController::newSession(const QString& path, const QString& name) {
-  try {
-    const QString n = name.isEmpty() ? QFileInfo(path).completeBaseName() : name;
-    return adopt(std::make_unique<store::SessionStore>(store::SessionStore::create(path.toStdString(), n.toStdString())), false);
-  } catch (const std::exception& e) {
-    return fail(e);
-  }
+bool SessionController::refuseWhileRecording(const QString& what) {
+  if (!m_recording) return false;
+  m_error = QStringLiteral("A trial is being recorded into the current session; stop it before you %1.").arg(what);
+  return true;
 }
 
-bool SessionController::openSession(const QString& path, bool foreign) {
+bool SessionController::newSession(const QString& path, const QString& name) {
+  if (refuseWhileRecording(QStringLiteral("switch sessions"))) return false;
   try {
-    // open() inspects the file read-only first: a corrupt or foreign file throws before anything
-    // is written, and the session we have stays current.
-    auto opened = std::make_unique<store::SessionStore>(store::SessionStore::open(path.toStdString()));
-    return adopt(std::move(opened), foreign);
+    const QString n = name.isEmpty() ? QFileInfo(path).completeBaseName() : name;
+    store::SessionStore::create(path.toStdString(), n.toStdString());  // an empty session: quick
+    return adopt(path, n, false, {});
   } catch (const std::exception& e) {
     return fail(e);
   }
@@ -93,127 +188,259 @@ bool SessionController::newScratchSession() {
     return false;
   }
   const QString path = dir->filePath(QStringLiteral("scratch.tbsession"));
-  if (!newSession(path, QStringLiteral("scratch"))) return false;
-  m_scratch = std::move(dir);  // after the old session is released
-  return true;
-}
-
-bool SessionController::adopt(std::unique_ptr<store::SessionStore> opened, bool foreign) {
-  if (m_writer) {
-    m_error = QStringLiteral("A trial is being recorded into the current session; stop it first.");
+  // The old folder goes only after the new session replaced the one it holds; the new one is
+  // known as scratch while listeners hear of it.
+  std::unique_ptr<QTemporaryDir> old = std::exchange(m_scratch, std::move(dir));
+  if (!newSession(path, QStringLiteral("scratch"))) {
+    m_scratch = std::move(old);
     return false;
   }
-  m_store = std::move(opened);
-  m_foreign = foreign;
-  m_pendingStoredConfig = false;
-  m_error.clear();
-  reload();
-  emit sessionChanged();
   return true;
 }
 
-void SessionController::reload() {
-  m_model->clear();
-  m_storeIds.clear();
-  if (!m_store) return;
-  try {
-    for (const store::TrialInfo& info : m_store->list_trials()) {
-      TrialRecord record = to_trial_record(info, m_store->trial_summaries(info.id));
-      m_storeIds.insert(record.id, info.id);
-      m_model->upsert(record);
-    }
-  } catch (const std::exception& e) {
-    fail(e);
-    emit storeFailed(m_error);
-  }
-  emit trialCountChanged(m_model->rowCount());
+bool SessionController::openSession(const QString& path, bool foreign) {
+  if (refuseWhileRecording(QStringLiteral("switch sessions"))) return false;
+  const std::string file = path.toStdString();
+  m_jobs->submit(QStringLiteral("Opening %1").arg(QFileInfo(path).fileName()),
+                 [this, path, file, foreign](JobProgress& progress) {
+                   // The checks read the whole file (PRAGMA quick_check): a 100 MB session takes a while, and a
+                   // corrupt or foreign file throws here, before the current session is touched.
+                   progress.report(0, 0, QStringLiteral("checking the file"));
+                   forget_job_stores();
+                   const store::SessionStore opened = store::SessionStore::open(file);
+                   const QString name = QString::fromStdString(opened.info().name);
+                   const std::vector<store::TrialInfo> trials = opened.list_trials();
+                   std::vector<std::pair<TrialRecord, qint64>> rows;
+                   for (size_t i = 0; i < trials.size(); ++i) {
+                     progress.report(qint64(i), qint64(trials.size()),
+                                     QStringLiteral("reading trial %1 of %2").arg(i + 1).arg(trials.size()));
+                     rows.emplace_back(record_of(opened, trials[i]), trials[i].id);
+                   }
+                   return [this, path, name, foreign, rows = std::move(rows)]() mutable {
+                     if (!adopt(path, name, foreign, std::move(rows))) emit openFailed(path, m_error);
+                   };
+                 });
+  return true;
 }
 
-QString SessionController::path() const { return m_store ? QString::fromStdString(m_store->path()) : QString(); }
-
-QString SessionController::sessionName() const {
+bool SessionController::adopt(const QString& path, const QString& name, bool foreign,
+                              std::vector<std::pair<TrialRecord, qint64>> rows) {
+  if (refuseWhileRecording(QStringLiteral("switch sessions"))) return false;
   try {
-    return m_store ? QString::fromStdString(m_store->info().name) : QString();
-  } catch (const std::exception&) {
-    return QFileInfo(path()).completeBaseName();
+    // The file was checked (or just created): the GUI thread's connection skips quick_check.
+    store::SessionStore::OpenOptions options;
+    options.check_integrity = false;
+    auto opened = std::make_unique<store::SessionStore>(store::SessionStore::open(path.toStdString(), options));
+    opened->database().setBusyTimeout(kBusyTimeoutMs);
+    m_store = std::move(opened);
+  } catch (const std::exception& e) {
+    return fail(e);
   }
+  m_path = path;
+  m_name = name;
+  m_foreign = foreign;
+  m_error.clear();
+  // Listeners wait for these ends; the file they belong to is no longer ours to update.
+  for (const auto& [id, outcome] : std::exchange(m_finishing, {})) emit liveTrialStored(outcome);
+  m_model->clear();
+  m_storeIds.clear();
+  for (auto& [record, id] : rows) {
+    m_storeIds.insert(record.id, id);
+    m_model->upsert(record);
+  }
+  emit sessionChanged();
+  emit trialCountChanged(m_model->rowCount());
+  return true;
 }
 
 bool SessionController::saveAs(const QString& path) {
   if (!m_store) return false;
-  try {
-    m_store->save_as(path.toStdString());
-  } catch (const std::exception& e) {
-    return fail(e);
-  }
-  // Continue in the copy, as Save As does everywhere. It is ours now: we just wrote it.
-  if (m_writer) return true;  // keep recording where the run started; the copy is a snapshot
-  return openSession(path, m_foreign);
+  const std::string from = m_path.toStdString(), to = path.toStdString();
+  m_jobs->submit(QStringLiteral("Saving %1").arg(QFileInfo(path).fileName()),
+                 [this, from, to, path](JobProgress& progress) {
+                   progress.report(0, 0, QStringLiteral("writing a compact copy"));
+                   job_store(from, false).save_as(to);
+                   return [this, path] {
+                     emit savedAs(path);
+                     // Continue in the copy, as Save As does everywhere (it is ours: we just wrote it). While a
+                     // trial records, it keeps recording where it started; the copy is a snapshot.
+                     if (!m_recording) openSession(path, false);
+                   };
+                 });
+  return true;
 }
 
-std::optional<store::ImportResult> SessionController::importLog(const QString& jsonlPath, const QString& name) {
-  if (!m_store) return std::nullopt;
-  try {
-    store::ImportResult result = store::import_event_log(*m_store, jsonlPath.toStdString(), name.toStdString());
-    const store::TrialInfo info = m_store->trial(result.trial_id);
-    TrialRecord record = to_trial_record(info, m_store->trial_summaries(info.id));
-    m_storeIds.insert(record.id, info.id);
-    m_model->upsert(record);
-    emit trialCountChanged(m_model->rowCount());
-    return result;
-  } catch (const std::exception& e) {
-    fail(e);
-    return std::nullopt;
-  }
+bool SessionController::importLog(const QString& jsonlPath, const QString& name) {
+  if (!m_store) return false;
+  const std::string file = m_path.toStdString(), log = jsonlPath.toStdString(), trialName = name.toStdString();
+  const QString session = m_path;
+  m_jobs->submit(QStringLiteral("Importing %1").arg(QFileInfo(jsonlPath).fileName()),
+                 [this, file, log, trialName, jsonlPath, session](JobProgress& progress) {
+                   progress.report(0, 0, QStringLiteral("reading and storing the events"));
+                   store::SessionStore& s = job_store(file, true);
+                   const store::ImportResult result = store::import_event_log(s, log, trialName);
+                   const TrialRecord record = record_of(s, s.trial(result.trial_id));
+                   return [this, result, record, jsonlPath, session] {
+                     if (session != m_path) return;  // another session was opened meanwhile
+                     m_storeIds.insert(record.id, result.trial_id);
+                     m_model->upsert(record);
+                     emit trialCountChanged(m_model->rowCount());
+                     emit imported(jsonlPath, result, record.id);
+                   };
+                 });
+  return true;
 }
 
-std::optional<import::TraceImportResult> SessionController::importTraceTrial(const import::TraceTrial& trial) {
-  if (!m_store) return std::nullopt;
-  try {
-    import::TraceImportResult result = import::store_trace_trial(*m_store, trial);
-    const store::TrialInfo info = m_store->trial(result.trial_id);
-    TrialRecord record = to_trial_record(info, m_store->trial_summaries(info.id));
-    m_storeIds.insert(record.id, info.id);
-    m_model->upsert(record);
-    emit trialCountChanged(m_model->rowCount());
-    return result;
-  } catch (const std::exception& e) {
-    fail(e);
-    return std::nullopt;
-  }
+int SessionController::importTraceTrial(const QStringList& tracePaths, const QString& name,
+                                        const QStringList& settings) {
+  if (!m_store || tracePaths.isEmpty()) return 0;
+  const std::string file = m_path.toStdString();
+  const QString session = m_path;
+  std::vector<std::string> paths;
+  for (const QString& p : tracePaths) paths.push_back(p.toStdString());
+  import::TraceImportOptions options;
+  options.name = name.toStdString();
+  for (const QString& s : settings) options.settings.push_back(s.toStdString());
+  const QString trial = name.isEmpty() ? QString::fromStdString(import::default_trial_name(paths.front())) : name;
+  const QString title = QStringLiteral("Importing %1 (%2 torch.profiler trace%3)")
+                            .arg(trial)
+                            .arg(tracePaths.size())
+                            .arg(tracePaths.size() == 1 ? QString() : QStringLiteral("s"));
+  return m_jobs->submit(title, [this, file, paths, options, tracePaths, session](JobProgress& progress) mutable {
+    const qsizetype n = tracePaths.size();
+    options.progress = [&progress, n](int64_t done, int64_t total) {
+      progress.report(done, total,
+                      QStringLiteral("reading %1 trace(s): %2 of %3").arg(n).arg(data_size(done), data_size(total)));
+      return !progress.cancelled();
+    };
+    const import::TraceTrial read = import::read_trace_trial(paths, options);
+    // The last moment a cancel can take effect: past here the trial is written (or not at all).
+    if (progress.cancelled()) return std::function<void()>();
+    progress.report(0, 0, QStringLiteral("writing the trial"));
+    store::SessionStore& s = job_store(file, true);
+    const import::TraceImportResult result = import::store_trace_trial(s, read);
+    const TrialRecord record = record_of(s, s.trial(result.trial_id));
+    return std::function<void()>([this, result, record, tracePaths, session] {
+      if (session != m_path) return;  // another session was opened meanwhile
+      m_storeIds.insert(record.id, result.trial_id);
+      m_model->upsert(record);
+      emit trialCountChanged(m_model->rowCount());
+      emit tracesImported(tracePaths, result, record.id);
+    });
+  });
 }
 
-bool SessionController::editKnownSettings(const QString& recordId, const QStringList& settings,
-                                          const QStringList& forget) {
-  const qint64 id = storeId(recordId);
-  if (!m_store || id < 0) {
-    m_error = QStringLiteral("this trial is not stored in the session");
+bool SessionController::exportTrials(const QStringList& recordIds, const QString& path, ExportFormat format) {
+  std::vector<std::pair<int64_t, std::string>> ids;  // store id, display name
+  for (const QString& r : recordIds)
+    if (storeId(r) >= 0)
+      if (const TrialRecord* rec = m_model->find(r)) ids.emplace_back(storeId(r), rec->config.name);
+  if (!m_store || ids.empty()) {
+    m_error = QStringLiteral("None of the selected trials is in the session (a replay is not stored).");
     return false;
   }
-  std::vector<std::string> set, drop;
-  for (const QString& s : settings) set.push_back(s.toStdString());
-  for (const QString& k : forget) drop.push_back(k.toStdString());
-  try {
-    import::edit_known_settings(*m_store, id, set, drop);
-    m_model->upsert(to_trial_record(m_store->trial(id), m_store->trial_summaries(id)));
-    return true;
-  } catch (const std::exception& e) {
-    return fail(e);
-  }
+  const std::string file = m_path.toStdString(), out = path.toStdString();
+  m_jobs->submit(QStringLiteral("Exporting to %1").arg(QFileInfo(path).fileName()),
+                 [this, ids, file, out, path, format](JobProgress& progress) {
+                   store::SessionStore& s = job_store(file, false);
+                   std::vector<store::LoadedTrial> trials;
+                   for (size_t i = 0; i < ids.size(); ++i) {
+                     progress.report(qint64(i), qint64(ids.size()),
+                                     QStringLiteral("loading trial %1 of %2").arg(i + 1).arg(ids.size()));
+                     trials.push_back(s.load_trial(ids[i].first));
+                   }
+                   progress.report(qint64(ids.size()), qint64(ids.size()), QStringLiteral("writing"));
+                   std::ofstream stream(out);
+                   switch (format) {
+                     case ExportFormat::StepsCsv:
+                       store::write_steps_csv(trials, stream);
+                       break;
+                     case ExportFormat::SummariesCsv:
+                       store::write_summaries_csv(trials, stream);
+                       break;
+                     case ExportFormat::Json:
+                       stream << store::trials_to_json(trials).dump(2) << '\n';
+                       break;
+                     case ExportFormat::ChromeTrace: {
+                       std::vector<std::pair<std::string, nlohmann::json>> traces;
+                       for (const auto& t : trials) traces.emplace_back(t.info.name, store::chrome_trace(t));
+                       stream << merge_chrome_traces(traces).dump() << '\n';
+                       break;
+                     }
+                   }
+                   stream.close();
+                   if (!stream) throw store::StoreError("could not write " + out);
+                   const int n = int(trials.size());
+                   return [this, path, n] { emit exported(path, n); };
+                 });
+  return true;
 }
 
-QString SessionController::takeLaunchSource() {
-  const QString source = m_pendingStoredConfig && !m_pendingSource.isEmpty() ? m_pendingSource : QStringLiteral("live");
-  m_pendingStoredConfig = false;
-  m_pendingSource.clear();
-  return source;
+bool SessionController::deleteTrial(const QString& recordId) {
+  const qint64 id = storeId(recordId);
+  if (!m_store || id < 0) return false;
+  if (recordId == m_liveId) {
+    m_error = QStringLiteral("The trial is running; stop it before deleting it.");
+    return false;
+  }
+  const std::string file = m_path.toStdString();
+  const QString session = m_path;
+  m_jobs->submit(QStringLiteral("Deleting a trial"), [this, file, id, recordId, session](JobProgress& progress) {
+    progress.report(0, 0, QStringLiteral("removing its records"));
+    job_store(file, true).delete_trial(id);
+    return [this, recordId, session] {
+      if (session != m_path) return;
+      m_storeIds.remove(recordId);
+      m_model->removeTrial(recordId);
+      emit trialCountChanged(m_model->rowCount());
+    };
+  });
+  return true;
+}
+
+void SessionController::loadTrialForView(const QString& recordId) {
+  const qint64 id = storeId(recordId);
+  if (!m_store || id < 0) return;
+  const std::string file = m_path.toStdString();
+  m_jobs->submit(
+      QStringLiteral("Loading a trial"),
+      [this, file, id, recordId](JobProgress& progress) {
+        progress.report(0, 0, QStringLiteral("reading its steps"));
+        const store::LoadedTrial trial = job_store(file, false).load_trial(id);
+        if (progress.cancelled()) return std::function<void()>();
+        progress.report(0, 0, QStringLiteral("preparing the plots"));
+        auto data = std::make_shared<TrialViewData>();
+        data->recordId = recordId;
+        data->title = view_title(trial);
+        data->events = trial_log_events(trial.log);
+        data->timeline.add(data->events);
+        return std::function<void()>([this, recordId, data] { emit trialLoaded(recordId, data); });
+      },
+      QStringLiteral("view"));
+}
+
+void SessionController::loadTrialLogs(const QStringList& recordIds,
+                                      std::function<void(std::vector<std::optional<protocol::TrialLog>>)> done) {
+  std::vector<qint64> ids;
+  for (const QString& r : recordIds) ids.push_back(storeId(r));
+  const std::string file = m_path.toStdString();
+  m_jobs->submit(QStringLiteral("Loading %1 trial(s)").arg(ids.size()), [file, ids, done](JobProgress& progress) {
+    auto logs = std::make_shared<std::vector<std::optional<protocol::TrialLog>>>();
+    store::SessionStore& s = job_store(file, false);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      progress.report(qint64(i), qint64(ids.size()), QStringLiteral("trial %1 of %2").arg(i + 1).arg(ids.size()));
+      logs->push_back(ids[i] >= 0 ? std::optional<protocol::TrialLog>(s.load_trial(ids[i]).log) : std::nullopt);
+    }
+    return [done, logs] { done(std::move(*logs)); };
+  });
 }
 
 void SessionController::addQueuedTrial(const TrialRecord& record, const QString& source) {
   if (!m_store) return;
   try {
-    const qint64 id = m_store->add_trial(record.config.name.empty() ? record.id.toStdString() : record.config.name,
-                                         config::to_json(record.config), store::TrialStatus::Queued, source.toStdString());
+    const qint64 id =
+        m_store->add_trial(record.config.name.empty() ? record.id.toStdString() : record.config.name,
+                           config::to_json(record.config), store::TrialStatus::Queued, source.toStdString());
     m_storeIds.insert(record.id, id);
   } catch (const std::exception& e) {
     fail(e);
@@ -223,40 +450,66 @@ void SessionController::addQueuedTrial(const TrialRecord& record, const QString&
 }
 
 void SessionController::beginLiveTrial(const QString& recordId) {
-  m_writer.reset();
   m_liveId = recordId;
   const qint64 id = storeId(recordId);
   if (!m_store || id < 0) return;
-  try {
-    m_writer = std::make_unique<store::TrialWriter>(m_store->path(), id);
-  } catch (const std::exception& e) {
-    fail(e);
-    emit storeFailed(QStringLiteral("This trial is not recorded in the session: %1").arg(m_error));
-  }
+  m_recording = true;
+  QMetaObject::invokeMethod(
+      m_recorder, [r = m_recorder, path = m_path, id] { r->begin(path, id); }, Qt::QueuedConnection);
 }
 
 void SessionController::addEvents(const EventBatch& batch) {
-  if (!m_writer) return;
-  for (const protocol::Event& e : batch) m_writer->add(e);
+  if (!m_recording) return;
+  QMetaObject::invokeMethod(
+      m_recorder, [r = m_recorder, batch] { r->add(batch); }, Qt::QueuedConnection);
 }
 
-qint64 SessionController::liveCommitted() const { return m_writer ? m_writer->committed() : -1; }
+qint64 SessionController::liveCommitted() const { return m_recording ? m_recorder->committed() : -1; }
 
 void SessionController::finishLiveTrial(const TrialOutcome& outcome) {
   const QString recordId = outcome.trial_id.isEmpty() ? m_liveId : outcome.trial_id;
-  const std::string reason = outcome.reason.toStdString();
-  try {
-    if (m_writer) {
-      m_writer->finish(to_store_status(outcome.status), reason);
-    } else if (m_store && storeId(recordId) >= 0) {
-      m_store->set_trial_status(storeId(recordId), to_store_status(outcome.status), reason);  // it never started
-    }
-  } catch (const std::exception& e) {
-    fail(e);
-    emit storeFailed(m_error);
-  }
-  m_writer.reset();
+  const qint64 id = storeId(recordId);
   m_liveId.clear();
+  if (m_recording && id >= 0) {
+    m_recording = false;
+    m_finishing[id] = outcome;
+    const int status = int(to_store_status(outcome.status));
+    QMetaObject::invokeMethod(
+        m_recorder, [r = m_recorder, status, reason = outcome.reason] { r->finish(status, reason); },
+        Qt::QueuedConnection);
+    return;
+  }
+  m_recording = false;
+  if (m_store && id >= 0) {
+    try {
+      m_store->set_trial_status(id, to_store_status(outcome.status), outcome.reason.toStdString());  // it never started
+    } catch (const std::exception& e) {
+      fail(e);
+      emit storeFailed(m_error);
+    }
+  }
+  emit liveTrialStored(outcome);
+}
+
+void SessionController::onRecorderFinished(qint64 trialId, bool ok, qint64 lost, const QString& message) {
+  auto it = m_finishing.find(trialId);
+  if (it == m_finishing.end()) return;  // a recorder reset (another session), nobody waits
+  const TrialOutcome outcome = it->second;
+  m_finishing.erase(it);
+  if (!ok && m_store) {
+    // The recorder's connection could not finish the trial: say so through ours, so the file does
+    // not keep a trial "running" that ended.
+    QString reason = outcome.reason;
+    const QString note = QStringLiteral("%1 event(s) were not recorded: %2").arg(lost).arg(message);
+    reason = reason.isEmpty() ? note : reason + QStringLiteral(" (") + note + QLatin1Char(')');
+    try {
+      m_store->set_trial_status(trialId, to_store_status(outcome.status), reason.toStdString());
+    } catch (const std::exception& e) {
+      fail(e);
+    }
+    emit storeFailed(QStringLiteral("trial %1 ended, but %2").arg(outcome.trial_id, note));
+  }
+  emit liveTrialStored(outcome);
 }
 
 void SessionController::markStopped(const QString& recordId, const QString& reason) {
@@ -283,33 +536,44 @@ bool SessionController::renameTrial(const QString& recordId, const QString& name
   return true;
 }
 
-bool SessionController::deleteTrial(const QString& recordId) {
-  const qint64 id = storeId(recordId);
-  if (!m_store || id < 0) return false;
-  if (recordId == m_liveId) {
-    m_error = QStringLiteral("The trial is running; stop it before deleting it.");
-    return false;
-  }
-  try {
-    m_store->delete_trial(id);
-  } catch (const std::exception& e) {
-    return fail(e);
-  }
-  m_storeIds.remove(recordId);
-  m_model->removeTrial(recordId);
-  emit trialCountChanged(m_model->rowCount());
-  return true;
-}
-
 bool SessionController::annotateTrial(const QString& recordId, const QString& notes, const QStringList& tags) {
   const qint64 id = storeId(recordId);
   if (!m_store || id < 0) return false;
   std::vector<std::string> tagList;
+  QStringList shown;
   for (const QString& t : tags)
-    if (!t.trimmed().isEmpty()) tagList.push_back(t.trimmed().toStdString());
+    if (!t.trimmed().isEmpty()) {
+      tagList.push_back(t.trimmed().toStdString());
+      shown << t.trimmed();
+    }
   try {
     m_store->set_trial_notes(id, notes.toStdString());
     m_store->set_trial_tags(id, tagList);
+  } catch (const std::exception& e) {
+    return fail(e);
+  }
+  if (TrialRecord* r = m_model->find(recordId)) {
+    shown.sort();
+    r->notes = notes;
+    r->tags = shown;
+    m_model->touch(recordId);
+  }
+  return true;
+}
+
+bool SessionController::editKnownSettings(const QString& recordId, const QStringList& settings,
+                                          const QStringList& forget) {
+  const qint64 id = storeId(recordId);
+  if (!m_store || id < 0) {
+    m_error = QStringLiteral("This trial is not stored in the session.");
+    return false;
+  }
+  std::vector<std::string> set, drop;
+  for (const QString& s : settings) set.push_back(s.toStdString());
+  for (const QString& k : forget) drop.push_back(k.toStdString());
+  try {
+    import::edit_known_settings(*m_store, id, set, drop);  // one row of trials and its ranks' rows
+    m_model->upsert(record_of(*m_store, m_store->trial(id)));
   } catch (const std::exception& e) {
     return fail(e);
   }

@@ -1,16 +1,24 @@
 // SessionController: the window's current session (.tbsession) and the trials table over it.
 //
 // The window always has one session. Trials queued in the window are added to it, a live run is
-// written while it runs through a store::TrialWriter (its own connection and flush thread: a
-// GUI killed mid-run leaves every committed step in the file, at most ~0.5 s lost), and the end
-// of a run sets the trial done/failed/stopped with its reason. Opening a session refills the
-// TrialsModel from the file. Every store failure becomes errorString() (the StoreError sentence)
-// and leaves the current session as it was; nothing here shows a dialog.
+// written while it runs by a LiveRecorder on its own thread (a GUI killed mid-run leaves every
+// committed step in the file, at most ~0.5 s lost; a full disk fails the recording, never the
+// trial), and the end of a run sets the trial done/failed/stopped with its reason.
+//
+// Everything that reads or writes much of the file runs as a BackgroundJob with its own SQLite
+// connection: opening (the file checks and PRAGMA quick_check, the trial list), loading a trial
+// for the view or a comparison, importing a log or torch.profiler traces, exporting, Save As,
+// deleting a trial. Their results arrive as signals; the GUI thread keeps one connection for
+// single-row edits only (queue a trial, set a status, rename, notes and tags, an imported trial's
+// known settings). Failures become signals or
+// errorString() with the StoreError sentence and leave the current session as it was; nothing
+// here shows a dialog.
 //
 // Rows of the model are keyed by a QString id: live trials keep their run id (the --trial the
 // workers stamp on events), trials loaded from a file get "s<store id>". storeId() maps back.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,6 +26,7 @@
 #include <QHash>
 #include <QObject>
 #include <QStringList>
+#include <QTemporaryDir>
 
 #include "core/import/trace_import.h"
 #include "core/store/event_log_import.h"
@@ -25,16 +34,19 @@
 #include "ui/models/trial_record.h"
 #include "ui/runner/runner_types.h"
 
-class QTemporaryDir;
+class QThread;
 
 namespace tunebench::store {
 class SessionStore;
-class TrialWriter;
-}  // namespace tunebench::store
+}
 
 namespace tunebench::ui {
 
+class BackgroundJobs;
+class JobProgress;
+class LiveRecorder;
 class TrialsModel;
+struct TrialViewData;
 
 // A stored trial as a row of the trials table; `summaries` are its ranks' done events.
 TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, protocol::Done>& summaries);
@@ -42,79 +54,107 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, pr
 class SessionController : public QObject {
   Q_OBJECT
  public:
-  explicit SessionController(TrialsModel* model, QObject* parent = nullptr);
+  enum class ExportFormat { StepsCsv, Json, SummariesCsv, ChromeTrace };
+
+  SessionController(TrialsModel* model, BackgroundJobs* jobs, QObject* parent = nullptr);
   ~SessionController() override;  // a live trial still running is flushed and marked interrupted
 
-  // ---- the session file (false + errorString() on failure; the current session stays) ----
+  // ---- the session file ----
+  // Creating an empty file is quick and synchronous (false + errorString() on failure).
   bool newSession(const QString& path, const QString& name = {});
-  // `foreign`: the file may come from someone else, so a config taken from it is shown before it
-  // runs (needsLaunchConfirmation()).
-  bool openSession(const QString& path, bool foreign = true);
   // A session in a temporary folder that lives as long as this controller (tests, --no-restore).
   bool newScratchSession();
+  // Background jobs; the outcome is a signal (sessionChanged / openFailed, ...). `foreign`: the
+  // file may come from someone else, so a config taken from it is shown before it runs.
+  // Returns false (with errorString()) when the request is refused at once (a trial records).
+  bool openSession(const QString& path, bool foreign = true);
   bool saveAs(const QString& path);
-  std::optional<store::ImportResult> importLog(const QString& jsonlPath, const QString& name = {});
-  // Writes a trial read from torch.profiler traces (TraceImportJob) and adds its row.
-  std::optional<import::TraceImportResult> importTraceTrial(const import::TraceTrial& trial);
-  QString errorString() const { return m_error; }
+  bool importLog(const QString& jsonlPath, const QString& name = {});
+  // One run's torch.profiler traces (one file per rank) as one trial: read with progress in bytes
+  // (BackgroundJobs::cancel stops the read at its next chunk), then written in one transaction,
+  // so a failure or a cancel adds nothing. `settings`: "key=value" known settings. Returns the
+  // job's id (tracesImported, or the job's failure or cancel, follows); 0 without a session.
+  int importTraceTrial(const QStringList& tracePaths, const QString& name = {}, const QStringList& settings = {});
+  bool exportTrials(const QStringList& recordIds, const QString& path, ExportFormat format);
+  bool deleteTrial(const QString& recordId);
+  // Loads a stored trial for the view (superseding an earlier request): trialLoaded.
+  void loadTrialForView(const QString& recordId);
+  // Loads stored trials for a comparison; `done` gets the logs in the order asked (GUI thread).
+  void loadTrialLogs(const QStringList& recordIds,
+                     std::function<void(std::vector<std::optional<protocol::TrialLog>>)> done);
 
-  QString path() const;
-  QString sessionName() const;
+  QString errorString() const { return m_error; }
+  QString path() const { return m_path; }
+  QString sessionName() const { return m_name; }
   bool isForeign() const { return m_foreign; }
   bool hasSession() const { return bool(m_store); }
-  store::SessionStore* store() const { return m_store.get(); }
+  bool isRecording() const { return m_recording; }
+  // The throw-away session of a window started without one (tests, --no-restore).
+  bool isScratch() const { return m_scratch && m_path.startsWith(m_scratch->path()); }
+  BackgroundJobs* jobs() const { return m_jobs; }
 
-  // ---- trials of the window ----
+  // ---- trials of the window (single-row writes on the GUI thread's connection) ----
   void addQueuedTrial(const TrialRecord& record, const QString& source = QStringLiteral("live"));
   void beginLiveTrial(const QString& recordId);
   void addEvents(const EventBatch& batch);
+  // Asks the recorder to finish; liveTrialStored follows once the status is in the file.
   void finishLiveTrial(const TrialOutcome& outcome);
   // A queued trial dropped before it ran.
   void markStopped(const QString& recordId, const QString& reason);
-  // Events the live writer has committed (they survive a crash of this process); -1 when none runs.
+  // Events the live recorder has committed (they survive a crash of this process); -1 when none runs.
   qint64 liveCommitted() const;
 
-  // ---- editing (false + errorString()) ----
   bool renameTrial(const QString& recordId, const QString& name);
-  bool deleteTrial(const QString& recordId);
   bool annotateTrial(const QString& recordId, const QString& notes, const QStringList& tags);
-  // Fills in (settings "key=value") or forgets settings of an imported trial (core/import).
+  // Fills in ("key=value") or forgets known settings of an imported trial (core/import): validated,
+  // written in one transaction or not at all (false + errorString() listing the problems).
   bool editKnownSettings(const QString& recordId, const QStringList& settings, const QStringList& forget = {});
+  // Metadata straight from the file (tests; the window reads its TrialRecords).
   std::optional<store::TrialInfo> trialInfo(const QString& recordId) const;
+  // Loads a trial on the calling thread. Tests and tools only: the window uses the jobs.
   std::optional<store::LoadedTrial> loadTrial(const QString& recordId);
   qint64 storeId(const QString& recordId) const { return m_storeIds.value(recordId, -1); }
-
-  // The next Run uses a config taken from a stored trial; from a foreign session it must be shown
-  // (argv and environment) before anything runs. The window clears it after asking.
-  // `source` is recorded with the trial that runs it ("duplicate of trial 3").
-  void setPendingStoredConfig(bool fromStore, const QString& source = {}) {
-    m_pendingStoredConfig = fromStore;
-    m_pendingSource = source;
-  }
-  bool needsLaunchConfirmation() const { return m_pendingStoredConfig && m_foreign; }
-  // The source to record for the trial about to be queued; clears the pending stored config.
-  QString takeLaunchSource();
+  QString recordIdOf(qint64 storeId) const { return m_storeIds.key(storeId); }
 
  signals:
-  void sessionChanged();       // another file, or the same file renamed
+  void sessionChanged();  // another file, or the same file renamed
   void trialCountChanged(int count);
+  void openFailed(const QString& path, const QString& message);
+  void savedAs(const QString& path);
+  void imported(const QString& jsonlPath, const tunebench::store::ImportResult& result, const QString& recordId);
+  void tracesImported(const QStringList& tracePaths, const tunebench::import::TraceImportResult& result,
+                      const QString& recordId);
+  void exported(const QString& path, int trials);
+  void operationFailed(const QString& what, const QString& message);
+  void trialLoaded(const QString& recordId, std::shared_ptr<tunebench::ui::TrialViewData> data);
   void storeFailed(const QString& message);  // a live write failed; the run itself goes on
+  void storeRecovered();
+  // The live trial's end is in the file (or could not be written: storeFailed said why).
+  void liveTrialStored(const tunebench::ui::TrialOutcome& outcome);
 
  private:
-  bool adopt(std::unique_ptr<store::SessionStore> store, bool foreign);
-  void reload();
+  bool adopt(const QString& path, const QString& name, bool foreign, std::vector<std::pair<TrialRecord, qint64>> rows);
+  bool refuseWhileRecording(const QString& what);
   bool fail(const std::exception& e);
+  void onRecorderFinished(qint64 trialId, bool ok, qint64 lost, const QString& message);
 
   TrialsModel* m_model;
-  std::unique_ptr<store::SessionStore> m_store;
-  std::unique_ptr<store::TrialWriter> m_writer;
+  BackgroundJobs* m_jobs;
+  std::unique_ptr<store::SessionStore> m_store;  // the GUI thread's connection: small writes only
   std::unique_ptr<QTemporaryDir> m_scratch;
+  QThread* m_recorderThread = nullptr;
+  LiveRecorder* m_recorder = nullptr;  // lives on m_recorderThread
   QHash<QString, qint64> m_storeIds;
+  std::map<qint64, TrialOutcome> m_finishing;  // store id -> outcome waiting for the recorder
+  QString m_path;
+  QString m_name;
   QString m_liveId;
   QString m_error;
-  QString m_pendingSource;
   bool m_foreign = false;
-  bool m_pendingStoredConfig = false;
+  bool m_recording = false;
 };
 
 }  // namespace tunebench::ui
+
+Q_DECLARE_METATYPE(tunebench::store::ImportResult)
+Q_DECLARE_METATYPE(tunebench::import::TraceImportResult)

@@ -29,9 +29,10 @@ SweepDialog::SweepDialog(const config::TrialConfig& base, QWidget* parent) : QDi
   setObjectName(QStringLiteral("sweepDialog"));
   setWindowTitle(QStringLiteral("Sweep"));
   auto* layout = new QVBoxLayout(this);
-  layout->addWidget(new QLabel(QStringLiteral("Every combination of the values below runs as a trial based on <b>%1</b> "
-                                              "(the form's trial), each repeated to measure the noise.")
-                                   .arg(QString::fromStdString(base.name).toHtmlEscaped())));
+  layout->addWidget(
+      new QLabel(QStringLiteral("Every combination of the values below runs as a trial based on <b>%1</b> "
+                                "(the form's trial), each repeated to measure the noise.")
+                     .arg(QString::fromStdString(base.name).toHtmlEscaped())));
   m_axes = new QTableWidget(0, 2);
   m_axes->setObjectName(QStringLiteral("sweepAxes"));
   m_axes->setHorizontalHeaderLabels({QStringLiteral("knob"), QStringLiteral("values (comma-separated)")});
@@ -55,7 +56,8 @@ SweepDialog::SweepDialog(const config::TrialConfig& base, QWidget* parent) : QDi
   m_repeats->setObjectName(QStringLiteral("sweepRepeats"));
   m_repeats->setRange(1, 20);
   m_repeats->setValue(2);
-  m_repeats->setToolTip(QStringLiteral("Each point runs this many times; their steps are pooled, so the spread shows the noise"));
+  m_repeats->setToolTip(
+      QStringLiteral("Each point runs this many times; their steps are pooled, so the spread shows the noise"));
   connect(m_repeats, &QSpinBox::valueChanged, this, &SweepDialog::updatePlan);
   form->addRow(QStringLiteral("Repeats per point:"), m_repeats);
   rowButtons->addLayout(form);
@@ -79,9 +81,16 @@ SweepDialog::SweepDialog(const config::TrialConfig& base, QWidget* parent) : QDi
   layout->addLayout(progressRow);
 
   auto* box = new QDialogButtonBox;
-  m_queue = box->addButton(QStringLiteral("Queue"), QDialogButtonBox::AcceptRole);
+  m_queue = box->addButton(QStringLiteral("Queue"), QDialogButtonBox::ActionRole);
   m_queue->setObjectName(QStringLiteral("sweepQueue"));
   box->addButton(QDialogButtonBox::Close);
+  // No default button anywhere: Return in a values cell must not start (or change) a sweep.
+  for (QPushButton* b : {m_queue, add, remove}) {
+    b->setAutoDefault(false);
+    b->setDefault(false);
+  }
+  for (QAbstractButton* b : box->buttons())
+    if (auto* p = qobject_cast<QPushButton*>(b)) p->setAutoDefault(false);
   connect(box, &QDialogButtonBox::rejected, this, &QDialog::reject);
   connect(m_queue, &QPushButton::clicked, this, [this] {
     const analysis::SweepPlan p = plan();
@@ -151,41 +160,55 @@ void SweepDialog::updatePlan() {
   const analysis::SweepPlan p = plan();
   m_invalid->clear();
   for (const auto& problem : p.spec_problems)
-    m_invalid->addItem(QStringLiteral("%1: %2").arg(QString::fromStdString(problem.key), QString::fromStdString(problem.message)));
+    m_invalid->addItem(
+        QStringLiteral("%1: %2").arg(QString::fromStdString(problem.key), QString::fromStdString(problem.message)));
   const std::vector<std::string> k = keys();
   for (const auto& bad : p.invalid) {
     QStringList point;
     for (size_t i = 0; i < bad.values.size() && i < k.size(); ++i)
       point << QStringLiteral("%1=%2").arg(QString::fromStdString(k[i]), QString::fromStdString(bad.values[i]));
-    m_invalid->addItem(QStringLiteral("not run: %1 — %2").arg(point.join(QStringLiteral(", ")), QString::fromStdString(config::describe(bad.problems))));
+    m_invalid->addItem(
+        QStringLiteral("not run: %1 — %2")
+            .arg(point.join(QStringLiteral(", ")), QString::fromStdString(config::describe(bad.problems))));
   }
   const size_t valid = p.grid_size - p.invalid.size();
-  m_summary->setText(p.spec_problems.empty()
-                         ? QStringLiteral("<b>%1 trials</b>: %2 of %3 grid points valid × %4 repeats%5")
-                               .arg(p.trials.size())
-                               .arg(valid)
-                               .arg(p.grid_size)
-                               .arg(m_repeats->value())
-                               .arg(p.invalid.empty() ? QString() : QStringLiteral("; %1 invalid combination(s) listed below, not run").arg(p.invalid.size()))
-                         : QStringLiteral("<b>The sweep is incomplete</b>: see below."));
+  m_summary->setText(
+      p.spec_problems.empty()
+          ? QStringLiteral("<b>%1 trials</b>: %2 of %3 grid points valid × %4 repeats%5")
+                .arg(p.trials.size())
+                .arg(valid)
+                .arg(p.grid_size)
+                .arg(m_repeats->value())
+                .arg(p.invalid.empty()
+                         ? QString()
+                         : QStringLiteral("; %1 invalid combination(s) listed below, not run").arg(p.invalid.size()))
+          : QStringLiteral("<b>The sweep is incomplete</b>: see below."));
   m_invalid->setVisible(m_invalid->count() > 0);
   m_queue->setText(QStringLiteral("Queue %1 trials").arg(p.trials.size()));
-  m_queue->setEnabled(!p.trials.empty() && p.spec_problems.empty() && m_ids.isEmpty());
+  m_queue->setEnabled(!p.trials.empty() && p.spec_problems.empty() && !m_running);
 }
 
 void SweepDialog::setQueued(const QStringList& trialIds) {
   m_ids = trialIds;
   m_done.clear();
+  m_running = !m_ids.isEmpty();
   m_progress->setRange(0, std::max(1, int(m_ids.size())));
   m_progress->setValue(0);
   m_progressLabel->setText(progressText());
-  m_queue->setEnabled(false);  // one sweep per dialog: its progress refers to these trials
+  updatePlan();  // Queue waits while this sweep's trials run: its progress refers to them
+}
+
+void SweepDialog::setRefused(const QString& message) {
+  m_running = false;
+  m_progressLabel->setText(message);
+  updatePlan();
 }
 
 QString SweepDialog::progressText() const {
   if (m_ids.isEmpty()) return QStringLiteral("not queued yet");
-  return m_done.size() == m_ids.size() ? QStringLiteral("sweep done: %1 of %1 trials").arg(m_ids.size())
-                                       : QStringLiteral("sweep: %1 of %2 trials done").arg(m_done.size()).arg(m_ids.size());
+  return m_done.size() == m_ids.size()
+             ? QStringLiteral("sweep done: %1 of %1 trials").arg(m_ids.size())
+             : QStringLiteral("sweep: %1 of %2 trials done").arg(m_done.size()).arg(m_ids.size());
 }
 
 void SweepDialog::onTrialFinished(const TrialOutcome& outcome) {
@@ -193,7 +216,11 @@ void SweepDialog::onTrialFinished(const TrialOutcome& outcome) {
   m_done << outcome.trial_id;
   m_progress->setValue(int(m_done.size()));
   m_progressLabel->setText(progressText());
-  if (m_done.size() == m_ids.size()) emit sweepFinished(m_ids, m_queuedKeys);
+  if (m_done.size() == m_ids.size()) {
+    m_running = false;
+    updatePlan();
+    emit sweepFinished(m_ids, m_queuedKeys);
+  }
 }
 
 }  // namespace tunebench::ui

@@ -2,7 +2,9 @@
 // (analysis::plan_sweep on the form's trial) is previewed as "N trials" with every invalid
 // combination listed with its problem, never dropped silently. "Queue" asks for the grid to be
 // queued (queueRequested); the dialog then shows the sweep's overall progress (i of N) from the
-// finished trials and, when all are done, reports sweepFinished so the comparison can show it.
+// finished trials and, when all are done, reports sweepFinished so the comparison can show it and
+// offers Queue again for the next sweep. Return in a values cell only commits the cell: Queue is
+// never a default button, so a sweep starts only when it is clicked, with what is entered then.
 #pragma once
 
 #include <vector>
@@ -36,6 +38,10 @@ class SweepDialog : public QDialog {
 
   // The queued trials' ids, in order (the owner queues and tells the dialog).
   void setQueued(const QStringList& trialIds);
+  // The owner could not queue the sweep (a problem, or the preview was cancelled).
+  void setRefused(const QString& message);
+  // A queued sweep has trials still running: Queue waits until it is done.
+  bool isRunning() const { return m_running; }
   QStringList queuedIds() const { return m_ids; }
   int finishedCount() const { return int(m_done.size()); }
   QString progressText() const;
@@ -65,6 +71,7 @@ class SweepDialog : public QDialog {
   QStringList m_ids;
   QStringList m_done;
   std::vector<std::string> m_queuedKeys;
+  bool m_running = false;
 };
 
 // "a, b ,c" -> {"a", "b", "c"} (empty items dropped).

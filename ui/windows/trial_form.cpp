@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
+#include "ui/models/status_colors.h"
 #include "ui/windows/knob_field.h"
 
 namespace tunebench::ui {
@@ -17,9 +18,9 @@ const char* const kDimKeys[] = {"dim", "layers", "heads", "ffn", "vocab"};
 
 TrialForm::TrialForm(QWidget* parent) : QWidget(parent) {
   setObjectName(QStringLiteral("trialForm"));
-  setStyleSheet(QStringLiteral(
-      "QLineEdit[invalid=\"true\"], QSpinBox[invalid=\"true\"], QComboBox[invalid=\"true\"] {"
-      " border: 2px solid #c62828; border-radius: 3px; }"));
+  setStyleSheet(
+      QStringLiteral("QLineEdit[invalid=\"true\"], QSpinBox[invalid=\"true\"], QComboBox[invalid=\"true\"] {"
+                     " border: 2px solid #c62828; border-radius: 3px; }"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 6, 6, 6);
 
@@ -30,7 +31,9 @@ TrialForm::TrialForm(QWidget* parent) : QWidget(parent) {
     m_presets->addItem(QString::fromStdString(p.name));
     m_presets->setItemData(m_presets->count() - 1, QString::fromStdString(p.description), Qt::ToolTipRole);
   }
-  connect(m_presets, &QComboBox::activated, this, [this](int i) { applyPreset(m_presets->itemText(i)); });
+  connect(m_presets, &QComboBox::activated, this, [this](int i) {
+    if (!m_presets->itemData(i).toBool()) applyPreset(m_presets->itemText(i));  // not the "(edited)" entry
+  });
   top->addRow(QStringLiteral("Preset"), m_presets);
   m_devicesLabel = new QLabel(this);
   m_devicesLabel->setObjectName(QStringLiteral("devices"));
@@ -77,20 +80,50 @@ config::TrialConfig TrialForm::config() const {
   return c;
 }
 
-void TrialForm::setConfig(const config::TrialConfig& c) {
+void TrialForm::setConfig(const config::TrialConfig& c, const Origin& origin) {
+  m_origin = origin;
+  m_presetName.clear();
+  for (const auto& p : config::trial_presets())
+    if (config::differing_knobs(p.config, c).empty()) m_presetName = QString::fromStdString(p.name);
   m_applying = true;
   for (auto& [key, field] : m_fields) field->setText(QString::fromStdString(config::knob_text(c, key)));
   m_applying = false;
   updateDependentFields();
+  updatePresetBox();
   validateAndShow();
   emit changed();
+}
+
+bool TrialForm::isEditedFromPreset() const {
+  const auto preset = config::trial_preset(m_presetName.toStdString());
+  return !preset || !config::differing_knobs(*preset, config()).empty();
+}
+
+void TrialForm::updatePresetBox() {
+  // The box names what the form holds: the preset, "preset (edited)" once a field differs from
+  // it, or "custom" for a config that is no preset (a stored trial's, a --config file's).
+  const QSignalBlocker block(m_presets);
+  for (int i = m_presets->count() - 1; i >= 0; --i)
+    if (m_presets->itemData(i).toBool()) m_presets->removeItem(i);
+  if (!m_presetName.isEmpty() && !isEditedFromPreset()) {
+    m_presets->setCurrentText(m_presetName);
+    return;
+  }
+  const QString text =
+      m_presetName.isEmpty() ? QStringLiteral("custom") : QStringLiteral("%1 (edited)").arg(m_presetName);
+  m_presets->addItem(text, true);
+  m_presets->setItemData(m_presets->count() - 1,
+                         QStringLiteral("The form differs from every preset; choose one to start over"),
+                         Qt::ToolTipRole);
+  m_presets->setCurrentIndex(m_presets->count() - 1);
 }
 
 bool TrialForm::applyPreset(const QString& name) {
   const auto preset = config::trial_preset(name.toStdString());
   if (!preset) return false;
-  m_presets->setCurrentText(name);
-  setConfig(*preset);
+  setConfig(*preset);  // the user's own choice: no session origin
+  m_presetName = name;
+  updatePresetBox();
   return true;
 }
 
@@ -105,6 +138,7 @@ void TrialForm::onEdited(KnobField* field) {
     }
   }
   updateDependentFields();
+  updatePresetBox();
   validateAndShow();
   emit changed();
 }
@@ -119,12 +153,8 @@ void TrialForm::updateDependentFields() {
   m_fields["token_dtype"]->setEnabled(c.data == config::DataSource::File);
   const bool ddp = c.strategy == config::Strategy::Ddp, fsdp = c.strategy == config::Strategy::Fsdp;
   for (const char* k : {"bucket_mb", "first_bucket_mb", "ddp_overlap", "compression"}) m_fields[k]->setEnabled(ddp);
-  for (const char* k : {"fsdp_mode", "fsdp_prefetch", "fsdp_param_dtype", "fsdp_reduce_dtype"}) m_fields[k]->setEnabled(fsdp);
-}
-
-int TrialForm::worldSizeLimit(const config::TrialConfig& c) const {
-  const bool cuda = c.device == config::Device::Cuda || (c.device == config::Device::Auto && m_devices.hasGpu());
-  return m_devices.maxWorldSize(cuda);
+  for (const char* k : {"fsdp_mode", "fsdp_prefetch", "fsdp_param_dtype", "fsdp_reduce_dtype"})
+    m_fields[k]->setEnabled(fsdp);
 }
 
 std::vector<config::Problem> TrialForm::problems() const {
@@ -134,12 +164,7 @@ std::vector<config::Problem> TrialForm::problems() const {
     if (auto it = m_fields.find(knob.key); it != m_fields.end())
       if (auto p = config::set_knob(c, knob.key, it->second->text().toStdString())) out.push_back(*p);
   for (auto& p : config::validate(c)) out.push_back(std::move(p));
-  const bool cuda = c.device == config::Device::Cuda || (c.device == config::Device::Auto && m_devices.hasGpu());
-  if (c.device == config::Device::Cuda && !m_devices.hasGpu())
-    out.push_back({"device", "no GPU detected on this machine (" + m_devices.nvml_error.toStdString() + "); choose cpu"});
-  else if (c.world_size > worldSizeLimit(c))
-    out.push_back({"world_size", cuda ? "only " + std::to_string(m_devices.gpus.size()) + " GPU(s) detected: at most that many ranks"
-                                      : "at most " + std::to_string(DeviceInventory::kMaxCpuRanks) + " ranks on the CPU (Gloo)"});
+  for (auto& p : device_problems(c, m_devices)) out.push_back(std::move(p));
   return out;
 }
 
@@ -148,8 +173,10 @@ int TrialForm::validateAndShow() {
   std::map<std::string, QStringList> byKey;
   QStringList general;
   for (const auto& p : found) {
-    if (m_fields.count(p.key)) byKey[p.key] << QString::fromStdString(p.message);
-    else general << QString::fromStdString(p.message);
+    if (m_fields.count(p.key))
+      byKey[p.key] << QString::fromStdString(p.message);
+    else
+      general << QString::fromStdString(p.message);
   }
   for (auto& [key, field] : m_fields) {
     auto it = byKey.find(key);
@@ -157,10 +184,16 @@ int TrialForm::validateAndShow() {
   }
   const config::TrialConfig c = config();
   const QString ready = QStringLiteral("%1 rank(s) × %2 tokens per step, %3 steps (%4 warm-up)")
-                            .arg(c.world_size).arg(c.tokens_per_rank_step()).arg(c.steps).arg(c.warmup);
-  m_summary->setText(found.empty() ? ready
-                                   : QStringLiteral("<span style='color:#c62828'>%1 problem(s) to fix before running. %2</span>")
-                                         .arg(found.size()).arg(general.join(' ').toHtmlEscaped()));
+                            .arg(c.world_size)
+                            .arg(c.tokens_per_rank_step())
+                            .arg(c.steps)
+                            .arg(c.warmup);
+  m_summary->setText(found.empty()
+                         ? ready
+                         : QStringLiteral("<span style='color:%1'>%2 problem(s) to fix before running. %3</span>")
+                               .arg(bad_color().name())
+                               .arg(found.size())
+                               .arg(general.join(' ').toHtmlEscaped()));
   return int(found.size());
 }
 

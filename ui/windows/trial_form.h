@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include <QString>
 #include <QWidget>
 
 #include "core/config/trial_config.h"
@@ -18,16 +19,30 @@ namespace tunebench::ui {
 
 class KnobField;
 
+// Where the form's config came from. A config taken from a trial stored in a session file keeps
+// that origin through edits (its NCCL variables still came from that file); a preset or the
+// user's own config clears it. The launcher shows a preview for the first kind only.
+struct ConfigOrigin {
+  bool fromSession = false;
+  QString source;  // recorded with the trial: "duplicate of trial 3"
+};
+
 class TrialForm : public QWidget {
   Q_OBJECT
  public:
+  using Origin = ConfigOrigin;
+
   explicit TrialForm(QWidget* parent = nullptr);
 
   // The config as the form shows it; knobs whose text does not parse keep their default and are
   // reported by problems().
   config::TrialConfig config() const;
-  void setConfig(const config::TrialConfig& config);
+  void setConfig(const config::TrialConfig& config, const Origin& origin = {});
   bool applyPreset(const QString& name);
+  const Origin& origin() const { return m_origin; }
+  // The preset the form started from ("" when none) and whether fields were edited since.
+  QString presetName() const { return m_presetName; }
+  bool isEditedFromPreset() const;
 
   // Parse problems, config::validate() and the device limits, in knobs() order.
   std::vector<config::Problem> problems() const;
@@ -45,13 +60,15 @@ class TrialForm : public QWidget {
  private:
   void onEdited(KnobField* field);
   void updateDependentFields();
-  int worldSizeLimit(const config::TrialConfig& c) const;
+  void updatePresetBox();
 
   std::map<std::string, KnobField*> m_fields;
   QComboBox* m_presets = nullptr;
   QLabel* m_devicesLabel = nullptr;
   QLabel* m_summary = nullptr;
   DeviceInventory m_devices;
+  Origin m_origin;
+  QString m_presetName;
   bool m_applying = false;
 };
 

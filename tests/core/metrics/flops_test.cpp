@@ -1,9 +1,8 @@
-// FLOPs per token (PaLM appendix B), device peaks and MFU with hand-computed answers.
+// FLOPs per token (PaLM appendix B) and MFU with hand-computed answers (the peaks are
+// core/hardware's: tests/core/hardware).
 #include "core/metrics/flops.h"
 
 #include <gtest/gtest.h>
-
-#include "core/metrics/peak_flops.h"
 
 namespace tmx = tunebench::metrics;
 
@@ -18,16 +17,4 @@ TEST(Flops, MfuNeedsAPeak) {
   EXPECT_NEAR(*tmx::model_flops_utilisation(2048 / 0.268, 42'863'689'728.0, 989.0), 0.331, 0.001);
   EXPECT_FALSE(tmx::model_flops_utilisation(1000, 1e9, std::nullopt));
   EXPECT_FALSE(tmx::model_flops_utilisation(1000, 0, 989.0));
-}
-
-TEST(PeakFlops, DatasheetDenseBf16ByDeviceName) {
-  EXPECT_EQ(*tmx::peak_dense_bf16_tflops("NVIDIA H200"), 989.0);
-  EXPECT_EQ(*tmx::peak_dense_bf16_tflops("NVIDIA H100 80GB HBM3"), 989.0);
-  // The PCIe board is not the SXM part (the engine's old table said 989 for it).
-  EXPECT_EQ(*tmx::peak_dense_bf16_tflops("NVIDIA H100 PCIe"), 756.0);
-  EXPECT_EQ(*tmx::peak_dense_bf16_tflops("NVIDIA H100 NVL"), 835.0);
-  EXPECT_EQ(*tmx::peak_dense_bf16_tflops("NVIDIA A100-SXM4-80GB"), 312.0);
-  EXPECT_EQ(*tmx::peak_dense_bf16_tflops("NVIDIA GeForce RTX 4090"), 165.0);
-  EXPECT_FALSE(tmx::peak_dense_bf16_tflops("cpu"));
-  EXPECT_FALSE(tmx::peak_dense_bf16_tflops("NVIDIA GeForce RTX 3090"));
 }

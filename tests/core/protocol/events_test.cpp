@@ -204,6 +204,33 @@ TEST(Events, LogWarningErrorDoneRoundTrip) {
   EXPECT_DOUBLE_EQ(out.summary.final_loss, 9.87);
 }
 
+TEST(Events, LinkProbeRoundTripsThroughTheReader) {
+  tp::LinkProbe p;
+  p.collective = tp::Phase::AllReduce;
+  p.dtype = "bf16";
+  p.bytes = 26214400;
+  p.world_size = 2;
+  p.iterations = 20;
+  p.time_us = 117.0;
+  p.algbw_gbps = 224.05;
+  p.busbw_gbps = 224.05;
+  const auto out = roundtrip(with(p)).as<tp::LinkProbe>();
+  EXPECT_EQ(out.collective, tp::Phase::AllReduce);
+  EXPECT_EQ(out.dtype, "bf16");
+  EXPECT_EQ(out.bytes, 26214400);
+  EXPECT_EQ(out.world_size, 2);
+  EXPECT_EQ(out.iterations, 20);
+  EXPECT_DOUBLE_EQ(out.time_us, 117.0);
+  EXPECT_DOUBLE_EQ(out.busbw_gbps, 224.05);
+  EXPECT_EQ(tp::type_name(tp::Payload{p}), "probe");
+  EXPECT_TRUE(tp::is_event_type("probe"));
+  EXPECT_FALSE(tp::is_event_type("telepathy"));
+  // a probe of something that is not a collective is a bad event
+  nlohmann::json j = tp::to_json(with(p));
+  j["collective"] = "forward";
+  EXPECT_THROW(tp::event_from_json(j), std::invalid_argument);
+}
+
 TEST(Events, PhaseAndLaneNamesAreStable) {
   EXPECT_EQ(tp::to_string(tp::Phase::DataWait), "data_wait");
   EXPECT_EQ(tp::to_string(tp::Phase::HostToDevice), "h2d");

@@ -48,6 +48,37 @@ TEST(EventLogImport, WorkerLogBecomesATrial) {
   EXPECT_EQ(t.log.ranks.at(1).steps.size(), 6u);
 }
 
+TEST(EventLogImport, LinkProbeKeepsItsPointsWithTheEnvironment) {
+  tt::TempDir dir;
+  const auto log_path = dir.file("probe.jsonl");
+  std::vector<tp::Event> events;
+  // One run: the probe points carry the hello's trial id (a log holding two ids is two trials).
+  const std::string trial = tt::hello_event(0, 2).header.trial;
+  for (int rank = 0; rank < 2; ++rank) {
+    events.push_back(tt::hello_event(rank, 2));
+    for (int i = 0; i < 3; ++i) {
+      tp::LinkProbe p;
+      p.bytes = int64_t{1} << (20 + i);
+      p.world_size = 2;
+      p.iterations = 10 + i;
+      p.time_us = 100.0 * (i + 1) + rank;
+      p.algbw_gbps = p.bytes / (p.time_us * 1e-6) / 1e9;
+      p.busbw_gbps = p.algbw_gbps;
+      events.push_back(tp::Event{{tp::kSchemaVersion, trial, rank, 1000 + i}, p});
+    }
+    events.push_back(tt::done_event(rank));
+  }
+  write_log(log_path, events);
+  auto store = ts::SessionStore::create(dir.file("s.tbsession"), "s");
+  const auto result = ts::import_event_log(store, log_path);
+  EXPECT_EQ(result.problems, 0);
+  const auto t = store.load_trial(result.trial_id);
+  ASSERT_EQ(t.log.ranks.at(1).probes.size(), 3u);
+  EXPECT_EQ(t.log.ranks.at(1).probes[2].bytes, int64_t{1} << 22);
+  EXPECT_DOUBLE_EQ(t.log.ranks.at(1).probes[2].time_us, 301.0);
+  EXPECT_EQ(tt::canonical(t.log), tt::canonical(tp::read_trial_log_file(log_path)));
+}
+
 TEST(EventLogImport, BadLinesAreCountedAndKept) {
   tt::TempDir dir;
   const auto log_path = dir.file("noisy.jsonl");

@@ -129,3 +129,17 @@ TEST(JsonExport, SummariesAndSteps) {
   EXPECT_EQ(t["ranks"][0]["summary"]["step_ms_median"], 95.5);
   EXPECT_EQ(t["ranks"][0]["environment"]["nccl"], "2.28.3");
 }
+
+// Issue 15 item 9: an unknown MFU (the worker's -1) is an empty cell and null, never -1.0.
+TEST(CsvExport, UnknownMfuIsEmptyNotMinusOne) {
+  ts::LoadedTrial t = sample_trial(1, 3);
+  for (auto& [rank, r] : t.log.ranks)
+    if (r.done) r.done->summary.mfu = -1.0;
+  std::ostringstream summaries;
+  ts::write_summaries_csv({t}, summaries);
+  const auto lines = lines_of(summaries.str());
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1].find("-1"), std::string::npos) << lines[1];
+  const json j = json::parse(ts::trials_to_json({t}).dump());
+  EXPECT_TRUE(j["trials"][0]["ranks"][0]["summary"]["mfu"].is_null());
+}

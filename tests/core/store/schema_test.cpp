@@ -41,7 +41,10 @@ TEST(Schema, MigratedFileEqualsNewFile) {
   ts::migrate(db, 2, 3);
   EXPECT_EQ(ts::read_schema(db), ts::expected_schema(3));
   EXPECT_NE(ts::expected_schema(2), ts::expected_schema(3));
-  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 3);
+  ts::migrate(db, 3, 4);
+  EXPECT_EQ(ts::read_schema(db), ts::expected_schema(4));
+  EXPECT_NE(ts::expected_schema(3), ts::expected_schema(4));
+  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 4);
   EXPECT_EQ(db.execAndGet("PRAGMA application_id").getInt(), ts::kApplicationId);
 }
 

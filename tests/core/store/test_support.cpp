@@ -168,6 +168,7 @@ nlohmann::json canonical(const tp::TrialLog& log) {
     for (const auto& w : r.warnings) jr.push_back(enc(w.t_us, w.value));
     for (const auto& e : r.errors) jr.push_back(enc(e.t_us, e.value));
     if (r.done) jr.push_back(enc(0, *r.done));
+    for (const auto& p : r.probes) jr.push_back(enc(0, p));
     j["ranks"][std::to_string(rank)] = jr;
   }
   for (const auto& p : log.problems)

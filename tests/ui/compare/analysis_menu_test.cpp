@@ -46,7 +46,7 @@ TEST(AnalysisMenu, MenuHasCompareAndSweepBeforeHelp) {
 }
 
 TEST(AnalysisMenu, SuggestionButtonQueuesTheFollowUpTrial) {
-  auto w = test::make_window();
+  auto w = test::make_window(test::two_gpu_machine());  // the logs are of two GPUs (the device check)
   add_recorded(*w, test::forum_log("forum_single.jsonl"), QStringLiteral("single"));
   add_recorded(*w, test::forum_log("forum_ddp.jsonl"), QStringLiteral("ddp"));
   ComparisonWindow* cmp = w->analysis()->compareRows({0, 1});

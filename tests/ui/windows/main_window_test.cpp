@@ -1,22 +1,22 @@
 // The real window, offscreen, running the fake worker and replaying the synthetic recording.
 #include <gtest/gtest.h>
 
-#include "tests/ui/wait_for.h"
 #include "core/protocol/trial_log.h"
+#include "tests/ui/wait_for.h"
 
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QComboBox>
+#include <QFileInfo>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QFileInfo>
 
+#include "core/protocol/trial_log.h"
 #include "tests/ui/runner/runner_test_util.h"
 #include "tests/ui/windows/window_test_util.h"
-#include "core/protocol/trial_log.h"
 #include "ui/models/trials_model.h"
 #include "ui/plots/step_time_plot.h"
 #include "ui/plots/telemetry_plot.h"
@@ -84,7 +84,8 @@ TEST(MainWindow, RunsATwoRankTrialAndThePlotsFill) {
   EXPECT_EQ(record.step, 8);
   EXPECT_FALSE(std::isnan(record.step_ms_median));
   w->logPane()->flush();
-  EXPECT_TRUE(w->logPane()->toPlainText().contains("[rank 1 err] fake worker rank 1 of 2 starting"));
+  EXPECT_TRUE(w->logPane()->toPlainText().contains(
+      "[rank 1] fake worker rank 1 of 2 starting"));  // stderr is the rank's log, not "err"
 }
 
 TEST(MainWindow, StopEndsEveryRankAndTheWindowKeepsWorking) {

@@ -6,8 +6,8 @@
 
 #include "tests/ui/wait_for.h"
 
-#include <QSignalSpy>
 #include <QFileInfo>
+#include <QSignalSpy>
 
 #include "core/store/session_store.h"
 #include "tests/ui/runner/runner_test_util.h"
@@ -38,10 +38,10 @@ QString real_worker() {
   return {};
 }
 
-#define REQUIRE_REAL_WORKER()                                                                                   \
-  const QString worker = real_worker();                                                                         \
-  if (worker.isEmpty())                                                                                         \
-  GTEST_SKIP() << "no real tunebench-worker: this build has no libtorch (TUNEBENCH_BUILD_WORKER) and "          \
+#define REQUIRE_REAL_WORKER()                                                                          \
+  const QString worker = real_worker();                                                                \
+  if (worker.isEmpty())                                                                                \
+  GTEST_SKIP() << "no real tunebench-worker: this build has no libtorch (TUNEBENCH_BUILD_WORKER) and " \
                   "TUNEBENCH_WORKER is not set to a built worker"
 
 std::unique_ptr<MainWindow> make_real_window(const QString& worker) {
@@ -111,7 +111,9 @@ TEST(RealWorker, TwoRankDdpOverGlooFillsThePlotsAndTheSession) {
   REQUIRE_REAL_WORKER();
   auto w = make_real_window(worker);
   run_to_completion(*w, 2, 10);
-  EXPECT_GT(w->liveView()->telemetry()->samples("rank 1", 0), 0);
+  // Resident memory is in every CPU sample; CPU % needs two readings of /proc, which a run of
+  // ten fast steps may not give a rank (the count then depends on the machine's speed).
+  EXPECT_GT(w->liveView()->telemetry()->samples("rank 1", 1), 0);
 }
 
 TEST(RealWorker, StopEndsEveryRank) {

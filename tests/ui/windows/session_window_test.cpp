@@ -10,6 +10,7 @@
 
 #include <QApplication>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QFile>
 #include <QListWidget>
 #include <QMessageBox>
@@ -18,6 +19,7 @@
 #include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -29,11 +31,13 @@
 #include "tests/ui/runner/runner_test_util.h"
 #include "tests/ui/windows/window_test_util.h"
 #include "ui/models/trials_model.h"
+#include "ui/runner/background_jobs.h"
 #include "ui/windows/launch_preview.h"
 #include "ui/windows/session_actions.h"
 #include "ui/windows/session_controller.h"
 #include "ui/windows/start_page.h"
 #include "ui/windows/trial_form.h"
+#include "ui/windows/trial_launcher.h"
 
 using namespace tunebench;
 using namespace tunebench::ui;
@@ -65,6 +69,9 @@ void run_and_wait(MainWindow& w, const config::TrialConfig& c) {
   TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
 }
 
+// Opening, importing, exporting, Save As and deleting are background jobs: wait for them.
+void wait_jobs(MainWindow& w) { TB_WAIT_FOR(w.jobs()->waitForIdle(kTimeoutMs), kTimeoutMs); }
+
 void select_row(MainWindow& w, int row) {
   w.trialsView()->selectRow(row);
   ASSERT_EQ(w.sessionActions()->selectedTrialIds().size(), 1);
@@ -87,12 +94,12 @@ TEST(SessionWindow, ALiveTrialIsWrittenToTheSessionAsItRuns) {
   auto w = make_window();
   SessionController* s = w->session();
   ASSERT_TRUE(s->hasSession());
-  EXPECT_TRUE(w->sessionActions()->isStartPageShown());  // empty session
+  EXPECT_TRUE(w->isStartPageShown());  // empty session
   qputenv("TUNEBENCH_FAKE_STEP_MS", "100");
   w->form()->setConfig(fake_config(2, 100000));
   QSignalSpy finished(w.get(), &MainWindow::trialFinished);
   ASSERT_TRUE(w->runTrial());
-  EXPECT_FALSE(w->sessionActions()->isStartPageShown());
+  EXPECT_FALSE(w->isStartPageShown());
   const int64_t id = s->storeId(w->trialsModel()->record(0).id);
   ASSERT_GT(id, 0);
   // While it runs, another connection (read-only, like a second process) sees committed steps.
@@ -133,11 +140,13 @@ TEST(SessionWindow, OpenSaveAsAndReopenShowTheSameTrials) {
   run_and_wait(*w, fake_config(1, 3));
   const QString copy = dir.filePath("copy.tbsession");
   ASSERT_TRUE(w->sessionActions()->saveSessionAs(copy));
+  wait_jobs(*w);  // the copy, then opening it
   EXPECT_EQ(w->session()->path(), copy);
   EXPECT_EQ(w->sessionActions()->recentSessions().value(0), copy);
 
   auto w2 = make_window();
   ASSERT_TRUE(w2->sessionActions()->openSession(copy));
+  wait_jobs(*w2);
   ASSERT_EQ(w2->trialsModel()->rowCount(), 1);
   const TrialRecord& r = w2->trialsModel()->record(0);
   EXPECT_EQ(r.status, TrialRecord::Status::Succeeded);
@@ -149,7 +158,7 @@ TEST(SessionWindow, OpenSaveAsAndReopenShowTheSameTrials) {
   // New session: empty table, start page.
   ASSERT_TRUE(w2->sessionActions()->newSession(dir.filePath("fresh.tbsession")));
   EXPECT_EQ(w2->trialsModel()->rowCount(), 0);
-  EXPECT_TRUE(w2->sessionActions()->isStartPageShown());
+  EXPECT_TRUE(w2->isStartPageShown());
   EXPECT_EQ(w2->sessionActions()->recentSessions().size(), 2);
 }
 
@@ -164,7 +173,8 @@ TEST(SessionWindow, ACorruptOrForeignFileChangesNothingAndSaysWhy) {
     ASSERT_TRUE(f.open(QIODevice::WriteOnly));
     f.write(QByteArray(4096, 'x'));
   }
-  EXPECT_FALSE(w->sessionActions()->openSession(junk));
+  w->sessionActions()->openSession(junk);  // checked in the background, refused there
+  wait_jobs(*w);
   EXPECT_EQ(w->session()->path(), before);
   EXPECT_EQ(w->trialsModel()->rowCount(), 1);
   ASSERT_NE(w->sessionActions()->lastMessageBox(), nullptr);
@@ -175,8 +185,12 @@ TEST(SessionWindow, ACorruptOrForeignFileChangesNothingAndSaysWhy) {
   ASSERT_TRUE(check.open(QIODevice::ReadOnly));
   EXPECT_EQ(check.readAll(), QByteArray(4096, 'x'));  // the file itself is untouched too
   // An event log that is not one: refused with the store's sentence, the session unchanged.
-  EXPECT_FALSE(w->sessionActions()->importLog(junk));
+  w->sessionActions()->importLog(junk);
+  wait_jobs(*w);
   EXPECT_EQ(w->trialsModel()->rowCount(), 1);
+  ASSERT_NE(w->sessionActions()->lastMessageBox(), nullptr);
+  EXPECT_TRUE(w->sessionActions()->lastMessageBox()->text().contains("was not imported"))
+      << w->sessionActions()->lastMessageBox()->text().toStdString();
 }
 
 TEST(SessionWindow, RenameAnnotateDeleteAndExport) {
@@ -200,7 +214,8 @@ TEST(SessionWindow, RenameAnnotateDeleteAndExport) {
   ASSERT_TRUE(w->sessionActions()->exportTrials(ids, dir.filePath("t.csv")));
   ASSERT_TRUE(w->sessionActions()->exportTrials(ids, dir.filePath("t.json")));
   ASSERT_TRUE(w->sessionActions()->exportSummariesCsv(ids, dir.filePath("s.csv")));
-  ASSERT_TRUE(w->sessionActions()->exportChromeTrace(ids[0], dir.filePath("trace.json")));
+  ASSERT_TRUE(w->sessionActions()->exportChromeTrace(ids, dir.filePath("trace.json")));
+  wait_jobs(*w);
   std::ifstream csv(dir.filePath("t.csv").toStdString());
   int lines = 0;
   for (std::string line; std::getline(csv, line);) ++lines;
@@ -222,6 +237,7 @@ TEST(SessionWindow, RenameAnnotateDeleteAndExport) {
   EXPECT_TRUE(svg.readAll().contains("<svg"));
 
   ASSERT_TRUE(s->deleteTrial(id));
+  wait_jobs(*w);
   EXPECT_EQ(w->trialsModel()->rowCount(), 0);
   const auto reader = store::SessionStore::open(s->path().toStdString(), {store::SessionStore::Mode::ReadOnly});
   EXPECT_TRUE(reader.list_trials().empty());
@@ -231,6 +247,7 @@ TEST(SessionWindow, ImportAndDropAnEventLog) {
   auto w = make_window();
   const QString log = QStringLiteral(TUNEBENCH_TEST_DATA_DIR "/ui/synthetic-7b-ddp2.jsonl");
   ASSERT_TRUE(w->sessionActions()->importLog(log));
+  wait_jobs(*w);
   ASSERT_EQ(w->trialsModel()->rowCount(), 1);
   EXPECT_GT(w->trialsModel()->record(0).step, 0);
   EXPECT_EQ(w->trialsModel()->record(0).config.world_size, 2);
@@ -244,6 +261,7 @@ TEST(SessionWindow, ImportAndDropAnEventLog) {
   EXPECT_TRUE(enter.isAccepted());
   QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
   QApplication::sendEvent(w.get(), &drop);
+  wait_jobs(*w);
   EXPECT_EQ(w->trialsModel()->rowCount(), 2);
 }
 
@@ -262,6 +280,7 @@ TEST(SessionWindow, DroppingASessionFileOpensIt) {
   QApplication::sendEvent(w.get(), &enter);
   QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
   QApplication::sendEvent(w.get(), &drop);
+  wait_jobs(*w);
   EXPECT_EQ(w->session()->path(), path);
   ASSERT_EQ(w->trialsModel()->rowCount(), 1);
   EXPECT_EQ(w->trialsModel()->record(0).status, TrialRecord::Status::Queued);
@@ -278,17 +297,20 @@ TEST(SessionWindow, AConfigFromAForeignSessionIsShownBeforeItRuns) {
   }
   auto w = make_window();
   ASSERT_TRUE(w->sessionActions()->openSession(path));
+  wait_jobs(*w);
   ASSERT_TRUE(w->session()->isForeign());
   select_row(*w, 0);
   ASSERT_TRUE(w->sessionActions()->rerunWithChanges(w->sessionActions()->selectedTrialIds()[0]));
   EXPECT_EQ(w->form()->config().name, "theirs (again)");
   EXPECT_EQ(w->form()->config().world_size, 2);
-  ASSERT_TRUE(w->session()->needsLaunchConfirmation());
+  ASSERT_TRUE(w->form()->origin().fromSession);
 
-  // Cancel: nothing runs, nothing is queued.
+  // Cancel: nothing runs, nothing is queued. The preview does not block (it is window-modal).
   QString shown;
   answer_next_dialog(QDialogButtonBox::RejectRole, &shown);
   EXPECT_FALSE(w->runTrial());
+  EXPECT_NE(w->launcher()->pendingPreview(), nullptr);
+  TB_WAIT_FOR(w->launcher()->pendingPreview() == nullptr, kTimeoutMs);
   EXPECT_EQ(w->trialsModel()->rowCount(), 1);
   EXPECT_TRUE(shown.contains("--config $TMP/trial.json")) << shown.toStdString();
   EXPECT_TRUE(shown.contains("NCCL_P2P_DISABLE=1")) << shown.toStdString();
@@ -298,13 +320,13 @@ TEST(SessionWindow, AConfigFromAForeignSessionIsShownBeforeItRuns) {
   // Accept: it runs, and the new trial records where its config came from.
   answer_next_dialog(QDialogButtonBox::AcceptRole);
   QSignalSpy finished(w.get(), &MainWindow::trialFinished);
-  ASSERT_TRUE(w->runTrial());
+  w->runTrial();
   TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
   const auto info = w->session()->trialInfo(w->trialsModel()->record(1).id);
   ASSERT_TRUE(info);
   EXPECT_EQ(info->source, "duplicate of trial 1");
   EXPECT_EQ(info->status, store::TrialStatus::Done);
-  EXPECT_FALSE(w->session()->needsLaunchConfirmation());  // asked once per loaded config
+  EXPECT_FALSE(w->form()->origin().fromSession);  // asked once per loaded config
 }
 
 TEST(SessionWindow, TheStartPageListsAndOpensExamplesAsACopy) {
@@ -322,24 +344,62 @@ TEST(SessionWindow, TheStartPageListsAndOpensExamplesAsACopy) {
   EXPECT_EQ(examples[0].trials, 1);
 
   auto w = make_window();
-  StartPage* page = w->sessionActions()->startPage();
+  StartPage* page = w->startPage();
   page->setExamples(examples);
   ASSERT_TRUE(w->sessionActions()->openExample(example)) << w->session()->errorString().toStdString();
+  wait_jobs(*w);
   EXPECT_NE(w->session()->path(), example);  // a copy
   EXPECT_TRUE(w->session()->isForeign());
   EXPECT_EQ(w->trialsModel()->rowCount(), 1);
-  EXPECT_FALSE(w->sessionActions()->isStartPageShown());
+  EXPECT_FALSE(w->isStartPageShown());
   ASSERT_TRUE(w->session()->renameTrial(w->trialsModel()->record(0).id, "edited"));
   const auto original = store::SessionStore::open(example.toStdString(), {store::SessionStore::Mode::ReadOnly});
   EXPECT_EQ(original.list_trials().at(0).name, "one");  // the shipped file stays as it was
-  QFile::remove(w->session()->path());
+  const QString copy = w->session()->path();
+  w.reset();  // closes the copy, so SQLite removes its side files
+  QFile::remove(copy);
+}
+
+// A session deleted while it was open can leave `name.tbsession-wal` behind in the user's folder.
+// A new copy of an example must not take that name: SQLite would replay the stale log into it.
+TEST(SessionWindow, AnExampleCopyNeverLandsOnALeftoverWriteAheadLog) {
+  QTemporaryDir dir;
+  const QString example = dir.filePath("leftover-example.tbsession");
+  {
+    auto s = store::SessionStore::create(example.toStdString(), "An example");
+    s.add_trial("one", config::to_json(fake_config(1, 2)), store::TrialStatus::Done);
+  }
+  auto w = make_window();
+  const QString data = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + "/sessions";
+  QDir().mkpath(data);
+  const QString taken = data + "/leftover-example.tbsession";
+  const QString stale = taken + "-wal";
+  QFile::remove(taken);
+  QFile::remove(stale);
+  {  // a real log of another session under that name, left behind without its database
+    auto other = store::SessionStore::create(taken.toStdString(), "Another session");
+    for (int i = 0; i < 3; ++i) other.add_trial("other", config::to_json(fake_config(1, 2)), store::TrialStatus::Done);
+    ASSERT_TRUE(QFile::copy(stale, stale + ".kept"));
+  }
+  ASSERT_TRUE(QFile::remove(taken));
+  QFile::remove(stale);
+  ASSERT_TRUE(QFile::rename(stale + ".kept", stale));
+  ASSERT_TRUE(w->sessionActions()->openExample(example)) << w->session()->errorString().toStdString();
+  wait_jobs(*w);
+  const QString copy = w->session()->path();
+  EXPECT_NE(copy, taken);
+  EXPECT_EQ(w->trialsModel()->rowCount(), 1);
+  w.reset();
+  QFile::remove(copy);
+  QFile::remove(stale);
 }
 
 TEST(SessionWindow, TheShippedExamplesOpen) {
   const QString dir = examples_dir(QCoreApplication::applicationDirPath());
   if (dir.isEmpty() || list_examples(dir).isEmpty()) GTEST_SKIP() << "no sessions/ folder with examples";
   for (const ExampleSession& e : list_examples(dir)) {
-    EXPECT_FALSE(e.description.startsWith("Cannot be opened")) << e.path.toStdString() << ": " << e.description.toStdString();
+    EXPECT_FALSE(e.description.startsWith("Cannot be opened"))
+        << e.path.toStdString() << ": " << e.description.toStdString();
     EXPECT_GT(e.trials, 0) << e.path.toStdString();
   }
 }
@@ -355,7 +415,8 @@ TEST(SessionWindow, KillingTheGuiMidRunKeepsTheFinishedSteps) {
   env.insert("TUNEBENCH_FAKE_STEP_MS", "500");  // the preset's 11 steps take 5.5 s: killed well before the end
   gui.setProcessEnvironment(env);
   gui.setProgram(QStringLiteral(TUNEBENCH_GUI));
-  gui.setArguments({"--no-restore", "--open", session, "--worker", TUNEBENCH_FAKE_WORKER, "--preset", "cpu-tiny-ddp", "--run"});
+  gui.setArguments(
+      {"--no-restore", "--open", session, "--worker", TUNEBENCH_FAKE_WORKER, "--preset", "cpu-tiny-ddp", "--run"});
   gui.start();
   ASSERT_TRUE(gui.waitForStarted(10000));
   int64_t seen = 0;

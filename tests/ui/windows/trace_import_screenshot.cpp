@@ -1,27 +1,37 @@
 // Screenshots of imported torch.profiler traces for docs/UI.md, taken through the window's own
-// import path (TraceImportActions: worker thread, progress dialog, one transaction). Run under Xvfb:
-//   tunebench-trace-screenshot OUT_PREFIX [WxH]
-// imports tests/data/traces/ddp-nw4 (2 ranks) and single-nw4 into a scratch session and writes
-// OUT_PREFIX-window.png (trials table and log), OUT_PREFIX-compare.png (the comparison: diff,
-// metrics, breakdown, representative steps with the comm lanes), OUT_PREFIX-diagnosis.png and
-// OUT_PREFIX-settings.png (Trial > Settings… of the DDP trial).
+// import path (TraceImportActions: a background job, progress dialog, one transaction). Run under Xvfb:
+//   tunebench-trace-screenshot OUT_PREFIX [WxH] [light|dark]
+// imports tests/data/traces/single-nw4 and ddp-nw4 (2 ranks) into a scratch session and writes
+// OUT_PREFIX-progress.png (the import's progress dialog while it waits for the job thread),
+// OUT_PREFIX-window.png (the DDP trial shown, trials table and log), OUT_PREFIX-compare.png (the
+// comparison: diff, metrics, breakdown, representative steps with the comm lanes),
+// OUT_PREFIX-diagnosis.png and OUT_PREFIX-settings.png (Trial > Settings… of the DDP trial).
 #include <dirent.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include <QApplication>
+#include <QProgressDialog>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
 
 #include "ui/models/trials_model.h"
+#include "ui/runner/background_jobs.h"
 #include "ui/windows/analysis_controller.h"
 #include "ui/windows/comparison_window.h"
+#include "ui/windows/live_view.h"
 #include "ui/windows/main_window.h"
 #include "ui/windows/session_actions.h"
+#include "ui/windows/theme.h"
 #include "ui/windows/trace_import_actions.h"
+#include "ui/windows/trial_viewer.h"
 
 using namespace tunebench;
 
@@ -41,7 +51,9 @@ QStringList traces(const char* run) {
 }
 
 bool save(QWidget& w, const QString& file) {
-  QTest::qWait(500);
+  QTest::qWait(300);
+  if (auto* m = qobject_cast<ui::MainWindow*>(&w)) m->liveView()->replotNow();
+  QTest::qWait(200);
   if (w.grab().save(file)) return true;
   std::fprintf(stderr, "could not write %s\n", qPrintable(file));
   return false;
@@ -51,8 +63,9 @@ bool save(QWidget& w, const QString& file) {
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
+  QStandardPaths::setTestModeEnabled(true);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s OUT_PREFIX [WxH]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s OUT_PREFIX [WxH] [light|dark]\n", argv[0]);
     return 2;
   }
   const QString prefix = QString::fromLocal8Bit(argv[1]);
@@ -61,28 +74,50 @@ int main(int argc, char** argv) {
     const QStringList wh = QString::fromLocal8Bit(argv[2]).split(QLatin1Char('x'));
     if (wh.size() == 2) size = QSize(wh[0].toInt(), wh[1].toInt());
   }
+  ui::remember_system_theme();
+  if (argc > 3) ui::apply_theme(ui::theme_from_string(QString::fromLocal8Bit(argv[3])));
+  std::atomic<bool> started{false}, release{false};  // declared before the window: outlive its jobs
   ui::MainWindow::Options o;
   o.useSettings = false;
   o.detectDevices = false;
   ui::MainWindow window(o);
   window.resize(size);
   window.show();
-  ui::TraceImportActions* t = window.sessionActions()->traceImport();
+  if (!QTest::qWaitForWindowExposed(&window)) std::fprintf(stderr, "the window was not exposed\n");
+  ui::TraceImportActions* t = window.traceImport();
+  bool ok = true;
   for (const auto& [run, name] :
        {std::pair{"single-nw4", "my job, 1 GPU"}, std::pair{"ddp-nw4", "my job, DDP 2 GPUs"}}) {
     QSignalSpy ended(t, &ui::TraceImportActions::traceImportEnded);
-    if (!t->importTraces(
-            traces(run), QString::fromUtf8(name),
-            {QStringLiteral("micro_batch=8"), QStringLiteral("seq_len=512"), QStringLiteral("grad_accum=1")}) ||
-        !ended.wait(60000) || window.trialsModel()->rowCount() == 0) {
+    // The first import waits behind a job that holds the job thread, for the progress dialog's picture.
+    const bool first = window.trialsModel()->rowCount() == 0;
+    if (first)
+      window.jobs()->submit(QStringLiteral("Holding the job thread"), [&](ui::JobProgress&) {
+        started = true;
+        while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return ui::BackgroundJobs::Apply();
+      });
+    const bool importing = t->importTraces(
+        traces(run), QString::fromUtf8(name),
+        {QStringLiteral("micro_batch=8"), QStringLiteral("seq_len=512"), QStringLiteral("grad_accum=1")});
+    if (importing && first && t->progressDialog()) {
+      if (!QTest::qWaitFor([&] { return started.load(); }, 10000)) std::fprintf(stderr, "no job thread\n");
+      ok = save(*t->progressDialog(), prefix + QStringLiteral("-progress.png")) && ok;
+    }
+    release = true;
+    if (!importing || !ended.wait(60000) || window.trialsModel()->rowCount() == 0) {
       std::fprintf(stderr, "import of %s failed: %s\n", run, qPrintable(window.sessionActions()->lastError()));
       return 1;
     }
   }
-  window.trialsView()->selectRow(1);
-  bool ok = save(window, prefix + QStringLiteral("-window.png"));
+  // The last import is the trial shown; it is loaded for the view in the background.
+  if (!window.jobs()->waitForIdle(60000) || !QTest::qWaitFor([&] { return !window.viewer()->isLoading(); }, 60000))
+    std::fprintf(stderr, "the imported trial was not drawn in time\n");
+  ok = save(window, prefix + QStringLiteral("-window.png")) && ok;
 
-  ui::ComparisonWindow* c = window.analysis()->compareRows({0, 1});
+  window.analysis()->compareRows({0, 1});  // stored trials: loaded in the background, then opened
+  window.jobs()->waitForIdle(60000);
+  ui::ComparisonWindow* c = window.analysis()->lastComparison();
   if (!c) return 1;
   c->resize(size);
   c->show();

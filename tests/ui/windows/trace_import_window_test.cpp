@@ -1,6 +1,8 @@
-// torch.profiler traces in the window: imported off the GUI thread with a progress dialog (File >
-// Import and drag and drop), cancel and bad files leave the session as it was, the imported trial
-// compares and diagnoses like any other, and Trial > Settings… fills in its unknown settings.
+// torch.profiler traces in the window: an importer of SessionActions (File > Import and drag and
+// drop hand it all of a gesture's traces), imported as a background job with progress and a
+// Cancel, cancel and bad files leave the session as it was, the imported trial is shown, compares
+// and diagnoses like any other, and Trial > Settings… (opened without blocking) fills in its
+// unknown settings.
 #include <gtest/gtest.h>
 
 #include "tests/ui/wait_for.h"
@@ -8,18 +10,24 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 #include <QApplication>
 #include <QDialogButtonBox>
 #include <QFile>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressDialog>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QUrl>
 
@@ -27,12 +35,14 @@
 #include "tests/ui/windows/window_test_util.h"
 #include "ui/models/trials_model.h"
 #include "ui/plots/timeline_plot.h"
+#include "ui/runner/background_jobs.h"
 #include "ui/windows/analysis_controller.h"
 #include "ui/windows/comparison_window.h"
 #include "ui/windows/live_view.h"
 #include "ui/windows/session_actions.h"
 #include "ui/windows/session_controller.h"
 #include "ui/windows/trace_import_actions.h"
+#include "ui/windows/trial_viewer.h"
 
 using namespace tunebench;
 using namespace tunebench::ui;
@@ -54,17 +64,39 @@ QStringList traces(const char* run) {
   return files;
 }
 
+void wait_jobs(MainWindow& w) { TB_WAIT_FOR(w.jobs()->waitForIdle(kTimeoutMs), kTimeoutMs); }
+
 // Imports through the window's own path and waits for the job to end; true when a row was added.
 bool import_and_wait(MainWindow& w, const QStringList& files, const QStringList& settings = {}) {
-  TraceImportActions* t = w.sessionActions()->traceImport();
+  TraceImportActions* t = w.traceImport();
   QSignalSpy ended(t, &TraceImportActions::traceImportEnded);
   const int rows = w.trialsModel()->rowCount();
   if (!t->importTraces(files, {}, settings)) return false;
-  EXPECT_NE(t->progressDialog(), nullptr);  // shown while the worker thread reads
+  EXPECT_NE(t->progressDialog(), nullptr);  // shown while the job reads
+  EXPECT_TRUE(t->isImporting());
   EXPECT_TRUE(QTest::qWaitFor([&] { return ended.size() == 1; }, kTimeoutMs));
-  EXPECT_EQ(t->runningImport(), nullptr);
+  EXPECT_FALSE(t->isImporting());
+  EXPECT_EQ(t->progressDialog(), nullptr);
   return w.trialsModel()->rowCount() == rows + 1;
 }
+
+// Holds the window's job thread until released, so the next jobs wait in the queue.
+class JobBlocker {
+ public:
+  explicit JobBlocker(BackgroundJobs* jobs) {
+    jobs->submit(QStringLiteral("blocker"), [this](JobProgress&) {
+      m_started = true;
+      while (!m_release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return BackgroundJobs::Apply();
+    });
+    while (!m_started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~JobBlocker() { release(); }
+  void release() { m_release = true; }
+
+ private:
+  std::atomic<bool> m_started{false}, m_release{false};
+};
 
 void drop(MainWindow& w, const QStringList& files) {
   QMimeData mime;
@@ -82,7 +114,14 @@ void drop(MainWindow& w, const QStringList& files) {
 
 TEST(TraceImportWindow, DdpTracesBecomeOneTrialWithTwoRanks) {
   auto w = make_window();
+  QSignalSpy progress(w->jobs(), &BackgroundJobs::progress);
   ASSERT_TRUE(import_and_wait(*w, traces("ddp-nw4")));
+  // The job reported the bytes it read (the progress dialog and the status bar show them).
+  bool bytes = false;
+  for (const auto& p : progress)
+    bytes = bytes || (p.at(4).toString().startsWith("reading 2 trace(s): ") && p.at(4).toString().contains(" of ") &&
+                      p.at(3).toLongLong() > 0);
+  EXPECT_TRUE(bytes);
   const TrialRecord r = w->trialsModel()->record(0);
   EXPECT_EQ(r.status, TrialRecord::Status::Succeeded);
   EXPECT_EQ(r.config.world_size, 2);
@@ -90,15 +129,27 @@ TEST(TraceImportWindow, DdpTracesBecomeOneTrialWithTwoRanks) {
   EXPECT_EQ(r.step, 4);
   EXPECT_TRUE(w->statusBar()->currentMessage().contains("Imported ddp-nw4 from torch.profiler traces: 2 of 2"))
       << w->statusBar()->currentMessage().toStdString();
-  // The live views show it as a run: every interval of both ranks on the timeline.
+  // It becomes the trial shown, drawn as a run: every interval of both ranks on the timeline.
+  wait_jobs(*w);
+  EXPECT_EQ(w->viewer()->shown(), r.id);
   EXPECT_GT(w->liveView()->timeline()->barCount(), 8u * 4u);
+  // The table's columns fit the new row (its name and "unknown" model are not elided).
+  QTableView* table = w->trialsView();
+  for (int column : {int(TrialsModel::Name), int(TrialsModel::Model)}) {
+    const QString text = w->trialsModel()->index(0, column).data().toString();
+    TB_EXPECT_WAIT_FOR(table->columnWidth(column) > table->fontMetrics().horizontalAdvance(text), 2000);
+  }
+  EXPECT_GE(table->horizontalHeader()->length(), table->viewport()->width());  // the reason still stretches
   const auto loaded = w->session()->loadTrial(r.id);
   ASSERT_TRUE(loaded);
   EXPECT_EQ(loaded->log.ranks.size(), 2u);
 
   // It compares and diagnoses like a native trial: the comparison window opens on it.
   ASSERT_TRUE(import_and_wait(*w, traces("single-nw0")));
-  ComparisonWindow* c = w->analysis()->compareRows({0, 1});
+  // Stored trials load in the background; the comparison opens once they are there.
+  EXPECT_EQ(w->analysis()->compareRows({0, 1}), nullptr);
+  wait_jobs(*w);
+  ComparisonWindow* c = w->analysis()->lastComparison();
   ASSERT_NE(c, nullptr);
   ASSERT_EQ(c->report().comparison.trials.size(), 2u);
   EXPECT_TRUE(c->report().comparison.trials[0].has_comm());
@@ -111,28 +162,45 @@ TEST(TraceImportWindow, DdpTracesBecomeOneTrialWithTwoRanks) {
 
 TEST(TraceImportWindow, DroppingTracesImportsThemAsOneTrial) {
   auto w = make_window();
-  QSignalSpy ended(w->sessionActions()->traceImport(), &TraceImportActions::traceImportEnded);
-  drop(*w, traces("fsdp2-nw4"));
+  QSignalSpy ended(w->traceImport(), &TraceImportActions::traceImportEnded);
+  // One gesture: an event log (the built-in importer) and one run's two traces (one trial).
+  drop(*w, QStringList{QStringLiteral(TUNEBENCH_TEST_DATA_DIR "/analysis/forum_single.jsonl")} + traces("fsdp2-nw4"));
   TB_WAIT_FOR(ended.size() == 1, kTimeoutMs);
-  ASSERT_EQ(w->trialsModel()->rowCount(), 1);
-  EXPECT_EQ(w->trialsModel()->record(0).config.world_size, 2);
-  EXPECT_EQ(w->trialsModel()->record(0).config.strategy, config::Strategy::Fsdp);
+  wait_jobs(*w);
+  ASSERT_EQ(w->trialsModel()->rowCount(), 2);
+  const TrialRecord* trace = nullptr;
+  for (int row = 0; row < 2; ++row)
+    if (w->trialsModel()->record(row).config.model == "unknown") trace = &w->trialsModel()->record(row);
+  ASSERT_NE(trace, nullptr);
+  EXPECT_EQ(trace->config.world_size, 2);
+  EXPECT_EQ(trace->config.strategy, config::Strategy::Fsdp);
 }
 
 TEST(TraceImportWindow, CancelAndBadFilesAddNothing) {
   QTemporaryDir dir;
   auto w = make_window();
-  TraceImportActions* t = w->sessionActions()->traceImport();
-  // Cancel at once (the dialog's button): the thread stops at its next chunk.
+  TraceImportActions* t = w->traceImport();
+  // Cancel (the dialog's button) while the import waits behind another job: it never starts.
+  // (A cancel while reading stops the read at its next chunk: BackgroundJobs and reader tests.)
   QSignalSpy ended(t, &TraceImportActions::traceImportEnded);
-  ASSERT_TRUE(t->importTraces(traces("ddp-nw4")));
-  ASSERT_NE(t->progressDialog(), nullptr);
-  QPushButton* cancel = t->progressDialog()->findChild<QPushButton*>();
-  ASSERT_NE(cancel, nullptr);
-  cancel->click();
+  QSignalSpy failed(w->jobs(), &BackgroundJobs::jobFailed);
+  {
+    JobBlocker blocker(w->jobs());
+    ASSERT_TRUE(t->importTraces(traces("ddp-nw4")));
+    ASSERT_NE(t->progressDialog(), nullptr);
+    EXPECT_FALSE(t->progressDialog()->isModal());         // the window goes on working meanwhile
+    EXPECT_FALSE(t->importTraces(traces("single-nw0")));  // one import at a time
+    EXPECT_TRUE(w->sessionActions()->lastError().contains("Traces are being imported"));
+    QPushButton* cancel = t->progressDialog()->findChild<QPushButton*>();
+    ASSERT_NE(cancel, nullptr);
+    cancel->click();
+  }
   TB_WAIT_FOR(ended.size() == 1, kTimeoutMs);
   EXPECT_EQ(w->trialsModel()->rowCount(), 0);
-  EXPECT_TRUE(w->statusBar()->currentMessage().contains("Import cancelled"));
+  EXPECT_EQ(failed.size(), 0);  // a cancel is no failure
+  EXPECT_TRUE(w->statusBar()->currentMessage().contains("Import cancelled: nothing was added"))
+      << w->statusBar()->currentMessage().toStdString();
+  EXPECT_FALSE(t->isImporting());
 
   // A truncated rank: the message box says which file and why.
   QFile whole(traces("ddp-nw4")[1]);
@@ -145,6 +213,7 @@ TEST(TraceImportWindow, CancelAndBadFilesAddNothing) {
   EXPECT_FALSE(import_and_wait(*w, {traces("ddp-nw4")[0], cut}));
   ASSERT_NE(w->sessionActions()->lastMessageBox(), nullptr);
   const QString text = w->sessionActions()->lastMessageBox()->text();
+  EXPECT_TRUE(text.contains("ddp-nw4 (2 torch.profiler traces) was not imported"));
   EXPECT_TRUE(text.contains("rank1.pt.trace.json.gz: the gzip stream ends before its end marker"))
       << text.toStdString();
   EXPECT_TRUE(text.contains("Nothing was added to the session"));
@@ -156,7 +225,12 @@ TEST(TraceImportWindow, CancelAndBadFilesAddNothing) {
   f.write("{\"a\": 1}\n");
   f.close();
   EXPECT_FALSE(w->sessionActions()->importFiles({other}));
-  EXPECT_TRUE(w->sessionActions()->lastError().contains("is neither a Tunebench event log"));
+  EXPECT_TRUE(w->sessionActions()->lastError().contains(
+      "other.json is none of the kinds of file Tunebench imports (Event logs, torch.profiler traces)"))
+      << w->sessionActions()->lastError().toStdString();
+  EXPECT_FALSE(w->sessionActions()->importFiles({dir.filePath("missing.pt.trace.json")}));
+  EXPECT_TRUE(w->sessionActions()->lastError().contains("missing.pt.trace.json cannot be read"));
+  wait_jobs(*w);
   EXPECT_EQ(w->trialsModel()->rowCount(), 0);
   const auto reader =
       store::SessionStore::open(w->session()->path().toStdString(), {store::SessionStore::Mode::ReadOnly});
@@ -167,8 +241,19 @@ TEST(TraceImportWindow, SettingsDialogFillsInUnknownSettings) {
   auto w = make_window();
   ASSERT_TRUE(import_and_wait(*w, traces("single-nw4"), {"micro_batch=8"}));
   const QString id = w->trialsModel()->record(0).id;
-  KnownSettingsDialog* d = w->sessionActions()->traceImport()->showSettings(id);
+  // Trial > Settings… and the table's context menu offer it for the one selected trial; it opens
+  // without blocking (a nested exec() would not return here).
+  QAction* action = w->traceImport()->settingsAction();
+  EXPECT_TRUE(w->menu("menuTrial")->actions().contains(action));
+  EXPECT_TRUE(w->sessionActions()->contextMenu()->actions().contains(action));
+  w->trialsView()->clearSelection();
+  EXPECT_FALSE(action->isEnabled());
+  w->selectRows({"0"});
+  ASSERT_TRUE(action->isEnabled());
+  action->trigger();
+  KnownSettingsDialog* d = w->traceImport()->settingsDialog();
   ASSERT_NE(d, nullptr);
+  EXPECT_TRUE(d->isVisible());
   QLineEdit* seq = d->field("seq_len");
   ASSERT_NE(seq, nullptr);
   EXPECT_TRUE(seq->text().isEmpty());  // unknown
@@ -196,12 +281,16 @@ TEST(TraceImportWindow, SettingsDialogFillsInUnknownSettings) {
   EXPECT_EQ(config["seq_len"], 512);
   EXPECT_EQ(config["grad_accum"], 1);
   EXPECT_FALSE(config.contains("micro_batch"));
-  const auto env = w->session()->store()->trial_environment(w->session()->storeId(id));
-  EXPECT_EQ(env.at(0).config["seq_len"], 512);  // what the analysis reads
+  const auto reader =
+      store::SessionStore::open(w->session()->path().toStdString(), {store::SessionStore::Mode::ReadOnly});
+  EXPECT_EQ(reader.trial_environment(w->session()->storeId(id)).at(0).config["seq_len"], 512);  // the analysis reads
+  EXPECT_EQ(w->trialsModel()->record(0).config.seq_len, 512);                                   // the table too
 
   // A native trial's settings: shown, not editable.
   ASSERT_TRUE(w->sessionActions()->importLog(QStringLiteral(TUNEBENCH_TEST_DATA_DIR "/analysis/forum_single.jsonl")));
-  KnownSettingsDialog* native = w->sessionActions()->traceImport()->showSettings(w->trialsModel()->record(1).id);
+  wait_jobs(*w);
+  ASSERT_EQ(w->trialsModel()->rowCount(), 2);
+  KnownSettingsDialog* native = w->traceImport()->showSettings(w->trialsModel()->record(1).id);
   ASSERT_NE(native, nullptr);
   EXPECT_FALSE(native->editButton()->isEnabled());
   EXPECT_FALSE(native->field("micro_batch")->text().isEmpty());

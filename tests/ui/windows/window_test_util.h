@@ -25,6 +25,13 @@ inline DeviceInventory one_gpu_machine() {
   return d;
 }
 
+// The forum example's machine: two GPUs, so its DDP x2 follow-ups pass the device check.
+inline DeviceInventory two_gpu_machine() {
+  DeviceInventory d = one_gpu_machine();
+  d.gpus.push_back({1, QStringLiteral("NVIDIA H200"), qint64(143771) << 20});
+  return d;
+}
+
 inline std::unique_ptr<MainWindow> make_window(const DeviceInventory& devices = cpu_machine()) {
   MainWindow::Options o;
   o.workerProgram = QStringLiteral(TUNEBENCH_FAKE_WORKER);

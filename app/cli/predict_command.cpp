@@ -1,0 +1,170 @@
+// `tunebench-cli predict`: memory and step time of a configuration on any GPUs before running it,
+// and `--list-hardware`, the catalogue. Argument wiring only: core/predict does the work.
+//
+//   tunebench-cli predict --preset 7b-ddp --gpu rtx4090 --gpus 2 --link pcie4-nop2p [--json]
+//   tunebench-cli predict --config trial.json --evidence sessions/h200-7b.tbsession
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "app/cli/commands.h"
+#include "app/cli/trial_inputs.h"
+#include "core/predict/predictor.h"
+#include "core/predict/render.h"
+
+namespace tunebench::cli {
+
+namespace {
+
+struct PredictOptions {
+  std::string config_file, preset, gpu, link, catalogue_file;
+  std::vector<std::string> sets, evidence;
+  int gpus = 0, hosts = 1;
+  double memory_gib = 0;
+  bool json = false, list = false;
+};
+
+config::TrialConfig load_config(const PredictOptions& o) {
+  config::TrialConfig c;
+  if (!o.preset.empty()) {
+    const auto p = config::trial_preset(o.preset);
+    if (!p) {
+      std::string names;
+      for (const auto& t : config::trial_presets()) names += " " + t.name;
+      throw std::runtime_error("unknown preset '" + o.preset + "'; presets:" + names);
+    }
+    c = *p;
+  }
+  if (!o.config_file.empty()) {
+    std::ifstream in(o.config_file);
+    if (!in) throw std::runtime_error("cannot open " + o.config_file);
+    nlohmann::json j;
+    try {
+      in >> j;
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(o.config_file + " is not JSON: " + e.what());
+    }
+    const auto parsed = config::from_json(j, c);
+    if (!parsed.ok()) throw std::runtime_error(o.config_file + ":\n" + config::describe(parsed.problems));
+    c = parsed.config;
+  }
+  for (const auto& kv : o.sets) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) throw std::runtime_error("--set wants KEY=VALUE, got '" + kv + "'");
+    if (auto problem = config::set_knob(c, kv.substr(0, eq), kv.substr(eq + 1)))
+      throw std::runtime_error(problem->key + ": " + problem->message);
+  }
+  if (o.gpus > 0) {
+    c.world_size = o.gpus;
+    if (o.gpus > 1 && c.strategy == config::Strategy::Single) {
+      c.strategy = config::Strategy::Ddp;
+      std::cerr << "note: " << o.gpus << " GPUs with strategy single: predicting ddp\n";
+    }
+    if (o.gpus == 1) c.strategy = config::Strategy::Single;
+  }
+  if (!o.gpu.empty() && c.device == config::Device::Cpu) c.device = config::Device::Cuda;
+  return c;
+}
+
+void list_hardware(const hardware::Catalogue& cat) {
+  std::cout << "GPUs (" << cat.origin << "): id, name, memory, dense bf16 / fp8 TFLOP/s, HBM GB/s, default link\n";
+  for (const auto& g : cat.gpus) {
+    char line[256];
+    std::snprintf(line, sizeof(line), "  %-13s %-32s %6.1f GiB  %7.1f / %-7s %6.0f  %s\n", g.id.c_str(), g.name.c_str(),
+                  static_cast<double>(g.memory_bytes) / (1024.0 * 1024 * 1024), g.bf16_tflops.value_or(0),
+                  g.fp8_tflops ? std::to_string(static_cast<int>(*g.fp8_tflops)).c_str() : "-", g.hbm_gbps,
+                  g.default_link.c_str());
+    std::cout << line;
+  }
+  std::cout << "Links: id, busbw GB/s (nccl-tests, large messages), latency us, source\n";
+  for (const auto& l : cat.links) {
+    char line[512];
+    std::snprintf(line, sizeof(line), "  %-21s %7.1f %6.0f  %s\n", l.id.c_str(), l.busbw_gbps, l.alpha_us,
+                  l.name.c_str());
+    std::cout << line << "      " << l.source << "\n";
+  }
+}
+
+void run_predict(const PredictOptions& o) {
+  hardware::Catalogue loaded;
+  if (!o.catalogue_file.empty()) loaded = hardware::load_catalogue(o.catalogue_file);
+  const hardware::Catalogue& cat = o.catalogue_file.empty() ? hardware::catalogue() : loaded;
+  if (o.list) {
+    list_hardware(cat);
+    return;
+  }
+  predict::Evidence evidence;
+  for (auto& log : read_trial_inputs(o.evidence)) {
+    auto shared = std::make_shared<protocol::TrialLog>(std::move(log));
+    evidence.add(shared->trial, shared);
+  }
+  for (const auto& note : evidence.notes()) std::cerr << "note: " << note << "\n";
+
+  predict::Scenario s;
+  s.config = load_config(o);
+  s.link = o.link;
+  s.hosts = o.hosts;
+  s.device_memory_bytes = static_cast<int64_t>(o.memory_gib * 1024 * 1024 * 1024);
+  s.gpu = o.gpu;
+  if (s.gpu.empty() && s.config.device != config::Device::Cpu) {
+    // The machine the evidence was measured on.
+    for (const auto& t : evidence.trials())
+      if (t.cuda) {
+        s.gpu = t.device;
+        if (s.device_memory_bytes == 0) s.device_memory_bytes = t.device_memory_bytes;
+        break;
+      }
+    if (s.gpu.empty())
+      throw std::runtime_error(
+          "which GPU? Give --gpu ID (see --list-hardware) or --evidence with trials measured on it");
+  }
+  if (!o.link.empty() && !hardware::find_link(o.link, cat))
+    throw std::runtime_error("unknown link '" + o.link + "' (see --list-hardware)");
+  if (!o.gpu.empty() && !hardware::find_gpu(o.gpu, cat))
+    throw std::runtime_error("unknown GPU '" + o.gpu + "' (see --list-hardware)");
+  if (const auto problems = config::validate(s.config); !problems.empty())
+    std::cerr << "note: the worker would refuse this configuration:\n" << config::describe(problems);
+
+  const auto basis = evidence.select([](const predict::MeasuredTrial&) { return true; });
+  const predict::Prediction p = predict::predict_scenario(s, basis, cat);
+  if (o.json)
+    std::cout << predict::render_json(p).dump(2) << "\n";
+  else
+    std::cout << predict::render_text(p);
+}
+
+}  // namespace
+
+void add_predict_command(CLI::App& app) {
+  auto o = std::make_shared<PredictOptions>();
+  auto* cmd = app.add_subcommand("predict", "Predict peak memory and step time of a configuration on any GPUs");
+  cmd->add_option("--config", o->config_file, "Trial configuration JSON")->check(CLI::ExistingFile);
+  cmd->add_option("--preset", o->preset, "Start from a trial preset (7b-single, 7b-ddp, 7b-fsdp, ...)");
+  cmd->add_option("--set", o->sets, "Change a knob: KEY=VALUE (repeatable), e.g. --set checkpointing=true");
+  cmd->add_option("--gpu", o->gpu, "GPU: catalogue id (h200, rtx4090, ...) or device name");
+  cmd->add_option("--gpus", o->gpus, "Number of GPUs (the world size)");
+  cmd->add_option("--link", o->link, "Interconnect: catalogue id (nvlink4, pcie4-nop2p, ib400, ...)");
+  cmd->add_option("--hosts", o->hosts, "Hosts the GPUs span");
+  cmd->add_option("--memory-gib", o->memory_gib, "Memory per GPU to check the fit against (default: the catalogue's)");
+  cmd->add_option("--evidence", o->evidence,
+                  "Measured trials to calibrate from and link probes: sessions (.tbsession) or event logs (.jsonl)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--catalogue", o->catalogue_file, "Hardware catalogue JSON instead of the built-in one")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--json", o->json, "Print JSON instead of text");
+  cmd->add_flag("--list-hardware", o->list, "List the catalogue's GPUs and links with their sources");
+  cmd->callback([o] {
+    try {
+      run_predict(*o);
+    } catch (const CLI::Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::cerr << "predict: " << e.what() << "\n";
+      throw CLI::RuntimeError(1);
+    }
+  });
+}
+
+}  // namespace tunebench::cli

@@ -1,0 +1,89 @@
+#include "app/cli/trial_inputs.h"
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/protocol/trial_log.h"
+#include "core/store/session_store.h"
+
+namespace tunebench::cli {
+
+namespace {
+
+namespace tp = tunebench::protocol;
+
+// A probe trial records no steps; its points are what it is for.
+bool has_probe(const store::SessionStore& session, int64_t id) {
+  const auto log = session.load_trial(id).log;
+  for (const auto& [rank, r] : log.ranks)
+    if (!r.probes.empty()) return true;
+  return false;
+}
+
+// One TrialLog per trial id (protocol::TrialSplitter); lines that were not events go to stderr
+// (the newer-version notice is no bad line). Logs without any event are dropped.
+std::vector<tp::TrialLog> read_logs(const std::string& path) {
+  auto logs = tp::read_trial_logs_file(path);
+  for (const auto& log : logs)
+    for (const auto& p : log.problems)
+      if (p.kind != tp::ReadProblem::Kind::NewerVersion)
+        std::cerr << path << ":" << p.line_number << ": " << p.message << "\n";
+  logs.erase(std::remove_if(logs.begin(), logs.end(), [](const tp::TrialLog& l) { return l.ranks.empty(); }),
+             logs.end());
+  return logs;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Trials of a session file: those named in `selection` (ids or names, comma-separated), else
+// every trial that recorded steps. The session is opened read-only: a report changes nothing.
+std::vector<tp::TrialLog> read_session(const std::string& path, const std::string& selection,
+                                       std::vector<std::string>& names) {
+  store::SessionStore::OpenOptions options;
+  options.mode = store::SessionStore::Mode::ReadOnly;
+  const auto session = store::SessionStore::open(path, options);
+  std::vector<std::string> wanted;
+  std::stringstream ss(selection);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) wanted.push_back(item);
+  std::vector<tp::TrialLog> logs;
+  for (const auto& info : session.list_trials()) {
+    const bool selected = wanted.empty() ? info.step_count > 0 || has_probe(session, info.id)
+                                         : std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) {
+                                             return w == info.name || w == std::to_string(info.id);
+                                           });
+    if (!selected) continue;
+    auto loaded = session.load_trial(info.id);
+    if (loaded.log.trial.empty()) loaded.log.trial = info.name;
+    logs.push_back(std::move(loaded.log));
+    names.push_back(info.name);
+  }
+  return logs;
+}
+
+}  // namespace
+
+std::vector<tp::TrialLog> read_trial_inputs(const std::vector<std::string>& paths, const std::string& selection,
+                                           std::vector<std::string>* names) {
+  std::vector<tp::TrialLog> logs;
+  std::vector<std::string> display;
+  for (const auto& path : paths) {
+    if (ends_with(path, ".tbsession")) {
+      for (auto& log : read_session(path, selection, display)) logs.push_back(std::move(log));
+      continue;
+    }
+    for (auto& log : read_logs(path)) {
+      logs.push_back(std::move(log));
+      display.emplace_back();  // an event log names no trial: its run id is used
+    }
+  }
+  if (names) *names = std::move(display);
+  return logs;
+}
+
+}  // namespace tunebench::cli

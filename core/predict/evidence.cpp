@@ -1,0 +1,78 @@
+#include "core/predict/evidence.h"
+
+#include <filesystem>
+
+namespace tunebench::predict {
+
+namespace {
+// Trial id, rank 0's process id and its first event time: the same for the same run, wherever it
+// was stored.
+std::string run_identity(const protocol::TrialLog& log) {
+  for (const auto& [rank, r] : log.ranks) {
+    if (!r.hello) continue;
+    const int64_t first = r.steps.empty() ? 0 : r.steps.front().start_us;
+    return log.trial + "|" + std::to_string(r.hello->pid) + "|" + r.hello->host + "|" + std::to_string(first);
+  }
+  return {};
+}
+}  // namespace
+
+bool MeasuredTrial::has_steps() const { return !probe && metrics.measured_steps > 0 && !metrics.oom; }
+
+bool MeasuredTrial::has_phases() const {
+  return has_steps() && !config::uses_cuda_graph(config.compile) && metrics.breakdown[analysis::Part::Forward] > 0 &&
+         metrics.breakdown[analysis::Part::Backward] > 0;
+}
+
+void Evidence::add(std::string label, std::shared_ptr<const protocol::TrialLog> log) {
+  if (!log) return;
+  // The same run reached us twice (a log file and the session it was imported into): keep one.
+  const std::string identity = run_identity(*log);
+  if (!identity.empty() && !m_identities.insert(identity).second) {
+    m_notes.push_back(label + ": the same run as a trial already added, skipped");
+    return;
+  }
+  MeasuredTrial t;
+  t.label = std::move(label);
+  t.log = log;
+  const nlohmann::json cfg = log->config();
+  if (cfg.is_null()) {
+    m_notes.push_back(t.label + ": no hello with a configuration, not used");
+    return;
+  }
+  const auto parsed = config::from_json(cfg);
+  t.config = parsed.config;
+  for (const auto& [rank, r] : log->ranks) {
+    if (r.hello) {
+      t.device = r.hello->device;
+      t.cuda = r.hello->device_kind == "cuda";
+      t.device_memory_bytes = r.hello->device_memory_bytes;
+      break;
+    }
+  }
+  for (const auto& [rank, r] : log->ranks)
+    if (!r.probes.empty()) t.probe = true;
+  t.gpu = t.cuda ? hardware::find_gpu(t.device) : nullptr;
+  t.transport = transport_key(*log);
+  t.metrics = analysis::analyze(*log);
+  if (!t.metrics.config) t.metrics.config = t.config;
+  m_trials.push_back(std::move(t));
+}
+
+Evidence Evidence::from_files(const std::vector<std::string>& paths) {
+  Evidence e;
+  for (const auto& path : paths) {
+    auto log = std::make_shared<protocol::TrialLog>(protocol::read_trial_log_file(path));
+    e.add(std::filesystem::path(path).stem().string(), std::move(log));
+  }
+  return e;
+}
+
+std::vector<const MeasuredTrial*> Evidence::select(const std::function<bool(const MeasuredTrial&)>& keep) const {
+  std::vector<const MeasuredTrial*> out;
+  for (const auto& t : m_trials)
+    if (keep(t)) out.push_back(&t);
+  return out;
+}
+
+}  // namespace tunebench::predict

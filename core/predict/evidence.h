@@ -1,0 +1,55 @@
+// What a session measured, ready for predictions: its training trials (config, device, transport,
+// metrics) and its link probes. Predictions take their efficiency factors, link bandwidths and
+// contention from here wherever the session has them, and from the catalogue otherwise.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/analysis/trial_metrics.h"
+#include "core/config/trial_config.h"
+#include "core/hardware/hardware.h"
+#include "core/predict/link_model.h"
+#include "core/protocol/trial_log.h"
+
+namespace tunebench::predict {
+
+struct MeasuredTrial {
+  std::string label;  // trial name or file name
+  std::shared_ptr<const protocol::TrialLog> log;
+  config::TrialConfig config;
+  analysis::TrialMetrics metrics;
+  std::string device;                      // as the hello reported it ("NVIDIA H200", "cpu")
+  std::string transport;                   // transport_key(): trials with the same key ran over the same link
+  const hardware::GpuSpec* gpu = nullptr;  // nullptr: not in the catalogue
+  bool cuda = true;
+  bool probe = false;  // a link probe (probe events), not a training run
+  int64_t device_memory_bytes = 0;
+
+  // A training trial with measured steps (not a probe, not out of memory).
+  bool has_steps() const;
+  // Its phases can calibrate compute: no CUDA graph, and a breakdown with forward and backward.
+  bool has_phases() const;
+};
+
+class Evidence {
+ public:
+  // Takes logs (with a label each); trials without a config, and a run added before (the same
+  // trial id, process and first step), are skipped with a note.
+  void add(std::string label, std::shared_ptr<const protocol::TrialLog> log);
+  static Evidence from_files(const std::vector<std::string>& paths);
+
+  const std::vector<MeasuredTrial>& trials() const { return m_trials; }
+  std::vector<const MeasuredTrial*> select(const std::function<bool(const MeasuredTrial&)>& keep) const;
+  const std::vector<std::string>& notes() const { return m_notes; }
+
+ private:
+  std::vector<MeasuredTrial> m_trials;
+  std::vector<std::string> m_notes;
+  std::set<std::string> m_identities;  // runs already added
+};
+
+}  // namespace tunebench::predict

@@ -1,0 +1,157 @@
+#include "core/predict/render.h"
+
+#include <cstdio>
+
+namespace tunebench::predict {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string fmt(const char* f, double v) {
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
+}
+
+std::string pad(const std::string& text, size_t width) {
+  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
+std::string thousands(double v) {
+  const long long n = static_cast<long long>(v + 0.5);
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string where(const Prediction& p) {
+  const auto& c = p.scenario.config;
+  std::string s = std::to_string(c.world_size) + " x ";
+  s += p.gpu ? p.gpu->name : (p.cuda ? p.scenario.gpu + " (not in the catalogue)" : std::string("CPU"));
+  if (p.link) s += " over " + p.link->name;
+  return s;
+}
+
+}  // namespace
+
+std::string format_bytes(double bytes) {
+  if (bytes >= kGiB) return fmt("%.1f GiB", bytes / kGiB);
+  return fmt("%.0f MiB", bytes / (1024.0 * 1024.0));
+}
+
+std::string render_text(const Prediction& p) {
+  const auto& c = p.scenario.config;
+  std::string s =
+      "Prediction: " + (c.name.empty() ? c.model + " " + std::string(config::to_string(c.strategy)) : c.name) + " on " +
+      where(p) + "\n";
+  s += "\nMemory per GPU: peak " + format_bytes(static_cast<double>(p.memory.peak_bytes)) + " (" + p.memory.peak_at +
+       ")";
+  s += "; needs " + format_bytes(static_cast<double>(p.memory.device_needed_bytes));
+  if (p.device_memory_bytes > 0)
+    s += " of " + format_bytes(static_cast<double>(p.device_memory_bytes)) + ": " + to_string(p.fit);
+  s += "\n";
+  for (const auto& t : p.memory.at_peak) s += "  " + pad(format_bytes(t.bytes), 9) + "  " + t.name + "\n";
+  for (const auto& o : p.memory.overheads)
+    s += "+ " + pad(format_bytes(o.bytes), 9) + "  " + o.name + " (" + o.note + ")\n";
+
+  if (!p.step) {
+    s += "\nStep time: unknown";
+  } else {
+    const auto& st = *p.step;
+    s += std::string("\nStep") + (p.fit == Fit::DoesNotFit ? " (if it fit)" : "") + ": " + fmt("%.1f ms", st.step_ms) +
+         " = forward " + fmt("%.1f", st.forward_ms) + " + backward " + fmt("%.1f", st.backward_ms) +
+         (st.recompute_ms > 0 ? fmt(" (recompute %.1f)", st.recompute_ms) : "") + " + optimizer " +
+         fmt("%.1f", st.optimizer_ms);
+    if (c.world_size > 1)
+      s += " + exposed communication " + fmt("%.1f", st.exposed_comm_ms) + " + contention " +
+           fmt("%.1f", st.contention_ms);
+    if (st.data_wait_ms >= 0.05) s += " + data wait " + fmt("%.1f", st.data_wait_ms);
+    if (st.h2d_ms >= 0.05) s += " + host-to-device " + fmt("%.1f", st.h2d_ms);
+    s += "\n  tokens/s: " + thousands(st.tokens_per_s_total) + " total, " + thousands(st.tokens_per_s_per_gpu) +
+         " per GPU";
+    s += st.mfu ? fmt(", MFU %.1f %%", 100.0 * *st.mfu) : std::string(", MFU unknown");
+    s += "\n";
+    if (c.world_size > 1)
+      s += "  communication floor " + fmt("%.1f ms", st.comm_floor_ms) +
+           " per step (every collective, nothing overlapped)\n";
+  }
+  if (p.scaling) s += "\nScaling: " + p.scaling->statement + "\n";
+  if (!p.notes.empty()) {
+    s += "\nBasis:\n";
+    for (const auto& n : p.notes) s += "  " + n + "\n";
+  }
+  return s;
+}
+
+nlohmann::json render_json(const Prediction& p) {
+  using nlohmann::json;
+  json j;
+  j["config"] = config::to_json(p.scenario.config);
+  j["gpu"] = p.gpu ? json(p.gpu->id) : json(nullptr);
+  j["gpus"] = p.scenario.config.world_size;
+  j["link"] = p.link ? json{{"name", p.link->name}, {"source", p.link->source}, {"measured", p.link->measured()}}
+                     : json(nullptr);
+  json mem;
+  mem["peak_bytes"] = p.memory.peak_bytes;
+  mem["peak_at"] = p.memory.peak_at;
+  mem["device_needed_bytes"] = p.memory.device_needed_bytes;
+  mem["device_memory_bytes"] = p.device_memory_bytes > 0 ? json(p.device_memory_bytes) : json(nullptr);
+  mem["fit"] = to_string(p.fit);
+  json terms = json::array();
+  for (const auto& t : p.memory.at_peak) terms.push_back({{"name", t.name}, {"bytes", static_cast<int64_t>(t.bytes)}});
+  mem["at_peak"] = terms;
+  json over = json::array();
+  for (const auto& o : p.memory.overheads)
+    over.push_back({{"name", o.name}, {"bytes", static_cast<int64_t>(o.bytes)}, {"source", o.note}});
+  mem["overheads"] = over;
+  json saved = json::array();
+  for (const auto& t : p.memory.block.saved)
+    saved.push_back({{"op", t.op}, {"tensor", t.what}, {"bytes_per_token", t.bytes_per_token}});
+  mem["block_saved_tensors"] = saved;
+  j["memory"] = mem;
+  if (p.step) {
+    const auto& st = *p.step;
+    j["step"] = {{"step_ms", st.step_ms},
+                 {"forward_ms", st.forward_ms},
+                 {"backward_ms", st.backward_ms},
+                 {"recompute_ms", st.recompute_ms},
+                 {"optimizer_ms", st.optimizer_ms},
+                 {"exposed_comm_ms", st.exposed_comm_ms},
+                 {"contention_ms", st.contention_ms},
+                 {"comm_floor_ms", st.comm_floor_ms},
+                 {"data_wait_ms", st.data_wait_ms},
+                 {"h2d_ms", st.h2d_ms},
+                 {"tokens_per_step", st.tokens_per_step},
+                 {"tokens_per_s_total", st.tokens_per_s_total},
+                 {"tokens_per_s_per_gpu", st.tokens_per_s_per_gpu},
+                 {"mfu", st.mfu ? json(*st.mfu) : json(nullptr)}};
+  } else {
+    j["step"] = nullptr;
+  }
+  if (p.scaling) {
+    const auto& sc = *p.scaling;
+    j["scaling"] = {{"single_step_ms", sc.single_step_ms},
+                    {"speedup", sc.speedup},
+                    {"speedup_no_overlap", sc.speedup_no_overlap},
+                    {"speedup_full_overlap", sc.speedup_full_overlap},
+                    {"can_beat_single", sc.can_beat_single},
+                    {"accum_for_90pct", sc.accum_for_90pct},
+                    {"statement", sc.statement}};
+  } else {
+    j["scaling"] = nullptr;
+  }
+  j["efficiency"] = {{"matmul_forward", p.efficiency.matmul_forward},
+                     {"matmul_backward", p.efficiency.matmul_backward},
+                     {"attention_ratio", p.efficiency.attention_ratio},
+                     {"memory", p.efficiency.memory},
+                     {"source", p.efficiency.source}};
+  j["contention"] = p.contention;
+  j["notes"] = p.notes;
+  return j;
+}
+
+}  // namespace tunebench::predict

@@ -1,0 +1,254 @@
+#include "core/predict/step_work.h"
+
+#include <algorithm>
+
+#include "core/predict/model_shape.h"
+
+namespace tunebench::predict {
+
+namespace {
+
+using config::Strategy;
+
+struct Ctx {
+  double t = 0;  // tokens per micro-step (micro_batch x seq_len)
+  double T = 0;  // sequence length
+  double D = 0, F = 0, V = 0, L = 0;
+  double r = 4, c = 4, pb = 4;
+  Precision p;
+  ExecutionMode mode;
+};
+
+OpCost matmul(const std::string& name, const Ctx& x, double in, double out, double count) {
+  // y[t, out] = x[t, in] W[out, in]^T: 2 t in out FLOPs; operands and result move once.
+  return {name, OpKind::Matmul, false, count * 2 * x.t * in * out, count * x.c * (x.t * in + in * out + x.t * out),
+          count};
+}
+
+OpCost memory(const std::string& name, double bytes, double kernels) {
+  return {name, OpKind::Memory, false, 0, bytes, kernels};
+}
+
+// RMSNorm bytes per token. Eager: widen (when the residual is 16-bit), pow, mean, mul by rsqrt,
+// narrow, weight multiply, and the autocast cast for the linear after it. Fused: one kernel reads
+// the residual and writes the compute-dtype output.
+double norm_bytes_per_token(const Ctx& x) {
+  const double D = x.D, r = x.r;
+  if (x.mode.kernels == KernelMode::Fused) return (r + x.c) * D + 4;
+  double b = 0;
+  if (r != 4) b += (r + 4) * D;  // x.to(fp32)
+  b += 8 * D + 4 * D;            // pow (r+w), mean (r)
+  b += 8 * D;                    // xf * rsqrt
+  if (r != 4) b += (4 + r) * D;  // .to(x dtype)
+  b += 2 * r * D;                // w * normed
+  if (x.p.autocast) b += (r + x.c) * D;
+  return b;
+}
+double norm_kernels(const Ctx& x) {
+  if (x.mode.kernels == KernelMode::Fused) return 1;
+  return 6 + (x.r != 4 ? 2 : 0) + (x.p.autocast ? 1 : 0);
+}
+
+// Rotary embedding of q and k: four half-width products to fp32, two sums, a stack and the cast
+// back (eager); one kernel reading qkv and writing q, k, v (fused).
+double rope_bytes_per_token(const Ctx& x) {
+  const double D = x.D, c = x.c;
+  if (x.mode.kernels == KernelMode::Fused) return 6 * c * D;
+  const double one = 4 * (c * D / 2 + 4 * D / 2) + 2 * (4 * D + 2 * D) + 8 * D + (4 + c) * D;
+  return 2 * one;
+}
+
+// A block linear: bf16/fp16 (or fp32) GEMM, or under amp fp8 a float8 GEMM whose input cast (with
+// its transposed copy for backward) is a kernel of its own.
+void block_linear(PhaseWork& w, const Ctx& x, const std::string& name, double in, double out) {
+  OpCost op = matmul(name, x, in, out, 1);
+  if (x.p.fp8) {
+    op.fp8 = true;
+    op.bytes = x.t * in + in * out + x.t * out * x.c;  // float8 operands, 16-bit output
+    w.ops.push_back(memory(name + " input cast to float8", x.t * in * (x.c + 2), 1));
+  }
+  w.ops.push_back(op);
+}
+
+void block_forward(PhaseWork& w, const Ctx& x, const std::string& tag) {
+  const double D = x.D, F = x.F, t = x.t, c = x.c, r = x.r;
+  const bool eager = x.mode.kernels == KernelMode::Eager;
+  if (eager) {
+    w.ops.push_back(memory(tag + "norms", 2 * t * norm_bytes_per_token(x), 2 * norm_kernels(x)));
+  } else {
+    // rms_norm before attention; add_rms_norm (residual add + norm) before the feed-forward
+    w.ops.push_back(memory(tag + "norms", t * (norm_bytes_per_token(x) + (2 * r + 2 * c) * D), 2));
+  }
+  block_linear(w, x, tag + "wqkv", D, 3 * D);
+  w.ops.push_back(memory(tag + "rotary", t * rope_bytes_per_token(x), eager ? 16 : 1));
+  // Causal attention: QK^T and PV over the lower triangle, 2 t T D FLOPs; q, k, v in, out out.
+  w.ops.push_back({tag + "attention", OpKind::Attention, false, 2 * t * x.T * D, 4 * t * D * c, 1});
+  if (x.mode.math_attention) w.ops.push_back(memory(tag + "attention output copy", 2 * t * D * c, 1));
+  block_linear(w, x, tag + "wo", D, D);
+  // Eager: both residual adds; fused: only the block's last (the first is in add_rms_norm).
+  w.ops.push_back(memory(tag + "residual adds", (eager ? 2 : 1) * t * (c + 2 * r) * D, eager ? 2 : 1));
+  block_linear(w, x, tag + "w13", D, 2 * F);
+  // silu(gate) * up: two kernels eager (read gate, write silu; read silu and up, write product).
+  w.ops.push_back(memory(tag + "swiglu", t * (eager ? 2 * c * F + 3 * c * F : 3 * c * F), eager ? 2 : 1));
+  block_linear(w, x, tag + "w2", F, D);
+}
+
+}  // namespace
+
+double PhaseWork::flops(OpKind kind) const {
+  double s = 0;
+  for (const auto& o : ops)
+    if (o.kind == kind) s += o.flops;
+  return s;
+}
+double PhaseWork::bytes() const {
+  double s = 0;
+  for (const auto& o : ops) s += o.bytes;
+  return s;
+}
+double PhaseWork::kernels() const {
+  double s = 0;
+  for (const auto& o : ops) s += o.kernels;
+  return s;
+}
+
+StepWork step_work(const config::TrialConfig& c, const Precision& p, const ExecutionMode& mode) {
+  Ctx x;
+  x.t = static_cast<double>(c.micro_batch * c.seq_len);
+  x.T = static_cast<double>(c.seq_len);
+  x.D = static_cast<double>(c.dims.dim);
+  x.F = static_cast<double>(c.dims.ffn);
+  x.V = static_cast<double>(c.dims.vocab);
+  x.L = static_cast<double>(c.dims.layers);
+  x.r = p.residual_bytes;
+  x.c = p.compute_bytes;
+  x.pb = p.param_bytes;
+  x.p = p;
+  x.mode = mode;
+  const bool fsdp = c.strategy == Strategy::Fsdp;
+  const bool ddp = c.strategy == Strategy::Ddp;
+  const int n = std::max(1, c.world_size);
+  const auto units = llama_units(c.dims);
+  double numel = 0, matmul_numel = 0;
+  for (const auto& u : units) {
+    numel += static_cast<double>(u.numel());
+    matmul_numel += static_cast<double>(u.matmul_numel());
+  }
+  const double block_matmul = units.size() > 2 ? static_cast<double>(units[1].matmul_numel()) : 0.0;
+  const double L = x.L, t = x.t, D = x.D, V = x.V;
+
+  StepWork s;
+  // ---- forward -------------------------------------------------------------------------------
+  PhaseWork& f = s.forward;
+  f.ops.push_back(memory("embedding lookup", t * D * (x.pb + x.r), 1));
+  // Every matmul weight cast from fp32 to the compute dtype once per forward (autocast, or the
+  // fused ops); under amp fp8 the blocks' weights to float8 with their transposes.
+  const double head_matmul = static_cast<double>(units.back().matmul_numel());
+  const double cast_per_param = 4 + (p.fp8 ? 2 : x.c);
+  if (p.weight_copy_bytes > 0 || p.fp8)
+    f.ops.push_back(memory(
+        "weight casts",
+        (matmul_numel - head_matmul) * cast_per_param + (p.weight_copy_bytes > 0 ? head_matmul * (4 + x.c) : 0.0),
+        4 * L + 1));
+  if (fsdp)  // gather(): the fp32 shard cast to the compute dtype before its all-gather
+    f.ops.push_back(memory("FSDP shard casts", numel / n * (x.pb + p.gathered_bytes), L + 2));
+  PhaseWork blocks;
+  block_forward(blocks, x, "block ");
+  for (auto op : blocks.ops) {
+    op.flops *= L;
+    op.bytes *= L;
+    op.kernels *= L;
+    f.ops.push_back(op);
+  }
+  f.ops.push_back(memory("final norm", t * norm_bytes_per_token(x), norm_kernels(x)));
+  f.ops.push_back(matmul("output head", x, D, V, 1));
+  if (mode.kernels == KernelMode::Eager) {  // .to(fp32), log_softmax (two passes), nll
+    f.ops.push_back(memory("cross-entropy", t * ((x.c == 4 ? 0 : (x.c + 4) * V) + 12 * V), 4));
+  } else {
+    // Fused linear cross-entropy: per chunk of rows the logits GEMM, the loss with the gradient
+    // written over the logits (read and write), and already in forward the input and weight
+    // gradients (two more GEMMs); backward only scales them.
+    f.ops.push_back(memory("fused cross-entropy", t * x.c * V * 2, 1));
+    OpCost grads = matmul("output head gradients (in forward)", x, D, V, 2);
+    f.ops.push_back(grads);
+  }
+
+  // ---- recompute (checkpointing: each block's forward again, inside backward) ----------------
+  if (c.checkpointing) {
+    for (auto op : blocks.ops) {
+      op.flops *= L;
+      op.bytes *= L;
+      op.kernels *= L;
+      s.recompute.ops.push_back(op);
+    }
+    if (p.weight_copy_bytes > 0 || p.fp8)
+      s.recompute.ops.push_back(memory("weight casts (recompute)", block_matmul * L * cast_per_param, 4 * L));
+  }
+
+  // ---- backward ------------------------------------------------------------------------------
+  PhaseWork& b = s.backward;
+  // Every linear: input gradient and weight gradient, each as many FLOPs as its forward (the fused
+  // loss did the head's in forward). Float8 gradients go through an e5m2 cast of the output's.
+  for (const auto& op : f.ops) {
+    if (op.kind != OpKind::Matmul || (mode.kernels == KernelMode::Fused && op.name.rfind("output head", 0) == 0))
+      continue;
+    b.ops.push_back({op.name + " (dgrad + wgrad)", OpKind::Matmul, op.fp8, 2 * op.flops, 2 * op.bytes, 2 * op.kernels});
+    if (op.fp8) b.ops.push_back(memory(op.name + " gradient cast to float8", op.flops / (2 * x.D) * (x.c + 2), 1));
+  }
+  if (mode.kernels == KernelMode::Fused)  // scale dh and dW by the loss gradient
+    b.ops.push_back(memory("output head gradients scaled", t * D * (x.c + x.r) + V * D * 8, 2));
+  // Attention backward recomputes the scores: 5 matmul-sized products against 2 in forward.
+  for (const auto& op : f.ops)
+    if (op.kind == OpKind::Attention)
+      b.ops.push_back({op.name + " backward", OpKind::Attention, false, 2.5 * op.flops, 2.25 * op.bytes, op.kernels});
+  for (const auto& op : f.ops) {
+    if (op.kind != OpKind::Memory || op.name == "weight casts" || op.name == "FSDP shard casts") continue;
+    if (op.name == "embedding lookup" || op.name == "fused cross-entropy") continue;
+    if (op.name.find("cast to float8") != std::string::npos) continue;
+    b.ops.push_back(memory(op.name + " backward", 2 * op.bytes, 2 * op.kernels));
+  }
+  // Embedding backward: a dense table gradient (zeros, then index_add of t rows).
+  b.ops.push_back(memory("embedding backward", V * D * 4 + 2 * t * D * 4, 2));
+  // Weight gradients: produced in the compute dtype and cast to the parameter dtype under autocast;
+  // the fused ops write fp32 weight gradients straight from the GEMM.
+  if (p.autocast) b.ops.push_back(memory("weight gradient casts", matmul_numel * (x.c + 4), 4 * L + 1));
+  // Landing in .grad: stolen on the first micro-step of single runs; added in place into the DDP
+  // bucket, an accumulated or graph-kept gradient, or FSDP's unit buffer (whose reduce dtype copy
+  // follows).
+  const bool in_place = ddp || fsdp || mode.cuda_graph;
+  const double gb = fsdp ? p.gathered_bytes : x.pb;
+  if (in_place) b.ops.push_back(memory("gradient accumulation into .grad", numel * 3 * gb, 6 * L + 3));
+  if (fsdp) {
+    b.ops.push_back(memory("FSDP gradient buffer zeroing", numel * gb, L + 2));
+    if (p.reduce_bytes != gb) b.ops.push_back(memory("FSDP reduce dtype copies", numel * (gb + p.reduce_bytes), L + 2));
+    if (c.fsdp_mode == config::FsdpMode::FullShard)
+      b.ops.push_back(memory("FSDP shard casts (re-gather)", numel / n * (x.pb + p.gathered_bytes), L + 1));
+  }
+  if (ddp && c.compression != config::Compression::None)
+    b.ops.push_back(memory("compression copies into the 16-bit buckets", numel * (x.pb + 2), 2 * L + 2));
+
+  // ---- optimizer -----------------------------------------------------------------------------
+  PhaseWork& o = s.optimizer;
+  const double opt_params = fsdp ? numel / n : numel;  // what this rank updates
+  const double ob = x.pb;
+  const double accum_adds = (!in_place && c.grad_accum > 1) ? 1.0 : 0.0;
+  if (accum_adds > 0)  // accumulation into existing single-GPU gradients, micro-steps 2..k
+    b.ops.push_back(memory("gradient accumulation (micro-steps after the first)", numel * 3 * ob, 6 * L + 3));
+  if (c.amp == config::Amp::Fp16) o.ops.push_back(memory("loss-scale unscale", opt_params * 2 * ob, 2));
+  if (c.grad_clip > 0) o.ops.push_back(memory("gradient clipping (norm, scale)", opt_params * 3 * ob, 4));
+  const bool fused = c.fused_optimizer && c.optimizer == config::Optimizer::AdamW && mode.cuda;
+  if (c.optimizer == config::Optimizer::AdamW) {
+    // Fused: one pass reads p, g, m, v and writes p, m, v. Foreach: eight passes (+ weight decay).
+    const double passes = fused ? 7 : 21 + (c.weight_decay > 0 ? 2 : 0);
+    o.ops.push_back(memory(fused ? "AdamW (fused)" : "AdamW (foreach)", opt_params * passes * ob, fused ? 4 : 9 * 4));
+  } else {
+    o.ops.push_back(memory("SGD (foreach)", opt_params * (3 + (c.weight_decay > 0 ? 2 : 0)) * ob, 2));
+  }
+  if (ddp) o.ops.push_back(memory("DDP bucket zeroing", numel * ob, 1));
+  if (ddp && c.compression != config::Compression::None)
+    o.ops.push_back(memory("compression copies back to the buckets", numel * (x.pb + 2), 2 * L + 2));
+  if (mode.cuda_graph) o.ops.push_back(memory("graph gradient zeroing", numel * ob, 4 * L));
+  return s;
+}
+
+}  // namespace tunebench::predict

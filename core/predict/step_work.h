@@ -1,0 +1,46 @@
+// The work of one training step as lists of kernels with their FLOPs and HBM bytes, per phase,
+// following the engine op by op (the same ops whose saved tensors activations.h lists). The time
+// model (step_model.h) turns work into milliseconds on a device; this file knows no device.
+//
+// Conventions: FLOPs are executed FLOPs (causal attention does half of the PaLM count); bytes are
+// DRAM reads + writes of the kernel's operands; a backward elementwise kernel moves twice the bytes
+// of its forward (it reads the incoming gradient and the saved input, writes the input gradient).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/config/trial_config.h"
+#include "core/predict/activations.h"
+#include "core/predict/precision.h"
+
+namespace tunebench::predict {
+
+enum class OpKind { Matmul, Attention, Memory };
+
+struct OpCost {
+  std::string name;  // "block wqkv", "block norms", "AdamW (fused)"
+  OpKind kind = OpKind::Memory;
+  bool fp8 = false;  // a matmul through float8 (amp fp8): the device's fp8 peak applies
+  double flops = 0;
+  double bytes = 0;
+  double kernels = 0;  // launches
+};
+
+struct PhaseWork {
+  std::vector<OpCost> ops;
+  double flops(OpKind kind) const;
+  double bytes() const;
+  double kernels() const;
+};
+
+struct StepWork {
+  PhaseWork forward;    // one micro-step
+  PhaseWork backward;   // one micro-step, without recompute
+  PhaseWork recompute;  // one micro-step's checkpointed block forwards (empty without checkpointing)
+  PhaseWork optimizer;  // once per step: clipping, unscaling, the update, gradient zeroing
+};
+
+StepWork step_work(const config::TrialConfig& config, const Precision& p, const ExecutionMode& mode);
+
+}  // namespace tunebench::predict

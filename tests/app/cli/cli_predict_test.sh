@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# tunebench-cli predict / accuracy / probe end to end. Usage: $0 CLI SESSIONS_DIR [WORKER]
+set -euo pipefail
+cli="$1"
+sessions="$2"
+worker="${3:-}"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# The forum's case: 7B DDP on two RTX 4090s without peer-to-peer does not fit; 1B FSDP does.
+out="$("$cli" predict --preset 7b-ddp --gpu rtx4090 --gpus 2 --link pcie4-nop2p)"
+grep -q "does not fit" <<<"$out" || fail "7B on 4090s: $out"
+grep -q "communication floor" <<<"$out" || fail "no floor: $out"
+out="$("$cli" predict --preset 7b-fsdp --set model=1b --set checkpointing=true --gpu rtx4090 --gpus 2 --json)"
+grep -q '"fit": "fits"' <<<"$out" || fail "1B FSDP on 4090s: $out"
+grep -q '"can_beat_single"' <<<"$out" || fail "no scaling verdict: $out"
+
+# Calibrated from the recorded H200 session: the basis says so.
+out="$("$cli" predict --preset 7b-ddp --evidence "$sessions/h200-7b.tbsession" 2>/dev/null)"
+grep -q "calibrated on NVIDIA H200" <<<"$out" || fail "not calibrated: $out"
+grep -q "measured in trials over this link" <<<"$out" || fail "link not from the session: $out"
+
+out="$("$cli" predict --list-hardware)"
+grep -q "^  rtx4090 " <<<"$out" || fail "list-hardware: $out"
+if out="$("$cli" predict --preset 7b-single --gpu gtx1080 2>&1)"; then fail "accepted an unknown GPU"; fi
+grep -q "unknown GPU 'gtx1080'" <<<"$out" || fail "unknown GPU: $out"
+
+out="$("$cli" accuracy "$sessions/h200-7b.tbsession")"
+grep -q "| memory | w-7b-ddp-ckpt | model only |" <<<"$out" || fail "accuracy table: $out"
+grep -q "| from single | w-7b-fsdp-full |" <<<"$out" || fail "accuracy table: $out"
+
+# A link probe between two CPU ranks (Gloo), stored in a new session.
+if [ -n "$worker" ]; then
+  out="$("$cli" probe --gpus 2 --device cpu --min-mb 0.25 --max-mb 0.5 --worker "$worker" --session "$dir/p.tbsession" 2>&1)"
+  grep -q "stored as trial 1" <<<"$out" || fail "probe: $out"
+  [ "$(grep -c '^ *[0-9]\+ \+[0-9.]\+ \+[0-9.]\+ \+[0-9.]\+$' <<<"$out")" -eq 2 ] || fail "probe points: $out"
+  out="$("$cli" list "$dir/p.tbsession")"
+  grep -q "link probe, 2 x cpu" <<<"$out" || fail "probe trial not listed: $out"
+fi
+echo "cli predict test passed"

@@ -1,0 +1,141 @@
+// The step-time model on synthetic links and knobs: the DDP bucket layout of the engine, the
+// overlap model (exposed = what backward cannot hide, and never less than the last bucket), the
+// nccl-tests floor, CUDA graphs removing the launch bound, and the data knobs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/predict/model_shape.h"
+#include "core/predict/step_model.h"
+
+namespace tc = tunebench::config;
+namespace tp = tunebench::predict;
+namespace hw = tunebench::hardware;
+
+namespace {
+
+tc::TrialConfig seven_b_ddp() {
+  tc::TrialConfig c = *tc::trial_preset("7b-ddp");
+  c.checkpointing = false;
+  return c;
+}
+
+tp::LinkCurve flat(double busbw_gbps) {
+  tp::LinkCurve l;
+  l.busbw_gbps = busbw_gbps;
+  l.alpha_us = 0;
+  l.nccl_channels = 0;
+  return l;
+}
+
+tp::StepEstimate estimate(const tc::TrialConfig& c, const tp::LinkCurve* link = nullptr, double contention = 0) {
+  tp::StepInputs in;
+  in.config = &c;
+  in.gpu = hw::find_gpu("h200");
+  in.link = link;
+  in.efficiency = tp::default_efficiency();
+  in.contention = contention;
+  const auto s = tp::estimate_step(in);
+  EXPECT_TRUE(s.has_value());
+  return s.value_or(tp::StepEstimate{});
+}
+
+}  // namespace
+
+TEST(StepModel, DdpBucketsFollowTheEngineLayout) {
+  const auto c = seven_b_ddp();
+  const auto buckets = tp::ddp_bucket_numels(c, 4);
+  const double total = std::accumulate(buckets.begin(), buckets.end(), 0.0);
+  EXPECT_DOUBLE_EQ(total, static_cast<double>(tp::parameter_count(c.dims)));
+  // Reverse parameter order: the head's output matrix first (larger than the 1 MiB first cap, so
+  // alone), then the final norm, which the next parameter (block 31's w2) does not fit beside.
+  EXPECT_DOUBLE_EQ(buckets[0], 4096.0 * 32000);
+  EXPECT_DOUBLE_EQ(buckets[1], 4096.0);
+  // The last holds the embedding table, the last gradient of backward.
+  EXPECT_DOUBLE_EQ(buckets.back(), 4096.0 * 32000);
+  // A bucket exceeds the 25 MiB cap only when one parameter does (w13: 2 x 11008 x 4096).
+  for (size_t b = 1; b + 1 < buckets.size(); ++b)
+    EXPECT_LE(buckets[b], std::max(25.0 * 1024 * 1024 / 4, 2.0 * 11008 * 4096)) << b;
+}
+
+TEST(StepModel, CommunicationFloorIsGradientBytesOverBusBandwidth) {
+  const auto c = seven_b_ddp();
+  const auto link = flat(100.0);
+  const auto s = estimate(c, &link);
+  // two ranks: every fp32 gradient byte crosses the bus once (2(n-1)/n = 1)
+  EXPECT_NEAR(s.comm_floor_ms, 4.0 * tp::parameter_count(c.dims) / 100e9 * 1e3, 1e-6);
+}
+
+TEST(StepModel, BackwardHidesTheAllReduceButNotTheLastBucket) {
+  const auto c = seven_b_ddp();
+  const auto fast = flat(1000.0);
+  const auto s = estimate(c, &fast);
+  ASSERT_LT(s.comm_floor_ms, s.backward_ms);
+  const double last_bucket_ms = 4.0 * 4096 * 32000 / 1000e9 * 1e3;
+  EXPECT_NEAR(s.exposed_comm_ms, last_bucket_ms, 1e-9);
+
+  const auto slow = flat(5.0);
+  const auto t = estimate(c, &slow);
+  ASSERT_GT(t.comm_floor_ms, t.backward_ms);
+  EXPECT_NEAR(t.exposed_comm_ms, t.comm_floor_ms - t.backward_ms, 1e-9);
+
+  auto no_overlap = c;
+  no_overlap.ddp_overlap = false;
+  EXPECT_NEAR(estimate(no_overlap, &fast).exposed_comm_ms, s.comm_floor_ms, 1e-9);
+}
+
+TEST(StepModel, ContentionSlowsComputeByTheHiddenCommunication) {
+  const auto c = seven_b_ddp();
+  const auto link = flat(300.0);
+  const auto none = estimate(c, &link, 0.0);
+  const auto some = estimate(c, &link, 0.25);
+  EXPECT_NEAR(some.contention_ms, 0.25 * (none.comm_floor_ms - none.exposed_comm_ms), 1e-9);
+  EXPECT_NEAR(some.step_ms - none.step_ms, some.contention_ms, 1e-9);
+}
+
+TEST(StepModel, AccumulationPaysTheAllReduceOncePerStep) {
+  auto c = seven_b_ddp();
+  const auto link = flat(20.0);
+  const auto one = estimate(c, &link);
+  c.grad_accum = 4;
+  const auto four = estimate(c, &link);
+  EXPECT_NEAR(four.comm_floor_ms, one.comm_floor_ms, 1e-9);
+  EXPECT_NEAR(four.forward_ms, 4 * one.forward_ms, 1e-6);
+  EXPECT_GT(four.tokens_per_s_per_gpu, 1.5 * one.tokens_per_s_per_gpu);  // the floor is amortised
+}
+
+TEST(StepModel, CudaGraphRemovesTheLaunchBoundOfSmallKernels) {
+  tc::TrialConfig c;  // the tiny model: thousands of microsecond kernels
+  c.device = tc::Device::Cuda;
+  c.amp = tc::Amp::Bf16;
+  c.micro_batch = 1;
+  c.seq_len = 64;
+  const auto eager = estimate(c);
+  c.compile = tc::Compile::Graph;
+  const auto graph = estimate(c);
+  EXPECT_LT(graph.forward_ms, 0.5 * eager.forward_ms);
+}
+
+TEST(StepModel, DataWaitFollowsTheLoaderKnobs) {
+  tc::TrialConfig c = *tc::trial_preset("7b-single");
+  c.model = "125m";
+  c.dims = *tc::model_preset("125m");
+  c.micro_batch = 8;
+  c.seq_len = 1024;
+  c.sample_cpu_us = 1500;
+  c.num_workers = 0;
+  // 8 samples x 1.5 ms on the training thread while the GPU waits (measured: 12.4 ms, BENCHMARKS.md)
+  EXPECT_NEAR(estimate(c).data_wait_ms, 12.0, 1e-9);
+  c.num_workers = 4;
+  EXPECT_EQ(estimate(c).data_wait_ms, 0.0);  // 3 ms per batch from 4 threads, less than a step's compute
+}
+
+TEST(StepModel, UnknownPrecisionPeakIsNoPrediction) {
+  tc::TrialConfig c = *tc::trial_preset("7b-single");  // bf16
+  tp::StepInputs in;
+  in.config = &c;
+  in.gpu = hw::find_gpu("v100");  // no bf16 tensor cores
+  in.efficiency = tp::default_efficiency();
+  EXPECT_FALSE(tp::estimate_step(in).has_value());
+}

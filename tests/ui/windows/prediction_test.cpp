@@ -1,0 +1,106 @@
+// The predictions in the GUI (issue 11): the Prediction panel under the trial form warns before Run
+// when a configuration will not fit (GPU or host memory), and the What-if dialog puts a recorded
+// H200 trial next to its prediction on other GPUs and links.
+#include <gtest/gtest.h>
+
+#include <QComboBox>
+#include <QDockWidget>
+#include <QLabel>
+#include <QSpinBox>
+#include <QTableWidget>
+
+#include "tests/ui/windows/window_test_util.h"
+#include "ui/windows/prediction_controller.h"
+#include "ui/windows/trial_form.h"
+
+using namespace tunebench;
+using namespace tunebench::ui;
+using namespace tunebench::ui::test;
+
+namespace {
+
+DeviceInventory two_4090s() {
+  DeviceInventory d = cpu_machine();
+  for (int i = 0; i < 2; ++i) d.gpus.push_back({i, QStringLiteral("NVIDIA GeForce RTX 4090"), qint64(24564) << 20});
+  return d;
+}
+
+predict::MeasuredTrial recorded(const char* file) {
+  predict::Evidence e;
+  e.add(file, std::make_shared<protocol::TrialLog>(
+                  protocol::read_trial_log_file(std::string(TUNEBENCH_TEST_DATA_DIR) + "/gpu/" + file)));
+  return e.trials().front();
+}
+
+}  // namespace
+
+TEST(PredictionPanel, WarnsBeforeRunWhenSevenBillionWillNotFitTwo4090s) {
+  PredictionPanel panel;
+  panel.showPrediction(*config::trial_preset("7b-ddp"), two_4090s());
+  EXPECT_EQ(panel.fit(), predict::Fit::DoesNotFit);
+  EXPECT_TRUE(panel.warningText().contains("Will not fit")) << panel.warningText().toStdString();
+  EXPECT_TRUE(panel.findChild<QLabel*>("predictedStep")->text().contains("tokens/s"));
+  EXPECT_TRUE(panel.findChild<QLabel*>("predictedScaling")->text().contains("2 GPUs"));
+
+  config::TrialConfig one_b = *config::trial_preset("7b-fsdp");
+  config::set_knob(one_b, "model", "1b");
+  one_b.checkpointing = true;
+  panel.showPrediction(one_b, two_4090s());
+  EXPECT_EQ(panel.fit(), predict::Fit::Fits) << panel.summaryText().toStdString();
+  EXPECT_TRUE(panel.warningText().isEmpty());
+}
+
+TEST(PredictionPanel, CpuRanksShareTheHostsMemory) {
+  // Issue 15: 7B FSDP on a 23 GB CPU machine was accepted without a word.
+  PredictionPanel panel;
+  panel.setHostMemoryBytes(qint64(23) << 30);
+  config::TrialConfig c = *config::trial_preset("7b-fsdp");
+  c.device = config::Device::Cpu;
+  panel.showPrediction(c, cpu_machine());
+  EXPECT_EQ(panel.fit(), predict::Fit::DoesNotFit);
+  EXPECT_TRUE(panel.warningText().contains("2 rank(s) on this host")) << panel.warningText().toStdString();
+  panel.showPrediction(*config::trial_preset("cpu-tiny-ddp"), cpu_machine());
+  EXPECT_EQ(panel.fit(), predict::Fit::Fits);
+}
+
+TEST(PredictionPanel, TheWindowPredictsAsTheFormChangesAndOffersWhatIf) {
+  auto w = make_window(two_4090s());
+  auto* panel = w->findChild<PredictionPanel*>("predictionPanel");
+  ASSERT_NE(panel, nullptr);
+  ASSERT_NE(w->findChild<QDockWidget*>("predictionDock"), nullptr);
+  ASSERT_NE(w->action("actionWhatIf"), nullptr);
+  w->form()->applyPreset("7b-ddp");
+  EXPECT_EQ(panel->fit(), predict::Fit::DoesNotFit);
+  EXPECT_FALSE(panel->findChild<QLabel*>("predictedWarning")->isHidden());
+  // A warning, not a block: the form itself reports no problem.
+  EXPECT_EQ(w->form()->validateAndShow(), 0);
+  w->form()->applyPreset("cpu-tiny");
+  EXPECT_TRUE(panel->findChild<QLabel*>("predictedWarning")->isHidden());
+}
+
+TEST(WhatIfDialog, PutsARecordedTrialNextToItsPredictionOnOtherHardware) {
+  WhatIfDialog dialog(recorded("h200x2-7b-ddp-ckpt.jsonl"), {});
+  QTableWidget* table = dialog.table();
+  // The unchanged what-if is calibrated on the trial itself: close to what it measured.
+  ASSERT_TRUE(dialog.prediction().step.has_value());
+  const double measured = recorded("h200x2-7b-ddp-ckpt.jsonl").metrics.step_ms.median;
+  EXPECT_NEAR(dialog.prediction().step->step_ms, measured, 0.15 * measured);
+  EXPECT_TRUE(table->item(0, 0)->text().contains("ms"));
+
+  dialog.gpuCombo()->setCurrentIndex(dialog.gpuCombo()->findData(QStringLiteral("rtx4090")));
+  dialog.linkCombo()->setCurrentIndex(dialog.linkCombo()->findData(QStringLiteral("pcie4-nop2p")));
+  EXPECT_EQ(dialog.prediction().fit, predict::Fit::DoesNotFit);
+  EXPECT_TRUE(table->item(4, 1)->text().startsWith("does not fit"));
+  EXPECT_TRUE(dialog.verdict()->text().contains("does not fit")) << dialog.verdict()->text().toStdString();
+  EXPECT_NE(dialog.prediction().efficiency.source.find("transferred from"), std::string::npos);
+
+  // Back on the H200 over the slow link: accumulation is what makes two GPUs pay.
+  dialog.gpuCombo()->setCurrentIndex(dialog.gpuCombo()->findData(QStringLiteral("h200")));
+  const double one = dialog.prediction().scaling->speedup;
+  dialog.accumulation()->setValue(16);
+  EXPECT_GT(dialog.prediction().scaling->speedup, one);
+  EXPECT_TRUE(dialog.prediction().scaling->can_beat_single);
+  dialog.gpuCount()->setValue(1);
+  EXPECT_FALSE(dialog.prediction().scaling.has_value());
+  EXPECT_EQ(dialog.prediction().scenario.config.strategy, config::Strategy::Single);
+}

@@ -1,0 +1,297 @@
+// Defects of the session side of the window (issue 16 and issue 15 items 1, 2 and 9), each written
+// before its fix: a full disk during a run, store work on the GUI thread, stored trials that could
+// not be viewed, follow-ups that skipped the device check and a preview shown for the user's own
+// preset, the rename dialog's width and the notes/tags of a trial in the table.
+#include <gtest/gtest.h>
+
+#include "tests/ui/wait_for.h"
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <sqlite3.h>
+
+#include <QAction>
+#include <QApplication>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFile>
+#include <QFileInfo>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include "core/protocol/trial_log.h"
+#include "core/store/session_store.h"
+#include "tests/ui/windows/window_test_util.h"
+#include "ui/models/trials_model.h"
+#include "ui/plots/step_time_plot.h"
+#include "ui/plots/telemetry_plot.h"
+#include "ui/plots/timeline_plot.h"
+#include "ui/runner/background_jobs.h"
+#include "ui/runner/trial_queue.h"
+#include "ui/runner/trial_runner.h"
+#include "ui/windows/analysis_controller.h"
+#include "ui/windows/comparison_window.h"
+#include "ui/windows/diagnosis_view.h"
+#include "ui/windows/live_view.h"
+#include "ui/windows/log_pane.h"
+#include "ui/windows/session_actions.h"
+#include "ui/windows/session_controller.h"
+#include "ui/windows/trial_form.h"
+#include "ui/windows/trial_viewer.h"
+
+using namespace tunebench;
+using namespace tunebench::ui;
+using namespace tunebench::ui::test;
+
+namespace {
+constexpr int kTimeoutMs = 30000;
+
+// ---- SQLite hooks installed in every connection this process opens (sqlite3_auto_extension) ----
+std::atomic<int> g_maxPages{0};  // > 0: PRAGMA max_page_count, a full disk for new connections
+std::atomic<bool> g_tracing{false};
+std::mutex g_traceMutex;
+std::vector<std::pair<std::thread::id, std::string>> g_statements;
+
+int trace_statement(unsigned, void*, void*, void* sql) {
+  if (!g_tracing) return 0;
+  std::lock_guard<std::mutex> lock(g_traceMutex);
+  g_statements.emplace_back(std::this_thread::get_id(), static_cast<const char*>(sql));
+  return 0;
+}
+
+int on_connection(sqlite3* db, const char**, const struct sqlite3_api_routines*) {
+  if (const int pages = g_maxPages.load())
+    sqlite3_exec(db, ("PRAGMA max_page_count = " + std::to_string(pages)).c_str(), nullptr, nullptr, nullptr);
+  sqlite3_trace_v2(db, SQLITE_TRACE_STMT, trace_statement, nullptr);
+  return SQLITE_OK;
+}
+
+void install_hooks() {
+  static const bool installed = [] {
+    sqlite3_auto_extension(reinterpret_cast<void (*)(void)>(on_connection));
+    return true;
+  }();
+  (void)installed;
+}
+
+int page_count(const QString& path) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* q = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA page_count", -1, &q, nullptr);
+  const int n = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  return n;
+}
+
+QString copy_of(const QTemporaryDir& dir, const QString& shipped) {
+  const QString path = dir.filePath(QFileInfo(shipped).fileName());
+  QFile::copy(shipped, path);
+  QFile::setPermissions(path, QFile::permissions(path) | QFileDevice::WriteOwner);
+  return path;
+}
+
+QString example(const char* name) { return QStringLiteral(TUNEBENCH_SESSIONS_DIR "/") + QString::fromLatin1(name); }
+
+// Watches for a modal dialog for `ms`; records whether one appeared and answers it with `role`.
+struct DialogWatch {
+  bool seen = false;
+  QString title;
+  int width = 0;
+  explicit DialogWatch(QDialogButtonBox::ButtonRole role, int ms = 3000) { poll(role, ms); }
+  void poll(QDialogButtonBox::ButtonRole role, int left) {
+    QTimer::singleShot(50, [this, role, left] {
+      QWidget* modal = QApplication::activeModalWidget();
+      if (!modal) {
+        if (left > 0) poll(role, left - 50);
+        return;
+      }
+      seen = true;
+      title = modal->windowTitle();
+      width = modal->width();
+      if (auto* box = modal->findChild<QDialogButtonBox*>())
+        for (QAbstractButton* b : box->buttons())
+          if (box->buttonRole(b) == role) return b->click();
+      if (auto* dialog = qobject_cast<QDialog*>(modal)) dialog->reject();
+    });
+  }
+};
+
+int add_recorded(MainWindow& w, const protocol::TrialLog& log, const QString& id) {
+  TrialRecord r;
+  r.id = id;
+  r.config = config::from_json(log.config()).config;
+  r.status = TrialRecord::Status::Succeeded;
+  w.trialLogs().insert(id, log);
+  return w.trialsModel()->upsert(r);
+}
+
+QString title_of(MainWindow& w) { return w.liveView()->findChild<QLabel*>(QStringLiteral("trialTitle"))->text(); }
+}  // namespace
+
+// ---- issue 16: a full disk during a run ----
+TEST(SessionDefects, AFullDiskFailsTheRecordingNotTheTrial) {
+  install_hooks();
+  auto w = make_window();
+  config::TrialConfig c = *config::trial_preset("cpu-tiny-ddp");
+  c.steps = 40;
+  c.warmup = 1;
+  w->form()->setConfig(c);
+  g_maxPages = page_count(w->session()->path()) + 1;  // the live writer's connection: a full disk
+  QSignalSpy finished(w.get(), &MainWindow::trialFinished);
+  ASSERT_TRUE(w->runTrial());
+  TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
+  g_maxPages = 0;
+  EXPECT_EQ(w->trialsModel()->record(0).status, TrialRecord::Status::Succeeded)
+      << w->trialsModel()->record(0).reason.toStdString();
+  EXPECT_EQ(w->liveView()->stepTime()->stepPoints(0), 40);  // the run went on
+  w->logPane()->flush();
+  const QString log = w->logPane()->toPlainText();
+  EXPECT_TRUE(log.contains(QStringLiteral("not recorded")) || log.contains(QStringLiteral("cannot write")))
+      << log.toStdString();
+}
+
+// ---- issue 16: store work runs off the GUI thread ----
+TEST(SessionDefects, OpeningLoadingImportingAndExportingRunOffTheGuiThread) {
+  install_hooks();
+  QTemporaryDir dir;
+  const QString path = copy_of(dir, example("h200-7b.tbsession"));
+  auto w = make_window();
+  {
+    std::lock_guard<std::mutex> lock(g_traceMutex);
+    g_statements.clear();
+  }
+  g_tracing = true;
+  w->sessionActions()->openSession(path);
+  TB_WAIT_FOR(w->trialsModel()->rowCount() > 0, kTimeoutMs);
+  w->sessionActions()->importLog(QStringLiteral(TUNEBENCH_TEST_DATA_DIR "/gpu/h200-7b-single.jsonl"));
+  const int rows = w->trialsModel()->rowCount();
+  TB_WAIT_FOR(w->trialsModel()->rowCount() > 0 && w->trialsModel()->rowCount() == rows, kTimeoutMs);
+  w->trialsView()->selectRow(1);
+  w->sessionActions()->exportTrials(w->sessionActions()->selectedTrialIds(), dir.filePath(QStringLiteral("steps.csv")));
+  TB_WAIT_FOR(QFileInfo(dir.filePath(QStringLiteral("steps.csv"))).size() > 0, kTimeoutMs);
+  QTest::qWait(500);
+  g_tracing = false;
+  const auto gui = std::this_thread::get_id();
+  std::lock_guard<std::mutex> lock(g_traceMutex);
+  int heavy = 0;
+  for (const auto& [thread, sql] : g_statements) {
+    const bool isHeavy =
+        sql.find("quick_check") != std::string::npos || sql.find("FROM steps") != std::string::npos ||
+        sql.find("FROM intervals") != std::string::npos || sql.find("FROM gpu_samples") != std::string::npos ||
+        sql.find("INSERT INTO steps") != std::string::npos || sql.find("INSERT INTO intervals") != std::string::npos;
+    if (!isHeavy) continue;
+    ++heavy;
+    EXPECT_NE(thread, gui) << "on the GUI thread: " << sql;
+  }
+  EXPECT_GT(heavy, 0);
+}
+
+// ---- issue 15 item 1: stored trials can be viewed ----
+TEST(SessionDefects, SelectingAStoredTrialShowsItsPlots) {
+  QTemporaryDir dir;
+  const QString tiny = copy_of(dir, example("cpu-tiny.tbsession"));
+  const QString h200 = copy_of(dir, example("h200-7b.tbsession"));
+  auto w = make_window();
+  w->sessionActions()->openSession(tiny);
+  TB_WAIT_FOR(w->trialsModel()->rowCount() == 2, kTimeoutMs);
+  // A reopened session does not say "No trial yet": it shows a trial of its own.
+  TB_WAIT_FOR(!title_of(*w).startsWith(QStringLiteral("No trial yet")), kTimeoutMs);
+  w->trialsView()->selectRow(1);
+  LiveView* view = w->liveView();
+  TB_WAIT_FOR(view->stepTime()->stepPoints(0) > 0 && view->stepTime()->stepPoints(1) > 0, kTimeoutMs);
+  EXPECT_GT(view->timeline()->barCount(), 0u);
+  EXPECT_GT(view->telemetry()->seriesCount(), 0);
+  w->trialsView()->selectRow(0);
+  TB_WAIT_FOR(view->stepTime()->stepPoints(1) == 0 && view->stepTime()->stepPoints(0) > 0, kTimeoutMs);  // single rank
+  // Another session: nothing of the previous one stays on screen.
+  const QString before = title_of(*w);
+  w->sessionActions()->openSession(h200);
+  TB_WAIT_FOR(w->trialsModel()->rowCount() > 2, kTimeoutMs);
+  TB_WAIT_FOR(title_of(*w) != before && !w->viewer()->isLoading() && !w->jobs()->isBusy(), kTimeoutMs);
+  EXPECT_GT(view->stepTime()->stepPoints(0), 0);
+  EXPECT_FALSE(view->telemetry()->cpuMode());  // an H200 trial: GPU telemetry, nothing of cpu-tiny
+}
+
+// ---- issue 15 item 2: one launch path ----
+TEST(SessionDefects, AFollowUpForGpusIsNotStartedOnACpuMachine) {
+  auto w = make_window(cpu_machine());
+  add_recorded(*w, protocol::read_trial_log_file(TUNEBENCH_TEST_DATA_DIR "/gpu/h200-7b-single.jsonl"),
+               QStringLiteral("single"));
+  add_recorded(*w, protocol::read_trial_log_file(TUNEBENCH_TEST_DATA_DIR "/gpu/h200x2-7b-ddp-ckpt-no-p2p.jsonl"),
+               QStringLiteral("ddp"));
+  ComparisonWindow* cmp = w->analysis()->compareRows({0, 1});
+  ASSERT_NE(cmp, nullptr);
+  ASSERT_FALSE(cmp->diagnosisView()->suggestionButtons().isEmpty());
+  DialogWatch watch(QDialogButtonBox::RejectRole, 1000);
+  cmp->diagnosisView()->suggestionButtons().first()->click();
+  QTest::qWait(300);
+  EXPECT_EQ(w->trialsModel()->rowCount(), 2) << "a CUDA trial was queued on a CPU-only machine";
+  EXPECT_FALSE(w->queue()->runner()->isActive());
+  EXPECT_TRUE(w->statusBar()->currentMessage().contains(QStringLiteral("GPU")))
+      << w->statusBar()->currentMessage().toStdString();
+}
+
+TEST(SessionDefects, TheUsersOwnPresetIsNotPreviewedAsAStrangersTrial) {
+  QTemporaryDir dir;
+  const QString tiny = copy_of(dir, example("cpu-tiny.tbsession"));
+  auto w = make_window();
+  w->sessionActions()->openSession(tiny);
+  TB_WAIT_FOR(w->trialsModel()->rowCount() == 2, kTimeoutMs);
+  w->trialsView()->selectRow(0);
+  ASSERT_TRUE(w->sessionActions()->rerunWithChanges(w->sessionActions()->selectedTrialIds()[0]));
+  QComboBox* presets = w->form()->presetCombo();
+  presets->setCurrentText(QStringLiteral("cpu-tiny"));
+  emit presets->activated(presets->currentIndex());
+  DialogWatch watch(QDialogButtonBox::RejectRole, 1500);
+  w->runTrial();
+  QTest::qWait(1700);
+  EXPECT_FALSE(watch.seen) << "preview shown: " << watch.title.toStdString();
+  w->queue()->stopAll();
+  TB_WAIT_FOR(!w->queue()->runner()->isActive(), kTimeoutMs);
+}
+
+// ---- issue 15 item 9: the rename dialog and notes/tags in the table ----
+TEST(SessionDefects, TheRenameDialogIsWideEnough) {
+  QTemporaryDir dir;
+  auto w = make_window();
+  w->sessionActions()->openSession(copy_of(dir, example("cpu-tiny.tbsession")));
+  TB_WAIT_FOR(w->trialsModel()->rowCount() == 2, kTimeoutMs);
+  w->trialsView()->selectRow(0);
+  DialogWatch watch(QDialogButtonBox::RejectRole);
+  w->action(QStringLiteral("actionRenameTrial"))->trigger();
+  TB_WAIT_FOR(watch.seen, kTimeoutMs);
+  EXPECT_GE(watch.width, 420);
+}
+
+TEST(SessionDefects, NotesAndTagsAreShownInTheTable) {
+  QTemporaryDir dir;
+  auto w = make_window();
+  w->sessionActions()->openSession(copy_of(dir, example("cpu-tiny.tbsession")));
+  TB_WAIT_FOR(w->trialsModel()->rowCount() == 2, kTimeoutMs);
+  const QString id = w->trialsModel()->record(0).id;
+  ASSERT_TRUE(w->session()->annotateTrial(id, QStringLiteral("ran with the laptop on battery"),
+                                          {QStringLiteral("p2p"), QStringLiteral("nccl")}));
+  TrialsModel* m = w->trialsModel();
+  int tagsColumn = -1, notesColumn = -1;
+  for (int c = 0; c < m->columnCount(); ++c) {
+    const QString h = m->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
+    if (h.startsWith(QStringLiteral("Tags"))) tagsColumn = c;
+    if (h.startsWith(QStringLiteral("Notes"))) notesColumn = c;
+  }
+  ASSERT_GE(tagsColumn, 0);
+  ASSERT_GE(notesColumn, 0);
+  const int row = m->rowOf(id);
+  TB_WAIT_FOR(m->index(row, tagsColumn).data().toString().contains(QStringLiteral("p2p")), kTimeoutMs);
+  EXPECT_TRUE(m->index(row, notesColumn).data().toString().contains(QStringLiteral("battery")));
+}

@@ -1,0 +1,193 @@
+// Session features of issue 15 items 2 and 9: every way to start a trial from someone else's
+// session goes through the launch preview (a follow-up, a sweep: one preview for the grid), the
+// Chrome trace of several trials, the remembered export folder and the sessions folder.
+#include <gtest/gtest.h>
+
+#include "tests/ui/wait_for.h"
+
+#include <fstream>
+#include <set>
+
+#include <QApplication>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QItemSelectionModel>
+#include <QMenu>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QUrl>
+
+#include <nlohmann/json.hpp>
+
+#include "core/protocol/trial_log.h"
+#include "tests/ui/windows/window_test_util.h"
+#include "ui/models/trials_model.h"
+#include "ui/runner/background_jobs.h"
+#include "ui/runner/trial_queue.h"
+#include "ui/runner/trial_runner.h"
+#include "ui/windows/analysis_controller.h"
+#include "ui/windows/comparison_window.h"
+#include "ui/windows/diagnosis_view.h"
+#include "ui/windows/launch_preview.h"
+#include "ui/windows/session_actions.h"
+#include "ui/windows/session_controller.h"
+#include "ui/windows/sweep_dialog.h"
+#include "ui/windows/trial_form.h"
+#include "ui/windows/trial_launcher.h"
+
+using namespace tunebench;
+using namespace tunebench::ui;
+using namespace tunebench::ui::test;
+
+namespace {
+constexpr int kTimeoutMs = 30000;
+
+void wait_jobs(MainWindow& w) { TB_WAIT_FOR(w.jobs()->waitForIdle(kTimeoutMs), kTimeoutMs); }
+
+QString copy_of(const QTemporaryDir& dir, const QString& shipped) {
+  const QString path = dir.filePath(QFileInfo(shipped).fileName());
+  QFile::copy(shipped, path);
+  QFile::setPermissions(path, QFile::permissions(path) | QFileDevice::WriteOwner);
+  return path;
+}
+
+void stop_everything(MainWindow& w) {
+  w.queue()->stopAll();
+  TB_WAIT_FOR(!w.queue()->runner()->isActive(), kTimeoutMs);
+}
+}  // namespace
+
+TEST(SessionFeatures, AFollowUpOfAForeignTrialIsPreviewedFirst) {
+  QTemporaryDir dir;
+  auto w = make_window();
+  w->sessionActions()->openSession(copy_of(dir, QStringLiteral(TUNEBENCH_SESSIONS_DIR "/cpu-tiny.tbsession")));
+  wait_jobs(*w);
+  ASSERT_EQ(w->trialsModel()->rowCount(), 2);
+  w->analysis()->compareRows({0, 1});  // stored trials: loaded in the background, then shown
+  TB_WAIT_FOR(w->analysis()->lastComparison() != nullptr, kTimeoutMs);
+  ComparisonWindow* cmp = w->analysis()->lastComparison();
+  ASSERT_FALSE(cmp->diagnosisView()->suggestionButtons().isEmpty());
+  // The first suggestion that is valid on this machine (the others are refused with a reason).
+  for (QPushButton* b : cmp->diagnosisView()->suggestionButtons()) {
+    b->click();
+    if (w->launcher()->pendingPreview()) break;
+  }
+  // Not queued until the user has seen what would run.
+  ASSERT_NE(w->launcher()->pendingPreview(), nullptr) << w->launcher()->lastMessage().toStdString();
+  EXPECT_EQ(w->trialsModel()->rowCount(), 2);
+  w->launcher()->pendingPreview()->accept();
+  EXPECT_EQ(w->trialsModel()->rowCount(), 3);
+  stop_everything(*w);
+}
+
+TEST(SessionFeatures, ASweepOfAForeignConfigIsPreviewedOnceForTheGrid) {
+  QTemporaryDir dir;
+  auto w = make_window();
+  w->sessionActions()->openSession(copy_of(dir, QStringLiteral(TUNEBENCH_SESSIONS_DIR "/cpu-tiny.tbsession")));
+  wait_jobs(*w);
+  w->trialsView()->selectRow(0);
+  ASSERT_TRUE(w->sessionActions()->rerunWithChanges(w->sessionActions()->selectedTrialIds()[0]));
+  SweepDialog* sweep = w->analysis()->openSweepDialog();
+  sweep->setAxes({{"grad_accum", {"1", "2", "3"}}});
+  sweep->setRepeats(1);
+  sweep->queueButton()->click();
+  LaunchPreviewDialog* preview = w->launcher()->pendingPreview();
+  ASSERT_NE(preview, nullptr);
+  EXPECT_EQ(w->trialsModel()->rowCount(), 2);
+  const QString text = preview->findChild<QPlainTextEdit*>()->toPlainText();
+  EXPECT_TRUE(text.startsWith(QStringLiteral("3 trials"))) << text.left(200).toStdString();
+  EXPECT_TRUE(text.contains(QStringLiteral("grad_accum")));
+  preview->accept();
+  EXPECT_EQ(w->trialsModel()->rowCount(), 5);
+  EXPECT_EQ(sweep->queuedIds().size(), 3);
+  EXPECT_EQ(w->launcher()->pendingPreview(), nullptr);
+  stop_everything(*w);
+}
+
+TEST(SessionFeatures, AChromeTraceOfSeveralTrialsHasAProcessPerTrialAndRank) {
+  QTemporaryDir dir;
+  auto w = make_window();
+  for (const char* log : {"/gpu/h200-7b-single.jsonl", "/gpu/h200x2-7b-ddp-ckpt.jsonl", "/ui/synthetic-7b-ddp2.jsonl"})
+    w->sessionActions()->importLog(QStringLiteral(TUNEBENCH_TEST_DATA_DIR) + QString::fromLatin1(log));
+  wait_jobs(*w);
+  ASSERT_EQ(w->trialsModel()->rowCount(), 3);
+  w->trialsView()->selectAll();
+  const QString path = dir.filePath(QStringLiteral("exports/trace.json"));
+  QDir().mkpath(dir.filePath(QStringLiteral("exports")));
+  ASSERT_TRUE(w->sessionActions()->exportChromeTrace(w->sessionActions()->selectedTrialIds(), path));
+  wait_jobs(*w);
+  std::ifstream in(path.toStdString());
+  const auto trace = nlohmann::json::parse(in);
+  std::set<int64_t> processes;
+  std::set<std::string> names;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") == "X") processes.insert(e["pid"].get<int64_t>());
+    if (e.value("name", "") == "process_name") names.insert(e["args"]["name"].get<std::string>());
+  }
+  EXPECT_EQ(processes.size(), 1u + 2u + 2u);  // single, DDP x2, synthetic DDP x2
+  EXPECT_EQ(names.size(), 5u);
+  EXPECT_EQ(names.count("h200x2-7b-ddp-ckpt.jsonl \u00b7 rank 1") + names.count("w-7b-ddp-ckpt \u00b7 rank 1"), 1u)
+      << *names.begin();
+  // The folder is remembered for the next export dialog.
+  EXPECT_EQ(w->sessionActions()->exportDir(), QFileInfo(path).absolutePath());
+}
+
+TEST(SessionFeatures, SessionsLiveInOneTunebenchFolder) {
+  const QString dir = user_sessions_dir();
+  EXPECT_TRUE(dir.endsWith(QStringLiteral("/tunebench/sessions"))) << dir.toStdString();
+  EXPECT_FALSE(dir.contains(QStringLiteral("tunebench/tunebench"))) << dir.toStdString();
+  EXPECT_TRUE(QFileInfo(dir).isDir());
+}
+
+// Issue 16: SessionActions stands on its own — the controller, a table's selection and a parent for
+// dialogs; its menus and signals are its own (no MainWindow, no menu found by its title).
+TEST(SessionActionsAlone, OwnsItsMenusAndReportsThroughSignals) {
+  BackgroundJobs jobs;
+  TrialsModel trials;
+  SessionController session(&trials, &jobs);
+  ASSERT_TRUE(session.newScratchSession());
+  QItemSelectionModel selection(&trials);
+  SessionActions actions(&session, &trials, &selection, nullptr, false);
+  ASSERT_NE(actions.fileMenu(), nullptr);
+  QStringList names;
+  for (QAction* a : actions.fileMenu()->actions()) names << a->objectName();
+  EXPECT_TRUE(names.contains(QStringLiteral("actionOpenSession")));
+  EXPECT_TRUE(names.contains(QStringLiteral("actionSaveSessionAs")));
+  EXPECT_TRUE(names.contains(QStringLiteral("actionImportLog")));
+  EXPECT_EQ(actions.trialActions().size(), 4);
+  EXPECT_NE(actions.examplesAction(), nullptr);
+  EXPECT_NE(actions.contextMenu(), nullptr);
+  // An importer added from outside (the trace import) is offered for its files.
+  QStringList imported;  // the ranks of one run arrive together
+  actions.addImporter({QStringLiteral("Traces"),
+                       {QStringLiteral("*.pt.trace.json")},
+                       [](const QString& p) { return p.endsWith(QStringLiteral(".pt.trace.json")); },
+                       [&](const QStringList& paths) {
+                         imported = paths;
+                         return true;
+                       }});
+  QMimeData mime;
+  mime.setUrls({QUrl::fromLocalFile(QStringLiteral("/tmp/rank0.pt.trace.json")),
+                QUrl::fromLocalFile(QStringLiteral("/tmp/rank1.pt.trace.json"))});
+  EXPECT_TRUE(actions.canDrop(&mime));
+  EXPECT_TRUE(actions.drop(&mime));
+  EXPECT_EQ(imported,
+            (QStringList{QStringLiteral("/tmp/rank0.pt.trace.json"), QStringLiteral("/tmp/rank1.pt.trace.json")}));
+  // "Run again" asks for the config through a signal; the form is not its business.
+  TrialRecord r;
+  r.id = QStringLiteral("t1");
+  r.config.name = "mine";
+  trials.upsert(r);
+  std::vector<std::string> requested;
+  QObject::connect(&actions, &SessionActions::configRequested, &actions,
+                   [&](const config::TrialConfig& c, const QString&) { requested.push_back(c.name); });
+  ASSERT_TRUE(actions.rerunWithChanges(QStringLiteral("t1")));
+  EXPECT_EQ(requested, std::vector<std::string>{"mine (again)"});
+}

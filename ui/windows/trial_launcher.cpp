@@ -1,0 +1,86 @@
+#include "ui/windows/trial_launcher.h"
+
+#include <QFileInfo>
+#include <QSet>
+
+#include "ui/windows/launch_preview.h"
+#include "ui/windows/session_controller.h"
+
+namespace tunebench::ui {
+
+TrialLauncher::TrialLauncher(SessionController* session, QWidget* dialogParent, QObject* parent)
+    : QObject(parent), m_session(session), m_dialogParent(dialogParent) {}
+
+std::vector<config::Problem> TrialLauncher::problems(const config::TrialConfig& config) const {
+  std::vector<config::Problem> out = config::validate(config);
+  for (auto& p : device_problems(config, m_devices)) out.push_back(std::move(p));
+  return out;
+}
+
+TrialLauncher::Result TrialLauncher::refuse(const QString& message) {
+  m_lastMessage = message;
+  emit refused(message);
+  return Result::Refused;
+}
+
+TrialLauncher::Result TrialLauncher::launch(const LaunchRequest& request, Queued queued) {
+  if (request.configs.empty()) return refuse(QStringLiteral("%1: nothing to run").arg(request.what));
+  // 1. The same checks as the form, for every trial of the request.
+  for (const config::TrialConfig& c : request.configs)
+    if (const auto found = problems(c); !found.empty())
+      return refuse(QStringLiteral("Not started (%1): %2")
+                        .arg(request.what, QString::fromStdString(config::describe(found)).trimmed()));
+  if (m_preview)
+    return refuse(QStringLiteral("Not started (%1): answer the open launch preview first").arg(request.what));
+
+  // 2. Nothing stored in a session someone else made runs unseen.
+  if (request.fromSession && m_session && m_session->isForeign()) {
+    QString preview = launch_preview(request.configs.front(), m_workerProgram, QStringLiteral("<trial id>"));
+    if (request.configs.size() > 1) {
+      QSet<QString> keys;
+      for (const auto& c : request.configs)
+        for (const std::string& k : config::differing_knobs(request.configs.front(), c))
+          keys.insert(QString::fromStdString(k));
+      QStringList sorted(keys.begin(), keys.end());
+      sorted.sort();
+      preview.prepend(
+          QStringLiteral("%1 trials, the first shown below; the others differ only in: %2\n\n")
+              .arg(request.configs.size())
+              .arg(sorted.isEmpty() ? QStringLiteral("nothing (repeats)") : sorted.join(QStringLiteral(", "))));
+    }
+    m_preview = new LaunchPreviewDialog(preview, QFileInfo(m_session->path()).fileName(), m_dialogParent);
+    m_preview->setAttribute(Qt::WA_DeleteOnClose);
+    connect(m_preview, &QDialog::finished, this, [this] { m_preview = nullptr; });  // answered: no longer pending
+    connect(m_preview, &QDialog::accepted, this, [this, request, queued] {
+      m_lastMessage.clear();
+      const QStringList ids = enqueueAll(request);
+      if (queued) queued(ids);
+      emit launched(ids);
+    });
+    connect(m_preview, &QDialog::rejected, this, [this, request] {
+      refuse(QStringLiteral("Not started (%1): cancelled in the launch preview").arg(request.what));
+    });
+    m_preview->open();  // window-modal, returns at once: a run in progress keeps being drawn
+    m_lastMessage = QStringLiteral("%1: waiting for the launch preview").arg(request.what);
+    return Result::AwaitingConfirmation;
+  }
+
+  // 3. Queue.
+  m_lastMessage.clear();
+  const QStringList ids = enqueueAll(request);
+  if (queued) queued(ids);
+  emit launched(ids);
+  return Result::Queued;
+}
+
+QStringList TrialLauncher::enqueueAll(const LaunchRequest& request) {
+  QStringList ids;
+  if (!m_enqueue) return ids;
+  for (const config::TrialConfig& c : request.configs) {
+    const QString id = m_enqueue(c, request.source);
+    if (!id.isEmpty()) ids << id;
+  }
+  return ids;
+}
+
+}  // namespace tunebench::ui

@@ -1,0 +1,80 @@
+// TrialLauncher: the one way a trial starts. Run and Queue (the form), a diagnosis follow-up, a
+// sweep and "run again" all hand a LaunchRequest to launch(), which applies the same rules in the
+// same order:
+//   1. config::validate, then device_problems (the form's device check): a CUDA trial on a
+//      CPU-only machine, or more ranks than devices, is refused with the reason, nothing queued;
+//   2. a config taken from a trial stored in someone else's session file (fromSession, and the
+//      current session is foreign) is shown first: every rank's argv and environment in a
+//      LaunchPreviewDialog, opened without blocking (open(), Cancel the default); the trials are
+//      queued when the user accepts, dropped when they cancel;
+//   3. the trials are queued in order (the queue starts the first when idle).
+// The outcome is reported as launched / refused signals (also for requests decided at once) and
+// to the request's own callback.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include <QObject>
+#include <QPointer>
+#include <QStringList>
+
+#include "core/config/trial_config.h"
+#include "ui/runner/device_inventory.h"
+#include "ui/windows/launch_preview.h"  // QPointer needs the complete type
+
+class QWidget;
+
+namespace tunebench::ui {
+
+class SessionController;
+
+struct LaunchRequest {
+  std::vector<config::TrialConfig> configs;  // one trial, or a sweep's points
+  QString what;                              // "Run", "follow-up: grad_accum 2", "sweep"
+  bool fromSession = false;                  // taken from (or derived from) a stored trial
+  QString source = QStringLiteral("live");   // recorded with each trial
+};
+
+class TrialLauncher : public QObject {
+  Q_OBJECT
+ public:
+  enum class Result { Queued, AwaitingConfirmation, Refused };
+  // Queues one trial (a row in the table, the store, the queue); returns its id.
+  using Enqueue = std::function<QString(const config::TrialConfig& config, const QString& source)>;
+
+  TrialLauncher(SessionController* session, QWidget* dialogParent, QObject* parent = nullptr);
+
+  void setDevices(const DeviceInventory& devices) { m_devices = devices; }
+  void setEnqueue(Enqueue enqueue) { m_enqueue = std::move(enqueue); }
+  void setWorkerProgram(const QString& program) { m_workerProgram = program; }
+
+  // Called with the queued trials' ids once they are queued (at once, or after the preview).
+  using Queued = std::function<void(const QStringList& ids)>;
+
+  // Returns what happened at once; `queued` runs when (if ever) the trials are queued.
+  Result launch(const LaunchRequest& request, Queued queued = {});
+  // Validation and device problems of one config, as launch() checks them.
+  std::vector<config::Problem> problems(const config::TrialConfig& config) const;
+  // The preview waiting for an answer, if any.
+  LaunchPreviewDialog* pendingPreview() const { return m_preview; }
+  QString lastMessage() const { return m_lastMessage; }
+
+ signals:
+  void launched(const QStringList& ids);
+  void refused(const QString& message);
+
+ private:
+  QStringList enqueueAll(const LaunchRequest& request);
+  Result refuse(const QString& message);
+
+  SessionController* m_session;
+  QWidget* m_dialogParent;
+  DeviceInventory m_devices;
+  Enqueue m_enqueue;
+  QString m_workerProgram;
+  QPointer<LaunchPreviewDialog> m_preview;
+  QString m_lastMessage;
+};
+
+}  // namespace tunebench::ui
