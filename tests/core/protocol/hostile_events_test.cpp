@@ -53,6 +53,13 @@ TEST(HostileEvents, OutOfRangeNumbersAreBadEventsNotWrapped) {
       R"({"v":1,"type":"done","rank":0,"exit_code":4294967297})",
       R"({"v":1,"type":"step","rank":0,"step":1,"memory":{"peak_bytes":-5}})",
       R"({"v":4294967297,"type":"log","rank":0})",
+      // probe events (added by the link probe) go through the same field list and ranges
+      R"({"v":1,"type":"probe","rank":0,"collective":"all_reduce","bytes":1e30,"time_us":1,"busbw_gbps":1})",
+      R"({"v":1,"type":"probe","rank":0,"collective":"all_reduce","bytes":-4,"time_us":1,"busbw_gbps":1})",
+      R"({"v":1,"type":"probe","rank":0,"collective":"all_reduce","bytes":4,"world_size":4294967298,"time_us":1,"busbw_gbps":1})",
+      R"({"v":1,"type":"probe","rank":0,"collective":"all_reduce","bytes":4,"time_us":1e400,"busbw_gbps":1})",
+      R"({"v":1,"type":"probe","rank":0,"collective":"all_reduce","bytes":4,"time_us":1})",  // busbw missing
+      R"({"v":1,"type":"probe","rank":0,"collective":"forward","bytes":4,"time_us":1,"busbw_gbps":1})",
   };
   for (const char* line : lines) {
     SCOPED_TRACE(line);
