@@ -4,6 +4,7 @@
 
 #include "core/metrics/bus_bandwidth.h"
 #include "core/metrics/exposed_comm.h"
+#include "core/metrics/flops.h"
 #include "core/metrics/percentile.h"
 
 namespace tunebench::engine {
@@ -46,7 +47,10 @@ protocol::Summary summarise(const std::vector<protocol::Step>& measured, double 
   s.step_ms_p25 = percentile(step_ms, 0.25);
   s.step_ms_p75 = percentile(step_ms, 0.75);
   s.tokens_per_s = s.step_ms_median > 0 ? static_cast<double>(measured.back().tokens) / (s.step_ms_median / 1000.0) : 0;
-  s.mfu = peak_flops > 0 ? s.tokens_per_s * flops_per_token / peak_flops : -1.0;
+  // On the wire -1 means unknown (no peak for this device).
+  s.mfu = metrics::model_flops_utilisation(s.tokens_per_s, flops_per_token,
+                                           peak_flops > 0 ? std::optional<double>(peak_flops / 1e12) : std::nullopt)
+              .value_or(-1.0);
   s.comm_ms_median = percentile(comm_ms, 0.5);
   s.exposed_comm_ms_median = percentile(exposed_ms, 0.5);
   s.data_wait_ms_median = percentile(wait_ms, 0.5);
