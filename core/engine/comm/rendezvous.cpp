@@ -93,6 +93,13 @@ Rendezvous rendezvous(const RendezvousInfo& info) {
     const auto v = nlohmann::json::parse(text_of(rv.store->get("tunebench/verdict")));
     verdict = v.at("problem").get<std::string>();
     for (const auto& p : v.at("peers")) rv.peers.push_back({p.at(0).get<std::string>(), p.at(1).get<int64_t>()});
+    // Rank 0 hosts the store: when the verdict stops every rank, it must not exit (taking the store
+    // with it) before the others have read the verdict, or they see "Broken pipe" instead of it.
+    rv.store->add("tunebench/verdict_read", 1);
+    if (info.rank == 0 && !verdict.empty())
+      while (rv.store->add("tunebench/verdict_read", 0) < info.world_size &&
+             std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
   } catch (const EngineError&) {
     throw;
   } catch (const std::exception& e) {
