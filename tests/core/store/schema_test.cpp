@@ -15,13 +15,18 @@ namespace tt = tunebench::store::test;
 
 namespace {
 
-// A session as the first release wrote it: schema 1, no tags table.
-int64_t make_version1_file(const std::string& path, const tunebench::protocol::TrialLog& log) {
+// A session as the build of schema `version` wrote it (its own tables only), holding one trial.
+int64_t make_version_file(const std::string& path, int version, const tunebench::protocol::TrialLog& log,
+                          const std::string& session_name = "older", const std::string& strategy = "ddp") {
   SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  ts::migrate(db, 0, 1);
-  db.exec("INSERT INTO session (id, name, created_us) VALUES (1, 'from v1', 1700000000000000)");
-  db.exec("INSERT INTO trials (name, config, status, created_us) "
-          "VALUES ('old trial', '{\"strategy\":\"fsdp\"}', 'done', 1700000000000001)");
+  ts::migrate(db, 0, version);
+  SQLite::Statement session(db, "INSERT INTO session (id, name, created_us) VALUES (1, ?, 1700000000000000)");
+  session.bind(1, session_name);
+  session.exec();
+  SQLite::Statement trial(db, "INSERT INTO trials (name, config, status, created_us) "
+                              "VALUES ('old trial', ?, 'done', 1700000000000001)");
+  trial.bind(1, nlohmann::json{{"strategy", strategy}}.dump());
+  trial.exec();
   const int64_t id = db.getLastInsertRowid();
   ts::EventInserter inserter(db, id);
   inserter.insert_log(log);
@@ -29,18 +34,9 @@ int64_t make_version1_file(const std::string& path, const tunebench::protocol::T
   return id;
 }
 
-// A session as the build of schema `version` wrote it (the same rows, its own tables only).
-int64_t make_version_file(const std::string& path, int version, const tunebench::protocol::TrialLog& log) {
-  SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  ts::migrate(db, 0, version);
-  db.exec("INSERT INTO session (id, name, created_us) VALUES (1, 'older', 1700000000000000)");
-  db.exec("INSERT INTO trials (name, config, status, created_us) "
-          "VALUES ('old trial', '{\"strategy\":\"ddp\"}', 'done', 1700000000000001)");
-  const int64_t id = db.getLastInsertRowid();
-  ts::EventInserter inserter(db, id);
-  inserter.insert_log(log);
-  db.exec("PRAGMA journal_mode = WAL");
-  return id;
+// A session as the first release wrote it: schema 1, no tags table.
+int64_t make_version1_file(const std::string& path, const tunebench::protocol::TrialLog& log) {
+  return make_version_file(path, 1, log, "from v1", "fsdp");
 }
 
 }  // namespace
