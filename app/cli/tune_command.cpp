@@ -15,7 +15,7 @@
 #include "app/cli/plan_executor.h"
 #include "core/investigate/planner.h"
 #include "core/investigate/tune_session.h"
-#include "core/predict/hardware.h"
+#include "core/hardware/hardware.h"
 #include "core/store/session_store.h"
 
 namespace tunebench::cli {

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/analysis/format.h"
+#include "core/analysis/step_time.h"
 
 namespace tunebench::investigate {
 namespace {
@@ -117,10 +118,11 @@ bool Attribution::has_communication_factor() const {
 ArmSamples samples_of(const std::vector<const protocol::TrialLog*>& repeats) {
   ArmSamples s;
   if (repeats.empty()) return s;
-  const auto pooled = analysis::analyze_pooled(repeats);
-  s.step_ms = pooled.step_samples_ms;
-  s.tokens_per_step = pooled.tokens_per_step;
-  for (const auto* r : repeats) s.repeat_median_ms.push_back(analysis::analyze(*r).step_ms.median);
+  s.tokens_per_step = analysis::analyze_pooled(repeats).tokens_per_step;
+  for (const auto* r : repeats) {  // the step time's one definition, per step (step_time.h)
+    for (const auto& [step, ms] : analysis::step_times_ms(*r)) s.step_ms.push_back(ms);
+    s.repeat_median_ms.push_back(analysis::trial_step_ms(*r).median);
+  }
   return s;
 }
 

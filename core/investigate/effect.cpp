@@ -4,14 +4,14 @@
 #include <cmath>
 #include <random>
 
-#include "core/analysis/statistics.h"
+#include "core/metrics/percentile.h"
 
 namespace tunebench::investigate {
 namespace {
 
 double median_of(std::vector<double>& v) {
   std::sort(v.begin(), v.end());
-  return analysis::percentile_sorted(v, 0.5);
+  return metrics::percentile_sorted(v, 0.5);
 }
 
 double resampled_median(const std::vector<double>& v, std::mt19937_64& rng, std::vector<double>& scratch) {
@@ -50,8 +50,8 @@ Effect estimate_effect(const ArmSamples& baseline, const ArmSamples& variant, do
     ratios.push_back(tokens * mb / mv);
   }
   std::sort(ratios.begin(), ratios.end());
-  e.low = analysis::percentile_sorted(ratios, 0.025);
-  e.high = analysis::percentile_sorted(ratios, 0.975);
+  e.low = metrics::percentile_sorted(ratios, 0.025);
+  e.high = metrics::percentile_sorted(ratios, 0.975);
   const bool excludes_one = e.low > 1.0 || e.high < 1.0;
   e.beyond_noise = excludes_one && std::abs(e.ratio - 1.0) > floor;
   return e;

@@ -4,7 +4,7 @@
 // throughput per step is tokens_per_step / step time of each measured (steady-state) step, the
 // definition of core/analysis. The effect of a variant is the ratio of median throughputs
 // (variant / baseline); its 95 % interval comes from a percentile bootstrap over the pooled
-// per-step samples of both arms (fixed seed: the same trials give the same interval). Steps of
+// per-step samples of both arms (analysis/step_time.h; fixed seed: the same trials give the same interval). Steps of
 // one run are not independent of the run (a neighbour's load shifts a whole run), so the effect
 // must also exceed the run-to-run noise floor: the spread of the baseline's repeated runs'
 // medians. An effect is "beyond the noise" only when its interval excludes 1 and its size
