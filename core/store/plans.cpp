@@ -14,8 +14,10 @@ namespace {
 
 bool has_plans(SessionStore& store) { return store.info().schema_version >= 5; }
 
+// Writing migrates an older file first (the store's rule for every change).
 void require(SessionStore& store, const char* what) {
   if (store.read_only()) throw StoreError(store.path() + " is open read-only: cannot " + what);
+  store.prepare_for_writing();
   if (!has_plans(store)) throw StoreError(store.path() + " predates plans (schema 5): cannot " + std::string(what));
 }
 

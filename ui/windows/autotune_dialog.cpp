@@ -30,6 +30,7 @@ AutotuneDialog::AutotuneDialog(const config::TrialConfig& base, const QString& s
   m_budget->setRange(0, 24 * 60);
   m_budget->setValue(10);
   m_budget->setSuffix(QStringLiteral(" min"));
+  m_budget->setSpecialValueText(QStringLiteral("no limit"));
   m_budget->setToolTip(QStringLiteral("Minutes of trial time (0: until the search ends); the finalists' long trials "
                                       "are kept within it"));
   m_short = new QSpinBox(this);

@@ -1,7 +1,11 @@
 // A small real investigation with the real CPU worker (tiny custom model, headless through
 // launch::run_trial): a planted per-sample CPU cost with no loader threads makes the step
-// data-bound, and the investigation must rank the loader-thread variant first. The planted cause
-// is large (the data wait is about twice the compute) so that a busy machine cannot hide it.
+// data-bound: the plan must try loader threads first, run every variant through the real worker and
+// store it, and, on a machine quiet enough that two baseline runs agree within 25 %, rank the
+// loader-thread variant first, beyond the noise, with the data wait as the phase it moved. On a
+// saturated machine the loader threads have no free core to run on and the honest answer is "within
+// the noise": the timing part is then skipped with the measured noise as the reason (timings are
+// asserted only where the measurement can carry them; docs/INVESTIGATE.md).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -45,13 +49,24 @@ TEST(RealWorker, DataBoundTinyTrialRanksNumWorkersFirst) {
   b.max_trials = 8;
   std::vector<std::string> lines;
   const auto a = ti::run_investigation(path, plan, b, exec, [&](const ti::Progress& p) { lines.push_back(p.line); });
+  std::filesystem::remove_all(dir);
   ASSERT_FALSE(a.factors.empty());
+  EXPECT_TRUE(a.not_run.empty()) << ti::render(a);  // the budget covered the plan
+  EXPECT_EQ(a.baseline_repeats, 2);
+  EXPECT_FALSE(a.has_communication_factor());
+  EXPECT_FALSE(lines.empty());
+  bool data_factor = false;
+  for (const auto& f : a.factors) {
+    EXPECT_FALSE(f.failed) << f.title << ": " << f.failure;
+    data_factor = data_factor || (f.category == ti::Category::Data && f.title.find("num_workers") != std::string::npos);
+  }
+  EXPECT_TRUE(data_factor) << ti::render(a);
+  if (a.noise_floor >= 0.25)
+    GTEST_SKIP() << "the machine is too busy for the timing part: two baseline runs differ by "
+                 << a.noise_floor * 100 << " %\n" << ti::render(a);
   EXPECT_EQ(a.factors.front().category, ti::Category::Data) << ti::render(a);
   EXPECT_TRUE(a.factors.front().effect.beyond_noise) << ti::render(a);
   EXPECT_EQ(a.factors.front().phase_moved, "data wait") << ti::render(a);
-  EXPECT_FALSE(a.has_communication_factor());
-  EXPECT_FALSE(lines.empty());
-  std::filesystem::remove_all(dir);
 }
 
 #endif

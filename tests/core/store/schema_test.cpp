@@ -5,6 +5,8 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include "core/store/event_inserter.h"
+#include "core/store/plans.h"
+#include "core/store/store_error.h"
 #include "core/store/schema.h"
 #include "core/store/session_store.h"
 #include "core/store/trial_writer.h"
@@ -178,4 +180,36 @@ TEST(Schema, TheShippedSessionsOpenUnchanged) {
     ++opened;
   }
   EXPECT_EQ(opened, 2);
+}
+
+// Schema 5 (plans, core/investigate): a version-4 file reads as having no plans and stays
+// unchanged; the first plan written migrates it, and the plan reads back.
+TEST(Schema, Version5PlansMigrateAVersion4FileOnFirstWrite) {
+  tt::TempDir dir;
+  const auto path = dir.file("v4.tbsession");
+  make_version_file(path, 4, tt::log_of(tt::full_trial(1, 3)));
+  const std::string before = tt::read_bytes(path);
+  {
+    auto store = ts::SessionStore::open(path);
+    EXPECT_TRUE(ts::list_plans(store).empty());
+    EXPECT_FALSE(ts::find_plan(store, 1).has_value());
+  }
+  EXPECT_EQ(tt::read_bytes(path), before);
+  {
+    auto ro = ts::SessionStore::open(path, {ts::SessionStore::Mode::ReadOnly});
+    EXPECT_THROW(ts::add_plan(ro, "investigate", 1, nlohmann::json{{"x", 1}}), ts::StoreError);
+  }
+  auto store = ts::SessionStore::open(path);
+  const int64_t id = ts::add_plan(store, "investigate", 1, nlohmann::json{{"variants", 3}});
+  ts::set_plan_state(store, id, "done");
+  ts::set_plan_result(store, id, nlohmann::json{{"verdict", "ok"}});
+  const auto plan = ts::find_plan(store, id);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->kind, "investigate");
+  EXPECT_EQ(plan->baseline_trial, 1);
+  EXPECT_EQ(plan->state, "done");
+  EXPECT_EQ(plan->spec["variants"], 3);
+  EXPECT_EQ(plan->result["verdict"], "ok");
+  EXPECT_EQ(store.info().schema_version, ts::kSchemaVersion);
+  EXPECT_THROW(ts::set_plan_state(store, id + 1, "done"), ts::StoreError);
 }
