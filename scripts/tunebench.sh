@@ -20,6 +20,7 @@ PACKAGES=(
   libsqlite3-dev libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcli11-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth
+  openssh-server openssh-client   # the ssh launcher's end-to-end test (tests/app/cli/cli_ssh_test.sh)
 )
 
 log() { printf '\033[1m[tunebench]\033[0m %s\n' "$*" >&2; }
