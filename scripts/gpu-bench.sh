@@ -14,6 +14,7 @@
 #   scripts/gpu-bench.sh gui-live # 2 GPUs: the packed GUI runs 7B single/DDP/FSDP live, screenshots
 #   scripts/gpu-bench.sh data     # 2 GPUs, no build: torch.profiler traces of our own small job
 #                                 # (import test data) and the reference's kernel list per step
+#   scripts/gpu-bench.sh probes   # 2 GPUs: only the link probes of `predict`
 #   scripts/gpu-bench.sh predict  # 2 GPUs, about 3 min with the build: what the prediction accuracy
 #                                 # tests still lack (docs/PREDICT.md): link probes over NVLink and
 #                                 # NCCL_P2P_DISABLE=1, 1B tf32 and pure-bf16 (single, DDP, DDP without
@@ -177,11 +178,15 @@ case "$MODE" in
   gui-live)
     # Issue 14: the GUI (packed by ../shared/tools/gui-bundle.sh into .gpu/gui.tar.xz on a developer
     # machine) drives real CUDA workers offscreen; one screenshot of each live 7B run.
+    # A preset's config with 200 steps (.gpu/live-PRESET.json, from `tunebench-worker --preset P
+    # --steps 200 --print-config`) keeps the run going when the screenshot is taken; the GUI then
+    # quits, which stops the ranks.
     tar -xJf "$ROOT/.gpu/gui.tar.xz" -C /tmp
     for p in 7b-single-fused 7b-ddp 7b-fsdp; do
       t=$(date +%s)
-      /tmp/guibundle/run-gui.sh --no-restore --worker "$W" --preset "$p" --run --open "$OUT/logs/live-$p.tbsession" \
-        --size 1600x1000 --screenshot "$OUT/live-$p.png" --screenshot-after "${GUI_AFTER_MS:-30000}" \
+      if [ -f "$ROOT/.gpu/live-$p.json" ]; then start=(--config "$ROOT/.gpu/live-$p.json"); else start=(--preset "$p"); fi
+      /tmp/guibundle/run-gui.sh --no-restore --worker "$W" "${start[@]}" --run --open "$OUT/logs/live-$p.tbsession" \
+        --size 1600x1000 --screenshot "$OUT/live-$p.png" --screenshot-after "${GUI_AFTER_MS:-15000}" \
         > "$OUT/logs/gui-$p.log" 2>&1
       echo "-- gui $p: exit $? in $(( $(date +%s) - t )) s"
     done
@@ -230,6 +235,16 @@ case "$MODE" in
     run w-7b-ddp-ckpt-accum4 "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true --grad-accum 4
     ref r-7b-ddp-ckpt-accum4 2 --model 7b --mode ddp --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3 --ckpt \
       --accum 4 --no-sync
+    ;;
+  probes)
+    # The link probes of `predict` alone (about 30 s): NVLink, NCCL_P2P_DISABLE=1, and that again.
+    run h200x2-probe-nvlink --probe-link --device cuda --world-size 2 --probe-min-mb 1 --probe-max-mb 1024
+    run h200x2-probe-nop2p --probe-link --device cuda --world-size 2 --probe-min-mb 1 --probe-max-mb 1024 \
+      --nccl-env NCCL_P2P_DISABLE=1
+    run h200x2-probe-nop2p-2 --probe-link --device cuda --world-size 2 --probe-min-mb 1 --probe-max-mb 1024 \
+      --nccl-env NCCL_P2P_DISABLE=1
+    mkdir -p "$OUT/predict" && cp "$OUT"/logs/*.jsonl "$OUT/predict/"
+    tar -czf "$OUT/predict-logs.tar.gz" -C "$OUT" predict && rm -rf "$OUT/predict"
     ;;
   predict)
     # What the prediction accuracy tests still lack (tests/core/predict): link probes of this

@@ -3,7 +3,8 @@
 #
 #   scripts/tunebench.sh gui     build and open the workbench (on a GPU machine with a CUDA
 #                                libtorch also the CUDA worker, which the GUI then uses)
-#   scripts/tunebench.sh test    build and run the whole test suite (non-zero exit on failure)
+#   scripts/tunebench.sh test    build and run the whole test suite and a short fuzzing smoke
+#                                (non-zero exit on failure)
 #   scripts/tunebench.sh build   only install and build
 #   scripts/tunebench.sh deps    only install the Debian packages
 #
@@ -19,6 +20,7 @@ PACKAGES=(
   libtorch-dev libgloo-dev libopenblas0-pthread
   libsqlite3-dev libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcli11-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev
   xvfb xauth
   openssh-server openssh-client   # the ssh launcher's end-to-end test (tests/app/cli/cli_ssh_test.sh)
   slurmctld slurmd slurm-client munge   # the slurm launcher's one-node cluster (cli_slurm_test.sh)
@@ -101,7 +103,8 @@ case "$cmd" in
     install_deps; build
     # The suite runs on the CPU worker; a GPU machine also gets the CUDA worker built (and so checked).
     if prefix="$(cuda_libtorch_prefix)"; then build_cuda_worker "$prefix"; fi
-    cd "$BUILD"
-    QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@" ;;
+    (cd "$BUILD" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@")
+    # A few seconds of libFuzzer per parser (clang build in build-fuzz/); ctest above replayed their seeds.
+    "$ROOT/scripts/fuzz.sh" smoke ;;
   *) echo "usage: $0 {gui|test|build|deps}" >&2; exit 2 ;;
 esac

@@ -22,6 +22,8 @@ struct ExportArgs {
   std::string output;
 };
 
+constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
+
 void run_export(const ExportArgs& a) {
   auto store = store::SessionStore::open(a.session, {store::SessionStore::Mode::ReadOnly});
   std::vector<int64_t> ids = a.trials;
@@ -40,8 +42,11 @@ void run_export(const ExportArgs& a) {
   std::ostream& out = a.output == "-" ? std::cout : file;
   if (a.format == "csv" && a.table == "summaries") store::write_summaries_csv(trials, out);
   else if (a.format == "csv") store::write_steps_csv(trials, out);
-  else if (a.format == "json") out << store::trials_to_json(trials).dump(1) << "\n";
-  else out << store::chrome_trace(trials.front()).dump() << "\n";
+  // Text from a stranger's file is valid UTF-8 once loaded (RowReader); replace, never throw, anyway.
+  else if (a.format == "json")
+    out << store::trials_to_json(trials).dump(1, ' ', false, kReplace) << "\n";
+  else
+    out << store::chrome_trace(trials.front()).dump(-1, ' ', false, kReplace) << "\n";
   out.flush();
   if (!out) throw store::StoreError("writing " + a.output + " failed");
 }

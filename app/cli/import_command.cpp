@@ -50,9 +50,12 @@ void import_log(store::SessionStore& store, const ImportArgs& a) {
                              " is a Tunebench event log, which carries its whole configuration: --set is for "
                              "torch.profiler traces");
   const store::ImportResult result = store::import_event_log(store, a.files[0], a.name);
-  const auto trial = store.trial(result.trial_id);
-  std::cout << "imported trial " << trial.id << " '" << trial.name << "' (" << store::to_string(trial.status)
-            << "): " << result.events << " records, " << result.problems << " unreadable lines\n";
+  for (const int64_t id : result.trial_ids) {  // one per trial id in the log
+    const auto trial = store.trial(id);
+    std::cout << "imported trial " << trial.id << " '" << trial.name << "' (" << store::to_string(trial.status)
+              << ")\n";
+  }
+  std::cout << result.events << " records, " << result.problems << " problems (unreadable lines, duplicate steps)\n";
   for (const auto& p : result.problem_list)
     std::cerr << "  line " << p.line_number << ": " << protocol::to_string(p.kind) << ": " << p.message << "\n";
 }

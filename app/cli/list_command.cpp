@@ -1,4 +1,6 @@
-// `tunebench-cli list SESSION`: one line per trial (id, status, steps, name, tags).
+// `tunebench-cli list SESSION`: one line per trial (id, status, steps, step time, name, tags).
+// The step time is the trial's (analysis/step_time.h: slowest rank per step, median over measured
+// steps), the figure the comparison and the report show, not rank 0's own median.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -6,6 +8,8 @@
 #include <memory>
 
 #include "app/cli/commands.h"
+#include "core/analysis/format.h"
+#include "core/analysis/step_time.h"
 #include "core/store/session_store.h"
 
 namespace tunebench::cli {
@@ -15,15 +19,18 @@ void run_list(const std::string& path) {
   auto store = store::SessionStore::open(path, {store::SessionStore::Mode::ReadOnly});
   const auto info = store.info();
   std::cout << "session '" << info.name << "' (schema " << info.schema_version << ")\n";
-  std::printf("%6s  %-11s  %7s  %s\n", "id", "status", "steps", "name");
+  std::printf("%6s  %-11s  %7s  %9s  %s\n", "id", "status", "steps", "step ms", "name");
   std::fflush(stdout);
   for (const auto& t : store.list_trials()) {
     std::string tags;
     for (const auto& tag : t.tags) tags += (tags.empty() ? "  [" : ", ") + tag;
     if (!tags.empty()) tags += "]";
-    std::printf("%6lld  %-11s  %7lld  %s%s\n", static_cast<long long>(t.id),
-                std::string(store::to_string(t.status)).c_str(),
-                static_cast<long long>(t.step_count), t.name.c_str(), tags.c_str());
+    const analysis::Spread step =
+        t.step_count > 0 ? analysis::trial_step_ms(store.trial_steps(t.id)) : analysis::Spread{};
+    const std::string step_ms = step.empty() ? "-" : analysis::format_fixed(step.median, 1);
+    std::printf("%6lld  %-11s  %7lld  %9s  %s%s\n", static_cast<long long>(t.id),
+                std::string(store::to_string(t.status)).c_str(), static_cast<long long>(t.step_count), step_ms.c_str(),
+                t.name.c_str(), tags.c_str());
   }
 }
 

@@ -1,9 +1,8 @@
 // `tunebench-cli report LOG.jsonl... [--json] [--baseline N]`: argument wiring only; the report
 // itself is core/analysis/report.h, shared with the GUI.
 //
-// Inputs are event logs (.jsonl); a file holding several trials (events with different trial ids)
-// is split into one trial per id. Session files (.tbsession) need the store, which lives on
-// the session store (read-only) for .tbsession inputs.
+// Inputs are event logs (.jsonl; a file holding several trial ids is split into one trial per id)
+// and session files (.tbsession, opened read-only): app/cli/trial_inputs.h reads both.
 #include "app/cli/report_command.h"
 
 #include "app/cli/report_wrap.h"
@@ -11,14 +10,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <fstream>
 #include <iostream>
-#include <map>
-#include <memory>
-#include <sstream>
 
 #include "core/analysis/report.h"
-#include "core/protocol/event_reader.h"
 #include "core/protocol/trial_log.h"
 
 namespace tunebench::cli {
@@ -41,14 +35,15 @@ struct ReportOptions {
 };
 
 void run_report(const ReportOptions& o) {
-  std::vector<tp::TrialLog> logs = read_trial_inputs(o.inputs, o.trials);
+  std::vector<std::string> names;  // display names: a session's trial names, else none (run ids)
+  std::vector<tp::TrialLog> logs = read_trial_inputs(o.inputs, o.trials, &names);
   if (!o.trials.empty() &&
       std::none_of(o.inputs.begin(), o.inputs.end(), [](const std::string& p) { return ends_with(p, ".tbsession"); }))
     std::cerr << "note: --trials selects trials of a session; with event logs every trial is reported\n";
   if (logs.empty()) throw CLI::ValidationError("report", "no trials found in the inputs");
   std::optional<size_t> baseline;
   if (o.baseline >= 0) baseline = static_cast<size_t>(o.baseline);
-  const auto report = analysis::make_report(logs, baseline);
+  const auto report = analysis::make_report(logs, baseline, names);
   if (o.json)
     std::cout << analysis::render_json(report).dump(2) << "\n";
   else if (o.wide)

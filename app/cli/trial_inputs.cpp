@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <sstream>
 #include <stdexcept>
 
-#include "core/protocol/event_reader.h"
+#include "core/protocol/trial_log.h"
 #include "core/store/session_store.h"
 
 namespace tunebench::cli {
@@ -24,41 +23,17 @@ bool has_probe(const store::SessionStore& session, int64_t id) {
   return false;
 }
 
-// Routes events to one TrialLog per trial id, in order of first appearance.
-class TrialSplitter final : public tp::ReadListener {
- public:
-  void on_event(tp::Event&& event) override { log_for(event.header.trial).add(event); }
-  void on_problem(const tp::ReadProblem& problem) override { m_problems.push_back(problem); }
-  std::vector<tp::TrialLog> take() {
-    std::vector<tp::TrialLog> out;
-    for (const auto& id : m_order) out.push_back(std::move(m_logs[id]));
-    return out;
-  }
-  const std::vector<tp::ReadProblem>& problems() const { return m_problems; }
-
- private:
-  tp::TrialLog& log_for(const std::string& id) {
-    if (!m_logs.count(id)) m_order.push_back(id);
-    return m_logs[id];
-  }
-  std::map<std::string, tp::TrialLog> m_logs;
-  std::vector<std::string> m_order;
-  std::vector<tp::ReadProblem> m_problems;  // lines that were not events, for stderr
-};
-
+// One TrialLog per trial id (protocol::TrialSplitter); lines that were not events go to stderr
+// (the newer-version notice is no bad line). Logs without any event are dropped.
 std::vector<tp::TrialLog> read_logs(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  TrialSplitter splitter;
-  tp::EventReader reader(splitter);
-  std::string buf(1 << 16, '\0');
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (in.gcount() > 0) reader.feed(std::string_view(buf.data(), static_cast<size_t>(in.gcount())));
-  }
-  reader.finish();
-  for (const auto& p : splitter.problems()) std::cerr << path << ":" << p.line_number << ": " << p.message << "\n";
-  return splitter.take();
+  auto logs = tp::read_trial_logs_file(path);
+  for (const auto& log : logs)
+    for (const auto& p : log.problems)
+      if (p.kind != tp::ReadProblem::Kind::NewerVersion)
+        std::cerr << path << ":" << p.line_number << ": " << p.message << "\n";
+  logs.erase(std::remove_if(logs.begin(), logs.end(), [](const tp::TrialLog& l) { return l.ranks.empty(); }),
+             logs.end());
+  return logs;
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -67,7 +42,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 // Trials of a session file: those named in `selection` (ids or names, comma-separated), else
 // every trial that recorded steps. The session is opened read-only: a report changes nothing.
-std::vector<tp::TrialLog> read_session(const std::string& path, const std::string& selection) {
+std::vector<tp::TrialLog> read_session(const std::string& path, const std::string& selection,
+                                       std::vector<std::string>& names) {
   store::SessionStore::OpenOptions options;
   options.mode = store::SessionStore::Mode::ReadOnly;
   const auto session = store::SessionStore::open(path, options);
@@ -85,21 +61,28 @@ std::vector<tp::TrialLog> read_session(const std::string& path, const std::strin
     auto loaded = session.load_trial(info.id);
     if (loaded.log.trial.empty()) loaded.log.trial = info.name;
     logs.push_back(std::move(loaded.log));
+    names.push_back(info.name);
   }
   return logs;
 }
 
 }  // namespace
 
-std::vector<tp::TrialLog> read_trial_inputs(const std::vector<std::string>& paths, const std::string& selection) {
+std::vector<tp::TrialLog> read_trial_inputs(const std::vector<std::string>& paths, const std::string& selection,
+                                           std::vector<std::string>* names) {
   std::vector<tp::TrialLog> logs;
+  std::vector<std::string> display;
   for (const auto& path : paths) {
     if (ends_with(path, ".tbsession")) {
-      for (auto& log : read_session(path, selection)) logs.push_back(std::move(log));
+      for (auto& log : read_session(path, selection, display)) logs.push_back(std::move(log));
       continue;
     }
-    for (auto& log : read_logs(path)) logs.push_back(std::move(log));
+    for (auto& log : read_logs(path)) {
+      logs.push_back(std::move(log));
+      display.emplace_back();  // an event log names no trial: its run id is used
+    }
   }
+  if (names) *names = std::move(display);
   return logs;
 }
 

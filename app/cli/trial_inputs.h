@@ -11,8 +11,10 @@ namespace tunebench::cli {
 
 // `selection` (comma-separated trial ids or names) picks trials of session files; empty: every
 // trial that recorded steps or link probe points. Bad lines of event logs are reported on stderr.
-// Throws std::runtime_error when a file cannot be read.
+// Throws std::runtime_error when a file cannot be read. `names`, when given, receives each trial's
+// display name (a session's trial name; empty for an event log's trial, which has only its run id).
 std::vector<protocol::TrialLog> read_trial_inputs(const std::vector<std::string>& paths,
-                                                  const std::string& selection = {});
+                                                  const std::string& selection = {},
+                                                  std::vector<std::string>* names = nullptr);
 
 }  // namespace tunebench::cli

@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "core/protocol/events.h"
+
 namespace tunebench::worker {
 namespace {
 
@@ -47,6 +49,12 @@ RankEnv read_rank_env(std::string* error, const char* (*getenv_fn)(const char*))
   const auto local = get(local_var) ? parse_int(get(local_var)) : rank;
   if (!rank || !world || !local)
     return fail(std::string("malformed ") + rank_var + "/" + world_var + "/" + local_var + " in the environment");
+  // Checked before narrowing to int: WORLD_SIZE=4294967298 used to become 2.
+  if (*world > protocol::kMaxWorldSize)
+    return fail(std::string(world_var) + "=" + std::to_string(*world) + " is more ranks than Tunebench runs (at most " +
+                std::to_string(protocol::kMaxWorldSize) + ")");
+  if (*local > protocol::kMaxWorldSize)
+    return fail(std::string(local_var) + "=" + std::to_string(*local) + " is out of range");
   if (*world < 1 || *rank < 0 || *rank >= *world || *local < 0)
     return fail(std::string(rank_var) + "=" + std::to_string(*rank) + " is not a rank of " + world_var + "=" +
                 std::to_string(*world));

@@ -1,12 +1,15 @@
 #include "run_worker.h"
 
+#include <cxxabi.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <regex>
+#include <typeinfo>
 
 #include <c10/util/Exception.h>
 
@@ -49,16 +52,72 @@ std::map<std::string, std::string> nccl_environment() {
   return env;
 }
 
-// "Tried to allocate 1.95 GiB" -> bytes, from libtorch's OOM message.
+// libtorch's out-of-memory messages: the CUDA caching allocator's ("CUDA out of memory. Tried to
+// allocate 1.95 GiB") and the CPU allocator's ("DefaultCPUAllocator: can't allocate memory: you
+// tried to allocate 103200000000 bytes").
+bool is_out_of_memory(const std::string& message) {
+  return message.find("out of memory") != std::string::npos ||
+         message.find("can't allocate memory") != std::string::npos;
+}
+
+// "Tried to allocate 1.95 GiB" / "you tried to allocate 1032 bytes" -> bytes.
 int64_t requested_bytes(const std::string& message) {
-  static const std::regex re(R"(Tried to allocate ([0-9.]+) (B|KiB|MiB|GiB|TiB))");
+  static const std::regex cpu(R"(tried to allocate ([0-9]+) bytes)");
   std::smatch m;
+  if (std::regex_search(message, m, cpu)) return static_cast<int64_t>(std::stod(m[1]));
+  static const std::regex re(R"(Tried to allocate ([0-9.]+) (B|KiB|MiB|GiB|TiB))");
   if (!std::regex_search(message, m, re)) return 0;
   const double v = std::stod(m[1]);
   const std::string unit = m[2];
   const double mult = unit == "KiB" ? 1024.0 : unit == "MiB" ? 1048576.0 : unit == "GiB" ? 1073741824.0
                       : unit == "TiB" ? 1099511627776.0 : 1.0;
   return static_cast<int64_t>(v * mult);
+}
+
+// Extra seconds the rendezvous watchdog gives the rendezvous' own deadline, which reports how many
+// ranks arrived; the watchdog only ends calls that never return.
+constexpr double kRendezvousGraceS = 5.0;
+
+// The end of a rank from another thread: the error event is written, `done` follows, no
+// destructor runs (the training thread is blocked somewhere we cannot unwind).
+[[noreturn]] void end_process(EventWriter* w, int rank, int code, const std::string& message) {
+  log(rank, message);
+  protocol::Done done;
+  done.exit_code = code;
+  w->write_payload(done);
+  std::_Exit(code);
+}
+
+// Exceptions thrown on threads the worker does not own (Gloo's I/O threads throw
+// gloo::EnforceNotMet when a peer misbehaves) end in std::terminate. They still become an error
+// event: kind "comm" for Gloo's, "crash" otherwise.
+EventWriter* g_writer = nullptr;
+int g_rank = 0;
+
+[[noreturn]] void on_terminate() {
+  std::string what = "std::terminate without an exception";
+  bool gloo = false;
+  if (auto current = std::current_exception()) {
+    try {
+      std::rethrow_exception(current);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+      what = "an exception that is not a std::exception";
+    }
+    const std::type_info* type = abi::__cxa_current_exception_type();
+    gloo =
+        (type && std::string(type->name()).find("gloo") != std::string::npos) || what.find("gloo") != std::string::npos;
+  }
+  ::alarm(5);  // the writer's lock may be held by the thread that was interrupted
+  const int code = gloo ? protocol::kExitCommunication : protocol::kExitInternal;
+  const std::string message = (gloo ? "Gloo failed on a communication thread: " : "uncaught exception: ") + what;
+  if (g_writer) {
+    g_writer->write_payload(protocol::Error{gloo ? "comm" : "crash", message, nlohmann::json::object()});
+    end_process(g_writer, g_rank, code, message);
+  }
+  log(g_rank, message);
+  std::_Exit(code);
 }
 
 int fail(EventWriter* writer, int rank, const std::string& kind, int code, const std::string& message,
@@ -71,6 +130,18 @@ int fail(EventWriter* writer, int rank, const std::string& kind, int code, const
     writer->write_payload(done);
   }
   return code;
+}
+
+// One sentence a person can act on, with libtorch's own words after it.
+std::string oom_message(const engine::DeviceContext* device, int64_t requested, const std::string& raw) {
+  const bool gpu = device && device->is_cuda();
+  std::string s = std::string("out of ") + (gpu ? "GPU" : "host") + " memory";
+  if (requested > 0) {
+    char gib[32];
+    std::snprintf(gib, sizeof gib, "%.1f", static_cast<double>(requested) / (1024.0 * 1024.0 * 1024.0));
+    s += std::string(": a tensor of ") + gib + " GiB could not be allocated";
+  }
+  return s + ". Lower micro_batch or seq_len, or turn on checkpointing. (" + raw + ")";
 }
 
 nlohmann::json memory_details(const engine::DeviceContext* device) {
@@ -98,6 +169,9 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
     return protocol::kExitEventChannel;
   }
   writer->set_identity(options.trial, rank);
+  g_writer = writer.get();
+  g_rank = rank;
+  std::set_terminate(on_terminate);
   if (options.exit_code != 0 || !options.problems.empty())
     return fail(writer.get(), rank, "config", protocol::kExitConfig, config::describe(options.problems));
 
@@ -136,10 +210,24 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
       rv.local_rank = env.local_rank;
       rv.master_addr = env.master_addr;
       rv.master_port = env.master_port;
+      // validate() bounds both timeouts to a week, so these products cannot overflow.
       rv.timeout = std::chrono::milliseconds(static_cast<int64_t>(cfg.rendezvous_timeout_s * 1000));
       rv.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(cfg.collective_timeout_s * 1000));
+      rv.host = hostname();
+      rv.config_json = config::to_json(cfg).dump();
       log(rank, "joining " + std::to_string(cfg.world_size) + " ranks at " + env.master_addr + ":" +
                     std::to_string(env.master_port));
+      // Every blocking call of the rendezvous (a store that never answers because a foreign
+      // program listens on MASTER_PORT, a peer stuck in its own start-up) ends with the timeout.
+      EventWriter* w = writer.get();
+      const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
+      Watchdog meeting(cfg.rendezvous_timeout_s + kRendezvousGraceS, [w, rank, where](double waited) {
+        const std::string msg = "rendezvous at " + where + " failed: the ranks did not meet within " +
+                                std::to_string(static_cast<int64_t>(waited)) +
+                                " s (is another program listening on MASTER_PORT?)";
+        w->write_payload(protocol::Error{"rendezvous", msg, {{"waited_s", waited}}});
+        end_process(w, rank, protocol::kExitCommunication, msg);
+      });
       comm = engine::make_communicator(rv, device->device());
     }
     telemetry::Nvml nvml;
@@ -170,15 +258,13 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
                                      [w](protocol::GpuSample s) { w->write_payload(std::move(s)); });
 
     // 5. Train. A rank that makes no progress for collective_timeout_s ends with an error.
-    Watchdog watchdog(cfg.collective_timeout_s, [w, rank](double waited) {
-      const std::string msg = "no progress for " + std::to_string(static_cast<int>(waited)) +
-                              " s: another rank died or hangs in a collective";
-      log(rank, "timeout: " + msg);
+    const engine::Communicator* peers = comm.get();
+    Watchdog watchdog(cfg.collective_timeout_s, [w, rank, peers](double waited) {
+      std::string msg = "no progress for " + std::to_string(static_cast<int64_t>(waited)) + " s";
+      const std::string lost = peers ? peers->describe_lost_peers() : "";
+      msg += peers ? ": another rank died or hangs in a collective. " + lost : ": the training step hangs";
       w->write_payload(protocol::Error{"timeout", msg, {{"waited_s", waited}}});
-      protocol::Done done;
-      done.exit_code = protocol::kExitCommunication;
-      w->write_payload(done);
-      std::_Exit(protocol::kExitCommunication);
+      end_process(w, rank, protocol::kExitCommunication, msg);
     });
     if (options.probe_link) return run_link_probe(options, *comm, *device, *writer, [&watchdog] { watchdog.kick(); });
 
@@ -211,16 +297,18 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
   } catch (const c10::OutOfMemoryError& e) {
     nlohmann::json d = memory_details(device.get());
     d["requested_bytes"] = requested_bytes(e.what_without_backtrace());
-    return fail(writer.get(), rank, "oom", protocol::kExitOutOfMemory, e.what_without_backtrace(), d);
+    return fail(writer.get(), rank, "oom", protocol::kExitOutOfMemory,
+                oom_message(device.get(), d["requested_bytes"].get<int64_t>(), e.what_without_backtrace()), d);
   } catch (const std::bad_alloc&) {
     return fail(writer.get(), rank, "oom", protocol::kExitOutOfMemory, "host memory exhausted (std::bad_alloc)",
                 memory_details(device.get()));
   } catch (const c10::Error& e) {
     const std::string msg = e.what_without_backtrace();
-    if (msg.find("out of memory") != std::string::npos) {
+    if (is_out_of_memory(msg)) {
       nlohmann::json d = memory_details(device.get());
       d["requested_bytes"] = requested_bytes(msg);
-      return fail(writer.get(), rank, "oom", protocol::kExitOutOfMemory, msg, d);
+      return fail(writer.get(), rank, "oom", protocol::kExitOutOfMemory,
+                  oom_message(device.get(), d["requested_bytes"].get<int64_t>(), msg), d);
     }
     return fail(writer.get(), rank, "crash", protocol::kExitInternal, "libtorch error: " + msg);
   } catch (const std::exception& e) {

@@ -1,11 +1,14 @@
 #include "worker_options.h"
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 
 #include <CLI/CLI.hpp>
 
+#include "core/protocol/event_reader.h"
 #include "core/protocol/event_token.h"
 #include "core/protocol/exit_codes.h"
 
@@ -44,6 +47,41 @@ Events: one JSON object per line (docs/PROTOCOL.md). Human-readable logs go to s
 
 Exit codes: 0 ok, 1 internal error, 2 invalid configuration, 3 out of memory,
 4 communication failure or timeout, 5 unsupported on this build/machine, 6 event channel error.)";
+
+// A configuration file is small text: a directory, a device or a 1 GB file is a mistake to report,
+// not something to hand to a JSON parser (a directory made libstdc++ throw __ios_failure).
+bool read_config_text(const std::string& path, std::string& text, std::string& why) {
+  constexpr std::uintmax_t kMaxConfigBytes = 1 << 20;
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    why = "cannot read " + path + ": no such file";
+    return false;
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    why = path + " is not a regular file (a directory?); --config takes a JSON file";
+    return false;
+  }
+  if (std::filesystem::file_size(path, ec) > kMaxConfigBytes) {
+    why = path + " is larger than 1 MiB; --config takes a trial configuration JSON file";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    why = "cannot read " + path;
+    return false;
+  }
+  try {  // libstdc++'s filebuf throws on a read error (EIO) instead of setting badbit
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    in.setstate(std::ios::badbit);
+  }
+  if (in.bad()) {
+    why = "cannot read " + path;
+    return false;
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -104,11 +142,12 @@ WorkerOptions parse_worker_options(int argc, char** argv) {
     else out.problems.push_back({"preset", "unknown preset '" + preset + "' (see --list-presets)"});
   }
   if (!config_file.empty()) {
-    std::ifstream in(config_file);
-    nlohmann::json j = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
-    if (!in && !in.eof()) {
-      out.problems.push_back({"config", "cannot read " + config_file});
-    } else if (j.is_discarded()) {
+    std::string text, why;
+    nlohmann::json j;
+    if (!read_config_text(config_file, text, why)) {
+      out.problems.push_back({"config", why});
+    } else if (!protocol::json_nesting_within(text, 64) ||
+               (j = nlohmann::json::parse(text, nullptr, false)).is_discarded()) {
       out.problems.push_back({"config", config_file + " is not valid JSON"});
     } else {
       auto parsed = config::from_json(j, out.config);

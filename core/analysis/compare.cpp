@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/analysis/diagnosis_text.h"
 #include "core/analysis/format.h"
 #include "core/config/known_settings.h"
 
@@ -28,11 +29,11 @@ std::optional<Spread> value(const std::optional<double>& v, double k = 1.0) {
 
 const MetricDef kMetrics[] = {
     {"step_ms", "Step time", "ms", Better::Lower, [](const TrialMetrics& m) { return some(m.step_ms); }},
-    {"tokens_per_step", "Tokens per step (all GPUs)", "tokens", Better::Neither,
+    {"tokens_per_step", "Tokens per step (all {ranks})", "tokens", Better::Neither,
      [](const TrialMetrics& m) {
        return m.measured_steps && m.tokens_per_step > 0 ? value(m.tokens_per_step) : std::nullopt;
      }},
-    {"tokens_per_s_per_gpu", "Throughput per GPU", "tokens/s", Better::Higher,
+    {"tokens_per_s_per_gpu", "Throughput per {rank}", "tokens/s", Better::Higher,
      [](const TrialMetrics& m) { return m.tokens_per_step > 0 ? some(m.tokens_per_s_per_gpu) : std::nullopt; }},
     {"tokens_per_s_total", "Throughput total", "tokens/s", Better::Higher,
      [](const TrialMetrics& m) { return m.tokens_per_step > 0 ? some(m.tokens_per_s_total) : std::nullopt; }},
@@ -61,10 +62,13 @@ const MetricDef kMetrics[] = {
 
 }  // namespace
 
-std::vector<TrialMetrics> analyze_grouped(const std::vector<protocol::TrialLog>& logs) {
+std::vector<TrialMetrics> analyze_grouped(const std::vector<protocol::TrialLog>& logs,
+                                          const std::vector<std::string>& names) {
   std::vector<std::vector<const protocol::TrialLog*>> groups;
   std::vector<std::optional<config::TrialConfig>> keys;
-  for (const auto& log : logs) {
+  std::vector<size_t> first;  // index of each group's first log
+  for (size_t i = 0; i < logs.size(); ++i) {
+    const auto& log = logs[i];
     std::optional<config::TrialConfig> cfg;
     // A config with unknown knobs (an imported trace) stands alone: equal known knobs say nothing
     // about the unknown ones, so two such trials are not repeats of one configuration.
@@ -80,11 +84,14 @@ std::vector<TrialMetrics> analyze_grouped(const std::vector<protocol::TrialLog>&
     if (!placed) {
       groups.push_back({&log});
       keys.push_back(cfg);
+      first.push_back(i);
     }
   }
   std::vector<TrialMetrics> out;
-  for (const auto& g : groups)
-    out.push_back(analyze_pooled(g));
+  for (size_t g = 0; g < groups.size(); ++g) {
+    out.push_back(analyze_pooled(groups[g]));
+    if (first[g] < names.size() && !names[first[g]].empty()) out.back().label = names[first[g]];
+  }
   return out;
 }
 
@@ -125,9 +132,19 @@ Comparison compare(std::vector<TrialMetrics> trials, size_t baseline) {
     c.config_diff.push_back(std::move(d));
   }
 
+  // "GPU" when every trial ran on GPUs, "CPU rank" when every one ran on the CPU, else "rank".
+  const bool all_gpu = std::all_of(c.trials.begin(), c.trials.end(), [](const TrialMetrics& t) { return on_gpu(t); });
+  const bool all_cpu = std::none_of(c.trials.begin(), c.trials.end(), [](const TrialMetrics& t) { return on_gpu(t); });
+  const std::string rank_noun = all_gpu ? "GPU" : all_cpu ? "CPU rank" : "rank";
+  auto label_of = [&](std::string label) {
+    for (const auto& [placeholder, word] : {std::pair<std::string, std::string>{"{ranks}", rank_noun + "s"},
+                                            std::pair<std::string, std::string>{"{rank}", rank_noun}})
+      if (const auto at = label.find(placeholder); at != std::string::npos) label.replace(at, placeholder.size(), word);
+    return label;
+  };
   const TrialMetrics& base = c.trials[c.baseline];
   for (const auto& def : kMetrics) {
-    MetricRow row{def.key, def.label, def.unit, def.better, {}, {}, {}, {}, {}};
+    MetricRow row{def.key, label_of(def.label), def.unit, def.better, {}, {}, {}, {}, {}};
     const auto b = def.get(base);
     bool any = false;
     for (size_t i = 0; i < n; ++i) {
@@ -182,8 +199,9 @@ std::string throughput_statement(const TrialMetrics& base, const TrialMetrics& o
          " (" + rates + ")";
     if (slower_but_more) s += ": slower steps, more work done";
   }
-  s += "; per GPU " + format_ratio(per_gpu) + " (" + format_count(other.tokens_per_s_per_gpu.median) + " vs " +
-       format_count(base.tokens_per_s_per_gpu.median) + " tokens/s per GPU).";
+  const std::string per = "per " + device_noun(other);
+  s += "; " + per + " " + format_ratio(per_gpu) + " (" + format_count(other.tokens_per_s_per_gpu.median) + " vs " +
+       format_count(base.tokens_per_s_per_gpu.median) + " tokens/s " + per + ").";
   return s;
 }
 

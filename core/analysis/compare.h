@@ -25,7 +25,7 @@ enum class Better { Lower, Higher, Neither };
 
 struct MetricRow {
   std::string key;    // "step_ms", "tokens_per_s_per_gpu", ...
-  std::string label;  // "Step time"
+  std::string label;  // "Step time"; "Throughput per GPU" ("per CPU rank" when the trials ran on CPUs)
   std::string unit;   // "ms", "tokens/s", "%", "GB/s", "GiB", ""
   Better better = Better::Neither;
   std::vector<std::optional<Spread>> values;  // per trial; nullopt = not measured / not defined
@@ -47,8 +47,11 @@ struct Comparison {
 };
 
 // Groups logs whose configurations are equal (differing_knobs empty; logs without a config stand
-// alone) and pools each group, in order of first appearance.
-std::vector<TrialMetrics> analyze_grouped(const std::vector<protocol::TrialLog>& logs);
+// alone) and pools each group, in order of first appearance. `names` (parallel to logs, may be
+// empty) are the display names users know the trials by (a session's trial names): a group's label
+// is its first log's name, so every sentence and table says "7B DDP", not a run id.
+std::vector<TrialMetrics> analyze_grouped(const std::vector<protocol::TrialLog>& logs,
+                                          const std::vector<std::string>& names = {});
 
 // The baseline a report uses when none is named: the single-GPU trial with the most measured
 // steps, else the first.

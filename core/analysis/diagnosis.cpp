@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "core/analysis/diagnosis_text.h"
 #include "core/analysis/format.h"
@@ -13,10 +14,6 @@ using config::Strategy;
 namespace {
 
 std::string num(int64_t v) { return std::to_string(v); }
-
-bool on_gpu(const TrialMetrics& m) {
-  return m.device != "cpu" && !m.device.empty() && (!m.config || m.config->device != config::Device::Cpu);
-}
 
 // ---- suggestions ---------------------------------------------------------------------------------
 
@@ -35,16 +32,18 @@ void memory_suggestions(const TrialMetrics& m, std::vector<Suggestion>& out, boo
                          "recomputes each block's forward in backward instead of keeping its activations: "
                          "less memory for about a third more compute"));
     if (!oom && m.knows({"micro_batch"}))
-      out.push_back({"checkpointing true + micro_batch " + num(c.micro_batch * 2),
-                     {{"checkpointing", "true"}, {"micro_batch", num(c.micro_batch * 2)}},
-                     "spend the freed activation memory on a larger batch, which keeps the GPU busier"});
+      out.push_back(
+          {"checkpointing true + micro_batch " + num(c.micro_batch * 2),
+           {{"checkpointing", "true"}, {"micro_batch", num(c.micro_batch * 2)}},
+           "spend the freed activation memory on a larger batch, which keeps the " + device_noun(m) + " busier"});
   }
   if (oom && m.knows({"micro_batch"}) && c.micro_batch > 1)
     out.push_back(change("micro_batch", num(c.micro_batch / 2), "halves the activation memory"));
   if (m.knows({"strategy", "world_size", "compression"}) && c.strategy == Strategy::Ddp && c.world_size >= 2) {
-    Suggestion s = change("strategy", "fsdp",
-                          "shards parameters, gradients and optimizer state over the " + num(c.world_size) +
-                              " GPUs instead of replicating them (16 bytes per parameter with AdamW)");
+    Suggestion s =
+        change("strategy", "fsdp",
+               "shards parameters, gradients and optimizer state over the " + num(c.world_size) + " " +
+                   device_noun(m, true) + " instead of replicating them (16 bytes per parameter with AdamW)");
     if (c.compression != config::Compression::None) s.changes.push_back({"compression", "none"});
     out.push_back(std::move(s));
   }
@@ -113,8 +112,9 @@ void data_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
     const int workers = c.num_workers == 0 ? 4 : std::min(64, c.num_workers * 2);
     if (m.knows({"num_workers"}) && c.num_workers < 64)
       f.suggestions.push_back(change("num_workers", std::to_string(workers),
-                                     "loader threads prepare the next batches while the GPU computes, so data wait "
-                                     "can drop towards 0 (up to " +
+                                     "loader threads prepare the next batches while the " + device_noun(m) +
+                                         " computes, so data wait "
+                                         "can drop towards 0 (up to " +
                                          format_ms(wait) + " per step)"));
     if (m.knows({"pin_memory"}) && !c.pin_memory && on_gpu(m))
       f.suggestions.push_back(change("pin_memory", "true", "page-locked batches copy asynchronously"));
@@ -145,19 +145,9 @@ void comm_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
       f.suggestions.push_back(change("ddp_overlap", "true",
                                      "all-reduce buckets while backward runs: up to " +
                                          format_ms(m.breakdown[Part::Backward]) + " of backward to hide behind"));
-    // Accumulating k micro-steps under no_sync pays the all-reduce once per k: pick k so that the
-    // exposed share falls below kTargetExposedShare, assuming the rest of the step scales with k.
-    const double rest = step_ms - exposed;
-    if (m.knows({"grad_accum"}) && rest > 0) {
-      const double need = exposed * (1.0 - kTargetExposedShare) / (kTargetExposedShare * rest);
-      const int64_t factor = std::max<int64_t>(2, static_cast<int64_t>(std::ceil(need)));
-      const int64_t accum = std::min<int64_t>(64, c.grad_accum * factor);
-      const double k = static_cast<double>(accum) / static_cast<double>(c.grad_accum);
-      f.suggestions.push_back(
-          change("grad_accum", num(accum),
-                 "all-reduce once per " + num(accum) + " micro-steps (no_sync): exposed share about " +
-                     format_pct(exposed / (k * rest + exposed)) + " instead of " + format_pct(f.share) +
-                     "; the optimizer batch grows " + format_fixed(k, 0) + "x"));
+    if (m.knows({"grad_accum"})) {
+      const int64_t accum = grad_accum_for_exposed(c, exposed, step_ms);
+      if (accum > c.grad_accum) f.suggestions.push_back(grad_accum_suggestion(c, accum, exposed, step_ms));
     }
     if (m.knows({"compression"}) && c.compression == config::Compression::None && gradient_dtype(m) != "bf16" &&
         gradient_dtype(m) != "16-bit" && gradient_dtype(m) != "fp16")
@@ -190,8 +180,8 @@ void idle_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
   f.kind = FindingKind::IdleBound;
   f.impact_ms = idle;
   f.share = idle / step_ms;
-  f.title = "launch/host-bound: the GPU is idle " + format_ms(idle) + " per step (" + format_pct(f.share) +
-            ") with no compute, communication or data wait";
+  f.title = "launch/host-bound: the " + device_noun(m) + " is idle " + format_ms(idle) + " per step (" +
+            format_pct(f.share) + ") with no compute, communication or data wait";
   f.detail =
       "Gaps between kernels: the host does not issue work fast enough (kernel launches, Python-free "
       "but still per-op dispatch, synchronisation).";
@@ -238,9 +228,9 @@ void imbalance_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>&
             "); the other ranks wait for it inside their collectives";
   f.detail = "Part of the exposed communication on the waiting ranks is this wait, not transfer time.";
   if (m.knows({"num_workers"}) && worst == Part::DataWait && m.config->num_workers < 64)
-    f.suggestions.push_back(change("num_workers",
-                                   std::to_string(m.config->num_workers == 0 ? 4 : m.config->num_workers * 2),
-                                   "the slow rank's loader cannot keep up"));
+    f.suggestions.push_back(
+        change("num_workers", std::to_string(m.config->num_workers == 0 ? 4 : std::min(64, m.config->num_workers * 2)),
+               "the slow rank's loader cannot keep up"));
   out.push_back(std::move(f));
 }
 
@@ -314,6 +304,44 @@ void rank_findings(std::vector<Finding>& findings) {
   });
 }
 
+int64_t grad_accum_for_exposed(const config::TrialConfig& c, double exposed_ms, double step_ms) {
+  const double rest = step_ms - exposed_ms;
+  if (rest <= 0 || exposed_ms <= 0) return c.grad_accum;
+  const double need = exposed_ms * (1.0 - kTargetExposedShare) / (kTargetExposedShare * rest);
+  const int64_t factor = std::max<int64_t>(2, static_cast<int64_t>(std::ceil(need)));
+  return std::max(c.grad_accum, std::min<int64_t>(64, c.grad_accum * factor));
+}
+
+Suggestion grad_accum_suggestion(const config::TrialConfig& c, int64_t accum, double exposed_ms, double step_ms) {
+  const double rest = step_ms - exposed_ms;
+  const double k = static_cast<double>(accum) / static_cast<double>(std::max<int64_t>(1, c.grad_accum));
+  std::string why = "all-reduce once per " + num(accum) + " micro-steps (no_sync)";
+  if (rest > 0 && step_ms > 0)
+    why += ": exposed share about " + format_pct(exposed_ms / (k * rest + exposed_ms)) + " instead of " +
+           format_pct(exposed_ms / step_ms);
+  why += "; the optimizer batch grows " + format_fixed(k, 0) + "x";
+  return change("grad_accum", num(accum), why);
+}
+
+void keep_valid_suggestions(std::vector<Finding>& findings, const config::TrialConfig& base) {
+  // A recorded trial's own config may already fail a rule of this build; only problems the
+  // suggestion itself brings count against it.
+  std::set<std::pair<std::string, std::string>> existing;
+  for (const auto& p : config::validate(base)) existing.emplace(p.key, p.message);
+  for (auto& f : findings) {
+    auto& s = f.suggestions;
+    s.erase(std::remove_if(s.begin(), s.end(),
+                           [&](const Suggestion& sug) {
+                             std::vector<config::Problem> problems;
+                             apply(sug, base, &problems);
+                             return std::any_of(problems.begin(), problems.end(), [&](const config::Problem& p) {
+                               return !existing.count({p.key, p.message});
+                             });
+                           }),
+            s.end());
+  }
+}
+
 Diagnosis diagnose(const TrialMetrics& m) {
   Diagnosis d{m.trial, m.label, "", {}};
   const double step_ms = m.breakdown.step_ms > 0 ? m.breakdown.step_ms : m.step_ms.median;
@@ -328,6 +356,7 @@ Diagnosis diagnose(const TrialMetrics& m) {
   const bool other =
       std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) { return f.blocking || f.impact_ms > 0; });
   if (!other && m.measured_steps > 0) compute_rule(m, step_ms, d.findings);
+  if (m.config) keep_valid_suggestions(d.findings, *m.config);
   d.verdict = d.findings.empty()
                   ? (m.measured_steps > 0 ? "no measured phase intervals to diagnose" : "no measured steps")
                   : d.findings.front().title;

@@ -56,9 +56,20 @@ struct Diagnosis {
   std::vector<Finding> findings;  // ranked
 };
 
+// Every suggestion it returns passes config::validate when applied to the trial's config.
 Diagnosis diagnose(const TrialMetrics& trial);
 // Blocking first, then impact_ms descending; stable for ties.
 void rank_findings(std::vector<Finding>& findings);
+// Drops every suggestion whose follow-up trial apply() finds invalid (a doubled num_workers past
+// its cap would start a trial that cannot run).
+void keep_valid_suggestions(std::vector<Finding>& findings, const config::TrialConfig& base);
+
+// DDP accumulation: all-reducing once per k micro-steps (no_sync) divides the exposed share.
+// The grad_accum that brings the exposed share below kTargetExposedShare, assuming the rest of the
+// step scales with k: grad_accum * max(2, ceil(exposed * 0.9 / (0.1 * rest))), at most 64.
+int64_t grad_accum_for_exposed(const config::TrialConfig& c, double exposed_ms, double step_ms);
+// The suggestion to run with grad_accum `accum`, with its expected exposed share.
+Suggestion grad_accum_suggestion(const config::TrialConfig& c, int64_t accum, double exposed_ms, double step_ms);
 
 // The follow-up trial: `base` with every change applied and its name extended by the title.
 // Problems (unknown key, bad value, failed validation) go to *problems when given.

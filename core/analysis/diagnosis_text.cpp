@@ -43,7 +43,7 @@ std::string comm_clause(const TrialMetrics& m) {
   } else if (m.comm_bytes_per_step > 0) {
     s += format_gb(static_cast<double>(m.comm_bytes_per_step));
   }
-  if (m.busbw_gbps) s += (s.empty() ? "" : " ") + std::string("at ") + format_fixed(*m.busbw_gbps, 0) + " GB/s";
+  if (m.busbw_gbps) s += (s.empty() ? "" : " ") + std::string("at ") + format_gbps(*m.busbw_gbps);
   if (m.hidden_fraction)
     s += (s.empty() ? "" : ", ") + format_pct(*m.hidden_fraction) + " hidden behind " +
          (m.knows({"strategy"}) && m.config->strategy == config::Strategy::Fsdp ? "compute" : "backward");
@@ -56,7 +56,17 @@ std::string floor_clause(const TrialMetrics& m) {
   if (m.knows({"strategy"}) && m.config->strategy == config::Strategy::Ddp && m.grad_bytes_per_step > 0)
     s = format_gb(static_cast<double>(m.grad_bytes_per_step)) + " x 2(n-1)/n (n = " + std::to_string(m.world_size) +
         ") = " + s;
-  return s + " at " + format_fixed(*m.busbw_gbps, 0) + " GB/s = " + format_ms(*m.comm_floor_ms);
+  return s + " at " + format_gbps(*m.busbw_gbps) + " = " + format_ms(*m.comm_floor_ms);
+}
+
+bool on_gpu(const TrialMetrics& m) {
+  if (m.config && m.config->device == config::Device::Cpu) return false;
+  if (m.device.empty()) return m.config && m.config->device == config::Device::Cuda;
+  return m.device != "cpu";
+}
+
+std::string device_noun(const TrialMetrics& m, bool plural) {
+  return std::string(on_gpu(m) ? "GPU" : "CPU rank") + (plural ? "s" : "");
 }
 
 }  // namespace tunebench::analysis

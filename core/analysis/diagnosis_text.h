@@ -1,5 +1,5 @@
-// Shared phrases of the single-trial and pair diagnoses: what the collectives are called and
-// the "13.5 GB of bf16 gradients at 310 GB/s, 74 % hidden behind backward" clause.
+// Shared phrases of the single-trial and pair diagnoses: what the collectives and the devices are
+// called, and the "13.5 GB of bf16 gradients at 310 GB/s, 74 % hidden behind backward" clause.
 // Internal to core/analysis; no rules live here.
 #pragma once
 
@@ -17,5 +17,9 @@ std::string gradient_dtype(const TrialMetrics& m);
 std::string comm_clause(const TrialMetrics& m);
 // "13.5 GB x 2(n-1)/n = 13.5 GB on the bus at 310 GB/s = 43.5 ms"; "" without comm.
 std::string floor_clause(const TrialMetrics& m);
+// What one rank of the trial runs on, for sentences: "GPU" (plural "GPUs"), or "CPU rank" for a
+// trial on the CPU: a CPU run is never called a GPU run.
+bool on_gpu(const TrialMetrics& m);
+std::string device_noun(const TrialMetrics& m, bool plural = false);
 
 }  // namespace tunebench::analysis

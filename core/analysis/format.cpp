@@ -1,5 +1,6 @@
 #include "core/analysis/format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -18,9 +19,18 @@ std::string format_fixed(double value, int decimals) {
   return s;
 }
 
+std::string format_significant(double value, int digits) {
+  if (value == 0 || !std::isfinite(value)) return format_fixed(value, 0);
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::abs(value))));
+  return format_fixed(value, std::max(0, digits - 1 - magnitude));
+}
+
+std::string format_gbps(double gbps) { return format_significant(gbps, 3) + " GB/s"; }
+
 std::string format_ms(double ms) {
   if (std::abs(ms) >= 1000.0) return format_fixed(ms / 1000.0, 2) + " s";
   if (std::abs(ms) >= 100.0) return format_fixed(ms, 0) + " ms";
+  if (ms != 0 && std::abs(ms) < 0.1) return format_significant(ms, 2) + " ms";
   return format_fixed(ms, 1) + " ms";
 }
 

@@ -1,6 +1,7 @@
 // Number formatting for findings and reports, one convention everywhere.
 //
-// Times: "45.0 ms" below one second, "1.50 s" above. Traffic in GB (1e9 bytes, as GB/s of busbw),
+// Times: "45.0 ms" below one second, "1.50 s" above, two significant digits below 0.1 ms ("0.043 ms").
+// Bandwidths with three significant digits ("0.412 GB/s"). Traffic in GB (1e9 bytes, as GB/s of busbw),
 // memory in GiB (as the CUDA allocator and nvidia-smi report it). Percentages "74 %", ratios
 // "1.60x", counts with thousands separators "5,461". No locale, no I/O.
 #pragma once
@@ -18,5 +19,9 @@ std::string format_pct(double fraction);  // 0.74 -> "74 %"; below 10 % with one
 std::string format_ratio(double ratio);   // "1.60x"
 std::string format_count(double value);   // 5461.3 -> "5,461"
 std::string format_fixed(double value, int decimals);
+// At least `digits` significant digits, never exponent notation: 0.412 -> "0.412", 27.6 -> "27.6",
+// 310.4 -> "310" (digits 3). So a small figure never rounds to "0".
+std::string format_significant(double value, int digits = 3);
+std::string format_gbps(double gbps);  // "0.412 GB/s", "27.6 GB/s", "310 GB/s"
 
 }  // namespace tunebench::analysis

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
-#include "core/analysis/comm_model.h"
+#include "core/metrics/data_parallel_bounds.h"
 #include "core/analysis/compare.h"
 #include "core/analysis/diagnosis_text.h"
 #include "core/analysis/format.h"
@@ -26,7 +27,7 @@ std::optional<FeasibilityModel> feasibility(const TrialMetrics& base, const Tria
   f.floor_ms = *other.comm_floor_ms;
   f.busbw_gbps = *other.busbw_gbps;
   f.backward_ms = other.breakdown[Part::Backward];
-  const DataParallelBounds bounds = data_parallel_bounds(other.world_size, f.compute_ms, f.floor_ms, f.backward_ms);
+  const metrics::DataParallelBounds bounds = metrics::data_parallel_bounds(other.world_size, f.compute_ms, f.floor_ms, f.backward_ms);
   f.exposed_min_ms = bounds.exposed_min_ms;
   f.speedup_no_overlap = bounds.speedup_no_overlap;
   f.speedup_full_overlap = bounds.speedup_full_overlap;
@@ -35,23 +36,76 @@ std::optional<FeasibilityModel> feasibility(const TrialMetrics& base, const Tria
   f.can_beat_single = f.speedup_full_overlap > 1.0;
   f.accum_for_90pct = bounds.accum_for_90pct;
 
-  const std::string ns = std::to_string(other.world_size);
+  const std::string n_devices = std::to_string(other.world_size) + " " + device_noun(other, true);
+  const std::string one = "one " + device_noun(other);
   std::string s = "Communication floor " + format_ms(f.floor_ms) + " per step (" + floor_clause(other) + ") against " +
-                  format_ms(f.compute_ms) + " of single-GPU compute for one rank's tokens. ";
-  s += "With nothing overlapped, " + ns + " GPUs give " + format_ratio(f.speedup_no_overlap) +
-       " one GPU's throughput; hiding it behind backward (" + format_ms(f.backward_ms) + ") at best " +
-       format_ratio(f.speedup_full_overlap) + "; measured " + format_ratio(f.speedup_measured) + ". ";
+                  format_ms(f.compute_ms) + " of compute on " + one + " for one rank's tokens. ";
+  s += "With nothing overlapped, " + n_devices + " give " + format_ratio(f.speedup_no_overlap) + " " + one +
+       "'s throughput; hiding it behind backward (" + format_ms(f.backward_ms) + ") at best " +
+       format_ratio(f.speedup_full_overlap) + "; measured " + format_ratio(f.speedup_measured);
+  // The model is built from medians; the measurement has a spread. Say how wide, so a measured
+  // figure above the "at best" bound reads as what it is.
+  if (base.tokens_per_s_total.n > 1 && other.tokens_per_s_total.n > 1 && base.tokens_per_s_total.p75 > 0 &&
+      base.tokens_per_s_total.p25 > 0) {
+    const double low = other.tokens_per_s_total.p25 / base.tokens_per_s_total.p75;
+    const double high = other.tokens_per_s_total.p75 / base.tokens_per_s_total.p25;
+    if (format_ratio(low) != format_ratio(high))
+      s += " (" + format_ratio(low) + " to " + format_ratio(high) + " between quartiles)";
+  }
+  s += ". ";
+  if (f.speedup_measured > f.speedup_full_overlap * 1.005) {
+    const double spread =
+        base.step_ms.median > 0 ? (base.step_ms.p75 - base.step_ms.p25) / 2.0 / base.step_ms.median : 0;
+    s += "The measurement is above the model's best case: the model takes median step times, and " + one +
+         "'s step alone varies by ±" + format_pct(spread) + " (p25 to p75), so the bound is that uncertain too. ";
+  }
+  const std::string accum = "grad_accum " + std::to_string(f.accum_for_90pct) + " or more (x" +
+                            std::to_string(f.accum_for_90pct) + " micro-steps per all-reduce)";
+  const std::string keeps =
+      f.accum_for_90pct > 1
+          ? accum + " keeps 90 % per " + device_noun(other) + " even with nothing overlapped"
+          : "no accumulation is needed to keep 90 % per " + device_noun(other) + " with nothing overlapped";
   if (!f.can_beat_single)
-    s += "On this interconnect data parallelism cannot beat one GPU at this batch: accumulate (grad_accum x" +
-         std::to_string(f.accum_for_90pct) + " keeps 90 % per GPU even with nothing overlapped) or use a faster link.";
+    s += "On this interconnect data parallelism cannot beat " + one + " at this batch: " + keeps +
+         ", or use a faster link.";
   else if (f.speedup_no_overlap > 1.0)
-    s += "DDP beats one GPU here even with no overlap; grad_accum x" + std::to_string(f.accum_for_90pct) +
-         " would keep 90 % per GPU with nothing overlapped.";
+    s += "DDP beats " + one + " here even with no overlap; " + keeps + ".";
   else
-    s += "DDP beats one GPU here only if the all-reduce overlaps backward; grad_accum x" +
-         std::to_string(f.accum_for_90pct) + " keeps 90 % per GPU even with nothing overlapped.";
+    s += "DDP beats " + one + " here only if the all-reduce overlaps backward; " + keeps + ".";
   f.statement = s;
   return f;
+}
+
+// One grad_accum suggestion per pair: the single-trial rule sizes it from the measured exposed
+// time, the model from the floor with nothing overlapped. The pair suggests the larger of the two
+// (it satisfies both), on the communication finding when there is one, else on the scaling one.
+void unify_grad_accum(const TrialMetrics& other, const FeasibilityModel& f, std::vector<Finding>& findings) {
+  if (!other.knows({"strategy", "grad_accum"}) || other.config->strategy != config::Strategy::Ddp) return;
+  const config::TrialConfig& c = *other.config;
+  int64_t accum = f.accum_for_90pct > 1 ? std::min<int64_t>(64, c.grad_accum * f.accum_for_90pct) : c.grad_accum;
+  Finding* home = nullptr;
+  for (auto& finding : findings) {
+    if (finding.kind == FindingKind::CommBound && !home) home = &finding;
+    for (const auto& sug : finding.suggestions)
+      for (const auto& ch : sug.changes)
+        if (ch.key == "grad_accum") accum = std::max<int64_t>(accum, std::atoll(ch.value.c_str()));
+    auto& list = finding.suggestions;
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [](const Suggestion& sug) {
+                                return std::any_of(sug.changes.begin(), sug.changes.end(),
+                                                   [](const KnobChange& ch) { return ch.key == "grad_accum"; });
+                              }),
+               list.end());
+  }
+  if (accum <= c.grad_accum) return;
+  if (!home)
+    for (auto& finding : findings)
+      if (finding.kind == FindingKind::Scaling) home = &finding;
+  if (!home) return;
+  const double step_ms = other.breakdown.step_ms > 0 ? other.breakdown.step_ms : other.step_ms.median;
+  Suggestion sug = grad_accum_suggestion(c, accum, other.breakdown[Part::ExposedComm], step_ms);
+  if (f.accum_for_90pct > 1) sug.why += "; pays the floor once per " + std::to_string(accum) + " micro-steps";
+  home->suggestions.insert(home->suggestions.begin(), std::move(sug));
 }
 
 }  // namespace
@@ -92,21 +146,17 @@ PairDiagnosis diagnose_pair(const TrialMetrics& base, const TrialMetrics& other)
     const auto& f = *p.feasibility;
     Finding s;
     s.kind = FindingKind::Scaling;
-    s.title = "scaling: " + std::to_string(other.world_size) + " GPUs give " + format_ratio(f.speedup_measured) +
-              " the throughput of one (" +
-              (p.scaling_efficiency ? format_pct(*p.scaling_efficiency) + " per GPU" : std::string("per GPU unknown")) +
+    s.title = "scaling: " + std::to_string(other.world_size) + " " + device_noun(other, true) + " give " +
+              format_ratio(f.speedup_measured) + " the throughput of one (" +
+              (p.scaling_efficiency ? format_pct(*p.scaling_efficiency) + " per " + device_noun(other)
+                                    : "per " + device_noun(other) + " unknown") +
               "); the model says " + format_ratio(f.speedup_no_overlap) + " to " + format_ratio(f.speedup_full_overlap);
     s.detail = f.statement;
     s.impact_ms = 0.0;  // context for the findings above, not a cause of its own
-    if (other.knows({"strategy", "grad_accum"}) && other.config->strategy == config::Strategy::Ddp &&
-        f.accum_for_90pct > 1) {
-      const int64_t accum = std::min<int64_t>(64, other.config->grad_accum * f.accum_for_90pct);
-      s.suggestions.push_back({"grad_accum " + std::to_string(accum),
-                               {{"grad_accum", std::to_string(accum)}},
-                               "pays the floor once per " + std::to_string(accum) + " micro-steps"});
-    }
     p.findings.push_back(std::move(s));
+    unify_grad_accum(other, f, p.findings);
   }
+  if (other.config) keep_valid_suggestions(p.findings, *other.config);
   rank_findings(p.findings);
   return p;
 }

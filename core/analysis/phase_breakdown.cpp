@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/analysis/interval_math.h"
+#include "core/metrics/spans.h"
 
 namespace tunebench::analysis {
 
@@ -12,6 +12,9 @@ using protocol::Lane;
 using protocol::Phase;
 
 namespace {
+
+using metrics::covered_us;
+using metrics::Span;
 
 // Slots in priority order: the lowest active slot owns the instant.
 enum Slot { kBackward, kForward, kOptimizer, kOtherCompute, kComm, kDataWait, kH2d, kHostOptimizer, kSlotCount };

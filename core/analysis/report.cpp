@@ -20,8 +20,9 @@ Report make_report(std::vector<TrialMetrics> trials, std::optional<size_t> basel
   return r;
 }
 
-Report make_report(const std::vector<protocol::TrialLog>& logs, std::optional<size_t> baseline) {
-  return make_report(analyze_grouped(logs), baseline);
+Report make_report(const std::vector<protocol::TrialLog>& logs, std::optional<size_t> baseline,
+                   const std::vector<std::string>& names) {
+  return make_report(analyze_grouped(logs, names), baseline);
 }
 
 namespace {
@@ -198,7 +199,8 @@ std::string render_text(const Report& report) {
 std::string render_text(const SweepTable& table) {
   TextTable t;
   std::vector<std::string> head = table.keys;
-  for (const char* h : {"repeats", "step ms", "tokens/s per GPU", "tokens/s total", "MFU %", "exposed comm ms", "peak GiB"})
+  for (const char* h :
+       {"repeats", "step ms", "tokens/s per rank", "tokens/s total", "MFU %", "exposed comm ms", "peak GiB"})
     head.push_back(h);
   t.row(head);
   for (const auto& r : table.rows) {

@@ -25,8 +25,10 @@ struct Report {
 };
 
 Report make_report(std::vector<TrialMetrics> trials, std::optional<size_t> baseline = std::nullopt);
-// Groups repeats (analyze_grouped) and picks the default baseline unless one is given.
-Report make_report(const std::vector<protocol::TrialLog>& logs, std::optional<size_t> baseline = std::nullopt);
+// Groups repeats (analyze_grouped, labelled with the display `names` when given) and picks the
+// default baseline unless one is given.
+Report make_report(const std::vector<protocol::TrialLog>& logs, std::optional<size_t> baseline = std::nullopt,
+                   const std::vector<std::string>& names = {});
 
 std::string render_text(const Report& report);
 nlohmann::json render_json(const Report& report);

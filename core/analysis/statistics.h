@@ -24,9 +24,6 @@ struct Spread {
   bool empty() const { return n == 0; }
 };
 
-// q in [0, 1] of values that are already sorted ascending; 0 for an empty vector.
-double percentile_sorted(const std::vector<double>& sorted, double q);
-
 Spread spread_of(std::vector<double> values);
 // One number with no spread (n = 1), for figures that are not per-step samples (peak memory).
 Spread spread_of_value(double value);

@@ -5,9 +5,11 @@
 #include <limits>
 #include <map>
 
-#include "core/analysis/comm_model.h"
-#include "core/analysis/mfu.h"
+#include "core/analysis/step_time.h"
 #include "core/config/known_settings.h"
+#include "core/metrics/bus_bandwidth.h"
+#include "core/metrics/flops.h"
+#include "core/hardware/hardware.h"
 
 namespace tunebench::analysis {
 
@@ -147,8 +149,9 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
         any_interval = any_interval || !s->intervals.empty();
         for (const auto& in : s->intervals) {
           if (in.lane != protocol::Lane::Comm || in.bytes <= 0) continue;
-          const double bw =
-              in.busbw_gbps > 0 ? in.busbw_gbps : bus_bandwidth_gbps(in.phase, in.bytes, in.duration_us(), world);
+          const double bw = in.busbw_gbps > 0
+                                ? in.busbw_gbps
+                                : metrics::bus_bandwidth_gbps(in.phase, in.bytes, in.duration_us(), world);
           bw_weighted += static_cast<double>(in.bytes) * bw;
           bw_bytes += static_cast<double>(in.bytes);
         }
@@ -173,6 +176,7 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
       m.notes.push_back("only " + std::to_string(log.ranks.size()) + " of " + std::to_string(world) +
                         " ranks reported events" + (log.trial.empty() ? "" : " in trial " + log.trial));
 
+    const auto step_times = step_times_ms(log);
     for (const auto& [index, samples] : by_step) {
       const RankSample* crit = critical_rank(samples);
       int64_t tokens_total = 0;
@@ -185,7 +189,7 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
       }
       const PhaseBreakdown& b = crit->breakdown;
       critical.push_back(b);
-      const double ms = static_cast<double>(b.step_us) / 1000.0;
+      const double ms = step_times.at(index);  // the step time (step_time.h), not the critical rank's own
       step_ms.push_back(ms);
       if (ri == 0) first_repeat_steps.emplace_back(index, ms);
       comm_ms.push_back(static_cast<double>(b.comm_us) / 1000.0);
@@ -197,7 +201,7 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
         if (in.lane != protocol::Lane::Comm) continue;
         c += static_cast<double>(in.bytes);
         if (is_gradient_collective(in.phase)) g += static_cast<double>(in.bytes);
-        bus += static_cast<double>(in.bytes) * bus_factor(in.phase, world);
+        bus += static_cast<double>(in.bytes) * metrics::bus_factor(in.phase, world);
       }
       grad_bytes.push_back(g);
       comm_bytes.push_back(c);
@@ -221,22 +225,26 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
   m.grad_bytes_per_step = static_cast<int64_t>(std::llround(spread_of(grad_bytes).median));
   m.comm_bytes_per_step = static_cast<int64_t>(std::llround(spread_of(comm_bytes).median));
   m.bus_bytes_per_step = spread_of(bus_bytes).median;
-  if (m.busbw_gbps && m.bus_bytes_per_step > 0) m.comm_floor_ms = comm_floor_ms(m.bus_bytes_per_step, *m.busbw_gbps);
+  if (m.busbw_gbps && m.bus_bytes_per_step > 0)
+    m.comm_floor_ms = metrics::comm_floor_ms(m.bus_bytes_per_step, *m.busbw_gbps);
   if (m.device_memory_bytes > 0 && m.peak_bytes > 0)
     m.peak_fraction = static_cast<double>(m.peak_bytes) / static_cast<double>(m.device_memory_bytes);
   if (util_n > 0) m.gpu_util_pct = util_sum / static_cast<double>(util_n);
 
   // FLOPs per token: the PaLM formula from the configuration; the worker's own figure otherwise.
   if (m.knows({"dim", "layers", "heads", "ffn", "vocab", "seq_len"})) {
-    const int64_t n_matmul =
-        model && model->matmul_parameters > 0 ? model->matmul_parameters : matmul_parameters(m.config->dims);
-    m.flops_per_token = palm_flops_per_token(n_matmul, m.config->dims.layers, m.config->dims.dim, m.config->seq_len);
+    const int64_t n_matmul = model && model->matmul_parameters > 0
+                                 ? model->matmul_parameters
+                                 : metrics::llama_matmul_parameters(m.config->dims.layers, m.config->dims.dim,
+                                                                    m.config->dims.ffn, m.config->dims.vocab);
+    m.flops_per_token =
+        metrics::palm_flops_per_token(n_matmul, m.config->dims.layers, m.config->dims.dim, m.config->seq_len);
   } else if (model && model->flops_per_token > 0) {
     m.flops_per_token = model->flops_per_token;
   }
-  m.peak_tflops = peak_bf16_tflops(m.device);
+  m.peak_tflops = hardware::mfu_peak_tflops(m.device);
   if (m.flops_per_token && m.tokens_per_s_per_gpu.n > 0)
-    m.mfu = model_flops_utilisation(m.tokens_per_s_per_gpu.median, *m.flops_per_token, m.peak_tflops);
+    m.mfu = metrics::model_flops_utilisation(m.tokens_per_s_per_gpu.median, *m.flops_per_token, m.peak_tflops);
 
   double best = std::numeric_limits<double>::max();
   for (const auto& [index, ms] : first_repeat_steps)

@@ -2,9 +2,9 @@
 //
 // Each metric has exactly one definition, written beside its field and in docs/ANALYSIS.md.
 // Per-step figures are taken over measured steps only (warm-up excluded). Ranks are aligned by
-// step index; the step time of a step is that of its slowest rank, and the trial-level breakdown,
-// communication and data-wait figures are those of the critical rank: among the ranks within 1 %
-// of the slowest, the busiest (the one the others waited for).
+// step index; the step time of a step is that of its slowest rank (step_time.h), and the
+// trial-level breakdown, communication and data-wait figures are those of the critical rank: among
+// the ranks within 1 % of the slowest, the busiest (the one the others waited for).
 // This file computes numbers; diagnosis.h turns them into words and suggestions.
 #pragma once
 
@@ -54,11 +54,11 @@ struct TrialMetrics {
   int64_t parameters = 0;           // model event, 0 if unknown
   int64_t measured_steps = 0;       // pooled over repeats
 
-  Spread step_ms;                         // per step: slowest rank's end_us - start_us
+  Spread step_ms;                         // per step: slowest rank's end_us - start_us (step_time.h)
   double tokens_per_step = 0;             // all ranks together (median over steps)
   Spread tokens_per_s_total;              // tokens_per_step / step time (quartiles from the step-time quartiles)
   Spread tokens_per_s_per_gpu;            // tokens_per_s_total / world_size
-  std::optional<double> flops_per_token;  // PaLM convention (mfu.h)
+  std::optional<double> flops_per_token;  // PaLM convention (core/metrics/flops.h)
   std::optional<double> peak_tflops;      // dense bf16 peak of the device
   std::optional<double> mfu;              // 0..1 from the median tokens/s per GPU
 

@@ -4,9 +4,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -69,9 +73,17 @@ template <class T> Field plain(const char* key, T TrialConfig::*member) {
               if constexpr (std::is_unsigned_v<T>) {
                 if (j.is_number_integer() && !j.is_number_unsigned() && j.get<int64_t>() < 0)
                   throw std::invalid_argument("expected a non-negative integer");
+              } else {
+                // get<T>() would wrap: 4294967297 as an int is 1, 2^63 as an int64 negative.
+                const bool fits = j.is_number_unsigned()
+                                      ? j.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+                                      : j.get<int64_t>() >= std::numeric_limits<T>::min() &&
+                                            j.get<int64_t>() <= std::numeric_limits<T>::max();
+                if (!fits) throw std::invalid_argument(j.dump() + " is out of range");
               }
             } else if constexpr (std::is_floating_point_v<T>) {
               if (!j.is_number()) throw std::invalid_argument("expected a number");
+              if (!std::isfinite(j.get<T>())) throw std::invalid_argument("expected a finite number");
             } else {
               if (!j.is_string()) throw std::invalid_argument("expected a string");
             }
@@ -91,6 +103,8 @@ Field dim_field(const char* key, int64_t ModelDims::*member) {
   return {key, [member](const TrialConfig& c) { return json(c.dims.*member); },
           [member](TrialConfig& c, const json& j) {
             if (!j.is_number_integer()) throw std::invalid_argument("expected an integer");
+            if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+              throw std::invalid_argument(j.dump() + " is out of range");
             c.dims.*member = j.get<int64_t>();
           }};
 }
@@ -235,6 +249,13 @@ const Field* find_field(std::string_view key) {
   for (const auto& f : fields())
     if (key == f.key) return &f;
   return nullptr;
+}
+
+// True when `s` begins with an environment variable name followed by '=' ("NCCL_ALGO=").
+bool starts_with_env_name(std::string_view s) {
+  size_t n = 0;
+  while (n < s.size() && (std::isalnum(static_cast<unsigned char>(s[n])) || s[n] == '_')) ++n;
+  return n > 0 && n < s.size() && s[n] == '=' && !std::isdigit(static_cast<unsigned char>(s[0]));
 }
 
 std::optional<bool> parse_bool(std::string_view s) {
@@ -395,8 +416,15 @@ std::optional<Problem> set_knob(TrialConfig& config, std::string_view key, std::
       errno = 0;
       char* end = nullptr;
       const long long v = std::strtoll(s.c_str(), &end, 10);
-      if (s.empty() || *end != '\0' || errno == ERANGE) return bad("an integer");
-      value = static_cast<int64_t>(v);
+      if (s.empty() || *end != '\0') return bad("an integer");
+      if (errno == ERANGE) {  // beyond int64: only the unsigned seed can hold it
+        errno = 0;
+        const unsigned long long u = std::strtoull(s.c_str(), &end, 10);
+        if (s[0] == '-' || errno == ERANGE) return bad("an integer in range");
+        value = static_cast<uint64_t>(u);
+      } else {
+        value = static_cast<int64_t>(v);
+      }
       break;
     }
     case KnobType::Float: {
@@ -414,11 +442,17 @@ std::optional<Problem> set_knob(TrialConfig& config, std::string_view key, std::
       break;
     }
     case KnobType::Map: {
-      // "NAME=value,NAME=value"; an empty text clears the map.
+      // "NAME=value,NAME=value"; an empty text clears the map. A comma starts a new pair only
+      // when a NAME= follows it, so NCCL_SOCKET_IFNAME=eth0,eth1 keeps its list.
       value = json::object();
-      std::stringstream ss(s);
-      std::string item;
-      while (std::getline(ss, item, ',')) {
+      std::vector<std::string> items(1);
+      for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == ',' && starts_with_env_name(std::string_view(s).substr(i + 1)))
+          items.emplace_back();
+        else
+          items.back() += s[i];
+      }
+      for (const auto& item : items) {
         if (item.empty()) continue;
         const auto eq = item.find('=');
         if (eq == std::string::npos || eq == 0) return bad("a list of NAME=value pairs");

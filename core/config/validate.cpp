@@ -1,11 +1,16 @@
 // Validation of a TrialConfig: every rule in one place, every problem reported (not just the first).
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstring>
 
 #include "core/config/trial_config.h"
+#include "core/protocol/events.h"  // kMaxWorldSize: what an event can carry
 
 namespace tunebench::config {
+namespace {
+constexpr double kMaxTimeoutS = 7 * 24 * 3600.0;
+}
 
 std::vector<Problem> validate(const TrialConfig& c) {
   std::vector<Problem> out;
@@ -52,7 +57,8 @@ std::vector<Problem> validate(const TrialConfig& c) {
   else
     need(c.world_size >= 2, "world_size",
          std::string(to_string(c.strategy)) + " needs at least 2 ranks (got " + std::to_string(c.world_size) + ")");
-  need(c.world_size <= 1024, "world_size", "world size above 1024 is not supported");
+  need(c.world_size <= protocol::kMaxWorldSize, "world_size",
+       "world size above " + std::to_string(protocol::kMaxWorldSize) + " is not supported");
   if (c.strategy == Strategy::Fsdp)
     need(c.dims.layers >= 1, "layers", "FSDP wraps one unit per block and needs at least one block");
 
@@ -74,8 +80,9 @@ std::vector<Problem> validate(const TrialConfig& c) {
   }
   need(!(c.pin_memory && c.device == Device::Cpu), "pin_memory", "pinned memory only helps copies to a GPU");
   need(std::isfinite(c.lr) && c.lr > 0, "lr", "learning rate must be positive");
-  need(c.weight_decay >= 0, "weight_decay", "weight decay must not be negative");
-  need(c.grad_clip >= 0, "grad_clip", "gradient clipping norm must not be negative (0 = off)");
+  need(std::isfinite(c.weight_decay) && c.weight_decay >= 0, "weight_decay", "weight decay must not be negative");
+  need(std::isfinite(c.grad_clip) && c.grad_clip >= 0, "grad_clip",
+       "gradient clipping norm must not be negative (0 = off)");
 
   // communication
   need(c.bucket_mb > 0 && c.bucket_mb <= 16384, "bucket_mb", "bucket size must be between 0 and 16384 MiB");
@@ -85,7 +92,10 @@ std::vector<Problem> validate(const TrialConfig& c) {
        "gradient compression is a DDP communication hook; use fsdp_reduce_dtype for FSDP");
   for (const auto& [name, value] : c.nccl_env) {
     const bool prefix = name.rfind("NCCL_", 0) == 0 || name.rfind("TORCH_NCCL_", 0) == 0;
-    need(prefix, "nccl_env", "'" + name + "' is not an NCCL variable (NCCL_* or TORCH_NCCL_*)");
+    const bool word =
+        std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+    need(prefix && word, "nccl_env",
+         "'" + name + "' is not an NCCL variable (NCCL_* or TORCH_NCCL_*, letters, digits and _)");
     need(value.find_first_of(std::string("\n\0", 2)) == std::string::npos, "nccl_env",
          "value of " + name + " contains a newline or NUL byte");
   }
@@ -97,8 +107,11 @@ std::vector<Problem> validate(const TrialConfig& c) {
        "warm-up (" + std::to_string(c.warmup) + ") must leave at least one measured step of " +
            std::to_string(c.steps));
   need(c.gpu_sample_hz > 0 && c.gpu_sample_hz <= 1000, "gpu_sample_hz", "sampling rate must be in (0, 1000] Hz");
-  need(c.rendezvous_timeout_s > 0, "rendezvous_timeout_s", "rendezvous timeout must be positive");
-  need(c.collective_timeout_s > 0, "collective_timeout_s", "collective timeout must be positive");
+  // Bounded, so that no clock arithmetic on them can overflow (1e30 s used to end a run at once).
+  need(c.rendezvous_timeout_s > 0 && c.rendezvous_timeout_s <= kMaxTimeoutS, "rendezvous_timeout_s",
+       "rendezvous timeout must be between 0 and 604800 s (one week)");
+  need(c.collective_timeout_s > 0 && c.collective_timeout_s <= kMaxTimeoutS, "collective_timeout_s",
+       "collective timeout must be between 0 and 604800 s (one week)");
 
   // where
   // Text that ends up in a shell command line on another machine: printable, no newline or NUL.

@@ -8,6 +8,7 @@
 #include <torch/cuda.h>
 
 #include "core/engine/errors.h"
+#include "core/hardware/hardware.h"
 
 #ifdef TUNEBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -128,13 +129,6 @@ std::string DeviceContext::cudnn_version() const {
   return {};
 }
 
-double DeviceContext::peak_flops() const {
-  // Dense bf16 tensor-core peaks from the vendors' datasheets (SXM parts).
-  const std::string n = name();
-  if (n.find("H100") != std::string::npos || n.find("H200") != std::string::npos) return 989e12;
-  if (n.find("A100") != std::string::npos) return 312e12;
-  if (n.find("RTX 4090") != std::string::npos) return 165e12;
-  return 0.0;
-}
+double DeviceContext::peak_flops() const { return hardware::mfu_peak_tflops(name()).value_or(0.0) * 1e12; }
 
 }  // namespace tunebench::engine

@@ -2,18 +2,14 @@
 
 #include <algorithm>
 
-#include "core/engine/timing/timeline.h"
+#include "core/metrics/bus_bandwidth.h"
+#include "core/metrics/exposed_comm.h"
+#include "core/metrics/flops.h"
+#include "core/metrics/percentile.h"
 
 namespace tunebench::engine {
 
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(pos);
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
+using metrics::percentile;
 
 void summarise_comm(protocol::Step& step, int world_size) {
   int64_t comm_us = 0;
@@ -22,12 +18,12 @@ void summarise_comm(protocol::Step& step, int world_size) {
   for (auto& in : step.intervals) {
     if (in.lane != protocol::Lane::Comm) continue;
     comm_us += in.duration_us();
-    in.busbw_gbps = bus_bandwidth_gbps(in.phase, in.bytes, in.duration_us(), world_size);
+    in.busbw_gbps = metrics::bus_bandwidth_gbps(in.phase, in.bytes, in.duration_us(), world_size);
     weighted += in.busbw_gbps * static_cast<double>(in.bytes);
     bytes += in.bytes;
   }
   step.comm_ms = static_cast<double>(comm_us) / 1000.0;
-  step.exposed_comm_ms = static_cast<double>(exposed_comm_us(step.intervals)) / 1000.0;
+  step.exposed_comm_ms = static_cast<double>(metrics::exposed_comm_us(step.intervals)) / 1000.0;
   step.busbw_gbps = bytes > 0 ? weighted / static_cast<double>(bytes) : 0.0;
 }
 
@@ -51,7 +47,10 @@ protocol::Summary summarise(const std::vector<protocol::Step>& measured, double 
   s.step_ms_p25 = percentile(step_ms, 0.25);
   s.step_ms_p75 = percentile(step_ms, 0.75);
   s.tokens_per_s = s.step_ms_median > 0 ? static_cast<double>(measured.back().tokens) / (s.step_ms_median / 1000.0) : 0;
-  s.mfu = peak_flops > 0 ? s.tokens_per_s * flops_per_token / peak_flops : -1.0;
+  // On the wire -1 means unknown (no peak for this device).
+  s.mfu = metrics::model_flops_utilisation(s.tokens_per_s, flops_per_token,
+                                           peak_flops > 0 ? std::optional<double>(peak_flops / 1e12) : std::nullopt)
+              .value_or(-1.0);
   s.comm_ms_median = percentile(comm_ms, 0.5);
   s.exposed_comm_ms_median = percentile(exposed_ms, 0.5);
   s.data_wait_ms_median = percentile(wait_ms, 0.5);

@@ -1,5 +1,6 @@
 // Per-step and per-run figures computed on the rank (the GUI's analysis recomputes them from the
-// intervals; these travel in the events so a headless log is readable on its own).
+// intervals; these travel in the events so a headless log is readable on its own). Every formula
+// is core/metrics', shared with the analysis.
 #pragma once
 
 #include <vector>
@@ -15,7 +16,5 @@ void summarise_comm(protocol::Step& step, int world_size);
 // Median/p25/p75 of the measured steps; MFU when `peak_flops` > 0 (else -1).
 protocol::Summary summarise(const std::vector<protocol::Step>& measured, double flops_per_token, double peak_flops,
                             int64_t peak_bytes);
-
-double percentile(std::vector<double> values, double q);  // linear interpolation, q in [0, 1]
 
 }  // namespace tunebench::engine

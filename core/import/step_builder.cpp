@@ -5,7 +5,7 @@
 #include <queue>
 #include <set>
 
-#include "core/analysis/comm_model.h"
+#include "core/metrics/bus_bandwidth.h"
 #include "core/analysis/phase_breakdown.h"
 #include "core/import/span_index.h"
 #include "core/import/trace_error.h"
@@ -271,7 +271,7 @@ void StepBuilder::build(RankTrace& out) {
             Lane::Comm,   p.phase, start, end, a.comm.name >= 0 ? r.labels[static_cast<size_t>(a.comm.name)] : "",
             a.comm.bytes, 0.0};
         const int group = a.comm.group_size > 0 ? a.comm.group_size : world;
-        in.busbw_gbps = analysis::bus_bandwidth_gbps(in.phase, in.bytes, in.duration_us(), group);
+        in.busbw_gbps = metrics::bus_bandwidth_gbps(in.phase, in.bytes, in.duration_us(), group);
         comm.push_back(std::move(in));
         comm_ends.push_back(end);
       }

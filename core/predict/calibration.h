@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "core/predict/evidence.h"
-#include "core/predict/hardware.h"
+#include "core/hardware/hardware.h"
 #include "core/predict/step_model.h"
 
 namespace tunebench::predict {

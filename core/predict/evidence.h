@@ -11,7 +11,7 @@
 
 #include "core/analysis/trial_metrics.h"
 #include "core/config/trial_config.h"
-#include "core/predict/hardware.h"
+#include "core/hardware/hardware.h"
 #include "core/predict/link_model.h"
 #include "core/protocol/trial_log.h"
 

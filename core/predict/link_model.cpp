@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "core/analysis/comm_model.h"
+#include "core/metrics/bus_bandwidth.h"
 
 namespace tunebench::predict {
 
@@ -48,10 +48,10 @@ double LinkCurve::busbw_at(double bytes) const {
 }
 
 double LinkCurve::collective_ms(protocol::Phase collective, double bytes, int world_size) const {
-  const double factor = analysis::bus_factor(collective, world_size);
+  const double factor = metrics::bus_factor(collective, world_size);
   if (factor <= 0 || bytes <= 0) return 0;
   // busbw_at() is the bus bandwidth of `bytes`: the collective moves bytes x factor on the bus.
-  return analysis::comm_floor_ms(bytes * factor, busbw_at(bytes));
+  return metrics::comm_floor_ms(bytes * factor, busbw_at(bytes));
 }
 
 LinkCurve link_from_catalogue(const hardware::LinkSpec& spec) {
@@ -86,7 +86,7 @@ LinkCurve link_from_trial(const protocol::TrialLog& trial, const std::string& la
       for (const auto& in : s.intervals) {
         if (in.lane != protocol::Lane::Comm || in.bytes <= 0 || in.duration_us() <= 0) continue;
         const double bw =
-            in.busbw_gbps > 0 ? in.busbw_gbps : analysis::bus_bandwidth_gbps(in.phase, in.bytes, in.duration_us(), n);
+            in.busbw_gbps > 0 ? in.busbw_gbps : metrics::bus_bandwidth_gbps(in.phase, in.bytes, in.duration_us(), n);
         by_size[in.bytes].push_back(bw);
       }
     }

@@ -3,8 +3,8 @@
 //
 // A curve is a set of (message bytes, bus bandwidth) points, interpolated linearly in log(bytes)
 // and held flat beyond its ends; without points it is the alpha-beta model of the catalogue:
-// t = alpha + bytes x factor / busbw. Times follow the nccl-tests definitions (core/analysis/
-// comm_model.h): a collective of S bytes at bus bandwidth B takes S x factor / B, factor 2(n-1)/n
+// t = alpha + bytes x factor / busbw. Times follow the nccl-tests definitions (core/metrics/
+// bus_bandwidth.h): a collective of S bytes at bus bandwidth B takes S x factor / B, factor 2(n-1)/n
 // for all-reduce and (n-1)/n for all-gather and reduce-scatter.
 #pragma once
 
@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/predict/hardware.h"
+#include "core/hardware/hardware.h"
 #include "core/protocol/events.h"
 #include "core/protocol/trial_log.h"
 

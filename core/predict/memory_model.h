@@ -16,7 +16,7 @@
 
 #include "core/config/trial_config.h"
 #include "core/predict/activations.h"
-#include "core/predict/hardware.h"
+#include "core/hardware/hardware.h"
 
 namespace tunebench::predict {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "core/analysis/comm_model.h"
+#include "core/metrics/data_parallel_bounds.h"
 
 namespace tunebench::predict {
 
@@ -180,7 +180,7 @@ Prediction predict_scenario(const Scenario& s, const std::vector<const MeasuredT
       sc.single_step_ms = single->step_ms;
       sc.speedup = out.step->tokens_per_s_total / single->tokens_per_s_total;
       const auto bounds =
-          analysis::data_parallel_bounds(n, single->step_ms, out.step->comm_floor_ms, out.step->backward_ms);
+          metrics::data_parallel_bounds(n, single->step_ms, out.step->comm_floor_ms, out.step->backward_ms);
       sc.speedup_no_overlap = bounds.speedup_no_overlap;
       sc.speedup_full_overlap = bounds.speedup_full_overlap;
       sc.accum_for_90pct = bounds.accum_for_90pct;

@@ -18,7 +18,7 @@
 #include "core/config/trial_config.h"
 #include "core/predict/calibration.h"
 #include "core/predict/evidence.h"
-#include "core/predict/hardware.h"
+#include "core/hardware/hardware.h"
 #include "core/predict/link_model.h"
 #include "core/predict/memory_model.h"
 #include "core/predict/step_model.h"

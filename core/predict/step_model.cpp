@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/analysis/comm_model.h"
-#include "core/analysis/mfu.h"
+#include "core/metrics/data_parallel_bounds.h"
+#include "core/metrics/flops.h"
 #include "core/predict/model_shape.h"
 #include "core/predict/precision.h"
 
@@ -44,7 +44,7 @@ CommEstimate ddp_comm(const config::TrialConfig& c, const Precision& p, const Li
   // The last bucket holds the embedding table, whose gradient arrives as backward ends: it cannot
   // hide. Everything before it hides behind backward up to the backward's length.
   e.exposed_ms =
-      c.ddp_overlap ? std::max(analysis::exposed_comm_lower_bound_ms(e.floor_ms, overlappable_ms), last) : e.floor_ms;
+      c.ddp_overlap ? std::max(metrics::exposed_comm_lower_bound_ms(e.floor_ms, overlappable_ms), last) : e.floor_ms;
   return e;
 }
 
@@ -71,12 +71,12 @@ CommEstimate fsdp_comm(const config::TrialConfig& c, const Precision& p, const L
   e.floor_ms = micro * (gather_fwd + gather_bwd + reduce);
   // Forward: the first unit's gather waits at the step start; the rest are prefetched behind compute.
   const double fwd_exposed = c.fsdp_prefetch
-                                 ? std::max(analysis::exposed_comm_lower_bound_ms(gather_fwd, forward_ms), first_gather)
+                                 ? std::max(metrics::exposed_comm_lower_bound_ms(gather_fwd, forward_ms), first_gather)
                                  : gather_fwd;
   // Backward: re-gathers (prefetched) and reduce-scatters hide behind backward; the embedding's
   // reduce-scatter comes after it.
   const double bwd_hideable = c.fsdp_prefetch ? gather_bwd + reduce : reduce;
-  const double bwd_exposed = std::max(analysis::exposed_comm_lower_bound_ms(bwd_hideable, backward_ms), last_reduce) +
+  const double bwd_exposed = std::max(metrics::exposed_comm_lower_bound_ms(bwd_hideable, backward_ms), last_reduce) +
                              (c.fsdp_prefetch ? 0.0 : gather_bwd);
   e.exposed_ms = micro * (fwd_exposed + bwd_exposed);
   e.smallest_message_bytes = 0;
@@ -193,8 +193,9 @@ std::optional<StepEstimate> estimate_step(const StepInputs& in) {
     s.tokens_per_s_per_gpu = s.tokens_per_s_total / n;
   }
   const double flops_per_token =
-      analysis::palm_flops_per_token(analysis::matmul_parameters(c.dims), c.dims.layers, c.dims.dim, c.seq_len);
-  s.mfu = analysis::model_flops_utilisation(s.tokens_per_s_per_gpu, flops_per_token, in.gpu->bf16_tflops);
+      metrics::palm_flops_per_token(metrics::llama_matmul_parameters(c.dims.layers, c.dims.dim, c.dims.ffn, c.dims.vocab),
+                                    c.dims.layers, c.dims.dim, c.seq_len);
+  s.mfu = metrics::model_flops_utilisation(s.tokens_per_s_per_gpu, flops_per_token, in.gpu->bf16_tflops);
   return s;
 }
 

@@ -1,6 +1,6 @@
 // Step time of one rank, per phase, on a device: the step's work (step_work.h) against the
 // device's peak FLOP/s and HBM bandwidth with efficiency factors, the data knobs, and the
-// collectives over a link with the overlap model of core/analysis (comm_model.h).
+// collectives over a link with the overlap model of core/metrics (data_parallel_bounds.h).
 //
 // An op takes max(FLOPs / (peak x matmul efficiency), bytes / (HBM x memory efficiency)); a phase
 // takes the sum of its ops, or the host's launch time when that is longer (eager kernels are
@@ -15,7 +15,7 @@
 
 #include "core/config/trial_config.h"
 #include "core/predict/activations.h"
-#include "core/predict/hardware.h"
+#include "core/hardware/hardware.h"
 #include "core/predict/link_model.h"
 #include "core/predict/step_work.h"
 

@@ -39,8 +39,16 @@ std::string_view to_string(ReadProblem::Kind kind) {
     case ReadProblem::Kind::NewerVersion: return "newer-version";
     case ReadProblem::Kind::LineTooLong: return "line-too-long";
     case ReadProblem::Kind::TruncatedLine: return "truncated-line";
+    case ReadProblem::Kind::DuplicateStep: return "duplicate-step";
+    case ReadProblem::Kind::Omitted: return "omitted";
   }
   return "unknown";
+}
+
+std::optional<ReadProblem::Kind> problem_kind_from_string(std::string_view name) {
+  for (int k = 0; k <= static_cast<int>(ReadProblem::Kind::Omitted); ++k)
+    if (to_string(static_cast<ReadProblem::Kind>(k)) == name) return static_cast<ReadProblem::Kind>(k);
+  return std::nullopt;
 }
 
 EventReader::EventReader(ReadListener& listener, size_t max_line_bytes)

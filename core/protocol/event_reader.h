@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,8 @@ struct ReadProblem {
     NewerVersion,   // "v" is newer than kSchemaVersion; reported once, the event is still delivered
     LineTooLong,    // longer than the reader's limit; the line is skipped up to its newline
     TruncatedLine,  // the stream ended inside a line (reported by finish())
+    DuplicateStep,  // a rank sent a step index twice; the first is kept (TrialLog::add)
+    Omitted,        // stands for problems beyond TrialLog::kMaxKeptProblems: excerpt holds their count
   };
   Kind kind;
   int64_t line_number = 0;  // 1-based line number in the stream
@@ -30,6 +33,7 @@ struct ReadProblem {
 };
 
 std::string_view to_string(ReadProblem::Kind kind);
+std::optional<ReadProblem::Kind> problem_kind_from_string(std::string_view name);
 
 class ReadListener {
  public:

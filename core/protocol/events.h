@@ -22,6 +22,10 @@ namespace tunebench::protocol {
 // best-effort (unknown fields are ignored) and report that they did.
 inline constexpr int kSchemaVersion = 1;
 
+// Most ranks a trial can have (config::validate holds runs to it): a rank or world size beyond it
+// in an event is a bad event, not a number to compute with.
+inline constexpr int kMaxWorldSize = 1024;
+
 // ---- timeline ----------------------------------------------------------------------------------
 
 enum class Lane { Host, Compute, Comm };
@@ -205,8 +209,9 @@ std::string_view type_name(const Payload& payload);
 // Whether `type` is one of those names.
 bool is_event_type(std::string_view type);
 
-// JSON conversion. from_json fills what it finds; missing optional fields keep their defaults.
-// Throws nlohmann::json::exception (or std::invalid_argument) on wrong types; the reader catches.
+// JSON conversion, both walking event_fields.h. from_json fills what it finds; missing optional
+// fields keep their defaults. Throws nlohmann::json::exception or std::invalid_argument on wrong
+// types, missing required fields and numbers outside a field's range; the reader catches.
 nlohmann::json to_json(const Event& event);
 Event event_from_json(const nlohmann::json& j);
 

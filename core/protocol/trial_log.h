@@ -20,7 +20,7 @@ template <class T> struct Timed {
 struct RankLog {
   std::optional<Hello> hello;
   std::optional<ModelInfo> model;
-  std::vector<Step> steps;  // in arrival order (= step order per rank)
+  std::vector<Step> steps;  // in arrival order (= step order per rank), each step index once
   std::vector<Timed<GpuSample>> samples;
   std::vector<Timed<Log>> logs;
   std::vector<Timed<Warning>> warnings;
@@ -30,11 +30,20 @@ struct RankLog {
 };
 
 struct TrialLog {
+  // A log of two million garbage lines must not become two million rows: the first problems are
+  // kept for the log pane, the rest only counted.
+  static constexpr size_t kMaxKeptProblems = 1000;
+
   std::string trial;  // trial id from the events (first one seen)
   std::map<int, RankLog> ranks;
-  std::vector<ReadProblem> problems;  // lines that were not events, kept for the log pane
+  std::vector<ReadProblem> problems;  // the first kMaxKeptProblems lines that were not events
+  int64_t problem_count = 0;          // all of them (newer-version notices are not problems)
 
+  // Adds an event. A step whose index its rank already sent is not added: it becomes a
+  // DuplicateStep problem (the first copy is kept).
   void add(const Event& event);
+  // Keeps the problem while fewer than kMaxKeptProblems are kept; counts it unless it is a notice.
+  void add_problem(const ReadProblem& problem);
   int world_size() const;  // from hello, else the number of ranks seen
   // The config JSON from rank 0's hello (or the lowest rank's), null if none arrived.
   nlohmann::json config() const;
@@ -47,14 +56,31 @@ class TrialLogBuilder final : public ReadListener {
  public:
   explicit TrialLogBuilder(TrialLog& log) : m_log(log) {}
   void on_event(Event&& event) override { m_log.add(event); }
-  void on_problem(const ReadProblem& problem) override { m_log.problems.push_back(problem); }
+  void on_problem(const ReadProblem& problem) override { m_log.add_problem(problem); }
 
  private:
   TrialLog& m_log;
 };
 
-// Reads a whole .jsonl file. Throws std::runtime_error when the file cannot be opened; bad lines
-// end up in TrialLog::problems.
+// A ReadListener that routes events to one TrialLog per trial id, in order of first appearance:
+// a file holding two runs (concatenated or interleaved) gives two trials. Lines that are not
+// events belong to no trial; they go to the first.
+class TrialSplitter final : public ReadListener {
+ public:
+  void on_event(Event&& event) override;
+  void on_problem(const ReadProblem& problem) override { m_problems.add_problem(problem); }
+  std::vector<TrialLog> take();
+
+ private:
+  std::map<std::string, TrialLog> m_logs;
+  std::vector<std::string> m_order;
+  TrialLog m_problems;  // holds only problems until take()
+};
+
+// Reads a whole .jsonl file into one TrialLog per trial id (at least one, possibly without
+// events). Throws std::runtime_error when the file cannot be opened or read.
+std::vector<TrialLog> read_trial_logs_file(const std::string& path);
+// The same for a file known to hold one trial: every event goes into one TrialLog.
 TrialLog read_trial_log_file(const std::string& path);
 
 }  // namespace tunebench::protocol

@@ -59,7 +59,13 @@ void harden(SQLite::Database& db, bool writable) {
 
 }  // namespace
 
-std::unique_ptr<SQLite::Database> open_connection(const std::string& path, OpenMode mode) {
+bool is_locked_error(int code) {
+  const int primary = code & 0xff;
+  return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+}
+
+std::unique_ptr<SQLite::Database> open_connection(const std::string& path, OpenMode mode,
+                                                  std::chrono::milliseconds busy_timeout) {
   int flags = SQLite::OPEN_READONLY;
   if (mode == OpenMode::ReadWrite) flags = SQLite::OPEN_READWRITE;
   if (mode == OpenMode::Create) flags = SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE;
@@ -67,7 +73,7 @@ std::unique_ptr<SQLite::Database> open_connection(const std::string& path, OpenM
     auto db = std::make_unique<SQLite::Database>(path, flags);
     harden(*db, mode != OpenMode::ReadOnly);
     // A live writer in another process holds the write lock for a few milliseconds per batch.
-    db->setBusyTimeout(5000);
+    db->setBusyTimeout(static_cast<int>(busy_timeout.count()));
     return db;
   } catch (const SQLite::Exception& e) {
     throw StoreError("cannot open " + path + ": " + e.what());

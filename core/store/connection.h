@@ -6,6 +6,7 @@
 // deliberately does not look at the file's contents: file_guard.h does.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -23,8 +24,12 @@ enum class OpenMode {
 
 // Opens `path` (never as a URI) and hardens the connection: defensive mode, untrusted schema, no
 // extension loading, no triggers or views, tight sqlite3_limit()s, no memory-mapped I/O, foreign
-// keys on. Throws StoreError.
-std::unique_ptr<SQLite::Database> open_connection(const std::string& path, OpenMode mode);
+// keys on. Another connection's lock is waited for up to `busy_timeout`. Throws StoreError.
+std::unique_ptr<SQLite::Database> open_connection(const std::string& path, OpenMode mode,
+                                                  std::chrono::milliseconds busy_timeout);
+
+// True for SQLite's "database is locked/busy" failures: the file is fine, someone holds it.
+bool is_locked_error(int sqlite_error_code);
 
 // Settings for a connection that will write: WAL journal, synchronous=NORMAL (a committed
 // transaction survives a killed process; only power loss may undo the latest ones), busy timeout.

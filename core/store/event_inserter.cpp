@@ -2,7 +2,9 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include "core/protocol/event_fields.h"
 #include "core/store/limits.h"
+#include "core/store/sql_fields.h"
 
 namespace tunebench::store {
 namespace {
@@ -10,57 +12,49 @@ namespace {
 using SQLite::Statement;
 namespace tp = protocol;
 
-void bind_text(Statement& q, int index, const std::string& s, size_t max_bytes) {
-  if (s.size() <= max_bytes) q.bind(index, s);
-  else q.bind(index, bounded(s, max_bytes));
-}
-template <class T> void bind_opt(Statement& q, int index, const std::optional<T>& v) {
-  if (v) q.bind(index, *v);
-  else q.bind(index);
-}
-// A JSON document, dumped with invalid UTF-8 replaced (dump() would throw on it).
-std::string json_text(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 void run(Statement& q) {
   q.exec();
   q.reset();
+}
+
+// "INSERT [OR REPLACE] INTO table (leading..., <the record's columns>) VALUES (?, ...)".
+template <class Record>
+std::unique_ptr<Statement> prepare_insert(SQLite::Database& db, const char* verb, const char* table,
+                                          std::initializer_list<const char*> leading) {
+  std::string columns;
+  int count = 0;
+  for (const char* c : leading) columns += (count++ ? ", " : "") + std::string(c);
+  for (const auto& c : sql_columns<Record>()) columns += (count++ ? ", " : "") + c;
+  std::string marks;
+  for (int i = 0; i < count; ++i) marks += i ? ",?" : "?";
+  return std::make_unique<Statement>(
+      db, std::string(verb) + " INTO " + table + " (" + columns + ") VALUES (" + marks + ")");
 }
 
 }  // namespace
 
 EventInserter::EventInserter(SQLite::Database& db, int64_t trial_id)
     : m_db(db), m_trial_id(trial_id) {
-  m_hello = std::make_unique<Statement>(db,
-      "INSERT OR REPLACE INTO rank_env (trial_id, rank, t_us, host, pid, world_size, local_rank, "
-      "device, device_kind, device_memory_bytes, driver, cuda, cudnn, nccl, torch, backend, "
-      "nccl_env, config, clock_offset_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  m_model = std::make_unique<Statement>(db,
-      "INSERT OR REPLACE INTO model_info (trial_id, rank, t_us, parameters, matmul_parameters, "
-      "flops_per_token, flops_formula, predicted_peak_bytes, parameter_bytes) "
-      "VALUES (?,?,?,?,?,?,?,?,?)");
-  m_step = std::make_unique<Statement>(db,
-      "INSERT INTO steps (trial_id, rank, step, warmup, start_us, end_us, step_ms, tokens, loss, "
-      "allocated_bytes, reserved_bytes, peak_bytes, alloc_retries, comm_ms, exposed_comm_ms, "
-      "busbw_gbps, skipped) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  m_interval = std::make_unique<Statement>(db,
-      "INSERT INTO intervals (step_id, idx, lane, phase, start_us, end_us, label, bytes, "
-      "busbw_gbps) VALUES (?,?,?,?,?,?,?,?,?)");
-  m_sample = std::make_unique<Statement>(db,
-      "INSERT INTO gpu_samples (trial_id, rank, t_us, gpu_index, util_pct, mem_used_bytes, "
-      "mem_total_bytes, power_w, sm_clock_mhz, temperature_c, pcie_tx_mbps, pcie_rx_mbps, "
-      "nvlink_tx_mbps, nvlink_rx_mbps, cpu_pct, rss_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  m_hello = prepare_insert<tp::Hello>(db, "INSERT OR REPLACE", "rank_env", {"trial_id", "rank", "t_us"});
+  m_model = prepare_insert<tp::ModelInfo>(db, "INSERT OR REPLACE", "model_info", {"trial_id", "rank", "t_us"});
+  m_step = prepare_insert<tp::Step>(db, "INSERT", "steps", {"trial_id", "rank"});
+  m_interval = prepare_insert<tp::Interval>(db, "INSERT", "intervals", {"step_id", "idx"});
+  m_sample = prepare_insert<tp::GpuSample>(db, "INSERT", "gpu_samples", {"trial_id", "rank", "t_us"});
+  m_done = prepare_insert<tp::Done>(db, "INSERT OR REPLACE", "summaries", {"trial_id", "rank"});
   m_message = std::make_unique<Statement>(db,
-      "INSERT INTO messages (trial_id, rank, t_us, kind, tag, message, details) "
-      "VALUES (?,?,?,?,?,?,?)");
-  m_done = std::make_unique<Statement>(db,
-      "INSERT OR REPLACE INTO summaries (trial_id, rank, exit_code, measured_steps, "
-      "step_ms_median, step_ms_p25, step_ms_p75, tokens_per_s, mfu, peak_bytes, comm_ms_median, "
-      "exposed_comm_ms_median, data_wait_ms_median, final_loss) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                                          "INSERT INTO messages (trial_id, rank, t_us, kind, tag, message, details) "
+                                          "VALUES (?,?,?,?,?,?,?)");
   m_problem = std::make_unique<Statement>(db,
       "INSERT INTO read_problems (trial_id, kind, line_number, message, excerpt) VALUES (?,?,?,?,?)");
   m_run_id = std::make_unique<Statement>(db,
       "UPDATE trials SET run_id = ? WHERE id = ? AND run_id = ''");
+  // Steps already stored (a trial run again) count as seen.
+  Statement seen(db, "SELECT rank, step FROM steps WHERE trial_id = ?");
+  seen.bind(1, trial_id);
+  while (seen.executeStep()) m_steps_seen.emplace(seen.getColumn(0).getInt(), seen.getColumn(1).getInt64());
+  Statement problems(db, "SELECT count(*) FROM read_problems WHERE trial_id = ?");
+  problems.bind(1, trial_id);
+  if (problems.executeStep()) m_problems_kept = problems.getColumn(0).getInt64();
 }
 
 EventInserter::~EventInserter() = default;
@@ -101,7 +95,13 @@ void EventInserter::insert_log(const tp::TrialLog& log) {
     if (r.done) done(rank, *r.done);
     for (const auto& p : r.probes) probe(rank, p);
   }
-  for (const auto& p : log.problems) insert_problem(p);
+  int64_t counted = 0;
+  for (const auto& p : log.problems) {
+    insert_problem(p);
+    if (p.kind != tp::ReadProblem::Kind::NewerVersion) ++counted;
+  }
+  m_problems_omitted += std::max<int64_t>(0, log.problem_count - counted);
+  finish();
 }
 
 void EventInserter::run_id(const std::string& id) {
@@ -112,30 +112,8 @@ void EventInserter::run_id(const std::string& id) {
 }
 
 void EventInserter::hello(int rank, int64_t t_us, const tp::Hello& h) {
-  Statement& q = *m_hello;
-  q.bind(1, m_trial_id);
-  q.bind(2, rank);
-  q.bind(3, t_us);
-  bind_text(q, 4, h.host, kMaxShortTextBytes);
-  q.bind(5, h.pid);
-  q.bind(6, h.world_size);
-  q.bind(7, h.local_rank);
-  bind_text(q, 8, h.device, kMaxShortTextBytes);
-  bind_text(q, 9, h.device_kind, kMaxShortTextBytes);
-  q.bind(10, h.device_memory_bytes);
-  bind_text(q, 11, h.driver, kMaxShortTextBytes);
-  bind_text(q, 12, h.cuda, kMaxShortTextBytes);
-  bind_text(q, 13, h.cudnn, kMaxShortTextBytes);
-  bind_text(q, 14, h.nccl, kMaxShortTextBytes);
-  bind_text(q, 15, h.torch, kMaxShortTextBytes);
-  bind_text(q, 16, h.backend, kMaxShortTextBytes);
-  nlohmann::json env = nlohmann::json::object();
-  for (const auto& [k, v] : h.env) env[bounded(k, kMaxShortTextBytes)] = bounded(v, kMaxShortTextBytes);
-  q.bind(17, json_text(env));
-  const std::string config = json_text(h.config);
-  q.bind(18, config.size() <= kMaxJsonBytes ? config : std::string("{}"));
-  q.bind(19, h.clock_offset_us);
-  run(q);
+  bind_record(*m_hello, h, {m_trial_id, rank, t_us});
+  run(*m_hello);
   if (!h.topology.empty()) {
     // Prepared on first use: a file of schema < 3 (tests write such files) has no such table.
     if (!m_topology)
@@ -150,75 +128,32 @@ void EventInserter::hello(int rank, int64_t t_us, const tp::Hello& h) {
 }
 
 void EventInserter::model(int rank, int64_t t_us, const tp::ModelInfo& m) {
-  Statement& q = *m_model;
-  q.bind(1, m_trial_id);
-  q.bind(2, rank);
-  q.bind(3, t_us);
-  q.bind(4, m.parameters);
-  q.bind(5, m.matmul_parameters);
-  q.bind(6, m.flops_per_token);
-  bind_text(q, 7, m.flops_formula, kMaxShortTextBytes);
-  q.bind(8, m.predicted_peak_bytes);
-  q.bind(9, m.parameter_bytes);
-  run(q);
+  bind_record(*m_model, m, {m_trial_id, rank, t_us});
+  run(*m_model);
 }
 
 void EventInserter::step(int rank, const tp::Step& s) {
-  Statement& q = *m_step;
-  q.bind(1, m_trial_id);
-  q.bind(2, rank);
-  q.bind(3, s.step);
-  q.bind(4, s.warmup ? 1 : 0);
-  q.bind(5, s.start_us);
-  q.bind(6, s.end_us);
-  q.bind(7, s.step_ms);
-  q.bind(8, s.tokens);
-  q.bind(9, s.loss);
-  q.bind(10, s.memory.allocated_bytes);
-  q.bind(11, s.memory.reserved_bytes);
-  q.bind(12, s.memory.peak_bytes);
-  q.bind(13, s.memory.alloc_retries);
-  q.bind(14, s.comm_ms);
-  q.bind(15, s.exposed_comm_ms);
-  q.bind(16, s.busbw_gbps);
-  q.bind(17, s.skipped ? 1 : 0);
-  run(q);
+  if (!m_steps_seen.emplace(rank, s.step).second) {
+    insert_problem(
+        {tp::ReadProblem::Kind::DuplicateStep,
+         0,
+         "rank " + std::to_string(rank) + " sent step " + std::to_string(s.step) + " twice; the first is kept",
+         {}});
+    return;
+  }
+  bind_record(*m_step, s, {m_trial_id, rank});
+  run(*m_step);
   const int64_t step_id = m_db.getLastInsertRowid();
-  Statement& iq = *m_interval;
-  int idx = 0;
+  int64_t idx = 0;
   for (const auto& in : s.intervals) {
-    iq.bind(1, step_id);
-    iq.bind(2, idx++);
-    iq.bindNoCopy(3, tp::to_string(in.lane).data());
-    iq.bindNoCopy(4, tp::to_string(in.phase).data());
-    iq.bind(5, in.start_us);
-    iq.bind(6, in.end_us);
-    bind_text(iq, 7, in.label, kMaxShortTextBytes);
-    iq.bind(8, in.bytes);
-    iq.bind(9, in.busbw_gbps);
-    run(iq);
+    bind_record(*m_interval, in, {step_id, idx++});
+    run(*m_interval);
   }
 }
 
 void EventInserter::sample(int rank, int64_t t_us, const tp::GpuSample& g) {
-  Statement& q = *m_sample;
-  q.bind(1, m_trial_id);
-  q.bind(2, rank);
-  q.bind(3, t_us);
-  q.bind(4, g.index);
-  bind_opt(q, 5, g.util_pct);
-  bind_opt(q, 6, g.mem_used_bytes);
-  bind_opt(q, 7, g.mem_total_bytes);
-  bind_opt(q, 8, g.power_w);
-  bind_opt(q, 9, g.sm_clock_mhz);
-  bind_opt(q, 10, g.temperature_c);
-  bind_opt(q, 11, g.pcie_tx_mbps);
-  bind_opt(q, 12, g.pcie_rx_mbps);
-  bind_opt(q, 13, g.nvlink_tx_mbps);
-  bind_opt(q, 14, g.nvlink_rx_mbps);
-  bind_opt(q, 15, g.cpu_pct);
-  bind_opt(q, 16, g.rss_bytes);
-  run(q);
+  bind_record(*m_sample, g, {m_trial_id, rank, t_us});
+  run(*m_sample);
 }
 
 void EventInserter::message(int rank, int64_t t_us, const char* kind, const std::string& tag,
@@ -230,57 +165,45 @@ void EventInserter::message(int rank, int64_t t_us, const char* kind, const std:
   q.bindNoCopy(4, kind);
   bind_text(q, 5, tag, kMaxShortTextBytes);
   bind_text(q, 6, text, kMaxMessageBytes);
-  if (details) {
-    const std::string d = json_text(*details);
-    q.bind(7, d.size() <= kMaxJsonBytes ? d : std::string("{}"));
-  } else {
+  if (details)
+    bind_json(q, 7, *details);
+  else
     q.bind(7);
-  }
   run(q);
 }
 
 void EventInserter::done(int rank, const tp::Done& d) {
-  Statement& q = *m_done;
-  const tp::Summary& s = d.summary;
-  q.bind(1, m_trial_id);
-  q.bind(2, rank);
-  q.bind(3, d.exit_code);
-  q.bind(4, s.measured_steps);
-  q.bind(5, s.step_ms_median);
-  q.bind(6, s.step_ms_p25);
-  q.bind(7, s.step_ms_p75);
-  q.bind(8, s.tokens_per_s);
-  q.bind(9, s.mfu);
-  q.bind(10, s.peak_bytes);
-  q.bind(11, s.comm_ms_median);
-  q.bind(12, s.exposed_comm_ms_median);
-  q.bind(13, s.data_wait_ms_median);
-  q.bind(14, s.final_loss);
-  run(q);
+  bind_record(*m_done, d, {m_trial_id, rank});
+  run(*m_done);
 }
 
 void EventInserter::probe(int rank, const tp::LinkProbe& p) {
   // Prepared on first use: only probe trials have probe events (and files of schema < 4 lack the table).
-  if (!m_probe)
-    m_probe = std::make_unique<Statement>(m_db,
-        "INSERT OR REPLACE INTO link_probes (trial_id, rank, idx, collective, dtype, bytes, world_size, "
-        "iterations, time_us, algbw_gbps, busbw_gbps) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
-  Statement& q = *m_probe;
-  q.bind(1, m_trial_id);
-  q.bind(2, rank);
-  q.bind(3, m_probe_count[rank]++);
-  q.bindNoCopy(4, tp::to_string(p.collective).data());
-  bind_text(q, 5, p.dtype, kMaxShortTextBytes);
-  q.bind(6, p.bytes);
-  q.bind(7, p.world_size);
-  q.bind(8, p.iterations);
-  q.bind(9, p.time_us);
-  q.bind(10, p.algbw_gbps);
-  q.bind(11, p.busbw_gbps);
-  run(q);
+  if (!m_probe) m_probe = prepare_insert<tp::LinkProbe>(m_db, "INSERT OR REPLACE", "link_probes", {"trial_id", "rank", "idx"});
+  bind_record(*m_probe, p, {m_trial_id, rank, m_probe_count[rank]++});
+  run(*m_probe);
 }
 
 void EventInserter::insert_problem(const tp::ReadProblem& p) {
+  if (p.kind == tp::ReadProblem::Kind::Omitted) return;  // finish() writes the one count
+  if (m_problems_kept >= static_cast<int64_t>(tp::TrialLog::kMaxKeptProblems)) {
+    ++m_problems_omitted;
+    m_last_problem_line = std::max(m_last_problem_line, p.line_number);
+    return;
+  }
+  ++m_problems_kept;
+  store_problem(p);
+}
+
+void EventInserter::finish() {
+  if (m_problems_omitted == 0) return;
+  store_problem({tp::ReadProblem::Kind::Omitted, m_last_problem_line,
+                 std::to_string(m_problems_omitted) + " more problems were counted but not kept",
+                 std::to_string(m_problems_omitted)});
+  m_problems_omitted = 0;
+}
+
+void EventInserter::store_problem(const tp::ReadProblem& p) {
   Statement& q = *m_problem;
   q.bind(1, m_trial_id);
   q.bindNoCopy(2, tp::to_string(p.kind).data());

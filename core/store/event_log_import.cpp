@@ -95,36 +95,44 @@ int64_t insert_trial_log(SessionStore& store, const tp::TrialLog& log, const std
 
 ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path,
                               const std::string& name) {
-  tp::TrialLog log;
+  std::vector<tp::TrialLog> logs;
   try {
-    log = tp::read_trial_log_file(jsonl_path);
+    logs = tp::read_trial_logs_file(jsonl_path);
   } catch (const std::exception& e) {
     throw StoreError(std::string("cannot import: ") + e.what());
   }
-  // The reader refuses absurdly nested lines before parsing them (no stack overflow); a log that
-  // holds one was crafted, not written by a worker: refuse the whole file.
-  for (const auto& p : log.problems)
-    if (tp::is_nesting_problem(p))
-      throw StoreError("cannot import " + jsonl_path + ": line " + std::to_string(p.line_number) +
-                       " nests JSON more than " + std::to_string(tp::EventReader::kMaxJsonDepth) +
-                       " levels deep; this is not a worker event log");
   ImportResult result;
-  result.events = count_records(log);
-  result.problems = static_cast<int64_t>(log.problems.size());
+  for (const auto& log : logs) {
+    // The reader refuses absurdly nested lines before parsing them (no stack overflow); a log that
+    // holds one was crafted, not written by a worker: refuse the whole file.
+    for (const auto& p : log.problems)
+      if (tp::is_nesting_problem(p))
+        throw StoreError("cannot import " + jsonl_path + ": line " + std::to_string(p.line_number) +
+                         " nests JSON more than " + std::to_string(tp::EventReader::kMaxJsonDepth) +
+                         " levels deep; this is not a worker event log");
+    result.events += count_records(log);
+    result.problems += log.problem_count;
+    for (const auto& p : log.problems)
+      if (result.problem_list.size() < 100) result.problem_list.push_back(p);
+  }
   if (result.events == 0)
     throw StoreError("cannot import " + jsonl_path + ": it holds no Tunebench events (" +
                      std::to_string(result.problems) + " unreadable lines)");
-  result.problem_list.assign(log.problems.begin(), log.problems.begin() + std::min<size_t>(log.problems.size(), 100));
 
-  const std::string trial_name = !name.empty() ? name : !log.trial.empty() ? log.trial : file_name(jsonl_path);
   SQLite::Database& db = store.database();
+  store.prepare_for_writing();  // outside the transaction: it may switch the journal to WAL
   try {
     SQLite::Transaction tx(db);
-    result.trial_id = insert_trial_log(store, log, trial_name, "import: " + file_name(jsonl_path));
+    for (const auto& log : logs) {
+      std::string trial_name = !name.empty() ? name : !log.trial.empty() ? log.trial : file_name(jsonl_path);
+      if (logs.size() > 1 && !name.empty()) trial_name += " [" + log.trial + "]";
+      result.trial_ids.push_back(insert_trial_log(store, log, trial_name, "import: " + file_name(jsonl_path)));
+    }
     tx.commit();
   } catch (const SQLite::Exception& e) {
     throw StoreError(store.path() + ": cannot import " + jsonl_path + ": " + e.what());
   }
+  result.trial_id = result.trial_ids.front();
   return result;
 }
 
@@ -132,12 +140,14 @@ ImportResult import_trial_log(SessionStore& store, const tp::TrialLog& log, cons
                               const std::string& source) {
   ImportResult result;
   result.events = count_records(log);
-  result.problems = static_cast<int64_t>(log.problems.size());
+  result.problems = log.problem_count;
   result.problem_list.assign(log.problems.begin(), log.problems.begin() + std::min<size_t>(log.problems.size(), 100));
   SQLite::Database& db = store.database();
+  store.prepare_for_writing();  // outside the transaction: it may switch the journal to WAL
   try {
     SQLite::Transaction tx(db);
     result.trial_id = insert_trial_log(store, log, name, source);
+    result.trial_ids = {result.trial_id};
     tx.commit();
   } catch (const SQLite::Exception& e) {
     throw StoreError(store.path() + ": cannot import '" + name + "': " + e.what());

@@ -1,8 +1,9 @@
 // Importing a worker's event log (.jsonl from a headless or remote run) into a session as a trial.
 //
 // The whole log goes in as one transaction: an import either lands completely or not at all.
-// Lines that are not events do not stop the import; they are counted, kept with the trial
-// (read_problems table) and returned so the caller can show them.
+// A log holding several trial ids (two runs concatenated or interleaved) becomes one trial per id.
+// Lines that are not events do not stop the import; they are counted, the first of them kept with
+// the (first) trial (read_problems table) and returned so the caller can show them.
 #pragma once
 
 #include <cstdint>
@@ -17,14 +18,16 @@ namespace tunebench::store {
 class SessionStore;
 
 struct ImportResult {
-  int64_t trial_id = 0;
+  int64_t trial_id = 0;            // the first trial
+  std::vector<int64_t> trial_ids;  // every trial, one per trial id in the log, in order of appearance
   int64_t events = 0;    // records stored (hello, model, step, gpu, log, warning, error, done)
-  int64_t problems = 0;  // lines that were not valid events
+  int64_t problems = 0;  // lines that were not valid events, and duplicate steps (notices excluded)
   std::vector<protocol::ReadProblem> problem_list;  // the first 100, for display
 };
 
-// `name` empty: the log's trial id, else the file name. Throws StoreError when the file cannot be
-// read or holds no event at all.
+// `name` empty: the log's trial id, else the file name; with several trial ids each trial's name is
+// `name` followed by its id in brackets. Throws StoreError when the file cannot be read or holds
+// no event at all.
 ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path,
                               const std::string& name = "");
 

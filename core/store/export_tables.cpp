@@ -1,7 +1,10 @@
-// CSV and JSON tables of trials: summaries and per-step records.
+// CSV and JSON tables of trials: summaries and per-step records. Columns are the records' fields
+// (protocol/event_fields.h) under their session-table names, so the tables match the store's.
 #include <string>
 
+#include "core/protocol/event_fields.h"
 #include "core/store/export.h"
+#include "core/store/sql_fields.h"
 
 namespace tunebench::store {
 namespace {
@@ -28,40 +31,60 @@ std::string num(double v) {
   const std::string s = json(v).dump();
   return s == "null" ? "" : s;  // NaN / inf
 }
-std::string num(int64_t v) { return std::to_string(v); }
 
-json summary_json(const tp::Done& d) {
-  const tp::Summary& s = d.summary;
-  return {{"exit_code", d.exit_code},
-          {"measured_steps", s.measured_steps},
-          {"step_ms_median", s.step_ms_median},
-          {"step_ms_p25", s.step_ms_p25},
-          {"step_ms_p75", s.step_ms_p75},
-          {"tokens_per_s", s.tokens_per_s},
-          {"mfu", s.mfu < 0 ? json(nullptr) : json(s.mfu)},  // -1: the peak is unknown, so is MFU
-          {"peak_bytes", s.peak_bytes},
-          {"comm_ms_median", s.comm_ms_median},
-          {"exposed_comm_ms_median", s.exposed_comm_ms_median},
-          {"data_wait_ms_median", s.data_wait_ms_median},
-          {"final_loss", s.final_loss}};
+// One CSV cell per column of a record (protocol/event_fields.h), in column order.
+std::string csv_value(int64_t v) { return std::to_string(v); }
+std::string csv_value(int v) { return std::to_string(v); }
+std::string csv_value(double v) { return num(v); }
+std::string csv_value(bool v) { return v ? "1" : "0"; }
+template <class T>
+std::string csv_value(const T&) {
+  return "";
 }
 
-json step_json(const tp::Step& s) {
-  return {{"step", s.step},
-          {"warmup", s.warmup},
-          {"start_us", s.start_us},
-          {"end_us", s.end_us},
-          {"step_ms", s.step_ms},
-          {"tokens", s.tokens},
-          {"loss", s.loss},
-          {"allocated_bytes", s.memory.allocated_bytes},
-          {"reserved_bytes", s.memory.reserved_bytes},
-          {"peak_bytes", s.memory.peak_bytes},
-          {"alloc_retries", s.memory.alloc_retries},
-          {"comm_ms", s.comm_ms},
-          {"exposed_comm_ms", s.exposed_comm_ms},
-          {"busbw_gbps", s.busbw_gbps},
-          {"skipped", s.skipped}};
+template <class Record>
+std::string csv_header() {
+  std::string out;
+  for (const auto& c : sql_columns<Record>()) out += "," + c;
+  return out;
+}
+template <class Record>
+std::string csv_cells(const Record& record) {
+  std::string out;
+  protocol::visit_fields(record, [&](const protocol::Field& f, const auto& value) {
+    if (!f.stored_in_row()) return;
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, double>)
+      if (f.negative_is_unknown && value < 0) {
+        out += ",";  // unknown (MFU without a peak): an empty cell, not -1
+        return;
+      }
+    out += "," + csv_value(value);
+  });
+  return out;
+}
+template <class Record>
+std::string csv_empty_cells() {
+  return std::string(sql_columns<Record>().size(), ',');
+}
+
+// A record as a flat JSON object keyed by column name (nested groups flattened, as in the tables).
+template <class Record>
+json flat_json(const Record& record, std::initializer_list<std::string_view> skip = {}) {
+  json out = json::object();
+  protocol::visit_fields(record, [&](const protocol::Field& f, const auto& value) {
+    using T = std::decay_t<decltype(value)>;
+    if constexpr (!std::is_same_v<T, std::vector<tp::Interval>>) {
+      for (const auto name : skip)
+        if (name == f.name) return;
+      if constexpr (std::is_same_v<T, double>)
+        if (f.negative_is_unknown && value < 0) {
+          out[std::string(f.sql_column())] = nullptr;  // unknown, not -1
+          return;
+        }
+      out[std::string(f.sql_column())] = value;
+    }
+  });
+  return out;
 }
 
 std::string config_text(const json& config, const char* key) {
@@ -73,41 +96,20 @@ std::string config_text(const json& config, const char* key) {
 }  // namespace
 
 void write_steps_csv(const std::vector<LoadedTrial>& trials, std::ostream& out) {
-  out << "trial_id,trial_name,rank,step,warmup,start_us,end_us,step_ms,tokens,loss,"
-         "allocated_bytes,reserved_bytes,peak_bytes,alloc_retries,comm_ms,exposed_comm_ms,"
-         "busbw_gbps,skipped\n";
+  out << "trial_id,trial_name,rank" << csv_header<tp::Step>() << '\n';
   for (const auto& t : trials)
     for (const auto& [rank, r] : t.log.ranks)
-      for (const auto& s : r.steps)
-        out << t.info.id << ',' << cell(t.info.name) << ',' << rank << ',' << s.step << ','
-            << (s.warmup ? 1 : 0) << ',' << s.start_us << ',' << s.end_us << ',' << num(s.step_ms)
-            << ',' << s.tokens << ',' << num(s.loss) << ',' << s.memory.allocated_bytes << ','
-            << s.memory.reserved_bytes << ',' << s.memory.peak_bytes << ','
-            << s.memory.alloc_retries << ',' << num(s.comm_ms) << ',' << num(s.exposed_comm_ms)
-            << ',' << num(s.busbw_gbps) << ',' << (s.skipped ? 1 : 0) << '\n';
+      for (const auto& s : r.steps) out << t.info.id << ',' << cell(t.info.name) << ',' << rank << csv_cells(s) << '\n';
 }
 
 void write_summaries_csv(const std::vector<LoadedTrial>& trials, std::ostream& out) {
-  out << "trial_id,trial_name,status,strategy,world_size,rank,host,device,exit_code,"
-         "measured_steps,step_ms_median,step_ms_p25,step_ms_p75,tokens_per_s,mfu,peak_bytes,"
-         "comm_ms_median,exposed_comm_ms_median,data_wait_ms_median,final_loss\n";
+  out << "trial_id,trial_name,status,strategy,world_size,rank,host,device" << csv_header<tp::Done>() << '\n';
   for (const auto& t : trials) {
     for (const auto& [rank, r] : t.log.ranks) {
       out << t.info.id << ',' << cell(t.info.name) << ',' << to_string(t.info.status) << ','
-          << cell(config_text(t.info.config, "strategy")) << ',' << t.log.world_size() << ','
-          << rank << ',' << cell(r.hello ? r.hello->host : "") << ','
-          << cell(r.hello ? r.hello->device : "") << ',';
-      if (r.done) {
-        const tp::Summary& s = r.done->summary;
-        out << r.done->exit_code << ',' << s.measured_steps << ',' << num(s.step_ms_median) << ','
-            << num(s.step_ms_p25) << ',' << num(s.step_ms_p75) << ',' << num(s.tokens_per_s) << ','
-            << (s.mfu < 0 ? std::string() : num(s.mfu)) << ',' << num(s.peak_bytes) << ',' << num(s.comm_ms_median) << ','
-            << num(s.exposed_comm_ms_median) << ',' << num(s.data_wait_ms_median) << ','
-            << num(s.final_loss);
-      } else {
-        out << ",,,,,,,,,,,";
-      }
-      out << '\n';
+          << cell(config_text(t.info.config, "strategy")) << ',' << t.log.world_size() << ',' << rank << ','
+          << cell(r.hello ? r.hello->host : "") << ',' << cell(r.hello ? r.hello->device : "")
+          << (r.done ? csv_cells(*r.done) : csv_empty_cells<tp::Done>()) << '\n';
     }
   }
 }
@@ -118,16 +120,11 @@ json trials_to_json(const std::vector<LoadedTrial>& trials) {
     json ranks = json::array();
     for (const auto& [rank, r] : t.log.ranks) {
       json steps = json::array();
-      for (const auto& s : r.steps) steps.push_back(step_json(s));
+      for (const auto& s : r.steps) steps.push_back(flat_json(s));
       json jr = {{"rank", rank}, {"steps", std::move(steps)}};
-      jr["summary"] = r.done ? summary_json(*r.done) : json(nullptr);
-      if (r.hello)
-        jr["environment"] = {{"host", r.hello->host},       {"device", r.hello->device},
-                             {"device_memory_bytes", r.hello->device_memory_bytes},
-                             {"driver", r.hello->driver},   {"cuda", r.hello->cuda},
-                             {"cudnn", r.hello->cudnn},     {"nccl", r.hello->nccl},
-                             {"torch", r.hello->torch},     {"backend", r.hello->backend},
-                             {"nccl_env", r.hello->env}};
+      jr["summary"] = r.done ? flat_json(*r.done) : json(nullptr);
+      // The config the rank ran is the trial's config, exported once beside it.
+      if (r.hello) jr["environment"] = flat_json(*r.hello, {"config"});
       ranks.push_back(std::move(jr));
     }
     json jt = {{"id", t.info.id},

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/store/connection.h"
 #include "core/store/schema.h"
 #include "core/store/store_error.h"
 
@@ -126,6 +127,9 @@ int check_session_database(SQLite::Database& db, const std::string& path, bool f
       throw StoreError(path + " is not a session Tunebench can trust: " +
                        describe_difference(found, expected) + ". It was not opened.");
   } catch (const SQLite::Exception& e) {
+    if (is_locked_error(e.getErrorCode()))
+      throw StoreError(path + " is locked by another program (" + e.what() +
+                       "); close it there or try again in a moment. The file was not changed.");
     throw StoreError(path + " is damaged or not a Tunebench session (" + e.what() + ")");
   }
   return version;

@@ -2,7 +2,7 @@
 //
 // A session file may come from anyone, so every string read from it is bounded before it reaches
 // the UI, and every string we write is bounded too, so our own files always pass our own checks.
-// This header deliberately holds only constants and the truncation helper.
+// This header deliberately holds only constants and the text helpers.
 #pragma once
 
 #include <cstddef>
@@ -26,5 +26,8 @@ inline constexpr int64_t kDefaultMaxFileBytes = int64_t{8} << 30;
 
 // The longest prefix of `text` of at most `max_bytes` bytes that does not cut a UTF-8 sequence.
 std::string bounded(std::string_view text, size_t max_bytes);
+// `text` with every byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD, so a
+// crafted file's text can go into JSON exports and widgets.
+std::string valid_utf8(std::string_view text);
 
 }  // namespace tunebench::store

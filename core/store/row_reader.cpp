@@ -7,6 +7,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <climits>
+#include <cmath>
 
 #include "core/store/limits.h"
 #include "core/store/store_error.h"
@@ -39,6 +40,12 @@ int64_t RowReader::i64(int column) const {
   return m_q.getColumn(column).getInt64();
 }
 
+int64_t RowReader::i64(int column, protocol::IntRange range) const {
+  const int64_t v = i64(column);
+  if (!range.contains(v)) fail(column, "integer out of range (" + std::to_string(v) + ")");
+  return v;
+}
+
 int RowReader::i32(int column) const {
   const int64_t v = i64(column);
   if (v < INT_MIN || v > INT_MAX) fail(column, "integer out of range");
@@ -55,12 +62,14 @@ double RowReader::real(int column) const {
   const int t = type(column);
   if (t != SQLITE_FLOAT && t != SQLITE_INTEGER)
     fail(column, std::string("expected a number, found ") + type_name(t));
-  return m_q.getColumn(column).getDouble();
+  const double v = m_q.getColumn(column).getDouble();
+  if (!(std::abs(v) <= protocol::kMaxReal)) fail(column, "number out of range");
+  return v;
 }
 
-std::optional<int64_t> RowReader::opt_i64(int column) const {
+std::optional<int64_t> RowReader::opt_i64(int column, protocol::IntRange range) const {
   if (type(column) == SQLITE_NULL) return std::nullopt;
-  return i64(column);
+  return i64(column, range);
 }
 
 std::optional<double> RowReader::opt_real(int column) const {
@@ -74,7 +83,7 @@ std::string RowReader::text(int column, size_t max_bytes) const {
   const auto& col = m_q.getColumn(column);
   const char* p = col.getText();
   const auto n = static_cast<size_t>(col.getBytes());
-  return bounded(std::string_view(p, n), max_bytes);
+  return bounded(valid_utf8(std::string_view(p, n)), max_bytes);
 }
 
 nlohmann::json RowReader::json(int column) const {

@@ -80,10 +80,11 @@ TrialInfo read_trial_row(SQLite::Statement& q) {
   return t;
 }
 
-// Tags arrived with schema 2; a version-1 file opened read-only has none.
-std::vector<std::string> read_tags(SQLite::Database& db, int version, int64_t id) {
+// Tags arrived with schema 2; a version-1 file (opened read-only, or not changed yet) has none.
+std::vector<std::string> read_tags(SQLite::Database& db, int64_t id) {
   std::vector<std::string> tags;
-  if (version < 2) return tags;
+  SQLite::Statement has(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trial_tags'");
+  if (!has.executeStep()) return tags;
   SQLite::Statement q(db, "SELECT tag FROM trial_tags WHERE trial_id = ? ORDER BY tag");
   q.bind(1, id);
   while (q.executeStep() && tags.size() < kMaxTagsPerTrial)
@@ -102,7 +103,7 @@ SessionStore::~SessionStore() = default;
 
 SessionStore SessionStore::create(const std::string& path, const std::string& name) {
   if (file_exists(path)) throw StoreError(path + " already exists; choose another file name");
-  auto db = open_connection(path, OpenMode::Create);
+  auto db = open_connection(path, OpenMode::Create, OpenOptions{}.busy_timeout);
   guarded(path, "create the session", [&] {
     // The schema is written in rollback-journal mode so the main file's header carries our
     // application id and version from the start; WAL comes after.
@@ -113,38 +114,59 @@ SessionStore SessionStore::create(const std::string& path, const std::string& na
     q.exec();
     configure_for_writing(*db);
   });
-  return SessionStore(path, std::move(db), false, kSchemaVersion);
+  SessionStore store(path, std::move(db), false, kSchemaVersion);
+  store.m_prepared = true;
+  return store;
 }
 
 SessionStore SessionStore::open(const std::string& path, const OpenOptions& options) {
   check_file_header(path, options.max_file_bytes);
-  auto ro = open_connection(path, OpenMode::ReadOnly);
+  auto ro = open_connection(path, OpenMode::ReadOnly, options.busy_timeout);
   const int version = check_session_database(*ro, path, options.check_integrity);
   if (options.mode == Mode::ReadOnly) return SessionStore(path, std::move(ro), true, version);
   ro.reset();
 
-  auto db = open_connection(path, OpenMode::ReadWrite);
+  auto db = open_connection(path, OpenMode::ReadWrite, options.busy_timeout);
   // SQLite quietly falls back to read-only for a write-protected file; say so instead.
   if (sqlite3_db_readonly(db->getHandle(), "main") == 1)
     throw StoreError(path + " is write-protected; open it read-only to look at it");
-  SessionStore store(path, nullptr, false, version);
-  guarded(path, "open the session for writing", [&] {
-    configure_for_writing(*db);
-    // The file may have changed between the two opens; re-check what migration relies on.
-    if (db->execAndGet("PRAGMA application_id").getInt() != kApplicationId ||
-        db->execAndGet("PRAGMA user_version").getInt() != version)
-      throw StoreError(path + " changed while it was being opened; try again");
-    if (version < kSchemaVersion) migrate(*db, version, kSchemaVersion);
-  });
-  store.m_db = std::move(db);
-  store.m_version = kSchemaVersion;
-  store.mark_orphaned_trials_interrupted();
-  return store;
+  // Nothing is written yet: the file is migrated, switched to WAL and cleaned of orphaned trials
+  // by the first change (prepare_for_writing), so merely reading a file never alters it.
+  return SessionStore(path, std::move(db), false, version);
 }
 
-void SessionStore::require_writable(const char* what) const {
+void SessionStore::require_writable(const char* what) {
   if (m_read_only) throw StoreError(m_path + " is open read-only: cannot " + what);
+  prepare_for_writing();
 }
+
+void SessionStore::prepare_for_writing() {
+  if (m_read_only) throw StoreError(m_path + " is open read-only: it cannot be changed");
+  if (m_prepared) return;
+  migrate_if_older();
+  mark_orphans();
+}
+
+void SessionStore::migrate_if_older() {
+  guarded(m_path, "prepare the session for writing", [&] {
+    configure_for_writing(*m_db);
+    // The file may have changed since it was checked: another connection of ours (a TrialWriter)
+    // may have migrated it already; anything else is refused.
+    const int version = file_version();
+    if (m_db->execAndGet("PRAGMA application_id").getInt() != kApplicationId || version < m_version ||
+        version > kSchemaVersion)
+      throw StoreError(m_path + " changed while it was open; open it again");
+    if (version < kSchemaVersion) migrate(*m_db, version, kSchemaVersion);
+  });
+  m_version = kSchemaVersion;
+  m_prepared = true;
+}
+
+int SessionStore::file_version() const {
+  return guarded(m_path, "read the schema version", [&] { return m_db->execAndGet("PRAGMA user_version").getInt(); });
+}
+
+bool SessionStore::needs_upgrade() const { return std::max(m_version, file_version()) < kSchemaVersion; }
 
 SessionInfo SessionStore::info() const {
   return guarded(m_path, "read the session", [&] {
@@ -156,7 +178,7 @@ SessionInfo SessionStore::info() const {
     s.name = r.text(0, kMaxNameBytes);
     s.created_us = r.i64(1);
     s.notes = r.text(2, kMaxNotesBytes);
-    s.schema_version = m_version;
+    s.schema_version = std::max(m_version, std::min(file_version(), kSchemaVersion));
     s.read_only = m_read_only;
     return s;
   });
@@ -186,7 +208,7 @@ std::vector<TrialInfo> SessionStore::list_trials() const {
     SQLite::Transaction snapshot(*m_db);  // one consistent view while a writer is adding
     SQLite::Statement q(*m_db, std::string(kTrialColumns) + " ORDER BY t.id");
     while (q.executeStep()) out.push_back(read_trial_row(q));
-    for (auto& t : out) t.tags = read_tags(*m_db, m_version, t.id);
+    for (auto& t : out) t.tags = read_tags(*m_db, t.id);
     return out;
   });
 }
@@ -197,7 +219,7 @@ TrialInfo SessionStore::trial(int64_t id) const {
     q.bind(1, id);
     if (!q.executeStep()) throw StoreError(m_path + " has no trial " + std::to_string(id));
     TrialInfo t = read_trial_row(q);
-    t.tags = read_tags(*m_db, m_version, id);
+    t.tags = read_tags(*m_db, id);
     return t;
   });
 }
@@ -340,6 +362,14 @@ std::map<int, protocol::Done> SessionStore::trial_summaries(int64_t id) const {
   });
 }
 
+protocol::TrialLog SessionStore::trial_steps(int64_t id) const {
+  return guarded(m_path, "read the trial's steps", [&] {
+    SQLite::Transaction snapshot(*m_db);
+    trial(id);
+    return load_trial_steps(*m_db, id);
+  });
+}
+
 void SessionStore::save_as(const std::string& path) const {
   if (file_exists(path)) throw StoreError(path + " already exists; choose another file name");
   guarded(m_path, "save a copy", [&] {
@@ -358,6 +388,11 @@ void SessionStore::save_as(const std::string& path) const {
 
 int SessionStore::mark_orphaned_trials_interrupted() {
   if (m_read_only) return 0;
+  if (!m_prepared) migrate_if_older();
+  return mark_orphans();
+}
+
+int SessionStore::mark_orphans() {
   return guarded(m_path, "check for interrupted trials", [&] {
     std::vector<std::pair<int64_t, std::string>> running;
     SQLite::Statement q(*m_db, "SELECT id, owner FROM trials WHERE status = 'running'");

@@ -9,6 +9,7 @@
 // same file open; SQLite's WAL lets readers see each committed batch of a live writer.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -32,12 +33,15 @@ class SessionStore {
     int64_t max_file_bytes = int64_t{8} << 30;
     // PRAGMA quick_check on open (reads the whole file). Off only for the writer's own reopen.
     bool check_integrity = true;
+    // How long to wait for another connection's lock before saying the file is busy.
+    std::chrono::milliseconds busy_timeout{5000};
   };
 
   // Creates a new session file; fails if `path` exists.
   static SessionStore create(const std::string& path, const std::string& name);
-  // Opens an existing session: checks, then (ReadWrite) migrates an older schema and marks
-  // running trials whose writer process is gone as interrupted.
+  // Opens an existing session after checking it. Opening changes nothing in the file, in either
+  // mode: a ReadWrite store migrates an older schema, switches the file to WAL and marks running
+  // trials whose writer is gone as interrupted only on its first change (prepare_for_writing).
   static SessionStore open(const std::string& path, const OpenOptions& options);
   static SessionStore open(const std::string& path) { return open(path, OpenOptions{}); }
 
@@ -72,13 +76,22 @@ class SessionStore {
   std::map<int, protocol::Hello> trial_environment(int64_t id) const;
   // Each rank's done summary, without loading steps: for the trials table.
   std::map<int, protocol::Done> trial_summaries(int64_t id) const;
+  // Each rank's hello and steps without intervals: what analysis::trial_step_ms needs, cheaply.
+  protocol::TrialLog trial_steps(int64_t id) const;
 
   // Writes a compact, self-contained copy of the session to `path` (which must not exist):
   // one file with no -wal beside it, ready to send to someone. Uses VACUUM INTO.
   void save_as(const std::string& path) const;
 
-  // Running trials whose writer is gone -> interrupted. Returns how many. open() calls it.
+  // Running trials whose writer is gone -> interrupted. Returns how many. The first change calls it.
   int mark_orphaned_trials_interrupted();
+
+  // The file's schema is older than this build's: the first change will migrate it, after which
+  // older Tunebench builds call the file newer. Ask before changing such a file.
+  bool needs_upgrade() const;
+  // Migrates an older schema, switches to WAL and marks orphaned trials; every change (and
+  // TrialWriter, and the importer) calls it first. Throws StoreError on a read-only store.
+  void prepare_for_writing();
 
   const std::string& path() const { return m_path; }
   bool read_only() const { return m_read_only; }
@@ -87,11 +100,15 @@ class SessionStore {
 
  private:
   SessionStore(std::string path, std::unique_ptr<SQLite::Database> db, bool read_only, int version);
-  void require_writable(const char* what) const;
+  void require_writable(const char* what);
+  void migrate_if_older();
+  int file_version() const;  // PRAGMA user_version now (a TrialWriter's connection may migrate)
+  int mark_orphans();
 
   std::string m_path;
   std::unique_ptr<SQLite::Database> m_db;
   bool m_read_only = false;
+  bool m_prepared = false;  // prepare_for_writing() ran
   int m_version = 0;
 };
 

@@ -21,5 +21,8 @@ protocol::TrialLog load_trial_log(SQLite::Database& db, int64_t trial_id);
 // for showing a trial's environment before it is run again.
 std::map<int, protocol::Hello> load_trial_environment(SQLite::Database& db, int64_t trial_id);
 std::map<int, protocol::Done> load_trial_summaries(SQLite::Database& db, int64_t trial_id);
+// Each rank's hello and steps without their intervals: enough for the trial's step time
+// (analysis/step_time.h) at a fraction of a full load.
+protocol::TrialLog load_trial_steps(SQLite::Database& db, int64_t trial_id);
 
 }  // namespace tunebench::store

@@ -14,6 +14,7 @@ void set_trial_known_config(SessionStore& store, int64_t trial_id, const nlohman
   const std::string text = config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (text.size() > kMaxJsonBytes) throw StoreError("the trial's configuration is too large to store");
   SQLite::Database& db = store.database();
+  store.prepare_for_writing();  // a change: migrates an older file first, outside the transaction
   try {
     SQLite::Transaction tx(db);
     for (const char* sql :

@@ -19,6 +19,7 @@ TrialWriter::TrialWriter(const std::string& session_path, int64_t trial_id, Opti
   open.check_integrity = false;  // the GUI's own store has just checked (or created) this file
   m_store = std::make_unique<SessionStore>(SessionStore::open(session_path, open));
   m_store->trial(trial_id);  // throws when missing
+  m_store->prepare_for_writing();
   try {
     SQLite::Statement q(m_store->database(),
         "UPDATE trials SET status = 'running', owner = ?, exit_reason = '', "
@@ -88,6 +89,13 @@ void TrialWriter::finish(TrialStatus status, const std::string& exit_reason) {
   std::lock_guard<std::mutex> lock(m_mutex);
   if (m_finished) return;
   flush_locked();
+  try {
+    SQLite::Transaction tx(m_store->database());
+    m_inserter->finish();  // the count of problems beyond the kept ones
+    tx.commit();
+  } catch (const SQLite::Exception& e) {
+    throw StoreError(m_store->path() + ": cannot write trial " + std::to_string(m_trial_id) + ": " + e.what());
+  }
   m_store->set_trial_status(m_trial_id, status, exit_reason);
   m_finished = true;
 }

@@ -1,11 +1,9 @@
-// Without libFuzzer (gcc builds, CI): runs a harness's LLVMFuzzerTestOneInput once on every file
-// named on the command line (directories: every regular file inside), so the seeds and any
-// crash files found while fuzzing stay regression tests. Exits 1 when nothing was replayed.
-#include <dirent.h>
-#include <sys/stat.h>
-
+// A main() for the fuzz targets when libFuzzer is not available (GCC builds): runs the target once
+// on every file given, or on every file under every directory given. CTest runs it over the
+// seeds and the saved findings, so an input that once crashed stays fixed in every build.
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -13,33 +11,25 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
-namespace {
-
-int replay_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  return 1;
-}
-
-int replay(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return 0;
-  if (!S_ISDIR(st.st_mode)) return replay_file(path);
-  int n = 0;
-  if (DIR* d = opendir(path.c_str())) {
-    while (dirent* e = readdir(d))
-      if (e->d_name[0] != '.') n += replay(path + "/" + e->d_name);
-    closedir(d);
-  }
-  return n;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  int n = 0;
-  for (int i = 1; i < argc; ++i) n += replay(argv[i]);
-  std::printf("replayed %d inputs\n", n);
-  return n > 0 ? 0 : 1;
+  namespace fs = std::filesystem;
+  std::vector<fs::path> inputs;
+  for (int i = 1; i < argc; ++i) {
+    const fs::path p(argv[i]);
+    if (fs::is_directory(p)) {
+      for (const auto& e : fs::recursive_directory_iterator(p))
+        if (e.is_regular_file() && e.path().filename().string()[0] != '.') inputs.push_back(e.path());
+    } else if (fs::is_regular_file(p)) {
+      inputs.push_back(p);
+    }
+  }
+  for (const auto& p : inputs) {
+    std::ifstream in(p, std::ios::binary);
+    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::printf("%s (%zu bytes)\n", p.c_str(), bytes.size());
+    std::fflush(stdout);
+    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  }
+  std::printf("replayed %zu inputs\n", inputs.size());
+  return inputs.empty() ? 1 : 0;
 }

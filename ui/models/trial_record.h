@@ -22,7 +22,7 @@ struct TrialRecord {
   QDateTime started;
   int step = 0;                          // steps completed by every rank
   int steps = 0;                         // planned
-  double step_ms_median = std::nan("");  // measured steps of rank 0
+  double step_ms_median = std::nan("");  // the trial's step time: analysis::trial_step_ms (slowest rank per step)
   double tokens_per_s = std::nan("");    // all ranks together
   QString reason;                        // why it failed or stopped, in plain words
   QString stderr_tail;                   // of the failed rank

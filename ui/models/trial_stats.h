@@ -1,11 +1,14 @@
-// TrialStats: the running numbers of the trials table (median step time, throughput), folded from
-// step events as they arrive. Deliberately simple: issue 7's analysis owns the careful statistics
-// (spread, exposed communication, MFU); this only keeps the table alive during a run.
+// TrialStats: the running numbers of the trials table (step time, throughput), folded from step
+// events as they arrive. The step time is the trial's (analysis::trial_step_ms: per step the
+// slowest rank, median over measured steps), the figure a stored trial's row, the comparison and
+// the CLI show; the analysis owns the careful statistics (spread, exposed communication, MFU).
+// Only step windows are kept (no intervals), so a long run costs a few numbers per step.
 #pragma once
 
 #include <map>
 #include <vector>
 
+#include "core/protocol/trial_log.h"
 #include "ui/runner/runner_types.h"
 
 namespace tunebench::ui {
@@ -15,14 +18,14 @@ class TrialStats {
   void add(const EventBatch& batch);
   void clear();
 
-  // Median step time over measured (non-warm-up) steps of rank 0, NaN before the first one.
+  // The trial's step time (analysis::trial_step_ms, median), NaN before the first measured step.
   double stepMsMedian() const;
   // Tokens per second of all ranks together: world x tokens per rank step / median step time.
   double tokensPerSecond() const;
   int worldSize() const { return m_worldSize; }
 
  private:
-  std::vector<double> m_stepMs;
+  protocol::TrialLog m_steps;  // each rank's measured steps, without intervals
   int64_t m_tokensPerStep = 0;
   int m_worldSize = 1;
 };

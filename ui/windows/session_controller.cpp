@@ -11,6 +11,7 @@
 
 #include <SQLiteCpp/Database.h>
 
+#include "core/analysis/step_time.h"
 #include "core/config/known_settings.h"
 #include "core/config/trial_config.h"
 #include "core/store/export.h"
@@ -82,7 +83,8 @@ void forget_job_stores() {
 }
 
 TrialRecord record_of(const store::SessionStore& s, const store::TrialInfo& info) {
-  return to_trial_record(info, s.trial_summaries(info.id));
+  return to_trial_record(info, s.trial_summaries(info.id),
+                         info.step_count > 0 ? s.trial_steps(info.id) : protocol::TrialLog{});
 }
 
 QString view_title(const store::LoadedTrial& t) {
@@ -93,7 +95,8 @@ QString view_title(const store::LoadedTrial& t) {
 }
 }  // namespace
 
-TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, protocol::Done>& summaries) {
+TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, protocol::Done>& summaries,
+                            const protocol::TrialLog& steps) {
   TrialRecord r;
   r.id = loaded_id(info.id);
   // A config a newer or older Tunebench wrote may carry unknown knobs: keep what parses.
@@ -129,10 +132,9 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, pr
   for (const std::string& t : info.tags) r.tags << QString::fromStdString(t);
   r.source = QString::fromStdString(info.source);
   double tokens = 0.0;
-  for (const auto& [rank, done] : summaries) {
-    if (rank == 0 && done.summary.step_ms_median > 0.0) r.step_ms_median = done.summary.step_ms_median;
-    tokens += done.summary.tokens_per_s;
-  }
+  const analysis::Spread step = analysis::trial_step_ms(steps);  // not rank 0's own median
+  if (!step.empty()) r.step_ms_median = step.median;
+  for (const auto& [rank, done] : summaries) tokens += done.summary.tokens_per_s;
   if (tokens > 0.0) r.tokens_per_s = tokens;
   return r;
 }

@@ -49,7 +49,10 @@ class TrialsModel;
 struct TrialViewData;
 
 // A stored trial as a row of the trials table; `summaries` are its ranks' done events.
-TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, protocol::Done>& summaries);
+// `steps`: the trial's step windows (SessionStore::trial_steps), from which the row's step time is
+// analysis::trial_step_ms, the same figure as the comparison's and the CLI's.
+TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, protocol::Done>& summaries,
+                            const protocol::TrialLog& steps);
 
 class SessionController : public QObject {
   Q_OBJECT

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -36,6 +37,14 @@ struct RendezvousInfo {
   int master_port = 29500;
   std::chrono::milliseconds timeout{120000};            // for the ranks to find each other
   std::chrono::milliseconds collective_timeout{300000};  // for one collective (Gloo)
+  std::string host;         // this rank's host name, so the others can name it when it is lost
+  std::string config_json;  // the TrialConfig as run: ranks that disagree stop at the rendezvous
+};
+
+// Who a rank is, learnt at the rendezvous.
+struct PeerInfo {
+  std::string host;
+  int64_t pid = 0;
 };
 
 class Communicator {
@@ -62,13 +71,19 @@ class Communicator {
   // Where collectives are timed. Set once by the trainer.
   void set_timeline(Timeline* timeline) { m_timeline = timeline; }
 
+  // After a collective failed: which rank was lost. Peers on this host are checked (their process
+  // is gone or a zombie): "rank 1 (pid 4711 on node-a) has exited". Others are named as unknown.
+  std::string describe_lost_peers() const;
+
  protected:
   Timeline* m_timeline = nullptr;
+  std::vector<PeerInfo> m_peers;  // indexed by rank, from the rendezvous
 };
 
 // Joins the other ranks (c10d TCPStore at master_addr:master_port; rank 0 hosts it) and creates
 // the communicator for `device` (NCCL on CUDA, Gloo on the CPU). Throws EngineError kind
-// "rendezvous" (exit 4) when not every rank arrives within the timeout, naming how many did.
+// "rendezvous" (exit 4) when not every rank arrives within the timeout, naming how many did, and
+// kind "config" (exit 2) on every rank when a rank's configuration differs from rank 0's.
 std::unique_ptr<Communicator> make_communicator(const RendezvousInfo& info, c10::Device device);
 
 }  // namespace tunebench::engine

@@ -25,7 +25,9 @@ class DoneWork final : public CommWork {
 
 class GlooCommunicator final : public Communicator {
  public:
-  GlooCommunicator(const RendezvousInfo& info, c10::intrusive_ptr<c10d::Store> store) : m_info(info) {
+  GlooCommunicator(const RendezvousInfo& info, Rendezvous rv) : m_info(info) {
+    m_peers = std::move(rv.peers);
+    auto store = std::move(rv.store);
     auto options = c10d::ProcessGroupGloo::Options::create(info.collective_timeout);
     // Ranks on one host talk over loopback; across hosts Gloo binds to this host's address.
     const bool local = info.master_addr == "127.0.0.1" || info.master_addr == "localhost";
@@ -89,11 +91,12 @@ class GlooCommunicator final : public Communicator {
   void end(int h) {
     if (m_timeline) m_timeline->end(h);
   }
-  static void run(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what) {
+  void run(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what) const {
     try {
       if (work) work->wait();
     } catch (const std::exception& e) {
-      throw EngineError("comm", protocol::kExitCommunication, "Gloo " + what + " failed: " + e.what());
+      throw EngineError("comm", protocol::kExitCommunication,
+                        "Gloo " + what + " failed: " + e.what() + ". " + describe_lost_peers());
     }
   }
 

@@ -6,6 +6,8 @@
 #include "core/engine/device.h"
 #include "core/engine/stats.h"
 #include "core/engine/timing/timeline.h"
+#include "core/metrics/bus_bandwidth.h"
+#include "core/metrics/percentile.h"
 
 namespace tunebench::engine {
 
@@ -70,10 +72,9 @@ void probe_all_reduce(Communicator& comm, const DeviceContext& device, const Lin
     p.bytes = bytes;
     p.world_size = n;
     p.iterations = static_cast<int>(us.size());
-    p.time_us = std::max(1.0, percentile(us, 0.5));
+    p.time_us = std::max(1.0, metrics::percentile(us, 0.5));
     p.algbw_gbps = static_cast<double>(bytes) / (p.time_us * 1e-6) / 1e9;
-    // The bus factor of an all-reduce on n ranks: the bus bandwidth of 1 GB in 1 s.
-    p.busbw_gbps = p.algbw_gbps * bus_bandwidth_gbps(protocol::Phase::AllReduce, 1'000'000'000, 1'000'000, n);
+    p.busbw_gbps = p.algbw_gbps * metrics::bus_factor(protocol::Phase::AllReduce, n);  // nccl-tests' busbw
     point(p);
   }
 }

@@ -61,7 +61,9 @@ class NcclCommunicator final : public Communicator {
       : m_info(info),
         m_device(device),
         m_stream(c10::cuda::getStreamFromPool(comm_stream_high_priority(), device.index())) {
-    auto store = rendezvous(info);
+    Rendezvous rv = rendezvous(info);
+    m_peers = std::move(rv.peers);
+    auto store = std::move(rv.store);
     ncclUniqueId id;
     if (info.rank == 0) {
       check(ncclGetUniqueId(&id), "ncclGetUniqueId");

@@ -72,14 +72,20 @@ DataPipeline::~DataPipeline() = default;
 
 at::Tensor DataPipeline::next() {
   Impl& d = *m_impl;
-  if (!d.started) {
-    d.it.emplace(d.loader->begin());
-    d.started = true;
-  } else {
-    ++*d.it;
+  try {
+    if (!d.started) {
+      d.it.emplace(d.loader->begin());
+      d.started = true;
+    } else {
+      ++*d.it;
+    }
+    if (*d.it == d.loader->end()) throw std::out_of_range("data pipeline exhausted");
+    return **d.it;
+  } catch (const torch::data::WorkerException& e) {
+    // A loader thread failed: rethrow what it threw, so a token id beyond the vocabulary is the
+    // same config error (exit 2) with loader threads as without, and an allocation failure an OOM.
+    std::rethrow_exception(e.original_exception);
   }
-  if (*d.it == d.loader->end()) throw std::out_of_range("data pipeline exhausted");
-  return **d.it;
 }
 
 }  // namespace tunebench::engine

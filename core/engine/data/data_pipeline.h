@@ -23,7 +23,9 @@ class DataPipeline {
   DataPipeline& operator=(const DataPipeline&) = delete;
 
   // Blocks until the next micro-batch is ready. Throws EngineError when the data cannot be
-  // produced, std::out_of_range when all batches were consumed.
+  // produced (whether on a loader thread or not: the original exception, never libtorch's
+  // "Caught exception in DataLoader worker thread" wrapper), std::out_of_range when all batches
+  // were consumed.
   at::Tensor next();
 
  private:

@@ -6,6 +6,7 @@
 #include "core/engine/compat.h"
 #include "core/engine/kernels/fp8_linear.h"
 #include "core/engine/kernels/fused_ops.h"
+#include "core/metrics/flops.h"
 
 namespace tunebench::engine {
 
@@ -182,8 +183,7 @@ int64_t LlamaModel::parameter_count() const {
 int64_t LlamaModel::matmul_parameter_count() const { return parameter_count() - m_dims.vocab * m_dims.dim; }
 
 double LlamaModel::flops_per_token(int64_t seq_len) const {
-  return 6.0 * static_cast<double>(matmul_parameter_count()) +
-         12.0 * static_cast<double>(m_dims.layers) * static_cast<double>(m_dims.dim) * static_cast<double>(seq_len);
+  return metrics::palm_flops_per_token(matmul_parameter_count(), m_dims.layers, m_dims.dim, seq_len);
 }
 
 }  // namespace tunebench::engine

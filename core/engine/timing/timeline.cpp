@@ -146,43 +146,4 @@ std::vector<Interval> carve_nested(std::vector<Interval> intervals, bool carve_c
   return out;
 }
 
-double bus_bandwidth_gbps(Phase phase, int64_t bytes, int64_t duration_us, int world_size) {
-  if (duration_us <= 0 || bytes <= 0 || world_size < 1) return 0.0;
-  const double n = world_size;
-  double factor = 1.0;
-  if (phase == Phase::AllReduce) factor = 2.0 * (n - 1) / n;
-  else if (phase == Phase::AllGather || phase == Phase::ReduceScatter) factor = (n - 1) / n;
-  return static_cast<double>(bytes) / (static_cast<double>(duration_us) * 1e-6) * factor / 1e9;
-}
-
-int64_t exposed_comm_us(const std::vector<Interval>& intervals) {
-  std::vector<std::pair<int64_t, int64_t>> compute, comm;
-  for (const auto& in : intervals) {
-    if (in.end_us <= in.start_us) continue;
-    if (in.lane == Lane::Compute) compute.emplace_back(in.start_us, in.end_us);
-    else if (in.lane == Lane::Comm) comm.emplace_back(in.start_us, in.end_us);
-  }
-  auto merge = [](std::vector<std::pair<int64_t, int64_t>>& v) {
-    std::sort(v.begin(), v.end());
-    std::vector<std::pair<int64_t, int64_t>> out;
-    for (const auto& iv : v) {
-      if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
-      else out.push_back(iv);
-    }
-    v.swap(out);
-  };
-  merge(compute);
-  merge(comm);
-  int64_t exposed = 0;
-  size_t j = 0;
-  for (const auto& [a, b] : comm) {
-    int64_t covered = 0;
-    while (j < compute.size() && compute[j].second <= a) ++j;
-    for (size_t k = j; k < compute.size() && compute[k].first < b; ++k)
-      covered += std::min(b, compute[k].second) - std::max(a, compute[k].first);
-    exposed += (b - a) - covered;
-  }
-  return exposed;
-}
-
 }  // namespace tunebench::engine

@@ -65,17 +65,8 @@ class Timeline {
   std::unique_ptr<CudaEvents> m_cuda;
 };
 
-// Collective bus bandwidth in GB/s by the nccl-tests definition: algorithm bandwidth
-// (bytes / time) times the factor of the collective: all-reduce 2(n-1)/n, all-gather and
-// reduce-scatter (n-1)/n, broadcast 1. `bytes` is the full buffer size (all-gather: output).
-double bus_bandwidth_gbps(protocol::Phase phase, int64_t bytes, int64_t duration_us, int world_size);
-
 // Splits compute intervals around the recompute intervals nested in them (lanes never overlap),
 // and with `carve_comm` also around comm intervals (collectives that block the computing thread).
 std::vector<protocol::Interval> carve_nested(std::vector<protocol::Interval> intervals, bool carve_comm = false);
-
-// Union arithmetic on one step's intervals.
-// Total time of comm-lane intervals not covered by any compute-lane interval, in µs.
-int64_t exposed_comm_us(const std::vector<protocol::Interval>& intervals);
 
 }  // namespace tunebench::engine

@@ -1,7 +1,11 @@
 // DDP across separate worker processes over Gloo: equivalences with single-process training,
 // compression tolerance, and failures (a killed rank, a rank that never arrives).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -20,15 +24,27 @@ std::vector<std::string> with(std::vector<std::string> base, const std::vector<s
 }
 
 // Trains with `args` on `world` ranks and returns rank 0's final parameters.
-std::vector<float> train(int world, const std::vector<std::string>& args, const std::string& tag) {
+// A run that failed, or a file left by an earlier run, must not pass as a result: the file is
+// removed first and must be there, non-empty, afterwards.
+std::vector<float> train(int world, const std::vector<std::string>& args, const std::string& tag,
+                         tunebench::protocol::TrialLog* rank0_events = nullptr) {
   const std::string params = ::testing::TempDir() + "/" + tag + ".params";
+  ::unlink(params.c_str());
   auto runs = tt::start_ranks(world, with(args, {"--save-params", params}), tag);
   for (auto& r : runs) {
     const int code = tt::wait_rank(r, 240);
     EXPECT_EQ(code, 0) << tag << ": " << tt::stderr_of(r);
   }
   tt::kill_all(runs);
-  return tt::read_floats(params);
+  if (rank0_events) *rank0_events = tt::events_of(runs[0]);
+  auto out = tt::read_floats(params);
+  EXPECT_FALSE(out.empty()) << tag << ": no parameters were written";
+  return out;
+}
+
+// Starts rank `rank` of a `world`-rank trial on a given port: ranks with different flags.
+tt::RankRun start_rank(int world, int rank, int port, const std::vector<std::string>& args, const std::string& tag) {
+  return tt::start_ranks(world, args, tag, {{"MASTER_PORT", std::to_string(port)}}, rank).at(0);
 }
 
 struct Diff {
@@ -116,8 +132,56 @@ TEST(Ddp, KilledRankEndsTheOthersWithAnErrorInsteadOfAHang) {
   EXPECT_EQ(code, tunebench::protocol::kExitCommunication) << tt::stderr_of(runs[0]);
   const auto log = tt::events_of(runs[0]);
   ASSERT_FALSE(log.ranks.at(0).errors.empty());
-  const auto& kind = log.ranks.at(0).errors.back().value.kind;
-  EXPECT_TRUE(kind == "comm" || kind == "timeout") << kind;
+  const auto& error = log.ranks.at(0).errors.back().value;
+  EXPECT_TRUE(error.kind == "comm" || error.kind == "timeout") << error.kind;
+  // Not just "Connection closed by peer [127.0.0.1]:8579": the rank that was lost, by name.
+  const std::string lost = "rank 1 (pid " + std::to_string(runs[1].pid);
+  EXPECT_NE(error.message.find(lost), std::string::npos) << error.message;
+  EXPECT_NE(error.message.find("has exited"), std::string::npos) << error.message;
+}
+
+TEST(Ddp, RanksWithDifferentModelsStopAtTheRendezvousWithTheDifference) {
+  const int port = tt::free_port();
+  const auto args = with(tt::small_model_args(), {"--strategy", "ddp", "--steps", "3", "--warmup", "1"});
+  std::vector<tt::RankRun> runs = {start_rank(2, 0, port, args, "mismatch"),
+                                   start_rank(2, 1, port, with(args, {"--dim", "128"}), "mismatch")};
+  for (auto& r : runs) EXPECT_EQ(tt::wait_rank(r, 120), tunebench::protocol::kExitConfig) << tt::stderr_of(r);
+  tt::kill_all(runs);
+  for (int r = 0; r < 2; ++r) {
+    const auto log = tt::events_of(runs[r]);
+    ASSERT_EQ(log.ranks.at(r).errors.size(), 1u) << "rank " << r;
+    const auto& e = log.ranks.at(r).errors[0].value;
+    EXPECT_EQ(e.kind, "config");
+    EXPECT_NE(e.message.find("rank 1 runs a different configuration than rank 0: dim 128 vs 64"), std::string::npos)
+        << e.message;
+    ASSERT_TRUE(log.ranks.at(r).done) << "rank " << r << " ended without a done event";
+    EXPECT_EQ(log.ranks.at(r).done->exit_code, tunebench::protocol::kExitConfig);
+  }
+}
+
+TEST(Ddp, AForeignListenerOnMasterPortEndsEveryRankWithinTheRendezvousTimeout) {
+  // Something else listens on MASTER_PORT: rank 0 cannot host the store, rank 1 connects to a
+  // program that never answers. Both must end with a rendezvous error, none may hang.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(fd, 16), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int port = ntohs(addr.sin_port);
+  const auto args = with(tt::small_model_args(), {"--strategy", "ddp", "--rendezvous-timeout-s", "3"});
+  std::vector<tt::RankRun> runs = {start_rank(2, 0, port, args, "foreign"), start_rank(2, 1, port, args, "foreign")};
+  // A hang guard, not a timing assertion: the timeout is 3 s; a rank still running after 90 s hangs.
+  for (auto& r : runs) EXPECT_EQ(tt::wait_rank(r, 90), tunebench::protocol::kExitCommunication) << tt::stderr_of(r);
+  tt::kill_all(runs);
+  ::close(fd);
+  for (int r = 0; r < 2; ++r) {
+    const auto log = tt::events_of(runs[r]);
+    ASSERT_FALSE(log.ranks.at(r).errors.empty()) << "rank " << r;
+    EXPECT_EQ(log.ranks.at(r).errors[0].value.kind, "rendezvous") << log.ranks.at(r).errors[0].value.message;
+  }
 }
 
 TEST(Ddp, RankThatNeverArrivesIsARendezvousErrorOnTheOthers) {
@@ -189,10 +253,24 @@ TEST(Fsdp, ParametersAfterThreeAdamWStepsEqualDdpInBothModes) {
 }
 
 TEST(Fsdp, CheckpointingAndPrefetchDoNotChangeTheResult) {
-  const auto base = train(2, with(adamw_steps(2), {"--strategy", "fsdp"}), "fsdp-base");
-  const auto ckpt = train(2, with(adamw_steps(2), {"--strategy", "fsdp", "--checkpointing", "true",
-                                                   "--fsdp-prefetch", "false"}),
-                          "fsdp-ckpt");
+  tunebench::protocol::TrialLog base_events, ckpt_events;
+  const auto base = train(2, with(adamw_steps(2), {"--strategy", "fsdp"}), "fsdp-base", &base_events);
+  const auto ckpt =
+      train(2, with(adamw_steps(2), {"--strategy", "fsdp", "--checkpointing", "true", "--fsdp-prefetch", "false"}),
+            "fsdp-ckpt", &ckpt_events);
+  // Both runs trained (the parameters moved by AdamW's first steps) ...
+  const auto init = train(2, with(adamw_steps(2), {"--strategy", "fsdp", "--lr", "1e-30"}), "fsdp-ckpt-init");
+  ASSERT_FALSE(base.empty());
+  EXPECT_GT(max_abs_diff(base, init), 1e-4) << "the comparison means nothing if training did not move anything";
+  // ... and the second one really recomputed: its backward carries recompute intervals, the first none.
+  auto recomputes = [](const tunebench::protocol::TrialLog& log) {
+    int n = 0;
+    for (const auto& s : log.ranks.at(0).steps)
+      for (const auto& in : s.intervals) n += in.phase == tunebench::protocol::Phase::Recompute;
+    return n;
+  };
+  EXPECT_GT(recomputes(ckpt_events), 0);
+  EXPECT_EQ(recomputes(base_events), 0);
   EXPECT_LT(max_abs_diff(ckpt, base), 1e-6);
 }
 

@@ -51,6 +51,21 @@ TEST(RankEnv, Slurm) {
   EXPECT_EQ(env.local_rank, 1);
 }
 
+TEST(RankEnv, ValuesBeyondIntAreReportedNotWrapped) {
+  // 4294967298 = 2^32 + 2 used to join 2 ranks; 4294967296 + 1 as RANK used to be rank 1.
+  for (auto bad : std::vector<std::map<std::string, std::string>>{
+           {{"RANK", "0"}, {"WORLD_SIZE", "4294967298"}},
+           {{"RANK", "4294967297"}, {"WORLD_SIZE", "2"}},
+           {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4294967298"}},
+           {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "4294967296"}},
+       }) {
+    g_env = bad;
+    std::string error;
+    const auto env = read(&error);
+    EXPECT_FALSE(error.empty()) << "world " << env.world_size << ", rank " << env.rank;
+  }
+}
+
 TEST(RankEnv, MalformedValuesAreReported) {
   for (auto bad : std::vector<std::map<std::string, std::string>>{
            {{"RANK", "two"}, {"WORLD_SIZE", "4"}},

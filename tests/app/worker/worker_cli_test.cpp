@@ -117,3 +117,93 @@ TEST(WorkerCli, EventLogOfARunParsesCompletely) {
   for (const auto& sample : r.samples) EXPECT_TRUE(sample.value.rss_bytes.has_value());
   EXPECT_NE(tt::stderr_of(run).find("done"), std::string::npos) << "human logs go to stderr";
 }
+
+namespace {
+
+// The run's single error event (kind, message) and its done exit code.
+struct Outcome {
+  int exit_code = -1;
+  std::string kind, message;
+  bool done = false;
+};
+Outcome outcome_of(const tt::RankRun& run) {
+  Outcome o;
+  o.exit_code = run.exit_code;
+  const auto log = tt::events_of(run);
+  if (!log.ranks.count(0)) return o;
+  const auto& r = log.ranks.at(0);
+  if (!r.errors.empty()) {
+    o.kind = r.errors.back().value.kind;
+    o.message = r.errors.back().value.message;
+  }
+  o.done = r.done && r.done->exit_code == run.exit_code;
+  return o;
+}
+
+}  // namespace
+
+TEST(WorkerCli, ConfigThatIsADirectoryIsAConfigErrorNotAnAbort) {
+  // libstdc++ used to throw __ios_failure out of the JSON parser: SIGABRT, no event.
+  const auto o = outcome_of(run_one({"--config", ::testing::TempDir()}, "configdir"));
+  EXPECT_EQ(o.exit_code, tunebench::protocol::kExitConfig);
+  EXPECT_EQ(o.kind, "config");
+  EXPECT_NE(o.message.find("not a regular file"), std::string::npos) << o.message;
+  EXPECT_TRUE(o.done);
+}
+
+TEST(WorkerCli, IntegerFlagsThatWouldWrapAreConfigErrors) {
+  // 4294967297 = 2^32 + 1 used to become num_workers 1; 2^32 + 2 world size 2.
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--num-workers", "4294967297"},
+                                                                {"--world-size", "4294967298", "--strategy", "ddp"},
+                                                                {"--heads", "18446744073709551616"}}) {
+    const auto o = outcome_of(run_one(with(tt::small_model_args(), args), "wrap"));
+    EXPECT_EQ(o.exit_code, tunebench::protocol::kExitConfig) << args[0];
+    EXPECT_EQ(o.kind, "config") << args[0];
+  }
+}
+
+TEST(WorkerCli, InfiniteOrHugeTimeoutsAreConfigErrors) {
+  // inf and 1e30 used to end the run after 7 ms ("no progress for 0 s") or overflow a duration.
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--collective-timeout-s", "inf"},
+                                                                {"--collective-timeout-s", "1e30"},
+                                                                {"--rendezvous-timeout-s", "inf"},
+                                                                {"--rendezvous-timeout-s", "1e30"},
+                                                                {"--collective-timeout-s", "nan"}}) {
+    const auto o = outcome_of(run_one(with(tt::small_model_args(), args), "timeouts"));
+    EXPECT_EQ(o.exit_code, tunebench::protocol::kExitConfig) << args[0] << " " << args[1];
+    EXPECT_EQ(o.kind, "config") << args[0] << " " << args[1] << ": " << o.message;
+  }
+}
+
+TEST(WorkerCli, HostOutOfMemoryIsAnOomNotACrash) {
+  // 100,000,000 sequences of 1024 tokens: the first batch alone is 764 GiB of token ids, far more
+  // than any machine lends (Linux refuses it at once, so the test never touches real memory).
+  const auto o =
+      outcome_of(run_one(with(tt::small_model_args(), {"--micro-batch", "100000000", "--seq-len", "1024"}), "cpuoom"));
+  EXPECT_EQ(o.exit_code, tunebench::protocol::kExitOutOfMemory) << o.message;
+  EXPECT_EQ(o.kind, "oom");
+  EXPECT_EQ(o.message.rfind("out of host memory", 0), 0u) << o.message;
+  EXPECT_TRUE(o.done);
+}
+
+TEST(WorkerCli, TokenBeyondTheVocabularyIsTheSameConfigErrorWithLoaderThreads) {
+  // Token ids up to 6 * 7 = 42 against a vocabulary of 16.
+  const std::string path = ::testing::TempDir() + "/big-tokens.bin";
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (int i = 0; i < 4096; ++i) {
+      const uint16_t v = static_cast<uint16_t>((i % 7) * 7);
+      out.write(reinterpret_cast<const char*>(&v), 2);
+    }
+  }
+  std::vector<Outcome> outcomes;
+  for (const char* workers : {"0", "2"}) {
+    outcomes.push_back(outcome_of(run_one(with(tt::small_model_args(), {"--vocab", "16", "--data", "file",
+                                                                        "--data-path", path, "--num-workers", workers}),
+                                          std::string("vocab-nw") + workers)));
+    EXPECT_EQ(outcomes.back().exit_code, tunebench::protocol::kExitConfig) << "num_workers " << workers;
+    EXPECT_EQ(outcomes.back().kind, "config") << outcomes.back().message;
+  }
+  EXPECT_EQ(outcomes[0].message, outcomes[1].message);
+  EXPECT_EQ(outcomes[1].message.find("DataLoader"), std::string::npos) << outcomes[1].message;
+}

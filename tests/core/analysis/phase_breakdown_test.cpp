@@ -6,7 +6,7 @@
 #include <numeric>
 #include <random>
 
-#include "core/analysis/interval_math.h"
+#include "core/metrics/spans.h"
 #include "tests/core/analysis/synthetic_trial.h"
 
 namespace ta = tunebench::analysis;
@@ -96,19 +96,19 @@ TEST(PhaseBreakdown, PartsAlwaysSumToTheStepAndExposedMatchesIntervalArithmetic)
   for (int trial = 0; trial < 200; ++trial) {
     const int64_t start = static_cast<int64_t>(rng() % 1000), length = 1 + static_cast<int64_t>(rng() % 5000);
     std::vector<tp::Interval> ins;
-    std::vector<ta::Span> comm, compute;
+    std::vector<tunebench::metrics::Span> comm, compute;
     const int count = static_cast<int>(rng() % 40);
     for (int i = 0; i < count; ++i) {
       const int64_t a = start - 500 + static_cast<int64_t>(rng() % static_cast<uint64_t>(length + 1000));
       const int64_t b = a + static_cast<int64_t>(rng() % 800);
       ins.push_back(iv(phases[rng() % std::size(phases)], a, b, 1));
-      const ta::Span sp{std::max(a, start), std::min(b, start + length)};
+      const tunebench::metrics::Span sp{std::max(a, start), std::min(b, start + length)};
       if (ins.back().lane == tp::Lane::Comm) comm.push_back(sp);
       if (ins.back().lane == tp::Lane::Compute) compute.push_back(sp);
     }
     const auto b = ta::breakdown_of(make_step(start, start + length, ins));
     ASSERT_EQ(sum(b), length) << "trial " << trial;
-    ASSERT_EQ(b[Part::ExposedComm], ta::uncovered_us(comm, compute)) << "trial " << trial;
-    ASSERT_EQ(b.comm_us, ta::covered_us(comm));
+    ASSERT_EQ(b[Part::ExposedComm], tunebench::metrics::uncovered_us(comm, compute)) << "trial " << trial;
+    ASSERT_EQ(b.comm_us, tunebench::metrics::covered_us(comm));
   }
 }

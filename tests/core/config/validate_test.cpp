@@ -168,3 +168,34 @@ TEST(Validate, ReportsEveryProblemAtOnce) {
   EXPECT_GE(tc::validate(c).size(), 3u);
   EXPECT_NE(tc::describe(tc::validate(c)).find("micro_batch: "), std::string::npos);
 }
+
+TEST(Validate, TimeoutsAreFiniteAndAtMostAWeek) {
+  // inf and 1e30 s used to overflow the worker's clock arithmetic and end the run at once.
+  for (const char* key : {"rendezvous_timeout_s", "collective_timeout_s"}) {
+    for (const char* text : {"inf", "nan", "-1", "0"}) {
+      tc::TrialConfig c;
+      const auto set = tc::set_knob(c, key, text);
+      EXPECT_TRUE(set || flags(c, key)) << key << " = " << text;
+    }
+    tc::TrialConfig c;
+    ASSERT_FALSE(tc::set_knob(c, key, "1e30"));
+    EXPECT_TRUE(flags(c, key)) << key << " = 1e30";
+    ASSERT_FALSE(tc::set_knob(c, key, "604800"));
+    EXPECT_FALSE(flags(c, key)) << "a week is allowed";
+  }
+}
+
+TEST(TrialConfigIntegers, ValuesThatWouldWrapAreProblems) {
+  // 2^32 + 1 as an int is 1; 2^63 as an int64 is negative.
+  tc::TrialConfig c;
+  EXPECT_TRUE(tc::set_knob(c, "num_workers", "4294967297"));
+  EXPECT_EQ(c.num_workers, tc::TrialConfig{}.num_workers) << "a refused value must not be stored";
+  EXPECT_TRUE(tc::set_knob(c, "world_size", "4294967298"));
+  EXPECT_EQ(c.world_size, 1);
+  for (const auto& j :
+       {nlohmann::json{{"world_size", 4294967298ull}}, nlohmann::json{{"steps", 9223372036854775808ull}},
+        nlohmann::json{{"num_workers", -4294967295ll}}, nlohmann::json{{"dim", 18446744073709551615ull}}}) {
+    const auto parsed = tc::from_json(j);
+    EXPECT_FALSE(parsed.ok()) << j.dump();
+  }
+}

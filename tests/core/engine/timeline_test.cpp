@@ -1,5 +1,5 @@
-// Interval arithmetic: nested recompute carved out of backward, exposed communication, bus
-// bandwidth — all with hand-computed answers.
+// Interval arithmetic: nested recompute carved out of backward, host-clock intervals — with
+// hand-computed answers (exposed communication and bus bandwidth: tests/core/metrics).
 #include <gtest/gtest.h>
 
 #include "core/engine/timing/timeline.h"
@@ -23,29 +23,6 @@ TEST(Timeline, RecomputeIsCarvedOutOfBackward) {
   EXPECT_EQ(backward, 70);  // 20 + 20 + 30
   EXPECT_EQ(recompute, 30);
   EXPECT_EQ(out.size(), 6u);  // 3 backward pieces, 2 recomputes, 1 host
-}
-
-TEST(Timeline, ExposedCommunicationIsCommMinusComputeUnion) {
-  // compute: [0,100) [150,200); comm: [90,160) -> exposed 100..150 = 50; [190,260) -> 200..260 = 60
-  std::vector<Interval> in = {{Lane::Compute, Phase::Backward, 0, 100, "", 0, 0},
-                              {Lane::Compute, Phase::Optimizer, 150, 200, "", 0, 0},
-                              {Lane::Comm, Phase::AllReduce, 90, 160, "bucket 0", 1, 0},
-                              {Lane::Comm, Phase::AllReduce, 190, 260, "bucket 1", 1, 0},
-                              {Lane::Host, Phase::DataWait, 0, 1000, "", 0, 0}};
-  EXPECT_EQ(te::exposed_comm_us(in), 110);
-  // overlapping comm intervals are counted once
-  in.push_back({Lane::Comm, Phase::AllReduce, 100, 140, "bucket 2", 1, 0});
-  EXPECT_EQ(te::exposed_comm_us(in), 110);
-  EXPECT_EQ(te::exposed_comm_us({}), 0);
-}
-
-TEST(Timeline, BusBandwidthFollowsNcclTests) {
-  // 1 GB all-reduce in 10 ms on 2 ranks: algbw 100 GB/s, busbw = 100 * 2(n-1)/n = 100
-  EXPECT_NEAR(te::bus_bandwidth_gbps(Phase::AllReduce, 1000000000, 10000, 2), 100.0, 1e-9);
-  // on 8 ranks the factor is 2*7/8
-  EXPECT_NEAR(te::bus_bandwidth_gbps(Phase::AllReduce, 1000000000, 10000, 8), 175.0, 1e-9);
-  EXPECT_NEAR(te::bus_bandwidth_gbps(Phase::AllGather, 1000000000, 10000, 2), 50.0, 1e-9);
-  EXPECT_EQ(te::bus_bandwidth_gbps(Phase::AllReduce, 100, 0, 2), 0.0);
 }
 
 TEST(Timeline, HostClockIntervalsAndDisabledTimeline) {

@@ -11,6 +11,7 @@
 #include "core/engine/stats.h"
 #include "core/engine/strategy/strategy.h"
 #include "core/engine/trainer.h"
+#include "core/metrics/percentile.h"
 #include "engine_test_util.h"
 
 namespace te = tunebench::engine;
@@ -170,7 +171,7 @@ TEST(Trainer, SummaryExcludesWarmup) {
   EXPECT_TRUE(steps[1].warmup);
   EXPECT_FALSE(steps[2].warmup);
   std::vector<double> measured = {steps[2].step_ms, steps[3].step_ms, steps[4].step_ms};
-  EXPECT_DOUBLE_EQ(s.step_ms_median, te::percentile(measured, 0.5));
+  EXPECT_DOUBLE_EQ(s.step_ms_median, tunebench::metrics::percentile(measured, 0.5));
   EXPECT_EQ(s.mfu, -1.0) << "no MFU without a known peak";
   EXPECT_GT(s.tokens_per_s, 0);
 }

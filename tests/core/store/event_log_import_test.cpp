@@ -52,6 +52,8 @@ TEST(EventLogImport, LinkProbeKeepsItsPointsWithTheEnvironment) {
   tt::TempDir dir;
   const auto log_path = dir.file("probe.jsonl");
   std::vector<tp::Event> events;
+  // One run: the probe points carry the hello's trial id (a log holding two ids is two trials).
+  const std::string trial = tt::hello_event(0, 2).header.trial;
   for (int rank = 0; rank < 2; ++rank) {
     events.push_back(tt::hello_event(rank, 2));
     for (int i = 0; i < 3; ++i) {
@@ -62,7 +64,7 @@ TEST(EventLogImport, LinkProbeKeepsItsPointsWithTheEnvironment) {
       p.time_us = 100.0 * (i + 1) + rank;
       p.algbw_gbps = p.bytes / (p.time_us * 1e-6) / 1e9;
       p.busbw_gbps = p.algbw_gbps;
-      events.push_back(tp::Event{{tp::kSchemaVersion, "probe-1", rank, 1000 + i}, p});
+      events.push_back(tp::Event{{tp::kSchemaVersion, trial, rank, 1000 + i}, p});
     }
     events.push_back(tt::done_event(rank));
   }

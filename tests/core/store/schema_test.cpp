@@ -15,18 +15,28 @@ namespace tt = tunebench::store::test;
 
 namespace {
 
-// A session as the first release wrote it: schema 1, no tags table.
-int64_t make_version1_file(const std::string& path, const tunebench::protocol::TrialLog& log) {
+// A session as the build of schema `version` wrote it (its own tables only), holding one trial.
+int64_t make_version_file(const std::string& path, int version, const tunebench::protocol::TrialLog& log,
+                          const std::string& session_name = "older", const std::string& strategy = "ddp") {
   SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  ts::migrate(db, 0, 1);
-  db.exec("INSERT INTO session (id, name, created_us) VALUES (1, 'from v1', 1700000000000000)");
-  db.exec("INSERT INTO trials (name, config, status, created_us) "
-          "VALUES ('old trial', '{\"strategy\":\"fsdp\"}', 'done', 1700000000000001)");
+  ts::migrate(db, 0, version);
+  SQLite::Statement session(db, "INSERT INTO session (id, name, created_us) VALUES (1, ?, 1700000000000000)");
+  session.bind(1, session_name);
+  session.exec();
+  SQLite::Statement trial(db, "INSERT INTO trials (name, config, status, created_us) "
+                              "VALUES ('old trial', ?, 'done', 1700000000000001)");
+  trial.bind(1, nlohmann::json{{"strategy", strategy}}.dump());
+  trial.exec();
   const int64_t id = db.getLastInsertRowid();
   ts::EventInserter inserter(db, id);
   inserter.insert_log(log);
   db.exec("PRAGMA journal_mode = WAL");
   return id;
+}
+
+// A session as the first release wrote it: schema 1, no tags table.
+int64_t make_version1_file(const std::string& path, const tunebench::protocol::TrialLog& log) {
+  return make_version_file(path, 1, log, "from v1", "fsdp");
 }
 
 }  // namespace
@@ -63,14 +73,23 @@ TEST(Schema, OpensAndMigratesAVersion1Session) {
     EXPECT_EQ(tt::read_bytes(path), before);
   }
   {
+    // Read-write, but only read: the file stays a version-1 file, byte for byte (an older build
+    // would otherwise call its own file newer).
+    const std::string before = tt::read_bytes(path);
     auto store = ts::SessionStore::open(path);
-    EXPECT_EQ(store.info().schema_version, ts::kSchemaVersion);
+    EXPECT_TRUE(store.needs_upgrade());
+    EXPECT_EQ(store.info().schema_version, 1);
     EXPECT_EQ(store.info().name, "from v1");
     const auto t = store.load_trial(id);
     EXPECT_EQ(t.info.name, "old trial");
     EXPECT_EQ(t.info.config["strategy"], "fsdp");
     EXPECT_EQ(tt::canonical(t.log), tt::canonical(log));
+    EXPECT_EQ(store.list_trials().size(), 1u);
+    EXPECT_EQ(tt::read_bytes(path), before);
+    // The first change migrates.
     store.set_trial_tags(id, {"migrated"});  // the table version 2 added works
+    EXPECT_FALSE(store.needs_upgrade());
+    EXPECT_EQ(store.info().schema_version, ts::kSchemaVersion);
     EXPECT_EQ(store.trial(id).tags, std::vector<std::string>{"migrated"});
   }
   SQLite::Database db(path, SQLite::OPEN_READONLY);
@@ -100,4 +119,60 @@ TEST(Schema, Version3KeepsEachRanksInterconnect) {
   ASSERT_TRUE(t.log.ranks.at(0).hello && t.log.ranks.at(1).hello);
   EXPECT_EQ(t.log.ranks.at(0).hello->topology, "GPU0: 18 NVLink links; rank 0");
   EXPECT_EQ(t.log.ranks.at(1).hello->topology, "GPU0: 18 NVLink links; rank 1");
+}
+
+// One linear sequence 1 -> 2 -> 3 -> 4 (tags, rank_topology, link_probes): a file of every older
+// version opens unchanged (read-only and read-write alike), reads its trial, and is migrated to the
+// current version by its first change, ending with a new file's schema.
+TEST(Schema, EveryOlderVersionOpensUnchangedAndMigratesOnTheFirstChange) {
+  for (int version = 1; version < ts::kSchemaVersion; ++version) {
+    SCOPED_TRACE("schema version " + std::to_string(version));
+    tt::TempDir dir;
+    const auto path = dir.file("v" + std::to_string(version) + ".tbsession");
+    const auto log = tt::log_of(tt::full_trial(2, 3));
+    const int64_t id = make_version_file(path, version, log);
+    const std::string before = tt::read_bytes(path);
+    {
+      auto ro = ts::SessionStore::open(path, {ts::SessionStore::Mode::ReadOnly});
+      EXPECT_EQ(ro.info().schema_version, version);
+      EXPECT_EQ(tt::canonical(ro.load_trial(id).log), tt::canonical(log));
+    }
+    {
+      auto store = ts::SessionStore::open(path);
+      EXPECT_TRUE(store.needs_upgrade());
+      EXPECT_EQ(tt::canonical(store.load_trial(id).log), tt::canonical(log));
+      EXPECT_EQ(tt::read_bytes(path), before);
+      store.rename_trial(id, "renamed");  // the first change migrates
+      EXPECT_FALSE(store.needs_upgrade());
+      EXPECT_EQ(store.info().schema_version, ts::kSchemaVersion);
+      EXPECT_EQ(tt::canonical(store.load_trial(id).log), tt::canonical(log));
+    }
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), ts::kSchemaVersion);
+    EXPECT_EQ(ts::read_schema(db), ts::expected_schema(ts::kSchemaVersion));
+  }
+}
+
+// The example sessions in sessions/ (written at schema 2 and 3) open read-only, unchanged, and
+// every trial loads.
+TEST(Schema, TheShippedSessionsOpenUnchanged) {
+  int opened = 0;
+  tt::TempDir dir;
+  for (const char* name : {"cpu-tiny.tbsession", "h200-7b.tbsession"}) {
+    // A copy, so no -wal or -shm appears beside the tree's file.
+    const std::string shipped = std::string(TUNEBENCH_TEST_DATA_DIR) + "/../../sessions/" + name;
+    SCOPED_TRACE(shipped);
+    const std::string before = tt::read_bytes(shipped);
+    ASSERT_FALSE(before.empty());
+    const std::string path = dir.file(name);
+    tt::write_bytes(path, before);
+    auto store = ts::SessionStore::open(path, {ts::SessionStore::Mode::ReadOnly});
+    EXPECT_LE(store.info().schema_version, ts::kSchemaVersion);
+    const auto trials = store.list_trials();
+    EXPECT_FALSE(trials.empty());
+    for (const auto& t : trials) EXPECT_NO_THROW(store.load_trial(t.id)) << t.name;
+    EXPECT_EQ(tt::read_bytes(path), before);
+    ++opened;
+  }
+  EXPECT_EQ(opened, 2);
 }

@@ -189,7 +189,9 @@ TEST(TrialWriterCrash, SigkillKeepsEveryCommittedStepAndMarksInterrupted) {
   const auto trial = store.trial(s.trial);
   EXPECT_EQ(trial.status, ts::TrialStatus::Interrupted);
   EXPECT_NE(trial.exit_reason.find(std::to_string(child)), std::string::npos) << trial.exit_reason;
-  {  // ... and stored so: the read-write open wrote the new status.
+  // Opening changes nothing; the first change of the session stores the new status.
+  EXPECT_EQ(store.mark_orphaned_trials_interrupted(), 1);
+  {
     SQLite::Statement q(store.database(), "SELECT status FROM trials WHERE id = ?");
     q.bind(1, s.trial);
     ASSERT_TRUE(q.executeStep());

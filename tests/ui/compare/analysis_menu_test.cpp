@@ -59,7 +59,7 @@ TEST(AnalysisMenu, SuggestionButtonQueuesTheFollowUpTrial) {
   accum->click();
   ASSERT_EQ(w->trialsModel()->rowCount(), 3);
   const TrialRecord& queued = w->trialsModel()->record(2);
-  EXPECT_EQ(queued.config.grad_accum, 2);                    // the suggestion's change ...
+  EXPECT_EQ(queued.config.grad_accum, 3);  // the suggestion's change (the pair's one grad_accum) ...
   EXPECT_EQ(queued.config.strategy, config::Strategy::Ddp);  // ... on the DDP trial's config
   EXPECT_EQ(queued.config.world_size, 2);
   EXPECT_NE(QString::fromStdString(queued.config.name).indexOf(QStringLiteral("grad_accum")), -1);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "core/analysis/step_time.h"
+
 #include <QAbstractItemModelTester>
 #include <QBrush>
 
@@ -58,4 +60,27 @@ TEST(TrialStats, MedianOfMeasuredStepsAndTotalThroughput) {
   EXPECT_DOUBLE_EQ(stats.stepMsMedian(), 130.0);
   EXPECT_EQ(stats.worldSize(), 2);
   EXPECT_NEAR(stats.tokensPerSecond(), 2 * 512 / 0.130, 1e-6);
+}
+
+// Issue 15 item 3: the table showed rank 0's median (4,709 ms) where the comparison showed the
+// slowest rank's (5,051 ms). Each step takes its slowest rank's time, the trial the median of those.
+TEST(TrialStats, StepTimeIsTheSlowestRanksAsInTheComparison) {
+  TrialStats stats;
+  EventBatch batch;
+  protocol::TrialLog log;
+  for (int rank = 0; rank < 2; ++rank)
+    for (int i = 0; i < 4; ++i) {
+      protocol::Step s;
+      s.step = i;
+      s.warmup = i == 0;
+      s.start_us = 1'000'000 * i;
+      s.end_us = s.start_us + (rank == 0 ? 100'000 : 150'000 + 10'000 * i);  // rank 1 is the slow one
+      s.step_ms = (s.end_us - s.start_us) / 1000.0;
+      s.tokens = 512;
+      batch.push_back({{1, "t", rank, s.start_us}, s});
+      log.add(batch.back());
+    }
+  stats.add(batch);
+  EXPECT_DOUBLE_EQ(stats.stepMsMedian(), 170.0);  // rank 1's 160, 170, 180; rank 0's 100 would be wrong
+  EXPECT_DOUBLE_EQ(stats.stepMsMedian(), analysis::trial_step_ms(log).median);
 }

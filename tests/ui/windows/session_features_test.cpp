@@ -26,7 +26,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/analysis/step_time.h"
 #include "core/protocol/trial_log.h"
+#include "core/store/records.h"
 #include "tests/ui/windows/window_test_util.h"
 #include "ui/models/trials_model.h"
 #include "ui/runner/background_jobs.h"
@@ -190,4 +192,30 @@ TEST(SessionActionsAlone, OwnsItsMenusAndReportsThroughSignals) {
                    [&](const config::TrialConfig& c, const QString&) { requested.push_back(c.name); });
   ASSERT_TRUE(actions.rerunWithChanges(QStringLiteral("t1")));
   EXPECT_EQ(requested, std::vector<std::string>{"mine (again)"});
+}
+
+// Issue 15 item 3 for stored trials: the row's step time is analysis::trial_step_ms (the slowest rank
+// per step), not rank 0's own median from its done summary.
+TEST(SessionFeatures, StoredTrialRowShowsTheTrialsStepTime) {
+  store::TrialInfo info;
+  info.id = 7;
+  info.name = "ddp";
+  info.step_count = 6;
+  std::map<int, protocol::Done> summaries;
+  protocol::TrialLog steps;
+  for (int rank = 0; rank < 2; ++rank) {
+    protocol::Done d;
+    d.summary.step_ms_median = rank == 0 ? 4709.0 : 5051.0;  // each rank's own median
+    summaries[rank] = d;
+    for (int i = 0; i < 3; ++i) {
+      protocol::Step s;
+      s.step = i;
+      s.start_us = 10'000'000 * i;
+      s.end_us = s.start_us + (rank == 0 ? 4'709'000 : 5'051'000);
+      steps.ranks[rank].steps.push_back(s);
+    }
+  }
+  const ui::TrialRecord r = ui::to_trial_record(info, summaries, steps);
+  EXPECT_DOUBLE_EQ(r.step_ms_median, 5051.0);
+  EXPECT_DOUBLE_EQ(r.step_ms_median, analysis::trial_step_ms(steps).median);
 }

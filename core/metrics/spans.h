@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace tunebench::analysis {
+namespace tunebench::metrics {
 
 struct Span {
   int64_t start_us = 0;
@@ -28,4 +28,4 @@ std::vector<Span> intersect(std::vector<Span> a, std::vector<Span> b);
 // Length of the union of `a` not covered by the union of `b`.
 int64_t uncovered_us(std::vector<Span> a, std::vector<Span> b);
 
-}  // namespace tunebench::analysis
+}  // namespace tunebench::metrics

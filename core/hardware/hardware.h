@@ -1,10 +1,10 @@
 // The hardware catalogue: GPUs (memory, dense peaks, HBM bandwidth) and interconnects (bus
 // bandwidth, latency) that predictions run against, with the source of every figure.
 //
-// The data is core/predict/hardware_catalogue.json, compiled into the binary at build time
-// (embed_catalogue.cmake); load_catalogue() reads an edited copy instead. This is meant to be the
-// single table of GPU peaks: MFU and anything else that needs "the peak of this device" asks
-// find_gpu(device name as NVML reports it). An unknown device is nullptr, never a guess.
+// The data is core/hardware/hardware_catalogue.json, compiled into the binary at build time
+// (embed_catalogue.cmake); load_catalogue() reads an edited copy instead. It is the single table
+// of GPU peaks: predictions (core/predict) and MFU (mfu_peak_tflops: the worker's summary and
+// core/analysis) all read it. An unknown device is nullptr, never a guess.
 // Deliberately absent: clocks, power limits, sparsity (all peaks are dense).
 #pragma once
 
@@ -79,5 +79,11 @@ const LinkSpec* implied_link(const GpuSpec& gpu, const std::map<std::string, std
 
 // Dense tensor peak in TFLOP/s (1e12) for a compute dtype: "bf16", "fp16", "fp8", "tf32", "fp32".
 std::optional<double> peak_tflops(const GpuSpec& gpu, std::string_view dtype);
+
+// The peak MFU is measured against: the dense bf16 tensor peak (FP32 accumulate) of a device named
+// as NVML reports it, whatever precision the trial ran in (as torchtitan does). nullopt for an
+// unknown device, the CPU, or a GPU without bf16 tensor cores: no peak, no MFU, never a guess.
+// The worker's done summary and core/analysis both ask this one function.
+std::optional<double> mfu_peak_tflops(std::string_view device_name, const Catalogue& cat = catalogue());
 
 }  // namespace tunebench::hardware

@@ -1,8 +1,8 @@
-#include "core/analysis/interval_math.h"
+#include "core/metrics/spans.h"
 
 #include <algorithm>
 
-namespace tunebench::analysis {
+namespace tunebench::metrics {
 
 std::vector<Span> span_union(std::vector<Span> spans) {
   spans.erase(std::remove_if(spans.begin(), spans.end(), [](const Span& s) { return s.length_us() == 0; }),
@@ -20,8 +20,7 @@ std::vector<Span> span_union(std::vector<Span> spans) {
 
 int64_t covered_us(std::vector<Span> spans) {
   int64_t total = 0;
-  for (const auto& s : span_union(std::move(spans)))
-    total += s.length_us();
+  for (const auto& s : span_union(std::move(spans))) total += s.length_us();
   return total;
 }
 
@@ -56,4 +55,4 @@ int64_t uncovered_us(std::vector<Span> a, std::vector<Span> b) {
   return all - covered_us(intersect(std::move(a), std::move(b)));
 }
 
-}  // namespace tunebench::analysis
+}  // namespace tunebench::metrics

@@ -2,8 +2,7 @@
 // entry, and the link a config implies follows its NCCL variables.
 #include <gtest/gtest.h>
 
-#include "core/analysis/mfu.h"
-#include "core/predict/hardware.h"
+#include "core/hardware/hardware.h"
 
 namespace hw = tunebench::hardware;
 
@@ -56,15 +55,21 @@ TEST(HardwareCatalogue, FindsGpusByTheNamesNvmlReports) {
   EXPECT_EQ(hw::find_gpu("NVIDIA GeForce GTX 1080"), nullptr);  // unknown is unknown, never a guess
 }
 
-// Until core/metrics takes its GPU peaks from this catalogue, the two tables must agree.
-TEST(HardwareCatalogue, Bf16PeaksAgreeWithTheMfuTable) {
-  for (const char* name : {"NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H100 NVL",
-                           "NVIDIA A100-SXM4-80GB", "NVIDIA GeForce RTX 4090"}) {
-    const auto* g = hw::find_gpu(name);
-    const auto mfu_peak = tunebench::analysis::peak_bf16_tflops(name);
-    ASSERT_TRUE(g && g->bf16_tflops && mfu_peak) << name;
-    EXPECT_NEAR(*g->bf16_tflops, *mfu_peak, 1.0) << name;
+// MFU's peak (the worker's summary, core/analysis) is the catalogue's dense bf16 figure: one table.
+TEST(HardwareCatalogue, MfuPeakIsTheDenseBf16FigureOfTheNamedGpu) {
+  EXPECT_DOUBLE_EQ(*hw::mfu_peak_tflops("NVIDIA H200"), 989.4);
+  EXPECT_DOUBLE_EQ(*hw::mfu_peak_tflops("NVIDIA H100 80GB HBM3"), 989.4);
+  // The PCIe board clocks lower than the SXM part (the engine's old table said 989 for it).
+  EXPECT_DOUBLE_EQ(*hw::mfu_peak_tflops("NVIDIA H100 PCIe"), 756.5);
+  EXPECT_DOUBLE_EQ(*hw::mfu_peak_tflops("NVIDIA H100 NVL"), 835.5);
+  EXPECT_DOUBLE_EQ(*hw::mfu_peak_tflops("NVIDIA A100-SXM4-80GB"), 312.0);
+  EXPECT_DOUBLE_EQ(*hw::mfu_peak_tflops("NVIDIA GeForce RTX 4090"), 165.2);
+  for (const auto& g : hw::catalogue().gpus) {
+    EXPECT_EQ(hw::mfu_peak_tflops(g.name), g.bf16_tflops) << g.id;  // V100: none (no bf16 tensor cores)
+    EXPECT_EQ(hw::mfu_peak_tflops(g.id), g.bf16_tflops) << g.id;
   }
+  EXPECT_FALSE(hw::mfu_peak_tflops("cpu"));
+  EXPECT_FALSE(hw::mfu_peak_tflops("NVIDIA GeForce GTX 1080"));  // unknown: no MFU, never a guess
 }
 
 TEST(HardwareCatalogue, BadEntriesAreNamedInTheError) {

@@ -1,6 +1,6 @@
 // Parsing and lookup of the hardware catalogue (hardware.h). The compiled-in JSON text comes
 // from the generated header hardware_catalogue_data.h (see CMakeLists.txt).
-#include "core/predict/hardware.h"
+#include "core/hardware/hardware.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/predict/hardware_catalogue_data.h"
+#include "core/hardware/hardware_catalogue_data.h"
 
 namespace tunebench::hardware {
 
@@ -169,6 +169,12 @@ std::optional<double> peak_tflops(const GpuSpec& gpu, std::string_view dtype) {
   if (dtype == "tf32") return gpu.tf32_tflops;
   if (dtype == "fp32") return gpu.fp32_tflops;
   return std::nullopt;
+}
+
+std::optional<double> mfu_peak_tflops(std::string_view device_name, const Catalogue& cat) {
+  const GpuSpec* gpu = find_gpu(device_name, cat);
+  if (!gpu) return std::nullopt;
+  return gpu->bf16_tflops;
 }
 
 }  // namespace tunebench::hardware

@@ -1,0 +1,32 @@
+#include "core/metrics/bus_bandwidth.h"
+
+namespace tunebench::metrics {
+
+double bus_factor(protocol::Phase collective, int n) {
+  if (n < 2) return 0.0;
+  const double nd = static_cast<double>(n);
+  switch (collective) {
+    case protocol::Phase::AllReduce:
+      return 2.0 * (nd - 1.0) / nd;
+    case protocol::Phase::AllGather:
+    case protocol::Phase::ReduceScatter:
+      return (nd - 1.0) / nd;
+    case protocol::Phase::Broadcast:
+      return 1.0;
+    default:
+      return 0.0;
+  }
+}
+
+double bus_bandwidth_gbps(protocol::Phase collective, int64_t bytes, int64_t duration_us, int n) {
+  if (duration_us <= 0 || bytes <= 0) return 0.0;
+  const double algbw = static_cast<double>(bytes) / (static_cast<double>(duration_us) * 1e-6) / 1e9;
+  return algbw * bus_factor(collective, n);
+}
+
+double comm_floor_ms(double bus_bytes, double busbw_gbps) {
+  if (busbw_gbps <= 0) return 0.0;
+  return bus_bytes / (busbw_gbps * 1e9) * 1e3;
+}
+
+}  // namespace tunebench::metrics
