@@ -91,10 +91,13 @@ void EventChannel::onNewTcpConnection() {
 bool EventChannel::checkToken(Connection& c) {
   auto* tcp = static_cast<QTcpSocket*>(c.socket);
   const auto drop = [&](const char* why) {
+    bool v4 = false;  // "::ffff:10.0.0.5" (a dual-stack listener) is shown as 10.0.0.5
+    const quint32 ip4 = tcp->peerAddress().toIPv4Address(&v4);
+    const QString peer = v4 ? QHostAddress(ip4).toString() : tcp->peerAddress().toString();
     ++m_dropped;
     emit logLine({-1, LogLine::Source::Runner,
                   QStringLiteral("dropped an event connection from %1:%2: %3")
-                      .arg(tcp->peerAddress().toString())
+                      .arg(peer)
                       .arg(tcp->peerPort())
                       .arg(QLatin1String(why))});
     tcp->disconnect(this);
