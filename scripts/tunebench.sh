@@ -22,6 +22,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
   xvfb xauth
+  openssh-server openssh-client   # the ssh launcher's end-to-end test (tests/app/cli/cli_ssh_test.sh)
+  slurmctld slurmd slurm-client munge   # the slurm launcher's one-node cluster (cli_slurm_test.sh)
 )
 
 log() { printf '\033[1m[tunebench]\033[0m %s\n' "$*" >&2; }

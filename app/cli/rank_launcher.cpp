@@ -1,5 +1,8 @@
 #include "app/cli/rank_launcher.h"
 
+#include "core/launch/launch_plan.h"
+#include "core/launch/worker_program.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -35,22 +38,13 @@ int free_port() {
   return ntohs(addr.sin_port);
 }
 
-bool executable(const std::filesystem::path& p) { return ::access(p.c_str(), X_OK) == 0; }
-
 }  // namespace
 
 std::string find_worker(const std::string& explicit_path) {
-  if (!explicit_path.empty()) {
-    if (!executable(explicit_path)) throw std::runtime_error(explicit_path + " is not an executable worker");
-    return explicit_path;
-  }
-  if (const char* env = std::getenv("TUNEBENCH_WORKER"); env && *env && executable(env)) return env;
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
-  for (const auto& candidate : {self / "tunebench-worker", self / ".." / "worker" / "tunebench-worker"})
-    if (executable(candidate)) return candidate.lexically_normal().string();
-  throw std::runtime_error("no tunebench-worker beside " + self.string() +
-                           " or in ../worker; give --worker PATH or set TUNEBENCH_WORKER");
+  const std::string found = launch::find_worker(explicit_path);
+  if (found.empty()) throw std::runtime_error(launch::worker_not_found_message());
+  if (::access(found.c_str(), X_OK) != 0) throw std::runtime_error(found + " is not an executable worker");
+  return found;
 }
 
 std::vector<LaunchedRank> launch_ranks(const std::string& worker, int world, const std::vector<std::string>& args,
@@ -62,18 +56,16 @@ std::vector<LaunchedRank> launch_ranks(const std::string& worker, int world, con
     const auto eq = kv.find('=');
     if (eq != std::string::npos) base[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
+  // The variables every local rank gets come from core/launch (the GUI's and `run`'s as well).
+  config::TrialConfig ranks_config;
+  ranks_config.world_size = world;
   std::vector<LaunchedRank> ranks;
   for (int r = 0; r < world; ++r) {
     LaunchedRank rank;
     rank.events_path = dir + "/rank" + std::to_string(r) + ".jsonl";
     rank.stderr_path = dir + "/rank" + std::to_string(r) + ".stderr";
     auto env = base;
-    env["RANK"] = std::to_string(r);
-    env["WORLD_SIZE"] = std::to_string(world);
-    env["LOCAL_RANK"] = std::to_string(r);
-    env["LOCAL_WORLD_SIZE"] = std::to_string(world);
-    env["MASTER_ADDR"] = "127.0.0.1";
-    env["MASTER_PORT"] = std::to_string(port);
+    for (const auto& [k, v] : launch::local_rank_env(ranks_config, r, port, trial)) env[k] = v;
     std::vector<std::string> argv_s = {worker, "--events", "file:" + rank.events_path, "--trial", trial};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<std::string> env_s;

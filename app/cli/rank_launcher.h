@@ -1,6 +1,7 @@
 // Starting worker ranks on this machine from the command line, torchrun-style: RANK, WORLD_SIZE,
 // LOCAL_RANK, MASTER_ADDR and MASTER_PORT (a free port) per process, events to a file per rank,
-// stderr to a file beside it. Used by `tunebench-cli probe`; the GUI has its own runner (ui/runner).
+// stderr to a file beside it. Used by `tunebench-cli probe`, whose ranks write file: logs; the
+// variables and the worker's place come from core/launch, as for every other launch.
 #pragma once
 
 #include <sys/types.h>

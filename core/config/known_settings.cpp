@@ -14,12 +14,15 @@ bool same(const Problem& a, const Problem& b) { return a.key == b.key && a.messa
 std::vector<std::string> unknown_knobs(const nlohmann::json& config_json) {
   std::vector<std::string> out;
   for (const auto& k : knobs())
-    if (k.key != "name" && !is_known(config_json, k.key)) out.push_back(k.key);
+    if (!is_known(config_json, k.key)) out.push_back(k.key);
   return out;
 }
 
 bool is_known(const nlohmann::json& config_json, std::string_view key) {
   if (key == "name") return true;
+  // Where a trial ran (launcher, hosts, SLURM) is not a knob of the training it measured, and
+  // configs written before launchers existed lack those keys: absent means it ran here.
+  if (const KnobInfo* k = find_knob(key); k && k->group == "Where") return true;
   return config_json.is_object() && config_json.contains(std::string(key));
 }
 

@@ -18,8 +18,8 @@
 
 namespace tunebench::config {
 
-// Keys of knobs() that `config_json` does not hold, in knobs() order ("name" is never unknown).
-// Empty for a config the worker wrote; every knob but "name" for a non-object.
+// Keys of knobs() that `config_json` does not hold, in knobs() order ("name" and the "Where"
+// group, where a trial ran, are never unknown). Empty for a config the worker wrote.
 std::vector<std::string> unknown_knobs(const nlohmann::json& config_json);
 bool is_known(const nlohmann::json& config_json, std::string_view key);
 

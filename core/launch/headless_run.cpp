@@ -228,12 +228,16 @@ HeadlessResult Run::run() {
     if (!m_dir.empty()) fs::remove_all(m_dir, ec);
     return refuse(error);
   }
+  // The writer's connection owns the trial from here. Ours closes first: SQLite's WAL relies on
+  // POSIX locks, which any close() of the file within this process would drop for every
+  // connection, and a reader elsewhere would then take the WAL for abandoned and delete it.
+  session.reset();
   try {
     m_writer = std::make_unique<store::TrialWriter>(m_req.session_path, m_result.trial_id);
   } catch (const std::exception& e) {
-    return refuse(e.what());
+    m_result.message = e.what();
+    return m_result;
   }
-  session.reset();  // the writer's connection owns the trial from here
 
   for (const auto& spec : m_plan.processes)
     for (int r : spec.ranks)

@@ -158,8 +158,8 @@ std::string ssh_node_script(const TrialConfig& c, const LaunchContext& ctx, int 
   s << "cat > \"$d/trial.json\" <<'" << marker << "'\n" << config::to_json(c).dump() << "\n" << marker << "\n";
   // Stop and lost connections: ssh's stdin closes, so the watchdog ends this node's ranks.
   s << "exec 3<&0\n";
-  s << "( trap '' TERM; cat <&3 >/dev/null; [ -d \"$d\" ] || exit 0; rm -rf \"$d\"; kill -TERM 0; sleep 3; "
-       "kill -KILL 0 ) >/dev/null 2>&1 &\n";
+  s << "( trap '' TERM; cat <&3 >/dev/null; [ -d \"$d\" ] || exit 0; rm -rf \"$d\" " << sock
+    << "; kill -TERM 0; sleep 3; kill -KILL 0 ) >/dev/null 2>&1 &\n";
   s << "exec 3<&-\n";
   for (const auto& [k, v] : env) s << k << "=" << shell_quote(v) << "; export " << k << "\n";
   // The forwarded socket appears when sshd has bound it.
@@ -173,7 +173,7 @@ std::string ssh_node_script(const TrialConfig& c, const LaunchContext& ctx, int 
       << "=$!\n";
     pids += " \"$p" + std::to_string(l) + "\"";
   }
-  s << "wait" << pids << "\nrm -rf \"$d\"\n";
+  s << "wait" << pids << "\nrm -rf \"$d\" " << sock << "\n";
   return s.str();
 }
 

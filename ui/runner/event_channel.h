@@ -1,4 +1,5 @@
-// The event channel of one trial: a local socket every rank connects to, one stream per rank.
+// The event channel of one trial: a local socket every rank connects to, one stream per rank
+// (ssh forwards remote ranks' connections to it), and for SLURM a TCP listener with a token.
 //
 // Each connection gets its own EventReader (streams never share a partial line). Parsed events
 // are not emitted one by one: they are collected and delivered as one EventBatch every
@@ -23,6 +24,7 @@
 
 class QLocalServer;
 class QLocalSocket;
+class QTcpServer;
 class QTimer;
 
 namespace tunebench::ui {
@@ -40,6 +42,12 @@ class EventChannel : public QObject {
   bool listen(const QString& socketPath);
   QString errorString() const { return m_error; }
   QString spec() const;  // "unix:PATH", as passed to --events
+  // Also listens on TCP (all addresses; port 0: any) for ranks on other hosts (SLURM). A TCP
+  // connection's first line must be the token line of `token` (core/protocol/event_token.h);
+  // others are dropped and logged. False with errorString() on failure.
+  bool listenTcp(const QString& token, quint16 port = 0);
+  quint16 tcpPort() const;
+  int droppedConnections() const { return m_dropped; }
   void close();
 
   // Reads at most kMaxReadBytes more per connection and emits the pending batch now.
@@ -59,12 +67,17 @@ class EventChannel : public QObject {
  private:
   struct Connection;
   void onNewConnection();
+  void onNewTcpConnection();
+  bool checkToken(Connection& c);  // false: not yet (or dropped)
   // Parses at most kMaxReadBytes of `c`; schedules itself again while bytes remain.
   void readFrom(Connection& c);
   void finishIfDrained(Connection& c);
   void scheduleFlush();
 
   QLocalServer* m_server = nullptr;
+  QTcpServer* m_tcpServer = nullptr;
+  QString m_token;
+  int m_dropped = 0;
   QTimer* m_flushTimer = nullptr;
   std::vector<std::unique_ptr<Connection>> m_connections;
   EventBatch m_pending;

@@ -1,12 +1,17 @@
-// TrialRunner: runs one trial as N worker processes (one per rank) and turns their output into
-// typed signals. QtCore/QtNetwork only, so the CLI can use it as well as the window.
+// TrialRunner: runs one trial and turns its processes' output into typed signals. The processes
+// come from launch::plan_launch (core/launch, the one definition shared with tunebench-cli): one
+// worker per rank on this machine, one ssh connection per host, or one srun/sbatch. QtCore and
+// QtNetwork only.
 //
 // Lifecycle: start() -> started -> (eventsArrived | logLine | progress)* -> finished, exactly once.
-// A rank that fails (non-zero exit, signal, failure to start) fails the trial: the other ranks
-// are stopped and the outcome names the rank, the exit in words, its error event and stderr tail.
+// A rank that fails (non-zero exit, signal, failure to start; remote ranks report their exits
+// through the ssh node script) fails the trial: the other ranks are stopped and the outcome names
+// the rank, the exit in words, its error event and stderr tail. A lost ssh connection or a failed
+// srun/sbatch fails the trial with the node and ssh's/SLURM's last words.
 // A rank silent for longer than collective_timeout_s (after its first event; before it,
 // rendezvous_timeout_s plus a start-up allowance) is treated as hung and the trial is stopped.
-// Stopping sends SIGTERM to every rank's process group, then SIGKILL after a grace period.
+// Stopping sends SIGTERM to every local process group, closes each ssh connection's stdin (the
+// node script then ends its ranks), scancels an sbatch job; SIGKILL follows after a grace period.
 #pragma once
 
 #include <memory>
@@ -19,6 +24,10 @@
 class QProcess;
 class QTemporaryDir;
 class QTimer;
+
+namespace tunebench::launch {
+struct LaunchPlan;
+}
 
 namespace tunebench::ui {
 
@@ -39,7 +48,7 @@ class TrialRunner : public LiveSource {
   void stopAndWait();
 
   QString trialId() const { return m_request.id; }
-  std::vector<qint64> pids() const;  // of the ranks started, including ones that already exited
+  std::vector<qint64> pids() const;  // of the processes started, including ones that already exited
   void setGraceMs(int ms) { m_graceMs = ms; }
   int graceMs() const { return m_graceMs; }
   // Start-up allowance before a rank's first event on top of rendezvous_timeout_s (libtorch and
@@ -48,11 +57,13 @@ class TrialRunner : public LiveSource {
 
  private:
   struct Rank;
-  void startRank(int rank, quint16 masterPort, const QString& configPath, const QString& eventsSpec);
-  void onRankFinished(int rank, int exitCode, bool crashed);
-  void onRankStartFailed(int rank);
+  struct Proc;
+  void startProcess(size_t index);
+  void onProcessFinished(Proc& p, int exitCode, bool crashed);
+  void onProcessStartFailed(Proc& p);
+  void rankExited(int rank, const QString& how, bool failed);
   void onEvents(const EventBatch& batch);
-  void readOutput(Rank& r, bool stderrStream, bool flushPartial);
+  void readOutput(Proc& p, bool stderrStream, bool flushPartial);
   void checkForHang();
   void fail(int rank, const QString& reason);
   void terminateAll();
@@ -65,6 +76,8 @@ class TrialRunner : public LiveSource {
   std::unique_ptr<QTemporaryDir> m_dir;
   EventChannel* m_channel = nullptr;
   std::vector<std::unique_ptr<Rank>> m_ranks;
+  std::vector<std::unique_ptr<Proc>> m_procs;
+  std::unique_ptr<launch::LaunchPlan> m_plan;
   QTimer* m_watchdog = nullptr;
   QTimer* m_killTimer = nullptr;
   QTimer* m_drainTimer = nullptr;  // after the last exit, lets the sockets deliver their last lines

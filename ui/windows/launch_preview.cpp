@@ -1,49 +1,54 @@
 #include "ui/windows/launch_preview.h"
 
 #include <QCoreApplication>
+#include <QDir>
+#include <QHostInfo>
 #include <QDialogButtonBox>
 #include <QFontDatabase>
 #include <QLabel>
 #include <QPlainTextEdit>
-#include <QProcessEnvironment>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QVBoxLayout>
 
+#include "core/launch/launch_plan.h"
 #include "ui/runner/worker_launch.h"
 
 namespace tunebench::ui {
 
-namespace {
-QString shell_quote(const QString& s) {
-  static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9_./:=+$-]+$"));
-  if (plain.match(s).hasMatch()) return s;
-  QString q = s;
-  q.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
-  return QLatin1Char('\'') + q + QLatin1Char('\'');
-}
-}  // namespace
-
 QString launch_preview(const config::TrialConfig& config, const QString& workerProgram, const QString& trialId) {
-  const QString program = workerProgram.isEmpty() ? find_worker_program(QCoreApplication::applicationDirPath()) : workerProgram;
-  QStringList argv{program};
-  argv << worker_arguments(QStringLiteral("$TMP/trial.json"), QStringLiteral("unix:$TMP/events.sock"), trialId);
-  QStringList quoted;
-  for (const QString& a : argv) quoted << shell_quote(a);
-  QString text = QStringLiteral("Program and arguments (every rank):\n  %1\n").arg(quoted.join(QLatin1Char(' ')));
+  // The runner's own plan (core/launch), with placeholders for what is picked at launch.
+  launch::LaunchContext ctx;
+  ctx.trial_id = trialId.toStdString();
+  ctx.worker = (workerProgram.isEmpty() ? find_worker_program(QCoreApplication::applicationDirPath()) : workerProgram)
+                   .toStdString();
+  ctx.config_path = "$TMP/trial.json";
+  ctx.events_socket = "$TMP/events.sock";
+  ctx.master_port = 0;
+  ctx.nonce = "RANDOM";
+  ctx.home = QDir::homePath().toStdString();
+  ctx.tcp_events = (config.event_host.empty() ? QHostInfo::localHostName().toStdString() : config.event_host) + ":PORT";
+  ctx.token = "<token>";
+  launch::LaunchPlan plan;
+  try {
+    plan = launch::plan_launch(config, ctx);
+  } catch (const std::exception& e) {
+    return QStringLiteral("This configuration cannot be launched: %1\n").arg(QString::fromUtf8(e.what()));
+  }
+  QString text = QStringLiteral("Where: %1. Every process gets Tunebench's own environment plus the variables "
+                                "shown; MASTER_PORT (0 here) and RANDOM are picked at launch, $TMP is the trial's "
+                                "temporary folder.\n")
+                     .arg(QString::fromStdString(std::string(config::to_string(config.launcher))));
+  for (const auto& [path, content] : plan.files)
+    text += QStringLiteral("\nWrites %1 (%2 bytes)").arg(QString::fromStdString(path)).arg(content.size());
+  for (const auto& p : plan.processes) {
+    text += QStringLiteral("\nEnvironment of %1 (%2):\n")
+                .arg(QString::fromStdString(p.label()), QString::fromStdString(p.where));
+    for (const auto& [k, v] : p.env)
+      text += QStringLiteral("  %1=%2\n").arg(QString::fromStdString(k), QString::fromStdString(launch::shell_quote(v)));
+    text += QStringLiteral("Command:\n  %1\n").arg(QString::fromStdString(launch::shell_join(p.argv)));
+  }
   text += QStringLiteral("\n$TMP/trial.json holds this configuration:\n%1\n")
               .arg(QString::fromStdString(config::to_json(config).dump(2)));
-  for (int rank = 0; rank < config.world_size; ++rank) {
-    // An empty base shows exactly what the runner adds; $PORT is picked at launch.
-    const QProcessEnvironment env = worker_environment(QProcessEnvironment(), config, rank, 0, trialId);
-    QStringList keys = env.keys();
-    keys.sort();
-    text += QStringLiteral("\nEnvironment of rank %1 (set on top of Tunebench's own environment):\n").arg(rank);
-    for (const QString& k : keys) {
-      const QString v = k == QLatin1String("MASTER_PORT") ? QStringLiteral("$PORT") : env.value(k);
-      text += QStringLiteral("  %1=%2\n").arg(k, shell_quote(v));
-    }
-  }
   return text;
 }
 

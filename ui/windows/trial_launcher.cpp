@@ -13,7 +13,9 @@ TrialLauncher::TrialLauncher(SessionController* session, QWidget* dialogParent, 
 
 std::vector<config::Problem> TrialLauncher::problems(const config::TrialConfig& config) const {
   std::vector<config::Problem> out = config::validate(config);
-  for (auto& p : device_problems(config, m_devices)) out.push_back(std::move(p));
+  // This machine's devices matter only to ranks that run here.
+  if (config.launcher == config::Launcher::Local)
+    for (auto& p : device_problems(config, m_devices)) out.push_back(std::move(p));
   return out;
 }
 

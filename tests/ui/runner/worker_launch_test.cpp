@@ -1,32 +1,12 @@
+// The GUI's side of launching: the worker's place and the port. What runs (argv, environment) is
+// core/launch's plan, tested in tests/core/launch; here, that the runner's processes follow it.
 #include <gtest/gtest.h>
 
+#include "core/launch/launch_plan.h"
 #include "ui/runner/worker_launch.h"
 
 using namespace tunebench;
 using namespace tunebench::ui;
-
-TEST(WorkerLaunch, ArgumentsFollowTheWorkerContract) {
-  EXPECT_EQ(worker_arguments("/t/trial.json", "unix:/t/events.sock", "t7"),
-            QStringList({"--config", "/t/trial.json", "--events", "unix:/t/events.sock", "--trial", "t7"}));
-}
-
-TEST(WorkerLaunch, EnvironmentIsTorchrunStyle) {
-  config::TrialConfig c;
-  c.strategy = config::Strategy::Ddp;
-  c.world_size = 4;
-  c.nccl_env["NCCL_P2P_DISABLE"] = "1";
-  QProcessEnvironment base;
-  base.insert("PATH", "/bin");
-  const auto env = worker_environment(base, c, 2, 29500, "t1");
-  EXPECT_EQ(env.value("RANK"), "2");
-  EXPECT_EQ(env.value("WORLD_SIZE"), "4");
-  EXPECT_EQ(env.value("LOCAL_RANK"), "2");
-  EXPECT_EQ(env.value("LOCAL_WORLD_SIZE"), "4");
-  EXPECT_EQ(env.value("MASTER_ADDR"), "127.0.0.1");
-  EXPECT_EQ(env.value("MASTER_PORT"), "29500");
-  EXPECT_EQ(env.value("NCCL_P2P_DISABLE"), "1");
-  EXPECT_EQ(env.value("PATH"), "/bin");
-}
 
 TEST(WorkerLaunch, EnvironmentVariableOverridesTheWorkerPath) {
   qputenv("TUNEBENCH_WORKER", "/opt/x/tunebench-worker");
@@ -36,3 +16,20 @@ TEST(WorkerLaunch, EnvironmentVariableOverridesTheWorkerPath) {
 }
 
 TEST(WorkerLaunch, PicksAPort) { EXPECT_GT(pick_free_port(), 0); }
+
+TEST(WorkerLaunch, LocalPlanIsTheWorkerContract) {
+  config::TrialConfig c;
+  c.strategy = config::Strategy::Ddp;
+  c.world_size = 4;
+  launch::LaunchContext ctx;
+  ctx.trial_id = "t7";
+  ctx.worker = "/w";
+  ctx.config_path = "/t/trial.json";
+  ctx.events_socket = "/t/events.sock";
+  ctx.master_port = 29500;
+  const auto plan = launch::plan_launch(c, ctx);
+  ASSERT_EQ(plan.processes.size(), 4u);
+  EXPECT_EQ(plan.processes[2].argv,
+            (std::vector<std::string>{"/w", "--config", "/t/trial.json", "--events", "unix:/t/events.sock", "--trial", "t7"}));
+  EXPECT_EQ(plan.processes[2].env.at("RANK"), "2");
+}

@@ -312,7 +312,7 @@ TEST(SessionWindow, AConfigFromAForeignSessionIsShownBeforeItRuns) {
   EXPECT_NE(w->launcher()->pendingPreview(), nullptr);
   TB_WAIT_FOR(w->launcher()->pendingPreview() == nullptr, kTimeoutMs);
   EXPECT_EQ(w->trialsModel()->rowCount(), 1);
-  EXPECT_TRUE(shown.contains("--config $TMP/trial.json")) << shown.toStdString();
+  EXPECT_TRUE(shown.contains("--config '$TMP/trial.json'")) << shown.toStdString();  // as a shell reads it
   EXPECT_TRUE(shown.contains("NCCL_P2P_DISABLE=1")) << shown.toStdString();
   EXPECT_TRUE(shown.contains("Environment of rank 1")) << shown.toStdString();
   EXPECT_TRUE(shown.contains(TUNEBENCH_FAKE_WORKER)) << shown.toStdString();

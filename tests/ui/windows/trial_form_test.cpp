@@ -77,3 +77,21 @@ TEST(TrialForm, PresetModelsLockTheDimensions) {
   model->setCurrentText("custom");
   EXPECT_TRUE(form.field("dim")->isEnabled());
 }
+
+TEST(TrialForm, WhereTheRanksRunIsPartOfTheForm) {
+  // The "Where" group comes from the launcher knobs: hosts typed as text, stored as the config's.
+  TrialForm form;
+  auto c = *config::trial_preset("cpu-tiny");
+  c.strategy = config::Strategy::Ddp;
+  c.world_size = 3;
+  c.launcher = config::Launcher::Ssh;
+  ASSERT_FALSE(config::parse_ssh_hosts("alice@gpu1:2222 ranks=2; gpu2 ranks=1 CUDA_VISIBLE_DEVICES=1", c.ssh_hosts));
+  form.setConfig(c);
+  ASSERT_NE(form.field("launcher"), nullptr);
+  ASSERT_NE(form.field("ssh_hosts"), nullptr);
+  EXPECT_EQ(form.field("ssh_hosts")->text(), "alice@gpu1:2222 ranks=2; gpu2 ranks=1 CUDA_VISIBLE_DEVICES=1");
+  EXPECT_EQ(form.config(), c);
+  form.field("ssh_hosts")->setText("gpu1 ranks=2");  // 2 ranks for a world of 3
+  EXPECT_EQ(form.validateAndShow(), 1);
+  EXPECT_TRUE(form.field("ssh_hosts")->problem().contains("add up to 2")) << form.field("ssh_hosts")->problem().toStdString();
+}

@@ -1,0 +1,238 @@
+// `tunebench-cli run` and `sweep`: headless trials written live into a session, through
+// launch::run_trial (the same runner other code calls). Argument wiring, the progress display
+// and Ctrl-C only.
+//
+//   tunebench-cli run my.tbsession --preset cpu-tiny --set world_size=2 --set strategy=ddp
+//   tunebench-cli run my.tbsession --config t.json --launcher ssh --hosts "gpu1 ranks=2; gpu2 ranks=2"
+//   tunebench-cli sweep my.tbsession --preset cpu-tiny --grid micro_batch=2,4 --grid num_workers=0,2 --repeat 2
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "app/cli/commands.h"
+#include "app/cli/config_inputs.h"
+#include "core/analysis/sweep.h"
+#include "core/launch/headless_run.h"
+
+namespace tunebench::cli {
+
+namespace {
+
+std::atomic<int> g_interrupts{0};
+extern "C" void on_interrupt(int) { g_interrupts.fetch_add(1); }
+
+struct RunOptions {
+  std::string session, preset, config_file, worker, name, launcher, hosts, ssh, partition, account, time_limit;
+  std::vector<std::string> sets, grid, tags;
+  int nodes = 0, repeat = 1;
+  bool json = false, sbatch = false;
+  double timeout_s = 0;
+};
+
+config::TrialConfig base_config(const RunOptions& o) {
+  // The launcher flags are --set changes by another name; the user's own --set come after them.
+  std::vector<std::string> sets;
+  if (!o.launcher.empty()) sets.push_back("launcher=" + o.launcher);
+  if (!o.hosts.empty()) sets.push_back("ssh_hosts=" + o.hosts);
+  if (!o.ssh.empty()) sets.push_back("ssh_command=" + o.ssh);
+  if (o.nodes > 0) sets.push_back("slurm_nodes=" + std::to_string(o.nodes));
+  if (o.sbatch) sets.push_back("slurm_mode=sbatch");
+  if (!o.partition.empty()) sets.push_back("slurm_partition=" + o.partition);
+  if (!o.account.empty()) sets.push_back("slurm_account=" + o.account);
+  if (!o.time_limit.empty()) sets.push_back("slurm_time=" + o.time_limit);
+  sets.insert(sets.end(), o.sets.begin(), o.sets.end());
+  return config_from_inputs(o.preset, o.config_file, sets);
+}
+
+// Progress on a terminal: one line redrawn in place; otherwise a plain line per 10 % of the steps.
+class ProgressDisplay {
+ public:
+  ProgressDisplay(std::string label, bool json) : m_label(std::move(label)), m_tty(!json && ::isatty(2)) {}
+  void update(const launch::Progress& p) {
+    if (p.steps <= 0) return;
+    char timing[96] = "";
+    if (p.ms_per_step > 0)
+      std::snprintf(timing, sizeof(timing), "  %.1f ms/step  ETA %.0f s", p.ms_per_step, std::ceil(p.eta_s));
+    if (m_tty) {
+      const int width = 30;
+      const int filled = std::min(width, p.step * width / p.steps);
+      std::fprintf(stderr, "\r%s [%s%s] step %d of %d%s\033[K", m_label.c_str(), std::string(size_t(filled), '#').c_str(),
+                   std::string(size_t(width - filled), '.').c_str(), p.step, p.steps, timing);
+      std::fflush(stderr);
+      m_drawn = true;
+    } else {
+      const int decile = p.step * 10 / p.steps;
+      if (decile == m_last_decile && p.step != p.steps) return;
+      m_last_decile = decile;
+      std::fprintf(stderr, "%s: step %d of %d%s\n", m_label.c_str(), p.step, p.steps, timing);
+    }
+  }
+  void end() {
+    if (m_drawn) std::fprintf(stderr, "\n");
+    m_drawn = false;
+  }
+
+ private:
+  std::string m_label;
+  bool m_tty;
+  bool m_drawn = false;
+  int m_last_decile = -1;
+};
+
+nlohmann::json result_json(const launch::HeadlessResult& r, const std::string& name) {
+  return {{"trial_id", r.trial_id}, {"name", name}, {"status", r.status}, {"exit_code", r.exit_code},
+          {"message", r.message}};
+}
+
+launch::HeadlessResult run_one(const RunOptions& o, const config::TrialConfig& c, const std::string& name,
+                               const std::string& source, const std::vector<std::string>& tags,
+                               const std::string& label) {
+  ProgressDisplay display(label, o.json);
+  launch::HeadlessRequest request;
+  request.session_path = o.session;
+  request.config = c;
+  request.name = name;
+  request.source = source;
+  request.tags = tags;
+  request.worker = o.worker;
+  request.timeout_s = o.timeout_s;
+  request.on_progress = [&display](const launch::Progress& p) { display.update(p); };
+  request.cancelled = [] { return g_interrupts.load() > 0; };
+  auto result = launch::run_trial(request);
+  display.end();
+  if (!o.json) {
+    std::fprintf(stderr, "%s: trial %lld %s%s%s\n", label.c_str(), static_cast<long long>(result.trial_id),
+                 result.status.c_str(), result.message.empty() ? "" : ": ", result.message.c_str());
+  }
+  return result;
+}
+
+void install_interrupt_handler() {
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+void run_run(const RunOptions& o) {
+  const config::TrialConfig c = base_config(o);
+  install_interrupt_handler();
+  const std::string name = !o.name.empty() ? o.name : !c.name.empty() ? c.name : (o.preset.empty() ? "cli run" : o.preset);
+  const auto result = run_one(o, c, name, "cli run", o.tags, name);
+  if (o.json) std::cout << result_json(result, name).dump(2) << "\n";
+  if (result.exit_code != 0) throw CommandExit{result.exit_code};
+}
+
+void run_sweep(const RunOptions& o) {
+  analysis::SweepSpec spec;
+  spec.base = base_config(o);
+  spec.repeats = o.repeat;
+  for (const auto& g : o.grid) {
+    const auto eq = g.find('=');
+    if (eq == std::string::npos || eq == 0) throw std::runtime_error("--grid wants KEY=V1,V2,..., got '" + g + "'");
+    analysis::SweepAxis axis{g.substr(0, eq), {}};
+    std::string values = g.substr(eq + 1), v;
+    std::stringstream ss(values);
+    while (std::getline(ss, v, ',')) axis.values.push_back(v);
+    spec.axes.push_back(std::move(axis));
+  }
+  if (!o.name.empty()) spec.base.name = o.name;
+  else if (spec.base.name.empty()) spec.base.name = o.preset.empty() ? "sweep" : o.preset;
+  const auto plan = analysis::plan_sweep(spec);
+  if (!plan.spec_problems.empty()) throw std::runtime_error(config::describe(plan.spec_problems));
+  for (const auto& bad : plan.invalid) {
+    std::string point;
+    for (size_t i = 0; i < bad.values.size(); ++i) point += (i ? ", " : "") + spec.axes[i].key + "=" + bad.values[i];
+    std::cerr << "skipping invalid point " << point << ": " << config::describe(bad.problems);
+  }
+  if (plan.trials.empty()) throw std::runtime_error("the sweep has no valid point");
+  install_interrupt_handler();
+  // The trials of one sweep share a tag, so the session groups them (as the GUI's sweeps).
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", std::localtime(&now));
+  std::vector<std::string> tags = o.tags;
+  tags.push_back(std::string("sweep ") + stamp);
+  nlohmann::json results = nlohmann::json::array();
+  int failed = 0, worst = 0;
+  for (size_t i = 0; i < plan.trials.size(); ++i) {
+    if (g_interrupts.load() > 0) break;
+    const auto& point = plan.trials[i];
+    const std::string label = "[" + std::to_string(i + 1) + "/" + std::to_string(plan.trials.size()) + "] " + point.config.name;
+    const auto r = run_one(o, point.config, point.config.name, "cli sweep", tags, label);
+    results.push_back(result_json(r, point.config.name));
+    if (r.exit_code != 0) {
+      ++failed;
+      if (worst == 0) worst = r.exit_code;
+    }
+  }
+  const bool interrupted = g_interrupts.load() > 0;
+  if (o.json)
+    std::cout << nlohmann::json{{"trials", results}, {"failed", failed}, {"interrupted", interrupted},
+                                {"tag", tags.back()}}
+                     .dump(2)
+              << "\n";
+  else
+    std::fprintf(stderr, "sweep: %zu trial(s) run, %d failed%s; tag '%s'\n", results.size(), failed,
+                 interrupted ? ", interrupted" : "", tags.back().c_str());
+  if (interrupted) throw CommandExit{130};
+  if (failed) throw CommandExit{worst};
+}
+
+void add_common(CLI::App* cmd, RunOptions* o) {
+  cmd->add_option("session", o->session, "Session file (.tbsession), created when missing")->required();
+  auto* preset = cmd->add_option("--preset", o->preset, "Start from a trial preset (cpu-tiny, 7b-ddp, ...)");
+  auto* config = cmd->add_option("--config", o->config_file, "Trial configuration JSON")->check(CLI::ExistingFile);
+  preset->excludes(config);
+  cmd->add_option("--set", o->sets, "Change a knob: KEY=VALUE (repeatable), e.g. --set world_size=2");
+  cmd->add_option("--launcher", o->launcher, "Where the ranks run: local | ssh | slurm")
+      ->check(CLI::IsMember({"local", "ssh", "slurm"}));
+  cmd->add_option("--hosts", o->hosts, "ssh: \"[user@]host[:port] ranks=N [worker=PATH] [NAME=value]; ...\"");
+  cmd->add_option("--ssh", o->ssh, "ssh: the client and its options (default: ssh)");
+  cmd->add_option("--nodes", o->nodes, "slurm: nodes");
+  cmd->add_flag("--sbatch", o->sbatch, "slurm: submit a batch script (default: srun inside your allocation)");
+  cmd->add_option("--partition", o->partition, "slurm: --partition");
+  cmd->add_option("--account", o->account, "slurm: --account");
+  cmd->add_option("--time", o->time_limit, "slurm: --time limit");
+  cmd->add_option("--worker", o->worker, "Local worker program (default: beside this program, or TUNEBENCH_WORKER)");
+  cmd->add_option("--name", o->name, "Trial name (sweeps: the base of every trial's name)");
+  cmd->add_option("--tag", o->tags, "Tag stored with the trial (repeatable)");
+  cmd->add_option("--timeout", o->timeout_s, "Stop a trial after this many seconds and mark it failed");
+  cmd->add_flag("--json", o->json, "Print a JSON summary at the end (progress stays on stderr)");
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand(
+      "run", "Run one trial (local, ssh or slurm) and record it live in a session, as the GUI does; exit code from "
+             "the trial (130 when stopped with Ctrl-C, 124 on --timeout)");
+  add_common(cmd, o.get());
+  cmd->callback([o] { run_run(*o); });
+}
+
+void add_sweep_command(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand("sweep", "Run a grid of trials one after another into a session (tagged as one sweep)");
+  add_common(cmd, o.get());
+  cmd->add_option("--grid", o->grid, "An axis: KEY=V1,V2,... (repeatable; the last varies fastest)")->required();
+  cmd->add_option("--repeat", o->repeat, "Run every point this many times")->check(CLI::PositiveNumber);
+  cmd->callback([o] { run_sweep(*o); });
+}
+
+}  // namespace tunebench::cli
