@@ -5,6 +5,7 @@
 // `--exhaustive` measures every feasible point of the same space (the reference for the search).
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -24,10 +25,11 @@ namespace {
 struct TuneOptionsCli {
   std::string session, preset, config_file, objective = "tokens_per_s", out, worker, gpu;
   std::vector<std::string> sets, axes;
-  bool per_gpu = false, json = false, exhaustive = false, fresh = false;
+  bool per_gpu = false, json = false, exhaustive = false, fresh = false, dry_run = false;
   double budget_minutes = 0, timeout_s = 0, device_memory_gib = 0;
   int64_t short_steps = 8, long_steps = 20, warmup = 3;
-  int finalists = 3, rounds = 3;
+  int finalists = 3, rounds = 3, seeds = 0;
+  double eta = 3;
 };
 
 void run(const TuneOptionsCli& o) {
@@ -50,13 +52,39 @@ void run(const TuneOptionsCli& o) {
   spec.options.warmup = o.warmup;
   spec.options.finalists = o.finalists;
   spec.options.max_rounds = o.rounds;
+  spec.options.seeds = o.seeds;
+  spec.options.eta = o.eta;
+  spec.gpu = o.gpu;
   spec.options.budget_cost = o.budget_minutes * 60.0;
   spec.options.exhaustive = o.exhaustive;
+  if (o.dry_run) {
+    // What the search would measure first, without storing a plan or running anything.
+    if (std::filesystem::exists(o.session)) {
+      auto s = store::SessionStore::open(o.session, {store::SessionStore::Mode::ReadOnly});
+      investigate::predict_space(spec, investigate::session_evidence(s));
+    } else {
+      investigate::predict_space(spec, {});
+    }
+    std::cout << spec.prediction_note << "\n";
+    std::cout << "rank  predicted tokens/s" << (spec.per_gpu ? " per GPU" : "") << "  step ms  point\n";
+    int i = 0;
+    for (const auto& p : spec.predicted) {
+      char line[80];
+      std::snprintf(line, sizeof(line), "%4d  %18.0f  %7.1f  ", ++i, p.objective, p.step_ms);
+      std::cout << line << investigate::point_label(spec.space, p.point) << "\n";
+    }
+    return;
+  }
   if (!std::filesystem::exists(o.session)) store::SessionStore::create(o.session, "Autotune");
   int64_t plan_id = 0;
   {
     auto s = store::SessionStore::open(o.session);
     plan_id = investigate::open_tune(s, spec, !o.fresh);
+  }
+  {
+    auto s = store::SessionStore::open(o.session);
+    const auto stored = investigate::load_tune(s, plan_id);
+    if (!stored.prediction_note.empty()) std::cerr << stored.prediction_note << "\n";
   }
   std::cerr << "tune plan " << plan_id << ": " << spec.space.axes.size() << " axes, grid of " << spec.space.grid_size()
             << " points" << (o.exhaustive ? " (exhaustive)" : "") << "\n";
@@ -84,8 +112,8 @@ void run(const TuneOptionsCli& o) {
 
 void add_tune_command(CLI::App& app) {
   auto o = std::make_shared<TuneOptionsCli>();
-  auto* cmd = app.add_subcommand("tune", "Find the fastest configuration around a preset (successive halving, "
-                                         "memory-pruned, resumable)");
+  auto* cmd = app.add_subcommand("tune", "Find the fastest configuration around a preset (predicted "
+                                         "seeds, successive halving, memory-pruned, resumable)");
   cmd->add_option("session", o->session, "Session file (created when missing)")->required();
   cmd->add_option("--preset", o->preset, "Start from a trial preset");
   cmd->add_option("--config", o->config_file, "Start from a config JSON (over the preset)");
@@ -100,12 +128,19 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--warmup", o->warmup, "Warm-up steps of every trial");
   cmd->add_option("--finalists", o->finalists, "Points measured again with long trials");
   cmd->add_option("--rounds", o->rounds, "Rounds of the coordinate search");
-  cmd->add_option("--gpu", o->gpu, "GPU (catalogue id or name) whose memory prunes the space");
+  cmd->add_option("--seeds", o->seeds,
+                  "Points the prediction ranks fastest, measured first (0: about the square root of the feasible points)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--eta", o->eta, "Successive halving: steps grow and survivors shrink by this factor per rung")
+      ->check(CLI::Range(1.5, 100.0));
+  cmd->add_option("--gpu", o->gpu, "GPU (catalogue id or name) whose memory prunes the space and whose speed ranks it");
   cmd->add_option("--device-memory-gib", o->device_memory_gib, "Memory per device for pruning");
   cmd->add_option("--worker", o->worker, "tunebench-worker to run");
   cmd->add_option("--timeout", o->timeout_s, "Seconds before one trial is stopped (0: none)");
   cmd->add_option("--out", o->out, "Write the best config here (JSON for tunebench-worker --config)");
   cmd->add_flag("--exhaustive", o->exhaustive, "Measure every feasible point with long trials (the reference)");
+  cmd->add_flag("--dry-run", o->dry_run,
+                "Print the predicted order of the space (what the search measures first) and run nothing");
   cmd->add_flag("--new", o->fresh, "Start a new search instead of resuming the same one");
   cmd->add_flag("--json", o->json, "Print the report as JSON");
   cmd->callback([o] { run(*o); });

@@ -1,6 +1,7 @@
 #include "core/investigate/autotune.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -26,13 +27,14 @@ std::string key_of(const config::TrialConfig& c) {
 class Search {
  public:
   Search(const config::TrialConfig& base, const TuneSpace& space, const TuneOptions& o, const Feasible& f,
-         const Lookup& l)
-      : m_base(base), m_space(space), m_o(o), m_feasible(f), m_lookup(l) {}
+         const Lookup& l, const PredictedOrder& predicted)
+      : m_base(base), m_space(space), m_o(o), m_feasible(f), m_lookup(l), m_predicted(predicted),
+        m_rungs(rung_steps(o)) {}
 
   TuneResult run() {
     try {
       if (m_o.exhaustive) exhaustive();
-      else coordinate_then_finalists();
+      else seeded_search();
     } catch (const NeedMeasurement& n) {
       m_result.pending = n.config;
     }
@@ -44,12 +46,12 @@ class Search {
   // nullopt: infeasible (pruned). Throws NeedMeasurement for an unknown measurement. A copy:
   // the evaluations vector grows while the caller holds the result.
   std::optional<Evaluated> eval(const TunePoint& p, int64_t steps) {
+    if (m_infeasible.count(p)) return std::nullopt;
     const auto cfg = config_at(m_base, m_space, p, steps, m_o.warmup);
     const std::string key = key_of(cfg);
     if (auto it = m_index.find(key); it != m_index.end()) return m_result.evaluations[it->second];
-    if (m_pruned_keys.count(key)) return std::nullopt;
     if (auto reason = m_feasible(cfg)) {
-      m_pruned_keys.insert(key);
+      m_infeasible.insert(p);
       m_result.pruned.push_back({p, *reason});
       return std::nullopt;
     }
@@ -60,19 +62,86 @@ class Search {
       m_short_cost += m->cost;
       ++m_short_n;
     }
+    if (m->step_cost > 0) {
+      m_step_cost += m->step_cost;
+      ++m_step_n;
+    }
     m_index[key] = m_result.evaluations.size();
     m_result.evaluations.push_back({p, steps, *m});
     return m_result.evaluations.back();
   }
 
+  bool measured(const TunePoint& p, int64_t steps) const {
+    return m_index.count(key_of(config_at(m_base, m_space, p, steps, m_o.warmup))) > 0;
+  }
+
   static double score(const std::optional<Evaluated>& e) { return !e || e->m.failed ? -1.0 : e->m.objective; }
 
-  // Whether the budget leaves room for one more short trial and the finalists' long ones.
+  // Every point's feasibility, before anything runs: the pruned list is complete and the seed
+  // count can depend on how many points are left.
+  size_t prune_all() {
+    size_t feasible = 0;
+    for (const auto& p : grid_points(m_space)) {
+      const auto cfg = config_at(m_base, m_space, p, m_o.short_steps, m_o.warmup);
+      if (auto reason = m_feasible(cfg)) {
+        m_infeasible.insert(p);
+        m_result.pruned.push_back({p, *reason});
+      } else {
+        ++feasible;
+      }
+    }
+    return feasible;
+  }
+
+  // Expected cost of a new short trial, and of one more step. Before any measurement both are 0
+  // (the first trial always runs). Without per-step times, a step costs short/short_steps (as if
+  // there were no start-up).
+  double short_estimate() const { return m_short_n > 0 ? m_short_cost / m_short_n : 0; }
+  double step_estimate() const {
+    if (m_step_n > 0) return m_step_cost / m_step_n;
+    return short_estimate() / static_cast<double>(std::max<int64_t>(1, m_o.short_steps));
+  }
+
+  // How many points each later rung measures when `n` points finished the first.
+  std::vector<size_t> survivors(size_t n) const {
+    std::vector<size_t> out;
+    size_t prev = n;
+    for (size_t r = 1; r < m_rungs.size(); ++r) {
+      size_t k = static_cast<size_t>(m_o.finalists);
+      if (r + 1 < m_rungs.size())
+        k = std::max(k, static_cast<size_t>(std::ceil(static_cast<double>(n) / std::pow(m_o.eta, static_cast<double>(r)))));
+      k = std::min(k, prev);
+      out.push_back(k);
+      prev = k;
+    }
+    return out;
+  }
+
+  // What the later rungs will cost when `n` points finished the first.
+  double reserve(size_t n) const {
+    double total = 0;
+    const auto k = survivors(n);
+    for (size_t r = 1; r < m_rungs.size(); ++r)
+      total += static_cast<double>(k[r - 1]) *
+               (short_estimate() + static_cast<double>(m_rungs[r] - m_o.short_steps) * step_estimate());
+    return total;
+  }
+
+  // Whether the budget leaves room for one more short trial and the later rungs' trials.
   bool room_for_short() const {
     if (m_o.budget_cost <= 0) return true;
-    const double per_short = m_short_n > 0 ? m_short_cost / m_short_n : 0;
-    const double per_long = per_short * static_cast<double>(m_o.long_steps) / static_cast<double>(m_o.short_steps);
-    return m_cost + per_short + per_long * m_o.finalists <= m_o.budget_cost;
+    return m_cost + short_estimate() + reserve(static_cast<size_t>(m_short_n) + 1) <= m_o.budget_cost;
+  }
+
+  // A short measurement of p, unless the budget has no room for a new one (then false).
+  bool try_short(const TunePoint& p, std::optional<Evaluated>* out = nullptr) {
+    if (!measured(p, m_o.short_steps) && !m_infeasible.count(p) && !room_for_short()) {
+      m_result.budget_spent = true;
+      return false;
+    }
+    const auto e = eval(p, m_o.short_steps);
+    if (out) *out = e;
+    return true;
   }
 
   TunePoint base_point() const {
@@ -102,10 +171,39 @@ class Search {
     return order;
   }
 
-  void coordinate_then_finalists() {
+  // The best short result so far (nullopt when none succeeded).
+  std::optional<Evaluated> best_short() const {
+    std::optional<Evaluated> best;
+    for (const auto& e : m_result.evaluations)
+      if (e.steps == m_o.short_steps && !e.m.failed && (!best || e.m.objective > best->m.objective)) best = e;
+    return best;
+  }
+
+  void seeded_search() {
+    const size_t feasible = prune_all();
+    // 1. Seeds: the base, then the predicted best.
     TunePoint cur = base_point();
-    std::optional<Evaluated> cur_e = eval(cur, m_o.short_steps);
-    bool out_of_budget = false;
+    std::optional<Evaluated> cur_e;
+    bool out_of_budget = !try_short(cur, &cur_e);
+    if (!m_predicted.empty() && !out_of_budget) {
+      const size_t want = m_o.seeds > 0 ? static_cast<size_t>(m_o.seeds)
+                                         : static_cast<size_t>(std::ceil(std::sqrt(static_cast<double>(feasible))));
+      size_t seeded = 0;
+      for (const auto& p : m_predicted) {
+        if (seeded >= want) break;
+        if (p.size() != m_space.axes.size() || m_infeasible.count(p) || p == cur) continue;
+        if (!try_short(p)) {
+          out_of_budget = true;
+          break;
+        }
+        ++seeded;
+      }
+    }
+    if (auto b = best_short()) {
+      cur = b->point;
+      cur_e = b;
+    }
+    // 2. Coordinate search from the best seed, the diagnosis's axes first.
     for (int round = 0; round < m_o.max_rounds && !out_of_budget; ++round) {
       bool improved = false;
       for (size_t a : axis_order(cur_e)) {
@@ -115,12 +213,11 @@ class Search {
           if (v == cur[a]) continue;
           TunePoint p = cur;
           p[a] = v;
-          const auto cfg_key = key_of(config_at(m_base, m_space, p, m_o.short_steps, m_o.warmup));
-          if (!m_index.count(cfg_key) && !room_for_short()) {
+          std::optional<Evaluated> e;
+          if (!try_short(p, &e)) {
             out_of_budget = true;
             break;
           }
-          const auto e = eval(p, m_o.short_steps);
           if (score(e) > std::max(best_score, 0.0) * (1 + m_o.min_gain) && score(e) > best_score) {
             best = p;
             best_score = score(e);
@@ -135,35 +232,28 @@ class Search {
       }
       if (!improved) break;
     }
-    m_result.budget_spent = out_of_budget;
-    // Finalists: the best distinct short results, measured again at long_steps.
-    std::vector<Evaluated> shorts;
+    // 3. Successive halving: the best short results, longer at each rung.
+    std::vector<Evaluated> pool;
     for (const auto& e : m_result.evaluations)
-      if (e.steps == m_o.short_steps && !e.m.failed) shorts.push_back(e);
-    std::stable_sort(shorts.begin(), shorts.end(),
-                     [](const auto& x, const auto& y) { return x.m.objective > y.m.objective; });
-    std::vector<TunePoint> finalists;
-    for (const auto& e : shorts)
-      if (static_cast<int>(finalists.size()) < m_o.finalists) finalists.push_back(e.point);
-    std::optional<Evaluated> best;
-    for (const auto& p : finalists) {
-      if (m_o.long_steps == m_o.short_steps) break;
-      const auto e = eval(p, m_o.long_steps);
-      if (e && !e->m.failed && (!best || e->m.objective > best->m.objective)) best = *e;
+      if (e.steps == m_o.short_steps && !e.m.failed) pool.push_back(e);
+    auto by_objective = [](const Evaluated& x, const Evaluated& y) { return x.m.objective > y.m.objective; };
+    std::stable_sort(pool.begin(), pool.end(), by_objective);
+    const auto keep = survivors(pool.size());
+    for (size_t r = 1; r < m_rungs.size(); ++r) {
+      std::vector<Evaluated> next;
+      for (size_t i = 0; i < std::min(keep[r - 1], pool.size()); ++i) {
+        const auto e = eval(pool[i].point, m_rungs[r]);
+        if (e && !e->m.failed) next.push_back(*e);
+      }
+      if (next.empty()) break;
+      std::stable_sort(next.begin(), next.end(), by_objective);
+      pool = std::move(next);
     }
-    if (!best && !shorts.empty()) best = shorts.front();
-    m_result.best = best;
+    if (!pool.empty()) m_result.best = pool.front();
   }
 
   void exhaustive() {
-    const size_t n = m_space.grid_size();
-    for (size_t i = 0; i < n; ++i) {
-      TunePoint p(m_space.axes.size());
-      size_t rest = i;
-      for (size_t a = m_space.axes.size(); a-- > 0;) {
-        p[a] = static_cast<int>(rest % m_space.axes[a].values.size());
-        rest /= m_space.axes[a].values.size();
-      }
+    for (const auto& p : grid_points(m_space)) {
       const auto e = eval(p, m_o.long_steps);
       if (e && !e->m.failed && (!m_result.best || e->m.objective > m_result.best->m.objective)) m_result.best = *e;
     }
@@ -174,11 +264,13 @@ class Search {
   const TuneOptions& m_o;
   const Feasible& m_feasible;
   const Lookup& m_lookup;
+  const PredictedOrder& m_predicted;
+  const std::vector<int64_t> m_rungs;
   TuneResult m_result;
   std::map<std::string, size_t> m_index;
-  std::set<std::string> m_pruned_keys;
-  double m_cost = 0, m_short_cost = 0;
-  int m_short_n = 0;
+  std::set<TunePoint> m_infeasible;
+  double m_cost = 0, m_short_cost = 0, m_step_cost = 0;
+  int m_short_n = 0, m_step_n = 0;
 };
 
 TuneValue single(const std::string& key, const std::string& value) { return {value, {{key, value}}}; }
@@ -274,10 +366,37 @@ std::string point_label(const TuneSpace& space, const TunePoint& p) {
   return out;
 }
 
+std::vector<int64_t> rung_steps(const TuneOptions& o) {
+  std::vector<int64_t> steps{o.short_steps};
+  if (o.long_steps <= o.short_steps) return steps;
+  const double eta = std::max(1.5, o.eta);
+  for (double s = static_cast<double>(o.short_steps) * eta; s < static_cast<double>(o.long_steps); s *= eta)
+    steps.push_back(static_cast<int64_t>(std::llround(s)));
+  steps.push_back(o.long_steps);
+  return steps;
+}
+
+std::vector<TunePoint> grid_points(const TuneSpace& space) {
+  std::vector<TunePoint> out;
+  const size_t n = space.grid_size();
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    TunePoint p(space.axes.size());
+    size_t rest = i;
+    for (size_t a = space.axes.size(); a-- > 0;) {
+      p[a] = static_cast<int>(rest % space.axes[a].values.size());
+      rest /= space.axes[a].values.size();
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 TuneResult search(const config::TrialConfig& base, const TuneSpace& space, const TuneOptions& options,
-                  const Feasible& feasible, const Lookup& lookup) {
+                  const Feasible& feasible, const Lookup& lookup, const PredictedOrder& predicted) {
   if (space.axes.empty()) throw std::invalid_argument("the search space has no axis");
-  return Search(base, space, options, feasible, lookup).run();
+  if (options.finalists < 1) throw std::invalid_argument("autotune needs at least one finalist");
+  return Search(base, space, options, feasible, lookup, predicted).run();
 }
 
 nlohmann::json to_json(const TuneSpace& space) {

@@ -1,6 +1,13 @@
-// Autotune: the fastest configuration in a space of knobs, found with short trials first and
-// longer ones for the finalists (two rungs of successive halving), a coordinate search between
-// them guided by the diagnosis, and core/predict's memory model pruning what cannot fit.
+// Autotune: the fastest configuration in a space of knobs. Points that cannot fit (core/predict's
+// memory model) or are invalid are pruned before anything runs. Then:
+//   1. seeds: the base and the points core/predict ranks fastest (when the spec carries a
+//      predicted order) are measured with short trials;
+//   2. a coordinate search from the best short result moves one knob at a time, the axes the
+//      diagnosis names first;
+//   3. successive halving promotes the best short results through longer rungs (steps times eta
+//      each) to the finalists, measured at long_steps; the best finalist wins.
+// A budget keeps room for the later rungs: a trial's cost is predicted from the measured start-up
+// and per-step time, so short trials are not mistaken for cheap ones when start-up dominates.
 //
 // The search is a pure function of its measurements: `search` asks a Lookup for each
 // measurement it wants and stops at the first one that is not known yet, returning it as
@@ -50,6 +57,8 @@ struct TuneOptions {
   int64_t long_steps = 20;    // finalists (and the exhaustive grid)
   int64_t warmup = 3;
   int finalists = 3;
+  int seeds = 0;              // predicted points measured first; 0: about the square root of the feasible points
+  double eta = 3;             // successive halving: steps grow and survivors shrink by this per rung
   int max_rounds = 3;         // coordinate-search rounds
   double min_gain = 0.01;     // a move must gain at least this (relative) to be taken
   double budget_cost = 0;     // cost units (seconds of trial time); 0: no limit
@@ -60,6 +69,7 @@ struct Measurement {
   bool failed = false;
   double objective = 0;       // higher is better (tokens/s)
   double cost = 0;            // what it spent (seconds of trial time, or simulated units)
+  double step_cost = 0;       // what one more step costs (a step's time); 0: unknown
   std::vector<std::string> hint_keys;  // knobs the diagnosis's suggestions change, first first
   std::string limiter;        // the diagnosis verdict
 };
@@ -87,8 +97,18 @@ struct TuneResult {
   bool budget_spent = false;
 };
 
+// The steps of each rung: short_steps, short_steps * eta, ... while below long_steps, then long_steps.
+std::vector<int64_t> rung_steps(const TuneOptions& options);
+
+// Points in the order a model expects them to be fastest (best first); the search measures the
+// first `seeds` feasible ones before its coordinate search. Empty: start from the base alone.
+using PredictedOrder = std::vector<TunePoint>;
+
 TuneResult search(const config::TrialConfig& base, const TuneSpace& space, const TuneOptions& options,
-                  const Feasible& feasible, const Lookup& lookup);
+                  const Feasible& feasible, const Lookup& lookup, const PredictedOrder& predicted = {});
+
+// Every point of the grid, in grid order (the last axis varies fastest).
+std::vector<TunePoint> grid_points(const TuneSpace& space);
 
 nlohmann::json to_json(const TuneSpace& space);
 TuneSpace space_from_json(const nlohmann::json& j);

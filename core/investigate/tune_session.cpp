@@ -9,6 +9,7 @@
 #include "core/analysis/format.h"
 #include "core/investigate/plan_tags.h"
 #include "core/predict/memory_model.h"
+#include "core/predict/predictor.h"
 #include "core/store/plans.h"
 #include "core/store/session_store.h"
 
@@ -20,7 +21,8 @@ constexpr const char* kKind = "tune";
 nlohmann::json options_json(const TuneOptions& o) {
   return {{"short_steps", o.short_steps}, {"long_steps", o.long_steps}, {"warmup", o.warmup},
           {"finalists", o.finalists},     {"max_rounds", o.max_rounds}, {"min_gain", o.min_gain},
-          {"budget_cost", o.budget_cost}, {"exhaustive", o.exhaustive}};
+          {"budget_cost", o.budget_cost}, {"exhaustive", o.exhaustive}, {"seeds", o.seeds},
+          {"eta", o.eta}};
 }
 
 TuneOptions options_of(const nlohmann::json& j) {
@@ -33,6 +35,10 @@ TuneOptions options_of(const nlohmann::json& j) {
   o.min_gain = j.at("min_gain");
   o.budget_cost = j.at("budget_cost");
   o.exhaustive = j.at("exhaustive");
+  o.seeds = j.value("seeds", 0);      // plans written before seeds and eta existed
+  o.eta = j.value("eta", 3.0);
+  if (o.finalists < 1 || o.short_steps < 1 || o.long_steps < 1 || !(o.eta >= 1.5 && o.eta <= 100) || o.seeds < 0)
+    throw std::runtime_error("not a tune plan: options out of range");
   return o;
 }
 
@@ -51,6 +57,7 @@ std::map<std::string, Measurement> measured(store::SessionStore& s, int64_t plan
       const auto metrics = analysis::analyze(s.load_trial(t.id).log);
       m.failed = metrics.measured_steps == 0;
       m.objective = spec.per_gpu ? metrics.tokens_per_s_per_gpu.median : metrics.tokens_per_s_total.median;
+      m.step_cost = metrics.step_ms.median / 1000.0;
       const auto d = analysis::diagnose(metrics);
       m.limiter = d.verdict;
       for (const auto& f : d.findings)
@@ -68,7 +75,9 @@ TuneResult replay(const TuneSpec& spec, const std::map<std::string, Measurement>
     if (it == known.end()) return std::nullopt;
     return it->second;
   };
-  return search(spec.base, spec.space, spec.options, feasibility(spec), lookup);
+  PredictedOrder order;
+  for (const auto& p : spec.predicted) order.push_back(p.point);
+  return search(spec.base, spec.space, spec.options, feasibility(spec), lookup, order);
 }
 
 TrialRequest request_of(int64_t plan_id, const config::TrialConfig& pending) {
@@ -90,12 +99,21 @@ std::string quoted(const std::string& s) {
 }  // namespace
 
 nlohmann::json to_json(const TuneSpec& spec) {
-  return {{"base", config::to_json(spec.base)},
-          {"space", to_json(spec.space)},
-          {"options", options_json(spec.options)},
-          {"per_gpu", spec.per_gpu},
-          {"cuda", spec.cuda},
-          {"device_memory_bytes", spec.device_memory_bytes}};
+  nlohmann::json j = {{"base", config::to_json(spec.base)},
+                      {"space", to_json(spec.space)},
+                      {"options", options_json(spec.options)},
+                      {"per_gpu", spec.per_gpu},
+                      {"cuda", spec.cuda},
+                      {"device_memory_bytes", spec.device_memory_bytes}};
+  if (!spec.gpu.empty()) j["gpu"] = spec.gpu;
+  if (!spec.predicted.empty()) {
+    auto ranked = nlohmann::json::array();
+    for (const auto& p : spec.predicted)
+      ranked.push_back({{"point", p.point}, {"objective", p.objective}, {"step_ms", p.step_ms}});
+    j["predicted"] = ranked;
+  }
+  if (!spec.prediction_note.empty()) j["prediction_note"] = spec.prediction_note;
+  return j;
 }
 
 TuneSpec tune_spec_from_json(const nlohmann::json& j) {
@@ -109,6 +127,17 @@ TuneSpec tune_spec_from_json(const nlohmann::json& j) {
     s.per_gpu = j.at("per_gpu");
     s.cuda = j.at("cuda");
     s.device_memory_bytes = j.at("device_memory_bytes");
+    s.gpu = j.value("gpu", std::string());
+    if (j.contains("predicted"))
+      for (const auto& p : j.at("predicted")) {
+        PredictedPoint pp{p.at("point").get<TunePoint>(), p.at("objective").get<double>(), p.value("step_ms", 0.0)};
+        if (pp.point.size() != s.space.axes.size()) throw std::runtime_error("a predicted point does not match the space");
+        for (size_t a = 0; a < pp.point.size(); ++a)
+          if (pp.point[a] < 0 || static_cast<size_t>(pp.point[a]) >= s.space.axes[a].values.size())
+            throw std::runtime_error("a predicted point lies outside the space");
+        s.predicted.push_back(std::move(pp));
+      }
+    s.prediction_note = j.value("prediction_note", std::string());
     return s;
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(std::string("not a tune plan: ") + e.what());
@@ -144,14 +173,85 @@ Feasible feasibility(const TuneSpec& spec) {
   };
 }
 
+namespace {
+// The spec as a resumed plan is matched: what the user asked for, without the ranking made for it.
+nlohmann::json identity(nlohmann::json j) {
+  j.erase("predicted");
+  j.erase("prediction_note");
+  return j;
+}
+}  // namespace
+
+predict::Evidence session_evidence(store::SessionStore& s) {
+  predict::Evidence evidence;
+  for (const auto& t : s.list_trials()) {
+    if (t.status != store::TrialStatus::Done) continue;
+    auto loaded = s.load_trial(t.id);
+    evidence.add(t.name, std::make_shared<protocol::TrialLog>(std::move(loaded.log)));
+  }
+  return evidence;
+}
+
+void predict_space(TuneSpec& spec, const predict::Evidence& evidence) {
+  spec.predicted.clear();
+  spec.prediction_note.clear();
+  if (spec.options.exhaustive) return;
+  if (!spec.cuda) {
+    spec.prediction_note = "no predicted order: core/predict models GPU step times only (the search starts from the base)";
+    return;
+  }
+  std::string gpu = spec.gpu;
+  if (gpu.empty())
+    for (const auto& t : evidence.trials())
+      if (t.cuda && t.has_steps()) {
+        gpu = t.device;
+        break;
+      }
+  if (gpu.empty()) {
+    spec.prediction_note = "no predicted order: no GPU named and no trial on one in the session";
+    return;
+  }
+  const auto* g = hardware::find_gpu(gpu);
+  if (!g) {
+    spec.prediction_note = "no predicted order: '" + gpu + "' is not in the hardware catalogue";
+    return;
+  }
+  const auto used = evidence.select([g](const predict::MeasuredTrial& t) { return t.gpu == g; });
+  const auto feasible = feasibility(spec);
+  size_t unknown = 0;
+  for (const auto& p : grid_points(spec.space)) {
+    predict::Scenario sc;
+    sc.config = config_at(spec.base, spec.space, p, spec.options.long_steps, spec.options.warmup);
+    if (feasible(sc.config)) continue;
+    sc.gpu = gpu;
+    sc.device_memory_bytes = spec.device_memory_bytes;
+    const auto pred = predict::predict_scenario(sc, used);
+    if (!pred.step || pred.step->step_ms <= 0) {
+      ++unknown;
+      continue;
+    }
+    spec.predicted.push_back(
+        {p, spec.per_gpu ? pred.step->tokens_per_s_per_gpu : pred.step->tokens_per_s_total, pred.step->step_ms});
+  }
+  std::stable_sort(spec.predicted.begin(), spec.predicted.end(),
+                   [](const PredictedPoint& a, const PredictedPoint& b) { return a.objective > b.objective; });
+  spec.prediction_note = "predicted order of " + std::to_string(spec.predicted.size()) + " points on " + g->name +
+                         ", calibrated on " +
+                         std::to_string(used.size()) + " trial" + (used.size() == 1 ? "" : "s") + " of the session" +
+                         (used.empty() ? " (catalogue efficiencies)" : "");
+  if (unknown) spec.prediction_note += "; " + std::to_string(unknown) + " points without a prediction";
+}
+
 int64_t open_tune(store::SessionStore& s, const TuneSpec& spec, bool resume) {
-  const auto j = to_json(spec);
+  const auto wanted = identity(to_json(spec));
   if (resume) {
     const auto plans = store::list_plans(s);
     for (auto it = plans.rbegin(); it != plans.rend(); ++it)
-      if (it->kind == kKind && it->spec == j && it->state != "cancelled") return it->id;
+      if (it->kind == kKind && identity(it->spec) == wanted && it->state != "cancelled") return it->id;
   }
-  return store::add_plan(s, kKind, std::nullopt, j);
+  TuneSpec ranked = spec;
+  if (ranked.predicted.empty() && !ranked.options.exhaustive) predict_space(ranked, session_evidence(s));
+  return store::add_plan(s, kKind, std::nullopt, to_json(ranked));
 }
 
 TuneSpec load_tune(store::SessionStore& s, int64_t plan_id) {
@@ -188,14 +288,7 @@ TuneReport tune_report(store::SessionStore& s, int64_t plan_id) {
   if (long_n > 0) {
     const auto feasible = feasibility(r.spec);
     size_t n_feasible = 0;
-    const size_t n = r.spec.space.grid_size();
-    for (size_t i = 0; i < n; ++i) {
-      TunePoint p(r.spec.space.axes.size());
-      size_t rest = i;
-      for (size_t a = p.size(); a-- > 0;) {
-        p[a] = static_cast<int>(rest % r.spec.space.axes[a].values.size());
-        rest /= r.spec.space.axes[a].values.size();
-      }
+    for (const auto& p : grid_points(r.spec.space)) {
       if (!feasible(config_at(r.spec.base, r.spec.space, p, r.spec.options.long_steps, r.spec.options.warmup)))
         ++n_feasible;
     }
@@ -284,12 +377,19 @@ std::string render(const TuneReport& r) {
            std::to_string(static_cast<long long>(r.grid_cost_estimate)) + " s)";
   out += "\n";
   if (!r.result.pruned.empty()) out += std::to_string(r.result.pruned.size()) + " points pruned before running (memory or validity)\n";
-  out += "rank  steps  objective      point\n";
+  if (!r.spec.prediction_note.empty()) out += r.spec.prediction_note + "\n";
+  std::map<TunePoint, double> predicted;
+  for (const auto& p : r.spec.predicted) predicted[p.point] = p.objective;
+  out += "rank  steps  objective      predicted  point\n";
   int i = 0;
   for (const auto& e : r.ranked) {
-    char line[96];
-    if (e.m.failed) std::snprintf(line, sizeof(line), "%4d  %5lld  %13s  ", ++i, static_cast<long long>(e.steps), "failed");
-    else std::snprintf(line, sizeof(line), "%4d  %5lld  %13.1f  ", ++i, static_cast<long long>(e.steps), e.m.objective);
+    char line[96], pred[24] = "-";
+    if (const auto it = predicted.find(e.point); it != predicted.end()) std::snprintf(pred, sizeof(pred), "%.1f", it->second);
+    if (e.m.failed)
+      std::snprintf(line, sizeof(line), "%4d  %5lld  %13s  %9s  ", ++i, static_cast<long long>(e.steps), "failed", pred);
+    else
+      std::snprintf(line, sizeof(line), "%4d  %5lld  %13.1f  %9s  ", ++i, static_cast<long long>(e.steps), e.m.objective,
+                    pred);
     out += line + point_label(r.spec.space, e.point) + "\n";
   }
   if (r.result.best) {
@@ -319,6 +419,8 @@ nlohmann::json to_json(const TuneReport& r) {
   j["grid_cost_estimate_s"] = r.grid_cost_estimate;
   j["pruned"] = r.result.pruned.size();
   j["exhaustive"] = r.spec.options.exhaustive;
+  j["prediction_note"] = r.spec.prediction_note;
+  j["rungs"] = rung_steps(r.spec.options);
   j["finished"] = !r.result.pending.has_value();
   if (r.result.best) {
     const auto best = config_at(r.spec.base, r.spec.space, r.result.best->point, r.spec.options.long_steps,
