@@ -63,7 +63,7 @@ LinkProbeDialog* open_probe(MainWindow& w) {
 
 }  // namespace
 
-TEST(LinkProbe, TheActionIsInTheTrialMenuAndThePredictionDock) {
+TEST(MeasureLink, TheActionIsInTheTrialMenuAndThePredictionDock) {
   auto w = make_window();
   w->form()->setConfig(cpu_ddp());
   QAction* action = w->action(QStringLiteral("actionMeasureLink"));
@@ -89,7 +89,7 @@ TEST(LinkProbe, TheActionIsInTheTrialMenuAndThePredictionDock) {
   EXPECT_EQ(w->linkProbe()->dialog(), d);
 }
 
-TEST(LinkProbe, OneRankHasNoLinkToMeasure) {
+TEST(MeasureLink, OneRankHasNoLinkToMeasure) {
   auto w = make_window();
   w->form()->applyPreset("cpu-tiny");  // one rank
   LinkProbeDialog* d = open_probe(*w);
@@ -98,7 +98,7 @@ TEST(LinkProbe, OneRankHasNoLinkToMeasure) {
   EXPECT_TRUE(d->statusText().contains("two or more ranks")) << d->statusText().toStdString();
 }
 
-TEST(LinkProbe, AMissingWorkerIsAMessageNotACrash) {
+TEST(MeasureLink, AMissingWorkerIsAMessageNotACrash) {
   auto w = window_with_worker(QStringLiteral("/nonexistent/tunebench-worker"));
   w->form()->setConfig(cpu_ddp());
   LinkProbeDialog* d = open_probe(*w);
@@ -115,7 +115,7 @@ TEST(LinkProbe, AMissingWorkerIsAMessageNotACrash) {
   EXPECT_EQ(d->cancelButton()->text(), "Close");
 }
 
-TEST(LinkProbe, ARankThatFailsIsAMessageNamingIt) {
+TEST(MeasureLink, ARankThatFailsIsAMessageNamingIt) {
   qputenv("TUNEBENCH_FAKE_MODE", "exit:4");
   qputenv("TUNEBENCH_FAKE_RANK", "1");
   qputenv("TUNEBENCH_FAKE_AT_STEP", "1");
@@ -132,7 +132,7 @@ TEST(LinkProbe, ARankThatFailsIsAMessageNamingIt) {
   EXPECT_EQ(w->trialsModel()->record(0).status, TrialRecord::Status::Failed);
 }
 
-TEST(LinkProbe, CancelWhileItWaitsBehindARunningTrialDropsItFromTheQueue) {
+TEST(MeasureLink, CancelWhileItWaitsBehindARunningTrialDropsItFromTheQueue) {
   qputenv("TUNEBENCH_FAKE_STEP_MS", "50");
   auto w = make_window();
   config::TrialConfig longRun = cpu_ddp();
@@ -167,7 +167,7 @@ TEST(LinkProbe, CancelWhileItWaitsBehindARunningTrialDropsItFromTheQueue) {
 
 // The probe goes the way every trial goes: the form's ranks over SSH are probed over SSH, so the
 // launch preview asks first and shows the probe's arguments on the hosts' command lines.
-TEST(LinkProbe, AProbeOverSshIsPreviewedLikeAnySshTrial) {
+TEST(MeasureLink, AProbeOverSshIsPreviewedLikeAnySshTrial) {
   auto w = make_window();
   config::TrialConfig c = cpu_ddp();
   c.launcher = config::Launcher::Ssh;
