@@ -4,19 +4,21 @@
 //
 //   tunebench-cli probe --gpus 2 [--nccl-env NCCL_P2P_DISABLE=1] [--session my.tbsession]
 //   tunebench-cli probe --gpus 2 --device cpu --max-mb 16     # Gloo between CPU processes
+//
+// The ranks start as every trial's do (core/launch: launch::run_trial, the launch plan with the
+// probe's arguments), and the trial's config and name are launch::link_probe_config's.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "app/cli/commands.h"
-#include "app/cli/rank_launcher.h"
-#include "core/store/event_log_import.h"
+#include "core/launch/headless_run.h"
+#include "core/launch/link_probe.h"
 #include "core/store/session_store.h"
 
 namespace tunebench::cli {
@@ -30,40 +32,53 @@ struct ProbeOptions {
   double min_mb = 1, max_mb = 1024, timeout_s = 600;
 };
 
+// The probe is a trial like any other: launch::run_trial starts its ranks through the launch
+// plan (the GUI's "Measure the link…" goes the same way) and writes it into a session; without
+// --session, into a temporary one that is removed after the points are printed.
 void run_probe(const ProbeOptions& o) {
-  const std::string worker = find_worker(o.worker);
-  const auto dir = std::filesystem::temp_directory_path() / ("tunebench-probe-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::vector<std::string> args = {
-      "--probe-link",          "--device", o.device, "--probe-min-mb", std::to_string(o.min_mb), "--probe-max-mb",
-      std::to_string(o.max_mb)};
+  config::TrialConfig ranks;
+  ranks.world_size = o.gpus;
+  if (auto p = config::set_knob(ranks, "device", o.device)) throw std::runtime_error(p->message);
   for (const auto& kv : o.nccl_env) {
-    args.push_back("--nccl-env");
-    args.push_back(kv);
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw std::runtime_error("--nccl-env takes NAME=value, not '" + kv + "'");
+    ranks.nccl_env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  std::string name = "link probe, " + std::to_string(o.gpus) + " x " + o.device;
-  for (const auto& kv : o.nccl_env) name += ", " + kv;
-  std::cerr << "probing with " << worker << " on " << o.gpus << " ranks (logs in " << dir.string() << ")\n";
-  auto ranks = launch_ranks(worker, o.gpus, args, "probe", dir.string());
-  const bool finished = wait_ranks(ranks, o.timeout_s);
-  // One log holding every rank's events: what a headless run's file: logs concatenated look like.
-  const auto merged = dir / "probe.jsonl";
-  {
-    std::ofstream out(merged);
-    for (const auto& r : ranks) out << std::ifstream(r.events_path).rdbuf();
+  const config::TrialConfig probe = launch::link_probe_config(ranks);
+
+  std::filesystem::path scratch;
+  std::string session = o.session;
+  if (session.empty()) {
+    scratch = std::filesystem::temp_directory_path() / ("tunebench-probe-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(scratch);
+    session = (scratch / "probe.tbsession").string();
+  } else if (!std::filesystem::exists(session)) {
+    store::SessionStore::create(session, "Link probes");
   }
-  for (const auto& r : ranks)
-    if (r.exit_code != 0) {
-      std::ifstream err(r.stderr_path);
-      std::string line, last;
-      while (std::getline(err, line)) last = line;
-      throw std::runtime_error("rank " + std::to_string(&r - &ranks[0]) + " " +
-                               (finished ? "exited with " + std::to_string(r.exit_code) : std::string("timed out")) +
-                               (last.empty() ? "" : ": " + last) + " (see " + r.stderr_path + ")");
-    }
-  const auto log = protocol::read_trial_log_file(merged.string());
+  launch::HeadlessRequest request;
+  request.session_path = session;
+  request.config = probe;
+  request.name = probe.name;
+  request.source = "cli probe";
+  request.worker = o.worker;
+  request.timeout_s = o.timeout_s;
+  request.link_probe = launch::LinkProbeRange{o.min_mb, o.max_mb};
+  std::cerr << "probing on " << o.gpus << " ranks (" << probe.name << ")\n";
+  const auto result = launch::run_trial(request);
+  auto cleanup = [&] {
+    if (!scratch.empty()) std::filesystem::remove_all(scratch);
+  };
+  if (result.status != "done") {
+    cleanup();
+    throw std::runtime_error(result.message.empty() ? "the probe " + result.status : result.message);
+  }
+  const auto stored = store::SessionStore::open(session, {store::SessionStore::Mode::ReadOnly});
+  const auto log = stored.load_trial(result.trial_id).log;
   const auto it = log.ranks.find(0);
-  if (it == log.ranks.end() || it->second.probes.empty()) throw std::runtime_error("the probe reported no point");
+  if (it == log.ranks.end() || it->second.probes.empty()) {
+    cleanup();
+    throw std::runtime_error("the probe reported no point");
+  }
   std::cout << "all-reduce bus bandwidth (nccl-tests definition), " << o.gpus << " ranks"
             << (it->second.hello ? ", " + it->second.hello->device : std::string()) << "\n";
   std::cout << "        bytes      time us   algbw GB/s   busbw GB/s\n";
@@ -73,13 +88,9 @@ void run_probe(const ProbeOptions& o) {
                   p.algbw_gbps, p.busbw_gbps);
     std::cout << line;
   }
-  if (!o.session.empty()) {
-    auto store = std::filesystem::exists(o.session) ? store::SessionStore::open(o.session)
-                                                    : store::SessionStore::create(o.session, "Link probes");
-    const auto result = store::import_event_log(store, merged.string(), name);
+  if (!o.session.empty())
     std::cout << "stored as trial " << result.trial_id << " of " << o.session << "\n";
-  }
-  std::filesystem::remove_all(dir);
+  cleanup();
 }
 
 }  // namespace

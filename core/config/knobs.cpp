@@ -159,6 +159,13 @@ const std::vector<KnobInfo>& knobs() {
   return table;
 }
 
+bool knob_applies(std::string_view key, Launcher launcher) {
+  if (key == "ssh_hosts" || key == "ssh_command" || key == "master_addr") return launcher == Launcher::Ssh;
+  if (key.substr(0, 6) == "slurm_" || key == "event_host") return launcher == Launcher::Slurm;
+  if (key == "remote_worker" || key == "remote_env") return launcher != Launcher::Local;
+  return true;
+}
+
 const KnobInfo* find_knob(std::string_view key) {
   for (const auto& k : knobs())
     if (k.key == key) return &k;

@@ -204,6 +204,10 @@ struct KnobInfo {
 };
 const std::vector<KnobInfo>& knobs();
 const KnobInfo* find_knob(std::string_view key);
+// Whether a knob means anything to this launcher: ssh_hosts, ssh_command and master_addr to ssh
+// only; slurm_* and event_host to slurm only; remote_worker and remote_env to both remote
+// launchers; every other knob to all of them. The form hides the Where fields that do not apply.
+bool knob_applies(std::string_view key, Launcher launcher);
 
 // Enum names as they appear in JSON.
 std::string_view to_string(Strategy v);

@@ -24,6 +24,7 @@
 #include "core/launch/event_listener.h"
 #include "core/launch/exit_reason.h"
 #include "core/launch/launch_plan.h"
+#include "core/launch/link_probe.h"
 #include "core/launch/random_token.h"
 #include "core/launch/worker_program.h"
 #include "core/protocol/exit_codes.h"
@@ -56,6 +57,7 @@ struct RankState {
   int status = 0;
   double last_event_s = -1;
   int last_step = -1;
+  int probe_points = 0;  // link probe: sizes this rank reported
   std::string error_kind, error_message;
 };
 
@@ -142,6 +144,7 @@ bool Run::prepare(std::string* error) {
   ctx.events_socket = (m_dir / "events.sock").string();
   ctx.nonce = random_hex(8);
   if (const char* home = std::getenv("HOME")) ctx.home = home;
+  ctx.link_probe = m_req.link_probe;
   if (m_config.launcher == config::Launcher::Local) {
     ctx.worker = find_worker(m_req.worker);
     if (ctx.worker.empty()) {
@@ -492,6 +495,7 @@ void Run::on_event(protocol::Event&& e) {
     RankState& r = m_ranks[size_t(rank)];
     r.last_event_s = now();
     if (e.is<protocol::Step>()) r.last_step = std::max<int>(r.last_step, int(e.as<protocol::Step>().step));
+    if (e.is<protocol::LinkProbe>()) ++r.probe_points;
     if (e.is<protocol::Error>()) {
       r.error_kind = e.as<protocol::Error>().kind;
       r.error_message = e.as<protocol::Error>().message;
@@ -502,13 +506,14 @@ void Run::on_event(protocol::Event&& e) {
 
 void Run::report_progress() {
   int done = m_ranks.empty() ? 0 : INT32_MAX;
-  for (const auto& r : m_ranks) done = std::min(done, r.last_step + 1);
+  const bool probe = m_req.link_probe.has_value();
+  for (const auto& r : m_ranks) done = std::min(done, probe ? r.probe_points : r.last_step + 1);
   if (done == m_progress_step) return;
   m_progress_step = done;
   const double t = now();
   Progress p;
   p.step = done;
-  p.steps = int(m_config.steps);
+  p.steps = probe ? link_probe_points(*m_req.link_probe) : int(m_config.steps);
   if (done > 0 && m_first_done < 0) {
     m_first_done = done;
     m_first_done_s = t;

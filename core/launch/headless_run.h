@@ -8,16 +8,18 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/config/trial_config.h"
+#include "core/launch/launch_plan.h"
 
 namespace tunebench::launch {
 
 struct Progress {
-  int step = 0;            // steps every rank has completed
-  int steps = 0;           // steps planned
+  int step = 0;            // steps every rank has completed (a link probe: sizes measured)
+  int steps = 0;           // steps planned (a link probe: sizes to measure)
   double ms_per_step = 0;  // mean of the steps since the first one seen (0 until two are seen)
   double eta_s = 0;        // remaining steps at that pace (0 until known)
 };
@@ -32,6 +34,9 @@ struct HeadlessRequest {
   double timeout_s = 0;                // 0: none; else the trial is stopped and marked failed
   std::function<void(const Progress&)> on_progress;  // may be empty; called on the caller's thread
   std::function<bool()> cancelled;     // may be empty; true stops every rank (polled every ~50 ms)
+  // Set: the ranks measure the link (tunebench-worker --probe-link, launch_plan.h) instead of
+  // training; progress counts the probe's message sizes.
+  std::optional<LinkProbeRange> link_probe;
 };
 
 struct HeadlessResult {

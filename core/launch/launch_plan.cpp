@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iomanip>
+#include <locale>
 #include <sstream>
 #include <stdexcept>
 
@@ -70,9 +72,18 @@ std::string slurm_base_name(const LaunchContext& ctx) {
 
 // What each SLURM task runs: MASTER_ADDR is the step's first node, then the worker.
 std::string slurm_task_command(const TrialConfig& c, const LaunchContext& ctx, const std::string& config_path) {
+  auto args = worker_arguments(config_path, "tcp://" + ctx.tcp_events, ctx.trial_id);
+  for (auto& a : worker_mode_arguments(ctx)) args.push_back(std::move(a));
   return "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_STEP_NODELIST\" | head -n 1); export MASTER_ADDR; exec " +
-         remote_path(c.remote_worker) + " " +
-         shell_join(worker_arguments(config_path, "tcp://" + ctx.tcp_events, ctx.trial_id));
+         remote_path(c.remote_worker) + " " + shell_join(args);
+}
+
+// A number as the worker's option parser reads it, without trailing zeros ("0.25", "1024").
+std::string plain_number(double v) {
+  std::ostringstream s;
+  s.imbue(std::locale::classic());
+  s << std::setprecision(10) << v;
+  return s.str();
 }
 
 }  // namespace
@@ -113,6 +124,12 @@ std::string shell_join(const std::vector<std::string>& argv) {
 std::vector<std::string> worker_arguments(const std::string& config_path, const std::string& events_spec,
                                           const std::string& trial_id) {
   return {"--config", config_path, "--events", events_spec, "--trial", trial_id};
+}
+
+std::vector<std::string> worker_mode_arguments(const LaunchContext& ctx) {
+  if (!ctx.link_probe) return {};
+  return {"--probe-link", "--probe-min-mb", plain_number(ctx.link_probe->min_mb), "--probe-max-mb",
+          plain_number(ctx.link_probe->max_mb)};
 }
 
 std::map<std::string, std::string> local_rank_env(const TrialConfig& c, int rank, int master_port,
@@ -169,7 +186,9 @@ std::string ssh_node_script(const TrialConfig& c, const LaunchContext& ctx, int 
     const int g = first + l;
     s << "( RANK=" << g << "; LOCAL_RANK=" << l << "; export RANK LOCAL_RANK; " << worker
       << " --config \"$d/trial.json\" --events " << shell_quote("unix:" + sock) << " --trial "
-      << shell_quote(ctx.trial_id) << " </dev/null; echo \"" << kRankExit << g << " $?\" ) &\np" << l
+      << shell_quote(ctx.trial_id);
+    for (const auto& a : worker_mode_arguments(ctx)) s << " " << shell_quote(a);
+    s << " </dev/null; echo \"" << kRankExit << g << " $?\" ) &\np" << l
       << "=$!\n";
     pids += " \"$p" + std::to_string(l) + "\"";
   }
@@ -233,6 +252,7 @@ LaunchPlan plan_launch(const TrialConfig& c, const LaunchContext& ctx) {
         p.argv = {ctx.worker};
         for (auto& a : worker_arguments(ctx.config_path, "unix:" + ctx.events_socket, ctx.trial_id))
           p.argv.push_back(std::move(a));
+        for (auto& a : worker_mode_arguments(ctx)) p.argv.push_back(std::move(a));
         p.env = local_rank_env(c, rank, ctx.master_port, ctx.trial_id);
         p.ranks = {rank};
         p.where = "this machine";

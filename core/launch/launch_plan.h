@@ -4,6 +4,7 @@
 // and the launch preview shows exactly what will run).
 //
 //   local  one process per rank: WORKER --config C --events unix:S --trial ID, torchrun-style env
+//          (a link probe adds --probe-link --probe-min-mb X --probe-max-mb Y, for every launcher)
 //   ssh    one `ssh -R remote.sock:S host sh -c SCRIPT` per host; SCRIPT writes the config,
 //          starts that host's ranks, reports each rank's exit on stdout ("@tunebench rank-exit R C")
 //          and ends them when the ssh connection's stdin closes (Stop, or a lost connection)
@@ -23,6 +24,13 @@
 
 namespace tunebench::launch {
 
+// A link probe instead of training (tunebench-worker --probe-link): all-reduces from min_mb
+// doubling to max_mb between the trial's ranks (core/launch/link_probe.h).
+struct LinkProbeRange {
+  double min_mb = 1.0;
+  double max_mb = 1024.0;
+};
+
 // What the caller prepared before planning.
 struct LaunchContext {
   std::string trial_id;        // --trial and TUNEBENCH_TRIAL
@@ -34,6 +42,9 @@ struct LaunchContext {
   std::string token;           // slurm: the trial's event token (env only, never in a file or preview)
   std::string nonce;           // random hex: remote socket names and heredoc markers
   std::string home;            // the caller's $HOME (slurm_dir's default)
+  // Set: the ranks measure the link instead of training (the same processes, plus the probe's
+  // arguments after --trial), whichever the launcher.
+  std::optional<LinkProbeRange> link_probe;
 };
 
 struct LaunchProcess {
@@ -75,6 +86,9 @@ std::map<std::string, std::string> local_rank_env(const config::TrialConfig& con
                                                   const std::string& trial_id);
 std::vector<std::string> worker_arguments(const std::string& config_path, const std::string& events_spec,
                                           const std::string& trial_id);
+// What the ranks do besides the common arguments: nothing for training, the probe's flags for a
+// link probe (--probe-link --probe-min-mb X --probe-max-mb Y).
+std::vector<std::string> worker_mode_arguments(const LaunchContext& context);
 
 // The remote socket an ssh node forwards to the caller's socket.
 std::string remote_socket_path(const LaunchContext& context, int node);

@@ -29,4 +29,11 @@ double comm_floor_ms(double bus_bytes, double busbw_gbps) {
   return bus_bytes / (busbw_gbps * 1e9) * 1e3;
 }
 
+std::vector<int64_t> probe_sizes(int64_t min_bytes, int64_t max_bytes, int64_t element_bytes) {
+  const int64_t elem = element_bytes > 0 ? element_bytes : 1;
+  std::vector<int64_t> sizes;
+  for (int64_t b = min_bytes > elem ? min_bytes : elem; b <= max_bytes; b *= 2) sizes.push_back(b / elem * elem);
+  return sizes;
+}
+
 }  // namespace tunebench::metrics

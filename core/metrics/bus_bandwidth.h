@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/protocol/events.h"
 
@@ -21,5 +22,10 @@ double bus_factor(protocol::Phase collective, int world_size);
 double bus_bandwidth_gbps(protocol::Phase collective, int64_t bytes, int64_t duration_us, int world_size);
 // Milliseconds to move bus_bytes (S * factor, summed) at busbw_gbps; 0 when busbw is not positive.
 double comm_floor_ms(double bus_bytes, double busbw_gbps);
+
+// The message sizes a link probe all-reduces: min_bytes doubling up to max_bytes (at least one
+// element), each rounded down to whole elements. The worker's probe (core/engine/comm/link_probe)
+// visits exactly these; the GUI counts them for its progress.
+std::vector<int64_t> probe_sizes(int64_t min_bytes, int64_t max_bytes, int64_t element_bytes);
 
 }  // namespace tunebench::metrics

@@ -26,19 +26,23 @@ bool MeasuredTrial::has_phases() const {
 
 void Evidence::add(std::string label, std::shared_ptr<const protocol::TrialLog> log) {
   if (!log) return;
-  // The same run reached us twice (a log file and the session it was imported into): keep one.
-  const std::string identity = run_identity(*log);
-  if (!identity.empty() && !m_identities.insert(identity).second) {
-    m_notes.push_back(label + ": the same run as a trial already added, skipped");
-    return;
-  }
+  std::string why;
+  if (auto t = measure(std::move(label), std::move(log), &why))
+    add(std::move(*t));
+  else
+    m_notes.push_back(why);
+}
+
+std::optional<MeasuredTrial> Evidence::measure(std::string label, std::shared_ptr<const protocol::TrialLog> log,
+                                               std::string* why) {
+  if (!log) return std::nullopt;
   MeasuredTrial t;
   t.label = std::move(label);
   t.log = log;
   const nlohmann::json cfg = log->config();
   if (cfg.is_null()) {
-    m_notes.push_back(t.label + ": no hello with a configuration, not used");
-    return;
+    if (why) *why = t.label + ": no hello with a configuration, not used";
+    return std::nullopt;
   }
   const auto parsed = config::from_json(cfg);
   t.config = parsed.config;
@@ -56,7 +60,18 @@ void Evidence::add(std::string label, std::shared_ptr<const protocol::TrialLog> 
   t.transport = transport_key(*log);
   t.metrics = analysis::analyze(*log);
   if (!t.metrics.config) t.metrics.config = t.config;
-  m_trials.push_back(std::move(t));
+  return t;
+}
+
+void Evidence::add(MeasuredTrial trial) {
+  if (!trial.log) return;
+  // The same run reached us twice (a log file and the session it was imported into): keep one.
+  const std::string identity = run_identity(*trial.log);
+  if (!identity.empty() && !m_identities.insert(identity).second) {
+    m_notes.push_back(trial.label + ": the same run as a trial already added, skipped");
+    return;
+  }
+  m_trials.push_back(std::move(trial));
 }
 
 Evidence Evidence::from_files(const std::vector<std::string>& paths) {

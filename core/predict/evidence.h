@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,6 +41,12 @@ class Evidence {
   // Takes logs (with a label each); trials without a config, and a run added before (the same
   // trial id, process and first step), are skipped with a note.
   void add(std::string label, std::shared_ptr<const protocol::TrialLog> log);
+  // The same in two parts, so a caller can keep measured trials (the GUI measures each stored
+  // trial once): measure() reads one log (nullopt and `why` when it has no hello with a
+  // configuration); add() takes the result, skipping a run added before with a note.
+  static std::optional<MeasuredTrial> measure(std::string label, std::shared_ptr<const protocol::TrialLog> log,
+                                              std::string* why = nullptr);
+  void add(MeasuredTrial trial);
   static Evidence from_files(const std::vector<std::string>& paths);
 
   const std::vector<MeasuredTrial>& trials() const { return m_trials; }

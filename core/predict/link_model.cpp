@@ -73,7 +73,7 @@ LinkCurve link_from_probe(const protocol::TrialLog& probe, const std::string& la
   LinkCurve c;
   c.id = "measured";
   c.name = label;
-  c.source = "link probe " + label + " (all-reduce, " + std::to_string(by_size.size()) + " sizes)";
+  c.source = "probe '" + label + "', all-reduce at " + std::to_string(by_size.size()) + " sizes";
   return from_samples(by_size, c);
 }
 

@@ -34,7 +34,8 @@ LinkCurve merged(const std::vector<LinkCurve>& curves, const std::string& name) 
   return out;
 }
 
-std::optional<LinkCurve> resolve_link(const Scenario& s, const hardware::GpuSpec& gpu, const std::string& transport,
+// `gpu` nullptr: CPU ranks (Gloo), which only a measurement describes: no catalogue link is implied.
+std::optional<LinkCurve> resolve_link(const Scenario& s, const hardware::GpuSpec* gpu, const std::string& transport,
                                       const std::vector<const MeasuredTrial*>& evidence, const hardware::Catalogue& cat,
                                       std::vector<std::string>& notes) {
   if (!s.link.empty()) {
@@ -56,7 +57,7 @@ std::optional<LinkCurve> resolve_link(const Scenario& s, const hardware::GpuSpec
       if (c.measured()) trials.push_back(std::move(c));
     }
   }
-  const hardware::LinkSpec* implied = hardware::implied_link(gpu, s.config.nccl_env, cat);
+  const hardware::LinkSpec* implied = gpu ? hardware::implied_link(*gpu, s.config.nccl_env, cat) : nullptr;
   LinkCurve out;
   if (!probes.empty())
     out = merged(probes, "measured by a link probe");
@@ -101,7 +102,22 @@ Prediction predict_scenario(const Scenario& s, const std::vector<const MeasuredT
   out.device_memory_bytes = s.device_memory_bytes > 0 ? s.device_memory_bytes : (out.gpu ? out.gpu->memory_bytes : 0);
   out.fit = fit_of(out.memory, out.device_memory_bytes);
   out.efficiency = default_efficiency(cat);
-  if (!out.gpu) return out;
+  if (!out.gpu) {
+    // CPU ranks: no step time (the catalogue has no CPU peaks), but the link between them is what
+    // a probe or the session's trials measured (Gloo between processes of a host).
+    if (!out.cuda && s.config.world_size > 1 && s.link.empty()) {
+      std::string transport;
+      for (const auto* t : evidence)
+        if (!t->cuda && transport_key(t->device, s.hosts, s.config.nccl_env) == t->transport) {
+          transport = t->transport;
+          break;
+        }
+      if (!transport.empty()) out.link = resolve_link(s, nullptr, transport, evidence, cat, out.notes);
+      if (out.link)
+        out.notes.insert(out.notes.begin(), "link: " + out.link->name + " (" + out.link->source + ")");
+    }
+    return out;
+  }
 
   Calibration cal = calibrate(evidence, *out.gpu, cat, &s.config);
   if (!cal.calibrated()) {
@@ -134,7 +150,7 @@ Prediction predict_scenario(const Scenario& s, const std::vector<const MeasuredT
 
   const int n = std::max(1, s.config.world_size);
   if (n > 1) {
-    out.link = resolve_link(s, *out.gpu, measured_transport, evidence, cat, out.notes);
+    out.link = resolve_link(s, out.gpu, measured_transport, evidence, cat, out.notes);
     if (!out.link) {
       out.notes.push_back("no link for " + std::to_string(n) + " GPUs: name one (--link)");
       return out;

@@ -2,12 +2,14 @@
 // and processes (the hotspot PerfParser idea: typed signals, copyable structs).
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include <QMetaType>
 #include <QString>
 
 #include "core/config/trial_config.h"
+#include "core/launch/launch_plan.h"
 #include "core/protocol/events.h"
 
 namespace tunebench::ui {
@@ -20,6 +22,9 @@ struct TrialRequest {
   QString id;
   config::TrialConfig config;
   QString worker_program;  // empty: find_worker_program()
+  // Set: the ranks measure the link (tunebench-worker --probe-link) instead of training; the same
+  // launch plan, progress counts the probe's message sizes.
+  std::optional<launch::LinkProbeRange> link_probe;
 };
 
 struct LogLine {
@@ -31,10 +36,11 @@ struct LogLine {
 
 struct TrialProgress {
   QString trial_id;
-  int step = 0;            // steps every rank has completed
-  int steps = 0;           // steps planned
+  int step = 0;            // steps every rank has completed (a link probe: sizes measured)
+  int steps = 0;           // steps planned (a link probe: sizes to measure)
   double elapsed_s = 0.0;  // since launch
   double eta_s = -1.0;     // -1 until two steps have been seen
+  QString unit = QStringLiteral("step");  // what step counts: "step", or "size" for a link probe
 };
 
 struct TrialOutcome {

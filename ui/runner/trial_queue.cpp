@@ -25,6 +25,16 @@ void TrialQueue::clearPending() {
   emit queueChanged();
 }
 
+bool TrialQueue::remove(const QString& trialId) {
+  for (int i = 0; i < m_pending.size(); ++i)
+    if (m_pending[i].id == trialId) {
+      m_pending.removeAt(i);
+      emit queueChanged();
+      return true;
+    }
+  return false;
+}
+
 void TrialQueue::stopAll() {
   clearPending();
   m_runner->stop();

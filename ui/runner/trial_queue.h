@@ -23,6 +23,8 @@ class TrialQueue : public QObject {
   void enqueue(const TrialRequest& request);
   // Drops trials not yet started (the running one continues).
   void clearPending();
+  // Drops one trial not yet started; false when it is not waiting (running, done or unknown).
+  bool remove(const QString& trialId);
   // Stops the running trial and drops the pending ones.
   void stopAll();
   QList<TrialRequest> pending() const { return m_pending; }

@@ -16,6 +16,7 @@
 #include <QTimer>
 
 #include "core/launch/launch_plan.h"
+#include "core/launch/link_probe.h"
 #include "core/launch/random_token.h"
 #include "ui/runner/event_channel.h"
 #include "ui/runner/exit_reason.h"
@@ -57,6 +58,7 @@ struct TrialRunner::Rank {
   bool running = false;
   bool sawEvent = false;
   int lastStep = -1;
+  int probePoints = 0;  // link probe: sizes this rank reported
   QString errorKind, errorMessage;  // from the rank's last `error` event
 };
 
@@ -90,6 +92,7 @@ bool TrialRunner::start(const TrialRequest& request) {
   m_procs.clear();
   m_stopping = m_finishing = false;
   m_firstStepSeen = -1;
+  m_probePoints = request.link_probe ? launch::link_probe_points(*request.link_probe) : 0;
   m_active = true;
   m_clock.start();
   emit started(request.id);
@@ -135,6 +138,7 @@ bool TrialRunner::start(const TrialRequest& request) {
   ctx.config_path = configPath.toStdString();
   ctx.events_socket = m_channel->spec().mid(5).toStdString();  // "unix:PATH"
   ctx.home = QDir::homePath().toStdString();
+  ctx.link_probe = request.link_probe;
   try {
     ctx.nonce = launch::random_hex(8);
     if (config.launcher == config::Launcher::Local) {
@@ -404,6 +408,8 @@ void TrialRunner::onEvents(const EventBatch& batch) {
     r.sawEvent = true;
     if (e.is<protocol::Step>()) {
       r.lastStep = int(std::max<int64_t>(r.lastStep, e.as<protocol::Step>().step));
+    } else if (e.is<protocol::LinkProbe>()) {
+      ++r.probePoints;
     } else if (e.is<protocol::Error>()) {
       r.errorKind = QString::fromStdString(e.as<protocol::Error>().kind);
       r.errorMessage = QString::fromStdString(e.as<protocol::Error>().message);
@@ -418,12 +424,15 @@ void TrialRunner::onEvents(const EventBatch& batch) {
   }
   emit eventsArrived(batch);
 
-  // Progress: the step every rank has completed (ranks move in lock step under DDP/FSDP).
+  // Progress: the step every rank has completed (ranks move in lock step under DDP/FSDP); for a
+  // link probe, the message sizes every rank has measured.
+  const bool probe = m_request.link_probe.has_value();
   int done = INT32_MAX;
-  for (const auto& r : m_ranks) done = std::min(done, r->lastStep + 1);
+  for (const auto& r : m_ranks) done = std::min(done, probe ? r->probePoints : r->lastStep + 1);
   if (m_ranks.empty()) done = 0;
   const double elapsed = m_clock.elapsed() / 1000.0;
-  TrialProgress p{m_request.id, done, int(m_request.config.steps), elapsed, -1.0};
+  TrialProgress p{m_request.id, done, probe ? m_probePoints : int(m_request.config.steps), elapsed, -1.0};
+  if (probe) p.unit = QStringLiteral("size");
   if (done > 0 && m_firstStepSeen < 0) {
     m_firstStepSeen = done;
     m_firstStepElapsed = elapsed;

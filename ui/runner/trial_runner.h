@@ -4,6 +4,8 @@
 // QtNetwork only.
 //
 // Lifecycle: start() -> started -> (eventsArrived | logLine | progress)* -> finished, exactly once.
+// A link probe (TrialRequest::link_probe) is the same plan with the probe's arguments; its progress
+// counts measured sizes.
 // A rank that fails (non-zero exit, signal, failure to start; remote ranks report their exits
 // through the ssh node script) fails the trial: the other ranks are stopped and the outcome names
 // the rank, the exit in words, its error event and stderr tail. A lost ssh connection or a failed
@@ -90,6 +92,7 @@ class TrialRunner : public LiveSource {
   qint64 m_startupAllowanceMs = 60000;
   // progress
   int m_firstStepSeen = -1;
+  int m_probePoints = 0;  // a link probe's sizes (the progress total)
   double m_firstStepElapsed = 0.0;
 };
 

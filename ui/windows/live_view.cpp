@@ -50,7 +50,8 @@ QToolButton* tool(QAction* action, const QString& text = {}) {
 }  // namespace
 
 QString format_progress(const TrialProgress& p) {
-  QString text = QStringLiteral("step %1 of %2 · %3 elapsed").arg(p.step).arg(p.steps).arg(format_seconds(p.elapsed_s));
+  QString text =
+      QStringLiteral("%1 %2 of %3 · %4 elapsed").arg(p.unit).arg(p.step).arg(p.steps).arg(format_seconds(p.elapsed_s));
   if (p.eta_s >= 0) text += QStringLiteral(" · about %1 left").arg(format_seconds(p.eta_s));
   return text;
 }
@@ -348,11 +349,15 @@ void LiveView::setProgress(const TrialProgress& progress) {
 }
 
 void LiveView::setOutcome(const TrialOutcome& outcome) {
-  const QString where = QStringLiteral("step %1 of %2").arg(m_lastProgress.step).arg(m_lastProgress.steps);
+  const QString unit = m_lastProgress.unit;  // "step", or "size" for a link probe
+  const QString where =
+      QStringLiteral("%1 %2 of %3").arg(unit).arg(m_lastProgress.step).arg(m_lastProgress.steps);
   switch (outcome.status) {
     case TrialOutcome::Status::Succeeded:
-      m_progress->setText(
-          QStringLiteral("done: %1 steps in %2 s").arg(m_lastProgress.step).arg(m_lastProgress.elapsed_s, 0, 'f', 1));
+      m_progress->setText(QStringLiteral("done: %1 %2s in %3 s")
+                              .arg(m_lastProgress.step)
+                              .arg(unit)
+                              .arg(m_lastProgress.elapsed_s, 0, 'f', 1));
       break;
     case TrialOutcome::Status::Stopped:
       m_progress->setText(QStringLiteral("stopped at %1").arg(where));

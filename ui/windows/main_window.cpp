@@ -29,6 +29,7 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
+#include "core/launch/link_probe.h"
 #include "ui/models/trials_model.h"
 #include "ui/plots/step_time_plot.h"
 #include "ui/plots/telemetry_plot.h"
@@ -38,6 +39,7 @@
 #include "ui/runner/trial_queue.h"
 #include "ui/runner/trial_runner.h"
 #include "ui/windows/analysis_controller.h"
+#include "ui/windows/link_probe_controller.h"
 #include "ui/windows/live_view.h"
 #include "ui/windows/prediction_controller.h"
 #include "ui/windows/log_pane.h"
@@ -105,8 +107,9 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   m_launcher = new TrialLauncher(m_session, this, this);
   m_launcher->setDevices(m_devices);
   m_launcher->setWorkerProgram(options.workerProgram);
-  m_launcher->setEnqueue(
-      [this](const config::TrialConfig& c, const QString& source) { return enqueueTrial(c, source); });
+  m_launcher->setEnqueue([this](const config::TrialConfig& c, const LaunchRequest& r) {
+    return enqueueTrial(c, r.source, r.linkProbe);
+  });
   connect(m_launcher, &TrialLauncher::refused, this, [this](const QString& message) {
     statusBar()->showMessage(message, 10000);
     m_log->appendError(message);
@@ -162,10 +165,11 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
           QStringLiteral("%1: %2 trial(s)").arg(QFileInfo(path).fileName()).arg(m_trials->rowCount()), 6000);
   });
 
-  new PredictionController(this);  // issue 11: the Prediction dock and Analysis > What if…
+  m_prediction = new PredictionController(this);  // issue 11: the Prediction dock and Analysis > What if…
 
   createActions();
   m_analysis = new AnalysisController(this);
+  m_linkProbe = new LinkProbeController(this);  // Trial > Measure the link… (issue 11 item 2)
   createStatusBar();
 
   m_form->setDevices(m_devices);
@@ -297,13 +301,7 @@ void MainWindow::createActions() {
   connect(queueAct, &QAction::triggered, this, &MainWindow::runTrial);  // the queue starts it when idle
   connect(stop, &QAction::triggered, this, &MainWindow::stopTrial);
   connect(stopAll, &QAction::triggered, this, [this] {
-    for (const TrialRequest& pending : m_queue->pending())
-      if (TrialRecord* r = m_trials->find(pending.id)) {
-        r->status = TrialRecord::Status::Stopped;
-        r->reason = QStringLiteral("removed from the queue");
-        m_trials->touch(pending.id);
-        m_session->markStopped(pending.id, r->reason);
-      }
+    for (const TrialRequest& pending : m_queue->pending()) markRemovedFromQueue(pending.id);
     m_queue->stopAll();
     if (m_replay) m_replay->stop();
   });
@@ -502,7 +500,8 @@ QString MainWindow::queueConfig(const config::TrialConfig& config) {
   return *id;
 }
 
-QString MainWindow::enqueueTrial(const config::TrialConfig& config, const QString& source) {
+QString MainWindow::enqueueTrial(const config::TrialConfig& config, const QString& source,
+                                 const std::optional<launch::LinkProbeRange>& linkProbe) {
   TrialRequest request;
   request.id = QStringLiteral("t%1-%2")
                    .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")))
@@ -510,10 +509,11 @@ QString MainWindow::enqueueTrial(const config::TrialConfig& config, const QStrin
   request.config = config;
   if (request.config.name.empty()) request.config.name = request.id.toStdString();
   request.worker_program = m_options.workerProgram;
+  request.link_probe = linkProbe;
   TrialRecord record;
   record.id = request.id;
   record.config = request.config;
-  record.steps = int(request.config.steps);
+  record.steps = linkProbe ? launch::link_probe_points(*linkProbe) : int(request.config.steps);
   record.source = source;
   m_trials->upsert(record);
   m_session->addQueuedTrial(record, source);
@@ -528,6 +528,26 @@ void MainWindow::stopTrial() {
     m_queue->runner()->stop();
     statusBar()->showMessage(QStringLiteral("Stopping every rank…"), 3000);
   }
+}
+
+bool MainWindow::cancelTrial(const QString& id) {
+  if (m_queue->runner()->isActive() && m_queue->runner()->trialId() == id) {
+    stopTrial();
+    return true;
+  }
+  if (!m_queue->remove(id)) return false;
+  markRemovedFromQueue(id);
+  updateActions();
+  return true;
+}
+
+void MainWindow::markRemovedFromQueue(const QString& id) {
+  TrialRecord* r = m_trials->find(id);
+  if (!r) return;
+  r->status = TrialRecord::Status::Stopped;
+  r->reason = QStringLiteral("removed from the queue");
+  m_trials->touch(id);
+  m_session->markStopped(id, r->reason);
 }
 
 bool MainWindow::replayLog(const QString& path, double speed) {

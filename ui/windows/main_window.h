@@ -26,9 +26,11 @@ namespace tunebench::ui {
 
 class AnalysisController;
 class BackgroundJobs;
+class LinkProbeController;
 class LiveSource;
 class LiveView;
 class LogPane;
+class PredictionController;
 class ReplaySource;
 class SessionActions;
 class SessionController;
@@ -84,6 +86,9 @@ class MainWindow : public QMainWindow {
   TrialLogCache& trialLogs() { return m_logs; }
   const TrialLogCache& trialLogs() const { return m_logs; }
   AnalysisController* analysis() const { return m_analysis; }
+  PredictionController* prediction() const { return m_prediction; }
+  // Trial > Measure the link… and its dialog (the link probe of the form's ranks).
+  LinkProbeController* linkProbe() const { return m_linkProbe; }
   // Queues a trial as it is, through the launcher (validation, device check): its id, or an empty
   // string when it was refused or waits for the launch preview.
   QString queueConfig(const config::TrialConfig& config);
@@ -93,6 +98,9 @@ class MainWindow : public QMainWindow {
   // when the form has problems (shown next to the fields) or the launch was refused.
   bool runTrial();
   void stopTrial();
+  // Stops the trial `id` when it runs, or drops it from the queue (its row stopped, "removed from
+  // the queue"); false when it is neither.
+  bool cancelTrial(const QString& id);
   // Plays a recorded .jsonl log into the live views; speed <= 0 plays as fast as possible.
   bool replayLog(const QString& path, double speed = 1.0);
   // Saves the three plots (PNG, or PDF / SVG when `path` ends so); returns the files written.
@@ -113,7 +121,9 @@ class MainWindow : public QMainWindow {
   void createDocks();
   void createStatusBar();
   void connectSource(LiveSource* source, bool recorded);
-  QString enqueueTrial(const config::TrialConfig& config, const QString& source);
+  QString enqueueTrial(const config::TrialConfig& config, const QString& source,
+                       const std::optional<launch::LinkProbeRange>& linkProbe);
+  void markRemovedFromQueue(const QString& id);
   void onTrialStarting(const QString& id);
   void onEvents(const EventBatch& batch);
   void onProgress(const TrialProgress& progress);
@@ -153,6 +163,8 @@ class MainWindow : public QMainWindow {
   int m_counter = 0;
   TrialLogCache m_logs;
   AnalysisController* m_analysis = nullptr;
+  PredictionController* m_prediction = nullptr;
+  LinkProbeController* m_linkProbe = nullptr;
   bool m_docksArranged = false;  // the user moved a dock splitter: keep their shares
   bool m_dropAccepted = false;   // asked once per drag (the importers may read the files' heads)
 };

@@ -15,7 +15,13 @@
 
 namespace tunebench::ui {
 
+namespace {
+// The name a trial goes by in the panel's notes ("probe 'link probe, 2 x cpu'").
+std::string label_of(const TrialRecord& r) { return r.config.name.empty() ? r.id.toStdString() : r.config.name; }
+}  // namespace
+
 PredictionController::PredictionController(MainWindow* window) : QObject(window), m_window(window) {
+  setObjectName(QStringLiteral("predictionController"));
   m_panel = new PredictionPanel;
   auto* scroll = new QScrollArea;
   scroll->setWidget(m_panel);
@@ -37,22 +43,65 @@ PredictionController::PredictionController(MainWindow* window) : QObject(window)
   if (QMenu* analysis = window->menu(QStringLiteral("menuAnalysis"))) analysis->addAction(whatIf);
 
   connect(window->form(), &TrialForm::changed, this, &PredictionController::refresh);
-  connect(window->session(), &SessionController::sessionChanged, this, &PredictionController::reloadEvidence);
+  connect(window->session(), &SessionController::sessionChanged, this, [this] {
+    // Another file: its trials are other trials (record ids "s<store id>" repeat across files).
+    m_stored.clear();
+    m_requested.clear();
+    reloadEvidence();
+  });
   connect(window, &MainWindow::trialFinished, this, &PredictionController::reloadEvidence);
   reloadEvidence();
 }
 
-void PredictionController::reloadEvidence() {
+void PredictionController::rebuild(QStringList* toLoad) {
   predict::Evidence fresh;
   TrialsModel* trials = m_window->trialsModel();
-  for (int row = 0; row < trials->rowCount(); ++row) {
-    if (trials->record(row).status != TrialRecord::Status::Succeeded) continue;
-    if (auto log = m_window->analysis()->logOfRow(row))
-      fresh.add(trials->record(row).id.toStdString(), std::make_shared<protocol::TrialLog>(std::move(*log)));
+  SessionController* session = m_window->session();
+  AnalysisController* analysis = m_window->analysis();  // created after this controller
+  for (int row = 0; row < trials->rowCount() && analysis; ++row) {
+    const TrialRecord& r = trials->record(row);
+    if (r.status != TrialRecord::Status::Succeeded) continue;
+    if (auto log = analysis->logOfRow(row)) {
+      fresh.add(label_of(r), std::make_shared<protocol::TrialLog>(std::move(*log)));
+    } else if (auto it = m_stored.constFind(r.id); it != m_stored.constEnd()) {
+      if (*it) fresh.add(**it);
+    } else if (toLoad && session->storeId(r.id) >= 0 && !m_requested.contains(r.id)) {
+      *toLoad << r.id;
+    }
   }
   m_evidence = std::move(fresh);
   m_panel->setEvidence(m_evidence.select([](const predict::MeasuredTrial&) { return true; }));
   refresh();
+  emit evidenceChanged();
+}
+
+void PredictionController::reloadEvidence() {
+  QStringList toLoad;
+  rebuild(&toLoad);
+  SessionController* session = m_window->session();
+  if (toLoad.isEmpty() || !session->hasSession()) return;
+  m_requested << toLoad;
+  ++m_loading;
+  QPointer<PredictionController> self(this);
+  const QString path = session->path();
+  // Each stored trial once: the job reads the logs, they are measured here as they arrive.
+  session->loadTrialLogs(toLoad, [self, toLoad, path](std::vector<std::optional<protocol::TrialLog>> logs) {
+    if (!self) return;
+    --self->m_loading;
+    if (self->m_window->session()->path() != path) return;  // another session meanwhile
+    TrialsModel* trials = self->m_window->trialsModel();
+    for (int i = 0; i < toLoad.size(); ++i) {
+      const QString& id = toLoad[i];
+      self->m_requested.removeAll(id);
+      const int row = trials->rowOf(id);
+      std::optional<predict::MeasuredTrial> measured;
+      if (row >= 0 && size_t(i) < logs.size() && logs[size_t(i)])
+        measured = predict::Evidence::measure(label_of(trials->record(row)),
+                                              std::make_shared<protocol::TrialLog>(std::move(*logs[size_t(i)])));
+      self->m_stored.insert(id, std::move(measured));
+    }
+    self->rebuild(nullptr);
+  });
 }
 
 void PredictionController::refresh() {
@@ -64,7 +113,11 @@ WhatIfDialog* PredictionController::openWhatIf(int row) {
   if (row < 0 || row >= trials->rowCount()) return nullptr;
   auto log = m_window->analysis()->logOfRow(row);
   predict::Evidence one;
-  if (log) one.add(trials->record(row).id.toStdString(), std::make_shared<protocol::TrialLog>(std::move(*log)));
+  if (log) {
+    one.add(trials->record(row).id.toStdString(), std::make_shared<protocol::TrialLog>(std::move(*log)));
+  } else if (auto it = m_stored.constFind(trials->record(row).id); it != m_stored.constEnd() && *it) {
+    one.add(**it);
+  }
   if (one.trials().empty()) {
     m_window->statusBar()->showMessage(QStringLiteral("The selected trial recorded no configuration to predict from"),
                                        5000);

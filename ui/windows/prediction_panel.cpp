@@ -5,7 +5,10 @@
 #include <QLabel>
 #include <QLocale>
 #include <QProgressBar>
+#include <QToolButton>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "core/predict/render.h"
 
@@ -47,14 +50,22 @@ PredictionPanel::PredictionPanel(QWidget* parent) : QWidget(parent) {
   m_scaling = new QLabel(this);
   m_scaling->setObjectName(QStringLiteral("predictedScaling"));
   m_scaling->setWordWrap(true);
+  m_link = new QLabel(this);
+  m_link->setObjectName(QStringLiteral("predictedLink"));
+  m_link->setWordWrap(true);
   m_basis = new QLabel(this);
   m_basis->setObjectName(QStringLiteral("predictionBasis"));
   m_basis->setWordWrap(true);
   m_basis->setStyleSheet(QStringLiteral("color: palette(mid);"));
   for (QWidget* w :
        {static_cast<QWidget*>(m_memory), static_cast<QWidget*>(m_memoryBar), static_cast<QWidget*>(m_warning),
-        static_cast<QWidget*>(m_step), static_cast<QWidget*>(m_scaling), static_cast<QWidget*>(m_basis)})
+        static_cast<QWidget*>(m_step), static_cast<QWidget*>(m_scaling), static_cast<QWidget*>(m_link)})
     layout->addWidget(w);
+  m_measureLink = new QToolButton(this);
+  m_measureLink->setObjectName(QStringLiteral("measureLinkButton"));
+  m_measureLink->setVisible(false);
+  layout->addWidget(m_measureLink, 0, Qt::AlignLeft);
+  layout->addWidget(m_basis);
   layout->addStretch(1);
 }
 
@@ -129,9 +140,48 @@ void PredictionPanel::showPrediction(const config::TrialConfig& config, const De
   }
   m_scaling->setText(p.scaling ? QString::fromStdString(p.scaling->statement).toHtmlEscaped() : QString());
   m_scaling->setVisible(p.scaling.has_value());
+  m_link->setText(linkText());
+  m_link->setVisible(!m_link->text().isEmpty());
   QStringList basis;
-  for (const auto& n : p.notes) basis << QString::fromStdString(n).toHtmlEscaped();
+  for (const auto& n : p.notes)
+    if (!(p.link && n.rfind("link: ", 0) == 0))  // the link line says it
+      basis << QString::fromStdString(n).toHtmlEscaped();
   m_basis->setText(basis.join(QStringLiteral("<br>")));
+}
+
+QString PredictionPanel::linkText() const {
+  const auto& p = m_prediction;
+  if (!p.link || p.scenario.config.world_size < 2) return {};
+  const auto& l = *p.link;
+  auto gbps = [](double v) { return QString::number(v, 'f', v < 10 ? 2 : 0) + QStringLiteral(" GB/s"); };
+  QString figures;
+  if (l.measured()) {
+    double lo = l.points.front().second, hi = lo;
+    for (const auto& pt : l.points) {
+      lo = std::min(lo, pt.second);
+      hi = std::max(hi, pt.second);
+    }
+    figures = QStringLiteral("%1 bus bandwidth from %2 to %3")
+                  .arg(lo == hi ? gbps(hi) : gbps(lo) + QStringLiteral("–") + gbps(hi))
+                  .arg(bytes(l.points.front().first), bytes(l.points.back().first));
+  } else {
+    figures = QStringLiteral("%1 bus bandwidth").arg(gbps(l.busbw_gbps));
+  }
+  QString text = QStringLiteral("<b>Link</b> between the %1 ranks: %2, %3 <span style='color: palette(mid);'>(%4)</span>")
+                     .arg(p.scenario.config.world_size)
+                     .arg(QString::fromStdString(l.name).toHtmlEscaped(), figures,
+                          QString::fromStdString(l.source).toHtmlEscaped());
+  if (p.cuda && !p.contention_source.empty())
+    text += QStringLiteral("; contention %1 (%2)")
+                .arg(p.contention, 0, 'f', 2)
+                .arg(QString::fromStdString(p.contention_source).toHtmlEscaped());
+  return text;
+}
+
+void PredictionPanel::setMeasureLinkAction(QAction* action) {
+  m_measureLink->setDefaultAction(action);
+  m_measureLink->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  m_measureLink->setVisible(action != nullptr);
 }
 
 QString PredictionPanel::warningText() const {

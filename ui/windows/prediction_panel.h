@@ -1,7 +1,8 @@
 // PredictionPanel: what the trial in the form will need and how fast it will run, before Run
 // (issue 11): peak memory per GPU against the detected memory, with a warning when it will not fit
-// (a warning, never a block), the predicted step and tokens/s, the communication floor and whether
-// the GPUs beat one. It shows core/predict's answer; it computes nothing itself.
+// (a warning, never a block), the predicted step and tokens/s, the communication floor, whether
+// the GPUs beat one, and the link between the ranks with its source (a link probe, trials, or the
+// catalogue; CPU ranks: a probe or trials only). It shows core/predict's answer; it computes nothing itself.
 #pragma once
 
 #include <vector>
@@ -12,8 +13,10 @@
 #include "core/predict/predictor.h"
 #include "ui/runner/device_inventory.h"
 
+class QAction;
 class QLabel;
 class QProgressBar;
+class QToolButton;
 
 namespace tunebench::ui {
 
@@ -32,6 +35,10 @@ class PredictionPanel : public QWidget {
   predict::Fit fit() const { return m_fit; }
   QString warningText() const;
   QString summaryText() const;
+  // The link between the ranks and where its figures come from ("" for one rank).
+  QString linkText() const;
+  // A button under the link line for an action ("Measure the link…").
+  void setMeasureLinkAction(QAction* action);
 
   // The scenario the form's config means on this machine (the GPU NVML reported, its memory).
   static predict::Scenario scenarioFor(const config::TrialConfig& config, const DeviceInventory& devices);
@@ -50,6 +57,8 @@ class PredictionPanel : public QWidget {
   QLabel* m_warning = nullptr;
   QLabel* m_step = nullptr;
   QLabel* m_scaling = nullptr;
+  QLabel* m_link = nullptr;
+  QToolButton* m_measureLink = nullptr;
   QLabel* m_basis = nullptr;
 };
 

@@ -155,6 +155,21 @@ void TrialForm::updateDependentFields() {
   for (const char* k : {"bucket_mb", "first_bucket_mb", "ddp_overlap", "compression"}) m_fields[k]->setEnabled(ddp);
   for (const char* k : {"fsdp_mode", "fsdp_prefetch", "fsdp_param_dtype", "fsdp_reduce_dtype"})
     m_fields[k]->setEnabled(fsdp);
+  // The Where group shows what the chosen launcher uses (no SSH hosts for local ranks, no SLURM
+  // fields over SSH, ...); hidden fields keep their values for when the choice comes back.
+  for (const auto& knob : config::knobs()) {
+    if (knob.group != "Where") continue;
+    KnobField* field = m_fields[knob.key];
+    if (auto* rows = qobject_cast<QFormLayout*>(field->parentWidget()->layout()))
+      rows->setRowVisible(field, config::knob_applies(knob.key, c.launcher));
+  }
+}
+
+bool TrialForm::isFieldShown(const QString& key) const {
+  KnobField* f = field(key);
+  if (!f) return false;
+  auto* rows = qobject_cast<QFormLayout*>(f->parentWidget()->layout());
+  return !rows || rows->isRowVisible(f);
 }
 
 std::vector<config::Problem> TrialForm::problems() const {
@@ -173,8 +188,12 @@ int TrialForm::validateAndShow() {
   std::map<std::string, QStringList> byKey;
   QStringList general;
   for (const auto& p : found) {
-    if (m_fields.count(p.key))
+    // A problem of a hidden field (an SSH host list that no longer parses, the launcher now local)
+    // is said in the summary, where it can be seen.
+    if (m_fields.count(p.key) && isFieldShown(QString::fromStdString(p.key)))
       byKey[p.key] << QString::fromStdString(p.message);
+    else if (const config::KnobInfo* k = config::find_knob(p.key); k && m_fields.count(p.key))
+      general << QString::fromStdString(k->label + ": " + p.message);
     else
       general << QString::fromStdString(p.message);
   }

@@ -1,5 +1,6 @@
 // TrialForm: the trial's knobs, built from config::knobs() and grouped as the table groups them,
-// with a presets combo and the detected devices on top. Validation runs on every edit and shows
+// with a presets combo and the detected devices on top. The Where group shows only the fields of
+// the chosen launcher (config::knob_applies). Validation runs on every edit and shows
 // each problem next to its field, so a trial that would be refused is visibly wrong before Run.
 #pragma once
 
@@ -52,6 +53,8 @@ class TrialForm : public QWidget {
   void setDevices(const DeviceInventory& devices);
   const DeviceInventory& devices() const { return m_devices; }
   KnobField* field(const QString& key) const;
+  // Whether the field's row is shown: the Where group hides what the chosen launcher does not use.
+  bool isFieldShown(const QString& key) const;
   QComboBox* presetCombo() const { return m_presets; }
 
  signals:

@@ -1,5 +1,7 @@
 #include "ui/windows/trial_launcher.h"
 
+#include <algorithm>
+
 #include <QFileInfo>
 #include <QSet>
 
@@ -35,22 +37,32 @@ TrialLauncher::Result TrialLauncher::launch(const LaunchRequest& request, Queued
   if (m_preview)
     return refuse(QStringLiteral("Not started (%1): answer the open launch preview first").arg(request.what));
 
-  // 2. Nothing stored in a session someone else made runs unseen.
-  if (request.fromSession && m_session && m_session->isForeign()) {
-    QString preview = launch_preview(request.configs.front(), m_workerProgram, QStringLiteral("<trial id>"));
+  // 2. Nothing stored in a session someone else made runs unseen, and nothing runs on other
+  // machines unseen.
+  const bool foreign = request.fromSession && m_session && m_session->isForeign();
+  const auto remote = std::find_if(request.configs.begin(), request.configs.end(), [](const config::TrialConfig& c) {
+    return c.launcher != config::Launcher::Local;
+  });
+  if (foreign || remote != request.configs.end()) {
+    const config::TrialConfig& shown = foreign ? request.configs.front() : *remote;
+    QString preview = launch_preview(shown, m_workerProgram, QStringLiteral("<trial id>"), request.linkProbe);
     if (request.configs.size() > 1) {
       QSet<QString> keys;
       for (const auto& c : request.configs)
-        for (const std::string& k : config::differing_knobs(request.configs.front(), c))
+        for (const std::string& k : config::differing_knobs(shown, c))
           keys.insert(QString::fromStdString(k));
       QStringList sorted(keys.begin(), keys.end());
       sorted.sort();
       preview.prepend(
-          QStringLiteral("%1 trials, the first shown below; the others differ only in: %2\n\n")
+          QStringLiteral("%1 trials, one shown below; the others differ from it only in: %2\n\n")
               .arg(request.configs.size())
               .arg(sorted.isEmpty() ? QStringLiteral("nothing (repeats)") : sorted.join(QStringLiteral(", "))));
     }
-    m_preview = new LaunchPreviewDialog(preview, QFileInfo(m_session->path()).fileName(), m_dialogParent);
+    // A stranger's config keeps its question (where it came from matters most); the user's own
+    // remote trial asks where it will run.
+    m_preview = foreign ? new LaunchPreviewDialog(preview, QFileInfo(m_session->path()).fileName(), m_dialogParent)
+                        : new LaunchPreviewDialog(preview, remote_launch_title(shown), remote_launch_intro(shown),
+                                                  m_dialogParent);
     m_preview->setAttribute(Qt::WA_DeleteOnClose);
     connect(m_preview, &QDialog::finished, this, [this] { m_preview = nullptr; });  // answered: no longer pending
     connect(m_preview, &QDialog::accepted, this, [this, request, queued] {
@@ -79,7 +91,7 @@ QStringList TrialLauncher::enqueueAll(const LaunchRequest& request) {
   QStringList ids;
   if (!m_enqueue) return ids;
   for (const config::TrialConfig& c : request.configs) {
-    const QString id = m_enqueue(c, request.source);
+    const QString id = m_enqueue(c, request);
     if (!id.isEmpty()) ids << id;
   }
   return ids;

@@ -6,13 +6,19 @@
 //   2. a config taken from a trial stored in someone else's session file (fromSession, and the
 //      current session is foreign) is shown first: every rank's argv and environment in a
 //      LaunchPreviewDialog, opened without blocking (open(), Cancel the default); the trials are
-//      queued when the user accepts, dropped when they cancel;
+//      queued when the user accepts, dropped when they cancel. A trial of the user's own that runs
+//      on other machines (launcher ssh or slurm) is shown the same way, asking "Run on gpu1, gpu2
+//      over SSH?": the ssh commands and the scripts the hosts run, or srun's command / the sbatch
+//      script. Local trials of the user's own are not previewed. One preview per request (a sweep);
 //   3. the trials are queued in order (the queue starts the first when idle).
+// A link probe (LaunchRequest::linkProbe) goes the same way: its trial is queued with the probe's
+// range, and its ranks measure the link instead of training.
 // The outcome is reported as launched / refused signals (also for requests decided at once) and
 // to the request's own callback.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include <QObject>
@@ -20,6 +26,7 @@
 #include <QStringList>
 
 #include "core/config/trial_config.h"
+#include "core/launch/launch_plan.h"
 #include "ui/runner/device_inventory.h"
 #include "ui/windows/launch_preview.h"  // QPointer needs the complete type
 
@@ -34,14 +41,16 @@ struct LaunchRequest {
   QString what;                              // "Run", "follow-up: grad_accum 2", "sweep"
   bool fromSession = false;                  // taken from (or derived from) a stored trial
   QString source = QStringLiteral("live");   // recorded with each trial
+  // Set: the trials are link probes (tunebench-worker --probe-link over this range of sizes).
+  std::optional<launch::LinkProbeRange> linkProbe;
 };
 
 class TrialLauncher : public QObject {
   Q_OBJECT
  public:
   enum class Result { Queued, AwaitingConfirmation, Refused };
-  // Queues one trial (a row in the table, the store, the queue); returns its id.
-  using Enqueue = std::function<QString(const config::TrialConfig& config, const QString& source)>;
+  // Queues one trial (a row in the table, the store, the queue) of the request; returns its id.
+  using Enqueue = std::function<QString(const config::TrialConfig& config, const LaunchRequest& request)>;
 
   TrialLauncher(SessionController* session, QWidget* dialogParent, QObject* parent = nullptr);
 

@@ -27,10 +27,7 @@ const char* dtype_name(at::ScalarType t) {
 }  // namespace
 
 std::vector<int64_t> probe_sizes(const LinkProbeOptions& o) {
-  const int64_t elem = static_cast<int64_t>(c10::elementSize(o.dtype));
-  std::vector<int64_t> sizes;
-  for (int64_t b = std::max<int64_t>(o.min_bytes, elem); b <= o.max_bytes; b *= 2) sizes.push_back(b / elem * elem);
-  return sizes;
+  return metrics::probe_sizes(o.min_bytes, o.max_bytes, static_cast<int64_t>(c10::elementSize(o.dtype)));
 }
 
 void probe_all_reduce(Communicator& comm, const DeviceContext& device, const LinkProbeOptions& o,

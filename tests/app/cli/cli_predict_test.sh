@@ -37,5 +37,13 @@ if [ -n "$worker" ]; then
   [ "$(grep -c '^ *[0-9]\+ \+[0-9.]\+ \+[0-9.]\+ \+[0-9.]\+$' <<<"$out")" -eq 2 ] || fail "probe points: $out"
   out="$("$cli" list "$dir/p.tbsession")"
   grep -q "link probe, 2 x cpu" <<<"$out" || fail "probe trial not listed: $out"
+  # Without a session: the points are printed, nothing is kept.
+  out="$("$cli" probe --gpus 2 --device cpu --min-mb 0.25 --max-mb 0.25 --worker "$worker" 2>&1)"
+  [ "$(grep -c '^ *[0-9]\+ \+[0-9.]\+ \+[0-9.]\+ \+[0-9.]\+$' <<<"$out")" -eq 1 ] || fail "probe points: $out"
+  grep -q "stored as" <<<"$out" && fail "a probe without --session was stored: $out"
+  # A missing worker is a sentence, not a crash.
+  out="$("$cli" probe --gpus 2 --device cpu --max-mb 1 --worker /nonexistent/tunebench-worker 2>&1)" &&
+    fail "a missing worker succeeded: $out"
+  grep -q "^probe: " <<<"$out" || fail "missing worker: $out"
 fi
 echo "cli predict test passed"

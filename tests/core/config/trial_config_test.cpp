@@ -192,3 +192,28 @@ TEST(TrialConfig, CompileIsAChoiceAndOlderBoolsKeepTheirMeaning) {
   EXPECT_FALSE(tc::set_knob(c, "amp", "fp8"));
   EXPECT_EQ(c.amp, tc::Amp::Fp8);
 }
+
+TEST(TrialConfig, WhereKnobsApplyToTheirLaunchersOnly) {
+  using L = tc::Launcher;
+  for (const char* k : {"ssh_hosts", "ssh_command", "master_addr"}) {
+    EXPECT_TRUE(tc::knob_applies(k, L::Ssh)) << k;
+    EXPECT_FALSE(tc::knob_applies(k, L::Local)) << k;
+    EXPECT_FALSE(tc::knob_applies(k, L::Slurm)) << k;
+  }
+  for (const auto& k : tc::knobs()) {
+    if (k.key.rfind("slurm_", 0) != 0 && k.key != "event_host") continue;
+    EXPECT_TRUE(tc::knob_applies(k.key, L::Slurm)) << k.key;
+    EXPECT_FALSE(tc::knob_applies(k.key, L::Local)) << k.key;
+    EXPECT_FALSE(tc::knob_applies(k.key, L::Ssh)) << k.key;
+  }
+  for (const char* k : {"remote_worker", "remote_env"}) {
+    EXPECT_FALSE(tc::knob_applies(k, L::Local)) << k;
+    EXPECT_TRUE(tc::knob_applies(k, L::Ssh)) << k;
+    EXPECT_TRUE(tc::knob_applies(k, L::Slurm)) << k;
+  }
+  // The launcher itself and every knob outside the Where group apply everywhere.
+  for (const auto& k : tc::knobs()) {
+    if (k.group == "Where" && k.key != "launcher") continue;
+    for (L l : {L::Local, L::Ssh, L::Slurm}) EXPECT_TRUE(tc::knob_applies(k.key, l)) << k.key;
+  }
+}

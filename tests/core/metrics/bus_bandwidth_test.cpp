@@ -26,3 +26,15 @@ TEST(BusBandwidth, FloorIsBusBytesOverBusbw) {
   EXPECT_NEAR(tmx::comm_floor_ms(6e9, 250.0), 24.0, 1e-9);
   EXPECT_EQ(tmx::comm_floor_ms(6e9, 0.0), 0.0);
 }
+
+TEST(ProbeSizes, DoubleFromTheSmallestToTheLargestInWholeElements) {
+  const int64_t mib = int64_t{1} << 20;
+  EXPECT_EQ(tmx::probe_sizes(mib, 4 * mib, 4), (std::vector<int64_t>{mib, 2 * mib, 4 * mib}));
+  // 0.25 MiB to 1 MiB (the CLI test's range): 3 sizes; a maximum between doublings is not reached.
+  EXPECT_EQ(tmx::probe_sizes(mib / 4, mib, 4).size(), 3u);
+  EXPECT_EQ(tmx::probe_sizes(mib, 3 * mib, 4).size(), 2u);
+  // At least one element, rounded down to whole elements; nothing when max < min.
+  EXPECT_EQ(tmx::probe_sizes(1, 10, 4), (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(tmx::probe_sizes(6, 6, 4), (std::vector<int64_t>{4}));
+  EXPECT_TRUE(tmx::probe_sizes(4 * mib, mib, 4).empty());
+}

@@ -6,8 +6,12 @@
 
 #include "tests/ui/wait_for.h"
 
+#include <QDoubleSpinBox>
 #include <QFileInfo>
+#include <QLabel>
+#include <QPushButton>
 #include <QSignalSpy>
+#include <QTableWidget>
 
 #include "core/store/session_store.h"
 #include "tests/ui/runner/runner_test_util.h"
@@ -18,7 +22,10 @@
 #include "ui/plots/timeline_plot.h"
 #include "ui/runner/trial_queue.h"
 #include "ui/runner/trial_runner.h"
+#include "ui/windows/link_probe_controller.h"
+#include "ui/windows/link_probe_dialog.h"
 #include "ui/windows/live_view.h"
+#include "ui/windows/prediction_controller.h"
 #include "ui/windows/session_controller.h"
 #include "ui/windows/trial_form.h"
 
@@ -173,4 +180,62 @@ TEST(RealWorker, AWorkerRefusingItsConfigIsReported) {
   const TrialRecord& r = w->trialsModel()->record(0);
   EXPECT_EQ(r.status, TrialRecord::Status::Failed);
   EXPECT_FALSE(r.reason.isEmpty());
+}
+
+// Issue 11 item 2: Trial > Measure the link… runs the worker's link probe on the form's 2 CPU
+// ranks (Gloo) through the window's launch path, stores it in the session as a trial with its
+// probe points, and the Prediction dock's link comes from it.
+TEST(RealWorker, MeasuringTheLinkStoresAProbeThatThePredictionsUse) {
+  REQUIRE_REAL_WORKER();
+  auto w = make_real_window(worker);
+  config::TrialConfig c = small_config(2, 10);
+  c.device = config::Device::Cpu;
+  w->form()->setConfig(c);
+  PredictionPanel* panel = w->prediction()->panel();
+  EXPECT_FALSE(panel->linkText().contains("link probe")) << panel->linkText().toStdString();  // nothing measured yet
+
+  w->action(QStringLiteral("actionMeasureLink"))->trigger();
+  LinkProbeDialog* d = w->linkProbe()->dialog();
+  ASSERT_NE(d, nullptr);
+  d->minMb()->setValue(1);
+  d->maxMb()->setValue(2);  // 1 and 2 MiB: seconds on two shared cores
+  QSignalSpy finished(w.get(), &MainWindow::trialFinished);
+  QSignalSpy progress(w->queue()->runner(), &LiveSource::progress);
+  d->measureButton()->click();
+  TB_WAIT_FOR(d->state() == LinkProbeDialog::State::Running, kTimeoutMs);
+  EXPECT_EQ(d->cancelButton()->text(), "Cancel");
+  TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
+  ASSERT_EQ(d->state(), LinkProbeDialog::State::Stored) << d->statusText().toStdString();
+  EXPECT_TRUE(d->statusText().contains("link probe, 2 x cpu")) << d->statusText().toStdString();
+  EXPECT_EQ(d->points()->rowCount(), 2);  // rank 0's two sizes, as they arrived
+  // Progress counted sizes, not steps.
+  ASSERT_FALSE(progress.isEmpty());
+  const auto last = progress.last().at(0).value<TrialProgress>();
+  EXPECT_EQ(last.unit, "size");
+  EXPECT_EQ(last.steps, 2);
+  EXPECT_EQ(last.step, 2);
+
+  // The session has the probe as a trial, named as the CLI names it, with its points.
+  ASSERT_EQ(w->trialsModel()->rowCount(), 1);
+  const TrialRecord& r = w->trialsModel()->record(0);
+  EXPECT_EQ(r.status, TrialRecord::Status::Succeeded) << r.reason.toStdString();
+  EXPECT_EQ(r.config.name, "link probe, 2 x cpu");
+  const auto loaded = w->session()->loadTrial(r.id);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->info.name, "link probe, 2 x cpu");
+  EXPECT_EQ(loaded->info.status, store::TrialStatus::Done);
+  EXPECT_EQ(loaded->info.source, "link probe");
+  ASSERT_EQ(loaded->log.ranks.size(), 2u);
+  for (const auto& [rank, log] : loaded->log.ranks) {
+    EXPECT_EQ(log.probes.size(), 2u) << "rank " << rank;
+    for (const auto& p : log.probes) EXPECT_GT(p.busbw_gbps, 0) << "rank " << rank;
+  }
+
+  // The Prediction dock: the form's 2 CPU ranks now have a link, the probe's.
+  TB_WAIT_FOR(w->prediction()->loading() == 0 && panel->linkText().contains("link probe, 2 x cpu"), kTimeoutMs);
+  EXPECT_TRUE(panel->linkText().contains("measured by a link probe")) << panel->linkText().toStdString();
+  EXPECT_TRUE(panel->findChild<QLabel*>("predictedLink")->isVisibleTo(w.get()));
+  ASSERT_TRUE(panel->prediction().link.has_value());
+  EXPECT_TRUE(panel->prediction().link->measured());
+  EXPECT_EQ(panel->prediction().link->points.size(), 2u);
 }

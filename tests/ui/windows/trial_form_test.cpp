@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <QComboBox>
+#include <QFormLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSpinBox>
 #include <QTest>
 
@@ -94,4 +96,95 @@ TEST(TrialForm, WhereTheRanksRunIsPartOfTheForm) {
   form.field("ssh_hosts")->setText("gpu1 ranks=2");  // 2 ranks for a world of 3
   EXPECT_EQ(form.validateAndShow(), 1);
   EXPECT_TRUE(form.field("ssh_hosts")->problem().contains("add up to 2")) << form.field("ssh_hosts")->problem().toStdString();
+}
+
+namespace {
+// As the user does it: pick from the combo box, or type into the line edit.
+void choose(TrialForm& form, const char* key, const QString& text) {
+  QWidget* editor = form.field(key)->editor();
+  if (auto* combo = qobject_cast<QComboBox*>(editor)) {
+    ASSERT_GE(combo->findText(text), 0) << key;
+    combo->setCurrentIndex(combo->findText(text));
+  } else {
+    auto* edit = qobject_cast<QLineEdit*>(editor);
+    ASSERT_NE(edit, nullptr) << key;
+    edit->clear();
+    QTest::keyClicks(edit, text);
+  }
+}
+}  // namespace
+
+// Issue 14: the Where group shows the fields of the chosen launcher only, and shows the others
+// again when the choice changes (their values kept).
+TEST(TrialForm, TheWhereGroupShowsOnlyTheChosenLaunchersFields) {
+  TrialForm form;
+  form.setDevices(cpu_machine());
+  form.applyPreset("cpu-tiny-ddp");
+  form.show();
+  const QStringList ssh = {"ssh_hosts", "ssh_command", "master_addr"};
+  const QStringList slurm = {"slurm_mode", "slurm_nodes", "slurm_gpus_per_node", "slurm_partition",
+                             "slurm_account", "slurm_time", "slurm_dir", "event_host"};
+  const QStringList remote = {"remote_worker", "remote_env"};
+  auto shown = [&](const QString& key) {
+    KnobField* f = form.field(key);
+    // The field and its label: the whole row goes.
+    auto* label = qobject_cast<QLabel*>(
+        static_cast<QFormLayout*>(f->parentWidget()->layout())->labelForField(f));
+    EXPECT_NE(label, nullptr) << key.toStdString();
+    const bool visible = f->isVisibleTo(&form);
+    EXPECT_EQ(label && label->isVisibleTo(&form), visible) << key.toStdString();
+    EXPECT_EQ(form.isFieldShown(key), visible) << key.toStdString();
+    return visible;
+  };
+  auto expect = [&](const QStringList& keys, bool visible, const char* launcher) {
+    for (const QString& k : keys) EXPECT_EQ(shown(k), visible) << k.toStdString() << " with " << launcher;
+  };
+  ASSERT_TRUE(shown("launcher"));
+  // Local: no SSH host list, no SLURM fields, nothing remote.
+  expect(ssh, false, "local");
+  expect(slurm, false, "local");
+  expect(remote, false, "local");
+  EXPECT_TRUE(shown("world_size"));
+  // SSH: its hosts and the remote worker, no SLURM fields.
+  choose(form, "launcher", "ssh");
+  expect(ssh, true, "ssh");
+  expect(remote, true, "ssh");
+  expect(slurm, false, "ssh");
+  choose(form, "ssh_hosts", "gpu1 ranks=1; gpu2 ranks=1");
+  // SLURM: its fields, no SSH hosts.
+  choose(form, "launcher", "slurm");
+  expect(slurm, true, "slurm");
+  expect(remote, true, "slurm");
+  expect(ssh, false, "slurm");
+  // Back to local: hidden again, the hosts typed before kept for when SSH comes back.
+  choose(form, "launcher", "local");
+  expect(ssh, false, "local");
+  expect(slurm, false, "local");
+  choose(form, "launcher", "ssh");
+  EXPECT_EQ(form.field("ssh_hosts")->text(), "gpu1 ranks=1; gpu2 ranks=1");
+  EXPECT_EQ(form.config().ssh_hosts.size(), 2u);
+  // A stored SSH trial loaded into the form shows its hosts at once.
+  config::TrialConfig c = *config::trial_preset("cpu-tiny-ddp");
+  c.launcher = config::Launcher::Ssh;
+  ASSERT_FALSE(config::parse_ssh_hosts("a ranks=1; b ranks=1", c.ssh_hosts));
+  form.setConfig(c);
+  expect(ssh, true, "ssh (setConfig)");
+  expect(slurm, false, "ssh (setConfig)");
+}
+
+// A problem in a field the launcher hides is still said (in the summary), not lost with its row.
+TEST(TrialForm, AProblemOfAHiddenWhereFieldIsShownInTheSummary) {
+  TrialForm form;
+  form.setDevices(cpu_machine());
+  form.applyPreset("cpu-tiny-ddp");
+  choose(form, "launcher", "ssh");
+  choose(form, "ssh_hosts", "gpu1:99x ranks=2");  // does not parse, whatever the launcher
+  ASSERT_GE(form.validateAndShow(), 1);
+  EXPECT_TRUE(form.field("ssh_hosts")->problem().contains("bad port"));
+  choose(form, "launcher", "local");
+  ASSERT_EQ(form.validateAndShow(), 1);
+  auto* summary = form.findChild<QLabel*>("summary");
+  ASSERT_NE(summary, nullptr);
+  EXPECT_TRUE(summary->text().contains("SSH hosts: ")) << summary->text().toStdString();
+  EXPECT_TRUE(summary->text().contains("bad port")) << summary->text().toStdString();
 }
