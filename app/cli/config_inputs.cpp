@@ -30,12 +30,20 @@ config::TrialConfig config_from_inputs(const std::string& preset, const std::str
     if (!parsed.ok()) throw std::runtime_error(config_file + ":\n" + config::describe(parsed.problems));
     c = parsed.config;
   }
+  // A preset's name describes the preset ("125m single GPU, bf16"): once --set changes it, the
+  // name says so, unless --set gives a name.
+  std::string changed;
+  bool named = false;
   for (const auto& kv : sets) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos) throw std::runtime_error("--set wants KEY=VALUE, got '" + kv + "'");
-    if (auto problem = config::set_knob(c, kv.substr(0, eq), kv.substr(eq + 1)))
+    const std::string key = kv.substr(0, eq);
+    if (auto problem = config::set_knob(c, key, kv.substr(eq + 1)))
       throw std::runtime_error(problem->key + ": " + problem->message);
+    if (key == "name") named = true;
+    else changed += (changed.empty() ? "" : " ") + key + "=" + config::knob_text(c, key);
   }
+  if (!named && !changed.empty() && !c.name.empty()) c.name += " + " + changed;
   return c;
 }
 

@@ -27,6 +27,8 @@ python3 -c "import json,sys; c=json.load(open('$dir/best.json')); assert c['num_
   || fail "best.json is not a point of the space: $(cat "$dir/best.json")"
 "$worker" --config "$dir/best.json" --steps 3 --warmup 1 --events "file:$dir/best.jsonl" 2>/dev/null \
   || fail "the worker refused the best config"
+# The trials say what --set changed in the preset, not only the preset's own name.
+"$cli" list "$session" | grep -q "+ device=cpu model=custom dim=64" || fail "trial names hide the --set changes: $("$cli" list "$session")"
 trials_after_tune="$("$cli" list "$session" | grep -c ' done ' || true)"
 [ "$trials_after_tune" -ge 4 ] || fail "tune stored $trials_after_tune trials"
 
