@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include <QApplication>
@@ -80,22 +81,27 @@ bool import_and_wait(MainWindow& w, const QStringList& files, const QStringList&
   return w.trialsModel()->rowCount() == rows + 1;
 }
 
-// Holds the window's job thread until released, so the next jobs wait in the queue.
+// Holds the window's job thread until released, so the next jobs wait in the queue. The flags
+// are shared with the job: it may read them after the blocker is gone (ASan found the stack
+// version read after its scope).
 class JobBlocker {
  public:
-  explicit JobBlocker(BackgroundJobs* jobs) {
-    jobs->submit(QStringLiteral("blocker"), [this](JobProgress&) {
-      m_started = true;
-      while (!m_release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  explicit JobBlocker(BackgroundJobs* jobs) : m_flags(std::make_shared<Flags>()) {
+    jobs->submit(QStringLiteral("blocker"), [flags = m_flags](JobProgress&) {
+      flags->started = true;
+      while (!flags->release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       return BackgroundJobs::Apply();
     });
-    while (!m_started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (!m_flags->started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ~JobBlocker() { release(); }
-  void release() { m_release = true; }
+  void release() { m_flags->release = true; }
 
  private:
-  std::atomic<bool> m_started{false}, m_release{false};
+  struct Flags {
+    std::atomic<bool> started{false}, release{false};
+  };
+  std::shared_ptr<Flags> m_flags;
 };
 
 void drop(MainWindow& w, const QStringList& files) {
