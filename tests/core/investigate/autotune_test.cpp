@@ -172,12 +172,12 @@ ti::Measurement startup_dominated(const tc::TrialConfig& c, std::mt19937_64& rng
 }
 
 // A model's ranking: the truth with a systematic, point-dependent error of up to +-15 %.
-ti::PredictedOrder predicted_order(const ti::TuneSpace& s) {
+ti::PredictedOrder predicted_order(const ti::TuneSpace& s, double (*objective)(const tc::TrialConfig&) = truth) {
   std::vector<std::pair<double, ti::TunePoint>> scored;
   for (const auto& p : ti::grid_points(s)) {
     double h = 0;
     for (size_t a = 0; a < p.size(); ++a) h += (a + 1) * 0.37 * p[a];
-    scored.push_back({truth(ti::config_at(base(), s, p, 20, 3)) * (1.0 + 0.15 * std::sin(h * 7.1)), p});
+    scored.push_back({objective(ti::config_at(base(), s, p, 20, 3)) * (1.0 + 0.15 * std::sin(h * 7.1)), p});
   }
   std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
   ti::PredictedOrder order;
@@ -216,16 +216,7 @@ TEST(Autotune, PredictedSeedsFindTheOptimumWhenStartUpDominatesTheCost) {
       return m;
     };
   };
-  // The model's ranking: the truth with a point-dependent error of up to +-15 %.
-  std::vector<std::pair<double, ti::TunePoint>> scored;
-  for (const auto& p : ti::grid_points(s)) {
-    double h = 0;
-    for (size_t a = 0; a < p.size(); ++a) h += (a + 1) * 0.37 * p[a];
-    scored.push_back({trap(ti::config_at(base(), s, p, 14, 3)) * (1.0 + 0.15 * std::sin(h * 7.1)), p});
-  }
-  std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-  ti::PredictedOrder order;
-  for (auto& sp : scored) order.push_back(sp.second);
+  const auto order = predicted_order(s, trap);  // the truth, up to +-15 % off
 
   ti::TuneOptions o;
   o.short_steps = 6;
