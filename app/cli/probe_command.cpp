@@ -46,12 +46,19 @@ void run_probe(const ProbeOptions& o) {
   }
   const config::TrialConfig probe = launch::link_probe_config(ranks);
 
-  std::filesystem::path scratch;
+  // Without --session, a scratch session removed however this ends.
+  struct Scratch {
+    std::filesystem::path dir;
+    ~Scratch() {
+      std::error_code ignored;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
+    }
+  } scratch;
   std::string session = o.session;
   if (session.empty()) {
-    scratch = std::filesystem::temp_directory_path() / ("tunebench-probe-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(scratch);
-    session = (scratch / "probe.tbsession").string();
+    scratch.dir = std::filesystem::temp_directory_path() / ("tunebench-probe-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(scratch.dir);
+    session = (scratch.dir / "probe.tbsession").string();
   } else if (!std::filesystem::exists(session)) {
     store::SessionStore::create(session, "Link probes");
   }
@@ -65,20 +72,13 @@ void run_probe(const ProbeOptions& o) {
   request.link_probe = launch::LinkProbeRange{o.min_mb, o.max_mb};
   std::cerr << "probing on " << o.gpus << " ranks (" << probe.name << ")\n";
   const auto result = launch::run_trial(request);
-  auto cleanup = [&] {
-    if (!scratch.empty()) std::filesystem::remove_all(scratch);
-  };
   if (result.status != "done") {
-    cleanup();
     throw std::runtime_error(result.message.empty() ? "the probe " + result.status : result.message);
   }
   const auto stored = store::SessionStore::open(session, {store::SessionStore::Mode::ReadOnly});
   const auto log = stored.load_trial(result.trial_id).log;
   const auto it = log.ranks.find(0);
-  if (it == log.ranks.end() || it->second.probes.empty()) {
-    cleanup();
-    throw std::runtime_error("the probe reported no point");
-  }
+  if (it == log.ranks.end() || it->second.probes.empty()) throw std::runtime_error("the probe reported no point");
   std::cout << "all-reduce bus bandwidth (nccl-tests definition), " << o.gpus << " ranks"
             << (it->second.hello ? ", " + it->second.hello->device : std::string()) << "\n";
   std::cout << "        bytes      time us   algbw GB/s   busbw GB/s\n";
@@ -90,7 +90,6 @@ void run_probe(const ProbeOptions& o) {
   }
   if (!o.session.empty())
     std::cout << "stored as trial " << result.trial_id << " of " << o.session << "\n";
-  cleanup();
 }
 
 }  // namespace

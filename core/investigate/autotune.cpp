@@ -33,8 +33,9 @@ class Search {
 
   TuneResult run() {
     try {
+      const size_t feasible = prune_all();
       if (m_o.exhaustive) exhaustive();
-      else seeded_search();
+      else seeded_search(feasible);
     } catch (const NeedMeasurement& n) {
       m_result.pending = n.config;
     }
@@ -45,16 +46,12 @@ class Search {
  private:
   // nullopt: infeasible (pruned). Throws NeedMeasurement for an unknown measurement. A copy:
   // the evaluations vector grows while the caller holds the result.
+  // Every point's feasibility is known before the first eval (prune_all).
   std::optional<Evaluated> eval(const TunePoint& p, int64_t steps) {
     if (m_infeasible.count(p)) return std::nullopt;
     const auto cfg = config_at(m_base, m_space, p, steps, m_o.warmup);
     const std::string key = key_of(cfg);
     if (auto it = m_index.find(key); it != m_index.end()) return m_result.evaluations[it->second];
-    if (auto reason = m_feasible(cfg)) {
-      m_infeasible.insert(p);
-      m_result.pruned.push_back({p, *reason});
-      return std::nullopt;
-    }
     auto m = m_lookup(cfg);
     if (!m) throw NeedMeasurement{cfg};
     m_cost += m->cost;
@@ -179,8 +176,7 @@ class Search {
     return best;
   }
 
-  void seeded_search() {
-    const size_t feasible = prune_all();
+  void seeded_search(size_t feasible) {
     // 1. Seeds: the base, then the predicted best.
     TunePoint cur = base_point();
     std::optional<Evaluated> cur_e;

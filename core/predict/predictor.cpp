@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -32,6 +33,16 @@ LinkCurve merged(const std::vector<LinkCurve>& curves, const std::string& name) 
     out.points.emplace_back(b, bws[bws.size() / 2]);
   }
   return out;
+}
+
+// The transport key of the first evidence trial on the scenario's device (same_device) whose key
+// says it ran with the scenario's hosts and NCCL variables; `otherwise` when there is none.
+std::string transport_of_evidence(const Scenario& s, const std::vector<const MeasuredTrial*>& evidence,
+                                  const std::function<bool(const MeasuredTrial&)>& same_device,
+                                  std::string otherwise) {
+  for (const auto* t : evidence)
+    if (same_device(*t) && transport_key(t->device, s.hosts, s.config.nccl_env) == t->transport) return t->transport;
+  return otherwise;
 }
 
 // `gpu` nullptr: CPU ranks (Gloo), which only a measurement describes: no catalogue link is implied.
@@ -106,12 +117,8 @@ Prediction predict_scenario(const Scenario& s, const std::vector<const MeasuredT
     // CPU ranks: no step time (the catalogue has no CPU peaks), but the link between them is what
     // a probe or the session's trials measured (Gloo between processes of a host).
     if (!out.cuda && s.config.world_size > 1 && s.link.empty()) {
-      std::string transport;
-      for (const auto* t : evidence)
-        if (!t->cuda && transport_key(t->device, s.hosts, s.config.nccl_env) == t->transport) {
-          transport = t->transport;
-          break;
-        }
+      const std::string transport =
+          transport_of_evidence(s, evidence, [](const MeasuredTrial& t) { return !t.cuda; }, "");
       if (!transport.empty()) out.link = resolve_link(s, nullptr, transport, evidence, cat, out.notes);
       if (out.link)
         out.notes.insert(out.notes.begin(), "link: " + out.link->name + " (" + out.link->source + ")");
@@ -138,15 +145,11 @@ Prediction predict_scenario(const Scenario& s, const std::vector<const MeasuredT
   }
   out.efficiency = cal.efficiency;
   for (const auto& n : cal.notes) out.notes.push_back(n);
-  const std::string transport = transport_key(s.gpu, s.hosts, s.config.nccl_env);
   // The evidence's transport keys carry the device name as NVML reported it; a catalogue id in
   // the scenario matches the same device.
-  std::string measured_transport = transport;
-  for (const auto* t : evidence)
-    if (t->gpu == out.gpu && transport_key(t->device, s.hosts, s.config.nccl_env) == t->transport) {
-      measured_transport = t->transport;
-      break;
-    }
+  const std::string measured_transport =
+      transport_of_evidence(s, evidence, [gpu = out.gpu](const MeasuredTrial& t) { return t.gpu == gpu; },
+                            transport_key(s.gpu, s.hosts, s.config.nccl_env));
 
   const int n = std::max(1, s.config.world_size);
   if (n > 1) {
