@@ -17,6 +17,7 @@
 #include "core/engine/strategy/factory.h"
 #include "core/engine/strategy/strategy.h"
 #include "core/engine/timing/timeline.h"
+#include "core/predict/attention.h"
 #include "core/predict/memory_model.h"
 
 namespace tunebench::engine {
@@ -65,6 +66,55 @@ void check_kernel_support(const config::TrialConfig& c, const DeviceContext& dev
                                           ", the fused ops run as their composite reference (same math, no speed-up)"});
 }
 
+// The attention kernel, chosen on purpose (predict::attention_choice: by head size, dtype and
+// device) and set through PyTorch's SDPA switches; which one runs is said in the trial's log. A
+// kernel the config forces that cannot run the shape is refused before any work; `auto` falls
+// back to PyTorch's own choice with a warning.
+int64_t choose_attention(const config::TrialConfig& c, const DeviceContext& device, at::ScalarType compute,
+                         const EventSink& sink) {
+  const predict::AttentionChoice want = predict::attention_choice(c, device.is_cuda());
+  if (!device.is_cuda()) return want.padded_head_dim;
+  const auto kernel = [&] {
+    switch (want.kernel) {
+      case predict::AttentionKernel::Flash: return compat::SdpaKernel::Flash;
+      case predict::AttentionKernel::Cudnn: return compat::SdpaKernel::Cudnn;
+      case predict::AttentionKernel::Efficient: return compat::SdpaKernel::Efficient;
+      default: return compat::SdpaKernel::Math;
+    }
+  }();
+  // Probe tensors in the layout the model hands SDPA ([B, T, heads, hd] memory, seen as
+  // [B, heads, T, hd]); SDPA's choice reads only their metadata.
+  const int64_t B = c.micro_batch, T = c.seq_len, H = c.dims.heads, KV = c.dims.kv_head_count();
+  const int64_t hd = config::uses_fused_kernels(c.compile) ? want.padded_head_dim : want.head_dim;
+  const auto opts = at::TensorOptions().device(device.device()).dtype(compute).requires_grad(true);
+  const at::Tensor q = at::empty({B, T, H, hd}, opts).transpose(1, 2);
+  const at::Tensor k = at::empty({B, T, KV, hd}, opts).transpose(1, 2);
+  const at::Tensor v = at::empty({B, T, KV, hd}, opts).transpose(1, 2);
+  const std::optional<double> scale =
+      hd != want.head_dim ? std::optional<double>(1.0 / std::sqrt(static_cast<double>(want.head_dim))) : std::nullopt;
+  compat::select_attention(kernel);
+  std::string ran, why_not;
+  try {
+    ran = compat::attention_in_use(q, k, v, scale);
+  } catch (const c10::Error& e) {
+    ran = "none";
+    why_not = e.what_without_backtrace();
+  }
+  if (ran != predict::to_string(want.kernel)) {
+    const std::string cannot = std::string(predict::to_string(want.kernel)) + " attention cannot run head size " +
+                               std::to_string(want.head_dim) + " with " + std::to_string(H) + " query / " +
+                               std::to_string(KV) + " key-value heads here" +
+                               (why_not.empty() ? "" : " (" + why_not.substr(0, 300) + ")");
+    if (c.attention != config::Attention::Auto) throw EngineError("config", protocol::kExitConfig, "attention: " + cannot);
+    // auto: PyTorch's own order over every kernel.
+    compat::allow_every_attention_kernel();
+    ran = compat::attention_in_use(q, k, v, scale);
+    sink(protocol::Warning{"attention", cannot + "; PyTorch's choice runs: " + ran});
+  }
+  sink(protocol::Log{"info", "attention kernel: " + ran + " (" + want.why + ")"});
+  return hd;
+}
+
 void apply_kernel_settings(const config::TrialConfig& c) {
   // Only the portable switch (libtorch-notes 10): "high" allows TF32 matmuls, "highest" forbids.
   at::globalContext().setFloat32MatmulPrecision(c.amp == Amp::Fp32 ? "highest" : "high");
@@ -89,8 +139,9 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   const auto options = at::TensorOptions().device(m_device.device()).dtype(param_dtype(m_config.amp));
   m_model = std::make_unique<LlamaModel>(m_config.dims, options);
   m_model->prepare_rope(m_config.seq_len, m_device.device());
+  const int64_t attention_head_dim = choose_attention(m_config, m_device, compute_dtype(m_config), m_sink);
   m_model->set_kernels(ModelKernels{config::uses_fused_kernels(m_config.compile), compute_dtype(m_config),
-                                    m_config.amp == Amp::Fp8});
+                                    m_config.amp == Amp::Fp8, attention_head_dim});
 
   m_timeline = std::make_unique<Timeline>(m_device.is_cuda(), m_config.timing);
   m_strategy = make_strategy(m_config, *m_model, m_comm, *m_timeline, m_rank.world_size);

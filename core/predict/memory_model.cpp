@@ -51,6 +51,7 @@ constexpr const char* kGathered = "FSDP gathered units";
 constexpr const char* kGradFull = "FSDP unit gradient buffers";
 constexpr const char* kReduced = "FSDP reduce-scattered gradient shards";
 constexpr const char* kShardGrads = "FSDP gradient shards (accumulated)";
+constexpr const char* kTiedGrad = "tied embedding gradient from the head (waiting for the lookup's)";
 
 struct Simulation {
   const config::TrialConfig& c;
@@ -87,6 +88,8 @@ struct Simulation {
   }
 
   bool is_block(size_t u) const { return u > 0 && u + 1 < units.size(); }
+  // Bytes per element of the weights' gradients as autograd produces them (the parameter dtype).
+  double weight_bytes() const { return fsdp ? p.gathered_bytes : p.param_bytes; }
   bool is_head(size_t u) const { return u + 1 == units.size(); }
   double shard_numel(size_t u) const {
     const double numel = static_cast<double>(units[u].numel());
@@ -131,7 +134,14 @@ struct Simulation {
   // compute dtype, or as float8 transposes for the blocks under amp fp8.
   double copy_bytes(size_t u) const {
     const double per = p.fp8 && is_block(u) ? 1.0 : p.weight_copy_bytes;
-    return static_cast<double>(units[u].matmul_numel()) * per;
+    return matmul_numel_used(u) * per;
+  }
+  // The matmul weights a unit's forward reads: a tied embedding matrix is read by the head.
+  double matmul_numel_used(size_t u) const {
+    if (!c.dims.tie_embeddings) return static_cast<double>(units[u].matmul_numel());
+    if (u == 0) return 0.0;
+    if (is_head(u)) return static_cast<double>(units[0].matmul_numel()) + static_cast<double>(units[u].matmul_numel());
+    return static_cast<double>(units[u].matmul_numel());
   }
   void cast(size_t u) {
     if (cast_of[u] > 0) return;
@@ -231,7 +241,15 @@ struct Simulation {
           extra.push_back({"FSDP reduce-scatter input", full_numel(u) * p.reduce_bytes, ""});
         live.add(kReduced, shard_numel(u) * p.reduce_bytes);
       }
+      // Tied embeddings: the head's gradient of the shared matrix waits in autograd's buffer until
+      // the lookup's arrives at the end of backward, and the two are summed into one.
+      if (c.dims.tie_embeddings && is_head(u)) live.add(kTiedGrad, static_cast<double>(units[0].numel()) * weight_bytes());
+      if (c.dims.tie_embeddings && u == 0) {
+        extra.push_back({"tied embedding gradient of the lookup (summed with the head's)",
+                         static_cast<double>(units[0].numel()) * weight_bytes(), ""});
+      }
       candidate("backward of " + units[u].name + suffix, extra);
+      if (c.dims.tie_embeddings && u == 0) live.sub(kTiedGrad, static_cast<double>(units[0].numel()) * weight_bytes());
       // The unit's backward is done: its saved tensors, copies and buffers go.
       if (is_head(u)) live.sub(kHead, head.saved_bytes_per_token() * tokens + head.saved_fixed_bytes);
       if (is_block(u)) {

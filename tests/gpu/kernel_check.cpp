@@ -1,5 +1,5 @@
-// GPU check of the fused kernels (issue 10): every fused op's forward and input/weight gradients
-// on random inputs of the 7B model's shapes, against the same op computed in float64 on the GPU
+// GPU check of the fused kernels: every fused op's forward and input/weight gradients on random
+// inputs of the 7B model's shapes and then of the other models' (check_model_shapes), against the same op computed in float64 on the GPU
 // (the composite reference path of kernels/fused_ops.cpp), next to the 16-bit composite ops the
 // kernels replace. Prints one table row per op and tensor; exits 1 when a kernel misses its
 // tolerance. Also times kernel against composite (CUDA events, median of 20).
@@ -149,6 +149,60 @@ at::Tensor randn(at::IntArrayRef sizes, at::ScalarType t, double scale = 1.0) {
   return (at::randn(sizes, cuda(at::kFloat)) * scale).to(t);
 }
 
+// The shapes of the other models: head sizes 64-256 with the
+// padded ones (100 -> 104), grouped-query ratios 1-8, the rows of dims 2048-8192 and an odd
+// multiple of 16, the feed-forward widths, vocabularies up to 256k and one that is no multiple of
+// 8 (the scalar path). At 1,024 tokens to keep the float64 references quick.
+void check_model_shapes() {
+  const int64_t T = 1024;
+  const double eps = 1e-5;
+  std::printf("\n%-22s %-8s %12s %12s %9s\n", "op (model shapes)", "tensor", "kernel err", "composite", "tolerance");
+  struct Rope {
+    int64_t hd, heads, kv, padded;
+  };
+  for (const Rope r : {Rope{128, 32, 8, 128}, Rope{64, 32, 8, 64}, Rope{96, 32, 32, 96}, Rope{80, 32, 8, 80},
+                       Rope{100, 32, 32, 104}, Rope{112, 28, 4, 112}, Rope{256, 16, 2, 256}, Rope{128, 28, 4, 128}}) {
+    const at::Tensor f = at::outer(at::arange(T, cuda(at::kFloat)),
+                                   1.0 / at::pow(500000.0, at::arange(0, r.hd, 2, cuda(at::kFloat)) / double(r.hd)));
+    const at::Tensor c = f.cos(), s = f.sin();
+    char name[64];
+    std::snprintf(name, sizeof name, "rope hd%ld %ld/%ld%s", static_cast<long>(r.hd), static_cast<long>(r.heads),
+                  static_cast<long>(r.kv), r.padded != r.hd ? " pad" : "");
+    check(name, {randn({1, T, (r.heads + 2 * r.kv) * r.hd}, at::kBFloat16)}, {"qkv"}, {"q", "k", "v"},
+          [&](const auto& in) {
+            const auto table = out_dtype(in, at::kFloat);
+            auto [q, k, v] = fused::rope_qkv(in[0], c.to(table), s.to(table), r.heads, r.kv, r.padded);
+            return std::vector<at::Tensor>{q.transpose(1, 2).contiguous().transpose(1, 2), k, v};
+          },
+          {1e-2, 1e-2, 1e-2, 1e-2});
+  }
+  for (const int64_t D : {2048, 2064, 3072, 3200, 3584, 8192}) {
+    const std::string n = "add_rms_norm " + std::to_string(D);
+    check(n, {randn({T, D}, at::kFloat), randn({T, D}, at::kBFloat16), randn({D}, at::kFloat)}, {"x", "r", "w"},
+          {"h", "y"},
+          [&](const auto& in) {
+            auto [h, y] = fused::add_rms_norm(in[0], in[1], in[2], out_dtype(in, at::kBFloat16), eps);
+            return std::vector<at::Tensor>{h, y};
+          },
+          {1e-5, 1e-2, 1e-2, 1e-2, 1e-2});
+  }
+  for (const int64_t F : {8192, 8640, 14336, 18944}) {
+    check("swiglu " + std::to_string(F), {randn({T, 2 * F}, at::kBFloat16, 2.0)}, {"gu"}, {"out"},
+          [&](const auto& in) { return std::vector<at::Tensor>{fused::swiglu(in[0])}; }, {1e-2, 1e-2});
+  }
+  for (const int64_t V : {32064, 50257, 128256, 152064, 256000}) {
+    const int64_t D = 2048;
+    const at::Tensor targets = at::randint(0, V, {T}, cuda(at::kLong));
+    check("linear_ce " + std::to_string(V), {randn({T, D}, at::kBFloat16), randn({V, D}, at::kFloat, 0.02)}, {"h", "w"},
+          {"loss"},
+          [&](const auto& in) {
+            return std::vector<at::Tensor>{
+                fused::linear_cross_entropy(in[0], in[1], targets, out_dtype(in, at::kBFloat16))};
+          },
+          {1e-3, 1e-2, 1e-2});
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -188,10 +242,10 @@ int main() {
   const at::Tensor freqs = at::outer(at::arange(T, cuda(at::kFloat)),
                                      1.0 / at::pow(10000.0, at::arange(0, hd, 2, cuda(at::kFloat)) / double(hd)));
   const at::Tensor cos = freqs.cos(), sin = freqs.sin();
-  check("rope_qkv", {randn({1, T, 3, H, hd}, at::kBFloat16)}, {"qkv"}, {"q", "k", "v"},
+  check("rope_qkv", {randn({1, T, 3 * H * hd}, at::kBFloat16)}, {"qkv"}, {"q", "k", "v"},
         [&](const auto& in) {
           const auto table = out_dtype(in, at::kFloat);
-          auto [q, k, v] = fused::rope_qkv(in[0], cos.to(table), sin.to(table));
+          auto [q, k, v] = fused::rope_qkv(in[0], cos.to(table), sin.to(table), H, H);
           // SDPA hands back gradients in [B, H, T, hd] layout: feed them that way.
           return std::vector<at::Tensor>{q.transpose(1, 2).contiguous().transpose(1, 2), k, v};
         },
@@ -252,6 +306,8 @@ int main() {
   else {
     std::printf("fp8: skipped (%s)\n", why.c_str());
   }
+
+  check_model_shapes();
 
   std::printf("\n%-22s %12s %14s %8s\n", "forward+backward", "kernel ms", "composite ms", "speedup");
   for (const auto& t : g_timings)

@@ -257,73 +257,104 @@ __global__ void __launch_bounds__(256)
 // Rotary embedding of q and k
 // ============================================================================================
 
-template <typename T>
+// V consecutive elements as one aligned access (16 bytes for 8 bf16, 8 for 4, 4 for 2).
+template <int V, typename T>
+struct alignas(sizeof(T) * V > 16 ? 16 : sizeof(T) * V) VecOf {
+  T x[V];
+};
+template <int V, typename T>
+__device__ __forceinline__ void loadv(const T* p, float* v) {
+  const VecOf<V, T> a = *reinterpret_cast<const VecOf<V, T>*>(p);
+#pragma unroll
+  for (int i = 0; i < V; ++i) v[i] = to_f(a.x[i]);
+}
+template <int V, typename T>
+__device__ __forceinline__ void storev(T* p, const float* v) {
+  VecOf<V, T> a;
+#pragma unroll
+  for (int i = 0; i < V; ++i) a.x[i] = from_f<T>(v[i]);
+  *reinterpret_cast<VecOf<V, T>*>(p) = a;
+}
+
+// Where element `col` of a qkv row goes: part 0 = q, 1 = k, 2 = v; head within the part; d within the head.
+struct QkvSlot {
+  int part;
+  int64_t head, d;
+};
+__device__ __forceinline__ QkvSlot qkv_slot(int64_t col, int64_t heads, int64_t kv_heads, int64_t head_dim) {
+  const int64_t g = col / head_dim, d = col - g * head_dim;
+  if (g < heads) return {0, g, d};
+  if (g < heads + kv_heads) return {1, g - heads, d};
+  return {2, g - heads - kv_heads, d};
+}
+
+// One thread per V elements of qkv; the thread holding a head's last chunk also writes the head's
+// zero padding (fewer than 8 elements).
+template <typename T, int V>
 __global__ void rope_fwd_kernel(const T* __restrict__ qkv, const float* __restrict__ cos, const float* __restrict__ sin,
                                 T* __restrict__ q, T* __restrict__ k, T* __restrict__ v, int64_t chunks, int64_t seq,
-                                int64_t dim, int64_t head_dim) {
-  const int64_t half = head_dim / 2;
+                                int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t hdp) {
+  const int64_t width = (heads + 2 * kv_heads) * head_dim, half = head_dim / 2;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < chunks;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t e = i * kVec;
-    const int64_t row = e / (3 * dim);  // b * seq + t
-    const int64_t col = e - row * 3 * dim;
-    const int part = static_cast<int>(col / dim);
-    const int64_t within = col - part * dim;  // h * head_dim + d
-    const int64_t out = row * dim + within;
-    float xv[kVec];
-    load8(qkv + e, xv);
-    if (part == 2) {
-      store8(v + out, xv);
-      continue;
-    }
-    const int64_t t = row % seq;
-    const int64_t pair0 = (within % head_dim) / 2;
-    const float* cr = cos + t * half + pair0;
-    const float* sr = sin + t * half + pair0;
-    float o[kVec];
+    const int64_t e = i * V;
+    const int64_t row = e / width;  // b * seq + t
+    const QkvSlot s = qkv_slot(e - row * width, heads, kv_heads, head_dim);
+    T* const base = s.part == 0 ? q + row * heads * hdp : (s.part == 1 ? k : v) + row * kv_heads * hdp;
+    T* const out = base + s.head * hdp + s.d;
+    float xv[V];
+    loadv<V>(qkv + e, xv);
+    if (s.part == 2) {
+      storev<V>(out, xv);
+    } else {
+      const int64_t t = row % seq;
+      const float* cr = cos + t * half + s.d / 2;
+      const float* sr = sin + t * half + s.d / 2;
+      float o[V];
 #pragma unroll
-    for (int p = 0; p < kVec / 2; ++p) {
-      const float c = cr[p], s = sr[p], x1 = xv[2 * p], x2 = xv[2 * p + 1];
-      o[2 * p] = x1 * c - x2 * s;
-      o[2 * p + 1] = x1 * s + x2 * c;
+      for (int p = 0; p < V / 2; ++p) {
+        const float c = cr[p], sn = sr[p], x1 = xv[2 * p], x2 = xv[2 * p + 1];
+        o[2 * p] = x1 * c - x2 * sn;
+        o[2 * p + 1] = x1 * sn + x2 * c;
+      }
+      storev<V>(out, o);
     }
-    store8((part == 0 ? q : k) + out, o);
+    if (hdp > head_dim && s.d + V == head_dim)
+      for (int64_t z = head_dim; z < hdp; ++z) base[s.head * hdp + z] = from_f<T>(0.f);
   }
 }
 
-template <typename T>
+// One thread per V elements of dqkv, reading the strided gradients (their padding is not read).
+template <typename T, int V>
 __global__ void rope_bwd_kernel(const T* __restrict__ dq, Strides3 sq, const T* __restrict__ dk, Strides3 sk,
                                 const T* __restrict__ dv, Strides3 sv, const float* __restrict__ cos,
                                 const float* __restrict__ sin, T* __restrict__ dqkv, int64_t chunks, int64_t seq,
-                                int64_t dim, int64_t head_dim) {
-  const int64_t half = head_dim / 2;
+                                int64_t heads, int64_t kv_heads, int64_t head_dim) {
+  const int64_t width = (heads + 2 * kv_heads) * head_dim, half = head_dim / 2;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < chunks;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t e = i * kVec;
-    const int64_t row = e / (3 * dim);
-    const int64_t col = e - row * 3 * dim;
-    const int part = static_cast<int>(col / dim);
-    const int64_t within = col - part * dim;
+    const int64_t e = i * V;
+    const int64_t row = e / width;
     const int64_t b = row / seq, t = row % seq;
-    const int64_t head = within / head_dim, d = within % head_dim;
-    const Strides3 s = part == 0 ? sq : part == 1 ? sk : sv;
-    const T* src = part == 0 ? dq : part == 1 ? dk : dv;
-    float g[kVec];
-    load8(src + b * s.b + t * s.t + head * s.h + d, g);
-    if (part == 2) {
-      store8(dqkv + e, g);
+    const QkvSlot s = qkv_slot(e - row * width, heads, kv_heads, head_dim);
+    const Strides3 st = s.part == 0 ? sq : s.part == 1 ? sk : sv;
+    const T* src = s.part == 0 ? dq : s.part == 1 ? dk : dv;
+    float g[V];
+    loadv<V>(src + b * st.b + t * st.t + s.head * st.h + s.d, g);
+    if (s.part == 2) {
+      storev<V>(dqkv + e, g);
       continue;
     }
-    const float* cr = cos + t * half + d / 2;
-    const float* sr = sin + t * half + d / 2;
-    float o[kVec];
+    const float* cr = cos + t * half + s.d / 2;
+    const float* sr = sin + t * half + s.d / 2;
+    float o[V];
 #pragma unroll
-    for (int p = 0; p < kVec / 2; ++p) {
+    for (int p = 0; p < V / 2; ++p) {
       const float c = cr[p], sn = sr[p], g1 = g[2 * p], g2 = g[2 * p + 1];
       o[2 * p] = g1 * c + g2 * sn;
       o[2 * p + 1] = -g1 * sn + g2 * c;
     }
-    store8(dqkv + e, o);
+    storev<V>(dqkv + e, o);
   }
 }
 
@@ -374,7 +405,7 @@ __global__ void swiglu_bwd_kernel(const T* __restrict__ gu, const T* __restrict_
 // Cross-entropy: loss and gradient in place, one block per row
 // ============================================================================================
 
-template <typename T>
+template <typename T, int V>
 __global__ void __launch_bounds__(512)
     cross_entropy_kernel(T* logits, const int64_t* __restrict__ targets, float* __restrict__ loss_rows, int64_t vocab,
                          float grad_scale) {
@@ -385,26 +416,26 @@ __global__ void __launch_bounds__(512)
   const bool valid = target >= 0 && target < vocab;
   if (threadIdx.x == 0) target_logit = valid ? to_f(row[target]) : NAN;  // read before any write
   MaxSum st{-INFINITY, 0.f};
-  for (int64_t col = threadIdx.x * kVec; col < vocab; col += static_cast<int64_t>(blockDim.x) * kVec) {
-    float v[kVec];
-    load8(row + col, v);
+  for (int64_t col = threadIdx.x * V; col < vocab; col += static_cast<int64_t>(blockDim.x) * V) {
+    float v[V];
+    loadv<V>(row + col, v);
     float m = v[0];
 #pragma unroll
-    for (int i = 1; i < kVec; ++i) m = fmaxf(m, v[i]);
+    for (int i = 1; i < V; ++i) m = fmaxf(m, v[i]);
     float s = 0.f;
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) s += __expf(v[i] - m);
+    for (int i = 0; i < V; ++i) s += __expf(v[i] - m);
     st = merge(st, MaxSum{m, s});
   }
   st = block_max_sum(st, red);  // its barriers also publish target_logit
   const float lse = st.m + __logf(st.s);
   if (threadIdx.x == 0) loss_rows[blockIdx.x] = lse - target_logit;
-  for (int64_t col = threadIdx.x * kVec; col < vocab; col += static_cast<int64_t>(blockDim.x) * kVec) {
-    float v[kVec];
-    load8(row + col, v);
+  for (int64_t col = threadIdx.x * V; col < vocab; col += static_cast<int64_t>(blockDim.x) * V) {
+    float v[V];
+    loadv<V>(row + col, v);
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) v[i] = (__expf(v[i] - lse) - (col + i == target ? 1.f : 0.f)) * grad_scale;
-    store8(row + col, v);
+    for (int i = 0; i < V; ++i) v[i] = (__expf(v[i] - lse) - (col + i == target ? 1.f : 0.f)) * grad_scale;
+    storev<V>(row + col, v);
   }
 }
 
@@ -557,6 +588,20 @@ bool with_chunks(int chunks, F&& f) {
   }
 }
 
+// The widest vector (8, 4 or 2 elements) that divides every given extent and keeps every pointer
+// aligned to it; 0 when none (an odd extent).
+template <typename T>
+int rope_vector(std::initializer_list<int64_t> extents, std::initializer_list<const void*> pointers) {
+  for (int v : {8, 4, 2}) {
+    bool ok = true;
+    for (int64_t n : extents) ok = ok && n % v == 0;
+    const uintptr_t bytes = static_cast<uintptr_t>(std::min<size_t>(16, sizeof(T) * v));
+    for (const void* p : pointers) ok = ok && (p == nullptr || reinterpret_cast<uintptr_t>(p) % bytes == 0);
+    if (ok) return v;
+  }
+  return 0;
+}
+
 }  // namespace
 
 // ============================================================================================
@@ -624,35 +669,52 @@ bool rms_norm_backward(ElemType tx, ElemType tw, ElemType ty, const void* h, con
 }
 
 bool rope_qkv_forward(ElemType t, const void* qkv, const float* cos, const float* sin, void* q, void* k, void* v,
-                      int64_t batch, int64_t seq, int64_t heads, int64_t head_dim, cudaStream_t stream) {
-  if (head_dim % kVec != 0 || !aligned16(qkv) || !aligned16(q) || !aligned16(k) || !aligned16(v)) return false;
-  const int64_t dim = heads * head_dim, chunks = batch * seq * 3 * dim / kVec;
-  if (chunks == 0) return true;
+                      int64_t batch, int64_t seq, int64_t heads, int64_t kv_heads, int64_t head_dim,
+                      int64_t padded_head_dim, cudaStream_t stream) {
+  const int64_t hdp = std::max(padded_head_dim, head_dim);
+  if (head_dim <= 0 || heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0) return false;
+  const int64_t chunks_all = batch * seq * (heads + 2 * kv_heads) * head_dim;
+  if (chunks_all == 0) return true;
+  bool launched = false;
   with_type(t, [&](auto T0) {
     using T = decltype(T0);
-    rope_fwd_kernel<T><<<grid_for(chunks, 256), 256, 0, stream>>>(static_cast<const T*>(qkv), cos, sin,
-                                                                  static_cast<T*>(q), static_cast<T*>(k),
-                                                                  static_cast<T*>(v), chunks, seq, dim, head_dim);
+    const int vec = rope_vector<T>({head_dim, hdp}, {qkv, q, k, v});
+    const auto launch = [&](auto kernel, int width) {
+      const int64_t chunks = chunks_all / width;
+      kernel<<<grid_for(chunks, 256), 256, 0, stream>>>(static_cast<const T*>(qkv), cos, sin, static_cast<T*>(q),
+                                                        static_cast<T*>(k), static_cast<T*>(v), chunks, seq, heads,
+                                                        kv_heads, head_dim, hdp);
+      launched = true;
+    };
+    if (vec == 8) launch(rope_fwd_kernel<T, 8>, 8);
+    else if (vec == 4) launch(rope_fwd_kernel<T, 4>, 4);
+    else if (vec == 2) launch(rope_fwd_kernel<T, 2>, 2);
   });
-  return true;
+  return launched;
 }
 
 bool rope_qkv_backward(ElemType t, const void* dq, Strides3 sq, const void* dk, Strides3 sk, const void* dv,
                        Strides3 sv, const float* cos, const float* sin, void* dqkv, int64_t batch, int64_t seq,
-                       int64_t heads, int64_t head_dim, cudaStream_t stream) {
-  const auto ok = [](Strides3 s) { return s.b % kVec == 0 && s.t % kVec == 0 && s.h % kVec == 0; };
-  if (head_dim % kVec != 0 || !ok(sq) || !ok(sk) || !ok(sv) || !aligned16(dq) || !aligned16(dk) || !aligned16(dv) ||
-      !aligned16(dqkv))
-    return false;
-  const int64_t dim = heads * head_dim, chunks = batch * seq * 3 * dim / kVec;
-  if (chunks == 0) return true;
+                       int64_t heads, int64_t kv_heads, int64_t head_dim, cudaStream_t stream) {
+  if (head_dim <= 0 || heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0) return false;
+  const int64_t all = batch * seq * (heads + 2 * kv_heads) * head_dim;
+  if (all == 0) return true;
+  bool launched = false;
   with_type(t, [&](auto T0) {
     using T = decltype(T0);
-    rope_bwd_kernel<T><<<grid_for(chunks, 256), 256, 0, stream>>>(
-        static_cast<const T*>(dq), sq, static_cast<const T*>(dk), sk, static_cast<const T*>(dv), sv, cos, sin,
-        static_cast<T*>(dqkv), chunks, seq, dim, head_dim);
+    const int vec = rope_vector<T>({head_dim, sq.b, sq.t, sq.h, sk.b, sk.t, sk.h, sv.b, sv.t, sv.h}, {dq, dk, dv, dqkv});
+    const auto launch = [&](auto kernel, int width) {
+      const int64_t chunks = all / width;
+      kernel<<<grid_for(chunks, 256), 256, 0, stream>>>(static_cast<const T*>(dq), sq, static_cast<const T*>(dk), sk,
+                                                        static_cast<const T*>(dv), sv, cos, sin, static_cast<T*>(dqkv),
+                                                        chunks, seq, heads, kv_heads, head_dim);
+      launched = true;
+    };
+    if (vec == 8) launch(rope_bwd_kernel<T, 8>, 8);
+    else if (vec == 4) launch(rope_bwd_kernel<T, 4>, 4);
+    else if (vec == 2) launch(rope_bwd_kernel<T, 2>, 2);
   });
-  return true;
+  return launched;
 }
 
 bool swiglu_forward(ElemType t, const void* gu, void* out, int64_t rows, int64_t ffn, cudaStream_t stream) {
@@ -682,11 +744,18 @@ bool swiglu_backward(ElemType t, const void* gu, const void* dout, void* dgu, in
 
 bool cross_entropy_forward_backward(ElemType t, void* logits, const int64_t* targets, float* loss_rows, int64_t rows,
                                     int64_t vocab, float grad_scale, cudaStream_t stream) {
-  if (vocab % kVec != 0 || rows <= 0 || rows > INT32_MAX || !aligned16(logits)) return false;
+  if (rows <= 0 || rows > INT32_MAX) return false;
+  // Rows of a vocabulary that is no multiple of 8 (GPT-2's 50257) are not 16-byte aligned: one
+  // element per access there.
+  const bool wide = vocab % kVec == 0 && aligned16(logits);
   with_type(t, [&](auto T0) {
     using T = decltype(T0);
-    cross_entropy_kernel<T><<<static_cast<unsigned>(rows), 512, 0, stream>>>(static_cast<T*>(logits), targets,
-                                                                             loss_rows, vocab, grad_scale);
+    if (wide)
+      cross_entropy_kernel<T, kVec><<<static_cast<unsigned>(rows), 512, 0, stream>>>(static_cast<T*>(logits), targets,
+                                                                                   loss_rows, vocab, grad_scale);
+    else
+      cross_entropy_kernel<T, 1><<<static_cast<unsigned>(rows), 512, 0, stream>>>(static_cast<T*>(logits), targets,
+                                                                                loss_rows, vocab, grad_scale);
   });
   return true;
 }

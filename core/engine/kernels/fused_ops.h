@@ -30,10 +30,14 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, at::ScalarType out
 std::tuple<at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w,
                                                 at::ScalarType out_dtype, double eps);
 
-// Interleaved rotary embedding of q and k straight from the fused projection qkv [B, T, 3, H, hd];
-// cos/sin: float [T, hd/2]. Returns q, k, v as [B, T, H, hd] (v copied).
+// Interleaved rotary embedding of q and k straight from the fused projection qkv [B, T, W], W =
+// (heads + 2 kv_heads) x hd (q's heads, then k's, then v's); cos/sin: float [T >= seq, hd/2].
+// Returns q [B, T, heads, hdp] and k, v [B, T, kv_heads, hdp] (v copied), contiguous; hdp >= hd
+// pads each head with zeros (0: hdp = hd), which is what flash attention needs for head sizes that
+// are no multiple of 8, written here instead of copied by SDPA.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> rope_qkv(const at::Tensor& qkv, const at::Tensor& cos,
-                                                        const at::Tensor& sin);
+                                                        const at::Tensor& sin, int64_t heads, int64_t kv_heads,
+                                                        int64_t padded_head_dim = 0);
 
 // The composite rotation: pairs (x[2i], x[2i+1]) of x [B, T, H, hd] rotated by t * f_i with
 // cos/sin [T, hd/2], in fp32, returned in x's dtype; `inverse` applies the transpose (backward).

@@ -4,8 +4,11 @@
 //
 // Each unit's parameters are views into one flat buffer of that unit (FSDP shards and gathers
 // whole units; DDP and the optimizer iterate parameters). The forward math matches
-// ../shared/tools/pytorch_reference.py line by line so both run the same network.
-// Deliberately absent: dropout, KV cache, grouped-query attention, weight tying.
+// ../shared/tools/pytorch_reference.py line by line so both run the same network: grouped-query
+// attention (fewer key/value heads; SDPA's enable_gqa on 2.5+, the heads repeated before), the
+// rotary base rope_theta, and tied embeddings (the head unit then holds only the final norm and
+// reads the embedding unit's matrix).
+// Deliberately absent: dropout, KV cache, biases, sliding windows.
 #pragma once
 
 #include <functional>
@@ -27,6 +30,9 @@ struct ModelKernels {
   bool fused = false;
   at::ScalarType compute = at::kFloat;
   bool fp8 = false;  // the blocks' matmuls in float8 (kernels/fp8_linear.h); needs `fused`
+  // Head size the attention kernel is handed on the fused path (0: the model's). Flash needs a
+  // multiple of 8; the rotary kernel writes q, k, v padded with zeros, so SDPA copies nothing.
+  int64_t attention_head_dim = 0;
 };
 
 class Fp8Linear;
@@ -67,7 +73,7 @@ class LlamaModel {
   void prepare_rope(int64_t seq_len, c10::Device device);
 
   int64_t parameter_count() const;
-  int64_t matmul_parameter_count() const;  // excludes the embedding table (PaLM convention)
+  int64_t matmul_parameter_count() const;  // metrics::llama_matmul_parameters (PaLM convention)
   // Training FLOPs per token: 6 * N_matmul + 12 * L * D * T (PaLM, appendix B).
   double flops_per_token(int64_t seq_len) const;
   static const char* flops_formula() { return "6*N_matmul + 12*L*D*T (PaLM appendix B)"; }
@@ -80,6 +86,8 @@ class LlamaModel {
   at::Tensor block_forward(const at::Tensor& x, const std::vector<at::Tensor>& p) const;
   at::Tensor fused_block_forward(size_t block, const at::Tensor& x, const std::vector<at::Tensor>& p) const;
   at::Tensor block_linear(size_t block, int which, const at::Tensor& x, const at::Tensor& w) const;
+  // The output head's matrix: the head unit's own, or the embedding's when tied.
+  const at::Tensor& output_weight(const std::vector<at::Tensor>& head_params) const;
 
   config::ModelDims m_dims;
   ModelKernels m_kernels;
