@@ -54,9 +54,8 @@ def main():
         if base not in shapes:
             shapes.append(base)
     ratio = lambda a, b: "%.3f" % (a / b) if a and b else "-"
-    hdr = "%-13s %8s %8s %6s %8s %8s %6s %8s %6s %5s %5s %9s" % (
-        "shape", "eager", "torch", "ratio", "fused", "compile", "ratio", "fp8", "/fused", "MFU%", "attn",
-        "kernel")
+    hdr = "%-13s %8s %8s %6s %8s %8s %6s %8s %6s %5s %5s" % (
+        "shape", "eager", "torch", "ratio", "fused", "compile", "ratio", "fp8", "/fused", "MFU%", "attn")
     print(hdr)
     print("-" * len(hdr))
     rows_pred = []

@@ -146,6 +146,9 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   m_timeline = std::make_unique<Timeline>(m_device.is_cuda(), m_config.timing);
   m_strategy = make_strategy(m_config, *m_model, m_comm, *m_timeline, m_rank.world_size);
   m_optimizer = std::make_unique<Optimizer>(m_config, m_strategy->optimizer_params());
+  if (!m_optimizer->fallback_reason().empty())
+    m_sink(protocol::Warning{"optimizer", "the Tunebench AdamW kernel is not used (" + m_optimizer->fallback_reason() +
+                                              "): PyTorch's fused AdamW runs"});
   if (m_config.amp == Amp::Fp16) m_scaler = std::make_unique<LossScaler>(m_device.device());
   if (config::uses_cuda_graph(m_config.compile)) prepare_graph();  // says why before any training happens
 

@@ -588,6 +588,89 @@ bool with_chunks(int chunks, F&& f) {
   }
 }
 
+// ============================================================================================
+// AdamW over many tensors
+// ============================================================================================
+
+constexpr int kAdamwMaxTensors = 64;           // per launch: the table below stays a small kernel argument
+constexpr int64_t kAdamwChunk = int64_t{1} << 16;  // elements per block
+constexpr int kAdamwThreads = 256;
+
+struct AdamwTable {
+  float* p[kAdamwMaxTensors];
+  const float* g[kAdamwMaxTensors];
+  float* m[kAdamwMaxTensors];
+  float* v[kAdamwMaxTensors];
+  int64_t n[kAdamwMaxTensors];
+  int64_t first_chunk[kAdamwMaxTensors + 1];  // block b works on tensor i where first_chunk[i] <= b < first_chunk[i+1]
+  int count;
+};
+
+struct AdamwScalars {
+  float lr, beta1, beta2, weight_decay, eps;
+};
+
+__device__ __forceinline__ void adamw_one(float& p, float g, float& m, float& v, const AdamwScalars& s, float step_size,
+                                          float bc2_sqrt) {
+  p -= s.lr * s.weight_decay * p;
+  m = s.beta1 * m + (1.f - s.beta1) * g;
+  v = s.beta2 * v + (1.f - s.beta2) * g * g;
+  const float denom = sqrtf(v) / bc2_sqrt + s.eps;
+  p -= step_size * m / denom;
+}
+
+__global__ void __launch_bounds__(kAdamwThreads)
+    adamw_kernel(const __grid_constant__ AdamwTable t, AdamwScalars s, const float* __restrict__ step) {
+  __shared__ int tensor;
+  if (threadIdx.x == 0) {
+    int lo = 0, hi = t.count - 1;  // the last tensor whose first chunk is <= this block
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (t.first_chunk[mid] <= static_cast<int64_t>(blockIdx.x)) lo = mid;
+      else hi = mid - 1;
+    }
+    tensor = lo;
+  }
+  __syncthreads();
+  const int i = tensor;
+  const float st = *step;
+  const float bc1 = 1.f - powf(s.beta1, st);
+  const float bc2_sqrt = sqrtf(1.f - powf(s.beta2, st));
+  const float step_size = s.lr / bc1;
+  const int64_t begin = (static_cast<int64_t>(blockIdx.x) - t.first_chunk[i]) * kAdamwChunk;
+  const int64_t end = min(begin + kAdamwChunk, t.n[i]);
+  float* __restrict__ p = t.p[i];
+  const float* __restrict__ g = t.g[i];
+  float* __restrict__ m = t.m[i];
+  float* __restrict__ v = t.v[i];
+  const bool vec = (reinterpret_cast<uintptr_t>(p) | reinterpret_cast<uintptr_t>(g) | reinterpret_cast<uintptr_t>(m) |
+                    reinterpret_cast<uintptr_t>(v)) % 16 == 0 &&
+                   t.n[i] % 4 == 0;
+  if (vec) {
+    for (int64_t e = begin + 4 * threadIdx.x; e < end; e += 4 * kAdamwThreads) {
+      float4 pv = *reinterpret_cast<const float4*>(p + e);
+      const float4 gv = *reinterpret_cast<const float4*>(g + e);
+      float4 mv = *reinterpret_cast<const float4*>(m + e);
+      float4 vv = *reinterpret_cast<const float4*>(v + e);
+      adamw_one(pv.x, gv.x, mv.x, vv.x, s, step_size, bc2_sqrt);
+      adamw_one(pv.y, gv.y, mv.y, vv.y, s, step_size, bc2_sqrt);
+      adamw_one(pv.z, gv.z, mv.z, vv.z, s, step_size, bc2_sqrt);
+      adamw_one(pv.w, gv.w, mv.w, vv.w, s, step_size, bc2_sqrt);
+      *reinterpret_cast<float4*>(p + e) = pv;
+      *reinterpret_cast<float4*>(m + e) = mv;
+      *reinterpret_cast<float4*>(v + e) = vv;
+    }
+  } else {
+    for (int64_t e = begin + threadIdx.x; e < end; e += kAdamwThreads) {
+      float pv = p[e], mv = m[e], vv = v[e];
+      adamw_one(pv, g[e], mv, vv, s, step_size, bc2_sqrt);
+      p[e] = pv;
+      m[e] = mv;
+      v[e] = vv;
+    }
+  }
+}
+
 // The widest vector (8, 4 or 2 elements) that divides every given extent and keeps every pointer
 // aligned to it; 0 when none (an odd extent).
 template <typename T>
@@ -796,6 +879,32 @@ bool fp8_amax(ElemType ts, const void* src, int64_t n, float* amax, cudaStream_t
 
 void fp8_roll_history(float* history, float* current, int n, cudaStream_t stream) {
   if (n > 0) fp8_roll_kernel<<<(n + 255) / 256, 256, 0, stream>>>(history, current, n);
+}
+
+bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float lr, float beta1, float beta2,
+                float weight_decay, float eps, cudaStream_t stream) {
+  const AdamwScalars s{lr, beta1, beta2, weight_decay, eps};
+  for (int begin = 0; begin < count; begin += kAdamwMaxTensors) {
+    AdamwTable t{};
+    int64_t chunks = 0;
+    t.count = 0;
+    for (int i = begin; i < count && t.count < kAdamwMaxTensors; ++i) {
+      if (tensors[i].numel <= 0) continue;
+      const int k = t.count++;
+      t.p[k] = tensors[i].param;
+      t.g[k] = tensors[i].grad;
+      t.m[k] = tensors[i].exp_avg;
+      t.v[k] = tensors[i].exp_avg_sq;
+      t.n[k] = tensors[i].numel;
+      t.first_chunk[k] = chunks;
+      chunks += (tensors[i].numel + kAdamwChunk - 1) / kAdamwChunk;
+    }
+    if (t.count == 0) continue;
+    t.first_chunk[t.count] = chunks;
+    if (chunks > INT32_MAX) return false;
+    adamw_kernel<<<static_cast<unsigned>(chunks), kAdamwThreads, 0, stream>>>(t, s, step);
+  }
+  return true;
 }
 
 }  // namespace tunebench::kernels

@@ -81,4 +81,21 @@ bool fp8_amax(ElemType ts, const void* src, int64_t n, float* amax, cudaStream_t
 // For i < n: history[i] = current[i]; current[i] = 0 (once per optimizer step).
 void fp8_roll_history(float* history, float* current, int n, cudaStream_t stream);
 
+// ---- AdamW over many fp32 tensors in one pass each ---------------------------------------------
+// torch.optim.AdamW's update (decoupled weight decay, bias-corrected moments; as at::_fused_adamw_)
+// for `count` tensors: p -= lr * wd * p; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+// p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps), t = *step (a device float the
+// caller increments, so a CUDA graph replays it correctly). Every tensor is read and written once,
+// 16 bytes per access where its pointers are 16-byte aligned and its length a multiple of 4, in
+// chunks of 64 Ki elements spread over the whole GPU in launches of up to 64 tensors.
+struct AdamwTensor {
+  float* param;
+  const float* grad;
+  float* exp_avg;
+  float* exp_avg_sq;
+  int64_t numel;
+};
+bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float lr, float beta1, float beta2,
+                float weight_decay, float eps, cudaStream_t stream);
+
 }  // namespace tunebench::kernels
