@@ -149,6 +149,12 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   if (!m_optimizer->fallback_reason().empty())
     m_sink(protocol::Warning{"optimizer", "the Tunebench AdamW kernel is not used (" + m_optimizer->fallback_reason() +
                                               "): PyTorch's fused AdamW runs"});
+  // The one rule (core/predict) the memory prediction follows too, with this device's memory.
+  predict::MemoryOptions copies;
+  copies.cuda = m_device.is_cuda();
+  copies.fused_adamw = m_optimizer->fused();
+  copies.device_memory_bytes = m_device.total_memory_bytes();
+  m_weight_copies = m_optimizer->own_kernel() && predict::optimizer_weight_copies(m_config, copies);
   if (m_config.amp == Amp::Fp16) m_scaler = std::make_unique<LossScaler>(m_device.device());
   if (config::uses_cuda_graph(m_config.compile)) prepare_graph();  // says why before any training happens
 
@@ -182,6 +188,7 @@ protocol::ModelInfo Trainer::model_info() const {
   predict::MemoryOptions memory;
   memory.cuda = m_device.is_cuda();
   memory.fused_adamw = m_optimizer->fused();
+  memory.device_memory_bytes = m_device.total_memory_bytes();
   m.predicted_peak_bytes = predict::predict_memory(m_config, memory).peak_bytes;
   int64_t bytes = 0;
   for (const auto& p : m_strategy->optimizer_params()) bytes += p.numel() * static_cast<int64_t>(p.element_size());
@@ -240,7 +247,8 @@ void Trainer::optimizer_step() {
   at::Tensor found_inf;
   if (m_scaler) found_inf = m_scaler->unscale(grads);
   if (m_config.grad_clip > 0) clip_grad_norm(grads, m_config.grad_clip);
-  m_optimizer->step(grads, found_inf);
+  const std::vector<at::Tensor> copies = m_weight_copies ? m_model->new_weight_copies() : std::vector<at::Tensor>{};
+  if (!m_optimizer->step(grads, found_inf, copies)) m_model->drop_weight_copies();
   if (m_scaler) m_scaler->update(found_inf);
   m_last_found_inf = found_inf;
   m_strategy->after_optimizer();

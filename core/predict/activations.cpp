@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/predict/attention.h"
+#include "core/predict/memory_model.h"
 
 namespace tunebench::predict {
 
@@ -45,6 +46,7 @@ ExecutionMode execution_mode(const config::TrialConfig& c, bool cuda) {
   m.cuda = cuda;
   const AttentionChoice a = attention_choice(c, cuda);
   if (a.head_dim > 0) m.head_pad = static_cast<double>(a.padded_head_dim) / static_cast<double>(a.head_dim);
+  m.weight_copies = optimizer_weight_copies_apply(c, cuda);
   return m;
 }
 

@@ -32,6 +32,7 @@ struct ExecutionMode {
   bool math_attention = false;  // SDPA's math fallback (the CPU): keeps the attention probabilities
   bool cuda = true;             // a GPU (fused AdamW, flash attention); false: the CPU
   double head_pad = 1.0;        // padded / real head size the attention kernel gets (flash: multiple of 8)
+  bool weight_copies = false;   // AdamW writes the 16-bit weights the forward reads (memory_model.h)
 };
 
 // The mode a config runs in on `cuda` (false: the CPU): `compile` fused / graph / fused+graph.

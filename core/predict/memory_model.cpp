@@ -51,6 +51,7 @@ constexpr const char* kGathered = "FSDP gathered units";
 constexpr const char* kGradFull = "FSDP unit gradient buffers";
 constexpr const char* kReduced = "FSDP reduce-scattered gradient shards";
 constexpr const char* kShardGrads = "FSDP gradient shards (accumulated)";
+constexpr const char* kNextCopies = "16-bit weights for the next forward (written by AdamW)";
 constexpr const char* kTiedGrad = "tied embedding gradient from the head (waiting for the lookup's)";
 
 struct Simulation {
@@ -275,8 +276,14 @@ struct Simulation {
     }
   }
 
-  void optimizer(bool fused_adamw) {
+  void optimizer(bool fused_adamw, bool weight_copies) {
     std::vector<MemoryTerm> extra;
+    if (weight_copies) {
+      // Allocated before the step (the kernel writes them) and kept until the next forward reads them.
+      double copies = 0;
+      for (size_t u = 0; u < units.size(); ++u) copies += static_cast<double>(units[u].numel()) * p.compute_bytes;
+      live.add(kNextCopies, copies);
+    }
     const double params = fsdp ? all_shards() * p.param_bytes : all_numel() * p.param_bytes;
     // The foreach AdamW builds sqrt(exp_avg_sq) as a new list; the fused kernel needs nothing.
     if (c.optimizer == config::Optimizer::AdamW && !fused_adamw)
@@ -289,18 +296,21 @@ struct Simulation {
 
 }  // namespace
 
-MemoryPrediction predict_memory(const config::TrialConfig& c, const MemoryOptions& options) {
+namespace {
+
+MemoryPrediction simulate(const config::TrialConfig& c, const MemoryOptions& options, bool weight_copies) {
   const hardware::Catalogue& cat = options.catalogue ? *options.catalogue : hardware::catalogue();
   Simulation sim(c, options.cuda);
   sim.resident();
   MemoryPrediction out;
+  out.weight_copies = weight_copies;
   out.resident_bytes = static_cast<int64_t>(sim.live.total());
   const bool fused = options.fused_adamw && options.cuda && c.fused_optimizer;
   for (int64_t micro = 0; micro < std::max<int64_t>(1, c.grad_accum); ++micro) {
     sim.forward(micro);
     sim.backward(micro);
   }
-  sim.optimizer(fused);
+  sim.optimizer(fused, weight_copies);
   out.peak_bytes = static_cast<int64_t>(sim.best);
   out.peak_at = sim.best_at;
   out.at_peak = sim.best_terms;
@@ -329,6 +339,23 @@ MemoryPrediction predict_memory(const config::TrialConfig& c, const MemoryOption
   for (const auto& o : out.overheads) needed += o.bytes;
   out.device_needed_bytes = static_cast<int64_t>(needed);
   return out;
+}
+
+}  // namespace
+
+bool optimizer_weight_copies_apply(const config::TrialConfig& c, bool cuda) {
+  return cuda && c.compile == config::Compile::Fused && c.amp == config::Amp::Bf16 &&
+         c.optimizer == config::Optimizer::AdamW && c.fused_optimizer && c.strategy != config::Strategy::Fsdp;
+}
+
+bool optimizer_weight_copies(const config::TrialConfig& c, const MemoryOptions& options) {
+  if (!optimizer_weight_copies_apply(c, options.cuda) || !options.fused_adamw) return false;
+  if (options.device_memory_bytes <= 0) return true;
+  return simulate(c, options, true).device_needed_bytes <= options.device_memory_bytes;
+}
+
+MemoryPrediction predict_memory(const config::TrialConfig& c, const MemoryOptions& options) {
+  return simulate(c, options, optimizer_weight_copies(c, options));
 }
 
 Fit fit_of(const MemoryPrediction& m, int64_t memory) {

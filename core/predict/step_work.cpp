@@ -174,7 +174,8 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
   // fused ops); under amp fp8 the blocks' weights to float8 with their transposes.
   const double output_matrix = V * D;  // the head's matmul weight, tied to the embedding or not
   const double cast_per_param = 4 + (p.fp8 ? 2 : x.c);
-  if (p.weight_copy_bytes > 0 || p.fp8)
+  // (None where AdamW wrote the 16-bit weights in its own pass: memory_model.h.)
+  if ((p.weight_copy_bytes > 0 && !mode.weight_copies) || p.fp8)
     f.ops.push_back(memory(
         "weight casts",
         L * block_matmul * cast_per_param + (p.weight_copy_bytes > 0 ? output_matrix * (4 + x.c) : 0.0), 4 * L + 1));
@@ -286,6 +287,7 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
     // Fused: one pass reads p, g, m, v and writes p, m, v. Foreach: eight passes (+ weight decay).
     const double passes = fused ? 7 : 21 + (c.weight_decay > 0 ? 2 : 0);
     o.ops.push_back(memory(fused ? "AdamW (fused)" : "AdamW (foreach)", opt_params * passes * ob, fused ? 4 : 9 * 4));
+    if (fused && mode.weight_copies) o.ops.push_back(memory("AdamW's 16-bit weights for the next forward", numel * x.c, 0));
   } else {
     o.ops.push_back(memory("SGD (foreach)", opt_params * (3 + (c.weight_decay > 0 ? 2 : 0)) * ob, 2));
   }

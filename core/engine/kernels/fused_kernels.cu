@@ -601,6 +601,7 @@ struct AdamwTable {
   const float* g[kAdamwMaxTensors];
   float* m[kAdamwMaxTensors];
   float* v[kAdamwMaxTensors];
+  void* c[kAdamwMaxTensors];  // the updated parameter in 16 bits, or null
   int64_t n[kAdamwMaxTensors];
   int64_t first_chunk[kAdamwMaxTensors + 1];  // block b works on tensor i where first_chunk[i] <= b < first_chunk[i+1]
   int count;
@@ -619,6 +620,8 @@ __device__ __forceinline__ void adamw_one(float& p, float g, float& m, float& v,
   p -= step_size * m / denom;
 }
 
+// TC: the copies' element type (float when no tensor of the launch has one; never written then).
+template <typename TC>
 __global__ void __launch_bounds__(kAdamwThreads)
     adamw_kernel(const __grid_constant__ AdamwTable t, AdamwScalars s, const float* __restrict__ step) {
   __shared__ int tensor;
@@ -643,9 +646,10 @@ __global__ void __launch_bounds__(kAdamwThreads)
   const float* __restrict__ g = t.g[i];
   float* __restrict__ m = t.m[i];
   float* __restrict__ v = t.v[i];
+  TC* __restrict__ c = static_cast<TC*>(t.c[i]);
   const bool vec = (reinterpret_cast<uintptr_t>(p) | reinterpret_cast<uintptr_t>(g) | reinterpret_cast<uintptr_t>(m) |
                     reinterpret_cast<uintptr_t>(v)) % 16 == 0 &&
-                   t.n[i] % 4 == 0;
+                   reinterpret_cast<uintptr_t>(c) % (4 * sizeof(TC)) == 0 && t.n[i] % 4 == 0;
   if (vec) {
     for (int64_t e = begin + 4 * threadIdx.x; e < end; e += 4 * kAdamwThreads) {
       float4 pv = *reinterpret_cast<const float4*>(p + e);
@@ -659,6 +663,10 @@ __global__ void __launch_bounds__(kAdamwThreads)
       *reinterpret_cast<float4*>(p + e) = pv;
       *reinterpret_cast<float4*>(m + e) = mv;
       *reinterpret_cast<float4*>(v + e) = vv;
+      if (c) {
+        const float out[4] = {pv.x, pv.y, pv.z, pv.w};
+        storev<4>(c + e, out);
+      }
     }
   } else {
     for (int64_t e = begin + threadIdx.x; e < end; e += kAdamwThreads) {
@@ -667,6 +675,7 @@ __global__ void __launch_bounds__(kAdamwThreads)
       p[e] = pv;
       m[e] = mv;
       v[e] = vv;
+      if (c) c[e] = from_f<TC>(pv);
     }
   }
 }
@@ -882,7 +891,11 @@ void fp8_roll_history(float* history, float* current, int n, cudaStream_t stream
 }
 
 bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float lr, float beta1, float beta2,
-                float weight_decay, float eps, cudaStream_t stream) {
+                float weight_decay, float eps, ElemType copy_type, cudaStream_t stream) {
+  if (copy_type == ElemType::F32) {
+    for (int i = 0; i < count; ++i)
+      if (tensors[i].copy) return false;  // 16-bit copies only
+  }
   const AdamwScalars s{lr, beta1, beta2, weight_decay, eps};
   for (int begin = 0; begin < count; begin += kAdamwMaxTensors) {
     AdamwTable t{};
@@ -895,6 +908,7 @@ bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float 
       t.g[k] = tensors[i].grad;
       t.m[k] = tensors[i].exp_avg;
       t.v[k] = tensors[i].exp_avg_sq;
+      t.c[k] = tensors[i].copy;
       t.n[k] = tensors[i].numel;
       t.first_chunk[k] = chunks;
       chunks += (tensors[i].numel + kAdamwChunk - 1) / kAdamwChunk;
@@ -902,7 +916,12 @@ bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float 
     if (t.count == 0) continue;
     t.first_chunk[t.count] = chunks;
     if (chunks > INT32_MAX) return false;
-    adamw_kernel<<<static_cast<unsigned>(chunks), kAdamwThreads, 0, stream>>>(t, s, step);
+    if (copy_type == ElemType::BF16)
+      adamw_kernel<__nv_bfloat16><<<static_cast<unsigned>(chunks), kAdamwThreads, 0, stream>>>(t, s, step);
+    else if (copy_type == ElemType::F16)
+      adamw_kernel<__half><<<static_cast<unsigned>(chunks), kAdamwThreads, 0, stream>>>(t, s, step);
+    else
+      adamw_kernel<float><<<static_cast<unsigned>(chunks), kAdamwThreads, 0, stream>>>(t, s, step);
   }
   return true;
 }

@@ -88,14 +88,17 @@ void fp8_roll_history(float* history, float* current, int n, cudaStream_t stream
 // caller increments, so a CUDA graph replays it correctly). Every tensor is read and written once,
 // 16 bytes per access where its pointers are 16-byte aligned and its length a multiple of 4, in
 // chunks of 64 Ki elements spread over the whole GPU in launches of up to 64 tensors.
+// `copy`, when given, receives the updated parameter rounded to `copy_type` (BF16 or F16): the
+// compute-dtype weight the next forward reads instead of casting (engine/model/llama.h).
 struct AdamwTensor {
   float* param;
   const float* grad;
   float* exp_avg;
   float* exp_avg_sq;
   int64_t numel;
+  void* copy = nullptr;
 };
 bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float lr, float beta1, float beta2,
-                float weight_decay, float eps, cudaStream_t stream);
+                float weight_decay, float eps, ElemType copy_type, cudaStream_t stream);
 
 }  // namespace tunebench::kernels

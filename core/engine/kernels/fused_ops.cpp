@@ -344,11 +344,12 @@ struct SwigluFunction : torch::autograd::Function<SwigluFunction> {
 // Mixed-precision linear
 // ============================================================================================
 
+// `wsrc` is w itself, or w's copy in the compute dtype (Function::apply takes no undefined tensor).
 struct LinearFunction : torch::autograd::Function<LinearFunction> {
-  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, int64_t compute) {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, at::Tensor wsrc, int64_t compute) {
     const auto cd = static_cast<at::ScalarType>(compute);
     const at::Tensor xc = x.scalar_type() == cd ? x : x.to(cd);
-    const at::Tensor wc = w.scalar_type() == cd ? w : w.to(cd);
+    const at::Tensor wc = wsrc.scalar_type() == cd ? wsrc : wsrc.to(cd);
     ctx->save_for_backward({xc, wc});
     ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
     ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
@@ -366,7 +367,7 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
         at::mm(dy2, wc).view(xc.sizes()).to(static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()));
     const at::Tensor dw =
         weight_grad(dy2, xc.reshape({-1, k}), static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt()));
-    return {dx, dw, at::Tensor()};
+    return {dx, dw, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -407,11 +408,11 @@ at::Tensor cross_entropy_in_place(at::Tensor& logits, const at::Tensor& targets,
 }
 
 struct LinearCrossEntropyFunction : torch::autograd::Function<LinearCrossEntropyFunction> {
-  static at::Tensor forward(AutogradContext* ctx, at::Tensor h, at::Tensor w, at::Tensor targets, int64_t compute,
-                            int64_t chunk_rows) {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor h, at::Tensor w, at::Tensor wsrc, at::Tensor targets,
+                            int64_t compute, int64_t chunk_rows) {
     const auto cd = static_cast<at::ScalarType>(compute);
     const at::Tensor hc = (h.scalar_type() == cd ? h : h.to(cd)).contiguous();
-    const at::Tensor wc = w.scalar_type() == cd ? w : w.to(cd);
+    const at::Tensor wc = wsrc.scalar_type() == cd ? wsrc : wsrc.to(cd);
     const int64_t rows = hc.size(0), vocab = wc.size(0);
     const int64_t chunk = chunk_rows > 0 ? chunk_rows : ce_chunk_rows(rows, vocab);
     const double scale = 1.0 / static_cast<double>(rows);
@@ -439,7 +440,7 @@ struct LinearCrossEntropyFunction : torch::autograd::Function<LinearCrossEntropy
     const at::Tensor& g = grads[0];
     const at::Tensor dh = (saved[0] * g).to(static_cast<at::ScalarType>(ctx->saved_data["h_dtype"].toInt()));
     const at::Tensor dw = (saved[1] * g).to(static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt()));
-    return {dh, dw, at::Tensor(), at::Tensor(), at::Tensor()};
+    return {dh, dw, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -477,13 +478,14 @@ at::Tensor rotate_pairs(const at::Tensor& x, const at::Tensor& cos, const at::Te
   return out.flatten(-2).to(x.scalar_type());
 }
 
-at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute) {
-  return LinearFunction::apply(x, w, static_cast<int64_t>(compute));
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute, const at::Tensor& w_compute) {
+  return LinearFunction::apply(x, w, w_compute.defined() ? w_compute : w, static_cast<int64_t>(compute));
 }
 
 at::Tensor linear_cross_entropy(const at::Tensor& h, const at::Tensor& w, const at::Tensor& targets,
-                                at::ScalarType compute, int64_t chunk_rows) {
-  return LinearCrossEntropyFunction::apply(h, w, targets, static_cast<int64_t>(compute), chunk_rows);
+                                at::ScalarType compute, int64_t chunk_rows, const at::Tensor& w_compute) {
+  return LinearCrossEntropyFunction::apply(h, w, w_compute.defined() ? w_compute : w, targets,
+                                           static_cast<int64_t>(compute), chunk_rows);
 }
 
 }  // namespace tunebench::engine::fused

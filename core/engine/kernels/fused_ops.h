@@ -48,7 +48,8 @@ at::Tensor rotate_pairs(const at::Tensor& x, const at::Tensor& cos, const at::Te
 at::Tensor swiglu(const at::Tensor& gu);
 
 // x @ w^T in `compute` (w cast once if it is not already), with dW computed in w's dtype.
-at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute);
+// `w_compute`, when given, is w already in `compute` (the optimizer's copy): read instead of a cast.
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute, const at::Tensor& w_compute = {});
 
 // mean over rows of cross_entropy(h @ w^T, targets) without ever holding fp32 logits: logits are
 // made a chunk of rows at a time in `compute`, overwritten by their gradient in the same kernel
@@ -56,6 +57,6 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compu
 // h: [N, D], w: [V, D], targets: int64 [N]. Returns the fp32 loss (0-dim). `chunk_rows` 0 picks
 // chunks of at most 2^28 logits.
 at::Tensor linear_cross_entropy(const at::Tensor& h, const at::Tensor& w, const at::Tensor& targets,
-                                at::ScalarType compute, int64_t chunk_rows = 0);
+                                at::ScalarType compute, int64_t chunk_rows = 0, const at::Tensor& w_compute = {});
 
 }  // namespace tunebench::engine::fused

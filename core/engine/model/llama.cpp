@@ -163,7 +163,54 @@ at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, co
 // The block's matmuls: float8 with delayed scaling (amp fp8), else bf16/fp16 with fp32 weight grads.
 at::Tensor LlamaModel::block_linear(size_t block, int which, const at::Tensor& x, const at::Tensor& w) const {
   if (m_kernels.fp8) return m_fp8[4 * block + static_cast<size_t>(which)]->forward(x, w);
-  return fused::linear(x, w, m_kernels.compute);
+  static constexpr size_t kParamOf[] = {1, 2, 4, 5};  // wqkv, wo, w13, w2 within the block's unit
+  return fused::linear(x, w, m_kernels.compute, weight_copy(block + 1, kParamOf[which]));
+}
+
+// ============================================================================================
+// Weight copies from the optimizer
+// ============================================================================================
+
+std::vector<at::Tensor> LlamaModel::new_weight_copies() {
+  m_copy_flat.assign(m_units.size(), at::Tensor());
+  m_copy_views.assign(m_units.size(), {});
+  std::vector<at::Tensor> out;
+  for (size_t u = 0; u < m_units.size(); ++u) {
+    m_copy_flat[u] = at::empty(m_units[u].flat.sizes(), m_units[u].flat.options().dtype(m_kernels.compute));
+    m_copy_views[u] = views_of(m_copy_flat[u], unit_shapes(m_dims, u));
+    for (const auto& v : m_copy_views[u]) out.push_back(v);
+  }
+  return out;
+}
+
+void LlamaModel::drop_weight_copies() {
+  m_copy_flat.clear();
+  m_copy_views.clear();
+}
+
+bool LlamaModel::has_weight_copies() const {
+  for (const auto& f : m_copy_flat)
+    if (f.defined()) return true;
+  return false;
+}
+
+at::Tensor LlamaModel::weight_copy(size_t unit, size_t param) const {
+  if (!m_kernels.fused || unit >= m_copy_views.size() || param >= m_copy_views[unit].size()) return {};
+  return m_copy_views[unit][param];
+}
+
+void LlamaModel::release_weight_copies(size_t unit) const {
+  if (unit >= m_copy_flat.size()) return;
+  m_copy_flat[unit] = at::Tensor();
+  m_copy_views[unit].clear();
+}
+
+at::Tensor LlamaModel::output_weight_copy() const {
+  return m_dims.tie_embeddings ? weight_copy(0, 0) : weight_copy(m_units.size() - 1, 1);
+}
+
+void LlamaModel::release_output_weight_copy() const {
+  release_weight_copies(m_dims.tie_embeddings ? 0 : m_units.size() - 1);
 }
 
 const at::Tensor& LlamaModel::output_weight(const std::vector<at::Tensor>& head_params) const {
@@ -178,7 +225,11 @@ at::Tensor LlamaModel::unit_forward(size_t unit, const at::Tensor& x, const std:
                            m_kernels.compute);
     return at::linear(rms_norm(x, params[0]), output_weight(params));
   }
-  if (m_kernels.fused) return fused_block_forward(unit - 1, x, params);
+  if (m_kernels.fused) {
+    at::Tensor y = fused_block_forward(unit - 1, x, params);
+    release_weight_copies(unit);  // read once: the checkpointed recompute casts again
+    return y;
+  }
   return block_forward(x, params);
 }
 
@@ -189,7 +240,10 @@ at::Tensor LlamaModel::head_loss(const at::Tensor& x, const std::vector<at::Tens
     return at::cross_entropy_loss(logits.flatten(0, 1).to(at::kFloat), targets.flatten());
   }
   const at::Tensor n = fused::rms_norm(x, params[0], m_kernels.compute, kNormEps);
-  return fused::linear_cross_entropy(n.flatten(0, 1), output_weight(params), targets.flatten(), m_kernels.compute);
+  at::Tensor loss = fused::linear_cross_entropy(n.flatten(0, 1), output_weight(params), targets.flatten(),
+                                                m_kernels.compute, 0, output_weight_copy());
+  release_output_weight_copy();
+  return loss;
 }
 
 int64_t LlamaModel::parameter_count() const {

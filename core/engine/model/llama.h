@@ -57,6 +57,15 @@ class LlamaModel {
   // After every optimizer step: fp8 scales of the next step come from this step's amax.
   void end_step();
 
+  // The next forward's weights in the compute dtype, written by the optimizer in its pass
+  // (Optimizer::step's copies): one flat buffer per unit is allocated here and a view per
+  // parameter returned, in parameters() order. The fused forward of a unit reads its copies instead
+  // of casting and then lets go of them (what backward needs, autograd keeps), so they live as long
+  // as the casts they replace. drop_weight_copies() when the optimizer did not write them.
+  std::vector<at::Tensor> new_weight_copies();
+  void drop_weight_copies();
+  bool has_weight_copies() const;
+
   const config::ModelDims& dims() const { return m_dims; }
   std::vector<ModelUnit>& units() { return m_units; }
   const std::vector<ModelUnit>& units() const { return m_units; }
@@ -88,12 +97,22 @@ class LlamaModel {
   at::Tensor block_linear(size_t block, int which, const at::Tensor& x, const at::Tensor& w) const;
   // The output head's matrix: the head unit's own, or the embedding's when tied.
   const at::Tensor& output_weight(const std::vector<at::Tensor>& head_params) const;
+  // The compute-dtype copy of a unit's parameter (undefined when none is pending), and giving up
+  // a unit's copies once its forward read them.
+  at::Tensor weight_copy(size_t unit, size_t param) const;
+  void release_weight_copies(size_t unit) const;
+  at::Tensor output_weight_copy() const;
+  void release_output_weight_copy() const;
 
   config::ModelDims m_dims;
   ModelKernels m_kernels;
   std::vector<std::unique_ptr<Fp8Linear>> m_fp8;  // per block: wqkv, wo, w13, w2
   std::vector<ModelUnit> m_units;
   at::Tensor m_rope_cos, m_rope_sin;  // [T, hd/2] float32
+  // Pending weight copies per unit (flat buffer, then views); released by the forward that reads
+  // them, hence mutable: reading them is what a const forward does once.
+  mutable std::vector<at::Tensor> m_copy_flat;
+  mutable std::vector<std::vector<at::Tensor>> m_copy_views;
 };
 
 // Builds leaf parameter views over a flat buffer with the given shapes.

@@ -22,7 +22,17 @@ namespace {
 // One update of the project's kernel over `params` (fp32, contiguous, on the current stream).
 bool own_adamw(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
                const std::vector<at::Tensor>& exp_avg, const std::vector<at::Tensor>& exp_avg_sq,
-               const at::Tensor& step, double lr, double beta1, double beta2, double weight_decay, double eps) {
+               const at::Tensor& step, double lr, double beta1, double beta2, double weight_decay, double eps,
+               const std::vector<at::Tensor>& copies = {}) {
+  auto copy_type = kernels::ElemType::F32;  // none
+  for (const auto& c : copies) {
+    if (!c.defined()) continue;
+    const auto t = c.scalar_type() == at::kBFloat16 ? kernels::ElemType::BF16
+                   : c.scalar_type() == at::kHalf   ? kernels::ElemType::F16
+                                                    : kernels::ElemType::F32;
+    if (t == kernels::ElemType::F32 || (copy_type != kernels::ElemType::F32 && t != copy_type)) return false;
+    copy_type = t;
+  }
   std::vector<kernels::AdamwTensor> table;
   std::vector<at::Tensor> keep;  // contiguous copies of strided gradients, alive until the launch
   table.reserve(params.size());
@@ -33,12 +43,17 @@ bool own_adamw(const std::vector<at::Tensor>& params, const std::vector<at::Tens
       return false;
     at::Tensor g = grads[i].scalar_type() == at::kFloat ? grads[i].contiguous() : grads[i].to(at::kFloat).contiguous();
     keep.push_back(g);
+    void* copy = nullptr;
+    if (i < copies.size() && copies[i].defined()) {
+      if (!copies[i].is_contiguous() || copies[i].numel() != p.numel()) return false;
+      copy = copies[i].data_ptr();
+    }
     table.push_back({p.data_ptr<float>(), g.data_ptr<float>(), exp_avg[i].data_ptr<float>(),
-                     exp_avg_sq[i].data_ptr<float>(), p.numel()});
+                     exp_avg_sq[i].data_ptr<float>(), p.numel(), copy});
   }
   if (!kernels::adamw_step(table.data(), static_cast<int>(table.size()), step.data_ptr<float>(),
                            static_cast<float>(lr), static_cast<float>(beta1), static_cast<float>(beta2),
-                           static_cast<float>(weight_decay), static_cast<float>(eps),
+                           static_cast<float>(weight_decay), static_cast<float>(eps), copy_type,
                            at::cuda::getCurrentCUDAStream()))
     return false;
   C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -126,7 +141,8 @@ int64_t Optimizer::state_bytes() const {
   return n;
 }
 
-void Optimizer::step(const std::vector<at::Tensor>& grads, const at::Tensor& found_inf) {
+bool Optimizer::step(const std::vector<at::Tensor>& grads, const at::Tensor& found_inf,
+                     const std::vector<at::Tensor>& copies) {
   at::NoGradGuard no_grad;
   if (grads.size() != m_params.size())
     throw EngineError("internal", protocol::kExitInternal, "optimizer got a gradient list of the wrong length");
@@ -134,9 +150,9 @@ void Optimizer::step(const std::vector<at::Tensor>& grads, const at::Tensor& fou
   if (m_own_kernel && !found_inf.defined()) {
     m_step_count.add_(1);
     if (own_adamw(m_params, grads, m_exp_avg, m_exp_avg_sq, m_step_count, m_lr, m_beta1, m_beta2, m_weight_decay,
-                  m_eps)) {
+                  m_eps, copies)) {
       ++m_step;
-      return;
+      return !copies.empty();
     }
     m_step_count.sub_(1);
     m_own_kernel = false;  // a parameter it cannot take: PyTorch's from here on, its step counts kept
@@ -150,16 +166,16 @@ void Optimizer::step(const std::vector<at::Tensor>& grads, const at::Tensor& fou
                       m_weight_decay, m_eps, /*amsgrad=*/false, /*maximize=*/false, /*grad_scale=*/{},
                       found_inf.defined() ? std::optional<at::Tensor>(found_inf) : std::nullopt);
     ++m_step;
-    return;
+    return false;
   }
 #endif
   // Foreach path: one host read decides a skipped fp16 step (the fused path needs none).
-  if (found_inf.defined() && found_inf.item<float>() != 0.f) return;
+  if (found_inf.defined() && found_inf.item<float>() != 0.f) return false;
   ++m_step;
   if (m_kind == config::Optimizer::Sgd) {
     if (m_weight_decay > 0) at::_foreach_mul_(m_params, 1.0 - m_lr * m_weight_decay);
     at::_foreach_add_(m_params, grads, -m_lr);
-    return;
+    return false;
   }
   // AdamW (Loshchilov & Hutter), as torch.optim.AdamW: decoupled decay, bias-corrected moments.
   const double bias1 = 1.0 - std::pow(m_beta1, static_cast<double>(m_step));
@@ -173,6 +189,7 @@ void Optimizer::step(const std::vector<at::Tensor>& grads, const at::Tensor& fou
   at::_foreach_div_(denom, std::sqrt(bias2));
   at::_foreach_add_(denom, m_eps);
   at::_foreach_addcdiv_(m_params, m_exp_avg, denom, -m_lr / bias1);
+  return false;
 }
 
 at::Tensor clip_grad_norm(const std::vector<at::Tensor>& grads, double max_norm) {

@@ -25,7 +25,10 @@ class Optimizer {
   // One update. `grads[i]` belongs to `params[i]`. `found_inf` (fp16 loss scaling): a float
   // tensor [1] on the device; when non-zero the update is skipped (inside the fused kernel, or
   // after one host read on the foreach path).
-  void step(const std::vector<at::Tensor>& grads, const at::Tensor& found_inf = {});
+  // `copies` (the project's kernel only): per parameter a 16-bit tensor of its size, or undefined,
+  // that receives the updated parameter in the same pass. Returns whether they were written.
+  bool step(const std::vector<at::Tensor>& grads, const at::Tensor& found_inf = {},
+            const std::vector<at::Tensor>& copies = {});
 
   bool fused() const { return m_fused; }
   bool own_kernel() const { return m_own_kernel; }
