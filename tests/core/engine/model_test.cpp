@@ -171,3 +171,44 @@ TEST(LlamaModel, AttentionIsCausal) {
   EXPECT_TRUE(at::allclose(la.narrow(1, 0, 20), lb.narrow(1, 0, 20), 1e-5, 1e-6)) << "the past must not see the future";
   EXPECT_FALSE(at::allclose(la.narrow(1, 20, 12), lb.narrow(1, 20, 12), 1e-5, 1e-6));
 }
+
+TEST(LlamaModel, WeightCopiesFromTheOptimizerAreReadOnceInsteadOfACast) {
+  // compile fused: the optimizer writes each weight's bf16 copy; the next forward reads it where it
+  // would cast, gets the same numbers, and lets go of it (a stale copy is never read twice).
+  auto d = small_config().dims;
+  d.kv_heads = 2;
+  d.tie_embeddings = true;
+  at::manual_seed(11);
+  te::LlamaModel m(d, at::TensorOptions().dtype(at::kFloat));
+  m.set_kernels(te::ModelKernels{true, at::kBFloat16, false, 0});
+  m.prepare_rope(16, at::kCPU);
+  const at::Tensor tokens = at::randint(0, d.vocab, {2, 17}, at::kLong);
+  auto loss = [&] {
+    at::Tensor h = tokens.narrow(1, 0, 16);
+    for (size_t u = 0; u + 1 < m.unit_count(); ++u) h = m.unit_forward(u, h, m.units()[u].params);
+    return m.head_loss(h, m.units().back().params, tokens.narrow(1, 1, 16));
+  };
+  const at::Tensor cast = loss();
+  const auto copies = m.new_weight_copies();
+  const auto params = m.parameters();
+  ASSERT_EQ(copies.size(), params.size());
+  {
+    at::NoGradGuard no_grad;
+    for (size_t i = 0; i < copies.size(); ++i) {
+      EXPECT_EQ(copies[i].scalar_type(), at::kBFloat16);
+      copies[i].copy_(params[i]);
+    }
+  }
+  ASSERT_TRUE(m.has_weight_copies());
+  const at::Tensor copied = loss();
+  EXPECT_EQ(cast.item<double>(), copied.item<double>());
+  EXPECT_FALSE(m.has_weight_copies()) << "every unit's copies, the tied head's included, were read and let go";
+  // Copies that disagree with the weights change the result: they are really what the forward read.
+  for (const auto& c : m.new_weight_copies()) c.zero_();
+  const at::Tensor zeros = loss();
+  EXPECT_NE(zeros.item<double>(), cast.item<double>());
+  // and the gradient still reaches the fp32 weights
+  const auto g = torch::autograd::grad({cast}, {m.units()[1].params[1]});
+  EXPECT_EQ(g[0].scalar_type(), at::kFloat);
+  EXPECT_GT(g[0].abs().sum().item<double>(), 0.0);
+}
