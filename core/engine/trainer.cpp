@@ -247,11 +247,20 @@ void Trainer::optimizer_step() {
   at::Tensor found_inf;
   if (m_scaler) found_inf = m_scaler->unscale(grads);
   if (m_config.grad_clip > 0) clip_grad_norm(grads, m_config.grad_clip);
-  const std::vector<at::Tensor> copies = m_weight_copies ? m_model->new_weight_copies() : std::vector<at::Tensor>{};
-  if (!m_optimizer->step(grads, found_inf, copies)) m_model->drop_weight_copies();
-  if (m_scaler) m_scaler->update(found_inf);
+  if (m_weight_copies) {
+    // One GPU: `grads` becomes the gradients' only holder, so each unit's are freed as its update
+    // (and its bf16 copy for the next forward) is queued: the copies take the gradients' place.
+    m_strategy->after_optimizer();
+    std::vector<size_t> sizes;
+    for (const auto& u : m_model->units()) sizes.push_back(u.params.size());
+    if (!m_optimizer->step_in_groups(grads, sizes, [this](size_t u) { return m_model->new_weight_copies(u); }))
+      m_model->drop_weight_copies();
+  } else {
+    m_optimizer->step(grads, found_inf);
+    if (m_scaler) m_scaler->update(found_inf);
+    m_strategy->after_optimizer();
+  }
   m_last_found_inf = found_inf;
-  m_strategy->after_optimizer();
   m_model->end_step();
 }
 

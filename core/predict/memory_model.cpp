@@ -279,10 +279,14 @@ struct Simulation {
   void optimizer(bool fused_adamw, bool weight_copies) {
     std::vector<MemoryTerm> extra;
     if (weight_copies) {
-      // Allocated before the step (the kernel writes them) and kept until the next forward reads them.
-      double copies = 0;
-      for (size_t u = 0; u < units.size(); ++u) copies += static_cast<double>(units[u].numel()) * p.compute_bytes;
-      live.add(kNextCopies, copies);
+      // Unit by unit: its 16-bit copies are allocated, the kernel updates it, its gradients go.
+      candidate("optimizer step");
+      for (size_t u = 0; u < units.size(); ++u) {
+        live.add(kNextCopies, static_cast<double>(units[u].numel()) * p.compute_bytes);
+        candidate("optimizer step (" + units[u].name + ")");
+        live.sub(kGrads, static_cast<double>(units[u].numel()) * p.param_bytes);
+      }
+      return;
     }
     const double params = fsdp ? all_shards() * p.param_bytes : all_numel() * p.param_bytes;
     // The foreach AdamW builds sqrt(exp_avg_sq) as a new list; the fused kernel needs nothing.
@@ -345,7 +349,7 @@ MemoryPrediction simulate(const config::TrialConfig& c, const MemoryOptions& opt
 
 bool optimizer_weight_copies_apply(const config::TrialConfig& c, bool cuda) {
   return cuda && c.compile == config::Compile::Fused && c.amp == config::Amp::Bf16 &&
-         c.optimizer == config::Optimizer::AdamW && c.fused_optimizer && c.strategy != config::Strategy::Fsdp;
+         c.optimizer == config::Optimizer::AdamW && c.fused_optimizer && c.strategy == config::Strategy::Single;
 }
 
 bool optimizer_weight_copies(const config::TrialConfig& c, const MemoryOptions& options) {

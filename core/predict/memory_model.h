@@ -47,11 +47,12 @@ struct MemoryOptions {
 };
 
 // `compile fused` AdamW (the worker's own kernel) can write each weight's compute-dtype copy for
-// the next forward in its pass, which then reads it instead of casting: the same bytes a forward's
-// casts hold until backward, but held through the optimizer step too (2 bytes per parameter
-// beside the gradients). It does so on a GPU with fused kernels and no CUDA graph, bf16 autocast,
-// fused AdamW, single or DDP, when the peak with them still fits the device
-// (`device_memory_bytes`; unknown counts as fitting). predict_memory applies the same rule.
+// the next forward in its pass, which then reads it instead of casting: the bytes a forward's casts
+// hold until backward, here from the optimizer step on. The step goes unit by unit, each unit's
+// gradients freed once its update is queued, so the copies take the gradients' place (one unit
+// beside them at most). It does so on one GPU with fused kernels and no CUDA graph, bf16, fused
+// AdamW, when that peak fits the device (`device_memory_bytes`; unknown counts as fitting).
+// predict_memory applies the same rule.
 bool optimizer_weight_copies_apply(const config::TrialConfig& config, bool cuda);
 bool optimizer_weight_copies(const config::TrialConfig& config, const MemoryOptions& options);
 

@@ -171,16 +171,14 @@ at::Tensor LlamaModel::block_linear(size_t block, int which, const at::Tensor& x
 // Weight copies from the optimizer
 // ============================================================================================
 
-std::vector<at::Tensor> LlamaModel::new_weight_copies() {
-  m_copy_flat.assign(m_units.size(), at::Tensor());
-  m_copy_views.assign(m_units.size(), {});
-  std::vector<at::Tensor> out;
-  for (size_t u = 0; u < m_units.size(); ++u) {
-    m_copy_flat[u] = at::empty(m_units[u].flat.sizes(), m_units[u].flat.options().dtype(m_kernels.compute));
-    m_copy_views[u] = views_of(m_copy_flat[u], unit_shapes(m_dims, u));
-    for (const auto& v : m_copy_views[u]) out.push_back(v);
+std::vector<at::Tensor> LlamaModel::new_weight_copies(size_t u) {
+  if (m_copy_flat.size() != m_units.size()) {
+    m_copy_flat.assign(m_units.size(), at::Tensor());
+    m_copy_views.assign(m_units.size(), {});
   }
-  return out;
+  m_copy_flat[u] = at::empty(m_units[u].flat.sizes(), m_units[u].flat.options().dtype(m_kernels.compute));
+  m_copy_views[u] = views_of(m_copy_flat[u], unit_shapes(m_dims, u));
+  return m_copy_views[u];
 }
 
 void LlamaModel::drop_weight_copies() {

@@ -58,11 +58,12 @@ class LlamaModel {
   void end_step();
 
   // The next forward's weights in the compute dtype, written by the optimizer in its pass
-  // (Optimizer::step's copies): one flat buffer per unit is allocated here and a view per
-  // parameter returned, in parameters() order. The fused forward of a unit reads its copies instead
+  // (Optimizer::step_in_groups' copies): one flat buffer for the unit is allocated here and a
+  // view per parameter returned. The fused forward of a unit reads its copies instead
   // of casting and then lets go of them (what backward needs, autograd keeps), so they live as long
   // as the casts they replace. drop_weight_copies() when the optimizer did not write them.
-  std::vector<at::Tensor> new_weight_copies();
+  // (One unit at a time, so that the optimizer frees each unit's gradients as it goes.)
+  std::vector<at::Tensor> new_weight_copies(size_t unit);  // the unit's parameters' copies, in order
   void drop_weight_copies();
   bool has_weight_copies() const;
 

@@ -1,5 +1,6 @@
 #include "core/engine/optim/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -113,6 +114,10 @@ Optimizer::Optimizer(const config::TrialConfig& c, std::vector<at::Tensor> param
       m_params[0].scalar_type() == at::kFloat) {
     if (env && std::string(env) == "torch") {
       m_fallback_reason = "TUNEBENCH_ADAMW=torch";
+    } else if (!std::all_of(m_params.begin(), m_params.end(), [](const at::Tensor& p) {
+                 return p.is_contiguous() && p.scalar_type() == at::kFloat;
+               })) {
+      m_fallback_reason = "a parameter is not a contiguous fp32 tensor";
     } else if (own_adamw_agrees(m_params[0].device(), m_lr, m_weight_decay, &m_fallback_reason)) {
       m_own_kernel = true;
       m_step_count = at::zeros({1}, m_params[0].options().dtype(at::kFloat));
@@ -144,6 +149,7 @@ int64_t Optimizer::state_bytes() const {
 bool Optimizer::step(const std::vector<at::Tensor>& grads, const at::Tensor& found_inf,
                      const std::vector<at::Tensor>& copies) {
   at::NoGradGuard no_grad;
+  (void)copies;  // only the project's kernel (CUDA, libtorch 2.x) writes them
   if (grads.size() != m_params.size())
     throw EngineError("internal", protocol::kExitInternal, "optimizer got a gradient list of the wrong length");
 #if TORCH_VERSION_MAJOR >= 2 && defined(TUNEBENCH_WITH_CUDA)
@@ -190,6 +196,39 @@ bool Optimizer::step(const std::vector<at::Tensor>& grads, const at::Tensor& fou
   at::_foreach_add_(denom, m_eps);
   at::_foreach_addcdiv_(m_params, m_exp_avg, denom, -m_lr / bias1);
   return false;
+}
+
+bool Optimizer::step_in_groups(std::vector<at::Tensor>& grads, const std::vector<size_t>& group_sizes,
+                               const std::function<std::vector<at::Tensor>(size_t)>& copies_for) {
+#if TORCH_VERSION_MAJOR >= 2 && defined(TUNEBENCH_WITH_CUDA)
+  if (m_own_kernel) {
+    at::NoGradGuard no_grad;
+    size_t total = 0;
+    for (size_t n : group_sizes) total += n;
+    if (total != m_params.size() || grads.size() != m_params.size())
+      throw EngineError("internal", protocol::kExitInternal, "optimizer groups do not cover the parameters");
+    m_step_count.add_(1);
+    const auto slice = [](const std::vector<at::Tensor>& v, size_t first, size_t n) {
+      return std::vector<at::Tensor>(v.begin() + static_cast<std::ptrdiff_t>(first),
+                                     v.begin() + static_cast<std::ptrdiff_t>(first + n));
+    };
+    size_t first = 0;
+    for (size_t group = 0; group < group_sizes.size(); ++group) {
+      const size_t n = group_sizes[group];
+      if (!own_adamw(slice(m_params, first, n), slice(grads, first, n), slice(m_exp_avg, first, n),
+                     slice(m_exp_avg_sq, first, n), m_step_count, m_lr, m_beta1, m_beta2, m_weight_decay, m_eps,
+                     copies_for(group)))
+        throw EngineError("internal", protocol::kExitInternal, "the AdamW kernel refused a parameter group");
+      for (size_t i = first; i < first + n; ++i) grads[i] = at::Tensor();
+      first += n;
+    }
+    ++m_step;
+    return true;
+  }
+#endif
+  (void)group_sizes;
+  (void)copies_for;
+  return step(grads);
 }
 
 at::Tensor clip_grad_norm(const std::vector<at::Tensor>& grads, double max_norm) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,12 @@ class Optimizer {
   // that receives the updated parameter in the same pass. Returns whether they were written.
   bool step(const std::vector<at::Tensor>& grads, const at::Tensor& found_inf = {},
             const std::vector<at::Tensor>& copies = {});
+  // The same update group by group (`group_sizes` parameters each, in order), the project's kernel
+  // writing the copies `copies_for(group)` returns; each group's gradients are released from
+  // `grads` once its update is queued, so a caller that holds no other reference frees them as it
+  // goes. Without the project's kernel: step(grads), no copies. Returns whether copies were written.
+  bool step_in_groups(std::vector<at::Tensor>& grads, const std::vector<size_t>& group_sizes,
+                      const std::function<std::vector<at::Tensor>(size_t)>& copies_for);
 
   bool fused() const { return m_fused; }
   bool own_kernel() const { return m_own_kernel; }

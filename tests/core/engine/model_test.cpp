@@ -189,7 +189,9 @@ TEST(LlamaModel, WeightCopiesFromTheOptimizerAreReadOnceInsteadOfACast) {
     return m.head_loss(h, m.units().back().params, tokens.narrow(1, 1, 16));
   };
   const at::Tensor cast = loss();
-  const auto copies = m.new_weight_copies();
+  std::vector<at::Tensor> copies;
+  for (size_t u = 0; u < m.unit_count(); ++u)
+    for (const auto& c : m.new_weight_copies(u)) copies.push_back(c);
   const auto params = m.parameters();
   ASSERT_EQ(copies.size(), params.size());
   {
@@ -204,7 +206,8 @@ TEST(LlamaModel, WeightCopiesFromTheOptimizerAreReadOnceInsteadOfACast) {
   EXPECT_EQ(cast.item<double>(), copied.item<double>());
   EXPECT_FALSE(m.has_weight_copies()) << "every unit's copies, the tied head's included, were read and let go";
   // Copies that disagree with the weights change the result: they are really what the forward read.
-  for (const auto& c : m.new_weight_copies()) c.zero_();
+  for (size_t u = 0; u < m.unit_count(); ++u)
+    for (const auto& c : m.new_weight_copies(u)) c.zero_();
   const at::Tensor zeros = loss();
   EXPECT_NE(zeros.item<double>(), cast.item<double>());
   // and the gradient still reaches the fp32 weights
