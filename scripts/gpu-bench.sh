@@ -31,8 +31,8 @@
 #                                 # the new shapes, 7B fused with the attention kernel auto (cuDNN) and
 #                                 # flash, dim 3200 / head size 100 eager and fused vs PyTorch eager and
 #                                 # torch.compile in the same call
-#   scripts/gpu-bench.sh models-sweep [a|b]  # 1 GPU, under 8 min each part: every model preset (a:
-#                                 # llama3.1-8b, mistral-7b, qwen2.5-7b; b: phi3-mini, llama3.2-1b and
+#   scripts/gpu-bench.sh models-sweep [a|b|c]  # 1 GPU, about 6 min each part: every model preset (a:
+#                                 # llama3.1-8b, mistral-7b; b: qwen2.5-7b, phi3-mini; c: llama3.2-1b and
 #                                 # head size 80 and 112 customs): worker eager vs PyTorch eager, compile
 #                                 # fused vs torch.compile, fp8 + fused; with .gpu/cli.tar.xz also the
 #                                 # step-time and memory predictions (--evidence sessions/h200-7b.tbsession)
@@ -311,7 +311,7 @@ case "$MODE" in
     python3 "$ROOT/scripts/models_table.py" "$RESULTS" > "$OUT/models-table.txt"
     ;;
   models-sweep)
-    # Every model preset plus head sizes 80 and 112, in two parts of under 8 minutes: the worker's
+    # Every model preset plus head sizes 80 and 112, in three parts of about 6 minutes: the worker's
     # eager step against PyTorch eager, compile fused against torch.compile and fp8 + fused against
     # bf16 fused, all in this call; then (with .gpu/cli.tar.xz) the step-time and memory predictions
     # calibrated on the example session (whose trials are all LLaMA-2-7B shapes).
@@ -329,17 +329,18 @@ case "$MODE" in
       [hd80]="--model 7b --dim 2560 --layers 24 --heads 32 --kv-heads 8 --ffn 6912 --vocab 50304"
       [hd112]="--model 7b --dim 3584 --layers 24 --heads 32 --kv-heads 8 --ffn 9728 --vocab 32000")
     case "$PART" in
-      a) NAMES=(llama3.1-8b mistral-7b qwen2.5-7b) ;;
-      b) NAMES=(phi3-mini llama3.2-1b hd80 hd112) ;;
-      *) echo "models-sweep part a or b" >&2; exit 2 ;;
+      a) NAMES=(llama3.1-8b mistral-7b) ;;
+      b) NAMES=(qwen2.5-7b phi3-mini) ;;
+      c) NAMES=(llama3.2-1b hd80 hd112) ;;
+      *) echo "models-sweep part a, b or c" >&2; exit 2 ;;
     esac
     mkdir -p "$OUT/configs"
     for n in "${NAMES[@]}"; do
       read -r -a M <<< "${SHAPE[$n]}"
       read -r -a RM <<< "${REFSHAPE[$n]}"
-      "$W" "${M[@]}" "${S[@]}" --print-config > "$OUT/configs/w-$n.json" 2>/dev/null
-      "$W" "${M[@]}" "${S[@]}" --compile fused --print-config > "$OUT/configs/w-$n-fused.json" 2>/dev/null
-      "$W" "${M[@]}" "${S[@]}" --compile fused --amp fp8 --print-config > "$OUT/configs/w-$n-fp8.json" 2>/dev/null
+      "$W" --events file:/dev/null "${M[@]}" "${S[@]}" --print-config > "$OUT/configs/w-$n.json" 2>/dev/null
+      "$W" --events file:/dev/null "${M[@]}" "${S[@]}" --compile fused --print-config > "$OUT/configs/w-$n-fused.json" 2>/dev/null
+      "$W" --events file:/dev/null "${M[@]}" "${S[@]}" --compile fused --amp fp8 --print-config > "$OUT/configs/w-$n-fp8.json" 2>/dev/null
       run "w-$n" "${M[@]}" "${S[@]}"
       ref "r-$n" 1 "${RM[@]}" "${R[@]}"
       run "w-$n-fused" "${M[@]}" "${S[@]}" --compile fused
