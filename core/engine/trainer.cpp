@@ -83,13 +83,19 @@ int64_t choose_attention(const config::TrialConfig& c, const DeviceContext& devi
     }
   }();
   // Probe tensors in the layout the model hands SDPA ([B, T, heads, hd] memory, seen as
-  // [B, heads, T, hd]); SDPA's choice reads only their metadata.
+  // [B, heads, T, hd]; on the composite path v stays a slice of the q/k/v projection); SDPA's
+  // choice reads only their metadata.
+  const bool fused = config::uses_fused_kernels(c.compile);
   const int64_t B = c.micro_batch, T = c.seq_len, H = c.dims.heads, KV = c.dims.kv_head_count();
-  const int64_t hd = config::uses_fused_kernels(c.compile) ? want.padded_head_dim : want.head_dim;
+  const int64_t hd = fused ? want.padded_head_dim : want.head_dim;
   const auto opts = at::TensorOptions().device(device.device()).dtype(compute).requires_grad(true);
   const at::Tensor q = at::empty({B, T, H, hd}, opts).transpose(1, 2);
   const at::Tensor k = at::empty({B, T, KV, hd}, opts).transpose(1, 2);
-  const at::Tensor v = at::empty({B, T, KV, hd}, opts).transpose(1, 2);
+  const at::Tensor v = fused ? at::empty({B, T, KV, hd}, opts).transpose(1, 2)
+                             : at::empty({B, T, (H + 2 * KV) * hd}, opts)
+                                   .narrow(-1, (H + KV) * hd, KV * hd)
+                                   .view({B, T, KV, hd})
+                                   .transpose(1, 2);
   const std::optional<double> scale =
       hd != want.head_dim ? std::optional<double>(1.0 / std::sqrt(static_cast<double>(want.head_dim))) : std::nullopt;
   compat::select_attention(kernel);
