@@ -288,6 +288,18 @@ __device__ __forceinline__ QkvSlot qkv_slot(int64_t col, int64_t heads, int64_t 
   return {2, g - heads - kv_heads, d};
 }
 
+// Pairs (2p, 2p+1) of `x` rotated by the angles whose cos/sin start at cr/sr (inverse: the
+// transpose, the backward's rotation).
+template <int V, bool kInverse>
+__device__ __forceinline__ void rotate_pairs(const float* x, const float* cr, const float* sr, float* o) {
+#pragma unroll
+  for (int p = 0; p < V / 2; ++p) {
+    const float c = cr[p], sn = kInverse ? -sr[p] : sr[p], x1 = x[2 * p], x2 = x[2 * p + 1];
+    o[2 * p] = x1 * c - x2 * sn;
+    o[2 * p + 1] = x1 * sn + x2 * c;
+  }
+}
+
 // One thread per V elements of qkv; the thread holding a head's last chunk also writes the head's
 // zero padding (fewer than 8 elements).
 template <typename T, int V>
@@ -308,15 +320,8 @@ __global__ void rope_fwd_kernel(const T* __restrict__ qkv, const float* __restri
       storev<V>(out, xv);
     } else {
       const int64_t t = row % seq;
-      const float* cr = cos + t * half + s.d / 2;
-      const float* sr = sin + t * half + s.d / 2;
       float o[V];
-#pragma unroll
-      for (int p = 0; p < V / 2; ++p) {
-        const float c = cr[p], sn = sr[p], x1 = xv[2 * p], x2 = xv[2 * p + 1];
-        o[2 * p] = x1 * c - x2 * sn;
-        o[2 * p + 1] = x1 * sn + x2 * c;
-      }
+      rotate_pairs<V, false>(xv, cos + t * half + s.d / 2, sin + t * half + s.d / 2, o);
       storev<V>(out, o);
     }
     if (hdp > head_dim && s.d + V == head_dim)
@@ -345,15 +350,8 @@ __global__ void rope_bwd_kernel(const T* __restrict__ dq, Strides3 sq, const T* 
       storev<V>(dqkv + e, g);
       continue;
     }
-    const float* cr = cos + t * half + s.d / 2;
-    const float* sr = sin + t * half + s.d / 2;
     float o[V];
-#pragma unroll
-    for (int p = 0; p < V / 2; ++p) {
-      const float c = cr[p], sn = sr[p], g1 = g[2 * p], g2 = g[2 * p + 1];
-      o[2 * p] = g1 * c + g2 * sn;
-      o[2 * p + 1] = -g1 * sn + g2 * c;
-    }
+    rotate_pairs<V, true>(g, cos + t * half + s.d / 2, sin + t * half + s.d / 2, o);
     storev<V>(dqkv + e, o);
   }
 }
