@@ -202,7 +202,8 @@ case "$MODE" in
     # --steps 200 --print-config`) keeps the run going when the screenshot is taken; the GUI then
     # quits, which stops the ranks.
     tar -xJf "$ROOT/.gpu/gui.tar.xz" -C /tmp
-    for p in 7b-single-fused 7b-ddp 7b-fsdp; do
+    # GUI_PRESETS picks others: GUI_PRESETS=llama3.1-8b-single for the grouped-query preset on one GPU.
+    for p in ${GUI_PRESETS:-7b-single-fused 7b-ddp 7b-fsdp}; do
       t=$(date +%s)
       if [ -f "$ROOT/.gpu/live-$p.json" ]; then start=(--config "$ROOT/.gpu/live-$p.json"); else start=(--preset "$p"); fi
       /tmp/guibundle/run-gui.sh --no-restore --worker "$W" "${start[@]}" --run --open "$OUT/logs/live-$p.tbsession" \
