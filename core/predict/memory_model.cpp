@@ -282,7 +282,9 @@ struct Simulation {
       // Unit by unit: its 16-bit copies are allocated, the kernel updates it, its gradients go.
       candidate("optimizer step");
       for (size_t u = 0; u < units.size(); ++u) {
-        live.add(kNextCopies, static_cast<double>(units[u].numel()) * p.compute_bytes);
+        // (The embedding's only when it is the tied head: the lookup reads the fp32 table.)
+        if (u > 0 || c.dims.tie_embeddings)
+          live.add(kNextCopies, static_cast<double>(units[u].numel()) * p.compute_bytes);
         candidate("optimizer step (" + units[u].name + ")");
         live.sub(kGrads, static_cast<double>(units[u].numel()) * p.param_bytes);
       }

@@ -287,7 +287,9 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
     // Fused: one pass reads p, g, m, v and writes p, m, v. Foreach: eight passes (+ weight decay).
     const double passes = fused ? 7 : 21 + (c.weight_decay > 0 ? 2 : 0);
     o.ops.push_back(memory(fused ? "AdamW (fused)" : "AdamW (foreach)", opt_params * passes * ob, fused ? 4 : 9 * 4));
-    if (fused && mode.weight_copies) o.ops.push_back(memory("AdamW's 16-bit weights for the next forward", numel * x.c, 0));
+    if (fused && mode.weight_copies)
+      o.ops.push_back(memory("AdamW's 16-bit weights for the next forward",
+                             (numel - (c.dims.tie_embeddings ? 0.0 : V * D)) * x.c, 0));
   } else {
     o.ops.push_back(memory("SGD (foreach)", opt_params * (3 + (c.weight_decay > 0 ? 2 : 0)) * ob, 2));
   }

@@ -176,6 +176,10 @@ std::vector<at::Tensor> LlamaModel::new_weight_copies(size_t u) {
     m_copy_flat.assign(m_units.size(), at::Tensor());
     m_copy_views.assign(m_units.size(), {});
   }
+  if (u == 0 && !m_dims.tie_embeddings) {  // the lookup reads the fp32 table: nothing would read a copy
+    release_weight_copies(0);
+    return {};
+  }
   m_copy_flat[u] = at::empty(m_units[u].flat.sizes(), m_units[u].flat.options().dtype(m_kernels.compute));
   m_copy_views[u] = views_of(m_copy_flat[u], unit_shapes(m_dims, u));
   return m_copy_views[u];
@@ -241,6 +245,7 @@ at::Tensor LlamaModel::head_loss(const at::Tensor& x, const std::vector<at::Tens
   at::Tensor loss = fused::linear_cross_entropy(n.flatten(0, 1), output_weight(params), targets.flatten(),
                                                 m_kernels.compute, 0, output_weight_copy());
   release_output_weight_copy();
+  release_weight_copies(m_units.size() - 1);
   return loss;
 }
 
