@@ -304,6 +304,7 @@ case "$MODE" in
     D3=(--model custom --dim 3200 --layers 26 --heads 32 --ffn 8640 --vocab 32000)
     run w-7b-fused "${B7[@]}" --compile fused
     run w-7b-fused-flash "${B7[@]}" --compile fused --attention flash
+    (export TUNEBENCH_ADAMW=torch; run w-7b-fused-torchadamw "${B7[@]}" --compile fused)
     run w-d3200 "${D3[@]}" "${S[@]}"
     ref r-d3200 1 --model 7b --dim 3200 --layers 26 --heads 32 --ffn 8640 --vocab 32000 --steps 5 --warmup 3
     run w-d3200-fused "${D3[@]}" "${S[@]}" --compile fused

@@ -4,11 +4,11 @@ against bf16 fused, and, where `tunebench-cli predict --json` outputs are given 
 w-NAME.json), the step-time and peak-memory predictions against what was measured.
 Usage: models_table.py results.tsv [predict-dir]. Targets (issue): eager <= 1.00, fused <= 1.00,
 fp8 <= 0.85, step prediction within 10 %, memory within 3 %."""
-import json, os, sys
+import json, os, statistics, sys
 
 
 def worker(path):
-    done, model, hello = None, None, None
+    done, attention, phases, adamw = None, None, {}, "torch"
     try:
         for line in open(path):
             try:
@@ -20,19 +20,29 @@ def worker(path):
             t = e.get("type")
             if t == "done":
                 done = e
-            elif t == "model":
-                model = e
             elif t == "error":
                 return dict(error=e["kind"] + ": " + e["message"][:70])
             elif t == "log" and e.get("message", "").startswith("attention kernel: "):
-                hello = e["message"][len("attention kernel: "):].split(" ")[0]
+                attention = e["message"][len("attention kernel: "):].split(" ")[0]
+            elif t == "hello" and str(e.get("config", {}).get("compile", "")).startswith("fused"):
+                adamw = "own"  # the worker's kernel, unless it warns that it fell back
+            elif t == "warning" and e.get("kind") == "optimizer":
+                adamw = "torch"
+            elif t == "step" and not e.get("warmup"):
+                per = {}
+                for iv in e.get("intervals", []):
+                    per[iv["phase"]] = per.get(iv["phase"], 0.0) + (iv["end_us"] - iv["start_us"]) / 1e3
+                for k, v in per.items():
+                    phases.setdefault(k, []).append(v)
     except OSError as err:
         return dict(error=str(err))
     if not done or done.get("exit_code") != 0:
         return dict(error="no done event" if not done else "exit %d" % done["exit_code"])
     s = done["summary"]
+    med = {k: statistics.median(v) for k, v in phases.items()}
     return dict(step_ms=s["step_ms_median"], mfu=s.get("mfu", -1), peak_gib=s["peak_bytes"] / 2**30,
-                attention=hello or "?")
+                attention=attention or "?", forward=med.get("forward"), backward=med.get("backward"),
+                optimizer=med.get("optimizer"), adamw=adamw)
 
 
 def main():
@@ -85,6 +95,16 @@ def main():
                 step = (j.get("step") or {}).get("step_ms")
                 mem = j["memory"]["peak_bytes"] / 2**30
                 rows_pred.append((run, step, d["step_ms"], mem, d["peak_gib"]))
+    print("\n%-26s %8s %6s %8s %8s %8s %8s %6s %5s" % ("worker run", "step ms", "MFU%", "forward", "backward",
+                                                       "optim.", "peakGiB", "attn", "adamw"))
+    f1 = lambda v: "%8.1f" % v if isinstance(v, (int, float)) else "%8s" % "-"
+    for name, d in w.items():
+        if "error" in d:
+            print("%-26s FAILED %s" % (name, d["error"]))
+            continue
+        print("%-26s %s %6s %s %s %s %s %6s %5s" % (
+            name, f1(d["step_ms"]), "%.1f" % (d["mfu"] * 100) if d["mfu"] and d["mfu"] > 0 else "-", f1(d["forward"]),
+            f1(d["backward"]), f1(d["optimizer"]), f1(d["peak_gib"]), d["attention"][:6], d["adamw"]))
     if rows_pred:
         print("\n%-22s %9s %9s %7s %9s %9s %7s" % ("prediction", "step ms", "measured", "error", "peak GiB",
                                                   "measured", "error"))
