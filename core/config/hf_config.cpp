@@ -61,10 +61,10 @@ void warn_unmodelled(const json& j, HfModel& m) {
     }
   if (present(j, "rope_scaling")) {
     const json& r = j.at("rope_scaling");
-    std::string type = r.is_object() && r.contains("rope_type") && r.at("rope_type").is_string()
-                           ? r.at("rope_type").get<std::string>()
-                       : r.is_object() && r.contains("type") && r.at("type").is_string() ? r.at("type").get<std::string>()
-                                                                                           : "";
+    std::string type =
+        r.is_object() && r.contains("rope_type") && r.at("rope_type").is_string() ? r.at("rope_type").get<std::string>()
+        : r.is_object() && r.contains("type") && r.at("type").is_string()         ? r.at("type").get<std::string>()
+                                                                                  : "";
     w.push_back("rope_scaling" + (type.empty() ? std::string() : " (" + type + ")") +
                 ": plain rotary embeddings run instead (the same speed)");
   }
@@ -111,7 +111,8 @@ HfReadResult read_hf_config(const json& root, const std::string& source) {
   if (!missing.empty()) {
     std::string names;
     for (const auto& n : missing) names += (names.empty() ? "" : ", ") + n;
-    problem("missing " + names + " (a model config needs hidden_size, intermediate_size, num_hidden_layers, "
+    problem("missing " + names +
+            " (a model config needs hidden_size, intermediate_size, num_hidden_layers, "
             "num_attention_heads and vocab_size)");
     return result;
   }
@@ -134,8 +135,10 @@ HfReadResult read_hf_config(const json& root, const std::string& source) {
   if (present(j, "num_key_value_heads")) integer("num_key_value_heads", d.kv_heads);
   d.tie_embeddings = false;
   if (present(j, "tie_word_embeddings")) {
-    if (j.at("tie_word_embeddings").is_boolean()) d.tie_embeddings = j.at("tie_word_embeddings").get<bool>();
-    else problem("tie_word_embeddings must be true or false (got " + j.at("tie_word_embeddings").dump() + ")");
+    if (j.at("tie_word_embeddings").is_boolean())
+      d.tie_embeddings = j.at("tie_word_embeddings").get<bool>();
+    else
+      problem("tie_word_embeddings must be true or false (got " + j.at("tie_word_embeddings").dump() + ")");
   }
   d.rope_theta = 10000.0;
   const json* theta = present(j, "rope_theta") ? &j.at("rope_theta") : nullptr;
@@ -145,9 +148,11 @@ HfReadResult read_hf_config(const json& root, const std::string& source) {
   if (theta) {
     if (theta->is_number() && std::isfinite(theta->get<double>()) && theta->get<double>() > 0)
       d.rope_theta = theta->get<double>();
-    else problem("rope_theta must be a positive number (got " + theta->dump() + ")");
+    else
+      problem("rope_theta must be a positive number (got " + theta->dump() + ")");
   }
-  if (present(j, "model_type") && j.at("model_type").is_string()) m.model_type = j.at("model_type").get<std::string>();
+  if (present(j, "model_type") && j.at("model_type").is_string())
+    m.model_type = j.at("model_type").get<std::string>();
   else if (present(root, "model_type") && root.at("model_type").is_string())
     m.model_type = root.at("model_type").get<std::string>();
   if (!result.problems.empty()) return result;

@@ -33,14 +33,25 @@ AttentionChoice attention_choice(const config::TrialConfig& c, bool cuda) {
     return a;
   }
   switch (c.attention) {
-    case Attention::Flash: a.kernel = AttentionKernel::Flash; break;
-    case Attention::Cudnn: a.kernel = AttentionKernel::Cudnn; break;
-    case Attention::Efficient: a.kernel = AttentionKernel::Efficient; break;
-    case Attention::Math: a.kernel = AttentionKernel::Math; break;
+    case Attention::Flash:
+      a.kernel = AttentionKernel::Flash;
+      break;
+    case Attention::Cudnn:
+      a.kernel = AttentionKernel::Cudnn;
+      break;
+    case Attention::Efficient:
+      a.kernel = AttentionKernel::Efficient;
+      break;
+    case Attention::Math:
+      a.kernel = AttentionKernel::Math;
+      break;
     case Attention::Auto:
-      if (!sixteen_bit(c)) a.kernel = AttentionKernel::Efficient;
-      else if (a.head_dim % 8 == 0 && a.head_dim <= kCudnnMaxHeadDim) a.kernel = AttentionKernel::Cudnn;
-      else a.kernel = AttentionKernel::Flash;
+      if (!sixteen_bit(c))
+        a.kernel = AttentionKernel::Efficient;
+      else if (a.head_dim % 8 == 0 && a.head_dim <= kCudnnMaxHeadDim)
+        a.kernel = AttentionKernel::Cudnn;
+      else
+        a.kernel = AttentionKernel::Flash;
       break;
   }
   if (a.kernel == AttentionKernel::Flash) a.padded_head_dim = round_up(a.head_dim, 8);
@@ -56,7 +67,8 @@ double attention_head_speed(AttentionKernel kernel, int64_t head_dim, const hard
   // Per score: 4 x head columns of QK^T and PV, computed on whole tiles, and the softmax's work.
   const auto per_useful_flop = [&](int64_t hd) {
     const int64_t tile = kernel == AttentionKernel::Math ? 1 : (hd <= 128 ? 32 : 64);
-    const double computed = 4.0 * static_cast<double>(round_up(round_up(hd, kernel == AttentionKernel::Flash ? 8 : 1), tile));
+    const double computed =
+        4.0 * static_cast<double>(round_up(round_up(hd, kernel == AttentionKernel::Flash ? 8 : 1), tile));
     return (computed + s) / (4.0 * static_cast<double>(hd));
   };
   return per_useful_flop(128) / per_useful_flop(head_dim);
@@ -64,20 +76,28 @@ double attention_head_speed(AttentionKernel kernel, int64_t head_dim, const hard
 
 double attention_kernel_relative(AttentionKernel kernel, const hardware::Catalogue& cat) {
   switch (kernel) {
-    case AttentionKernel::Cudnn: return 1.0;
-    case AttentionKernel::Flash: return cat.constant("attention_flash_relative");
-    case AttentionKernel::Efficient: return cat.constant("attention_efficient_relative");
-    case AttentionKernel::Math: return cat.constant("attention_math_relative");
+    case AttentionKernel::Cudnn:
+      return 1.0;
+    case AttentionKernel::Flash:
+      return cat.constant("attention_flash_relative");
+    case AttentionKernel::Efficient:
+      return cat.constant("attention_efficient_relative");
+    case AttentionKernel::Math:
+      return cat.constant("attention_math_relative");
   }
   return 1.0;
 }
 
 const char* to_string(AttentionKernel kernel) {
   switch (kernel) {
-    case AttentionKernel::Math: return "math";
-    case AttentionKernel::Flash: return "flash";
-    case AttentionKernel::Cudnn: return "cudnn";
-    case AttentionKernel::Efficient: return "efficient";
+    case AttentionKernel::Math:
+      return "math";
+    case AttentionKernel::Flash:
+      return "flash";
+    case AttentionKernel::Cudnn:
+      return "cudnn";
+    case AttentionKernel::Efficient:
+      return "efficient";
   }
   return "?";
 }
