@@ -226,9 +226,12 @@ const std::vector<Field>& fields() {
       // Older sessions stored a bool: true was the CUDA graph, the only "compile" there was.
       {"compile", [](const TrialConfig& c) { return json(enum_name(c.compile)); },
        [](TrialConfig& c, const json& j) {
-         if (j.is_boolean()) c.compile = j.get<bool>() ? Compile::Graph : Compile::Off;
-         else if (j.is_string()) c.compile = enum_from<Compile>(j);
-         else throw std::invalid_argument("expected one of off, fused, graph, fused+graph");
+         if (j.is_boolean())
+           c.compile = j.get<bool>() ? Compile::Graph : Compile::Off;
+         else if (j.is_string())
+           c.compile = enum_from<Compile>(j);
+         else
+           throw std::invalid_argument("expected one of off, fused, graph, fused+graph");
        }},
       enumerated("attention", &TrialConfig::attention),
       enumerated("optimizer", &TrialConfig::optimizer),

@@ -76,10 +76,14 @@ int64_t choose_attention(const config::TrialConfig& c, const DeviceContext& devi
   if (!device.is_cuda()) return want.padded_head_dim;
   const auto kernel = [&] {
     switch (want.kernel) {
-      case predict::AttentionKernel::Flash: return compat::SdpaKernel::Flash;
-      case predict::AttentionKernel::Cudnn: return compat::SdpaKernel::Cudnn;
-      case predict::AttentionKernel::Efficient: return compat::SdpaKernel::Efficient;
-      default: return compat::SdpaKernel::Math;
+      case predict::AttentionKernel::Flash:
+        return compat::SdpaKernel::Flash;
+      case predict::AttentionKernel::Cudnn:
+        return compat::SdpaKernel::Cudnn;
+      case predict::AttentionKernel::Efficient:
+        return compat::SdpaKernel::Efficient;
+      default:
+        return compat::SdpaKernel::Math;
     }
   }();
   // Probe tensors in the layout the model hands SDPA ([B, T, heads, hd] memory, seen as
@@ -111,7 +115,8 @@ int64_t choose_attention(const config::TrialConfig& c, const DeviceContext& devi
                                std::to_string(want.head_dim) + " with " + std::to_string(H) + " query / " +
                                std::to_string(KV) + " key-value heads here" +
                                (why_not.empty() ? "" : " (" + why_not.substr(0, 300) + ")");
-    if (c.attention != config::Attention::Auto) throw EngineError("config", protocol::kExitConfig, "attention: " + cannot);
+    if (c.attention != config::Attention::Auto)
+      throw EngineError("config", protocol::kExitConfig, "attention: " + cannot);
     // auto: PyTorch's own order over every kernel.
     compat::allow_every_attention_kernel();
     ran = compat::attention_in_use(q, k, v, scale);

@@ -69,7 +69,8 @@ BlockActivations block_activations(const config::ModelDims& d, int64_t seq_len, 
     s.push_back({"attn_norm", "input (the residual stream)", r * D});
     s.push_back({"attn_norm", "rstd (fp32 per token)", 4});
     s.push_back({"wqkv", p.fp8 ? "input as float8 (transposed)" : "input: the norm's output", in * D});
-    s.push_back({"rope_qkv", pad > 1 ? "q, k, v (the kernel's copies, heads padded for flash)" : "q, k, v (the kernel's copies)",
+    s.push_back({"rope_qkv",
+                 pad > 1 ? "q, k, v (the kernel's copies, heads padded for flash)" : "q, k, v (the kernel's copies)",
                  c * (D + 2 * KV) * pad});
     s.push_back({"sdpa", "output", c * D * pad});
     s.push_back({"sdpa", "log-sum-exp (fp32 per head)", 4 * H});

@@ -244,7 +244,8 @@ struct Simulation {
       }
       // Tied embeddings: the head's gradient of the shared matrix waits in autograd's buffer until
       // the lookup's arrives at the end of backward, and the two are summed into one.
-      if (c.dims.tie_embeddings && is_head(u)) live.add(kTiedGrad, static_cast<double>(units[0].numel()) * weight_bytes());
+      if (c.dims.tie_embeddings && is_head(u))
+        live.add(kTiedGrad, static_cast<double>(units[0].numel()) * weight_bytes());
       if (c.dims.tie_embeddings && u == 0) {
         extra.push_back({"tied embedding gradient of the lookup (summed with the head's)",
                          static_cast<double>(units[0].numel()) * weight_bytes(), ""});

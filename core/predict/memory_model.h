@@ -36,7 +36,7 @@ struct MemoryPrediction {
   int64_t device_needed_bytes = 0;    // max(peak, construction) + overheads: what must fit in the device
   BlockActivations block;             // the saved-tensor list per block that was used
   HeadActivations head;
-  bool weight_copies = false;         // AdamW writes the next forward's 16-bit weights (below)
+  bool weight_copies = false;  // AdamW writes the next forward's 16-bit weights (below)
 };
 
 struct MemoryOptions {

@@ -198,10 +198,9 @@ std::optional<StepEstimate> estimate_step(const StepInputs& in) {
     s.tokens_per_s_total = s.tokens_per_step / (s.step_ms / 1e3);
     s.tokens_per_s_per_gpu = s.tokens_per_s_total / n;
   }
-  const double flops_per_token =
-      metrics::palm_flops_per_token(metrics::llama_matmul_parameters(c.dims.layers, c.dims.dim, c.dims.kv_dim(),
-                                                                     c.dims.ffn, c.dims.vocab),
-                                    c.dims.layers, c.dims.dim, c.seq_len);
+  const double flops_per_token = metrics::palm_flops_per_token(
+      metrics::llama_matmul_parameters(c.dims.layers, c.dims.dim, c.dims.kv_dim(), c.dims.ffn, c.dims.vocab),
+      c.dims.layers, c.dims.dim, c.seq_len);
   s.mfu = metrics::model_flops_utilisation(s.tokens_per_s_per_gpu, flops_per_token, in.gpu->bf16_tflops);
   return s;
 }

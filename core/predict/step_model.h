@@ -27,7 +27,7 @@ namespace tunebench::predict {
 // How close to the peaks the kernels run. Defaults are catalogue constants; calibration.h
 // replaces them with figures measured on the device.
 struct Efficiency {
-  double matmul_forward = 0.81;   // of a large GEMM (gemm_shape.h scales it per shape)
+  double matmul_forward = 0.81;  // of a large GEMM (gemm_shape.h scales it per shape)
   double matmul_backward = 0.81;
   double attention_ratio = 0.57;  // attention efficiency / matmul efficiency
   double memory = 0.75;           // of the HBM bandwidth
@@ -40,7 +40,7 @@ struct DeviceRates {
   double matmul_tflops = 0;  // dense peak of the matmul dtype
   double fp8_tflops = 0;     // dense fp8 peak (amp fp8's block matmuls); 0: none
   double hbm_gbps = 0;
-  int sms = 0;               // streaming multiprocessors (the GEMMs' waves of tiles)
+  int sms = 0;  // streaming multiprocessors (the GEMMs' waves of tiles)
 };
 // The rates of `gpu` for a config's precision; nullopt when the catalogue has no peak for its
 // matmul dtype (e.g. bf16 on a V100).

@@ -69,7 +69,8 @@ double norm_kernels(const Ctx& x) {
 // The fused kernel reads q, k, v and writes them (k and v KV wide); eager rotates q (D) and k (KV).
 double rope_bytes_per_token(const Ctx& x) {
   const double D = x.D, c = x.c, qkv = D + 2 * x.KV;
-  if (x.mode.kernels == KernelMode::Fused) return 2 * c * qkv * x.attention.padded_head_dim / std::max<double>(1, x.attention.head_dim);
+  if (x.mode.kernels == KernelMode::Fused)
+    return 2 * c * qkv * x.attention.padded_head_dim / std::max<double>(1, x.attention.head_dim);
   const auto one = [&](double w) { return 4 * (c * w / 2 + 4 * w / 2) + 2 * (4 * w + 2 * w) + 8 * w + (4 + c) * w; };
   return one(D) + one(x.KV);
 }
@@ -110,7 +111,8 @@ void block_forward(PhaseWork& w, const Ctx& x, const std::string& tag) {
   if (pad > 1) w.ops.push_back(memory(tag + "attention output unpadded", 2 * t * D * c, 1));
   if (x.mode.math_attention) w.ops.push_back(memory(tag + "attention output copy", 2 * t * D * c, 1));
   // Grouped-query attention without fused support (libtorch 1.13, the CPU): k and v repeated.
-  if (x.mode.math_attention && x.KV < D) w.ops.push_back(memory(tag + "k/v repeated to the query heads", 4 * t * D * c, 2));
+  if (x.mode.math_attention && x.KV < D)
+    w.ops.push_back(memory(tag + "k/v repeated to the query heads", 4 * t * D * c, 2));
   block_linear(w, x, tag + "wo", D, D);
   // Eager: both residual adds; fused: only the block's last (the first is in add_rms_norm).
   w.ops.push_back(memory(tag + "residual adds", (eager ? 2 : 1) * t * (c + 2 * r) * D, eager ? 2 : 1));
@@ -177,8 +179,8 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
   // (None where AdamW wrote the 16-bit weights in its own pass: memory_model.h.)
   if ((p.weight_copy_bytes > 0 && !mode.weight_copies) || p.fp8)
     f.ops.push_back(memory(
-        "weight casts",
-        L * block_matmul * cast_per_param + (p.weight_copy_bytes > 0 ? output_matrix * (4 + x.c) : 0.0), 4 * L + 1));
+        "weight casts", L * block_matmul * cast_per_param + (p.weight_copy_bytes > 0 ? output_matrix * (4 + x.c) : 0.0),
+        4 * L + 1));
   if (fsdp)  // gather(): the fp32 shard cast to the compute dtype before its all-gather
     f.ops.push_back(memory("FSDP shard casts", numel / n * (x.pb + p.gathered_bytes), L + 2));
   PhaseWork blocks;

@@ -1,6 +1,6 @@
 // GPU check of the fused kernels: every fused op's forward and input/weight gradients on random
-// inputs of the 7B model's shapes and then of the other models' (check_model_shapes), against the same op computed in float64 on the GPU
-// (the composite reference path of kernels/fused_ops.cpp), next to the 16-bit composite ops the
+// inputs of the 7B model's shapes and then of the other models' (check_model_shapes), against the same op computed in
+// float64 on the GPU (the composite reference path of kernels/fused_ops.cpp), next to the 16-bit composite ops the
 // kernels replace. Prints one table row per op and tensor; exits 1 when a kernel misses its
 // tolerance. Also times kernel against composite (CUDA events, median of 20).
 //

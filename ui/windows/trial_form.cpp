@@ -18,7 +18,8 @@
 namespace tunebench::ui {
 
 namespace {
-const char* const kGroups[] = {"Model & data", "Parallelism", "Precision & kernels", "Communication", "Run length", "Where"};
+const char* const kGroups[] = {"Model & data",  "Parallelism", "Precision & kernels",
+                               "Communication", "Run length",  "Where"};
 }  // namespace
 
 TrialForm::TrialForm(QWidget* parent) : QWidget(parent) {
@@ -177,8 +178,9 @@ void TrialForm::chooseHfConfig() {
     return;
   }
   if (report.contains(QStringLiteral("•")))
-    QMessageBox::information(this, QStringLiteral("Model from config.json"),
-                             report + QStringLiteral("\n\nThese fields are not modelled; the trial runs without them."));
+    QMessageBox::information(
+        this, QStringLiteral("Model from config.json"),
+        report + QStringLiteral("\n\nThese fields are not modelled; the trial runs without them."));
 }
 
 void TrialForm::onEdited(KnobField* field) {

@@ -150,8 +150,8 @@ at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, co
   // the real head size's.
   const std::optional<double> scale =
       hdp != hd ? std::optional<double>(1.0 / std::sqrt(static_cast<double>(hd))) : std::nullopt;
-  at::Tensor a = compat::causal_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), scale)
-                     .transpose(1, 2);
+  at::Tensor a =
+      compat::causal_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), scale).transpose(1, 2);
   if (hdp != hd) a = a.narrow(-1, 0, hd);
   const at::Tensor o = block_linear(block, 1, a.reshape({B, T, D}), p[2]);
   // SwiGLU feed-forward, its norm fused with the residual add before it

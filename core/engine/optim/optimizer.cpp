@@ -52,10 +52,9 @@ bool own_adamw(const std::vector<at::Tensor>& params, const std::vector<at::Tens
     table.push_back({p.data_ptr<float>(), g.data_ptr<float>(), exp_avg[i].data_ptr<float>(),
                      exp_avg_sq[i].data_ptr<float>(), p.numel(), copy});
   }
-  if (!kernels::adamw_step(table.data(), static_cast<int>(table.size()), step.data_ptr<float>(),
-                           static_cast<float>(lr), static_cast<float>(beta1), static_cast<float>(beta2),
-                           static_cast<float>(weight_decay), static_cast<float>(eps), copy_type,
-                           at::cuda::getCurrentCUDAStream()))
+  if (!kernels::adamw_step(table.data(), static_cast<int>(table.size()), step.data_ptr<float>(), static_cast<float>(lr),
+                           static_cast<float>(beta1), static_cast<float>(beta2), static_cast<float>(weight_decay),
+                           static_cast<float>(eps), copy_type, at::cuda::getCurrentCUDAStream()))
     return false;
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return true;
@@ -114,9 +113,8 @@ Optimizer::Optimizer(const config::TrialConfig& c, std::vector<at::Tensor> param
       m_params[0].scalar_type() == at::kFloat) {
     if (env && std::string(env) == "torch") {
       m_fallback_reason = "TUNEBENCH_ADAMW=torch";
-    } else if (!std::all_of(m_params.begin(), m_params.end(), [](const at::Tensor& p) {
-                 return p.is_contiguous() && p.scalar_type() == at::kFloat;
-               })) {
+    } else if (!std::all_of(m_params.begin(), m_params.end(),
+                            [](const at::Tensor& p) { return p.is_contiguous() && p.scalar_type() == at::kFloat; })) {
       m_fallback_reason = "a parameter is not a contiguous fp32 tensor";
     } else if (own_adamw_agrees(m_params[0].device(), m_lr, m_weight_decay, &m_fallback_reason)) {
       m_own_kernel = true;
@@ -155,8 +153,8 @@ bool Optimizer::step(const std::vector<at::Tensor>& grads, const at::Tensor& fou
 #if TORCH_VERSION_MAJOR >= 2 && defined(TUNEBENCH_WITH_CUDA)
   if (m_own_kernel && !found_inf.defined()) {
     m_step_count.add_(1);
-    if (own_adamw(m_params, grads, m_exp_avg, m_exp_avg_sq, m_step_count, m_lr, m_beta1, m_beta2, m_weight_decay,
-                  m_eps, copies)) {
+    if (own_adamw(m_params, grads, m_exp_avg, m_exp_avg_sq, m_step_count, m_lr, m_beta1, m_beta2, m_weight_decay, m_eps,
+                  copies)) {
       ++m_step;
       return !copies.empty();
     }

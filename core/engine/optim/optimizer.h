@@ -40,7 +40,8 @@ class Optimizer {
   bool fused() const { return m_fused; }
   bool own_kernel() const { return m_own_kernel; }
   const std::string& fallback_reason() const { return m_fallback_reason; }
-  std::string describe() const;  // "AdamW (fused)", "AdamW (fused, Tunebench kernel)", "AdamW (foreach)", "SGD (foreach)"
+  std::string describe()
+      const;  // "AdamW (fused)", "AdamW (fused, Tunebench kernel)", "AdamW (foreach)", "SGD (foreach)"
   int64_t state_bytes() const;
   const std::vector<at::Tensor>& params() const { return m_params; }
 

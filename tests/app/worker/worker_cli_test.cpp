@@ -230,7 +230,8 @@ TEST(WorkerCli, HfConfigSetsTheModelAndNamesWhatItCannotModel) {
   EXPECT_EQ(cfg.at("rope_theta"), 1000000.0);
   bool warned = false;
   for (const auto& w : r.warnings)
-    warned = warned || (w.value.kind == "hf_config" && w.value.message.find("sliding_window 4096") != std::string::npos);
+    warned =
+        warned || (w.value.kind == "hf_config" && w.value.message.find("sliding_window 4096") != std::string::npos);
   EXPECT_TRUE(warned);
   EXPECT_EQ(r.steps.size(), 2u);
 

@@ -128,8 +128,8 @@ TEST(TrialConfig, ConfigsWithoutTheNewerModelKnobsKeepTheirMeaning) {
   // untied, base 10000, whatever the defaults it is read over.
   tc::TrialConfig base;
   base.dims = *tc::model_preset("llama3.2-1b");
-  const auto r = tc::from_json({{"model", "custom"}, {"dim", 3200}, {"layers", 26}, {"heads", 32}, {"ffn", 8640},
-                                {"vocab", 32000}});
+  const auto r = tc::from_json(
+      {{"model", "custom"}, {"dim", 3200}, {"layers", 26}, {"heads", 32}, {"ffn", 8640}, {"vocab", 32000}});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.config.dims.kv_head_count(), 32);
   EXPECT_FALSE(r.config.dims.tie_embeddings);

@@ -18,7 +18,8 @@ TEST(Flops, GroupedQueryAttentionShrinksOnlyTheKeyValueProjections) {
   // 3 * 4096 * 14336 = 218,103,808; x 32 + 4096 * 128256 = 7,504,658,432.
   EXPECT_EQ(tmx::llama_matmul_parameters(32, 4096, 1024, 14336, 128256), 7'504'658'432);
   // The attention term stays 12 L D T: the query heads are all there.
-  EXPECT_DOUBLE_EQ(tmx::palm_flops_per_token(7'504'658'432, 32, 4096, 2048), 6.0 * 7'504'658'432 + 12.0 * 32 * 4096 * 2048);
+  EXPECT_DOUBLE_EQ(tmx::palm_flops_per_token(7'504'658'432, 32, 4096, 2048),
+                   6.0 * 7'504'658'432 + 12.0 * 32 * 4096 * 2048);
 }
 
 TEST(Flops, MfuNeedsAPeak) {

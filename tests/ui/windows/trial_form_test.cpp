@@ -2,10 +2,10 @@
 
 #include <QComboBox>
 #include <QFile>
-#include <QPushButton>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QTest>
 
@@ -247,5 +247,6 @@ TEST(TrialForm, GroupedQueryAttentionThatDoesNotDivideIsShownAtItsField) {
   form.field("model")->setText("custom");
   form.field("kv_heads")->setText("5");
   EXPECT_GE(form.validateAndShow(), 1);
-  EXPECT_TRUE(form.field("kv_heads")->problem().contains("does not divide")) << form.field("kv_heads")->problem().toStdString();
+  EXPECT_TRUE(form.field("kv_heads")->problem().contains("does not divide"))
+      << form.field("kv_heads")->problem().toStdString();
 }
