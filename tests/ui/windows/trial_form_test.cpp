@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <QComboBox>
 #include <QFile>
 #include <QFormLayout>
@@ -215,6 +217,10 @@ TEST(TrialForm, ModelFromAHuggingFaceConfigFillsTheModelFields) {
   EXPECT_TRUE(report.contains("model_type 'qwen2'")) << report.toStdString();
   EXPECT_EQ(form.validateAndShow(), 0);
   EXPECT_EQ(form.config().micro_batch, 1) << "the rest of the trial is kept";
+  if (const char* shots = std::getenv("TUNEBENCH_SCREENSHOT_DIR")) {  // a picture for the docs
+    form.resize(480, 1500);
+    form.grab().save(QString::fromLocal8Bit(shots) + QStringLiteral("/trial-form-qwen.png"));
+  }
   // A custom shape unlocks the fields; a file that is no model config changes nothing.
   const QString custom = dir + "/hf-custom.json";
   {
