@@ -26,6 +26,16 @@
 #                                 # of each), then investigations of a DDP baseline with NCCL_P2P_DISABLE=1
 #                                 # and of a data-bound single-GPU baseline. Sessions and outputs under
 #                                 # $OUT/investigate; the summary table is printed last.
+#   scripts/gpu-bench.sh models-probe  # 1 GPU, about 6 min: SDPA kernels by head size and dtype and
+#                                 # GEMM TFLOP/s by shape (scripts/models_probe.py), the kernel check on
+#                                 # the new shapes, 7B fused with the attention kernel auto (cuDNN) and
+#                                 # flash, dim 3200 / head size 100 eager and fused vs PyTorch eager and
+#                                 # torch.compile in the same call
+#   scripts/gpu-bench.sh models-sweep [a|b|c]  # 1 GPU, about 6 min each part: every model preset (a:
+#                                 # llama3.1-8b, mistral-7b; b: qwen2.5-7b, phi3-mini; c: llama3.2-1b and
+#                                 # head size 80 and 112 customs): worker eager vs PyTorch eager, compile
+#                                 # fused vs torch.compile, fp8 + fused; with .gpu/cli.tar.xz also the
+#                                 # step-time and memory predictions (--evidence sessions/h200-7b.tbsession)
 #
 # Builds the worker against the machine's pip PyTorch (torch.utils.cmake_prefix_path). The
 # machine has no apt: nlohmann/ and CLI/ headers and the PyTorch reference script travel in .gpu/
@@ -84,7 +94,7 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_
   > "$OUT/logs/cmake.log" 2>&1 || { tail -40 "$OUT/logs/cmake.log"; exit 1; }
 grep -E "Tunebench" "$OUT/logs/cmake.log"
 TARGETS=(tunebench-worker)
-case "$MODE" in kernels|kernels7b|compile-dist) TARGETS+=(tunebench-kernel-check) ;; esac
+case "$MODE" in kernels|kernels7b|compile-dist|models-probe) TARGETS+=(tunebench-kernel-check) ;; esac
 ninja -C "$BUILD" "${TARGETS[@]}" > "$OUT/logs/build.log" 2>&1 || { grep -E "error|Error" -A3 "$OUT/logs/build.log" | head -60; exit 1; }
 echo "built in $(( $(date +%s) - t0 )) s"
 W="$BUILD/app/worker/tunebench-worker"
@@ -192,7 +202,8 @@ case "$MODE" in
     # --steps 200 --print-config`) keeps the run going when the screenshot is taken; the GUI then
     # quits, which stops the ranks.
     tar -xJf "$ROOT/.gpu/gui.tar.xz" -C /tmp
-    for p in 7b-single-fused 7b-ddp 7b-fsdp; do
+    # GUI_PRESETS picks others: GUI_PRESETS=llama3.1-8b-single for the grouped-query preset on one GPU.
+    for p in ${GUI_PRESETS:-7b-single-fused 7b-ddp 7b-fsdp}; do
       t=$(date +%s)
       if [ -f "$ROOT/.gpu/live-$p.json" ]; then start=(--config "$ROOT/.gpu/live-$p.json"); else start=(--preset "$p"); fi
       /tmp/guibundle/run-gui.sh --no-restore --worker "$W" "${start[@]}" --run --open "$OUT/logs/live-$p.tbsession" \
@@ -279,6 +290,76 @@ case "$MODE" in
   investigate)
     bash "$ROOT/scripts/gpu-investigate.sh" "$W" "$OUT/investigate"
     ;;
+  models-probe)
+    # Decisions of the model-shape work, measured before anything is tuned: which SDPA kernel is fast
+    # at which head size and dtype, how GEMM throughput varies with the shape (the predictor's
+    # gemm_shape_factor against it), the fused kernels on the new shapes, and the two rows of
+    # ../shared/targets.md that miss their targets (7B MFU, dim 3200 / head size 100 fused vs
+    # torch.compile), with the attention kernel each ran in the worker's log.
+    python3 "$ROOT/scripts/models_probe.py" 2>&1 | tee "$OUT/models-probe.txt" | grep -v '^PROBE' | tail -150
+    "$BUILD/tests/gpu/tunebench-kernel-check" > "$OUT/kernel-check.txt" 2>&1
+    echo "-- kernel check: exit $?"; grep -E "FAIL|kernel check:" "$OUT/kernel-check.txt" | head -20
+    sed -n '/forward+backward/,$p' "$OUT/kernel-check.txt" | head -60
+    S=(--device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 9 --warmup 3)
+    D3=(--model custom --dim 3200 --layers 26 --heads 32 --ffn 8640 --vocab 32000)
+    run w-7b-fused "${B7[@]}" --compile fused
+    run w-7b-fused-flash "${B7[@]}" --compile fused --attention flash
+    (export TUNEBENCH_ADAMW=torch; run w-7b-fused-torchadamw "${B7[@]}" --compile fused)
+    run w-d3200 "${D3[@]}" "${S[@]}"
+    ref r-d3200 1 --model 7b --dim 3200 --layers 26 --heads 32 --ffn 8640 --vocab 32000 --steps 5 --warmup 3
+    run w-d3200-fused "${D3[@]}" "${S[@]}" --compile fused
+    ref r-d3200-fused 1 --model 7b --dim 3200 --layers 26 --heads 32 --ffn 8640 --vocab 32000 --steps 5 --warmup 3 --compile
+    grep -ho '"message":"attention kernel[^"]*"' "$OUT"/logs/w-*.jsonl | sort | uniq -c
+    python3 "$ROOT/scripts/models_table.py" "$RESULTS" > "$OUT/models-table.txt"
+    ;;
+  models-sweep)
+    # Every model preset plus head sizes 80 and 112, in three parts of about 6 minutes: the worker's
+    # eager step against PyTorch eager, compile fused against torch.compile and fp8 + fused against
+    # bf16 fused, all in this call; then (with .gpu/cli.tar.xz) the step-time and memory predictions
+    # calibrated on the example session (whose trials are all LLaMA-2-7B shapes).
+    PART="${2:-a}"
+    S=(--device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 8 --warmup 3)
+    R=(--steps 5 --warmup 3)
+    declare -A SHAPE=(
+      [llama3.1-8b]="--model llama3.1-8b" [mistral-7b]="--model mistral-7b" [qwen2.5-7b]="--model qwen2.5-7b"
+      [phi3-mini]="--model phi3-mini" [llama3.2-1b]="--model llama3.2-1b"
+      [hd80]="--model custom --dim 2560 --layers 24 --heads 32 --kv-heads 8 --ffn 6912 --vocab 50304"
+      [hd112]="--model custom --dim 3584 --layers 24 --heads 32 --kv-heads 8 --ffn 9728 --vocab 32000")
+    declare -A REFSHAPE=(
+      [llama3.1-8b]="--model llama3.1-8b" [mistral-7b]="--model mistral-7b" [qwen2.5-7b]="--model qwen2.5-7b"
+      [phi3-mini]="--model phi3-mini" [llama3.2-1b]="--model llama3.2-1b"
+      [hd80]="--model 7b --dim 2560 --layers 24 --heads 32 --kv-heads 8 --ffn 6912 --vocab 50304"
+      [hd112]="--model 7b --dim 3584 --layers 24 --heads 32 --kv-heads 8 --ffn 9728 --vocab 32000")
+    case "$PART" in
+      a) NAMES=(llama3.1-8b mistral-7b) ;;
+      b) NAMES=(qwen2.5-7b phi3-mini) ;;
+      c) NAMES=(llama3.2-1b hd80 hd112) ;;
+      *) echo "models-sweep part a, b or c" >&2; exit 2 ;;
+    esac
+    mkdir -p "$OUT/configs"
+    for n in "${NAMES[@]}"; do
+      read -r -a M <<< "${SHAPE[$n]}"
+      read -r -a RM <<< "${REFSHAPE[$n]}"
+      "$W" --events file:/dev/null "${M[@]}" "${S[@]}" --print-config > "$OUT/configs/w-$n.json" 2>/dev/null
+      "$W" --events file:/dev/null "${M[@]}" "${S[@]}" --compile fused --print-config > "$OUT/configs/w-$n-fused.json" 2>/dev/null
+      "$W" --events file:/dev/null "${M[@]}" "${S[@]}" --compile fused --amp fp8 --print-config > "$OUT/configs/w-$n-fp8.json" 2>/dev/null
+      run "w-$n" "${M[@]}" "${S[@]}"
+      ref "r-$n" 1 "${RM[@]}" "${R[@]}"
+      run "w-$n-fused" "${M[@]}" "${S[@]}" --compile fused
+      ref "r-$n-fused" 1 "${RM[@]}" "${R[@]}" --compile
+      run "w-$n-fp8" "${M[@]}" "${S[@]}" --compile fused --amp fp8
+    done
+    grep -ho '"message":"attention kernel[^"]*"' "$OUT"/logs/w-*.jsonl | sort | uniq -c
+    if [ -f "$ROOT/.gpu/cli.tar.xz" ]; then
+      tar -xJf "$ROOT/.gpu/cli.tar.xz" -C /tmp
+      mkdir -p "$OUT/predict"
+      for cfg in "$OUT"/configs/*.json; do
+        /tmp/clibundle/run-cli.sh predict --config "$cfg" --gpu h200 --evidence "$ROOT/sessions/h200-7b.tbsession" \
+          --json > "$OUT/predict/$(basename "$cfg")" 2> /dev/null
+      done
+    fi
+    python3 "$ROOT/scripts/models_table.py" "$RESULTS" "$OUT/predict" > "$OUT/models-table.txt"
+    ;;
   *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac
 
@@ -287,4 +368,7 @@ python3 "$ROOT/scripts/gpu_table.py" "$RESULTS" | tee "$OUT/table.txt"
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"
 if [ "$MODE" = investigate ] && [ -f "$OUT/investigate/summary.txt" ]; then
   echo "== investigate"; cat "$OUT/investigate/summary.txt"
+fi
+if [ -f "$OUT/models-table.txt" ]; then
+  echo "== models"; cat "$OUT/models-table.txt"
 fi

@@ -1,12 +1,15 @@
 #include "app/cli/config_inputs.h"
 
 #include <fstream>
+#include <iostream>
 #include <stdexcept>
+
+#include "core/config/hf_config.h"
 
 namespace tunebench::cli {
 
 config::TrialConfig config_from_inputs(const std::string& preset, const std::string& config_file,
-                                       const std::vector<std::string>& sets) {
+                                       const std::vector<std::string>& sets, const std::string& hf_config) {
   config::TrialConfig c;
   if (!preset.empty()) {
     const auto p = config::trial_preset(preset);
@@ -29,6 +32,13 @@ config::TrialConfig config_from_inputs(const std::string& preset, const std::str
     const auto parsed = config::from_json(j, c);
     if (!parsed.ok()) throw std::runtime_error(config_file + ":\n" + config::describe(parsed.problems));
     c = parsed.config;
+  }
+  if (!hf_config.empty()) {
+    const auto hf = config::read_hf_config_file(hf_config);
+    if (!hf.model) throw std::runtime_error(config::describe(hf.problems));
+    for (const auto& w : hf.model->warnings) std::cerr << "warning: " << hf_config << ": " << w << "\n";
+    config::apply_hf_model(c, *hf.model);
+    if (c.name.empty() || !preset.empty()) c.name = hf.model->preset == "custom" ? hf_config : hf.model->preset;
   }
   // A preset's name describes the preset ("125m single GPU, bf16"): once --set changes it, the
   // name says so, unless --set gives a name.

@@ -20,7 +20,7 @@ namespace tunebench::cli {
 namespace {
 
 struct PredictOptions {
-  std::string config_file, preset, gpu, link, catalogue_file;
+  std::string config_file, preset, gpu, link, catalogue_file, hf_config;
   std::vector<std::string> sets, evidence;
   int gpus = 0, hosts = 1;
   double memory_gib = 0;
@@ -28,7 +28,7 @@ struct PredictOptions {
 };
 
 config::TrialConfig load_config(const PredictOptions& o) {
-  config::TrialConfig c = config_from_inputs(o.preset, o.config_file, o.sets);
+  config::TrialConfig c = config_from_inputs(o.preset, o.config_file, o.sets, o.hf_config);
   if (o.gpus > 0) {
     c.world_size = o.gpus;
     if (o.gpus > 1 && c.strategy == config::Strategy::Single) {
@@ -115,6 +115,7 @@ void add_predict_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("predict", "Predict peak memory and step time of a configuration on any GPUs");
   cmd->add_option("--config", o->config_file, "Trial configuration JSON")->check(CLI::ExistingFile);
   cmd->add_option("--preset", o->preset, "Start from a trial preset (7b-single, 7b-ddp, 7b-fsdp, ...)");
+  cmd->add_option("--hf-config", o->hf_config, kHfConfigHelp)->check(CLI::ExistingFile);
   cmd->add_option("--set", o->sets, "Change a knob: KEY=VALUE (repeatable), e.g. --set checkpointing=true");
   cmd->add_option("--gpu", o->gpu, "GPU: catalogue id (h200, rtx4090, ...) or device name");
   cmd->add_option("--gpus", o->gpus, "Number of GPUs (the world size)");

@@ -34,7 +34,8 @@ std::atomic<int> g_interrupts{0};
 extern "C" void on_interrupt(int) { g_interrupts.fetch_add(1); }
 
 struct RunOptions {
-  std::string session, preset, config_file, worker, name, launcher, hosts, ssh, partition, account, time_limit;
+  std::string session, preset, config_file, hf_config, worker, name, launcher, hosts, ssh, partition, account,
+      time_limit;
   std::vector<std::string> sets, grid, tags;
   int nodes = 0, repeat = 1;
   bool json = false, sbatch = false;
@@ -53,7 +54,7 @@ config::TrialConfig base_config(const RunOptions& o) {
   if (!o.account.empty()) sets.push_back("slurm_account=" + o.account);
   if (!o.time_limit.empty()) sets.push_back("slurm_time=" + o.time_limit);
   sets.insert(sets.end(), o.sets.begin(), o.sets.end());
-  return config_from_inputs(o.preset, o.config_file, sets);
+  return config_from_inputs(o.preset, o.config_file, sets, o.hf_config);
 }
 
 // Progress on a terminal: one line redrawn in place; otherwise a plain line per 10 % of the steps.
@@ -198,6 +199,7 @@ void add_common(CLI::App* cmd, RunOptions* o) {
   auto* preset = cmd->add_option("--preset", o->preset, "Start from a trial preset (cpu-tiny, 7b-ddp, ...)");
   auto* config = cmd->add_option("--config", o->config_file, "Trial configuration JSON")->check(CLI::ExistingFile);
   preset->excludes(config);
+  cmd->add_option("--hf-config", o->hf_config, kHfConfigHelp)->check(CLI::ExistingFile);
   cmd->add_option("--set", o->sets, "Change a knob: KEY=VALUE (repeatable), e.g. --set world_size=2");
   cmd->add_option("--launcher", o->launcher, "Where the ranks run: local | ssh | slurm")
       ->check(CLI::IsMember({"local", "ssh", "slurm"}));

@@ -23,7 +23,7 @@ namespace tunebench::cli {
 namespace {
 
 struct TuneOptionsCli {
-  std::string session, preset, config_file, objective = "tokens_per_s", out, worker, gpu;
+  std::string session, preset, config_file, hf_config, objective = "tokens_per_s", out, worker, gpu;
   std::vector<std::string> sets, axes;
   bool per_gpu = false, json = false, exhaustive = false, fresh = false, dry_run = false;
   double budget_minutes = 0, timeout_s = 0, device_memory_gib = 0;
@@ -34,7 +34,7 @@ struct TuneOptionsCli {
 
 void run(const TuneOptionsCli& o) {
   investigate::TuneSpec spec;
-  spec.base = config_from_inputs(o.preset, o.config_file, o.sets);
+  spec.base = config_from_inputs(o.preset, o.config_file, o.sets, o.hf_config);
   spec.cuda = investigate::runs_on_cuda(spec.base, o.gpu.empty() ? "" : o.gpu);
   if (spec.base.device == config::Device::Auto && o.gpu.empty()) spec.cuda = true;
   if (o.device_memory_gib > 0) spec.device_memory_bytes = static_cast<int64_t>(o.device_memory_gib * (1ull << 30));
@@ -117,6 +117,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("session", o->session, "Session file (created when missing)")->required();
   cmd->add_option("--preset", o->preset, "Start from a trial preset");
   cmd->add_option("--config", o->config_file, "Start from a config JSON (over the preset)");
+  cmd->add_option("--hf-config", o->hf_config, kHfConfigHelp)->check(CLI::ExistingFile);
   cmd->add_option("--set", o->sets, "Change a knob of the start: KEY=VALUE (repeatable)");
   cmd->add_option("--objective", o->objective, "What to maximise")->check(CLI::IsMember({"tokens_per_s"}));
   cmd->add_flag("--per-gpu", o->per_gpu, "Maximise tokens/s per GPU instead of in total");

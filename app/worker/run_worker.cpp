@@ -174,6 +174,7 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
   std::set_terminate(on_terminate);
   if (options.exit_code != 0 || !options.problems.empty())
     return fail(writer.get(), rank, "config", protocol::kExitConfig, config::describe(options.problems));
+  for (const auto& w : options.warnings) log(rank, "warning: " + w);
 
   // 2. The configuration, checked before any device work. A launcher's world size wins.
   config::TrialConfig& cfg = options.config;
@@ -188,6 +189,7 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
     std::cout << config::to_json(cfg).dump(2) << std::endl;
     return protocol::kExitOk;
   }
+  for (const auto& w : options.warnings) writer->write_payload(protocol::Warning{"hf_config", w});
   if (const auto problems = config::validate(cfg); !problems.empty()) {
     nlohmann::json details = nlohmann::json::array();
     for (const auto& p : problems) details.push_back({{"key", p.key}, {"message", p.message}});

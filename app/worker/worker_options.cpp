@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/config/hf_config.h"
 #include "core/protocol/event_reader.h"
 #include "core/protocol/event_token.h"
 #include "core/protocol/exit_codes.h"
@@ -94,6 +95,10 @@ WorkerOptions parse_worker_options(int argc, char** argv) {
   bool list_presets = false;
   app.add_option("--config", config_file, "Trial configuration JSON (knob flags override it)");
   app.add_option("--preset", preset, "Start from a named trial preset (see --list-presets)");
+  std::string hf_config;
+  app.add_option("--hf-config", hf_config,
+                 "The model's shape from a Hugging Face config.json (hidden_size, num_key_value_heads, ...) over "
+                 "--config; fields it cannot model are named in a warning");
   app.add_option("--events", out.events, "Event channel: file:PATH | unix:PATH | tcp://HOST:PORT | stdout");
   app.add_option("--event-token", out.event_token,
                  "Token a tcp:// event listener demands in the first line (prefer the environment variable: "
@@ -153,6 +158,14 @@ WorkerOptions parse_worker_options(int argc, char** argv) {
       auto parsed = config::from_json(j, out.config);
       out.config = parsed.config;
       out.problems.insert(out.problems.end(), parsed.problems.begin(), parsed.problems.end());
+    }
+  }
+  if (!hf_config.empty()) {
+    const auto hf = config::read_hf_config_file(hf_config);
+    out.problems.insert(out.problems.end(), hf.problems.begin(), hf.problems.end());
+    if (hf.model) {
+      config::apply_hf_model(out.config, *hf.model);
+      for (const auto& w : hf.model->warnings) out.warnings.push_back(hf_config + ": " + w);
     }
   }
   // Explicit flags last: "model" first, so that --model 7b --layers 2 means the preset, then 2.

@@ -13,6 +13,7 @@ namespace tunebench::worker {
 struct WorkerOptions {
   config::TrialConfig config;
   std::vector<config::Problem> problems;  // command line and config-file problems (not validation)
+  std::vector<std::string> warnings;      // --hf-config: fields the model cannot express, by name
   std::string events = "stdout";          // file:PATH | unix:PATH | tcp://HOST:PORT | stdout
   std::string event_token;                // tcp:// only: the trial's token, sent as the first line
   std::string trial;                      // trial id stamped on every event

@@ -233,10 +233,11 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
 
   // FLOPs per token: the PaLM formula from the configuration; the worker's own figure otherwise.
   if (m.knows({"dim", "layers", "heads", "ffn", "vocab", "seq_len"})) {
-    const int64_t n_matmul = model && model->matmul_parameters > 0
-                                 ? model->matmul_parameters
-                                 : metrics::llama_matmul_parameters(m.config->dims.layers, m.config->dims.dim,
-                                                                    m.config->dims.ffn, m.config->dims.vocab);
+    const int64_t n_matmul =
+        model && model->matmul_parameters > 0
+            ? model->matmul_parameters
+            : metrics::llama_matmul_parameters(m.config->dims.layers, m.config->dims.dim, m.config->dims.kv_dim(),
+                                               m.config->dims.ffn, m.config->dims.vocab);
     m.flops_per_token =
         metrics::palm_flops_per_token(n_matmul, m.config->dims.layers, m.config->dims.dim, m.config->seq_len);
   } else if (model && model->flops_per_token > 0) {

@@ -17,15 +17,32 @@ const std::vector<KnobInfo>& knobs() {
   using T = KnobType;
   static const std::vector<KnobInfo> table = {
       {"name", kRun, "Trial name", T::Text, {}, "", "Free text shown in the trials table.", ""},
-      {"model", kModel, "Model", T::Choice, {"tiny", "125m", "1b", "7b", "custom"}, "",
-       "LLaMA-style preset (RMSNorm, rotary embeddings, SwiGLU, causal attention). 7b: dim 4096, 32 "
-       "layers, 32 heads, FFN 11008, vocab 32000. 'custom' unlocks the dimensions.",
+      {"model", kModel, "Model", T::Choice, model_preset_names(), "",
+       "LLaMA-style preset (RMSNorm, rotary embeddings, SwiGLU, causal attention). 7b: LLaMA-2-7B (dim "
+       "4096, 32 layers, 32 heads, FFN 11008, vocab 32000). llama3.1-8b, mistral-7b, qwen2.5-7b, phi3-mini "
+       "and llama3.2-1b: those models' shapes (grouped-query attention, 128k-152k vocabularies, tied "
+       "embeddings) with random weights. 'custom' unlocks the dimensions; Model from config.json... "
+       "reads them from a Hugging Face config.",
        "\"7B is too big for two 24 GB cards\": full AdamW training needs ~16 bytes per parameter."},
       {"dim", kModel, "Hidden size", T::Int, {}, "", "Model dimension (custom model only).", ""},
       {"layers", kModel, "Layers", T::Int, {}, "", "Transformer blocks (custom model only).", ""},
-      {"heads", kModel, "Heads", T::Int, {}, "", "Attention heads; dim / heads must be even.", ""},
+      {"heads", kModel, "Heads", T::Int, {}, "",
+       "Query heads; dim / heads is the head size: even and at most 256 (64-128 in most models).", ""},
+      {"kv_heads", kModel, "Key/value heads", T::Int, {}, "",
+       "Grouped-query attention: each key/value head serves heads / kv_heads query heads (Llama 3 and "
+       "Mistral: 8, Qwen2.5-7B: 4), so the k/v projections and their activations shrink by that factor. "
+       "Must divide heads; 0: as many as heads (multi-head attention).",
+       ""},
       {"ffn", kModel, "FFN size", T::Int, {}, "", "SwiGLU inner size (custom model only).", ""},
       {"vocab", kModel, "Vocabulary", T::Int, {}, "tokens", "Vocabulary size (custom model only).", ""},
+      {"tie_embeddings", kModel, "Tied embeddings", T::Bool, {}, "",
+       "The output head reuses the token embedding matrix (Llama 3.2 1B/3B): vocab x dim fewer "
+       "parameters, the same FLOPs. Not with FSDP, which shards the embedding and the head as separate units.",
+       ""},
+      {"rope_theta", kModel, "RoPE base", T::Float, {}, "",
+       "Base of the rotary embedding frequencies (10000 in LLaMA 2, 500000 in Llama 3). Changes the "
+       "numbers, not the speed.",
+       ""},
       {"micro_batch", kModel, "Micro-batch", T::Int, {}, "sequences",
        "Sequences per rank in one forward/backward.",
        "\"Batch size too small: computation cannot hide communication\"."},
@@ -77,6 +94,13 @@ const std::vector<KnobInfo>& knobs() {
        "whole step is captured into a CUDA graph and replayed (no launch overhead, no fusion; single "
        "GPU only). fused+graph: both. On the CPU 'fused' runs the same ops unfused (no speed-up).",
        "\"torch.compile speeds it up\" / \"torch.compile breaks DDP\"."},
+      {"attention", kPrecision, "Attention kernel", T::Choice, {"auto", "flash", "cudnn", "efficient", "math"}, "",
+       "Which scaled-dot-product attention kernel runs. auto: cuDNN's fused attention for bf16/fp16 "
+       "head sizes that are multiples of 8 up to 128, FlashAttention-2 for the other 16-bit head sizes "
+       "(up to 256), the memory-efficient kernel for fp32, the composite math on the CPU. The others "
+       "force one; a kernel that cannot run the shape is refused before launch. The trial records which "
+       "one ran.",
+       "\"Use FlashAttention\"."},
       {"optimizer", kPrecision, "Optimizer", T::Choice, {"adamw", "sgd"}, "", "AdamW (fused where available) or SGD.", ""},
       {"fused_optimizer", kPrecision, "Fused optimizer", T::Bool, {}, "",
        "Use the fused AdamW kernel where the libtorch has one (2.x with CUDA).", ""},

@@ -5,7 +5,20 @@
 namespace tunebench::config {
 namespace {
 
-const char* const kDimKeys[] = {"dim", "layers", "heads", "ffn", "vocab"};
+// Knobs added after sessions were first written, with what the workers of before ran: a config
+// the worker wrote then lacks them, and they are known all the same (as the Where group below).
+bool added_later(std::string_view key) {
+  return key == "kv_heads" || key == "tie_embeddings" || key == "rope_theta" || key == "attention";
+}
+
+// A worker writes every knob of its time; an imported trace's config holds only what was read off
+// the trace or typed in. So a config holding every knob but the later ones is a worker's.
+bool written_by_worker(const nlohmann::json& config_json) {
+  if (!config_json.is_object()) return false;
+  for (const auto& k : knobs())
+    if (k.group != "Where" && !added_later(k.key) && !config_json.contains(k.key)) return false;
+  return true;
+}
 
 bool same(const Problem& a, const Problem& b) { return a.key == b.key && a.message == b.message; }
 
@@ -23,7 +36,8 @@ bool is_known(const nlohmann::json& config_json, std::string_view key) {
   // Where a trial ran (launcher, hosts, SLURM) is not a knob of the training it measured, and
   // configs written before launchers existed lack those keys: absent means it ran here.
   if (const KnobInfo* k = find_knob(key); k && k->group == "Where") return true;
-  return config_json.is_object() && config_json.contains(std::string(key));
+  if (config_json.is_object() && config_json.contains(std::string(key))) return true;
+  return added_later(key) && written_by_worker(config_json);
 }
 
 std::vector<Problem> set_known_setting(nlohmann::json& config_json, std::string_view key, std::string_view text) {
@@ -38,7 +52,7 @@ std::vector<Problem> set_known_setting(nlohmann::json& config_json, std::string_
   const nlohmann::json full = to_json(config);
   after_json[std::string(key)] = full.at(std::string(key));
   if (key == "model" && config.model != "custom")
-    for (const char* dim : kDimKeys) after_json[dim] = full.at(dim);
+    for (const auto& dim : model_dim_keys()) after_json[dim] = full.at(dim);
 
   std::vector<Problem> out;
   for (auto& p : validate(config)) {

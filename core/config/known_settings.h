@@ -4,8 +4,10 @@
 // nobody can read off the trace. Its config JSON holds only the keys that are known, read off the
 // trace or typed in by the user; a knob key absent from a config JSON is unknown. The worker
 // always writes every key (to_json), so configs of native trials are fully known and nothing
-// changes for them. This is the one place that says which knobs of a config are known and that
-// sets one, through the same set_knob() and validate() as the form, the CLI and the worker.
+// changes for them; knobs added since (kv_heads, tie_embeddings, rope_theta, attention) are known
+// in a worker's older config too, as what it ran (multi-head, untied, 10000, PyTorch's choice). This is the one place
+// that says which knobs of a config are known and that sets one, through the same set_knob() and validate() as the
+// form, the CLI and the worker.
 #pragma once
 
 #include <string>

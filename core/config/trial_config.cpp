@@ -30,6 +30,7 @@ TUNEBENCH_ENUM_NAMES(Strategy, "single", "ddp", "fsdp")
 TUNEBENCH_ENUM_NAMES(Device, "auto", "cpu", "cuda")
 TUNEBENCH_ENUM_NAMES(Amp, "fp32", "tf32", "bf16", "fp16", "pure-bf16", "fp8")
 TUNEBENCH_ENUM_NAMES(Compile, "off", "fused", "graph", "fused+graph")
+TUNEBENCH_ENUM_NAMES(Attention, "auto", "flash", "cudnn", "efficient", "math")
 TUNEBENCH_ENUM_NAMES(DataSource, "synthetic", "file")
 TUNEBENCH_ENUM_NAMES(TokenDtype, "uint16", "uint32")
 TUNEBENCH_ENUM_NAMES(Optimizer, "adamw", "sgd")
@@ -109,6 +110,23 @@ Field dim_field(const char* key, int64_t ModelDims::*member) {
           }};
 }
 
+Field dim_flag(const char* key, bool ModelDims::*member) {
+  return {key, [member](const TrialConfig& c) { return json(c.dims.*member); },
+          [member](TrialConfig& c, const json& j) {
+            if (!j.is_boolean()) throw std::invalid_argument("expected true or false");
+            c.dims.*member = j.get<bool>();
+          }};
+}
+
+Field dim_number(const char* key, double ModelDims::*member) {
+  return {key, [member](const TrialConfig& c) { return json(c.dims.*member); },
+          [member](TrialConfig& c, const json& j) {
+            if (!j.is_number()) throw std::invalid_argument("expected a number");
+            if (!std::isfinite(j.get<double>())) throw std::invalid_argument("expected a finite number");
+            c.dims.*member = j.get<double>();
+          }};
+}
+
 std::map<std::string, std::string> string_map(const json& j) {
   if (!j.is_object()) throw std::invalid_argument("expected an object of NAME: value strings");
   std::map<std::string, std::string> env;
@@ -161,6 +179,13 @@ std::vector<SshHost> ssh_hosts_from_json(const json& j) {
   return hosts;
 }
 
+// "tiny, 125m, ..., custom" for messages.
+std::string preset_list() {
+  std::string out;
+  for (const auto& n : model_preset_names()) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 const std::vector<Field>& fields() {
   static const std::vector<Field> table = {
       plain("name", &TrialConfig::name),
@@ -170,7 +195,7 @@ const std::vector<Field>& fields() {
          const std::string name = j.get<std::string>();
          if (name != "custom") {
            const auto dims = model_preset(name);
-           if (!dims) throw std::invalid_argument("unknown model preset '" + name + "' (tiny, 125m, 1b, 7b, custom)");
+           if (!dims) throw std::invalid_argument("unknown model preset '" + name + "' (" + preset_list() + ")");
            c.dims = *dims;
          }
          c.model = name;
@@ -180,6 +205,9 @@ const std::vector<Field>& fields() {
       dim_field("heads", &ModelDims::heads),
       dim_field("ffn", &ModelDims::ffn),
       dim_field("vocab", &ModelDims::vocab),
+      dim_field("kv_heads", &ModelDims::kv_heads),
+      dim_flag("tie_embeddings", &ModelDims::tie_embeddings),
+      dim_number("rope_theta", &ModelDims::rope_theta),
       plain("micro_batch", &TrialConfig::micro_batch),
       plain("seq_len", &TrialConfig::seq_len),
       plain("grad_accum", &TrialConfig::grad_accum),
@@ -198,10 +226,14 @@ const std::vector<Field>& fields() {
       // Older sessions stored a bool: true was the CUDA graph, the only "compile" there was.
       {"compile", [](const TrialConfig& c) { return json(enum_name(c.compile)); },
        [](TrialConfig& c, const json& j) {
-         if (j.is_boolean()) c.compile = j.get<bool>() ? Compile::Graph : Compile::Off;
-         else if (j.is_string()) c.compile = enum_from<Compile>(j);
-         else throw std::invalid_argument("expected one of off, fused, graph, fused+graph");
+         if (j.is_boolean())
+           c.compile = j.get<bool>() ? Compile::Graph : Compile::Off;
+         else if (j.is_string())
+           c.compile = enum_from<Compile>(j);
+         else
+           throw std::invalid_argument("expected one of off, fused, graph, fused+graph");
        }},
+      enumerated("attention", &TrialConfig::attention),
       enumerated("optimizer", &TrialConfig::optimizer),
       plain("fused_optimizer", &TrialConfig::fused_optimizer),
       plain("lr", &TrialConfig::lr),
@@ -270,6 +302,7 @@ std::string_view to_string(Strategy v) { return enum_name(v); }
 std::string_view to_string(Device v) { return enum_name(v); }
 std::string_view to_string(Amp v) { return enum_name(v); }
 std::string_view to_string(Compile v) { return enum_name(v); }
+std::string_view to_string(Attention v) { return enum_name(v); }
 std::string_view to_string(DataSource v) { return enum_name(v); }
 std::string_view to_string(TokenDtype v) { return enum_name(v); }
 std::string_view to_string(Optimizer v) { return enum_name(v); }

@@ -30,6 +30,12 @@ enum class Amp { Fp32, Tf32, Bf16, Fp16, PureBf16, Fp8 };
 enum class Compile { Off, Fused, Graph, FusedGraph };
 inline bool uses_fused_kernels(Compile c) { return c == Compile::Fused || c == Compile::FusedGraph; }
 inline bool uses_cuda_graph(Compile c) { return c == Compile::Graph || c == Compile::FusedGraph; }
+// The scaled-dot-product attention kernel. Auto picks by head size, dtype and device
+// (core/predict/attention.h: attention_backend); the others force one and are refused before
+// launch where it cannot run. Cudnn: cuDNN's fused attention; Flash: FlashAttention-2;
+// Efficient: the memory-efficient (CUTLASS) kernel, the only fused one for fp32; Math: the
+// composite ops (what the CPU runs).
+enum class Attention { Auto, Flash, Cudnn, Efficient, Math };
 enum class DataSource { Synthetic, File };
 enum class TokenDtype { Uint16, Uint32 };
 enum class Optimizer { AdamW, Sgd };
@@ -57,14 +63,26 @@ struct SshHost {
   }
 };
 
+// The shape of the LLaMA-style decoder. Any Hugging Face LLaMA-family config.json maps onto it
+// (hf_config.h); what it cannot express (biases, sliding windows, experts) is named there.
 struct ModelDims {
   int64_t dim = 256;     // hidden size
   int64_t layers = 4;    // transformer blocks
-  int64_t heads = 4;     // attention heads; dim / heads is the head size (must be even for RoPE)
+  int64_t heads = 4;     // query heads; dim / heads is the head size (even, at most 256)
   int64_t ffn = 688;     // SwiGLU inner size
   int64_t vocab = 32000;
+  int64_t kv_heads = 0;         // key/value heads (grouped-query attention); 0: as many as heads
+  bool tie_embeddings = false;  // the output head reuses the token embedding matrix
+  double rope_theta = 10000.0;  // base of the rotary frequencies (numbers only, not speed)
+
+  int64_t head_dim() const { return heads > 0 ? dim / heads : 0; }
+  int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
+  int64_t kv_dim() const { return kv_head_count() * head_dim(); }  // width of k and of v
+  int64_t qkv_dim() const { return dim + 2 * kv_dim(); }           // rows of the fused q/k/v projection
+  // Equal shapes: kv_heads 0 and kv_heads == heads are the same network.
   bool operator==(const ModelDims& o) const {
-    return dim == o.dim && layers == o.layers && heads == o.heads && ffn == o.ffn && vocab == o.vocab;
+    return dim == o.dim && layers == o.layers && heads == o.heads && ffn == o.ffn && vocab == o.vocab &&
+           kv_head_count() == o.kv_head_count() && tie_embeddings == o.tie_embeddings && rope_theta == o.rope_theta;
   }
   bool operator!=(const ModelDims& o) const { return !(*this == o); }
 };
@@ -73,7 +91,7 @@ struct TrialConfig {
   std::string name;  // free text shown in the trials table
 
   // ---- model & data ----
-  std::string model = "tiny";  // preset name: tiny | 125m | 1b | 7b | custom
+  std::string model = "tiny";  // model preset name (model_preset_names()) or custom
   ModelDims dims;              // taken from the preset unless model == "custom"
   int64_t micro_batch = 4;     // sequences per rank per micro-step
   int64_t seq_len = 128;       // tokens per sequence
@@ -95,6 +113,7 @@ struct TrialConfig {
   bool cudnn_benchmark = false;
   bool checkpointing = false;  // activation checkpointing per transformer block
   Compile compile = Compile::Off;  // fused kernels and/or CUDA-graph capture (see Compile)
+  Attention attention = Attention::Auto;  // which scaled-dot-product attention kernel runs
   Optimizer optimizer = Optimizer::AdamW;
   bool fused_optimizer = true; // fused AdamW kernel where the libtorch has one
   double lr = 1e-4;
@@ -141,14 +160,20 @@ struct TrialConfig {
   bool operator!=(const TrialConfig& o) const { return !(*this == o); }
 
   int64_t tokens_per_rank_step() const { return micro_batch * seq_len * grad_accum; }
-  int64_t head_dim() const { return dims.heads > 0 ? dims.dim / dims.heads : 0; }
+  int64_t head_dim() const { return dims.head_dim(); }
 };
 
 // ---- presets ---------------------------------------------------------------------------------
 
 // Model presets; nullopt for unknown names (and for "custom").
 std::optional<ModelDims> model_preset(std::string_view name);
-std::vector<std::string> model_preset_names();  // tiny, 125m, 1b, 7b, custom
+// tiny, 125m, 1b, 7b (LLaMA-2-7B), llama3.1-8b, mistral-7b, qwen2.5-7b, phi3-mini, llama3.2-1b, custom
+std::vector<std::string> model_preset_names();
+// The published parameter count of a preset named after a public model (its model card), 0 for
+// the others; the tests hold the presets' counts within 1 % of it.
+int64_t published_parameters(std::string_view name);
+// The knobs that make up ModelDims, in form order (editable for the custom model only).
+const std::vector<std::string>& model_dim_keys();
 
 // Whole-trial presets (the defaults are the "cpu-tiny" preset).
 struct TrialPreset {
@@ -214,6 +239,7 @@ std::string_view to_string(Strategy v);
 std::string_view to_string(Device v);
 std::string_view to_string(Amp v);
 std::string_view to_string(Compile v);
+std::string_view to_string(Attention v);
 std::string_view to_string(DataSource v);
 std::string_view to_string(TokenDtype v);
 std::string_view to_string(Optimizer v);

@@ -10,6 +10,8 @@
 namespace tunebench::config {
 namespace {
 constexpr double kMaxTimeoutS = 7 * 24 * 3600.0;
+// FlashAttention-2 and cuDNN's fused attention take head sizes up to 256.
+constexpr int64_t kMaxHeadDim = 256;
 }
 
 std::vector<Problem> validate(const TrialConfig& c) {
@@ -24,22 +26,39 @@ std::vector<Problem> validate(const TrialConfig& c) {
   // model
   if (c.model != "custom") {
     const auto preset = model_preset(c.model);
-    need(preset.has_value(), "model", "unknown model preset '" + c.model + "' (tiny, 125m, 1b, 7b, custom)");
+    std::string names;
+    for (const auto& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
+    need(preset.has_value(), "model", "unknown model preset '" + c.model + "' (" + names + ")");
     if (preset && *preset != c.dims)
       out.push_back({"model", "dimensions differ from the '" + c.model + "' preset; choose model 'custom' to change them"});
   }
-  positive(c.dims.dim, "dim", "model dimension");
-  positive(c.dims.layers, "layers", "layer count");
-  positive(c.dims.heads, "heads", "head count");
-  positive(c.dims.ffn, "ffn", "FFN size");
-  need(c.dims.vocab >= 2, "vocab", "vocabulary must have at least 2 tokens");
-  if (c.dims.dim > 0 && c.dims.heads > 0) {
-    need(c.dims.dim % c.dims.heads == 0, "heads",
-         "dim " + std::to_string(c.dims.dim) + " is not divisible by " + std::to_string(c.dims.heads) + " heads");
-    if (c.dims.dim % c.dims.heads == 0)
-      need(c.head_dim() % 2 == 0, "heads",
-           "head size " + std::to_string(c.head_dim()) + " must be even for rotary embeddings");
+  const ModelDims& d = c.dims;
+  positive(d.dim, "dim", "model dimension");
+  positive(d.layers, "layers", "layer count");
+  positive(d.heads, "heads", "head count");
+  positive(d.ffn, "ffn", "FFN size");
+  need(d.vocab >= 2, "vocab", "vocabulary must have at least 2 tokens");
+  if (d.dim > 0 && d.heads > 0) {
+    need(d.dim % d.heads == 0, "heads",
+         "dim " + std::to_string(d.dim) + " is not divisible by " + std::to_string(d.heads) + " heads");
+    if (d.dim % d.heads == 0) {
+      need(d.head_dim() % 2 == 0, "heads",
+           "head size " + std::to_string(d.head_dim()) + " (dim / heads) must be even for rotary embeddings");
+      need(d.head_dim() <= kMaxHeadDim, "heads",
+           "head size " + std::to_string(d.head_dim()) + " (dim / heads) is above " + std::to_string(kMaxHeadDim) +
+               ", the largest the fused attention kernels take; use more heads");
+    }
   }
+  need(d.kv_heads >= 0, "kv_heads", "kv_heads must not be negative (0: as many as heads)");
+  if (d.heads > 0 && d.kv_heads > 0)
+    need(d.kv_heads <= d.heads && d.heads % d.kv_heads == 0, "kv_heads",
+         "kv_heads " + std::to_string(d.kv_heads) + " does not divide heads " + std::to_string(d.heads) +
+             ": each key/value head serves heads / kv_heads query heads");
+  need(std::isfinite(d.rope_theta) && d.rope_theta > 1.0, "rope_theta",
+       "rope_theta must be a finite number above 1 (10000 in LLaMA 2, 500000 in Llama 3)");
+  need(!(d.tie_embeddings && c.strategy == Strategy::Fsdp), "tie_embeddings",
+       "tied embeddings do not work with FSDP here: the embedding and the output head are sharded as separate "
+       "units; untie them or use ddp");
 
   // data
   positive(c.micro_batch, "micro_batch", "micro-batch");
@@ -75,9 +94,29 @@ std::vector<Problem> validate(const TrialConfig& c) {
        "fp8 needs compile 'fused' or 'fused+graph': its scaling and casts are fused kernels");
   if (c.amp == Amp::Fp8) {
     // at::_scaled_mm needs every matmul dimension to be a multiple of 16.
-    const bool dims16 = c.dims.dim % 16 == 0 && c.dims.ffn % 16 == 0 && (c.micro_batch * c.seq_len) % 16 == 0;
-    need(dims16, "amp", "fp8 needs dim, ffn and micro_batch x seq_len to be multiples of 16");
+    const bool dims16 = c.dims.dim % 16 == 0 && c.dims.ffn % 16 == 0 && c.dims.qkv_dim() % 16 == 0 &&
+                        (c.micro_batch * c.seq_len) % 16 == 0;
+    need(dims16, "amp",
+         "fp8 needs dim, ffn, the q/k/v projection (dim + 2 x kv_heads x head size) and micro_batch x seq_len "
+         "to be multiples of 16");
   }
+  // Attention kernels: the fused ones run on a GPU, flash and cuDNN only in 16 bits.
+  if (c.attention != Attention::Auto && c.attention != Attention::Math)
+    need(c.device != Device::Cpu, "attention",
+         "the " + std::string(to_string(c.attention)) + " attention kernel needs a GPU; the CPU runs 'math'");
+  const bool sixteen_bit = c.amp == Amp::Bf16 || c.amp == Amp::Fp16 || c.amp == Amp::PureBf16 || c.amp == Amp::Fp8;
+  if (c.attention == Attention::Flash || c.attention == Attention::Cudnn)
+    need(sixteen_bit, "attention",
+         std::string(to_string(c.attention)) + " attention runs bf16/fp16 only; with amp " +
+             std::string(to_string(c.amp)) + " use 'efficient' or 'math'");
+  if (c.attention == Attention::Cudnn && d.heads > 0 && d.dim % d.heads == 0)
+    need(d.head_dim() % 8 == 0, "attention",
+         "cuDNN attention needs a head size that is a multiple of 8 (got " + std::to_string(d.head_dim()) +
+             "); use 'flash'");
+  if (c.attention == Attention::Efficient && d.heads > 0 && d.dim % d.heads == 0)
+    need(d.head_dim() % (sixteen_bit ? 8 : 4) == 0, "attention",
+         "the memory-efficient kernel needs a head size that is a multiple of " + std::to_string(sixteen_bit ? 8 : 4) +
+             " (got " + std::to_string(d.head_dim()) + ")");
   need(!(c.pin_memory && c.device == Device::Cpu), "pin_memory", "pinned memory only helps copies to a GPU");
   need(std::isfinite(c.lr) && c.lr > 0, "lr", "learning rate must be positive");
   need(std::isfinite(c.weight_decay) && c.weight_decay >= 0, "weight_decay", "weight decay must not be negative");

@@ -5,7 +5,12 @@
 // libtorch found has CUDA.
 #pragma once
 
+#include <cmath>
+#include <optional>
+#include <string>
+
 #include <ATen/ATen.h>
+#include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
@@ -72,12 +77,75 @@ class AutocastGuard {
 
 // ---- attention ------------------------------------------------------------------------------
 
-// Causal scaled-dot-product attention over [B, H, T, hd] tensors (flash/efficient kernels on 2.x).
-inline at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-#if TORCH_VERSION_MAJOR >= 2
-  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+// Causal scaled-dot-product attention over [B, H, T, hd] queries and [B, KV, T, hd] keys and
+// values, KV dividing H (grouped-query attention: query head h reads key/value head h / (H / KV),
+// as SDPA's enable_gqa and repeat_interleave both mean). `scale` defaults to 1/sqrt(hd); padded
+// heads pass the real head size's. Flash, cuDNN or the memory-efficient kernel on 2.x
+// (select_attention), the math on the CPU and on 1.13.
+inline at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                   std::optional<double> scale = std::nullopt) {
+  const int64_t group = q.size(1) / k.size(1);
+#if TUNEBENCH_TORCH_AT_LEAST(2, 5)
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, scale, /*enable_gqa=*/group > 1);
 #else
-  return std::get<0>(at::_scaled_dot_product_attention(q, k, v, {}, 0.0, false, /*is_causal=*/true));
+  const at::Tensor kr = group > 1 ? k.repeat_interleave(group, 1) : k;
+  const at::Tensor vr = group > 1 ? v.repeat_interleave(group, 1) : v;
+#if TORCH_VERSION_MAJOR >= 2
+  return at::scaled_dot_product_attention(q, kr, vr, {}, 0.0, /*is_causal=*/true, scale);
+#else
+  // 1.13 takes no scale: fold a non-default one into q.
+  const double natural = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  const at::Tensor qs = scale && *scale != natural ? q * (*scale / natural) : q;
+  return std::get<0>(at::_scaled_dot_product_attention(qs, kr, vr, {}, 0.0, false, /*is_causal=*/true));
+#endif
+#endif
+}
+
+// Which SDPA kernels may run: exactly one of flash / cudnn / efficient, or math alone. PyTorch's
+// switches are process-wide; the worker runs one model. 1.13 (the CPU) has only the math.
+enum class SdpaKernel { Math, Flash, Cudnn, Efficient };
+
+inline void select_attention(SdpaKernel kernel) {
+#if TUNEBENCH_TORCH_AT_LEAST(2, 4)
+  auto& ctx = at::globalContext();
+  ctx.setSDPUseFlash(kernel == SdpaKernel::Flash);
+  ctx.setSDPUseCuDNN(kernel == SdpaKernel::Cudnn);
+  ctx.setSDPUseMemEfficient(kernel == SdpaKernel::Efficient);
+  ctx.setSDPUseMath(kernel == SdpaKernel::Math);
+#else
+  (void)kernel;
+#endif
+}
+
+// Every kernel allowed again, PyTorch's own priority deciding (its default).
+inline void allow_every_attention_kernel() {
+#if TUNEBENCH_TORCH_AT_LEAST(2, 4)
+  auto& ctx = at::globalContext();
+  ctx.setSDPUseFlash(true);
+  ctx.setSDPUseCuDNN(true);
+  ctx.setSDPUseMemEfficient(true);
+  ctx.setSDPUseMath(true);
+#endif
+}
+
+// The kernel SDPA picks for these inputs under the current switches ("flash", "cudnn",
+// "efficient", "math", "none" when nothing can run them); "math" where libtorch cannot say (1.13).
+inline std::string attention_in_use(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                    std::optional<double> scale = std::nullopt) {
+#if TUNEBENCH_TORCH_AT_LEAST(2, 5)
+  const int64_t choice =
+      at::_fused_sdp_choice(q, k, v, {}, 0.0, /*is_causal=*/true, scale, /*enable_gqa=*/q.size(1) != k.size(1));
+  switch (choice) {
+    case 0: return "math";
+    case 1: return "flash";
+    case 2: return "efficient";
+    case 3: return "cudnn";
+    case -1: return "none";
+    default: return "backend " + std::to_string(choice);
+  }
+#else
+  (void)q, (void)k, (void)v, (void)scale;
+  return "math";
 #endif
 }
 

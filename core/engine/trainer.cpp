@@ -17,6 +17,7 @@
 #include "core/engine/strategy/factory.h"
 #include "core/engine/strategy/strategy.h"
 #include "core/engine/timing/timeline.h"
+#include "core/predict/attention.h"
 #include "core/predict/memory_model.h"
 
 namespace tunebench::engine {
@@ -65,6 +66,66 @@ void check_kernel_support(const config::TrialConfig& c, const DeviceContext& dev
                                           ", the fused ops run as their composite reference (same math, no speed-up)"});
 }
 
+// The attention kernel, chosen on purpose (predict::attention_choice: by head size, dtype and
+// device) and set through PyTorch's SDPA switches; which one runs is said in the trial's log. A
+// kernel the config forces that cannot run the shape is refused before any work; `auto` falls
+// back to PyTorch's own choice with a warning.
+int64_t choose_attention(const config::TrialConfig& c, const DeviceContext& device, at::ScalarType compute,
+                         const EventSink& sink) {
+  const predict::AttentionChoice want = predict::attention_choice(c, device.is_cuda());
+  if (!device.is_cuda()) return want.padded_head_dim;
+  const auto kernel = [&] {
+    switch (want.kernel) {
+      case predict::AttentionKernel::Flash:
+        return compat::SdpaKernel::Flash;
+      case predict::AttentionKernel::Cudnn:
+        return compat::SdpaKernel::Cudnn;
+      case predict::AttentionKernel::Efficient:
+        return compat::SdpaKernel::Efficient;
+      default:
+        return compat::SdpaKernel::Math;
+    }
+  }();
+  // Probe tensors in the layout the model hands SDPA ([B, T, heads, hd] memory, seen as
+  // [B, heads, T, hd]; on the composite path v stays a slice of the q/k/v projection); SDPA's
+  // choice reads only their metadata.
+  const bool fused = config::uses_fused_kernels(c.compile);
+  const int64_t B = c.micro_batch, T = c.seq_len, H = c.dims.heads, KV = c.dims.kv_head_count();
+  const int64_t hd = fused ? want.padded_head_dim : want.head_dim;
+  const auto opts = at::TensorOptions().device(device.device()).dtype(compute).requires_grad(true);
+  const at::Tensor q = at::empty({B, T, H, hd}, opts).transpose(1, 2);
+  const at::Tensor k = at::empty({B, T, KV, hd}, opts).transpose(1, 2);
+  const at::Tensor v = fused ? at::empty({B, T, KV, hd}, opts).transpose(1, 2)
+                             : at::empty({B, T, (H + 2 * KV) * hd}, opts)
+                                   .narrow(-1, (H + KV) * hd, KV * hd)
+                                   .view({B, T, KV, hd})
+                                   .transpose(1, 2);
+  const std::optional<double> scale =
+      hd != want.head_dim ? std::optional<double>(1.0 / std::sqrt(static_cast<double>(want.head_dim))) : std::nullopt;
+  compat::select_attention(kernel);
+  std::string ran, why_not;
+  try {
+    ran = compat::attention_in_use(q, k, v, scale);
+  } catch (const c10::Error& e) {
+    ran = "none";
+    why_not = e.what_without_backtrace();
+  }
+  if (ran != predict::to_string(want.kernel)) {
+    const std::string cannot = std::string(predict::to_string(want.kernel)) + " attention cannot run head size " +
+                               std::to_string(want.head_dim) + " with " + std::to_string(H) + " query / " +
+                               std::to_string(KV) + " key-value heads here" +
+                               (why_not.empty() ? "" : " (" + why_not.substr(0, 300) + ")");
+    if (c.attention != config::Attention::Auto)
+      throw EngineError("config", protocol::kExitConfig, "attention: " + cannot);
+    // auto: PyTorch's own order over every kernel.
+    compat::allow_every_attention_kernel();
+    ran = compat::attention_in_use(q, k, v, scale);
+    sink(protocol::Warning{"attention", cannot + "; PyTorch's choice runs: " + ran});
+  }
+  sink(protocol::Log{"info", "attention kernel: " + ran + " (" + want.why + ")"});
+  return hd;
+}
+
 void apply_kernel_settings(const config::TrialConfig& c) {
   // Only the portable switch (libtorch-notes 10): "high" allows TF32 matmuls, "highest" forbids.
   at::globalContext().setFloat32MatmulPrecision(c.amp == Amp::Fp32 ? "highest" : "high");
@@ -89,12 +150,22 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   const auto options = at::TensorOptions().device(m_device.device()).dtype(param_dtype(m_config.amp));
   m_model = std::make_unique<LlamaModel>(m_config.dims, options);
   m_model->prepare_rope(m_config.seq_len, m_device.device());
+  const int64_t attention_head_dim = choose_attention(m_config, m_device, compute_dtype(m_config), m_sink);
   m_model->set_kernels(ModelKernels{config::uses_fused_kernels(m_config.compile), compute_dtype(m_config),
-                                    m_config.amp == Amp::Fp8});
+                                    m_config.amp == Amp::Fp8, attention_head_dim});
 
   m_timeline = std::make_unique<Timeline>(m_device.is_cuda(), m_config.timing);
   m_strategy = make_strategy(m_config, *m_model, m_comm, *m_timeline, m_rank.world_size);
   m_optimizer = std::make_unique<Optimizer>(m_config, m_strategy->optimizer_params());
+  if (!m_optimizer->fallback_reason().empty())
+    m_sink(protocol::Warning{"optimizer", "the Tunebench AdamW kernel is not used (" + m_optimizer->fallback_reason() +
+                                              "): PyTorch's fused AdamW runs"});
+  // The one rule (core/predict) the memory prediction follows too, with this device's memory.
+  predict::MemoryOptions copies;
+  copies.cuda = m_device.is_cuda();
+  copies.fused_adamw = m_optimizer->fused();
+  copies.device_memory_bytes = m_device.total_memory_bytes();
+  m_weight_copies = m_optimizer->own_kernel() && predict::optimizer_weight_copies(m_config, copies);
   if (m_config.amp == Amp::Fp16) m_scaler = std::make_unique<LossScaler>(m_device.device());
   if (config::uses_cuda_graph(m_config.compile)) prepare_graph();  // says why before any training happens
 
@@ -128,6 +199,7 @@ protocol::ModelInfo Trainer::model_info() const {
   predict::MemoryOptions memory;
   memory.cuda = m_device.is_cuda();
   memory.fused_adamw = m_optimizer->fused();
+  memory.device_memory_bytes = m_device.total_memory_bytes();
   m.predicted_peak_bytes = predict::predict_memory(m_config, memory).peak_bytes;
   int64_t bytes = 0;
   for (const auto& p : m_strategy->optimizer_params()) bytes += p.numel() * static_cast<int64_t>(p.element_size());
@@ -186,10 +258,20 @@ void Trainer::optimizer_step() {
   at::Tensor found_inf;
   if (m_scaler) found_inf = m_scaler->unscale(grads);
   if (m_config.grad_clip > 0) clip_grad_norm(grads, m_config.grad_clip);
-  m_optimizer->step(grads, found_inf);
-  if (m_scaler) m_scaler->update(found_inf);
+  if (m_weight_copies) {
+    // One GPU: `grads` becomes the gradients' only holder, so each unit's are freed as its update
+    // (and its bf16 copy for the next forward) is queued: the copies take the gradients' place.
+    m_strategy->after_optimizer();
+    std::vector<size_t> sizes;
+    for (const auto& u : m_model->units()) sizes.push_back(u.params.size());
+    if (!m_optimizer->step_in_groups(grads, sizes, [this](size_t u) { return m_model->new_weight_copies(u); }))
+      m_model->drop_weight_copies();
+  } else {
+    m_optimizer->step(grads, found_inf);
+    if (m_scaler) m_scaler->update(found_inf);
+    m_strategy->after_optimizer();
+  }
   m_last_found_inf = found_inf;
-  m_strategy->after_optimizer();
   m_model->end_step();
 }
 

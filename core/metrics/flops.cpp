@@ -2,8 +2,8 @@
 
 namespace tunebench::metrics {
 
-int64_t llama_matmul_parameters(int64_t layers, int64_t dim, int64_t ffn, int64_t vocab) {
-  return layers * (4 * dim * dim + 3 * dim * ffn) + dim * vocab;
+int64_t llama_matmul_parameters(int64_t layers, int64_t dim, int64_t kv_dim, int64_t ffn, int64_t vocab) {
+  return layers * (dim * (dim + 2 * kv_dim) + dim * dim + 3 * dim * ffn) + dim * vocab;
 }
 
 double palm_flops_per_token(int64_t n_matmul, int64_t layers, int64_t dim, int64_t seq_len) {

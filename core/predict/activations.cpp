@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/predict/attention.h"
+#include "core/predict/memory_model.h"
+
 namespace tunebench::predict {
 
 namespace {
@@ -41,6 +44,9 @@ ExecutionMode execution_mode(const config::TrialConfig& c, bool cuda) {
   m.cuda_graph = config::uses_cuda_graph(c.compile) && cuda;
   m.math_attention = !cuda;
   m.cuda = cuda;
+  const AttentionChoice a = attention_choice(c, cuda);
+  if (a.head_dim > 0) m.head_pad = static_cast<double>(a.padded_head_dim) / static_cast<double>(a.head_dim);
+  m.weight_copies = optimizer_weight_copies_apply(c, cuda);
   return m;
 }
 
@@ -50,6 +56,7 @@ double HeadActivations::saved_bytes_per_token() const { return sum(saved); }
 BlockActivations block_activations(const config::ModelDims& d, int64_t seq_len, const Precision& p,
                                    const ExecutionMode& mode) {
   const double D = static_cast<double>(d.dim), F = static_cast<double>(d.ffn), H = static_cast<double>(d.heads);
+  const double KV = static_cast<double>(d.kv_dim()), pad = mode.head_pad;
   const double T = static_cast<double>(seq_len);
   const double r = p.residual_bytes, c = p.compute_bytes;
   BlockActivations b;
@@ -62,9 +69,12 @@ BlockActivations block_activations(const config::ModelDims& d, int64_t seq_len, 
     s.push_back({"attn_norm", "input (the residual stream)", r * D});
     s.push_back({"attn_norm", "rstd (fp32 per token)", 4});
     s.push_back({"wqkv", p.fp8 ? "input as float8 (transposed)" : "input: the norm's output", in * D});
-    s.push_back({"rope_qkv", "q, k, v (the kernel's copies)", 3 * c * D});
-    s.push_back({"sdpa", "output", c * D});
+    s.push_back({"rope_qkv",
+                 pad > 1 ? "q, k, v (the kernel's copies, heads padded for flash)" : "q, k, v (the kernel's copies)",
+                 c * (D + 2 * KV) * pad});
+    s.push_back({"sdpa", "output", c * D * pad});
     s.push_back({"sdpa", "log-sum-exp (fp32 per head)", 4 * H});
+    if (pad > 1 && !p.fp8) s.push_back({"wo", "input: the output without its padding", c * D});
     if (p.fp8) s.push_back({"wo", "input as float8 (transposed)", D});
     s.push_back({"add_rms_norm", "h = x + attention (the residual stream)", r * D});
     s.push_back({"add_rms_norm", "rstd (fp32 per token)", 4});
@@ -73,16 +83,19 @@ BlockActivations block_activations(const config::ModelDims& d, int64_t seq_len, 
     s.push_back({"w2", p.fp8 ? "input as float8 (transposed)" : "input silu(gate) * up", in * F});
   } else {
     add_norm(s, "attn_norm", D, p);
-    s.push_back({"wqkv", "q, k, v (one buffer; v and the rotary inputs are views of it)", 3 * D * c});
-    s.push_back({"rope", "q and k after rotation", 2 * D * c});
+    s.push_back({"wqkv", "q, k, v (one buffer; v and the rotary inputs are views of it)", (D + 2 * KV) * c});
+    s.push_back({"rope", "q and k after rotation", (D + KV) * c});
     if (mode.math_attention) {
+      if (KV < D) s.push_back({"sdpa (math)", "k and v repeated to the query heads", 2 * D * c});
       s.push_back({"sdpa (math)", "scaled q", D * c});
       s.push_back({"sdpa (math)", "attention probabilities (T per head)", H * T * c});
       s.push_back({"sdpa (math)", "output", D * c});
       s.push_back({"wo", "input (output transposed into a copy)", D * c});
     } else {
-      s.push_back({"sdpa", "output", D * c});
+      if (pad > 1) s.push_back({"sdpa (flash)", "q, k, v padded to a multiple of 8", (D + 2 * KV) * c * pad});
+      s.push_back({"sdpa", "output", D * c * pad});
       s.push_back({"sdpa", "log-sum-exp (fp32 per head)", 4 * H});
+      if (pad > 1) s.push_back({"wo", "input (the output without its padding, a copy)", D * c});
     }
     add_norm(s, "ffn_norm", D, p);
     s.push_back({"w13", "gate and up projections (SwiGLU input)", 2 * F * c});
@@ -93,15 +106,16 @@ BlockActivations block_activations(const config::ModelDims& d, int64_t seq_len, 
   b.checkpoint_bytes_per_token = r * D;
   // Transients. Forward: the fp32 rotary temporaries of q and k (half-width products, sums, the
   // stack); fused kernels rotate in registers.
-  const double rope_fp32 = 2 * 4 * D;
+  const double rope_fp32 = 4 * (D + KV);
   b.forward_transient_per_token = mode.kernels == KernelMode::Eager ? rope_fp32 : 0.0;
   // A checkpointed block's forward runs without grad, so nothing is kept and the live set peaks
   // at the attention call (x, qkv, q, k, output, rotary temporaries) or in the feed-forward
   // (x, h, gate/up, silu, product).
-  b.nograd_forward_peak_per_token = std::max(r * D + 6 * D * c + b.forward_transient_per_token, 2 * r * D + 4 * F * c);
+  b.nograd_forward_peak_per_token =
+      std::max(r * D + (2 * (D + 2 * KV) + 2 * D) * c * pad + b.forward_transient_per_token, 2 * r * D + 4 * F * c);
   // Backward: the residual gradient plus the largest group of op gradients alive together
   // (feed-forward: d(product), d(gate, up), d(input); attention: d(out), dq, dk, dv, d(qkv)).
-  b.backward_transient_per_token = r * D + std::max(3 * F * c + D * c, 7 * D * c);
+  b.backward_transient_per_token = r * D + std::max(3 * F * c + D * c, (3 * D + 4 * KV) * c * pad);
   return b;
 }
 

@@ -1,7 +1,8 @@
 // What the forward pass keeps for backward, as a list of saved tensors per operation, so that a
 // kernel mode changes a list instead of a formula.
 //
-// Sizes are bytes per token (multiply by micro_batch x seq_len). Eager mode follows
+// Sizes are bytes per token (multiply by micro_batch x seq_len); k and v are kv_dim wide
+// (grouped-query attention), q and the attention output dim wide. Eager mode follows
 // engine/model/llama.cpp op by op (RMSNorm computes in fp32 inside; rotary embeddings return the
 // compute dtype; SDPA keeps q, k, v, its output and the log-sum-exp; SwiGLU keeps the silu output
 // and the product; the loss keeps fp32 log-probabilities). Fused mode (`compile fused`,
@@ -30,6 +31,8 @@ struct ExecutionMode {
   bool cuda_graph = false;      // the step is captured and replayed (gradients kept at fixed addresses)
   bool math_attention = false;  // SDPA's math fallback (the CPU): keeps the attention probabilities
   bool cuda = true;             // a GPU (fused AdamW, flash attention); false: the CPU
+  double head_pad = 1.0;        // padded / real head size the attention kernel gets (flash: multiple of 8)
+  bool weight_copies = false;   // AdamW writes the 16-bit weights the forward reads (memory_model.h)
 };
 
 // The mode a config runs in on `cuda` (false: the CPU): `compile` fused / graph / fused+graph.

@@ -51,6 +51,8 @@ constexpr const char* kGathered = "FSDP gathered units";
 constexpr const char* kGradFull = "FSDP unit gradient buffers";
 constexpr const char* kReduced = "FSDP reduce-scattered gradient shards";
 constexpr const char* kShardGrads = "FSDP gradient shards (accumulated)";
+constexpr const char* kNextCopies = "16-bit weights for the next forward (written by AdamW)";
+constexpr const char* kTiedGrad = "tied embedding gradient from the head (waiting for the lookup's)";
 
 struct Simulation {
   const config::TrialConfig& c;
@@ -87,6 +89,8 @@ struct Simulation {
   }
 
   bool is_block(size_t u) const { return u > 0 && u + 1 < units.size(); }
+  // Bytes per element of the weights' gradients as autograd produces them (the parameter dtype).
+  double weight_bytes() const { return fsdp ? p.gathered_bytes : p.param_bytes; }
   bool is_head(size_t u) const { return u + 1 == units.size(); }
   double shard_numel(size_t u) const {
     const double numel = static_cast<double>(units[u].numel());
@@ -131,7 +135,14 @@ struct Simulation {
   // compute dtype, or as float8 transposes for the blocks under amp fp8.
   double copy_bytes(size_t u) const {
     const double per = p.fp8 && is_block(u) ? 1.0 : p.weight_copy_bytes;
-    return static_cast<double>(units[u].matmul_numel()) * per;
+    return matmul_numel_used(u) * per;
+  }
+  // The matmul weights a unit's forward reads: a tied embedding matrix is read by the head.
+  double matmul_numel_used(size_t u) const {
+    if (!c.dims.tie_embeddings) return static_cast<double>(units[u].matmul_numel());
+    if (u == 0) return 0.0;
+    if (is_head(u)) return static_cast<double>(units[0].matmul_numel()) + static_cast<double>(units[u].matmul_numel());
+    return static_cast<double>(units[u].matmul_numel());
   }
   void cast(size_t u) {
     if (cast_of[u] > 0) return;
@@ -231,7 +242,16 @@ struct Simulation {
           extra.push_back({"FSDP reduce-scatter input", full_numel(u) * p.reduce_bytes, ""});
         live.add(kReduced, shard_numel(u) * p.reduce_bytes);
       }
+      // Tied embeddings: the head's gradient of the shared matrix waits in autograd's buffer until
+      // the lookup's arrives at the end of backward, and the two are summed into one.
+      if (c.dims.tie_embeddings && is_head(u))
+        live.add(kTiedGrad, static_cast<double>(units[0].numel()) * weight_bytes());
+      if (c.dims.tie_embeddings && u == 0) {
+        extra.push_back({"tied embedding gradient of the lookup (summed with the head's)",
+                         static_cast<double>(units[0].numel()) * weight_bytes(), ""});
+      }
       candidate("backward of " + units[u].name + suffix, extra);
+      if (c.dims.tie_embeddings && u == 0) live.sub(kTiedGrad, static_cast<double>(units[0].numel()) * weight_bytes());
       // The unit's backward is done: its saved tensors, copies and buffers go.
       if (is_head(u)) live.sub(kHead, head.saved_bytes_per_token() * tokens + head.saved_fixed_bytes);
       if (is_block(u)) {
@@ -257,8 +277,20 @@ struct Simulation {
     }
   }
 
-  void optimizer(bool fused_adamw) {
+  void optimizer(bool fused_adamw, bool weight_copies) {
     std::vector<MemoryTerm> extra;
+    if (weight_copies) {
+      // Unit by unit: its 16-bit copies are allocated, the kernel updates it, its gradients go.
+      candidate("optimizer step");
+      for (size_t u = 0; u < units.size(); ++u) {
+        // (The embedding's only when it is the tied head: the lookup reads the fp32 table.)
+        if (u > 0 || c.dims.tie_embeddings)
+          live.add(kNextCopies, static_cast<double>(units[u].numel()) * p.compute_bytes);
+        candidate("optimizer step (" + units[u].name + ")");
+        live.sub(kGrads, static_cast<double>(units[u].numel()) * p.param_bytes);
+      }
+      return;
+    }
     const double params = fsdp ? all_shards() * p.param_bytes : all_numel() * p.param_bytes;
     // The foreach AdamW builds sqrt(exp_avg_sq) as a new list; the fused kernel needs nothing.
     if (c.optimizer == config::Optimizer::AdamW && !fused_adamw)
@@ -271,18 +303,21 @@ struct Simulation {
 
 }  // namespace
 
-MemoryPrediction predict_memory(const config::TrialConfig& c, const MemoryOptions& options) {
+namespace {
+
+MemoryPrediction simulate(const config::TrialConfig& c, const MemoryOptions& options, bool weight_copies) {
   const hardware::Catalogue& cat = options.catalogue ? *options.catalogue : hardware::catalogue();
   Simulation sim(c, options.cuda);
   sim.resident();
   MemoryPrediction out;
+  out.weight_copies = weight_copies;
   out.resident_bytes = static_cast<int64_t>(sim.live.total());
   const bool fused = options.fused_adamw && options.cuda && c.fused_optimizer;
   for (int64_t micro = 0; micro < std::max<int64_t>(1, c.grad_accum); ++micro) {
     sim.forward(micro);
     sim.backward(micro);
   }
-  sim.optimizer(fused);
+  sim.optimizer(fused, weight_copies);
   out.peak_bytes = static_cast<int64_t>(sim.best);
   out.peak_at = sim.best_at;
   out.at_peak = sim.best_terms;
@@ -311,6 +346,23 @@ MemoryPrediction predict_memory(const config::TrialConfig& c, const MemoryOption
   for (const auto& o : out.overheads) needed += o.bytes;
   out.device_needed_bytes = static_cast<int64_t>(needed);
   return out;
+}
+
+}  // namespace
+
+bool optimizer_weight_copies_apply(const config::TrialConfig& c, bool cuda) {
+  return cuda && c.compile == config::Compile::Fused && c.amp == config::Amp::Bf16 &&
+         c.optimizer == config::Optimizer::AdamW && c.fused_optimizer && c.strategy == config::Strategy::Single;
+}
+
+bool optimizer_weight_copies(const config::TrialConfig& c, const MemoryOptions& options) {
+  if (!optimizer_weight_copies_apply(c, options.cuda) || !options.fused_adamw) return false;
+  if (options.device_memory_bytes <= 0) return true;
+  return simulate(c, options, true).device_needed_bytes <= options.device_memory_bytes;
+}
+
+MemoryPrediction predict_memory(const config::TrialConfig& c, const MemoryOptions& options) {
+  return simulate(c, options, optimizer_weight_copies(c, options));
 }
 
 Fit fit_of(const MemoryPrediction& m, int64_t memory) {

@@ -36,13 +36,25 @@ struct MemoryPrediction {
   int64_t device_needed_bytes = 0;    // max(peak, construction) + overheads: what must fit in the device
   BlockActivations block;             // the saved-tensor list per block that was used
   HeadActivations head;
+  bool weight_copies = false;  // AdamW writes the next forward's 16-bit weights (below)
 };
 
 struct MemoryOptions {
   bool cuda = true;                                // false: the CPU (math attention, no CUDA context, no fused AdamW)
   bool fused_adamw = true;                         // the worker has the fused AdamW kernel (libtorch 2.x with CUDA)
   const hardware::Catalogue* catalogue = nullptr;  // constants; nullptr = the built-in one
+  int64_t device_memory_bytes = 0;                 // what the device holds; 0: unknown (assumed large enough)
 };
+
+// `compile fused` AdamW (the worker's own kernel) can write each weight's compute-dtype copy for
+// the next forward in its pass, which then reads it instead of casting: the bytes a forward's casts
+// hold until backward, here from the optimizer step on. The step goes unit by unit, each unit's
+// gradients freed once its update is queued, so the copies take the gradients' place (one unit
+// beside them at most). It does so on one GPU with fused kernels and no CUDA graph, bf16, fused
+// AdamW, when that peak fits the device (`device_memory_bytes`; unknown counts as fitting).
+// predict_memory applies the same rule.
+bool optimizer_weight_copies_apply(const config::TrialConfig& config, bool cuda);
+bool optimizer_weight_copies(const config::TrialConfig& config, const MemoryOptions& options);
 
 MemoryPrediction predict_memory(const config::TrialConfig& config, const MemoryOptions& options = {});
 

@@ -25,18 +25,22 @@ int64_t UnitShape::largest_param_numel() const {
 
 std::vector<UnitShape> llama_units(const config::ModelDims& d) {
   std::vector<UnitShape> units;
-  // The embedding table is a lookup, not a matmul (PaLM's convention leaves it out of N_matmul).
-  units.push_back({"embedding", {{"tok_embeddings", d.vocab, d.dim, false}}});
+  // The embedding table is a lookup, not a matmul (PaLM's convention leaves it out of N_matmul),
+  // unless it is also the output head's matrix (tied embeddings).
+  units.push_back({"embedding", {{"tok_embeddings", d.vocab, d.dim, d.tie_embeddings}}});
   for (int64_t l = 0; l < d.layers; ++l) {
+    // wqkv: the query rows (dim) and, for grouped-query attention, fewer key and value rows.
     units.push_back({"block " + std::to_string(l),
                      {{"attn_norm", d.dim, 1, false},
-                      {"wqkv", 3 * d.dim, d.dim, true},
+                      {"wqkv", d.qkv_dim(), d.dim, true},
                       {"wo", d.dim, d.dim, true},
                       {"ffn_norm", d.dim, 1, false},
                       {"w13", 2 * d.ffn, d.dim, true},
                       {"w2", d.dim, d.ffn, true}}});
   }
-  units.push_back({"head", {{"norm", d.dim, 1, false}, {"output", d.vocab, d.dim, true}}});
+  UnitShape head{"head", {{"norm", d.dim, 1, false}}};
+  if (!d.tie_embeddings) head.params.push_back({"output", d.vocab, d.dim, true});
+  units.push_back(std::move(head));
   return units;
 }
 

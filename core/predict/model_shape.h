@@ -1,6 +1,7 @@
 // The LLaMA model's parameter layout without libtorch: the same units as engine/model/llama.h
-// (embedding, one unit per block, head = final norm + output matrix), with each parameter's size
-// and whether it takes part in a matrix multiply. Memory and time predictions count from it; an
+// (embedding, one unit per block, head = final norm + output matrix, which tied embeddings leave
+// in the embedding unit), with each parameter's size and whether it takes part in a matrix
+// multiply. Grouped-query attention shows as a smaller wqkv. Memory and time predictions count from it; an
 // engine test checks it against LlamaModel so the two cannot drift apart.
 #pragma once
 
@@ -24,7 +25,7 @@ struct UnitShape {
   std::string name;  // "embedding", "block 0", ..., "head"
   std::vector<ParamShape> params;
   int64_t numel() const;
-  int64_t matmul_numel() const;  // parameters of linear layers (the head's output matrix included)
+  int64_t matmul_numel() const;  // parameters of linear layers (the output matrix included, tied or not)
   int64_t largest_param_numel() const;
 };
 

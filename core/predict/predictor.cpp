@@ -109,8 +109,9 @@ Prediction predict_scenario(const Scenario& s, const std::vector<const MeasuredT
   mo.cuda = out.cuda;
   mo.fused_adamw = s.fused_adamw;
   mo.catalogue = &cat;
-  out.memory = predict_memory(s.config, mo);
   out.device_memory_bytes = s.device_memory_bytes > 0 ? s.device_memory_bytes : (out.gpu ? out.gpu->memory_bytes : 0);
+  mo.device_memory_bytes = out.device_memory_bytes;
+  out.memory = predict_memory(s.config, mo);
   out.fit = fit_of(out.memory, out.device_memory_bytes);
   out.efficiency = default_efficiency(cat);
   if (!out.gpu) {

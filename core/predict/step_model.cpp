@@ -17,7 +17,13 @@ using protocol::Phase;
 double op_ms(const OpCost& op, const DeviceRates& rates, double matmul_eff, const Efficiency& eff) {
   const double memory_ms = op.bytes / (rates.hbm_gbps * 1e9 * eff.memory) * 1e3;
   if (op.kind == OpKind::Memory) return memory_ms;
-  const double e = op.kind == OpKind::Attention ? matmul_eff * eff.attention_ratio : matmul_eff;
+  // A GEMM runs at the calibrated efficiency of a large one times its shape's factor; attention at
+  // the calibrated ratio of cuDNN's head-128 speed, times its kernel's and head size's.
+  const hardware::Catalogue& cat = hardware::catalogue();
+  const double e = op.kind == OpKind::Attention
+                       ? matmul_eff * eff.attention_ratio * attention_kernel_relative(op.attention, cat) *
+                             attention_head_speed(op.attention, op.head_dim, cat)
+                       : matmul_eff * gemm_shape_factor(op.gemm, rates.sms, cat);
   const double peak = op.fp8 && rates.fp8_tflops > 0 ? rates.fp8_tflops : rates.matmul_tflops;
   const double compute_ms = op.flops / (peak * 1e12 * e) * 1e3;
   return std::max(compute_ms, memory_ms);
@@ -106,7 +112,7 @@ std::optional<DeviceRates> device_rates(const hardware::GpuSpec& gpu, const conf
     if (!f) return std::nullopt;  // amp fp8 on a GPU without float8 tensor cores
     fp8 = *f;
   }
-  return DeviceRates{*peak, fp8, gpu.hbm_gbps};
+  return DeviceRates{*peak, fp8, gpu.hbm_gbps, gpu.sms};
 }
 
 double phase_ms(const PhaseWork& work, const DeviceRates& rates, double matmul_eff, const Efficiency& eff,
@@ -192,9 +198,9 @@ std::optional<StepEstimate> estimate_step(const StepInputs& in) {
     s.tokens_per_s_total = s.tokens_per_step / (s.step_ms / 1e3);
     s.tokens_per_s_per_gpu = s.tokens_per_s_total / n;
   }
-  const double flops_per_token =
-      metrics::palm_flops_per_token(metrics::llama_matmul_parameters(c.dims.layers, c.dims.dim, c.dims.ffn, c.dims.vocab),
-                                    c.dims.layers, c.dims.dim, c.seq_len);
+  const double flops_per_token = metrics::palm_flops_per_token(
+      metrics::llama_matmul_parameters(c.dims.layers, c.dims.dim, c.dims.kv_dim(), c.dims.ffn, c.dims.vocab),
+      c.dims.layers, c.dims.dim, c.seq_len);
   s.mfu = metrics::model_flops_utilisation(s.tokens_per_s_per_gpu, flops_per_token, in.gpu->bf16_tflops);
   return s;
 }

@@ -2,7 +2,10 @@
 // device's peak FLOP/s and HBM bandwidth with efficiency factors, the data knobs, and the
 // collectives over a link with the overlap model of core/metrics (data_parallel_bounds.h).
 //
-// An op takes max(FLOPs / (peak x matmul efficiency), bytes / (HBM x memory efficiency)); a phase
+// An op takes max(FLOPs / (peak x efficiency), bytes / (HBM x memory efficiency)); a GEMM's
+// efficiency is the calibrated one of a large GEMM times its shape's factor (gemm_shape.h), the
+// attention's the calibrated attention ratio times its kernel's speed at its head size
+// (attention.h). A phase
 // takes the sum of its ops, or the host's launch time when that is longer (eager kernels are
 // launched one by one; a CUDA graph replays them without the host). Collectives that run while
 // compute runs are hidden up to that compute, and slow it by `contention` ms per ms of hidden
@@ -24,8 +27,8 @@ namespace tunebench::predict {
 // How close to the peaks the kernels run. Defaults are catalogue constants; calibration.h
 // replaces them with figures measured on the device.
 struct Efficiency {
-  double matmul_forward = 0.79;
-  double matmul_backward = 0.79;
+  double matmul_forward = 0.81;  // of a large GEMM (gemm_shape.h scales it per shape)
+  double matmul_backward = 0.81;
   double attention_ratio = 0.57;  // attention efficiency / matmul efficiency
   double memory = 0.75;           // of the HBM bandwidth
   double launch_us = 4.0;         // host time per eager kernel launch
@@ -37,6 +40,7 @@ struct DeviceRates {
   double matmul_tflops = 0;  // dense peak of the matmul dtype
   double fp8_tflops = 0;     // dense fp8 peak (amp fp8's block matmuls); 0: none
   double hbm_gbps = 0;
+  int sms = 0;  // streaming multiprocessors (the GEMMs' waves of tiles)
 };
 // The rates of `gpu` for a config's precision; nullopt when the catalogue has no peak for its
 // matmul dtype (e.g. bf16 on a V100).

@@ -14,19 +14,34 @@ struct Ctx {
   double t = 0;  // tokens per micro-step (micro_batch x seq_len)
   double T = 0;  // sequence length
   double D = 0, F = 0, V = 0, L = 0;
+  double KV = 0;  // width of k and of v (= D without grouped-query attention)
   double r = 4, c = 4, pb = 4;
   Precision p;
   ExecutionMode mode;
+  AttentionChoice attention;
 };
+
+OpCost make_op(const std::string& name, OpKind kind, bool fp8, double flops, double bytes, double kernels) {
+  OpCost op;
+  op.name = name;
+  op.kind = kind;
+  op.fp8 = fp8;
+  op.flops = flops;
+  op.bytes = bytes;
+  op.kernels = kernels;
+  return op;
+}
 
 OpCost matmul(const std::string& name, const Ctx& x, double in, double out, double count) {
   // y[t, out] = x[t, in] W[out, in]^T: 2 t in out FLOPs; operands and result move once.
-  return {name, OpKind::Matmul, false, count * 2 * x.t * in * out, count * x.c * (x.t * in + in * out + x.t * out),
-          count};
+  OpCost op = make_op(name, OpKind::Matmul, false, count * 2 * x.t * in * out,
+                      count * x.c * (x.t * in + in * out + x.t * out), count);
+  op.gemm = GemmShape{x.t, out, in};
+  return op;
 }
 
 OpCost memory(const std::string& name, double bytes, double kernels) {
-  return {name, OpKind::Memory, false, 0, bytes, kernels};
+  return make_op(name, OpKind::Memory, false, 0, bytes, kernels);
 }
 
 // RMSNorm bytes per token. Eager: widen (when the residual is 16-bit), pow, mean, mul by rsqrt,
@@ -51,11 +66,13 @@ double norm_kernels(const Ctx& x) {
 
 // Rotary embedding of q and k: four half-width products to fp32, two sums, a stack and the cast
 // back (eager); one kernel reading qkv and writing q, k, v (fused).
+// The fused kernel reads q, k, v and writes them (k and v KV wide); eager rotates q (D) and k (KV).
 double rope_bytes_per_token(const Ctx& x) {
-  const double D = x.D, c = x.c;
-  if (x.mode.kernels == KernelMode::Fused) return 6 * c * D;
-  const double one = 4 * (c * D / 2 + 4 * D / 2) + 2 * (4 * D + 2 * D) + 8 * D + (4 + c) * D;
-  return 2 * one;
+  const double D = x.D, c = x.c, qkv = D + 2 * x.KV;
+  if (x.mode.kernels == KernelMode::Fused)
+    return 2 * c * qkv * x.attention.padded_head_dim / std::max<double>(1, x.attention.head_dim);
+  const auto one = [&](double w) { return 4 * (c * w / 2 + 4 * w / 2) + 2 * (4 * w + 2 * w) + 8 * w + (4 + c) * w; };
+  return one(D) + one(x.KV);
 }
 
 // A block linear: bf16/fp16 (or fp32) GEMM, or under amp fp8 a float8 GEMM whose input cast (with
@@ -79,11 +96,23 @@ void block_forward(PhaseWork& w, const Ctx& x, const std::string& tag) {
     // rms_norm before attention; add_rms_norm (residual add + norm) before the feed-forward
     w.ops.push_back(memory(tag + "norms", t * (norm_bytes_per_token(x) + (2 * r + 2 * c) * D), 2));
   }
-  block_linear(w, x, tag + "wqkv", D, 3 * D);
+  block_linear(w, x, tag + "wqkv", D, D + 2 * x.KV);
   w.ops.push_back(memory(tag + "rotary", t * rope_bytes_per_token(x), eager ? 16 : 1));
-  // Causal attention: QK^T and PV over the lower triangle, 2 t T D FLOPs; q, k, v in, out out.
-  w.ops.push_back({tag + "attention", OpKind::Attention, false, 2 * t * x.T * D, 4 * t * D * c, 1});
+  // SDPA's flash path pads q, k, v to a multiple of 8 itself unless the fused rotary kernel
+  // already wrote them padded (eager: three padding copies and the output's narrow).
+  const double pad = x.attention.padded_head_dim / std::max<double>(1, x.attention.head_dim);
+  if (eager && pad > 1) w.ops.push_back(memory(tag + "attention head padding", t * c * (D + 2 * x.KV) * (1 + pad), 3));
+  // Causal attention: QK^T and PV over the lower triangle, 2 t T D FLOPs (the query heads); q, out
+  // D wide, k, v KV wide.
+  OpCost att = make_op(tag + "attention", OpKind::Attention, false, 2 * t * x.T * D, 2 * t * (D + x.KV) * c * pad, 1);
+  att.attention = x.attention.kernel;
+  att.head_dim = x.attention.head_dim;
+  w.ops.push_back(att);
+  if (pad > 1) w.ops.push_back(memory(tag + "attention output unpadded", 2 * t * D * c, 1));
   if (x.mode.math_attention) w.ops.push_back(memory(tag + "attention output copy", 2 * t * D * c, 1));
+  // Grouped-query attention without fused support (libtorch 1.13, the CPU): k and v repeated.
+  if (x.mode.math_attention && x.KV < D)
+    w.ops.push_back(memory(tag + "k/v repeated to the query heads", 4 * t * D * c, 2));
   block_linear(w, x, tag + "wo", D, D);
   // Eager: both residual adds; fused: only the block's last (the first is in add_rms_norm).
   w.ops.push_back(memory(tag + "residual adds", (eager ? 2 : 1) * t * (c + 2 * r) * D, eager ? 2 : 1));
@@ -120,6 +149,8 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
   x.F = static_cast<double>(c.dims.ffn);
   x.V = static_cast<double>(c.dims.vocab);
   x.L = static_cast<double>(c.dims.layers);
+  x.KV = static_cast<double>(c.dims.kv_dim());
+  x.attention = attention_choice(c, mode.cuda);
   x.r = p.residual_bytes;
   x.c = p.compute_bytes;
   x.pb = p.param_bytes;
@@ -143,12 +174,12 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
   f.ops.push_back(memory("embedding lookup", t * D * (x.pb + x.r), 1));
   // Every matmul weight cast from fp32 to the compute dtype once per forward (autocast, or the
   // fused ops); under amp fp8 the blocks' weights to float8 with their transposes.
-  const double head_matmul = static_cast<double>(units.back().matmul_numel());
+  const double output_matrix = V * D;  // the head's matmul weight, tied to the embedding or not
   const double cast_per_param = 4 + (p.fp8 ? 2 : x.c);
-  if (p.weight_copy_bytes > 0 || p.fp8)
+  // (None where AdamW wrote the 16-bit weights in its own pass: memory_model.h.)
+  if ((p.weight_copy_bytes > 0 && !mode.weight_copies) || p.fp8)
     f.ops.push_back(memory(
-        "weight casts",
-        (matmul_numel - head_matmul) * cast_per_param + (p.weight_copy_bytes > 0 ? head_matmul * (4 + x.c) : 0.0),
+        "weight casts", L * block_matmul * cast_per_param + (p.weight_copy_bytes > 0 ? output_matrix * (4 + x.c) : 0.0),
         4 * L + 1));
   if (fsdp)  // gather(): the fp32 shard cast to the compute dtype before its all-gather
     f.ops.push_back(memory("FSDP shard casts", numel / n * (x.pb + p.gathered_bytes), L + 2));
@@ -169,8 +200,12 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
     // written over the logits (read and write), and already in forward the input and weight
     // gradients (two more GEMMs); backward only scales them.
     f.ops.push_back(memory("fused cross-entropy", t * x.c * V * 2, 1));
-    OpCost grads = matmul("output head gradients (in forward)", x, D, V, 2);
-    f.ops.push_back(grads);
+    OpCost dgrad = matmul("output head input gradient (in forward)", x, D, V, 1);
+    dgrad.gemm = GemmShape{t, D, V};
+    OpCost wgrad = matmul("output head weight gradient (in forward)", x, D, V, 1);
+    wgrad.gemm = GemmShape{V, D, t};
+    f.ops.push_back(dgrad);
+    f.ops.push_back(wgrad);
   }
 
   // ---- recompute (checkpointing: each block's forward again, inside backward) ----------------
@@ -192,15 +227,26 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
   for (const auto& op : f.ops) {
     if (op.kind != OpKind::Matmul || (mode.kernels == KernelMode::Fused && op.name.rfind("output head", 0) == 0))
       continue;
-    b.ops.push_back({op.name + " (dgrad + wgrad)", OpKind::Matmul, op.fp8, 2 * op.flops, 2 * op.bytes, 2 * op.kernels});
+    // y[t, out] = x[t, in] W^T: dx[t, in] = dy[t, out] W (K = out), dW[out, in] = dy^T x (K = t).
+    OpCost dgrad = make_op(op.name + " (dgrad)", OpKind::Matmul, op.fp8, op.flops, op.bytes, op.kernels);
+    dgrad.gemm = GemmShape{op.gemm.m, op.gemm.k, op.gemm.n};
+    OpCost wgrad = make_op(op.name + " (wgrad)", OpKind::Matmul, op.fp8, op.flops, op.bytes, op.kernels);
+    wgrad.gemm = GemmShape{op.gemm.n, op.gemm.k, op.gemm.m};
+    b.ops.push_back(dgrad);
+    b.ops.push_back(wgrad);
     if (op.fp8) b.ops.push_back(memory(op.name + " gradient cast to float8", op.flops / (2 * x.D) * (x.c + 2), 1));
   }
   if (mode.kernels == KernelMode::Fused)  // scale dh and dW by the loss gradient
     b.ops.push_back(memory("output head gradients scaled", t * D * (x.c + x.r) + V * D * 8, 2));
   // Attention backward recomputes the scores: 5 matmul-sized products against 2 in forward.
-  for (const auto& op : f.ops)
-    if (op.kind == OpKind::Attention)
-      b.ops.push_back({op.name + " backward", OpKind::Attention, false, 2.5 * op.flops, 2.25 * op.bytes, op.kernels});
+  for (const auto& op : f.ops) {
+    if (op.kind != OpKind::Attention) continue;
+    OpCost back = op;  // the same kernel and head size
+    back.name = op.name + " backward";
+    back.flops = 2.5 * op.flops;
+    back.bytes = 2.25 * op.bytes;
+    b.ops.push_back(back);
+  }
   for (const auto& op : f.ops) {
     if (op.kind != OpKind::Memory || op.name == "weight casts" || op.name == "FSDP shard casts") continue;
     if (op.name == "embedding lookup" || op.name == "fused cross-entropy") continue;
@@ -209,6 +255,8 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
   }
   // Embedding backward: a dense table gradient (zeros, then index_add of t rows).
   b.ops.push_back(memory("embedding backward", V * D * 4 + 2 * t * D * 4, 2));
+  // Tied embeddings: the head's and the lookup's gradients of the one matrix are summed.
+  if (c.dims.tie_embeddings) b.ops.push_back(memory("tied embedding gradients summed", V * D * 3 * x.pb, 1));
   // Weight gradients: produced in the compute dtype and cast to the parameter dtype under autocast;
   // the fused ops write fp32 weight gradients straight from the GEMM.
   if (p.autocast) b.ops.push_back(memory("weight gradient casts", matmul_numel * (x.c + 4), 4 * L + 1));
@@ -241,6 +289,9 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
     // Fused: one pass reads p, g, m, v and writes p, m, v. Foreach: eight passes (+ weight decay).
     const double passes = fused ? 7 : 21 + (c.weight_decay > 0 ? 2 : 0);
     o.ops.push_back(memory(fused ? "AdamW (fused)" : "AdamW (foreach)", opt_params * passes * ob, fused ? 4 : 9 * 4));
+    if (fused && mode.weight_copies)
+      o.ops.push_back(memory("AdamW's 16-bit weights for the next forward",
+                             (numel - (c.dims.tie_embeddings ? 0.0 : V * D)) * x.c, 0));
   } else {
     o.ops.push_back(memory("SGD (foreach)", opt_params * (3 + (c.weight_decay > 0 ? 2 : 0)) * ob, 2));
   }

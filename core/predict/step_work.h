@@ -2,6 +2,9 @@
 // following the engine op by op (the same ops whose saved tensors activations.h lists). The time
 // model (step_model.h) turns work into milliseconds on a device; this file knows no device.
 //
+// Grouped-query attention shows as narrower k/v projections, rotary writes and attention reads;
+// the attention's FLOPs follow the query heads.
+//
 // Conventions: FLOPs are executed FLOPs (causal attention does half of the PaLM count); bytes are
 // DRAM reads + writes of the kernel's operands; a backward elementwise kernel moves twice the bytes
 // of its forward (it reads the incoming gradient and the saved input, writes the input gradient).
@@ -12,6 +15,8 @@
 
 #include "core/config/trial_config.h"
 #include "core/predict/activations.h"
+#include "core/predict/attention.h"
+#include "core/predict/gemm_shape.h"
 #include "core/predict/precision.h"
 
 namespace tunebench::predict {
@@ -25,6 +30,9 @@ struct OpCost {
   double flops = 0;
   double bytes = 0;
   double kernels = 0;  // launches
+  GemmShape gemm;      // Matmul: the shape of one of its GEMMs (its efficiency; gemm_shape.h)
+  AttentionKernel attention = AttentionKernel::Cudnn;  // Attention: the kernel that runs
+  int64_t head_dim = 0;                                // Attention: the head size
 };
 
 struct PhaseWork {

@@ -1,6 +1,6 @@
-// GPU check of the fused kernels (issue 10): every fused op's forward and input/weight gradients
-// on random inputs of the 7B model's shapes, against the same op computed in float64 on the GPU
-// (the composite reference path of kernels/fused_ops.cpp), next to the 16-bit composite ops the
+// GPU check of the fused kernels: every fused op's forward and input/weight gradients on random
+// inputs of the 7B model's shapes and then of the other models' (check_model_shapes), against the same op computed in
+// float64 on the GPU (the composite reference path of kernels/fused_ops.cpp), next to the 16-bit composite ops the
 // kernels replace. Prints one table row per op and tensor; exits 1 when a kernel misses its
 // tolerance. Also times kernel against composite (CUDA events, median of 20).
 //
@@ -16,15 +16,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "core/engine/kernels/fp8_linear.h"
 #include "core/engine/kernels/fused_ops.h"
+#include "core/engine/optim/optimizer.h"
 
 namespace fused = tunebench::engine::fused;
 using tunebench::engine::Fp8Linear;
+using tunebench::engine::Optimizer;
 
 namespace {
 
@@ -149,6 +152,115 @@ at::Tensor randn(at::IntArrayRef sizes, at::ScalarType t, double scale = 1.0) {
   return (at::randn(sizes, cuda(at::kFloat)) * scale).to(t);
 }
 
+// The shapes of the other models: head sizes 64-256 with the
+// padded ones (100 -> 104), grouped-query ratios 1-8, the rows of dims 2048-8192 and an odd
+// multiple of 16, the feed-forward widths, vocabularies up to 256k and one that is no multiple of
+// 8 (the scalar path). At 1,024 tokens to keep the float64 references quick.
+void check_model_shapes() {
+  const int64_t T = 1024;
+  const double eps = 1e-5;
+  std::printf("\n%-22s %-8s %12s %12s %9s\n", "op (model shapes)", "tensor", "kernel err", "composite", "tolerance");
+  struct Rope {
+    int64_t hd, heads, kv, padded;
+  };
+  for (const Rope r : {Rope{128, 32, 8, 128}, Rope{64, 32, 8, 64}, Rope{96, 32, 32, 96}, Rope{80, 32, 8, 80},
+                       Rope{100, 32, 32, 104}, Rope{112, 28, 4, 112}, Rope{256, 16, 2, 256}, Rope{128, 28, 4, 128}}) {
+    const at::Tensor f = at::outer(at::arange(T, cuda(at::kFloat)),
+                                   1.0 / at::pow(500000.0, at::arange(0, r.hd, 2, cuda(at::kFloat)) / double(r.hd)));
+    const at::Tensor c = f.cos(), s = f.sin();
+    char name[64];
+    std::snprintf(name, sizeof name, "rope hd%ld %ld/%ld%s", static_cast<long>(r.hd), static_cast<long>(r.heads),
+                  static_cast<long>(r.kv), r.padded != r.hd ? " pad" : "");
+    check(name, {randn({1, T, (r.heads + 2 * r.kv) * r.hd}, at::kBFloat16)}, {"qkv"}, {"q", "k", "v"},
+          [&](const auto& in) {
+            const auto table = out_dtype(in, at::kFloat);
+            auto [q, k, v] = fused::rope_qkv(in[0], c.to(table), s.to(table), r.heads, r.kv, r.padded);
+            return std::vector<at::Tensor>{q.transpose(1, 2).contiguous().transpose(1, 2), k, v};
+          },
+          {1e-2, 1e-2, 1e-2, 1e-2});
+  }
+  for (const int64_t D : {2048, 2064, 3072, 3200, 3584, 8192}) {
+    const std::string n = "add_rms_norm " + std::to_string(D);
+    check(n, {randn({T, D}, at::kFloat), randn({T, D}, at::kBFloat16), randn({D}, at::kFloat)}, {"x", "r", "w"},
+          {"h", "y"},
+          [&](const auto& in) {
+            auto [h, y] = fused::add_rms_norm(in[0], in[1], in[2], out_dtype(in, at::kBFloat16), eps);
+            return std::vector<at::Tensor>{h, y};
+          },
+          {1e-5, 1e-2, 1e-2, 1e-2, 1e-2});
+  }
+  for (const int64_t F : {8192, 8640, 14336, 18944}) {
+    check("swiglu " + std::to_string(F), {randn({T, 2 * F}, at::kBFloat16, 2.0)}, {"gu"}, {"out"},
+          [&](const auto& in) { return std::vector<at::Tensor>{fused::swiglu(in[0])}; }, {1e-2, 1e-2});
+  }
+  for (const int64_t V : {32064, 50257, 128256, 152064, 256000}) {
+    const int64_t D = 2048;
+    const at::Tensor targets = at::randint(0, V, {T}, cuda(at::kLong));
+    check("linear_ce " + std::to_string(V), {randn({T, D}, at::kBFloat16), randn({V, D}, at::kFloat, 0.02)}, {"h", "w"},
+          {"loss"},
+          [&](const auto& in) {
+            return std::vector<at::Tensor>{
+                fused::linear_cross_entropy(in[0], in[1], targets, out_dtype(in, at::kBFloat16))};
+          },
+          {1e-3, 1e-2, 1e-2});
+  }
+}
+
+// The project's AdamW kernel (compile fused) against PyTorch's at::_fused_adamw_ on four 7B blocks'
+// parameters (0.8 G elements, 28 bytes each per step): the same parameters after three steps, and
+// each one's time and bandwidth.
+void check_adamw() {
+  auto c = tunebench::config::TrialConfig{};
+  c.compile = tunebench::config::Compile::Fused;
+  c.amp = tunebench::config::Amp::Bf16;
+  c.lr = 1e-3;
+  c.weight_decay = 0.1;
+  std::vector<at::Tensor> params, grads;
+  for (int b = 0; b < 4; ++b)
+    for (int64_t n : {int64_t{4096}, int64_t{12288} * 4096, int64_t{4096} * 4096, int64_t{4096}, int64_t{22016} * 4096,
+                      int64_t{4096} * 11008}) {
+      params.push_back(at::randn({n}, cuda(at::kFloat)));
+      grads.push_back(at::randn({n}, cuda(at::kFloat)) * 1e-3);
+    }
+  std::vector<at::Tensor> copy;
+  for (const auto& p : params) copy.push_back(p.clone());
+  ::setenv("TUNEBENCH_ADAMW", "torch", 1);
+  Optimizer torch_adamw(c, copy);
+  ::unsetenv("TUNEBENCH_ADAMW");
+  Optimizer own(c, params);
+  if (!own.own_kernel()) {
+    std::printf("adamw: FAIL (the kernel was not taken: %s)\n", own.fallback_reason().c_str());
+    g_failed = true;
+    return;
+  }
+  for (int k = 0; k < 3; ++k) {
+    own.step(grads);
+    torch_adamw.step(grads);
+  }
+  // A fourth step that also writes each parameter's bf16 copy (compile fused's next-forward weights).
+  std::vector<at::Tensor> bf16;
+  for (const auto& p : params) bf16.push_back(at::empty(p.sizes(), cuda(at::kBFloat16)));
+  if (!own.step(grads, {}, bf16)) {
+    std::printf("adamw: FAIL (the bf16 copies were not written)\n");
+    g_failed = true;
+  }
+  torch_adamw.step(grads);
+  double worst = 0, copies = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    worst = std::max(worst, rel_l2(params[i], copy[i]));
+    copies = std::max(copies, rel_l2(bf16[i], params[i].to(at::kBFloat16)));
+  }
+  row("adamw (4 steps)", "p", worst, 0.0, 1e-6);
+  row("adamw bf16 copies", "p", copies, 0.0, 0.0);
+  double elements = 0;
+  for (const auto& p : params) elements += static_cast<double>(p.numel());
+  const double own_ms = time_ms([&] { own.step(grads); }, 5);
+  const double torch_ms = time_ms([&] { torch_adamw.step(grads); }, 5);
+  std::printf("adamw: %.0f M parameters, Tunebench kernel %.2f ms (%.0f GB/s), at::_fused_adamw_ %.2f ms (%.0f GB/s)\n",
+              elements / 1e6, own_ms, elements * 28 / own_ms / 1e6, torch_ms, elements * 28 / torch_ms / 1e6);
+  g_timings.push_back({"adamw (4 7B blocks)", own_ms, torch_ms});
+}
+
 }  // namespace
 
 int main() {
@@ -188,10 +300,10 @@ int main() {
   const at::Tensor freqs = at::outer(at::arange(T, cuda(at::kFloat)),
                                      1.0 / at::pow(10000.0, at::arange(0, hd, 2, cuda(at::kFloat)) / double(hd)));
   const at::Tensor cos = freqs.cos(), sin = freqs.sin();
-  check("rope_qkv", {randn({1, T, 3, H, hd}, at::kBFloat16)}, {"qkv"}, {"q", "k", "v"},
+  check("rope_qkv", {randn({1, T, 3 * H * hd}, at::kBFloat16)}, {"qkv"}, {"q", "k", "v"},
         [&](const auto& in) {
           const auto table = out_dtype(in, at::kFloat);
-          auto [q, k, v] = fused::rope_qkv(in[0], cos.to(table), sin.to(table));
+          auto [q, k, v] = fused::rope_qkv(in[0], cos.to(table), sin.to(table), H, H);
           // SDPA hands back gradients in [B, H, T, hd] layout: feed them that way.
           return std::vector<at::Tensor>{q.transpose(1, 2).contiguous().transpose(1, 2), k, v};
         },
@@ -252,6 +364,9 @@ int main() {
   else {
     std::printf("fp8: skipped (%s)\n", why.c_str());
   }
+
+  check_model_shapes();
+  check_adamw();
 
   std::printf("\n%-22s %12s %14s %8s\n", "forward+backward", "kernel ms", "composite ms", "speedup");
   for (const auto& t : g_timings)

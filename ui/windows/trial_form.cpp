@@ -1,10 +1,16 @@
 #include "ui/windows/trial_form.h"
 
 #include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QVBoxLayout>
+
+#include "core/config/hf_config.h"
 
 #include "ui/models/status_colors.h"
 #include "ui/windows/knob_field.h"
@@ -12,8 +18,8 @@
 namespace tunebench::ui {
 
 namespace {
-const char* const kGroups[] = {"Model & data", "Parallelism", "Precision & kernels", "Communication", "Run length", "Where"};
-const char* const kDimKeys[] = {"dim", "layers", "heads", "ffn", "vocab"};
+const char* const kGroups[] = {"Model & data",  "Parallelism", "Precision & kernels",
+                               "Communication", "Run length",  "Where"};
 }  // namespace
 
 TrialForm::TrialForm(QWidget* parent) : QWidget(parent) {
@@ -55,6 +61,16 @@ TrialForm::TrialForm(QWidget* parent) : QWidget(parent) {
       form->addRow(label, field);
       m_fields[knob.key] = field;
       connect(field, &KnobField::edited, this, [this, field] { onEdited(field); });
+      if (knob.key == "model") {
+        auto* fromFile = new QPushButton(QStringLiteral("Model from config.json…"), box);
+        fromFile->setObjectName(QStringLiteral("modelFromHfConfig"));
+        fromFile->setToolTip(QStringLiteral(
+            "Take the model's shape from a Hugging Face config.json: hidden_size, intermediate_size, "
+            "num_hidden_layers, num_attention_heads, num_key_value_heads, vocab_size, tie_word_embeddings, "
+            "rope_theta. Fields the model cannot express (biases, sliding windows, experts) are named."));
+        connect(fromFile, &QPushButton::clicked, this, &TrialForm::chooseHfConfig);
+        form->addRow(QString(), fromFile);
+      }
     }
     layout->addWidget(box);
   }
@@ -127,6 +143,46 @@ bool TrialForm::applyPreset(const QString& name) {
   return true;
 }
 
+bool TrialForm::loadHfConfig(const QString& path, QString* report) {
+  const auto read = config::read_hf_config_file(path.toStdString());
+  if (!read.model) {
+    if (report) *report = QString::fromStdString(config::describe(read.problems)).trimmed();
+    return false;
+  }
+  config::TrialConfig c = config();
+  config::apply_hf_model(c, *read.model);
+  m_applying = true;
+  m_fields["model"]->setText(QString::fromStdString(c.model));
+  for (const auto& k : config::model_dim_keys()) m_fields[k]->setText(QString::fromStdString(config::knob_text(c, k)));
+  m_applying = false;
+  updateDependentFields();
+  updatePresetBox();
+  validateAndShow();
+  emit changed();
+  if (report) {
+    QStringList lines;
+    lines << QStringLiteral("Model: %1 (%2)").arg(QString::fromStdString(c.model), QFileInfo(path).fileName());
+    for (const auto& w : read.model->warnings) lines << QStringLiteral("• ") + QString::fromStdString(w);
+    *report = lines.join('\n');
+  }
+  return true;
+}
+
+void TrialForm::chooseHfConfig() {
+  const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Model from config.json"), QString(),
+                                                    QStringLiteral("Hugging Face config (*.json);;All files (*)"));
+  if (path.isEmpty()) return;
+  QString report;
+  if (!loadHfConfig(path, &report)) {
+    QMessageBox::warning(this, QStringLiteral("Model from config.json"), report);
+    return;
+  }
+  if (report.contains(QStringLiteral("•")))
+    QMessageBox::information(
+        this, QStringLiteral("Model from config.json"),
+        report + QStringLiteral("\n\nThese fields are not modelled; the trial runs without them."));
+}
+
 void TrialForm::onEdited(KnobField* field) {
   if (m_applying) return;
   if (field->key() == "model") {
@@ -134,7 +190,8 @@ void TrialForm::onEdited(KnobField* field) {
     if (const auto dims = config::model_preset(field->text().toStdString())) {
       config::TrialConfig c;
       c.dims = *dims;
-      for (const char* k : kDimKeys) m_fields[k]->setText(QString::fromStdString(config::knob_text(c, k)));
+      for (const auto& k : config::model_dim_keys())
+        m_fields[k]->setText(QString::fromStdString(config::knob_text(c, k)));
     }
   }
   updateDependentFields();
@@ -145,7 +202,7 @@ void TrialForm::onEdited(KnobField* field) {
 
 void TrialForm::updateDependentFields() {
   const bool custom = m_fields["model"]->text() == "custom";
-  for (const char* k : kDimKeys) m_fields[k]->setEnabled(custom);
+  for (const auto& k : config::model_dim_keys()) m_fields[k]->setEnabled(custom);
   const config::TrialConfig c = config();
   // The world size is not clamped to the devices: a preset for two GPUs on a one-GPU machine
   // must say why it cannot run, not silently become another trial.

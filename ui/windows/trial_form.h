@@ -40,6 +40,10 @@ class TrialForm : public QWidget {
   config::TrialConfig config() const;
   void setConfig(const config::TrialConfig& config, const Origin& origin = {});
   bool applyPreset(const QString& name);
+  // The model fields from a Hugging Face config.json (core/config/hf_config.h): the matching model
+  // preset or 'custom' with its dimensions. Returns false, changing nothing, when the file is no
+  // usable model config; `report` gets the problems, or the fields the model cannot express.
+  bool loadHfConfig(const QString& path, QString* report = nullptr);
   const Origin& origin() const { return m_origin; }
   // The preset the form started from ("" when none) and whether fields were edited since.
   QString presetName() const { return m_presetName; }
@@ -62,6 +66,7 @@ class TrialForm : public QWidget {
 
  private:
   void onEdited(KnobField* field);
+  void chooseHfConfig();
   void updateDependentFields();
   void updatePresetBox();
 

@@ -257,73 +257,102 @@ __global__ void __launch_bounds__(256)
 // Rotary embedding of q and k
 // ============================================================================================
 
-template <typename T>
-__global__ void rope_fwd_kernel(const T* __restrict__ qkv, const float* __restrict__ cos, const float* __restrict__ sin,
-                                T* __restrict__ q, T* __restrict__ k, T* __restrict__ v, int64_t chunks, int64_t seq,
-                                int64_t dim, int64_t head_dim) {
-  const int64_t half = head_dim / 2;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < chunks;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t e = i * kVec;
-    const int64_t row = e / (3 * dim);  // b * seq + t
-    const int64_t col = e - row * 3 * dim;
-    const int part = static_cast<int>(col / dim);
-    const int64_t within = col - part * dim;  // h * head_dim + d
-    const int64_t out = row * dim + within;
-    float xv[kVec];
-    load8(qkv + e, xv);
-    if (part == 2) {
-      store8(v + out, xv);
-      continue;
-    }
-    const int64_t t = row % seq;
-    const int64_t pair0 = (within % head_dim) / 2;
-    const float* cr = cos + t * half + pair0;
-    const float* sr = sin + t * half + pair0;
-    float o[kVec];
+// V consecutive elements as one aligned access (16 bytes for 8 bf16, 8 for 4, 4 for 2).
+template <int V, typename T>
+struct alignas(sizeof(T) * V > 16 ? 16 : sizeof(T) * V) VecOf {
+  T x[V];
+};
+template <int V, typename T>
+__device__ __forceinline__ void loadv(const T* p, float* v) {
+  const VecOf<V, T> a = *reinterpret_cast<const VecOf<V, T>*>(p);
 #pragma unroll
-    for (int p = 0; p < kVec / 2; ++p) {
-      const float c = cr[p], s = sr[p], x1 = xv[2 * p], x2 = xv[2 * p + 1];
-      o[2 * p] = x1 * c - x2 * s;
-      o[2 * p + 1] = x1 * s + x2 * c;
-    }
-    store8((part == 0 ? q : k) + out, o);
+  for (int i = 0; i < V; ++i) v[i] = to_f(a.x[i]);
+}
+template <int V, typename T>
+__device__ __forceinline__ void storev(T* p, const float* v) {
+  VecOf<V, T> a;
+#pragma unroll
+  for (int i = 0; i < V; ++i) a.x[i] = from_f<T>(v[i]);
+  *reinterpret_cast<VecOf<V, T>*>(p) = a;
+}
+
+// Where element `col` of a qkv row goes: part 0 = q, 1 = k, 2 = v; head within the part; d within the head.
+struct QkvSlot {
+  int part;
+  int64_t head, d;
+};
+__device__ __forceinline__ QkvSlot qkv_slot(int64_t col, int64_t heads, int64_t kv_heads, int64_t head_dim) {
+  const int64_t g = col / head_dim, d = col - g * head_dim;
+  if (g < heads) return {0, g, d};
+  if (g < heads + kv_heads) return {1, g - heads, d};
+  return {2, g - heads - kv_heads, d};
+}
+
+// Pairs (2p, 2p+1) of `x` rotated by the angles whose cos/sin start at cr/sr (inverse: the
+// transpose, the backward's rotation).
+template <int V, bool kInverse>
+__device__ __forceinline__ void rotate_pairs(const float* x, const float* cr, const float* sr, float* o) {
+#pragma unroll
+  for (int p = 0; p < V / 2; ++p) {
+    const float c = cr[p], sn = kInverse ? -sr[p] : sr[p], x1 = x[2 * p], x2 = x[2 * p + 1];
+    o[2 * p] = x1 * c - x2 * sn;
+    o[2 * p + 1] = x1 * sn + x2 * c;
   }
 }
 
-template <typename T>
+// One thread per V elements of qkv; the thread holding a head's last chunk also writes the head's
+// zero padding (fewer than 8 elements).
+template <typename T, int V>
+__global__ void rope_fwd_kernel(const T* __restrict__ qkv, const float* __restrict__ cos, const float* __restrict__ sin,
+                                T* __restrict__ q, T* __restrict__ k, T* __restrict__ v, int64_t chunks, int64_t seq,
+                                int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t hdp) {
+  const int64_t width = (heads + 2 * kv_heads) * head_dim, half = head_dim / 2;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < chunks;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t e = i * V;
+    const int64_t row = e / width;  // b * seq + t
+    const QkvSlot s = qkv_slot(e - row * width, heads, kv_heads, head_dim);
+    T* const base = s.part == 0 ? q + row * heads * hdp : (s.part == 1 ? k : v) + row * kv_heads * hdp;
+    T* const out = base + s.head * hdp + s.d;
+    float xv[V];
+    loadv<V>(qkv + e, xv);
+    if (s.part == 2) {
+      storev<V>(out, xv);
+    } else {
+      const int64_t t = row % seq;
+      float o[V];
+      rotate_pairs<V, false>(xv, cos + t * half + s.d / 2, sin + t * half + s.d / 2, o);
+      storev<V>(out, o);
+    }
+    if (hdp > head_dim && s.d + V == head_dim)
+      for (int64_t z = head_dim; z < hdp; ++z) base[s.head * hdp + z] = from_f<T>(0.f);
+  }
+}
+
+// One thread per V elements of dqkv, reading the strided gradients (their padding is not read).
+template <typename T, int V>
 __global__ void rope_bwd_kernel(const T* __restrict__ dq, Strides3 sq, const T* __restrict__ dk, Strides3 sk,
                                 const T* __restrict__ dv, Strides3 sv, const float* __restrict__ cos,
                                 const float* __restrict__ sin, T* __restrict__ dqkv, int64_t chunks, int64_t seq,
-                                int64_t dim, int64_t head_dim) {
-  const int64_t half = head_dim / 2;
+                                int64_t heads, int64_t kv_heads, int64_t head_dim) {
+  const int64_t width = (heads + 2 * kv_heads) * head_dim, half = head_dim / 2;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < chunks;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t e = i * kVec;
-    const int64_t row = e / (3 * dim);
-    const int64_t col = e - row * 3 * dim;
-    const int part = static_cast<int>(col / dim);
-    const int64_t within = col - part * dim;
+    const int64_t e = i * V;
+    const int64_t row = e / width;
     const int64_t b = row / seq, t = row % seq;
-    const int64_t head = within / head_dim, d = within % head_dim;
-    const Strides3 s = part == 0 ? sq : part == 1 ? sk : sv;
-    const T* src = part == 0 ? dq : part == 1 ? dk : dv;
-    float g[kVec];
-    load8(src + b * s.b + t * s.t + head * s.h + d, g);
-    if (part == 2) {
-      store8(dqkv + e, g);
+    const QkvSlot s = qkv_slot(e - row * width, heads, kv_heads, head_dim);
+    const Strides3 st = s.part == 0 ? sq : s.part == 1 ? sk : sv;
+    const T* src = s.part == 0 ? dq : s.part == 1 ? dk : dv;
+    float g[V];
+    loadv<V>(src + b * st.b + t * st.t + s.head * st.h + s.d, g);
+    if (s.part == 2) {
+      storev<V>(dqkv + e, g);
       continue;
     }
-    const float* cr = cos + t * half + d / 2;
-    const float* sr = sin + t * half + d / 2;
-    float o[kVec];
-#pragma unroll
-    for (int p = 0; p < kVec / 2; ++p) {
-      const float c = cr[p], sn = sr[p], g1 = g[2 * p], g2 = g[2 * p + 1];
-      o[2 * p] = g1 * c + g2 * sn;
-      o[2 * p + 1] = -g1 * sn + g2 * c;
-    }
-    store8(dqkv + e, o);
+    float o[V];
+    rotate_pairs<V, true>(g, cos + t * half + s.d / 2, sin + t * half + s.d / 2, o);
+    storev<V>(dqkv + e, o);
   }
 }
 
@@ -374,7 +403,7 @@ __global__ void swiglu_bwd_kernel(const T* __restrict__ gu, const T* __restrict_
 // Cross-entropy: loss and gradient in place, one block per row
 // ============================================================================================
 
-template <typename T>
+template <typename T, int V>
 __global__ void __launch_bounds__(512)
     cross_entropy_kernel(T* logits, const int64_t* __restrict__ targets, float* __restrict__ loss_rows, int64_t vocab,
                          float grad_scale) {
@@ -385,26 +414,26 @@ __global__ void __launch_bounds__(512)
   const bool valid = target >= 0 && target < vocab;
   if (threadIdx.x == 0) target_logit = valid ? to_f(row[target]) : NAN;  // read before any write
   MaxSum st{-INFINITY, 0.f};
-  for (int64_t col = threadIdx.x * kVec; col < vocab; col += static_cast<int64_t>(blockDim.x) * kVec) {
-    float v[kVec];
-    load8(row + col, v);
+  for (int64_t col = threadIdx.x * V; col < vocab; col += static_cast<int64_t>(blockDim.x) * V) {
+    float v[V];
+    loadv<V>(row + col, v);
     float m = v[0];
 #pragma unroll
-    for (int i = 1; i < kVec; ++i) m = fmaxf(m, v[i]);
+    for (int i = 1; i < V; ++i) m = fmaxf(m, v[i]);
     float s = 0.f;
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) s += __expf(v[i] - m);
+    for (int i = 0; i < V; ++i) s += __expf(v[i] - m);
     st = merge(st, MaxSum{m, s});
   }
   st = block_max_sum(st, red);  // its barriers also publish target_logit
   const float lse = st.m + __logf(st.s);
   if (threadIdx.x == 0) loss_rows[blockIdx.x] = lse - target_logit;
-  for (int64_t col = threadIdx.x * kVec; col < vocab; col += static_cast<int64_t>(blockDim.x) * kVec) {
-    float v[kVec];
-    load8(row + col, v);
+  for (int64_t col = threadIdx.x * V; col < vocab; col += static_cast<int64_t>(blockDim.x) * V) {
+    float v[V];
+    loadv<V>(row + col, v);
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) v[i] = (__expf(v[i] - lse) - (col + i == target ? 1.f : 0.f)) * grad_scale;
-    store8(row + col, v);
+    for (int i = 0; i < V; ++i) v[i] = (__expf(v[i] - lse) - (col + i == target ? 1.f : 0.f)) * grad_scale;
+    storev<V>(row + col, v);
   }
 }
 
@@ -557,6 +586,112 @@ bool with_chunks(int chunks, F&& f) {
   }
 }
 
+// ============================================================================================
+// AdamW over many tensors
+// ============================================================================================
+
+constexpr int kAdamwMaxTensors = 64;           // per launch: the table below stays a small kernel argument
+constexpr int64_t kAdamwChunk = int64_t{1} << 16;  // elements per block
+constexpr int kAdamwThreads = 256;
+
+struct AdamwTable {
+  float* p[kAdamwMaxTensors];
+  const float* g[kAdamwMaxTensors];
+  float* m[kAdamwMaxTensors];
+  float* v[kAdamwMaxTensors];
+  void* c[kAdamwMaxTensors];  // the updated parameter in 16 bits, or null
+  int64_t n[kAdamwMaxTensors];
+  int64_t first_chunk[kAdamwMaxTensors + 1];  // block b works on tensor i where first_chunk[i] <= b < first_chunk[i+1]
+  int count;
+};
+
+struct AdamwScalars {
+  float lr, beta1, beta2, weight_decay, eps;
+};
+
+__device__ __forceinline__ void adamw_one(float& p, float g, float& m, float& v, const AdamwScalars& s, float step_size,
+                                          float bc2_sqrt) {
+  p -= s.lr * s.weight_decay * p;
+  m = s.beta1 * m + (1.f - s.beta1) * g;
+  v = s.beta2 * v + (1.f - s.beta2) * g * g;
+  const float denom = sqrtf(v) / bc2_sqrt + s.eps;
+  p -= step_size * m / denom;
+}
+
+// TC: the copies' element type (float when no tensor of the launch has one; never written then).
+template <typename TC>
+__global__ void __launch_bounds__(kAdamwThreads)
+    adamw_kernel(const __grid_constant__ AdamwTable t, AdamwScalars s, const float* __restrict__ step) {
+  __shared__ int tensor;
+  if (threadIdx.x == 0) {
+    int lo = 0, hi = t.count - 1;  // the last tensor whose first chunk is <= this block
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (t.first_chunk[mid] <= static_cast<int64_t>(blockIdx.x)) lo = mid;
+      else hi = mid - 1;
+    }
+    tensor = lo;
+  }
+  __syncthreads();
+  const int i = tensor;
+  const float st = *step;
+  const float bc1 = 1.f - powf(s.beta1, st);
+  const float bc2_sqrt = sqrtf(1.f - powf(s.beta2, st));
+  const float step_size = s.lr / bc1;
+  const int64_t begin = (static_cast<int64_t>(blockIdx.x) - t.first_chunk[i]) * kAdamwChunk;
+  const int64_t end = min(begin + kAdamwChunk, t.n[i]);
+  float* __restrict__ p = t.p[i];
+  const float* __restrict__ g = t.g[i];
+  float* __restrict__ m = t.m[i];
+  float* __restrict__ v = t.v[i];
+  TC* __restrict__ c = static_cast<TC*>(t.c[i]);
+  const bool vec = (reinterpret_cast<uintptr_t>(p) | reinterpret_cast<uintptr_t>(g) | reinterpret_cast<uintptr_t>(m) |
+                    reinterpret_cast<uintptr_t>(v)) % 16 == 0 &&
+                   reinterpret_cast<uintptr_t>(c) % (4 * sizeof(TC)) == 0 && t.n[i] % 4 == 0;
+  if (vec) {
+    for (int64_t e = begin + 4 * threadIdx.x; e < end; e += 4 * kAdamwThreads) {
+      float4 pv = *reinterpret_cast<const float4*>(p + e);
+      const float4 gv = *reinterpret_cast<const float4*>(g + e);
+      float4 mv = *reinterpret_cast<const float4*>(m + e);
+      float4 vv = *reinterpret_cast<const float4*>(v + e);
+      adamw_one(pv.x, gv.x, mv.x, vv.x, s, step_size, bc2_sqrt);
+      adamw_one(pv.y, gv.y, mv.y, vv.y, s, step_size, bc2_sqrt);
+      adamw_one(pv.z, gv.z, mv.z, vv.z, s, step_size, bc2_sqrt);
+      adamw_one(pv.w, gv.w, mv.w, vv.w, s, step_size, bc2_sqrt);
+      *reinterpret_cast<float4*>(p + e) = pv;
+      *reinterpret_cast<float4*>(m + e) = mv;
+      *reinterpret_cast<float4*>(v + e) = vv;
+      if (c) {
+        const float out[4] = {pv.x, pv.y, pv.z, pv.w};
+        storev<4>(c + e, out);
+      }
+    }
+  } else {
+    for (int64_t e = begin + threadIdx.x; e < end; e += kAdamwThreads) {
+      float pv = p[e], mv = m[e], vv = v[e];
+      adamw_one(pv, g[e], mv, vv, s, step_size, bc2_sqrt);
+      p[e] = pv;
+      m[e] = mv;
+      v[e] = vv;
+      if (c) c[e] = from_f<TC>(pv);
+    }
+  }
+}
+
+// The widest vector (8, 4 or 2 elements) that divides every given extent and keeps every pointer
+// aligned to it; 0 when none (an odd extent).
+template <typename T>
+int rope_vector(std::initializer_list<int64_t> extents, std::initializer_list<const void*> pointers) {
+  for (int v : {8, 4, 2}) {
+    bool ok = true;
+    for (int64_t n : extents) ok = ok && n % v == 0;
+    const uintptr_t bytes = static_cast<uintptr_t>(std::min<size_t>(16, sizeof(T) * v));
+    for (const void* p : pointers) ok = ok && (p == nullptr || reinterpret_cast<uintptr_t>(p) % bytes == 0);
+    if (ok) return v;
+  }
+  return 0;
+}
+
 }  // namespace
 
 // ============================================================================================
@@ -624,35 +759,52 @@ bool rms_norm_backward(ElemType tx, ElemType tw, ElemType ty, const void* h, con
 }
 
 bool rope_qkv_forward(ElemType t, const void* qkv, const float* cos, const float* sin, void* q, void* k, void* v,
-                      int64_t batch, int64_t seq, int64_t heads, int64_t head_dim, cudaStream_t stream) {
-  if (head_dim % kVec != 0 || !aligned16(qkv) || !aligned16(q) || !aligned16(k) || !aligned16(v)) return false;
-  const int64_t dim = heads * head_dim, chunks = batch * seq * 3 * dim / kVec;
-  if (chunks == 0) return true;
+                      int64_t batch, int64_t seq, int64_t heads, int64_t kv_heads, int64_t head_dim,
+                      int64_t padded_head_dim, cudaStream_t stream) {
+  const int64_t hdp = std::max(padded_head_dim, head_dim);
+  if (head_dim <= 0 || heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0) return false;
+  const int64_t chunks_all = batch * seq * (heads + 2 * kv_heads) * head_dim;
+  if (chunks_all == 0) return true;
+  bool launched = false;
   with_type(t, [&](auto T0) {
     using T = decltype(T0);
-    rope_fwd_kernel<T><<<grid_for(chunks, 256), 256, 0, stream>>>(static_cast<const T*>(qkv), cos, sin,
-                                                                  static_cast<T*>(q), static_cast<T*>(k),
-                                                                  static_cast<T*>(v), chunks, seq, dim, head_dim);
+    const int vec = rope_vector<T>({head_dim, hdp}, {qkv, q, k, v});
+    const auto launch = [&](auto kernel, int width) {
+      const int64_t chunks = chunks_all / width;
+      kernel<<<grid_for(chunks, 256), 256, 0, stream>>>(static_cast<const T*>(qkv), cos, sin, static_cast<T*>(q),
+                                                        static_cast<T*>(k), static_cast<T*>(v), chunks, seq, heads,
+                                                        kv_heads, head_dim, hdp);
+      launched = true;
+    };
+    if (vec == 8) launch(rope_fwd_kernel<T, 8>, 8);
+    else if (vec == 4) launch(rope_fwd_kernel<T, 4>, 4);
+    else if (vec == 2) launch(rope_fwd_kernel<T, 2>, 2);
   });
-  return true;
+  return launched;
 }
 
 bool rope_qkv_backward(ElemType t, const void* dq, Strides3 sq, const void* dk, Strides3 sk, const void* dv,
                        Strides3 sv, const float* cos, const float* sin, void* dqkv, int64_t batch, int64_t seq,
-                       int64_t heads, int64_t head_dim, cudaStream_t stream) {
-  const auto ok = [](Strides3 s) { return s.b % kVec == 0 && s.t % kVec == 0 && s.h % kVec == 0; };
-  if (head_dim % kVec != 0 || !ok(sq) || !ok(sk) || !ok(sv) || !aligned16(dq) || !aligned16(dk) || !aligned16(dv) ||
-      !aligned16(dqkv))
-    return false;
-  const int64_t dim = heads * head_dim, chunks = batch * seq * 3 * dim / kVec;
-  if (chunks == 0) return true;
+                       int64_t heads, int64_t kv_heads, int64_t head_dim, cudaStream_t stream) {
+  if (head_dim <= 0 || heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0) return false;
+  const int64_t all = batch * seq * (heads + 2 * kv_heads) * head_dim;
+  if (all == 0) return true;
+  bool launched = false;
   with_type(t, [&](auto T0) {
     using T = decltype(T0);
-    rope_bwd_kernel<T><<<grid_for(chunks, 256), 256, 0, stream>>>(
-        static_cast<const T*>(dq), sq, static_cast<const T*>(dk), sk, static_cast<const T*>(dv), sv, cos, sin,
-        static_cast<T*>(dqkv), chunks, seq, dim, head_dim);
+    const int vec = rope_vector<T>({head_dim, sq.b, sq.t, sq.h, sk.b, sk.t, sk.h, sv.b, sv.t, sv.h}, {dq, dk, dv, dqkv});
+    const auto launch = [&](auto kernel, int width) {
+      const int64_t chunks = all / width;
+      kernel<<<grid_for(chunks, 256), 256, 0, stream>>>(static_cast<const T*>(dq), sq, static_cast<const T*>(dk), sk,
+                                                        static_cast<const T*>(dv), sv, cos, sin, static_cast<T*>(dqkv),
+                                                        chunks, seq, heads, kv_heads, head_dim);
+      launched = true;
+    };
+    if (vec == 8) launch(rope_bwd_kernel<T, 8>, 8);
+    else if (vec == 4) launch(rope_bwd_kernel<T, 4>, 4);
+    else if (vec == 2) launch(rope_bwd_kernel<T, 2>, 2);
   });
-  return true;
+  return launched;
 }
 
 bool swiglu_forward(ElemType t, const void* gu, void* out, int64_t rows, int64_t ffn, cudaStream_t stream) {
@@ -682,11 +834,18 @@ bool swiglu_backward(ElemType t, const void* gu, const void* dout, void* dgu, in
 
 bool cross_entropy_forward_backward(ElemType t, void* logits, const int64_t* targets, float* loss_rows, int64_t rows,
                                     int64_t vocab, float grad_scale, cudaStream_t stream) {
-  if (vocab % kVec != 0 || rows <= 0 || rows > INT32_MAX || !aligned16(logits)) return false;
+  if (rows <= 0 || rows > INT32_MAX) return false;
+  // Rows of a vocabulary that is no multiple of 8 (GPT-2's 50257) are not 16-byte aligned: one
+  // element per access there.
+  const bool wide = vocab % kVec == 0 && aligned16(logits);
   with_type(t, [&](auto T0) {
     using T = decltype(T0);
-    cross_entropy_kernel<T><<<static_cast<unsigned>(rows), 512, 0, stream>>>(static_cast<T*>(logits), targets,
-                                                                             loss_rows, vocab, grad_scale);
+    if (wide)
+      cross_entropy_kernel<T, kVec><<<static_cast<unsigned>(rows), 512, 0, stream>>>(static_cast<T*>(logits), targets,
+                                                                                   loss_rows, vocab, grad_scale);
+    else
+      cross_entropy_kernel<T, 1><<<static_cast<unsigned>(rows), 512, 0, stream>>>(static_cast<T*>(logits), targets,
+                                                                                loss_rows, vocab, grad_scale);
   });
   return true;
 }
@@ -727,6 +886,42 @@ bool fp8_amax(ElemType ts, const void* src, int64_t n, float* amax, cudaStream_t
 
 void fp8_roll_history(float* history, float* current, int n, cudaStream_t stream) {
   if (n > 0) fp8_roll_kernel<<<(n + 255) / 256, 256, 0, stream>>>(history, current, n);
+}
+
+bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float lr, float beta1, float beta2,
+                float weight_decay, float eps, ElemType copy_type, cudaStream_t stream) {
+  if (copy_type == ElemType::F32) {
+    for (int i = 0; i < count; ++i)
+      if (tensors[i].copy) return false;  // 16-bit copies only
+  }
+  const AdamwScalars s{lr, beta1, beta2, weight_decay, eps};
+  for (int begin = 0; begin < count; begin += kAdamwMaxTensors) {
+    AdamwTable t{};
+    int64_t chunks = 0;
+    t.count = 0;
+    for (int i = begin; i < count && t.count < kAdamwMaxTensors; ++i) {
+      if (tensors[i].numel <= 0) continue;
+      const int k = t.count++;
+      t.p[k] = tensors[i].param;
+      t.g[k] = tensors[i].grad;
+      t.m[k] = tensors[i].exp_avg;
+      t.v[k] = tensors[i].exp_avg_sq;
+      t.c[k] = tensors[i].copy;
+      t.n[k] = tensors[i].numel;
+      t.first_chunk[k] = chunks;
+      chunks += (tensors[i].numel + kAdamwChunk - 1) / kAdamwChunk;
+    }
+    if (t.count == 0) continue;
+    t.first_chunk[t.count] = chunks;
+    if (chunks > INT32_MAX) return false;
+    if (copy_type == ElemType::BF16)
+      adamw_kernel<__nv_bfloat16><<<static_cast<unsigned>(chunks), kAdamwThreads, 0, stream>>>(t, s, step);
+    else if (copy_type == ElemType::F16)
+      adamw_kernel<__half><<<static_cast<unsigned>(chunks), kAdamwThreads, 0, stream>>>(t, s, step);
+    else
+      adamw_kernel<float><<<static_cast<unsigned>(chunks), kAdamwThreads, 0, stream>>>(t, s, step);
+  }
+  return true;
 }
 
 }  // namespace tunebench::kernels

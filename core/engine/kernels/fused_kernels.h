@@ -36,19 +36,24 @@ bool rms_norm_backward(ElemType tx, ElemType tw, ElemType ty, const void* h, con
                        int64_t rows, int64_t cols, cudaStream_t stream);
 
 // ---- interleaved rotary embedding of q and k, from the fused qkv projection ----------------
-// qkv: [B, T, 3, H, hd] (type t); cos/sin: float [T, hd/2]. Writes q, k (rotated) and v (copied)
-// as [B, T, H, hd] contiguous. Pairs (2i, 2i+1) rotate by angle t * f_i, as the reference.
+// qkv: [B, T, W] (type t), W = (heads + 2 kv_heads) x head_dim: q's heads, k's, v's. cos/sin:
+// float [T, head_dim/2]. Writes q [B, T, heads, hdp] and k, v [B, T, kv_heads, hdp] contiguous,
+// q and k rotated, v copied; hdp >= head_dim pads each head with zeros (flash attention wants a
+// multiple of 8). Pairs (2i, 2i+1) rotate by angle t * f_i, as the reference. Any even head_dim:
+// the vector width is the largest of 8, 4, 2 elements that divides it (and hdp).
 bool rope_qkv_forward(ElemType t, const void* qkv, const float* cos, const float* sin, void* q, void* k, void* v,
-                      int64_t batch, int64_t seq, int64_t heads, int64_t head_dim, cudaStream_t stream);
+                      int64_t batch, int64_t seq, int64_t heads, int64_t kv_heads, int64_t head_dim,
+                      int64_t padded_head_dim, cudaStream_t stream);
 
-// Strides in elements of a [B, T, H, hd] gradient whose last dimension is contiguous.
+// Strides in elements of a [B, T, heads, hdp] gradient whose last dimension is contiguous.
 struct Strides3 {
   int64_t b, t, h;
 };
-// The inverse rotation of dq and dk and the copy of dv, into dqkv [B, T, 3, H, hd] contiguous.
+// The inverse rotation of dq and dk and the copy of dv (the first head_dim of each head; padding
+// ignored), into dqkv [B, T, W] contiguous.
 bool rope_qkv_backward(ElemType t, const void* dq, Strides3 sq, const void* dk, Strides3 sk, const void* dv,
                        Strides3 sv, const float* cos, const float* sin, void* dqkv, int64_t batch, int64_t seq,
-                       int64_t heads, int64_t head_dim, cudaStream_t stream);
+                       int64_t heads, int64_t kv_heads, int64_t head_dim, cudaStream_t stream);
 
 // ---- SwiGLU ---------------------------------------------------------------------------------
 // gu: [rows, 2F] = [g | u] (the fused w1/w3 projection); out[r, j] = silu(g) * u, [rows, F].
@@ -75,5 +80,25 @@ bool fp8_cast(ElemType ts, Fp8Kind kind, const void* src, int64_t rows, int64_t 
 bool fp8_amax(ElemType ts, const void* src, int64_t n, float* amax, cudaStream_t stream);
 // For i < n: history[i] = current[i]; current[i] = 0 (once per optimizer step).
 void fp8_roll_history(float* history, float* current, int n, cudaStream_t stream);
+
+// ---- AdamW over many fp32 tensors in one pass each ---------------------------------------------
+// torch.optim.AdamW's update (decoupled weight decay, bias-corrected moments; as at::_fused_adamw_)
+// for `count` tensors: p -= lr * wd * p; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+// p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps), t = *step (a device float the
+// caller increments, so a CUDA graph replays it correctly). Every tensor is read and written once,
+// 16 bytes per access where its pointers are 16-byte aligned and its length a multiple of 4, in
+// chunks of 64 Ki elements spread over the whole GPU in launches of up to 64 tensors.
+// `copy`, when given, receives the updated parameter rounded to `copy_type` (BF16 or F16): the
+// compute-dtype weight the next forward reads instead of casting (engine/model/llama.h).
+struct AdamwTensor {
+  float* param;
+  const float* grad;
+  float* exp_avg;
+  float* exp_avg_sq;
+  int64_t numel;
+  void* copy = nullptr;
+};
+bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float lr, float beta1, float beta2,
+                float weight_decay, float eps, ElemType copy_type, cudaStream_t stream);
 
 }  // namespace tunebench::kernels

@@ -204,32 +204,37 @@ struct AddRmsNormFunction : torch::autograd::Function<AddRmsNormFunction> {
 // ============================================================================================
 
 struct RopeQkvFunction : torch::autograd::Function<RopeQkvFunction> {
-  static variable_list forward(AutogradContext* ctx, at::Tensor qkv, at::Tensor cos, at::Tensor sin) {
+  static variable_list forward(AutogradContext* ctx, at::Tensor qkv, at::Tensor cos, at::Tensor sin, int64_t heads,
+                               int64_t kv_heads, int64_t padded) {
     qkv = qkv.contiguous();
-    const int64_t T = qkv.size(1);
+    const int64_t B = qkv.size(0), T = qkv.size(1), hd = qkv.size(2) / (heads + 2 * kv_heads);
+    const int64_t hdp = std::max(padded, hd);
     const at::Tensor c = cos.narrow(0, 0, T).contiguous(), s = sin.narrow(0, 0, T).contiguous();
     at::Tensor q, k, v;
     bool done = false;
 #ifdef TUNEBENCH_WITH_CUDA
-    const int64_t B = qkv.size(0), H = qkv.size(3), hd = qkv.size(4);
     const auto t = elem_type(qkv.scalar_type());
     if (on_cuda({&qkv, &c}) && t && c.scalar_type() == at::kFloat) {
-      q = at::empty({B, T, H, hd}, qkv.options());
-      k = at::empty_like(q);
-      v = at::empty_like(q);
+      q = at::empty({B, T, heads, hdp}, qkv.options());
+      k = at::empty({B, T, kv_heads, hdp}, qkv.options());
+      v = at::empty_like(k);
       done = try_kernel([&] {
         return kernels::rope_qkv_forward(*t, qkv.data_ptr(), c.data_ptr<float>(), s.data_ptr<float>(), q.data_ptr(),
-                                         k.data_ptr(), v.data_ptr(), B, T, H, hd, stream());
+                                         k.data_ptr(), v.data_ptr(), B, T, heads, kv_heads, hd, hdp, stream());
       });
     }
 #endif
     if (!done) {
-      const auto parts = qkv.unbind(2);
-      q = rotate_pairs(parts[0], c, s, false);
-      k = rotate_pairs(parts[1], c, s, false);
-      v = parts[2].clone(at::MemoryFormat::Contiguous);
+      const auto parts = qkv.split({heads * hd, kv_heads * hd, kv_heads * hd}, -1);
+      const auto pad = [&](const at::Tensor& x) { return hdp == hd ? x : at::constant_pad_nd(x, {0, hdp - hd}); };
+      q = pad(rotate_pairs(parts[0].reshape({B, T, heads, hd}), c, s, false));
+      k = pad(rotate_pairs(parts[1].reshape({B, T, kv_heads, hd}), c, s, false));
+      v = pad(parts[2].reshape({B, T, kv_heads, hd})).contiguous();
     }
     ctx->save_for_backward({c, s});
+    ctx->saved_data["heads"] = heads;
+    ctx->saved_data["kv_heads"] = kv_heads;
+    ctx->saved_data["head_dim"] = hd;
     return {q, k, v};
   }
 
@@ -237,36 +242,45 @@ struct RopeQkvFunction : torch::autograd::Function<RopeQkvFunction> {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor& c = saved[0];
     const at::Tensor& s = saved[1];
+    const int64_t heads = ctx->saved_data["heads"].toInt(), kv_heads = ctx->saved_data["kv_heads"].toInt();
+    const int64_t hd = ctx->saved_data["head_dim"].toInt();
+    const variable_list none(6);
     at::Tensor ref;
     for (const auto& g : grads)
       if (g.defined()) ref = g;
-    if (!ref.defined()) return {at::Tensor(), at::Tensor(), at::Tensor()};
-    for (auto& g : grads) {
-      if (!g.defined()) g = at::zeros_like(ref);
-      if (g.stride(3) != 1) g = g.contiguous();
+    if (!ref.defined()) return none;
+    const int64_t B = ref.size(0), T = ref.size(1), hdp = ref.size(3);
+    for (size_t i = 0; i < 3; ++i) {
+      if (!grads[i].defined()) grads[i] = at::zeros({B, T, i == 0 ? heads : kv_heads, hdp}, ref.options());
+      if (grads[i].stride(3) != 1) grads[i] = grads[i].contiguous();
     }
     at::Tensor dqkv;
     bool done = false;
 #ifdef TUNEBENCH_WITH_CUDA
-    const int64_t B = ref.size(0), T = ref.size(1), H = ref.size(2), hd = ref.size(3);
     const auto t = elem_type(ref.scalar_type());
     const bool same = grads[0].scalar_type() == ref.scalar_type() && grads[1].scalar_type() == ref.scalar_type() &&
                       grads[2].scalar_type() == ref.scalar_type();
     if (on_cuda({&grads[0], &grads[1], &grads[2]}) && t && same) {
-      dqkv = at::empty({B, T, 3, H, hd}, ref.options());
+      dqkv = at::empty({B, T, (heads + 2 * kv_heads) * hd}, ref.options());
       const auto st = [](const at::Tensor& g) { return kernels::Strides3{g.stride(0), g.stride(1), g.stride(2)}; };
       done = try_kernel([&] {
         return kernels::rope_qkv_backward(*t, grads[0].data_ptr(), st(grads[0]), grads[1].data_ptr(), st(grads[1]),
                                           grads[2].data_ptr(), st(grads[2]), c.data_ptr<float>(), s.data_ptr<float>(),
-                                          dqkv.data_ptr(), B, T, H, hd, stream());
+                                          dqkv.data_ptr(), B, T, heads, kv_heads, hd, stream());
       });
     }
 #endif
-    if (!done)
-      dqkv = at::stack(
-          {rotate_pairs(grads[0], c, s, true), rotate_pairs(grads[1], c, s, true), grads[2].to(grads[0].scalar_type())},
-          2);
-    return {dqkv, at::Tensor(), at::Tensor()};
+    if (!done) {
+      const auto unpad = [&](const at::Tensor& g) { return hdp == hd ? g : g.narrow(-1, 0, hd); };
+      const at::ScalarType dt = grads[0].scalar_type();
+      dqkv = at::cat({rotate_pairs(unpad(grads[0]), c, s, true).reshape({B, T, heads * hd}),
+                      rotate_pairs(unpad(grads[1]), c, s, true).to(dt).reshape({B, T, kv_heads * hd}),
+                      unpad(grads[2]).to(dt).reshape({B, T, kv_heads * hd})},
+                     -1);
+    }
+    variable_list out(6);
+    out[0] = dqkv;
+    return out;
   }
 };
 
@@ -330,11 +344,12 @@ struct SwigluFunction : torch::autograd::Function<SwigluFunction> {
 // Mixed-precision linear
 // ============================================================================================
 
+// `wsrc` is w itself, or w's copy in the compute dtype (Function::apply takes no undefined tensor).
 struct LinearFunction : torch::autograd::Function<LinearFunction> {
-  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, int64_t compute) {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, at::Tensor wsrc, int64_t compute) {
     const auto cd = static_cast<at::ScalarType>(compute);
     const at::Tensor xc = x.scalar_type() == cd ? x : x.to(cd);
-    const at::Tensor wc = w.scalar_type() == cd ? w : w.to(cd);
+    const at::Tensor wc = wsrc.scalar_type() == cd ? wsrc : wsrc.to(cd);
     ctx->save_for_backward({xc, wc});
     ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
     ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
@@ -352,7 +367,7 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
         at::mm(dy2, wc).view(xc.sizes()).to(static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()));
     const at::Tensor dw =
         weight_grad(dy2, xc.reshape({-1, k}), static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt()));
-    return {dx, dw, at::Tensor()};
+    return {dx, dw, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -393,11 +408,11 @@ at::Tensor cross_entropy_in_place(at::Tensor& logits, const at::Tensor& targets,
 }
 
 struct LinearCrossEntropyFunction : torch::autograd::Function<LinearCrossEntropyFunction> {
-  static at::Tensor forward(AutogradContext* ctx, at::Tensor h, at::Tensor w, at::Tensor targets, int64_t compute,
-                            int64_t chunk_rows) {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor h, at::Tensor w, at::Tensor wsrc, at::Tensor targets,
+                            int64_t compute, int64_t chunk_rows) {
     const auto cd = static_cast<at::ScalarType>(compute);
     const at::Tensor hc = (h.scalar_type() == cd ? h : h.to(cd)).contiguous();
-    const at::Tensor wc = w.scalar_type() == cd ? w : w.to(cd);
+    const at::Tensor wc = wsrc.scalar_type() == cd ? wsrc : wsrc.to(cd);
     const int64_t rows = hc.size(0), vocab = wc.size(0);
     const int64_t chunk = chunk_rows > 0 ? chunk_rows : ce_chunk_rows(rows, vocab);
     const double scale = 1.0 / static_cast<double>(rows);
@@ -425,7 +440,7 @@ struct LinearCrossEntropyFunction : torch::autograd::Function<LinearCrossEntropy
     const at::Tensor& g = grads[0];
     const at::Tensor dh = (saved[0] * g).to(static_cast<at::ScalarType>(ctx->saved_data["h_dtype"].toInt()));
     const at::Tensor dw = (saved[1] * g).to(static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt()));
-    return {dh, dw, at::Tensor(), at::Tensor(), at::Tensor()};
+    return {dh, dw, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -446,8 +461,9 @@ std::tuple<at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x, const at::T
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> rope_qkv(const at::Tensor& qkv, const at::Tensor& cos,
-                                                        const at::Tensor& sin) {
-  const auto out = RopeQkvFunction::apply(qkv, cos, sin);
+                                                        const at::Tensor& sin, int64_t heads, int64_t kv_heads,
+                                                        int64_t padded_head_dim) {
+  const auto out = RopeQkvFunction::apply(qkv, cos, sin, heads, kv_heads, padded_head_dim);
   return {out[0], out[1], out[2]};
 }
 
@@ -462,13 +478,14 @@ at::Tensor rotate_pairs(const at::Tensor& x, const at::Tensor& cos, const at::Te
   return out.flatten(-2).to(x.scalar_type());
 }
 
-at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute) {
-  return LinearFunction::apply(x, w, static_cast<int64_t>(compute));
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute, const at::Tensor& w_compute) {
+  return LinearFunction::apply(x, w, w_compute.defined() ? w_compute : w, static_cast<int64_t>(compute));
 }
 
 at::Tensor linear_cross_entropy(const at::Tensor& h, const at::Tensor& w, const at::Tensor& targets,
-                                at::ScalarType compute, int64_t chunk_rows) {
-  return LinearCrossEntropyFunction::apply(h, w, targets, static_cast<int64_t>(compute), chunk_rows);
+                                at::ScalarType compute, int64_t chunk_rows, const at::Tensor& w_compute) {
+  return LinearCrossEntropyFunction::apply(h, w, w_compute.defined() ? w_compute : w, targets,
+                                           static_cast<int64_t>(compute), chunk_rows);
 }
 
 }  // namespace tunebench::engine::fused

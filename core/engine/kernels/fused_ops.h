@@ -30,10 +30,14 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, at::ScalarType out
 std::tuple<at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w,
                                                 at::ScalarType out_dtype, double eps);
 
-// Interleaved rotary embedding of q and k straight from the fused projection qkv [B, T, 3, H, hd];
-// cos/sin: float [T, hd/2]. Returns q, k, v as [B, T, H, hd] (v copied).
+// Interleaved rotary embedding of q and k straight from the fused projection qkv [B, T, W], W =
+// (heads + 2 kv_heads) x hd (q's heads, then k's, then v's); cos/sin: float [T >= seq, hd/2].
+// Returns q [B, T, heads, hdp] and k, v [B, T, kv_heads, hdp] (v copied), contiguous; hdp >= hd
+// pads each head with zeros (0: hdp = hd), which is what flash attention needs for head sizes that
+// are no multiple of 8, written here instead of copied by SDPA.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> rope_qkv(const at::Tensor& qkv, const at::Tensor& cos,
-                                                        const at::Tensor& sin);
+                                                        const at::Tensor& sin, int64_t heads, int64_t kv_heads,
+                                                        int64_t padded_head_dim = 0);
 
 // The composite rotation: pairs (x[2i], x[2i+1]) of x [B, T, H, hd] rotated by t * f_i with
 // cos/sin [T, hd/2], in fp32, returned in x's dtype; `inverse` applies the transpose (backward).
@@ -44,7 +48,8 @@ at::Tensor rotate_pairs(const at::Tensor& x, const at::Tensor& cos, const at::Te
 at::Tensor swiglu(const at::Tensor& gu);
 
 // x @ w^T in `compute` (w cast once if it is not already), with dW computed in w's dtype.
-at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute);
+// `w_compute`, when given, is w already in `compute` (the optimizer's copy): read instead of a cast.
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute, const at::Tensor& w_compute = {});
 
 // mean over rows of cross_entropy(h @ w^T, targets) without ever holding fp32 logits: logits are
 // made a chunk of rows at a time in `compute`, overwritten by their gradient in the same kernel
@@ -52,6 +57,6 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compu
 // h: [N, D], w: [V, D], targets: int64 [N]. Returns the fp32 loss (0-dim). `chunk_rows` 0 picks
 // chunks of at most 2^28 logits.
 at::Tensor linear_cross_entropy(const at::Tensor& h, const at::Tensor& w, const at::Tensor& targets,
-                                at::ScalarType compute, int64_t chunk_rows = 0);
+                                at::ScalarType compute, int64_t chunk_rows = 0, const at::Tensor& w_compute = {});
 
 }  // namespace tunebench::engine::fused

@@ -1,5 +1,8 @@
 #include "core/engine/model/llama.h"
 
+#include <cmath>
+#include <optional>
+
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/generated/variable_factories.h>
 
@@ -12,7 +15,6 @@ namespace tunebench::engine {
 
 namespace {
 constexpr double kNormEps = 1e-5;
-constexpr double kRopeTheta = 10000.0;
 
 // RMSNorm exactly as the reference: w * (x * rsqrt(mean(x^2) + eps)).type_as(x), in fp32 inside.
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w) {
@@ -25,9 +27,13 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w) {
 
 std::vector<std::vector<int64_t>> LlamaModel::unit_shapes(const config::ModelDims& d, size_t unit) {
   if (unit == 0) return {{d.vocab, d.dim}};
-  if (unit == static_cast<size_t>(d.layers) + 1) return {{d.dim}, {d.vocab, d.dim}};
-  // attn_norm, wqkv, wo, ffn_norm, w13, w2 (nn.Linear weights are [out, in])
-  return {{d.dim}, {3 * d.dim, d.dim}, {d.dim, d.dim}, {d.dim}, {2 * d.ffn, d.dim}, {d.dim, d.ffn}};
+  if (unit == static_cast<size_t>(d.layers) + 1) {
+    if (d.tie_embeddings) return {{d.dim}};
+    return {{d.dim}, {d.vocab, d.dim}};
+  }
+  // attn_norm, wqkv (q rows, then k and v rows of kv_heads each), wo, ffn_norm, w13, w2
+  // (nn.Linear weights are [out, in])
+  return {{d.dim}, {d.qkv_dim(), d.dim}, {d.dim, d.dim}, {d.dim}, {2 * d.ffn, d.dim}, {d.dim, d.ffn}};
 }
 
 int64_t numel_of(const std::vector<std::vector<int64_t>>& shapes) {
@@ -66,7 +72,8 @@ LlamaModel::LlamaModel(const config::ModelDims& dims, at::TensorOptions options)
       unit.param_names = {"tok_embeddings.weight"};
     } else if (u == n_units - 1) {
       unit.name = "head";
-      unit.param_names = {"norm.weight", "output.weight"};
+      unit.param_names = {"norm.weight"};
+      if (!dims.tie_embeddings) unit.param_names.push_back("output.weight");
     } else {
       unit.name = "block " + std::to_string(u - 1);
       const std::string p = "layers." + std::to_string(u - 1) + ".";
@@ -102,9 +109,9 @@ std::vector<at::Tensor> LlamaModel::parameters() const {
 
 void LlamaModel::prepare_rope(int64_t seq_len, c10::Device device) {
   if (m_rope_cos.defined() && m_rope_cos.size(0) == seq_len && m_rope_cos.device() == device) return;
-  const int64_t hd = m_dims.dim / m_dims.heads;
+  const int64_t hd = m_dims.head_dim();
   const auto opts = at::TensorOptions().dtype(at::kFloat).device(device);
-  const at::Tensor inv = 1.0 / at::pow(kRopeTheta, at::arange(0, hd, 2, opts) / static_cast<double>(hd));
+  const at::Tensor inv = 1.0 / at::pow(m_dims.rope_theta, at::arange(0, hd, 2, opts) / static_cast<double>(hd));
   const at::Tensor freqs = at::outer(at::arange(seq_len, opts), inv);
   m_rope_cos = freqs.cos();
   m_rope_sin = freqs.sin();
@@ -112,15 +119,14 @@ void LlamaModel::prepare_rope(int64_t seq_len, c10::Device device) {
 
 at::Tensor LlamaModel::block_forward(const at::Tensor& x, const std::vector<at::Tensor>& p) const {
   const int64_t B = x.size(0), T = x.size(1), D = x.size(2);
-  const int64_t H = m_dims.heads, hd = D / H;
+  const int64_t H = m_dims.heads, KV = m_dims.kv_head_count(), hd = m_dims.head_dim();
   const auto cos = m_rope_cos.narrow(0, 0, T);
   const auto sin = m_rope_sin.narrow(0, 0, T);
-  // attention
-  const at::Tensor qkv = at::linear(rms_norm(x, p[0]), p[1]).view({B, T, 3, H, hd});
-  const auto parts = qkv.unbind(2);
-  const at::Tensor q = fused::rotate_pairs(parts[0], cos, sin).transpose(1, 2);
-  const at::Tensor k = fused::rotate_pairs(parts[1], cos, sin).transpose(1, 2);
-  const at::Tensor v = parts[2].transpose(1, 2);
+  // attention: q, k, v split off the fused projection (k and v kv_heads wide)
+  const auto parts = at::linear(rms_norm(x, p[0]), p[1]).split({D, KV * hd, KV * hd}, -1);
+  const at::Tensor q = fused::rotate_pairs(parts[0].view({B, T, H, hd}), cos, sin).transpose(1, 2);
+  const at::Tensor k = fused::rotate_pairs(parts[1].view({B, T, KV, hd}), cos, sin).transpose(1, 2);
+  const at::Tensor v = parts[2].view({B, T, KV, hd}).transpose(1, 2);
   const at::Tensor a = compat::causal_attention(q, k, v);
   const at::Tensor h = x + at::linear(a.transpose(1, 2).reshape({B, T, D}), p[2]);
   // SwiGLU feed-forward
@@ -133,14 +139,21 @@ at::Tensor LlamaModel::block_forward(const at::Tensor& x, const std::vector<at::
 // checkpoints whole units).
 at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, const std::vector<at::Tensor>& p) const {
   const int64_t B = x.size(0), T = x.size(1), D = x.size(2);
-  const int64_t H = m_dims.heads, hd = D / H;
+  const int64_t hd = m_dims.head_dim();
+  const int64_t hdp = m_kernels.attention_head_dim > hd ? m_kernels.attention_head_dim : hd;
   const at::ScalarType cd = m_kernels.compute;
-  // attention
+  // attention: q, k, v rotated (and padded to hdp) by one kernel straight from the projection
   const at::Tensor n1 = fused::rms_norm(x, p[0], cd, kNormEps);
-  const at::Tensor qkv = block_linear(block, 0, n1, p[1]).view({B, T, 3, H, hd});
-  const auto [q, k, v] = fused::rope_qkv(qkv, m_rope_cos, m_rope_sin);
-  const at::Tensor a = compat::causal_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2));
-  const at::Tensor o = block_linear(block, 1, a.transpose(1, 2).reshape({B, T, D}), p[2]);
+  const at::Tensor qkv = block_linear(block, 0, n1, p[1]);
+  const auto [q, k, v] = fused::rope_qkv(qkv, m_rope_cos, m_rope_sin, m_dims.heads, m_dims.kv_head_count(), hdp);
+  // Padded heads: zero columns add nothing to QK^T and give zero output columns; the scale stays
+  // the real head size's.
+  const std::optional<double> scale =
+      hdp != hd ? std::optional<double>(1.0 / std::sqrt(static_cast<double>(hd))) : std::nullopt;
+  at::Tensor a =
+      compat::causal_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), scale).transpose(1, 2);
+  if (hdp != hd) a = a.narrow(-1, 0, hd);
+  const at::Tensor o = block_linear(block, 1, a.reshape({B, T, D}), p[2]);
   // SwiGLU feed-forward, its norm fused with the residual add before it
   const auto [h, n2] = fused::add_rms_norm(x, o, p[3], cd, kNormEps);
   const at::Tensor s = fused::swiglu(block_linear(block, 2, n2, p[4]));
@@ -150,28 +163,90 @@ at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, co
 // The block's matmuls: float8 with delayed scaling (amp fp8), else bf16/fp16 with fp32 weight grads.
 at::Tensor LlamaModel::block_linear(size_t block, int which, const at::Tensor& x, const at::Tensor& w) const {
   if (m_kernels.fp8) return m_fp8[4 * block + static_cast<size_t>(which)]->forward(x, w);
-  return fused::linear(x, w, m_kernels.compute);
+  static constexpr size_t kParamOf[] = {1, 2, 4, 5};  // wqkv, wo, w13, w2 within the block's unit
+  return fused::linear(x, w, m_kernels.compute, weight_copy(block + 1, kParamOf[which]));
+}
+
+// ============================================================================================
+// Weight copies from the optimizer
+// ============================================================================================
+
+std::vector<at::Tensor> LlamaModel::new_weight_copies(size_t u) {
+  if (m_copy_flat.size() != m_units.size()) {
+    m_copy_flat.assign(m_units.size(), at::Tensor());
+    m_copy_views.assign(m_units.size(), {});
+  }
+  if (u == 0 && !m_dims.tie_embeddings) {  // the lookup reads the fp32 table: nothing would read a copy
+    release_weight_copies(0);
+    return {};
+  }
+  m_copy_flat[u] = at::empty(m_units[u].flat.sizes(), m_units[u].flat.options().dtype(m_kernels.compute));
+  m_copy_views[u] = views_of(m_copy_flat[u], unit_shapes(m_dims, u));
+  return m_copy_views[u];
+}
+
+void LlamaModel::drop_weight_copies() {
+  m_copy_flat.clear();
+  m_copy_views.clear();
+}
+
+bool LlamaModel::has_weight_copies() const {
+  for (const auto& f : m_copy_flat)
+    if (f.defined()) return true;
+  return false;
+}
+
+at::Tensor LlamaModel::weight_copy(size_t unit, size_t param) const {
+  if (!m_kernels.fused || unit >= m_copy_views.size() || param >= m_copy_views[unit].size()) return {};
+  return m_copy_views[unit][param];
+}
+
+void LlamaModel::release_weight_copies(size_t unit) const {
+  if (unit >= m_copy_flat.size()) return;
+  m_copy_flat[unit] = at::Tensor();
+  m_copy_views[unit].clear();
+}
+
+at::Tensor LlamaModel::output_weight_copy() const {
+  return m_dims.tie_embeddings ? weight_copy(0, 0) : weight_copy(m_units.size() - 1, 1);
+}
+
+void LlamaModel::release_output_weight_copy() const {
+  release_weight_copies(m_dims.tie_embeddings ? 0 : m_units.size() - 1);
+}
+
+const at::Tensor& LlamaModel::output_weight(const std::vector<at::Tensor>& head_params) const {
+  return m_dims.tie_embeddings ? m_units.front().params[0] : head_params[1];
 }
 
 at::Tensor LlamaModel::unit_forward(size_t unit, const at::Tensor& x, const std::vector<at::Tensor>& params) const {
   if (unit == 0) return at::embedding(params[0], x);
   if (unit == m_units.size() - 1) {
-    if (m_kernels.fused) return fused::linear(fused::rms_norm(x, params[0], m_kernels.compute, kNormEps), params[1],
-                                              m_kernels.compute);
-    return at::linear(rms_norm(x, params[0]), params[1]);
+    if (m_kernels.fused)
+      return fused::linear(fused::rms_norm(x, params[0], m_kernels.compute, kNormEps), output_weight(params),
+                           m_kernels.compute);
+    return at::linear(rms_norm(x, params[0]), output_weight(params));
   }
-  if (m_kernels.fused) return fused_block_forward(unit - 1, x, params);
+  if (m_kernels.fused) {
+    at::Tensor y = fused_block_forward(unit - 1, x, params);
+    release_weight_copies(unit);  // read once: the checkpointed recompute casts again
+    return y;
+  }
   return block_forward(x, params);
 }
 
 at::Tensor LlamaModel::head_loss(const at::Tensor& x, const std::vector<at::Tensor>& params,
                                  const at::Tensor& targets) const {
   if (!m_kernels.fused) {
-    const at::Tensor logits = at::linear(rms_norm(x, params[0]), params[1]);
+    const at::Tensor logits = at::linear(rms_norm(x, params[0]), output_weight(params));
     return at::cross_entropy_loss(logits.flatten(0, 1).to(at::kFloat), targets.flatten());
   }
   const at::Tensor n = fused::rms_norm(x, params[0], m_kernels.compute, kNormEps);
-  return fused::linear_cross_entropy(n.flatten(0, 1), params[1], targets.flatten(), m_kernels.compute);
+  at::Tensor loss = fused::linear_cross_entropy(n.flatten(0, 1), output_weight(params), targets.flatten(),
+                                                m_kernels.compute, 0, output_weight_copy());
+  release_output_weight_copy();
+  release_weight_copies(m_units.size() - 1);
+  return loss;
 }
 
 int64_t LlamaModel::parameter_count() const {
@@ -180,7 +255,9 @@ int64_t LlamaModel::parameter_count() const {
   return n;
 }
 
-int64_t LlamaModel::matmul_parameter_count() const { return parameter_count() - m_dims.vocab * m_dims.dim; }
+int64_t LlamaModel::matmul_parameter_count() const {
+  return metrics::llama_matmul_parameters(m_dims.layers, m_dims.dim, m_dims.kv_dim(), m_dims.ffn, m_dims.vocab);
+}
 
 double LlamaModel::flops_per_token(int64_t seq_len) const {
   return metrics::palm_flops_per_token(matmul_parameter_count(), m_dims.layers, m_dims.dim, seq_len);

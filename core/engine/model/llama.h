@@ -4,8 +4,11 @@
 //
 // Each unit's parameters are views into one flat buffer of that unit (FSDP shards and gathers
 // whole units; DDP and the optimizer iterate parameters). The forward math matches
-// ../shared/tools/pytorch_reference.py line by line so both run the same network.
-// Deliberately absent: dropout, KV cache, grouped-query attention, weight tying.
+// ../shared/tools/pytorch_reference.py line by line so both run the same network: grouped-query
+// attention (fewer key/value heads; SDPA's enable_gqa on 2.5+, the heads repeated before), the
+// rotary base rope_theta, and tied embeddings (the head unit then holds only the final norm and
+// reads the embedding unit's matrix).
+// Deliberately absent: dropout, KV cache, biases, sliding windows.
 #pragma once
 
 #include <functional>
@@ -27,6 +30,9 @@ struct ModelKernels {
   bool fused = false;
   at::ScalarType compute = at::kFloat;
   bool fp8 = false;  // the blocks' matmuls in float8 (kernels/fp8_linear.h); needs `fused`
+  // Head size the attention kernel is handed on the fused path (0: the model's). Flash needs a
+  // multiple of 8; the rotary kernel writes q, k, v padded with zeros, so SDPA copies nothing.
+  int64_t attention_head_dim = 0;
 };
 
 class Fp8Linear;
@@ -51,6 +57,16 @@ class LlamaModel {
   // After every optimizer step: fp8 scales of the next step come from this step's amax.
   void end_step();
 
+  // The next forward's weights in the compute dtype, written by the optimizer in its pass
+  // (Optimizer::step_in_groups' copies): one flat buffer for the unit is allocated here and a
+  // view per parameter returned. The fused forward of a unit reads its copies instead
+  // of casting and then lets go of them (what backward needs, autograd keeps), so they live as long
+  // as the casts they replace. drop_weight_copies() when the optimizer did not write them.
+  // (One unit at a time, so that the optimizer frees each unit's gradients as it goes.)
+  std::vector<at::Tensor> new_weight_copies(size_t unit);  // the unit's parameters' copies, in order
+  void drop_weight_copies();
+  bool has_weight_copies() const;
+
   const config::ModelDims& dims() const { return m_dims; }
   std::vector<ModelUnit>& units() { return m_units; }
   const std::vector<ModelUnit>& units() const { return m_units; }
@@ -67,7 +83,7 @@ class LlamaModel {
   void prepare_rope(int64_t seq_len, c10::Device device);
 
   int64_t parameter_count() const;
-  int64_t matmul_parameter_count() const;  // excludes the embedding table (PaLM convention)
+  int64_t matmul_parameter_count() const;  // metrics::llama_matmul_parameters (PaLM convention)
   // Training FLOPs per token: 6 * N_matmul + 12 * L * D * T (PaLM, appendix B).
   double flops_per_token(int64_t seq_len) const;
   static const char* flops_formula() { return "6*N_matmul + 12*L*D*T (PaLM appendix B)"; }
@@ -80,12 +96,24 @@ class LlamaModel {
   at::Tensor block_forward(const at::Tensor& x, const std::vector<at::Tensor>& p) const;
   at::Tensor fused_block_forward(size_t block, const at::Tensor& x, const std::vector<at::Tensor>& p) const;
   at::Tensor block_linear(size_t block, int which, const at::Tensor& x, const at::Tensor& w) const;
+  // The output head's matrix: the head unit's own, or the embedding's when tied.
+  const at::Tensor& output_weight(const std::vector<at::Tensor>& head_params) const;
+  // The compute-dtype copy of a unit's parameter (undefined when none is pending), and giving up
+  // a unit's copies once its forward read them.
+  at::Tensor weight_copy(size_t unit, size_t param) const;
+  void release_weight_copies(size_t unit) const;
+  at::Tensor output_weight_copy() const;
+  void release_output_weight_copy() const;
 
   config::ModelDims m_dims;
   ModelKernels m_kernels;
   std::vector<std::unique_ptr<Fp8Linear>> m_fp8;  // per block: wqkv, wo, w13, w2
   std::vector<ModelUnit> m_units;
   at::Tensor m_rope_cos, m_rope_sin;  // [T, hd/2] float32
+  // Pending weight copies per unit (flat buffer, then views); released by the forward that reads
+  // them, hence mutable: reading them is what a const forward does once.
+  mutable std::vector<at::Tensor> m_copy_flat;
+  mutable std::vector<std::vector<at::Tensor>> m_copy_views;
 };
 
 // Builds leaf parameter views over a flat buffer with the given shapes.

@@ -1,17 +1,126 @@
 #include "core/engine/optim/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "core/engine/compat.h"
 #include "core/engine/errors.h"
 
+#ifdef TUNEBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include "core/engine/kernels/fused_kernels.h"
+#endif
+
 namespace tunebench::engine {
+
+namespace {
+
+#if TORCH_VERSION_MAJOR >= 2 && defined(TUNEBENCH_WITH_CUDA)
+// One update of the project's kernel over `params` (fp32, contiguous, on the current stream).
+bool own_adamw(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+               const std::vector<at::Tensor>& exp_avg, const std::vector<at::Tensor>& exp_avg_sq,
+               const at::Tensor& step, double lr, double beta1, double beta2, double weight_decay, double eps,
+               const std::vector<at::Tensor>& copies = {}) {
+  auto copy_type = kernels::ElemType::F32;  // none
+  for (const auto& c : copies) {
+    if (!c.defined()) continue;
+    const auto t = c.scalar_type() == at::kBFloat16 ? kernels::ElemType::BF16
+                   : c.scalar_type() == at::kHalf   ? kernels::ElemType::F16
+                                                    : kernels::ElemType::F32;
+    if (t == kernels::ElemType::F32 || (copy_type != kernels::ElemType::F32 && t != copy_type)) return false;
+    copy_type = t;
+  }
+  std::vector<kernels::AdamwTensor> table;
+  std::vector<at::Tensor> keep;  // contiguous copies of strided gradients, alive until the launch
+  table.reserve(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const at::Tensor& p = params[i];
+    if (!p.is_contiguous() || p.scalar_type() != at::kFloat || !exp_avg[i].is_contiguous() ||
+        !exp_avg_sq[i].is_contiguous())
+      return false;
+    at::Tensor g = grads[i].scalar_type() == at::kFloat ? grads[i].contiguous() : grads[i].to(at::kFloat).contiguous();
+    keep.push_back(g);
+    void* copy = nullptr;
+    if (i < copies.size() && copies[i].defined()) {
+      if (!copies[i].is_contiguous() || copies[i].numel() != p.numel()) return false;
+      copy = copies[i].data_ptr();
+    }
+    table.push_back({p.data_ptr<float>(), g.data_ptr<float>(), exp_avg[i].data_ptr<float>(),
+                     exp_avg_sq[i].data_ptr<float>(), p.numel(), copy});
+  }
+  if (!kernels::adamw_step(table.data(), static_cast<int>(table.size()), step.data_ptr<float>(), static_cast<float>(lr),
+                           static_cast<float>(beta1), static_cast<float>(beta2), static_cast<float>(weight_decay),
+                           static_cast<float>(eps), copy_type, at::cuda::getCurrentCUDAStream()))
+    return false;
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return true;
+}
+
+// The kernel against at::_fused_adamw_ on tensors of this device, two steps: lengths that take
+// the 16-byte path over several chunks, the element-wise path, and a few elements.
+bool own_adamw_agrees(c10::Device device, double lr, double wd, std::string* why) {
+  const auto opts = at::TensorOptions().device(device).dtype(at::kFloat);
+  std::vector<at::Tensor> p1, p2, g, m1, m2, v1, v2, steps;
+  for (int64_t n : {int64_t{3} * (int64_t{1} << 16) + 4, int64_t{4099}, int64_t{8}}) {
+    p1.push_back(at::randn({n}, opts));
+    p2.push_back(p1.back().clone());
+    g.push_back(at::randn({n}, opts));
+    m1.push_back(at::zeros({n}, opts));
+    m2.push_back(at::zeros({n}, opts));
+    v1.push_back(at::zeros({n}, opts));
+    v2.push_back(at::zeros({n}, opts));
+    steps.push_back(at::zeros({}, opts));
+  }
+  at::Tensor step = at::zeros({1}, opts);
+  for (int k = 0; k < 2; ++k) {
+    step.add_(1);
+    if (!own_adamw(p1, g, m1, v1, step, lr, 0.9, 0.999, wd, 1e-8)) {
+      *why = "the kernel does not take these tensors";
+      return false;
+    }
+    at::_foreach_add_(steps, 1);
+    at::_fused_adamw_(p2, g, m2, v2, {}, steps, lr, 0.9, 0.999, wd, 1e-8, false, false, {}, {});
+  }
+  double worst = 0;
+  for (size_t i = 0; i < p1.size(); ++i) {
+    const double diff = (p1[i] - p2[i]).abs().max().item<double>();
+    const double scale = p2[i].abs().max().item<double>() + 1e-12;
+    worst = std::max(worst, diff / scale);
+  }
+  if (!(worst < 1e-5)) {
+    *why = "it differs from at::_fused_adamw_ by " + std::to_string(worst) + " (relative)";
+    return false;
+  }
+  return true;
+}
+#endif
+
+}  // namespace
 
 Optimizer::Optimizer(const config::TrialConfig& c, std::vector<at::Tensor> params)
     : m_kind(c.optimizer), m_lr(c.lr), m_weight_decay(c.weight_decay), m_params(std::move(params)) {
   at::NoGradGuard no_grad;
 #if TORCH_VERSION_MAJOR >= 2 && defined(TUNEBENCH_WITH_CUDA)
   m_fused = c.fused_optimizer && m_kind == config::Optimizer::AdamW && !m_params.empty() && m_params[0].is_cuda();
+  // The project's kernel is part of `compile fused`: eager trials keep PyTorch's, as the reference.
+  // fp16's loss scaling (found_inf) and 16-bit parameters stay with PyTorch's kernel.
+  const char* env = std::getenv("TUNEBENCH_ADAMW");
+  if (m_fused && config::uses_fused_kernels(c.compile) && c.amp != config::Amp::Fp16 &&
+      m_params[0].scalar_type() == at::kFloat) {
+    if (env && std::string(env) == "torch") {
+      m_fallback_reason = "TUNEBENCH_ADAMW=torch";
+    } else if (!std::all_of(m_params.begin(), m_params.end(),
+                            [](const at::Tensor& p) { return p.is_contiguous() && p.scalar_type() == at::kFloat; })) {
+      m_fallback_reason = "a parameter is not a contiguous fp32 tensor";
+    } else if (own_adamw_agrees(m_params[0].device(), m_lr, m_weight_decay, &m_fallback_reason)) {
+      m_own_kernel = true;
+      m_step_count = at::zeros({1}, m_params[0].options().dtype(at::kFloat));
+    }
+  }
 #endif
   if (m_kind == config::Optimizer::AdamW) {
     for (const auto& p : m_params) {
@@ -24,6 +133,7 @@ Optimizer::Optimizer(const config::TrialConfig& c, std::vector<at::Tensor> param
 
 std::string Optimizer::describe() const {
   if (m_kind == config::Optimizer::Sgd) return "SGD (foreach)";
+  if (m_own_kernel) return "AdamW (fused, Tunebench kernel)";
   return m_fused ? "AdamW (fused)" : "AdamW (foreach)";
 }
 
@@ -34,11 +144,25 @@ int64_t Optimizer::state_bytes() const {
   return n;
 }
 
-void Optimizer::step(const std::vector<at::Tensor>& grads, const at::Tensor& found_inf) {
+bool Optimizer::step(const std::vector<at::Tensor>& grads, const at::Tensor& found_inf,
+                     const std::vector<at::Tensor>& copies) {
   at::NoGradGuard no_grad;
+  (void)copies;  // only the project's kernel (CUDA, libtorch 2.x) writes them
   if (grads.size() != m_params.size())
     throw EngineError("internal", protocol::kExitInternal, "optimizer got a gradient list of the wrong length");
 #if TORCH_VERSION_MAJOR >= 2 && defined(TUNEBENCH_WITH_CUDA)
+  if (m_own_kernel && !found_inf.defined()) {
+    m_step_count.add_(1);
+    if (own_adamw(m_params, grads, m_exp_avg, m_exp_avg_sq, m_step_count, m_lr, m_beta1, m_beta2, m_weight_decay, m_eps,
+                  copies)) {
+      ++m_step;
+      return !copies.empty();
+    }
+    m_step_count.sub_(1);
+    m_own_kernel = false;  // a parameter it cannot take: PyTorch's from here on, its step counts kept
+    m_fallback_reason = "a parameter is not a contiguous fp32 tensor";
+    if (!m_state_steps.empty()) at::_foreach_add_(m_state_steps, static_cast<double>(m_step));
+  }
   if (m_fused) {
     // The fused kernel does not count steps itself; it skips the update where found_inf != 0.
     at::_foreach_add_(m_state_steps, 1);
@@ -46,16 +170,16 @@ void Optimizer::step(const std::vector<at::Tensor>& grads, const at::Tensor& fou
                       m_weight_decay, m_eps, /*amsgrad=*/false, /*maximize=*/false, /*grad_scale=*/{},
                       found_inf.defined() ? std::optional<at::Tensor>(found_inf) : std::nullopt);
     ++m_step;
-    return;
+    return false;
   }
 #endif
   // Foreach path: one host read decides a skipped fp16 step (the fused path needs none).
-  if (found_inf.defined() && found_inf.item<float>() != 0.f) return;
+  if (found_inf.defined() && found_inf.item<float>() != 0.f) return false;
   ++m_step;
   if (m_kind == config::Optimizer::Sgd) {
     if (m_weight_decay > 0) at::_foreach_mul_(m_params, 1.0 - m_lr * m_weight_decay);
     at::_foreach_add_(m_params, grads, -m_lr);
-    return;
+    return false;
   }
   // AdamW (Loshchilov & Hutter), as torch.optim.AdamW: decoupled decay, bias-corrected moments.
   const double bias1 = 1.0 - std::pow(m_beta1, static_cast<double>(m_step));
@@ -69,6 +193,40 @@ void Optimizer::step(const std::vector<at::Tensor>& grads, const at::Tensor& fou
   at::_foreach_div_(denom, std::sqrt(bias2));
   at::_foreach_add_(denom, m_eps);
   at::_foreach_addcdiv_(m_params, m_exp_avg, denom, -m_lr / bias1);
+  return false;
+}
+
+bool Optimizer::step_in_groups(std::vector<at::Tensor>& grads, const std::vector<size_t>& group_sizes,
+                               const std::function<std::vector<at::Tensor>(size_t)>& copies_for) {
+#if TORCH_VERSION_MAJOR >= 2 && defined(TUNEBENCH_WITH_CUDA)
+  if (m_own_kernel) {
+    at::NoGradGuard no_grad;
+    size_t total = 0;
+    for (size_t n : group_sizes) total += n;
+    if (total != m_params.size() || grads.size() != m_params.size())
+      throw EngineError("internal", protocol::kExitInternal, "optimizer groups do not cover the parameters");
+    m_step_count.add_(1);
+    const auto slice = [](const std::vector<at::Tensor>& v, size_t first, size_t n) {
+      return std::vector<at::Tensor>(v.begin() + static_cast<std::ptrdiff_t>(first),
+                                     v.begin() + static_cast<std::ptrdiff_t>(first + n));
+    };
+    size_t first = 0;
+    for (size_t group = 0; group < group_sizes.size(); ++group) {
+      const size_t n = group_sizes[group];
+      if (!own_adamw(slice(m_params, first, n), slice(grads, first, n), slice(m_exp_avg, first, n),
+                     slice(m_exp_avg_sq, first, n), m_step_count, m_lr, m_beta1, m_beta2, m_weight_decay, m_eps,
+                     copies_for(group)))
+        throw EngineError("internal", protocol::kExitInternal, "the AdamW kernel refused a parameter group");
+      for (size_t i = first; i < first + n; ++i) grads[i] = at::Tensor();
+      first += n;
+    }
+    ++m_step;
+    return true;
+  }
+#endif
+  (void)group_sizes;
+  (void)copies_for;
+  return step(grads);
 }
 
 at::Tensor clip_grad_norm(const std::vector<at::Tensor>& grads, double max_norm) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,15 +17,31 @@ namespace tunebench::engine {
 
 class Optimizer {
  public:
+  // With `compile` fused on a GPU, AdamW of fp32 parameters runs the project's multi-tensor kernel
+  // (kernels/fused_kernels.h: adamw_step, one pass over each tensor with 16-byte accesses) once it
+  // has matched at::_fused_adamw_ on test tensors in this process; otherwise, and where
+  // TUNEBENCH_ADAMW=torch, PyTorch's. `fallback_reason()` says why a requested kernel was not used.
   Optimizer(const config::TrialConfig& config, std::vector<at::Tensor> params);
 
   // One update. `grads[i]` belongs to `params[i]`. `found_inf` (fp16 loss scaling): a float
   // tensor [1] on the device; when non-zero the update is skipped (inside the fused kernel, or
   // after one host read on the foreach path).
-  void step(const std::vector<at::Tensor>& grads, const at::Tensor& found_inf = {});
+  // `copies` (the project's kernel only): per parameter a 16-bit tensor of its size, or undefined,
+  // that receives the updated parameter in the same pass. Returns whether they were written.
+  bool step(const std::vector<at::Tensor>& grads, const at::Tensor& found_inf = {},
+            const std::vector<at::Tensor>& copies = {});
+  // The same update group by group (`group_sizes` parameters each, in order), the project's kernel
+  // writing the copies `copies_for(group)` returns; each group's gradients are released from
+  // `grads` once its update is queued, so a caller that holds no other reference frees them as it
+  // goes. Without the project's kernel: step(grads), no copies. Returns whether copies were written.
+  bool step_in_groups(std::vector<at::Tensor>& grads, const std::vector<size_t>& group_sizes,
+                      const std::function<std::vector<at::Tensor>(size_t)>& copies_for);
 
   bool fused() const { return m_fused; }
-  std::string describe() const;  // "AdamW (fused)", "AdamW (foreach)", "SGD (foreach)"
+  bool own_kernel() const { return m_own_kernel; }
+  const std::string& fallback_reason() const { return m_fallback_reason; }
+  std::string describe()
+      const;  // "AdamW (fused)", "AdamW (fused, Tunebench kernel)", "AdamW (foreach)", "SGD (foreach)"
   int64_t state_bytes() const;
   const std::vector<at::Tensor>& params() const { return m_params; }
 
@@ -33,6 +50,9 @@ class Optimizer {
   double m_lr, m_weight_decay;
   double m_beta1 = 0.9, m_beta2 = 0.999, m_eps = 1e-8;
   bool m_fused = false;
+  bool m_own_kernel = false;
+  std::string m_fallback_reason;
+  at::Tensor m_step_count;  // own kernel: the step as a device float (a CUDA graph replays its increment)
   int64_t m_step = 0;
   std::vector<at::Tensor> m_params;
   std::vector<at::Tensor> m_exp_avg, m_exp_avg_sq, m_state_steps;

@@ -21,6 +21,21 @@ out="$("$cli" predict --preset 7b-ddp --evidence "$sessions/h200-7b.tbsession" 2
 grep -q "calibrated on NVIDIA H200" <<<"$out" || fail "not calibrated: $out"
 grep -q "measured in trials over this link" <<<"$out" || fail "link not from the session: $out"
 
+# A Hugging Face config.json: Llama-3.1-8B's shape is the llama3.1-8b preset, its rope_scaling is
+# named in a warning; a file that is no model config is refused with the problem.
+cat > "$dir/config.json" <<'JSON'
+{"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+ "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "rope_theta": 500000.0,
+ "tie_word_embeddings": false, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}}
+JSON
+out="$("$cli" predict --preset 7b-single --hf-config "$dir/config.json" --gpu h200 --json 2>"$dir/err")"
+grep -q '"model": "llama3.1-8b"' <<<"$out" || fail "hf-config model: $out"
+grep -q '"kv_heads": 8' <<<"$out" || fail "hf-config kv_heads: $out"
+grep -q "rope_scaling (llama3)" "$dir/err" || fail "hf-config warning: $(cat "$dir/err")"
+echo '{"model": "7b", "strategy": "ddp"}' > "$dir/trial.json"
+if out="$("$cli" predict --hf-config "$dir/trial.json" --gpu h200 2>&1)"; then fail "accepted a trial config as a model config"; fi
+grep -q "not a Hugging Face model config" <<<"$out" || fail "hf-config error: $out"
+
 out="$("$cli" predict --list-hardware)"
 grep -q "^  rtx4090 " <<<"$out" || fail "list-hardware: $out"
 if out="$("$cli" predict --preset 7b-single --gpu gtx1080 2>&1)"; then fail "accepted an unknown GPU"; fi

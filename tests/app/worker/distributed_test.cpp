@@ -324,3 +324,25 @@ TEST(Fsdp, FusedKernelsGiveTheCompositeResultInBothModes) {
     EXPECT_LT(d.max_abs, 1e-5 * std::max(1.0, d.max_ref)) << mode;
   }
 }
+
+TEST(Ddp, GroupedQueryAttentionAndTiedEmbeddingsEqualTheSingleProcess) {
+  // Llama-3.2-1B's features small: 4 query heads on 2 key/value heads, the head tied to the
+  // embedding. DDP's buckets hold the narrower q/k/v projection and the one shared matrix (whose
+  // gradient sums both uses before its bucket is reduced): the same update as one process.
+  const std::vector<std::string> gqa = {"--kv-heads", "2", "--tie-embeddings", "true"};
+  const auto init = train(1, with(with(sgd_step(4), gqa), {"--lr", "1e-30"}), "gqa-init");
+  const auto single = train(1, with(sgd_step(4), gqa), "gqa-single");
+  const auto ddp = train(2, with(with(sgd_step(2), gqa), {"--strategy", "ddp"}), "gqa-ddp");
+  ASSERT_EQ(single.size(), init.size());
+  const Diff d = diff(ddp, single, init);
+  EXPECT_GT(d.max_ref, 1e-3);
+  EXPECT_LT(d.max_abs, 1e-5 * std::max(1.0, d.max_ref)) << "max |ddp - single| = " << d.max_abs;
+}
+
+TEST(Fsdp, GroupedQueryAttentionUnitsEqualDdp) {
+  const std::vector<std::string> gqa = {"--kv-heads", "1"};  // multi-query: one key/value head for 4
+  const auto ddp = train(2, with(with(adamw_steps(2), gqa), {"--strategy", "ddp"}), "gqa-fsdp-ddp");
+  const auto fsdp = train(2, with(with(adamw_steps(2), gqa), {"--strategy", "fsdp"}), "gqa-fsdp");
+  ASSERT_EQ(fsdp.size(), ddp.size());
+  EXPECT_LT(max_abs_diff(fsdp, ddp), 1e-6);
+}

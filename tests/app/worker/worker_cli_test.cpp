@@ -207,3 +207,38 @@ TEST(WorkerCli, TokenBeyondTheVocabularyIsTheSameConfigErrorWithLoaderThreads) {
   EXPECT_EQ(outcomes[0].message, outcomes[1].message);
   EXPECT_EQ(outcomes[1].message.find("DataLoader"), std::string::npos) << outcomes[1].message;
 }
+
+TEST(WorkerCli, HfConfigSetsTheModelAndNamesWhatItCannotModel) {
+  // A small Mistral-like config with a sliding window: the worker trains its shape (grouped-query
+  // attention, tied embeddings) and says, as a warning event, which field it left out.
+  const std::string path = ::testing::TempDir() + "/hf-small.json";
+  std::ofstream(path) << R"({"model_type": "mistral", "hidden_size": 64, "intermediate_size": 176,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 96,
+      "tie_word_embeddings": true, "rope_theta": 1000000.0, "sliding_window": 4096})";
+  auto run = run_one({"--hf-config", path, "--device", "cpu", "--seq-len", "16", "--micro-batch", "2", "--steps", "2",
+                      "--warmup", "1"},
+                     "hfconfig");
+  EXPECT_EQ(run.exit_code, 0);
+  const auto log = tt::events_of(run);
+  ASSERT_EQ(log.ranks.count(0), 1u);
+  const auto& r = log.ranks.at(0);
+  ASSERT_TRUE(r.hello.has_value());
+  const auto& cfg = r.hello->config;
+  EXPECT_EQ(cfg.at("model"), "custom");
+  EXPECT_EQ(cfg.at("kv_heads"), 2);
+  EXPECT_EQ(cfg.at("tie_embeddings"), true);
+  EXPECT_EQ(cfg.at("rope_theta"), 1000000.0);
+  bool warned = false;
+  for (const auto& w : r.warnings)
+    warned =
+        warned || (w.value.kind == "hf_config" && w.value.message.find("sliding_window 4096") != std::string::npos);
+  EXPECT_TRUE(warned);
+  EXPECT_EQ(r.steps.size(), 2u);
+
+  // A config.json that lacks fields is a config error naming them, before any work.
+  const std::string bad = ::testing::TempDir() + "/hf-missing.json";
+  std::ofstream(bad) << R"({"hidden_size": 64, "num_attention_heads": 4})";
+  const auto o = outcome_of(run_one({"--hf-config", bad}, "hfmissing"));
+  EXPECT_EQ(o.exit_code, tunebench::protocol::kExitConfig);
+  EXPECT_NE(o.message.find("missing intermediate_size, num_hidden_layers, vocab_size"), std::string::npos) << o.message;
+}

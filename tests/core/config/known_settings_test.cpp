@@ -28,6 +28,21 @@ TEST(KnownSettings, AbsentKeysAreUnknownAndWorkerConfigsKnowEverything) {
   EXPECT_EQ(tc::unknown_knobs(nullptr).size(), tc::knobs().size() - 1 - where_knobs());
 }
 
+TEST(KnownSettings, AWorkersConfigFromBeforeTheModelKnobsStillKnowsEverything) {
+  // Sessions written before kv_heads, tie_embeddings, rope_theta and attention existed hold every
+  // other knob: those four are what that worker ran (and such a trial can still be investigated).
+  nlohmann::json old = tc::to_json(*tc::trial_preset("7b-single"));
+  for (const char* k : {"kv_heads", "tie_embeddings", "rope_theta", "attention"}) old.erase(k);
+  EXPECT_TRUE(tc::unknown_knobs(old).empty());
+  const auto parsed = tc::from_json(old);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed.config.dims.kv_head_count(), 32);
+  // An imported trace's partial config does not know them.
+  const nlohmann::json partial = {{"model", "custom"}, {"dim", 4096}, {"heads", 32}};
+  EXPECT_FALSE(tc::is_known(partial, "kv_heads"));
+  EXPECT_FALSE(tc::is_known(partial, "attention"));
+}
+
 TEST(KnownSettings, SettingParsesValidatesAndWritesOnlyThatKey) {
   nlohmann::json c = {{"strategy", "ddp"}, {"world_size", 2}};
   EXPECT_TRUE(tc::set_known_setting(c, "micro_batch", "8").empty());

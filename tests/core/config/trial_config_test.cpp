@@ -43,7 +43,8 @@ TEST(TrialConfig, JsonRoundTripOfEveryKnob) {
   tc::TrialConfig c;
   c.name = "round trip";
   c.model = "custom";
-  c.dims = {512, 6, 8, 1376, 1000};
+  c.dims = {512, 6, 8, 1376, 1000, 2, true, 500000.0};
+  c.attention = tc::Attention::Flash;
   c.micro_batch = 3;
   c.seq_len = 77;
   c.grad_accum = 5;
@@ -90,6 +91,50 @@ TEST(TrialConfig, JsonRoundTripOfEveryKnob) {
   // every knob the form shows is in the JSON and vice versa
   for (const auto& k : tc::knobs()) EXPECT_TRUE(j.contains(k.key)) << k.key;
   EXPECT_EQ(j.size(), tc::knobs().size());
+}
+
+TEST(TrialConfig, PublicModelPresetsCarryTheirAttentionAndEmbeddingShapes) {
+  const auto l31 = *tc::model_preset("llama3.1-8b");
+  EXPECT_EQ(l31.kv_head_count(), 8);
+  EXPECT_EQ(l31.kv_dim(), 1024);
+  EXPECT_EQ(l31.qkv_dim(), 4096 + 2048);
+  EXPECT_EQ(l31.vocab, 128256);
+  EXPECT_EQ(l31.rope_theta, 500000.0);
+  EXPECT_EQ(tc::model_preset("qwen2.5-7b")->kv_head_count(), 4);
+  EXPECT_EQ(tc::model_preset("phi3-mini")->head_dim(), 96);
+  const auto l32 = *tc::model_preset("llama3.2-1b");
+  EXPECT_EQ(l32.head_dim(), 64);
+  EXPECT_TRUE(l32.tie_embeddings);
+  // 7b stays LLaMA-2-7B: multi-head attention (kv_heads 0 means as many as heads)
+  const auto b7 = *tc::model_preset("7b");
+  EXPECT_EQ(b7.kv_heads, 0);
+  EXPECT_EQ(b7.kv_head_count(), 32);
+  EXPECT_FALSE(b7.tie_embeddings);
+  // kv_heads 0 and kv_heads == heads are the same network
+  auto explicit_mha = b7;
+  explicit_mha.kv_heads = 32;
+  EXPECT_TRUE(explicit_mha == b7);
+  for (const auto& name : tc::model_preset_names()) {
+    if (name == "custom") continue;
+    tc::TrialConfig c;
+    ASSERT_FALSE(tc::set_knob(c, "model", name)) << name;
+    c.device = tc::Device::Cuda;
+    EXPECT_TRUE(tc::validate(c).empty()) << name << ": " << tc::describe(tc::validate(c));
+  }
+}
+
+TEST(TrialConfig, ConfigsWithoutTheNewerModelKnobsKeepTheirMeaning) {
+  // A custom model stored before kv_heads, tie_embeddings and rope_theta existed is multi-head,
+  // untied, base 10000, whatever the defaults it is read over.
+  tc::TrialConfig base;
+  base.dims = *tc::model_preset("llama3.2-1b");
+  const auto r = tc::from_json(
+      {{"model", "custom"}, {"dim", 3200}, {"layers", 26}, {"heads", 32}, {"ffn", 8640}, {"vocab", 32000}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.config.dims.kv_head_count(), 32);
+  EXPECT_FALSE(r.config.dims.tie_embeddings);
+  EXPECT_EQ(r.config.dims.rope_theta, 10000.0);
+  EXPECT_EQ(r.config.attention, tc::Attention::Auto);
 }
 
 TEST(TrialConfig, PresetNameSetsDims) {

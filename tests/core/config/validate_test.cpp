@@ -199,3 +199,92 @@ TEST(TrialConfigIntegers, ValuesThatWouldWrapAreProblems) {
     EXPECT_FALSE(parsed.ok()) << j.dump();
   }
 }
+
+TEST(Validate, GroupedQueryAttentionNeedsKeyValueHeadsThatDivideTheHeads) {
+  tc::TrialConfig c;
+  c.model = "custom";
+  c.dims = {4096, 2, 32, 11008, 32000};
+  for (int64_t kv : {1, 2, 4, 8, 16, 32}) {
+    c.dims.kv_heads = kv;
+    EXPECT_FALSE(flags(c, "kv_heads")) << kv;
+  }
+  for (int64_t kv : {3, 5, 12, 64, -1}) {
+    c.dims.kv_heads = kv;
+    EXPECT_TRUE(flags(c, "kv_heads")) << kv;
+  }
+  c.dims.kv_heads = 5;
+  bool named = false;
+  for (const auto& p : tc::validate(c))
+    if (p.key == "kv_heads") named = p.message.find("kv_heads 5 does not divide heads 32") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
+TEST(Validate, HeadSizeMustBeEvenAndAtMost256) {
+  tc::TrialConfig c;
+  c.model = "custom";
+  c.dims = {3200, 2, 32, 8640, 32000};  // head size 100: supported (flash, padded to 104)
+  EXPECT_FALSE(flags(c, "heads"));
+  c.dims.heads = 64;  // 50
+  EXPECT_FALSE(flags(c, "heads"));
+  c.dims = {3136, 2, 32, 8640, 32000};  // 98
+  EXPECT_FALSE(flags(c, "heads"));
+  c.dims = {3168, 2, 32, 8640, 32000};  // 99: odd
+  EXPECT_TRUE(flags(c, "heads"));
+  c.dims = {8192, 2, 16, 8640, 32000};  // 512
+  EXPECT_TRUE(flags(c, "heads"));
+  c.dims = {8192, 2, 32, 8640, 32000};  // 256
+  EXPECT_FALSE(flags(c, "heads"));
+}
+
+TEST(Validate, TiedEmbeddingsAreRefusedWithFsdp) {
+  auto c = *tc::trial_preset("7b-fsdp");
+  c.model = "custom";
+  c.dims.tie_embeddings = true;
+  EXPECT_TRUE(flags(c, "tie_embeddings"));
+  c.strategy = tc::Strategy::Ddp;
+  EXPECT_FALSE(flags(c, "tie_embeddings"));
+}
+
+TEST(Validate, RopeThetaMustBeAPositiveBase) {
+  tc::TrialConfig c;
+  c.model = "custom";
+  for (double t : {0.0, -5.0, 1.0}) {
+    c.dims.rope_theta = t;
+    EXPECT_TRUE(flags(c, "rope_theta")) << t;
+  }
+  c.dims.rope_theta = 500000;
+  EXPECT_FALSE(flags(c, "rope_theta"));
+}
+
+TEST(Validate, ForcedAttentionKernelsNeedWhatTheyRun) {
+  tc::TrialConfig c;  // the CPU
+  c.attention = tc::Attention::Flash;
+  EXPECT_TRUE(flags(c, "attention"));
+  c.attention = tc::Attention::Math;
+  EXPECT_FALSE(flags(c, "attention"));
+  c = *tc::trial_preset("7b-single");
+  c.attention = tc::Attention::Cudnn;
+  EXPECT_FALSE(flags(c, "attention"));
+  c.amp = tc::Amp::Fp32;  // flash and cuDNN are 16-bit kernels
+  EXPECT_TRUE(flags(c, "attention"));
+  c.attention = tc::Attention::Efficient;
+  EXPECT_FALSE(flags(c, "attention"));
+  c = *tc::trial_preset("7b-single");
+  c.model = "custom";
+  c.dims = {3200, 2, 32, 8640, 32000};  // head size 100
+  c.attention = tc::Attention::Cudnn;
+  EXPECT_TRUE(flags(c, "attention"));
+  c.attention = tc::Attention::Flash;
+  EXPECT_FALSE(flags(c, "attention"));
+}
+
+TEST(Validate, Fp8NeedsTheKeyValueProjectionInMultiplesOf16) {
+  auto c = *tc::trial_preset("7b-single-fused");
+  c.amp = tc::Amp::Fp8;
+  c.model = "custom";
+  EXPECT_FALSE(flags(c, "amp"));
+  c.dims = {1536, 2, 24, 4096, 32000, 8};  // head size 64: q/k/v rows 1536 + 2 x 512
+  EXPECT_FALSE(flags(c, "amp"));
+  c.dims = {1200, 2, 12, 4096, 32000, 3};  // head size 100: 1200 + 2 x 300 = 1800, not a multiple of 16
+  EXPECT_TRUE(flags(c, "amp"));
+}

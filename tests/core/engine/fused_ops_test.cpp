@@ -82,11 +82,11 @@ TEST(FusedOps, AddRmsNormInMixedPrecisionGivesEachInputItsDtype) {
 TEST(FusedOps, RopeQkvRotatesQAndKAndCopiesV) {
   at::manual_seed(4);
   const int64_t B = 2, T = 6, H = 3, hd = 8;
-  const at::Tensor qkv = leaf({B, T, 3, H, hd});
+  const at::Tensor qkv = leaf({B, T, 3 * H * hd});
   const at::Tensor freqs = at::outer(at::arange(T, at::kFloat), at::rand({hd / 2}));
   const at::Tensor cos = freqs.cos(), sin = freqs.sin();
-  const auto [q, k, v] = fused::rope_qkv(qkv, cos, sin);
-  const auto parts = qkv.unbind(2);
+  const auto [q, k, v] = fused::rope_qkv(qkv, cos, sin, H, H);
+  const auto parts = qkv.view({B, T, 3, H, hd}).unbind(2);
   const at::Tensor qr = fused::rotate_pairs(parts[0], cos, sin), kr = fused::rotate_pairs(parts[1], cos, sin);
   EXPECT_LT(rel(q, qr), 1e-7);
   EXPECT_LT(rel(k, kr), 1e-7);
@@ -99,6 +99,33 @@ TEST(FusedOps, RopeQkvRotatesQAndKAndCopiesV) {
   // Gradients that arrive transposed, as SDPA's do.
   const auto g = grads({q.transpose(1, 2).contiguous().transpose(1, 2), k, v}, probes, {qkv});
   const auto gr = grads({qr, kr, parts[2]}, probes, {qkv});
+  EXPECT_LT(rel(g[0], gr[0]), 1e-5);
+}
+
+TEST(FusedOps, RopeQkvSplitsGroupedQueryHeadsAndPadsTheHeadSize) {
+  // Grouped-query attention (4 query heads, 2 key/value heads) of head size 10, padded to 16 as
+  // flash attention needs: the padding is zeros, the rest is the rotation of the unpadded split.
+  at::manual_seed(5);
+  const int64_t B = 2, T = 5, H = 4, KV = 2, hd = 10, hdp = 16;
+  const at::Tensor qkv = leaf({B, T, (H + 2 * KV) * hd});
+  const at::Tensor freqs = at::outer(at::arange(T, at::kFloat), at::rand({hd / 2}));
+  const at::Tensor cos = freqs.cos(), sin = freqs.sin();
+  const auto [q, k, v] = fused::rope_qkv(qkv, cos, sin, H, KV, hdp);
+  ASSERT_EQ(q.sizes(), (std::vector<int64_t>{B, T, H, hdp}));
+  ASSERT_EQ(k.sizes(), (std::vector<int64_t>{B, T, KV, hdp}));
+  ASSERT_EQ(v.sizes(), (std::vector<int64_t>{B, T, KV, hdp}));
+  const auto parts = qkv.split({H * hd, KV * hd, KV * hd}, -1);
+  const at::Tensor qr = fused::rotate_pairs(parts[0].reshape({B, T, H, hd}), cos, sin);
+  const at::Tensor kr = fused::rotate_pairs(parts[1].reshape({B, T, KV, hd}), cos, sin);
+  EXPECT_LT(rel(q.narrow(-1, 0, hd), qr), 1e-7);
+  EXPECT_LT(rel(k.narrow(-1, 0, hd), kr), 1e-7);
+  EXPECT_LT(rel(v.narrow(-1, 0, hd), parts[2].reshape({B, T, KV, hd})), 1e-7);
+  for (const auto& t : {q, k, v}) EXPECT_EQ(t.narrow(-1, hd, hdp - hd).abs().max().item<double>(), 0.0);
+  std::vector<at::Tensor> probes = {at::randn({B, T, H, hdp}, at::kDouble), at::randn({B, T, KV, hdp}, at::kDouble),
+                                    at::randn({B, T, KV, hdp}, at::kDouble)};
+  const auto g = grads({q, k, v}, probes, {qkv});
+  const auto gr = grads({qr, kr, parts[2].reshape({B, T, KV, hd})},
+                        {probes[0].narrow(-1, 0, hd), probes[1].narrow(-1, 0, hd), probes[2].narrow(-1, 0, hd)}, {qkv});
   EXPECT_LT(rel(g[0], gr[0]), 1e-5);
 }
 

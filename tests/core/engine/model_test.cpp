@@ -1,7 +1,11 @@
 // The LLaMA model: sizes, FLOPs, causality, creation on the requested dtype.
 #include <gtest/gtest.h>
 
+#include <torch/csrc/autograd/autograd.h>
+
 #include "core/engine/model/llama.h"
+#include "core/metrics/flops.h"
+#include "core/predict/model_shape.h"
 #include "engine_test_util.h"
 
 namespace te = tunebench::engine;
@@ -26,9 +30,99 @@ TEST(LlamaModel, FlopsPerTokenFollowsPaLM) {
   te::LlamaModel m(c.dims, at::TensorOptions().dtype(at::kFloat));
   const int64_t n = count(c.dims);
   EXPECT_EQ(m.parameter_count(), n);
-  EXPECT_EQ(m.matmul_parameter_count(), n - c.dims.vocab * c.dims.dim);
-  const double expected = 6.0 * (n - c.dims.vocab * c.dims.dim) + 12.0 * c.dims.layers * c.dims.dim * 32;
+  // N_matmul: everything but the embedding lookup and the norm weights (2 per block, the final one).
+  const int64_t norms = (2 * c.dims.layers + 1) * c.dims.dim;
+  EXPECT_EQ(m.matmul_parameter_count(), n - c.dims.vocab * c.dims.dim - norms);
+  const double expected = 6.0 * (n - c.dims.vocab * c.dims.dim - norms) + 12.0 * c.dims.layers * c.dims.dim * 32;
   EXPECT_DOUBLE_EQ(m.flops_per_token(32), expected);
+}
+
+TEST(LlamaModel, PresetsHaveThePublishedParameterCounts) {
+  // Each preset named after a public model counts as that model within 1 % (embedding and head
+  // counted as the worker builds them: tied in Llama 3.2, Qwen2.5's q/k/v biases left out).
+  for (const auto& name : tunebench::config::model_preset_names()) {
+    const int64_t published = tunebench::config::published_parameters(name);
+    if (published == 0) continue;
+    const auto d = *tunebench::config::model_preset(name);
+    const int64_t n = count(d);
+    EXPECT_EQ(n, tunebench::predict::parameter_count(d)) << name;
+    EXPECT_NEAR(static_cast<double>(n) / static_cast<double>(published), 1.0, 0.01) << name << ": " << n;
+  }
+  // Llama-3.1-8B exactly: 32 * (2*4096 + 4096*6144 + 4096^2 + 3*4096*14336) + 2*128256*4096 + 4096.
+  EXPECT_EQ(count(*tunebench::config::model_preset("llama3.1-8b")), 8030261248);
+  // Llama-3.2-1B: the output head is the embedding, counted once.
+  EXPECT_EQ(count(*tunebench::config::model_preset("llama3.2-1b")), 1235814400);
+}
+
+TEST(LlamaModel, GroupedQueryAttentionIsMultiHeadAttentionWithKeyValueHeadsShared) {
+  // Query head h reads key/value head h / (heads / kv_heads), as SDPA's enable_gqa (and
+  // repeat_interleave) mean: a multi-head model whose k and v rows repeat each shared head for
+  // its group computes the same block.
+  auto gqa = small_config().dims;  // dim 64, 4 heads of 16
+  gqa.kv_heads = 2;
+  auto mha = gqa;
+  mha.kv_heads = 0;
+  at::manual_seed(3);
+  te::LlamaModel a(gqa, at::TensorOptions().dtype(at::kDouble));
+  te::LlamaModel b(mha, at::TensorOptions().dtype(at::kDouble));
+  a.prepare_rope(16, at::kCPU);
+  b.prepare_rope(16, at::kCPU);
+  const int64_t D = gqa.dim, hd = gqa.head_dim();
+  {
+    at::NoGradGuard no_grad;
+    for (size_t u = 0; u < a.unit_count(); ++u)
+      for (size_t i = 0; i < a.units()[u].params.size(); ++i) {
+        const at::Tensor& src = a.units()[u].params[i];
+        at::Tensor dst = b.units()[u].params[i];
+        if (u == 0 || u + 1 == a.unit_count() || i != 1) {
+          dst.copy_(src);
+          continue;
+        }
+        // wqkv: q rows as they are; k and v rows of shared head j copied to query heads 2j, 2j+1
+        dst.narrow(0, 0, D).copy_(src.narrow(0, 0, D));
+        for (int64_t part = 0; part < 2; ++part)
+          for (int64_t h = 0; h < gqa.heads; ++h)
+            dst.narrow(0, D + part * D + h * hd, hd).copy_(src.narrow(0, D + part * 2 * hd + (h / 2) * hd, hd));
+      }
+  }
+  EXPECT_EQ(a.units()[1].params[1].size(0), D + 2 * 2 * hd);
+  const at::Tensor x = at::randn({2, 16, D}, at::kDouble);
+  at::NoGradGuard no_grad;
+  const at::Tensor ya = a.unit_forward(1, x, a.units()[1].params);
+  const at::Tensor yb = b.unit_forward(1, x, b.units()[1].params);
+  EXPECT_LT((ya - yb).abs().max().item<double>(), 1e-10);
+}
+
+TEST(LlamaModel, TiedEmbeddingsShareOneMatrixWhoseGradientSumsBothUses) {
+  auto tied = small_config().dims;
+  tied.tie_embeddings = true;
+  auto untied = tied;
+  untied.tie_embeddings = false;
+  at::manual_seed(8);
+  te::LlamaModel a(tied, at::TensorOptions().dtype(at::kDouble));
+  te::LlamaModel b(untied, at::TensorOptions().dtype(at::kDouble));
+  ASSERT_EQ(a.units().back().params.size(), 1u) << "a tied head keeps only its norm";
+  EXPECT_EQ(a.parameter_count(), b.parameter_count() - tied.vocab * tied.dim);
+  EXPECT_EQ(a.matmul_parameter_count(), b.matmul_parameter_count()) << "the head is a matmul either way";
+  {
+    at::NoGradGuard no_grad;
+    for (size_t u = 0; u < a.unit_count(); ++u)
+      for (size_t i = 0; i < a.units()[u].params.size(); ++i) b.units()[u].params[i].copy_(a.units()[u].params[i]);
+    b.units().back().params[1].copy_(a.units()[0].params[0]);  // the untied head starts as the embedding
+  }
+  a.prepare_rope(16, at::kCPU);
+  b.prepare_rope(16, at::kCPU);
+  const at::Tensor tokens = at::randint(0, tied.vocab, {2, 17}, at::kLong);
+  auto loss = [&](te::LlamaModel& m) {
+    at::Tensor h = tokens.narrow(1, 0, 16);
+    for (size_t u = 0; u + 1 < m.unit_count(); ++u) h = m.unit_forward(u, h, m.units()[u].params);
+    return m.head_loss(h, m.units().back().params, tokens.narrow(1, 1, 16));
+  };
+  const at::Tensor la = loss(a), lb = loss(b);
+  EXPECT_NEAR(la.item<double>(), lb.item<double>(), 1e-12);
+  const auto ga = torch::autograd::grad({la}, {a.units()[0].params[0]});
+  const auto gb = torch::autograd::grad({lb}, {b.units()[0].params[0], b.units().back().params[1]});
+  EXPECT_LT((ga[0] - (gb[0] + gb[1])).abs().max().item<double>(), 1e-12);
 }
 
 TEST(LlamaModel, ParametersAreLeafViewsOfOneFlatBufferPerUnit) {
@@ -76,4 +170,48 @@ TEST(LlamaModel, AttentionIsCausal) {
   EXPECT_EQ(la.sizes(), (std::vector<int64_t>{2, c.seq_len, c.dims.vocab}));
   EXPECT_TRUE(at::allclose(la.narrow(1, 0, 20), lb.narrow(1, 0, 20), 1e-5, 1e-6)) << "the past must not see the future";
   EXPECT_FALSE(at::allclose(la.narrow(1, 20, 12), lb.narrow(1, 20, 12), 1e-5, 1e-6));
+}
+
+TEST(LlamaModel, WeightCopiesFromTheOptimizerAreReadOnceInsteadOfACast) {
+  // compile fused: the optimizer writes each weight's bf16 copy; the next forward reads it where it
+  // would cast, gets the same numbers, and lets go of it (a stale copy is never read twice).
+  auto d = small_config().dims;
+  d.kv_heads = 2;
+  d.tie_embeddings = true;
+  at::manual_seed(11);
+  te::LlamaModel m(d, at::TensorOptions().dtype(at::kFloat));
+  m.set_kernels(te::ModelKernels{true, at::kBFloat16, false, 0});
+  m.prepare_rope(16, at::kCPU);
+  const at::Tensor tokens = at::randint(0, d.vocab, {2, 17}, at::kLong);
+  auto loss = [&] {
+    at::Tensor h = tokens.narrow(1, 0, 16);
+    for (size_t u = 0; u + 1 < m.unit_count(); ++u) h = m.unit_forward(u, h, m.units()[u].params);
+    return m.head_loss(h, m.units().back().params, tokens.narrow(1, 1, 16));
+  };
+  const at::Tensor cast = loss();
+  std::vector<at::Tensor> copies;
+  for (size_t u = 0; u < m.unit_count(); ++u)
+    for (const auto& c : m.new_weight_copies(u)) copies.push_back(c);
+  const auto params = m.parameters();
+  ASSERT_EQ(copies.size(), params.size());
+  {
+    at::NoGradGuard no_grad;
+    for (size_t i = 0; i < copies.size(); ++i) {
+      EXPECT_EQ(copies[i].scalar_type(), at::kBFloat16);
+      copies[i].copy_(params[i]);
+    }
+  }
+  ASSERT_TRUE(m.has_weight_copies());
+  const at::Tensor copied = loss();
+  EXPECT_EQ(cast.item<double>(), copied.item<double>());
+  EXPECT_FALSE(m.has_weight_copies()) << "every unit's copies, the tied head's included, were read and let go";
+  // Copies that disagree with the weights change the result: they are really what the forward read.
+  for (size_t u = 0; u < m.unit_count(); ++u)
+    for (const auto& c : m.new_weight_copies(u)) c.zero_();
+  const at::Tensor zeros = loss();
+  EXPECT_NE(zeros.item<double>(), cast.item<double>());
+  // and the gradient still reaches the fp32 weights
+  const auto g = torch::autograd::grad({cast}, {m.units()[1].params[1]});
+  EXPECT_EQ(g[0].scalar_type(), at::kFloat);
+  EXPECT_GT(g[0].abs().sum().item<double>(), 0.0);
 }

@@ -1,9 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <QComboBox>
+#include <QFile>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QTest>
 
@@ -187,4 +191,68 @@ TEST(TrialForm, AProblemOfAHiddenWhereFieldIsShownInTheSummary) {
   ASSERT_NE(summary, nullptr);
   EXPECT_TRUE(summary->text().contains("SSH hosts: ")) << summary->text().toStdString();
   EXPECT_TRUE(summary->text().contains("bad port")) << summary->text().toStdString();
+}
+
+TEST(TrialForm, ModelFromAHuggingFaceConfigFillsTheModelFields) {
+  TrialForm form;
+  form.setDevices(one_gpu_machine());
+  form.applyPreset("7b-single");
+  ASSERT_NE(form.findChild<QPushButton*>("modelFromHfConfig"), nullptr);
+  const QString dir = QString::fromStdString(::testing::TempDir());
+  // Qwen2.5-7B's config: its preset, with the q/k/v biases named as not modelled.
+  const QString qwen = dir + "/hf-qwen.json";
+  {
+    QFile f(qwen);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(R"({"model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28,
+      "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064, "rope_theta": 1000000.0,
+      "tie_word_embeddings": false, "rms_norm_eps": 1e-05})");
+  }
+  QString report;
+  ASSERT_TRUE(form.loadHfConfig(qwen, &report)) << report.toStdString();
+  EXPECT_EQ(form.field("model")->text(), "qwen2.5-7b");
+  EXPECT_EQ(form.field("kv_heads")->text(), "4");
+  EXPECT_EQ(form.field("heads")->text(), "28");
+  EXPECT_FALSE(form.field("kv_heads")->isEnabled()) << "a preset model locks its dimensions";
+  EXPECT_TRUE(report.contains("model_type 'qwen2'")) << report.toStdString();
+  EXPECT_EQ(form.validateAndShow(), 0);
+  EXPECT_EQ(form.config().micro_batch, 1) << "the rest of the trial is kept";
+  if (const char* shots = std::getenv("TUNEBENCH_SCREENSHOT_DIR")) {  // a picture for the docs
+    form.resize(480, 1500);
+    form.grab().save(QString::fromLocal8Bit(shots) + QStringLiteral("/trial-form-qwen.png"));
+  }
+  // A custom shape unlocks the fields; a file that is no model config changes nothing.
+  const QString custom = dir + "/hf-custom.json";
+  {
+    QFile f(custom);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(R"({"hidden_size": 2560, "intermediate_size": 6912, "num_hidden_layers": 8, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "vocab_size": 50304, "tie_word_embeddings": true})");
+  }
+  ASSERT_TRUE(form.loadHfConfig(custom, &report)) << report.toStdString();
+  EXPECT_EQ(form.field("model")->text(), "custom");
+  EXPECT_TRUE(form.field("kv_heads")->isEnabled());
+  EXPECT_EQ(form.config().dims.head_dim(), 80);
+  EXPECT_TRUE(form.config().dims.tie_embeddings);
+  const QString bad = dir + "/hf-unrelated.json";
+  {
+    QFile f(bad);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(R"({"model": "7b", "strategy": "ddp"})");
+  }
+  EXPECT_FALSE(form.loadHfConfig(bad, &report));
+  EXPECT_TRUE(report.contains("not a Hugging Face model config")) << report.toStdString();
+  EXPECT_EQ(form.field("model")->text(), "custom");
+}
+
+TEST(TrialForm, GroupedQueryAttentionThatDoesNotDivideIsShownAtItsField) {
+  TrialForm form;
+  form.setDevices(one_gpu_machine());
+  form.applyPreset("llama3.1-8b-single");
+  EXPECT_EQ(form.validateAndShow(), 0);
+  form.field("model")->setText("custom");
+  form.field("kv_heads")->setText("5");
+  EXPECT_GE(form.validateAndShow(), 1);
+  EXPECT_TRUE(form.field("kv_heads")->problem().contains("does not divide"))
+      << form.field("kv_heads")->problem().toStdString();
 }
