@@ -92,11 +92,13 @@ int64_t choose_attention(const config::TrialConfig& c, const DeviceContext& devi
   const bool fused = config::uses_fused_kernels(c.compile);
   const int64_t B = c.micro_batch, T = c.seq_len, H = c.dims.heads, KV = c.dims.kv_head_count();
   const int64_t hd = fused ? want.padded_head_dim : want.head_dim;
-  const auto opts = at::TensorOptions().device(device.device()).dtype(compute).requires_grad(true);
-  const at::Tensor q = at::empty({B, T, H, hd}, opts).transpose(1, 2);
-  const at::Tensor k = at::empty({B, T, KV, hd}, opts).transpose(1, 2);
-  const at::Tensor v = fused ? at::empty({B, T, KV, hd}, opts).transpose(1, 2)
-                             : at::empty({B, T, (H + 2 * KV) * hd}, opts)
+  // Factory ops refuse requires_grad in their options: the leaves are marked after creation.
+  const auto opts = at::TensorOptions().device(device.device()).dtype(compute);
+  const auto leaf = [&](at::IntArrayRef sizes) { return at::empty(sizes, opts).requires_grad_(true); };
+  const at::Tensor q = leaf({B, T, H, hd}).transpose(1, 2);
+  const at::Tensor k = leaf({B, T, KV, hd}).transpose(1, 2);
+  const at::Tensor v = fused ? leaf({B, T, KV, hd}).transpose(1, 2)
+                             : leaf({B, T, (H + 2 * KV) * hd})
                                    .narrow(-1, (H + KV) * hd, KV * hd)
                                    .view({B, T, KV, hd})
                                    .transpose(1, 2);
