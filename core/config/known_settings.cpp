@@ -5,8 +5,6 @@
 namespace tunebench::config {
 namespace {
 
-const char* const kDimKeys[] = {"dim", "layers", "heads", "ffn", "vocab"};
-
 bool same(const Problem& a, const Problem& b) { return a.key == b.key && a.message == b.message; }
 
 }  // namespace
@@ -38,7 +36,7 @@ std::vector<Problem> set_known_setting(nlohmann::json& config_json, std::string_
   const nlohmann::json full = to_json(config);
   after_json[std::string(key)] = full.at(std::string(key));
   if (key == "model" && config.model != "custom")
-    for (const char* dim : kDimKeys) after_json[dim] = full.at(dim);
+    for (const auto& dim : model_dim_keys()) after_json[dim] = full.at(dim);
 
   std::vector<Problem> out;
   for (auto& p : validate(config)) {

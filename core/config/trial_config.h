@@ -173,6 +173,10 @@ std::string describe(const std::vector<Problem>& problems);
 // ---- JSON ------------------------------------------------------------------------------------
 
 nlohmann::json to_json(const TrialConfig& config);
+// The config keys that hold the network's shape (the members of ModelDims), in table order.
+const std::vector<std::string>& model_dim_keys();
+// Only those keys, for a model's dims: {"dim": 4096, "layers": 32, ...}.
+nlohmann::json model_dims_json(const ModelDims& dims);
 
 struct ParseResult {
   TrialConfig config;

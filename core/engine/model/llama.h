@@ -4,7 +4,7 @@
 //
 // Each unit's parameters are views into one flat buffer of that unit (FSDP shards and gathers
 // whole units; DDP and the optimizer iterate parameters). The forward math matches
-// ../shared/tools/pytorch_reference.py line by line so both run the same network.
+// scripts/pytorch_reference.py line by line so both run the same network.
 // Deliberately absent: dropout, KV cache, grouped-query attention, weight tying.
 #pragma once
 
