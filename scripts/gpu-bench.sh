@@ -111,7 +111,7 @@ if [ "$MODE" = reference-check ]; then
   refcheck r-tiny-gqa-tie "${one[@]}" --model tiny --seq 1024 --batch 8 "${S[@]}" --kv-heads 2 --tie --rope-theta 500000
   refcheck r-tiny-ddp "${tr1[@]}" --model tiny --seq 1024 --batch 8 "${S[@]}" --mode ddp --accum 2 --no-sync --compression bf16
   refcheck r-tiny-fsdp "${tr1[@]}" --model tiny --seq 1024 --batch 8 "${S[@]}" --mode fsdp --fsdp-mode shard_grad_op
-  refcheck r-gemm-7b "${one[@]}" --probe gemm --model 7b
+  refcheck r-gemm-7b "${one[@]}" --probe gemm --model 7b --amp fp8
   exit 0
 fi
 

@@ -362,8 +362,10 @@ def run(a):
 # ---- probes: the figures behind the hardware catalogue's efficiencies and links ------------------
 
 def probe_gemm(a):
-    """bf16 GEMMs of one preset's block and head at seq * batch tokens: TFLOP/s of each (forward
-    shape, x [tokens, in] @ W^T [in, out]), median of 20 after 5 warm-up calls."""
+    """The GEMMs of one preset's block and head at seq * batch tokens (forward shape, x [tokens, in]
+    @ W^T): TFLOP/s of each, median of 20 after 5 warm-up calls. bf16; with --amp fp8 also
+    torch._scaled_mm on e4m3 operands with per-tensor scales ("fp8"), and the same with the scaling
+    done as separate eager ops at every call: amax, divide, cast of both operands ("fp8-eager-scaling")."""
     import torch
     d = model_dims(a.model, dim=a.dim, layers=a.layers, heads=a.heads, kv_heads=a.kv_heads, ffn=a.ffn,
                    vocab=a.vocab, tie_embeddings=True if a.tie else None, rope_theta=a.rope_theta)
@@ -372,22 +374,46 @@ def probe_gemm(a):
     hd = d["dim"] // d["heads"]
     shapes = dict(wqkv=((d["heads"] + 2 * d["kv_heads"]) * hd, d["dim"]), wo=(d["dim"], d["dim"]),
                   w13=(2 * d["ffn"], d["dim"]), w2=(d["dim"], d["ffn"]), output=(d["vocab"], d["dim"]))
-    for name, (out_f, in_f) in shapes.items():
-        x = torch.randn(n, in_f, device=dev, dtype=torch.bfloat16)
-        w = torch.randn(out_f, in_f, device=dev, dtype=torch.bfloat16)
+    e4m3 = torch.float8_e4m3fn
+
+    def to_fp8(t):  # per-tensor scale from the amax, as delayed scaling would have it
+        scale = torch.finfo(e4m3).max / t.abs().max().float().clamp(min=1e-12)
+        return (t.float() * scale).to(e4m3), scale.reciprocal()
+
+    def timed(fn):
         ms = []
         for i in range(25):
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             s.record()
-            torch.nn.functional.linear(x, w)
+            fn()
             e.record()
             e.synchronize()
             if i >= 5:
                 ms.append(s.elapsed_time(e))
-        t = statistics.median(ms)
-        print("RESULT " + json.dumps(dict(probe="gemm", model=a.model, name=name, m=n, n=out_f, k=in_f,
-                                          ms=round(t, 4), tflops=round(2 * n * out_f * in_f / t / 1e9, 1),
-                                          torch=torch.__version__, gpu=torch.cuda.get_device_name(dev))), flush=True)
+        return statistics.median(ms)
+
+    for name, (out_f, in_f) in shapes.items():
+        x = torch.randn(n, in_f, device=dev, dtype=torch.bfloat16)
+        w = torch.randn(out_f, in_f, device=dev, dtype=torch.bfloat16)
+        kinds = {"bf16": lambda: torch.nn.functional.linear(x, w)}
+        if a.amp == "fp8":
+            (x8, sx), (w8, sw) = to_fp8(x), to_fp8(w)
+
+            def scaled_mm(xq=x8, xs=sx, wq=w8, ws=sw):  # x row-major, W^T column-major, as cuBLASLt wants
+                return torch._scaled_mm(xq, wq.t(), scale_a=xs, scale_b=ws, out_dtype=torch.bfloat16)
+
+            def eager_scaling(x=x, w=w):
+                (xq, xs), (wq, ws) = to_fp8(x), to_fp8(w)
+                return scaled_mm(xq, xs, wq, ws)
+
+            kinds["fp8"] = scaled_mm
+            kinds["fp8-eager-scaling"] = eager_scaling
+        for kind, fn in kinds.items():
+            t = timed(fn)
+            print("RESULT " + json.dumps(dict(probe="gemm", kind=kind, model=a.model, name=name, m=n, n=out_f, k=in_f,
+                                              ms=round(t, 4), tflops=round(2 * n * out_f * in_f / t / 1e9, 1),
+                                              torch=torch.__version__, gpu=torch.cuda.get_device_name(dev))),
+                  flush=True)
 
 
 def probe_allreduce(a):
