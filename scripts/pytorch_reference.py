@@ -246,6 +246,8 @@ def run(a):
     cuda = a.device == "cuda"
     if cuda and not torch.cuda.is_available():
         raise SystemExit("no CUDA device visible to PyTorch; use --device cpu for a CPU run")
+    if a.amp == "fp16" and not cuda:
+        raise SystemExit("fp16 autocast with loss scaling needs a GPU; use bf16 on the CPU (as the worker)")
     distributed = a.mode != "single"
     if distributed:
         if "RANK" not in os.environ:
@@ -269,6 +271,8 @@ def run(a):
     if nparams != parameter_count(d):
         raise SystemExit(f"internal: the module has {nparams} parameters, the count from the shapes {parameter_count(d)}")
 
+    if a.amp == "pure-bf16":  # bf16 parameters, gradients and optimizer state; no autocast
+        m.to(torch.bfloat16)
     half = {"bf16": torch.bfloat16, "fp16": torch.float16}
     if a.mode == "fsdp":
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
@@ -279,8 +283,6 @@ def run(a):
             fully_shard(block, mp_policy=mp, reshard_after_forward=reshard)
         fully_shard(m, mp_policy=mp, reshard_after_forward=reshard)
     m.to_empty(device=dev)
-    if a.amp == "pure-bf16":
-        m.to(torch.bfloat16)
     init_parameters(m)
 
     model = m
