@@ -22,7 +22,13 @@ nlohmann::json presets_json() {
   for (const auto& name : config::model_preset_names()) {
     const auto dims = config::model_preset(name);
     if (!dims) continue;  // "custom": dims given by the user
-    models[name] = {{"dims", config::model_dims_json(*dims)}, {"params", predict::parameter_count(*dims)}};
+    config::TrialConfig c;
+    c.model = name;
+    c.dims = *dims;
+    const nlohmann::json full = config::to_json(c);
+    nlohmann::json shape = nlohmann::json::object();
+    for (const auto& key : config::model_dim_keys()) shape[key] = full.at(key);
+    models[name] = {{"dims", shape}, {"params", predict::parameter_count(*dims)}};
   }
   nlohmann::json trials = nlohmann::json::array();
   for (const auto& p : config::trial_presets())

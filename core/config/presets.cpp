@@ -15,6 +15,11 @@ std::optional<ModelDims> model_preset(std::string_view name) {
 
 std::vector<std::string> model_preset_names() { return {"tiny", "125m", "1b", "7b", "custom"}; }
 
+const std::vector<std::string>& model_dim_keys() {
+  static const std::vector<std::string> keys = {"dim", "layers", "heads", "ffn", "vocab"};
+  return keys;
+}
+
 namespace {
 
 TrialConfig cpu_tiny() {

@@ -61,7 +61,6 @@ struct Field {
   const char* key;
   std::function<json(const TrialConfig&)> get;
   std::function<void(TrialConfig&, const json&)> set;  // throws on wrong type or value
-  bool model_dim = false;  // a member of ModelDims: the network's shape (model_dim_keys())
 };
 
 template <class T> Field plain(const char* key, T TrialConfig::*member) {
@@ -107,8 +106,7 @@ Field dim_field(const char* key, int64_t ModelDims::*member) {
             if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
               throw std::invalid_argument(j.dump() + " is out of range");
             c.dims.*member = j.get<int64_t>();
-          },
-          /*model_dim=*/true};
+          }};
 }
 
 std::map<std::string, std::string> string_map(const json& j) {
@@ -374,26 +372,6 @@ bool TrialConfig::operator==(const TrialConfig& o) const { return to_json(*this)
 json to_json(const TrialConfig& config) {
   json j = json::object();
   for (const auto& f : fields()) j[f.key] = f.get(config);
-  return j;
-}
-
-const std::vector<std::string>& model_dim_keys() {
-  static const std::vector<std::string> keys = [] {
-    std::vector<std::string> k;
-    for (const auto& f : fields())
-      if (f.model_dim) k.emplace_back(f.key);
-    return k;
-  }();
-  return keys;
-}
-
-json model_dims_json(const ModelDims& dims) {
-  TrialConfig c;
-  c.model = "custom";
-  c.dims = dims;
-  json j = json::object();
-  for (const auto& f : fields())
-    if (f.model_dim) j[f.key] = f.get(c);
   return j;
 }
 

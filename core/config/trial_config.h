@@ -149,6 +149,8 @@ struct TrialConfig {
 // Model presets; nullopt for unknown names (and for "custom").
 std::optional<ModelDims> model_preset(std::string_view name);
 std::vector<std::string> model_preset_names();  // tiny, 125m, 1b, 7b, custom
+// The knobs that make up ModelDims, in form order (editable for the custom model only).
+const std::vector<std::string>& model_dim_keys();
 
 // Whole-trial presets (the defaults are the "cpu-tiny" preset).
 struct TrialPreset {
@@ -173,10 +175,6 @@ std::string describe(const std::vector<Problem>& problems);
 // ---- JSON ------------------------------------------------------------------------------------
 
 nlohmann::json to_json(const TrialConfig& config);
-// The config keys that hold the network's shape (the members of ModelDims), in table order.
-const std::vector<std::string>& model_dim_keys();
-// Only those keys, for a model's dims: {"dim": 4096, "layers": 32, ...}.
-nlohmann::json model_dims_json(const ModelDims& dims);
 
 struct ParseResult {
   TrialConfig config;

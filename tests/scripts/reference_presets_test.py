@@ -43,6 +43,12 @@ def worker_presets(cli):
     return json.loads(out.stdout)["models"]
 
 
+# The worker's config values that mean the same as the script's explicit ones.
+WORKER_MEANS = {
+    "kv_heads": lambda value, dims: dims["heads"] if value == 0 else value,  # 0: as many as heads
+}
+
+
 def compare(worker, script):
     failures = []
     for name in sorted(set(worker) - set(script)):
@@ -50,7 +56,9 @@ def compare(worker, script):
     for name in sorted(set(script) - set(worker)):
         failures.append(f"preset '{name}': in scripts/pytorch_reference.py, not in the worker (core/config/presets.cpp)")
     for name in sorted(set(worker) & set(script)):
-        w, s = worker[name]["dims"], script[name]["dims"]
+        w = {k: WORKER_MEANS[k](v, worker[name]["dims"]) if k in WORKER_MEANS else v
+             for k, v in worker[name]["dims"].items()}
+        s = script[name]["dims"]
         for key, value in w.items():
             if key not in s:
                 failures.append(f"preset '{name}': the worker has '{key}' = {value}, the script has no such dim")
@@ -84,6 +92,9 @@ def self_test():
         ("worker lacks a key", same, {"tiny": {"dims": dict(script["tiny"]["dims"], bias=True), "params": 100}},
          ["'bias' = True, the worker has no such knob"]),
         ("script lacks a key", {"tiny": {"dims": dict(dims, window=7), "params": 100}}, script, ["'window' = 7"]),
+        ("worker's kv_heads 0 is heads", {"tiny": {"dims": dict(dims, kv_heads=0), "params": 100}}, script, []),
+        ("worker's kv_heads differs", {"tiny": {"dims": dict(dims, kv_heads=2), "params": 100}}, script,
+         ["'kv_heads' is 2 in the worker, 4 in the script"]),
     ]
     bad = 0
     for name, w, s, expected in cases:
