@@ -30,7 +30,8 @@ check "cli bundle packed" "[ -s '$T/cli.tar.xz' ]"
 mkdir -p "$T/cli" && tar -xJf "$T/cli.tar.xz" -C "$T/cli"
 check "cli bundle: its libraries come from the bundle" "from_bundle '$T/cli/clibundle' '$T/cli/clibundle/bin/tunebench-cli'"
 check "cli bundle runs (LD_LIBRARY_PATH cleared)" \
-  "env -u LD_LIBRARY_PATH '$T/cli/clibundle/run-cli.sh' presets --json | grep -q '\"models\"'"
+  "env -u LD_LIBRARY_PATH '$T/cli/clibundle/run-cli.sh' presets --json > '$T/presets.json' &&
+   grep -q '\"models\"' '$T/presets.json'"
 
 if [ -n "$GUI" ]; then
   BUNDLE_XZ=-0 bash "$SRC/scripts/bundle.sh" gui "$GUI" "$T/gui.tar.xz" > "$T/gui.out" 2>&1
