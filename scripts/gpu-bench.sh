@@ -21,7 +21,7 @@
 #                                 # P2P). Writes predict-logs.tar.gz holding predict/*.jsonl:
 #                                 # `tar -xzf predict-logs.tar.gz -C tests/data/gpu`.
 #   scripts/gpu-bench.sh investigate  # 2 GPUs, about 3 min: issue 12 with the packed CLI (.gpu/cli.tar.xz,
-#                                 # scripts/cli-bundle.sh): 125m DDP autotune with a small budget and the
+#                                 # scripts/bundle.sh cli): 125m DDP autotune with a small budget and the
 #                                 # exhaustive grid of the same space (GPU time and best tokens/s per GPU
 #                                 # of each), then investigations of a DDP baseline with NCCL_P2P_DISABLE=1
 #                                 # and of a data-bound single-GPU baseline. Sessions and outputs under
@@ -36,10 +36,18 @@
 #                                 # head size 80 and 112 customs): worker eager vs PyTorch eager, compile
 #                                 # fused vs torch.compile, fp8 + fused; with .gpu/cli.tar.xz also the
 #                                 # step-time and memory predictions (--evidence sessions/h200-7b.tbsession)
+#   scripts/gpu-bench.sh reference-check  # 1 GPU, no build, about 3 min: scripts/pytorch_reference.py
+#                                 # alone: tiny/125m/llama3.2-1b eager and torch.compile, then tiny
+#                                 # through every precision, checkpointing + accumulation, DDP and
+#                                 # FSDP at world size 1, and the GEMM probe; one JSON line each.
+#   scripts/gpu-bench.sh prepare  # on a developer machine: fills .gpu/ (see below)
 #
-# Builds the worker against the machine's pip PyTorch (torch.utils.cmake_prefix_path). The
-# machine has no apt: nlohmann/ and CLI/ headers and the PyTorch reference script travel in .gpu/
-# (git-ignored; `scripts/gpu-bench.sh prepare` fills it on a developer machine).
+# What the GPU machine needs: an NVIDIA GPU with PyTorch >= 2.6 for python3 (pip wheel with CUDA;
+# torchrun on PATH), cmake >= 3.24, ninja and a C++17 compiler, and the nlohmann-json and CLI11
+# headers (`apt-get install nlohmann-json3-dev libcli11-dev`). The worker is built against the
+# wheel's libtorch (torch.utils.cmake_prefix_path); the PyTorch side is scripts/pytorch_reference.py.
+# A machine without apt gets the headers in .gpu/include (git-ignored), which `prepare` fills on a
+# developer machine, beside the packed CLI (investigate) and GUI (gui-live): carry .gpu/ along.
 # Writes every event log and a summary table under $OUT (default ./gpu-out); prints the table last.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -50,10 +58,13 @@ mkdir -p "$OUT/logs"
 if [ "$MODE" = prepare ]; then
   mkdir -p "$ROOT/.gpu/include"
   cp -r /usr/include/nlohmann /usr/include/CLI "$ROOT/.gpu/include/"
-  cp "$ROOT/../shared/tools/pytorch_reference.py" "$ROOT/.gpu/"
-  # The CLI for `investigate` (the GPU machine has no SQLite): packed with its libraries.
+  # The CLI for `investigate` (the GPU machine has no SQLite) and the GUI for `gui-live` (no Qt),
+  # packed with their libraries.
   if [ -x "$ROOT/build/app/cli/tunebench-cli" ]; then
-    bash "$ROOT/scripts/cli-bundle.sh" "$ROOT/build/app/cli/tunebench-cli" "$ROOT/.gpu/cli.tar.xz"
+    bash "$ROOT/scripts/bundle.sh" cli "$ROOT/build/app/cli/tunebench-cli" "$ROOT/.gpu/cli.tar.xz"
+  fi
+  if [ -x "$ROOT/build/app/gui/tunebench" ]; then
+    bash "$ROOT/scripts/bundle.sh" gui "$ROOT/build/app/gui/tunebench" "$ROOT/.gpu/gui.tar.xz"
   fi
   exit 0
 fi
@@ -65,6 +76,7 @@ export PYTHONUNBUFFERED=1
 echo "== machine"; nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader
 nvidia-smi topo -m 2>/dev/null | head -5
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version())'
+REF="$ROOT/scripts/pytorch_reference.py"
 
 # Python-only modes: no worker build.
 if [ "$MODE" = data ]; then
@@ -78,13 +90,48 @@ if [ "$MODE" = data ]; then
   torchrun --standalone --nproc-per-node 2 "$MK" --out "$TR" --name fsdp2-nw4 --mode fsdp2 2>&1 | grep -E "TRACE|Error|error" | head -5
   ls -la "$TR"/* | head -40
   PK="$ROOT/scripts/profile_reference_kernels.py"
-  python3 "$PK" --ref "$ROOT/.gpu/pytorch_reference.py" --model 7b --top 40 2>&1 | tee "$OUT/kernels-7b.txt" | tail -60
-  python3 "$PK" --ref "$ROOT/.gpu/pytorch_reference.py" --model 125m --seq 1024 --batch 8 --top 25 2>&1 | tee "$OUT/kernels-125m.txt" | tail -35
-  python3 "$PK" --ref "$ROOT/.gpu/pytorch_reference.py" --model 125m --seq 1024 --batch 8 --compile --top 25 2>&1 | tee "$OUT/kernels-125m-compile.txt" | tail -35
+  python3 "$PK" --model 7b --top 40 2>&1 | tee "$OUT/kernels-7b.txt" | tail -60
+  python3 "$PK" --model 125m --seq 1024 --batch 8 --top 25 2>&1 | tee "$OUT/kernels-125m.txt" | tail -35
+  python3 "$PK" --model 125m --seq 1024 --batch 8 --compile --top 25 2>&1 | tee "$OUT/kernels-125m-compile.txt" | tail -35
+  exit 0
+fi
+if [ "$MODE" = reference-check ]; then
+  # The reference alone, each run one RESULT line (a failure prints its last lines instead).
+  python3 "$REF" --list-presets
+  refcheck() {
+    local name="$1"; shift
+    local t=$(date +%s) log="$OUT/logs/$name.log"
+    "$@" --label "$name" > "$log" 2>&1
+    local rc=$?
+    echo "-- $name: exit $rc in $(( $(date +%s) - t )) s"
+    if grep -q '^RESULT ' "$log"; then grep '^RESULT ' "$log" | sed 's/^RESULT //'; else tail -8 "$log"; fi
+  }
+  one=(python3 "$REF"); tr1=(torchrun --standalone --nproc-per-node 1 "$REF")
+  S=(--steps 5 --warmup 2)
+  refcheck r-tiny "${one[@]}" --model tiny --seq 1024 --batch 8 "${S[@]}"
+  refcheck r-tiny-compile "${one[@]}" --model tiny --seq 1024 --batch 8 "${S[@]}" --compile
+  refcheck r-125m "${one[@]}" --model 125m --seq 1024 --batch 8 "${S[@]}"
+  refcheck r-125m-compile "${one[@]}" --model 125m --seq 1024 --batch 8 "${S[@]}" --compile
+  refcheck r-llama3.2-1b "${one[@]}" --model llama3.2-1b --seq 2048 --batch 1 "${S[@]}"
+  refcheck r-llama3.2-1b-compile "${one[@]}" --model llama3.2-1b --seq 2048 --batch 1 "${S[@]}" --compile
+  for amp in fp32 tf32 fp16 pure-bf16; do
+    refcheck r-tiny-$amp "${one[@]}" --model tiny --seq 1024 --batch 8 "${S[@]}" --amp $amp
+  done
+  refcheck r-tiny-ckpt-accum2 "${one[@]}" --model tiny --seq 1024 --batch 8 "${S[@]}" --ckpt --accum 2
+  refcheck r-tiny-gqa-tie "${one[@]}" --model tiny --seq 1024 --batch 8 "${S[@]}" --kv-heads 2 --tie --rope-theta 500000
+  refcheck r-tiny-ddp "${tr1[@]}" --model tiny --seq 1024 --batch 8 "${S[@]}" --mode ddp --accum 2 --no-sync --compression bf16
+  refcheck r-tiny-fsdp "${tr1[@]}" --model tiny --seq 1024 --batch 8 "${S[@]}" --mode fsdp --fsdp-mode shard_grad_op
+  refcheck r-gemm-7b "${one[@]}" --probe gemm --model 7b --amp fp8
   exit 0
 fi
 
 echo "== build"
+if ! [ -f "$ROOT/.gpu/include/nlohmann/json.hpp" ] && ! [ -f /usr/include/nlohmann/json.hpp ] &&
+   ! [ -f /usr/local/include/nlohmann/json.hpp ]; then
+  echo "no nlohmann-json headers: apt-get install nlohmann-json3-dev libcli11-dev, or carry .gpu/include" \
+       "from 'scripts/gpu-bench.sh prepare' on a developer machine" >&2
+  exit 1
+fi
 PREFIX="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')"
 export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"  # H100/H200 (sm_90) for the fused kernels
 BUILD="$ROOT/build-cuda"
@@ -98,7 +145,6 @@ case "$MODE" in kernels|kernels7b|compile-dist|models-probe) TARGETS+=(tunebench
 ninja -C "$BUILD" "${TARGETS[@]}" > "$OUT/logs/build.log" 2>&1 || { grep -E "error|Error" -A3 "$OUT/logs/build.log" | head -60; exit 1; }
 echo "built in $(( $(date +%s) - t0 )) s"
 W="$BUILD/app/worker/tunebench-worker"
-REF="$ROOT/.gpu/pytorch_reference.py"
 RESULTS="$OUT/results.tsv"
 : > "$RESULTS"
 
@@ -196,8 +242,8 @@ case "$MODE" in
     run w-125m-fsdp "${B125[@]}" --strategy fsdp --world-size 2
     ;;
   gui-live)
-    # Issue 14: the GUI (packed by ../shared/tools/gui-bundle.sh into .gpu/gui.tar.xz on a developer
-    # machine) drives real CUDA workers offscreen; one screenshot of each live 7B run.
+    # Issue 14: the GUI (packed by `scripts/bundle.sh gui` into .gpu/gui.tar.xz by `prepare` on a
+    # developer machine) drives real CUDA workers offscreen; one screenshot of each live 7B run.
     # A preset's config with 200 steps (.gpu/live-PRESET.json, from `tunebench-worker --preset P
     # --steps 200 --print-config`) keeps the run going when the screenshot is taken; the GUI then
     # quits, which stops the ranks.
@@ -294,7 +340,7 @@ case "$MODE" in
     # Decisions of the model-shape work, measured before anything is tuned: which SDPA kernel is fast
     # at which head size and dtype, how GEMM throughput varies with the shape (the predictor's
     # gemm_shape_factor against it), the fused kernels on the new shapes, and the two rows of
-    # ../shared/targets.md that miss their targets (7B MFU, dim 3200 / head size 100 fused vs
+    # targets of docs/BENCHMARKS.md that missed (7B MFU, dim 3200 / head size 100 fused vs
     # torch.compile), with the attention kernel each ran in the worker's log.
     python3 "$ROOT/scripts/models_probe.py" 2>&1 | tee "$OUT/models-probe.txt" | grep -v '^PROBE' | tail -150
     "$BUILD/tests/gpu/tunebench-kernel-check" > "$OUT/kernel-check.txt" 2>&1

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 12 on the GPU machine (called by `scripts/gpu-bench.sh investigate`, about 6 minutes of 2 x
-# H200): the packed CLI (.gpu/cli.tar.xz from scripts/cli-bundle.sh) drives the CUDA worker.
+# H200): the packed CLI (.gpu/cli.tar.xz, made by `scripts/gpu-bench.sh prepare` with
+# `scripts/bundle.sh cli`) drives the CUDA worker.
 #   (a) 125m DDP x2 autotune of a 24-point space with a budget of a third of the grid's trial time
 #       (30 s), and the exhaustive grid of the same space: trial time and best tokens/s per GPU;
 #   (b) investigate a 1B DDP baseline with NCCL_P2P_DISABLE=1 (communication-bound: 235 ms/step

@@ -1,12 +1,15 @@
 """Which kernels a LLaMA training step of the PyTorch reference spends its GPU time in (eager and
 torch.compile), to choose what the worker's fused kernels must cover (docs/BENCHMARKS.md, issue 10).
 
-    python3 profile_reference_kernels.py --ref .gpu/pytorch_reference.py --model 7b [--compile]
+    python3 scripts/profile_reference_kernels.py --model 7b [--compile]
 
 Prints the top kernels by total GPU time in one profiled step, grouped into categories, and the
 step's total. Also probes the ATen API the worker's fused path relies on."""
-import argparse, collections, importlib.util, json, sys
+import argparse, collections, json, os, sys
 import torch, torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pytorch_reference as ref  # noqa: E402  (the network, beside this file)
 
 
 def category(name):
@@ -23,21 +26,17 @@ def category(name):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--ref", required=True); p.add_argument("--model", default="7b")
+    p.add_argument("--model", default="7b")
     p.add_argument("--seq", type=int, default=2048); p.add_argument("--batch", type=int, default=1)
     p.add_argument("--compile", action="store_true"); p.add_argument("--top", type=int, default=30)
     a = p.parse_args()
-    spec = importlib.util.spec_from_file_location("ref", a.ref); ref = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ref)
     dev = torch.device("cuda", 0); torch.cuda.set_device(dev)
-    torch.backends.cuda.matmul.allow_tf32 = True
-    c = ref.PRESETS[a.model]
+    torch.set_float32_matmul_precision("high")
+    c = ref.model_dims(a.model)
     with torch.device("meta"):
-        m = ref.Llama(c)
+        m = ref.model_classes()["Llama"](c)
     m.to_empty(device=dev)
-    with torch.no_grad():
-        for p_ in m.parameters():
-            p_.normal_(0, 0.02) if p_.dim() >= 2 else p_.fill_(1.0)
+    ref.init_parameters(m)
     model = torch.compile(m) if a.compile else m
     opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
 

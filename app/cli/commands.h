@@ -18,6 +18,7 @@ void add_import_command(CLI::App& app);    // import SESSION LOG.jsonl | TRACE..
 void add_settings_command(CLI::App& app);  // settings SESSION --trial ID [k=v]... [--forget KEY]
 void add_export_command(CLI::App& app);  // export SESSION --trial ID --format F -o FILE
 void add_list_command(CLI::App& app);    // list SESSION
+void add_presets_command(CLI::App& app);   // presets [--json]
 void add_predict_command(CLI::App& app);   // predict [--config F | --preset P] [--gpu G --gpus N --link L] [--json]
 void add_accuracy_command(CLI::App& app);  // accuracy INPUTS... [--json]
 void add_probe_command(CLI::App& app);       // probe --gpus N [--nccl-env K=V] [--session S]

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   tunebench::cli::add_settings_command(app);
   tunebench::cli::add_export_command(app);
   tunebench::cli::add_list_command(app);
+  tunebench::cli::add_presets_command(app);
   tunebench::cli::add_report_command(app);
   tunebench::cli::add_predict_command(app);
   tunebench::cli::add_accuracy_command(app);

@@ -1,5 +1,6 @@
-// Named model and trial presets. The model dims match ../shared/tools/pytorch_reference.py (same
-// preset names) so the worker and the PyTorch reference run the same network.
+// Named model and trial presets. The model presets are also in scripts/pytorch_reference.py, so the
+// worker and the PyTorch reference run the same network; the test
+// scripts.reference_presets_match_the_worker compares both lists (dims and parameter counts).
 #include "core/config/trial_config.h"
 
 namespace tunebench::config {

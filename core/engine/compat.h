@@ -1,6 +1,6 @@
 // The differences between the two libtorch versions we build against, in one place:
 // Debian's 1.13 (CPU, Gloo; CI and developer machines) and the pip wheel's 2.11 (CUDA 13, NCCL;
-// the GPU machine). ../shared/libtorch-notes.md has the evidence for each shim.
+// the GPU machine). docs/ARCHITECTURE.md, "libtorch 1.13 and 2.11", has the evidence for each shim.
 // Everything CUDA-specific is behind TUNEBENCH_WITH_CUDA, which CMake defines only when the
 // libtorch found has CUDA.
 #pragma once

@@ -129,7 +129,8 @@ int64_t choose_attention(const config::TrialConfig& c, const DeviceContext& devi
 }
 
 void apply_kernel_settings(const config::TrialConfig& c) {
-  // Only the portable switch (libtorch-notes 10): "high" allows TF32 matmuls, "highest" forbids.
+  // Only the portable switch (docs/ARCHITECTURE.md, "libtorch 1.13 and 2.11": TF32): "high" allows
+  // TF32 matmuls, "highest" forbids.
   at::globalContext().setFloat32MatmulPrecision(c.amp == Amp::Fp32 ? "highest" : "high");
   at::globalContext().setBenchmarkCuDNN(c.cudnn_benchmark);
 }

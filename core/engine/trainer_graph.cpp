@@ -2,10 +2,11 @@
 // and backward, clipping, the optimizer) into a CUDA graph, then replay it. This removes
 // kernel-launch and host overhead; the fusion is the fused kernels' job (compile fused).
 //
-// Capture rules followed here (libtorch-notes 4): a non-default stream for the whole run, eager
-// warm-up steps on it before capture, static inputs (each batch is copied into the same device
-// buffer), gradients kept at fixed addresses (zeroed, never freed), no host synchronisation
-// inside the step (hence the fused optimizer only), autocast's weight-cast cache off.
+// Capture rules followed here (docs/ARCHITECTURE.md, "libtorch 1.13 and 2.11": CUDA graphs): a
+// non-default stream for the whole run, eager warm-up steps on it before capture, static inputs
+// (each batch is copied into the same device buffer), gradients kept at fixed addresses (zeroed,
+// never freed), no host synchronisation inside the step (hence the fused optimizer only),
+// autocast's weight-cast cache off.
 #include "core/engine/trainer.h"
 
 #include "core/engine/compat.h"

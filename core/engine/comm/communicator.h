@@ -3,7 +3,8 @@
 // Two implementations: NCCL called directly on the worker's own communication stream (CUDA
 // builds), so each collective has exact start and end events; and Gloo through libtorch's c10d
 // (CPU builds; what CI exercises), where all-gather is done in list form into views of one buffer,
-// and reduce-scatter and averaging are emulated (libtorch-notes 7).
+// and reduce-scatter and averaging are emulated (docs/ARCHITECTURE.md, "libtorch 1.13 and 2.11":
+// collectives).
 // Every collective is asynchronous: it returns a CommWork whose wait() orders the caller's
 // current stream after the collective (GPU) or blocks until it completed (CPU).
 #pragma once

@@ -1,6 +1,7 @@
 // Gloo through libtorch 1.13's c10d (CPU). Gloo has no reduce-scatter, no _allgather_base and no
 // AVG: all-gather is done in list form into views of the output, reduce-scatter as an all-reduce
-// of a copy followed by taking this rank's slice, AVG as SUM then divide (libtorch-notes 7).
+// of a copy followed by taking this rank's slice, AVG as SUM then divide (docs/ARCHITECTURE.md,
+// "libtorch 1.13 and 2.11": collectives).
 // Collectives run synchronously from the caller's point of view: the interval recorded on the
 // comm lane is the host time the collective took.
 #include "core/engine/comm/communicator.h"

@@ -1,6 +1,6 @@
 // Activation checkpointing of one unit: keep only the unit's input, recompute its forward inside
 // backward. libtorch has no torch.utils.checkpoint; this is the re-entrant variant built on a
-// custom autograd Function (../shared/libtorch-notes.md section 8).
+// custom autograd Function (docs/ARCHITECTURE.md, "libtorch 1.13 and 2.11": checkpointing).
 //
 // The recompute runs with the autocast state of the forward, so it computes the same values. The
 // model has no dropout, so no RNG state needs restoring (a model that adds dropout must add it).

@@ -4,7 +4,7 @@
 //
 // Each unit's parameters are views into one flat buffer of that unit (FSDP shards and gathers
 // whole units; DDP and the optimizer iterate parameters). The forward math matches
-// ../shared/tools/pytorch_reference.py line by line so both run the same network: grouped-query
+// scripts/pytorch_reference.py line by line so both run the same network: grouped-query
 // attention (fewer key/value heads; SDPA's enable_gqa on 2.5+, the heads repeated before), the
 // rotary base rope_theta, and tied embeddings (the head unit then holds only the final norm and
 // reads the embedding unit's matrix).

@@ -19,7 +19,8 @@ at::ScalarType to_scalar(config::DType d) {
 
 // Releasing and re-materialising a tensor's storage in place: views and the tensors autograd
 // saved keep pointing at the same StorageImpl, so a re-gathered buffer is seen by all of them
-// (libtorch-notes 12). The caching allocator receives the memory back immediately.
+// (docs/ARCHITECTURE.md, "libtorch 1.13 and 2.11": FSDP storage). The caching allocator receives
+// the memory back immediately.
 void release_storage(const at::Tensor& t) {
   c10::StorageImpl* impl = t.storage().unsafeGetStorageImpl();
   impl->set_data_ptr_noswap(at::DataPtr(nullptr, t.device()));

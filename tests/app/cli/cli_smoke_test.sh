@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tunebench-cli end to end: import a small event log (with one bad line), list, export in every
-# format, and the errors a user meets (not a session, two trials for one trace). Usage: $0 CLI
+# format, the preset listing, and the errors a user meets (not a session, two trials for one trace).
+# Usage: $0 CLI
 set -euo pipefail
 cli="$1"
 dir="$(mktemp -d)"
@@ -22,6 +23,13 @@ echo 'NCCL INFO not an event' >> "$log"
 for r in 0 1; do
   echo '{"v":1,"type":"done","trial":"smoke","rank":'$r',"t_us":1764000000099000,"exit_code":0,"summary":{"measured_steps":3}}'
 done >> "$log"
+
+# presets: every model preset with its parameter count, every trial preset with its description
+out="$("$cli" presets)"
+grep -qE '^  7b +6738415616 parameters  dim=4096 ' <<<"$out" || fail "presets: $out"
+grep -q '7b-ddp-no-p2p   DDP with NCCL_P2P_DISABLE=1' <<<"$out" || fail "presets: $out"
+"$cli" presets --json > "$dir/presets.json"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["models"]["125m"]["params"] == 134105856, j["models"]["125m"]; assert any(t["name"] == "cpu-tiny" for t in j["trials"])' "$dir/presets.json" || fail "presets --json"
 
 session="$dir/s.tbsession"
 out="$("$cli" import "$session" "$log" --name "smoke run" 2>&1)"

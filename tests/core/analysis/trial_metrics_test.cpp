@@ -90,7 +90,7 @@ TEST(TrialMetrics, MfuOfTheSevenBReferenceRunUsesThePalmFormula) {
   ASSERT_TRUE(m.mfu);
   // The H200's dense bf16 peak is the hardware catalogue's: 989.4 TFLOP/s.
   EXPECT_NEAR(*m.mfu, 2048 / 0.268 * 42'863'689'728.0 / 989.4e12, 1e-12);
-  EXPECT_NEAR(*m.mfu, 0.331, 0.001);  // targets.md: 33.1 % for 268 ms on an H200
+  EXPECT_NEAR(*m.mfu, 0.331, 0.001);  // docs/BENCHMARKS.md, "PyTorch reference figures": 33.1 % for 268 ms
 }
 
 TEST(TrialMetrics, UnknownDeviceHasNoMfu) {

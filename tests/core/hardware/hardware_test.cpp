@@ -2,6 +2,12 @@
 // entry, and the link a config implies follows its NCCL variables.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "core/hardware/hardware.h"
 
 namespace hw = tunebench::hardware;
@@ -23,6 +29,36 @@ TEST(HardwareCatalogue, EveryEntryHasFiguresAndASource) {
     ASSERT_TRUE(cat.constants.count(name)) << name;
     EXPECT_FALSE(cat.constants.at(name).source.empty()) << name;
   }
+}
+
+// A source that cites docs/BENCHMARKS.md names a section heading that exists there, in quotes:
+// `(docs/BENCHMARKS.md, "All-reduce bus bandwidth")`. Figures are cited inside the repository.
+TEST(HardwareCatalogue, SourcesCiteSectionsOfBenchmarksThatExist) {
+  std::ifstream in(TUNEBENCH_DOCS_DIR "/BENCHMARKS.md");
+  ASSERT_TRUE(in) << TUNEBENCH_DOCS_DIR "/BENCHMARKS.md";
+  std::vector<std::string> headings;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("#", 0) == 0) headings.push_back(line.substr(line.find_first_not_of("# ")));
+  const auto& cat = hw::catalogue();
+  std::vector<std::pair<std::string, std::string>> sources;  // (entry, source)
+  for (const auto& g : cat.gpus) sources.emplace_back(g.id, g.source);
+  for (const auto& l : cat.links) sources.emplace_back(l.id, l.source);
+  for (const auto& [name, c] : cat.constants) sources.emplace_back(name, c.source);
+  int cited = 0;
+  const std::string cite = "docs/BENCHMARKS.md, \"";
+  for (const auto& [entry, source] : sources) {
+    EXPECT_EQ(source.find("../"), std::string::npos) << entry << " cites a file outside the repository: " << source;
+    for (size_t at = source.find(cite); at != std::string::npos; at = source.find(cite, at + 1)) {
+      const size_t begin = at + cite.size(), end = source.find('"', begin);
+      ASSERT_NE(end, std::string::npos) << entry << ": " << source;
+      const std::string section = source.substr(begin, end - begin);
+      const bool found = std::any_of(headings.begin(), headings.end(),
+                                     [&](const std::string& h) { return h.rfind(section, 0) == 0; });
+      EXPECT_TRUE(found) << entry << " cites docs/BENCHMARKS.md section \"" << section << "\", which has no such heading";
+      ++cited;
+    }
+  }
+  EXPECT_GE(cited, 5);  // the H200 links and the matmul efficiency at least
 }
 
 TEST(HardwareCatalogue, FindsGpusByTheNamesNvmlReports) {

@@ -21,7 +21,7 @@ TEST(LinkCurve, InterpolatesInLogSizeAndHoldsItsEnds) {
 
 TEST(LinkCurve, CatalogueNvlinkReproducesTheMeasurementsItWasFittedTo) {
   const auto c = tp::link_from_catalogue(*tunebench::hardware::find_link("nvlink4"));
-  // ../shared/targets.md: 326 GB/s at 1 GiB, 224 GB/s at 25 MB (2x H200)
+  // docs/BENCHMARKS.md, "All-reduce bus bandwidth": 326 GB/s at 1 GiB, 224 GB/s at 25 MB (2x H200)
   EXPECT_NEAR(c.busbw_at(1073741824.0), 326.0, 0.03 * 326);
   EXPECT_NEAR(c.busbw_at(26214400.0), 224.0, 0.05 * 224);
   EXPECT_LT(c.busbw_at(1e6), c.busbw_at(1e9));
