@@ -12,8 +12,8 @@ namespace {
 
 using analysis::Part;
 
-constexpr size_t kBarCells = 40;   // the longest step's bar
-constexpr size_t kNameCells = 26;  // names in the bar block are cut to this
+constexpr size_t kBarCells = 30;   // the longest step's bar (the block fits a comment box)
+constexpr size_t kNameCells = 24;  // names in the bar block are cut to this
 
 // One glyph per part, so the bars read without colour (a code block has none).
 const char* glyph(Part p) {
