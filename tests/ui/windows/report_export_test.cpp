@@ -51,6 +51,7 @@ QList<int> open_no_p2p(MainWindow& w, const QTemporaryDir& dir) {
   for (int row = 0; row < w.trialsModel()->rowCount(); ++row)
     if (const qint64 id = w.session()->storeId(w.trialsModel()->record(row).id); id == 2 || id == 4 || id == 5)
       rows << row;
+  w.trialsView()->selectionModel()->clearSelection();  // opening selects the first row
   for (int row : rows)
     w.trialsView()->selectionModel()->select(w.trialsModel()->index(row, 0),
                                              QItemSelectionModel::Select | QItemSelectionModel::Rows);
