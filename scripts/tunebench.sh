@@ -22,6 +22,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
   xvfb xauth
+  chromium   # the HTML report renders in a real browser (tests/app/cli/cli_report_browser_test.sh)
   openssh-server openssh-client   # the ssh launcher's end-to-end test (tests/app/cli/cli_ssh_test.sh)
   slurmctld slurmd slurm-client munge   # the slurm launcher's one-node cluster (cli_slurm_test.sh)
 )

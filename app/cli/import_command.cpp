@@ -1,6 +1,7 @@
 // `tunebench-cli import SESSION FILE... [--name NAME] [--set key=value]...`: a worker's event log,
-// or the per-rank torch.profiler traces of one run, become a trial. Which one a file is, is read
-// from its content (core/import: detect_file_kind), not its name. The session file is created when
+// or the per-rank torch.profiler traces of one run, become a trial; a Tunebench HTML report gives
+// back the trials it carries. Which one a file is, is read from its content (core/import:
+// detect_file_kind, core/report: is_report_file), not its name. The session file is created when
 // it does not exist yet, and removed again when that first import fails.
 #include <CLI/CLI.hpp>
 
@@ -16,6 +17,7 @@
 #include "core/import/torch_trace_reader.h"
 #include "core/import/trace_error.h"
 #include "core/import/trace_import.h"
+#include "core/report/embedded_session.h"
 #include "core/store/event_log_import.h"
 #include "core/store/session_store.h"
 
@@ -89,16 +91,37 @@ void import_traces(store::SessionStore& store, const ImportArgs& a) {
   }
 }
 
+void import_reports(store::SessionStore& store, const ImportArgs& a) {
+  if (!a.name.empty() || !a.settings.empty())
+    throw std::runtime_error("a report carries its trials with their names and settings: --name and --set do not apply");
+  for (const auto& f : a.files) {
+    const store::ImportResult result = report::import_report(store, f);
+    for (const int64_t id : result.trial_ids) {
+      const auto trial = store.trial(id);
+      std::cout << "imported trial " << trial.id << " '" << trial.name << "' (" << store::to_string(trial.status)
+                << ")\n";
+    }
+    std::cout << result.events << " records from " << f << "\n";
+  }
+}
+
 void run_import(const ImportArgs& a) {
+  const bool reports = report::is_report_file(a.files.front());
+  for (const auto& f : a.files)
+    if (report::is_report_file(f) != reports)
+      throw std::runtime_error(a.files.front() + " and " + f +
+                               " are of different kinds (a Tunebench report and a log or trace); import them "
+                               "separately");
   std::vector<import::FileKind> kinds;
   for (const auto& f : a.files) {
+    if (reports) break;
     kinds.push_back(import::detect_file_kind(f));
     if (kinds.back() == import::FileKind::Unknown)
       throw std::runtime_error(f +
                                " is neither a Tunebench event log (JSON lines with a \"type\") nor a torch.profiler "
                                "trace (Chrome-trace JSON with \"traceEvents\", plain or gzip)");
   }
-  const bool traces = kinds.front() == import::FileKind::TorchTrace;
+  const bool traces = !reports && kinds.front() == import::FileKind::TorchTrace;
   for (size_t i = 1; i < kinds.size(); ++i)
     if (kinds[i] != kinds.front())
       throw std::runtime_error(a.files[0] + " and " + a.files[i] +
@@ -109,7 +132,9 @@ void run_import(const ImportArgs& a) {
   std::optional<store::SessionStore> store(created ? store::SessionStore::create(a.session, stem(a.session))
                                                    : store::SessionStore::open(a.session));
   try {
-    if (traces)
+    if (reports)
+      import_reports(*store, a);
+    else if (traces)
       import_traces(*store, a);
     else
       import_log(*store, a);
@@ -127,11 +152,13 @@ void run_import(const ImportArgs& a) {
 void add_import_command(CLI::App& app) {
   auto args = std::make_shared<ImportArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "import", "Import a worker event log (.jsonl), or the per-rank torch.profiler traces of one run, as a trial");
+      "import",
+      "Import a worker event log (.jsonl), or the per-rank torch.profiler traces of one run, as a trial; or the "
+      "trials a Tunebench HTML report carries");
   cmd->add_option("session", args->session, "Session file (.tbsession), created if missing")->required();
   cmd->add_option("files", args->files,
-                  "Event log written by tunebench-worker (.jsonl), or torch.profiler traces (.json, .json.gz), one "
-                  "per rank")
+                  "Event log written by tunebench-worker (.jsonl), torch.profiler traces (.json, .json.gz), one "
+                  "per rank, or Tunebench reports (.html)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--name", args->name, "Trial name (default: the log's trial id, or the traces' folder)");

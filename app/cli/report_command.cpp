@@ -1,5 +1,6 @@
-// `tunebench-cli report LOG.jsonl... [--json] [--baseline N]`: argument wiring only; the report
-// itself is core/analysis/report.h, shared with the GUI.
+// `tunebench-cli report INPUTS... [--trials A,B] [--baseline N] [--format text|json|markdown|html]
+// [--html FILE | -o FILE]`: argument wiring only. Text and JSON are core/analysis/report.h, the
+// Markdown summary and the self-contained HTML report core/report/report.h; the GUI calls the same.
 //
 // Inputs are event logs (.jsonl; a file holding several trial ids is split into one trial per id)
 // and session files (.tbsession, opened read-only): app/cli/trial_inputs.h reads both.
@@ -10,10 +11,13 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <iostream>
 
 #include "core/analysis/report.h"
 #include "core/protocol/trial_log.h"
+#include "core/report/report.h"
 
 namespace tunebench::cli {
 
@@ -32,9 +36,52 @@ struct ReportOptions {
   bool json = false;
   bool wide = false;   // as rendered, however long the lines
   size_t width = 100;  // else fitted to this many columns
+  std::string format = "text";
+  std::string html;    // --html FILE: the HTML report into FILE
+  std::string output;  // -o FILE (default: stdout)
+  std::string title;
+  bool no_embed = false;
 };
 
+// Markdown or HTML (core/report) into the output file or stdout.
+void write_shared_report(const ReportOptions& o, report::ReportFormat format, const std::string& output) {
+  const auto trials = read_loaded_trial_inputs(o.inputs, o.trials);
+  if (trials.empty()) throw CLI::ValidationError("report", "no trials found in the inputs");
+  report::ReportOptions options;
+  options.title = o.title;
+  if (o.baseline >= 0) options.baseline = static_cast<size_t>(o.baseline);
+  options.embed_session = !o.no_embed;
+  if (output.empty() || output == "-") {
+    report::write_report(trials, format, std::cout, options);
+    return;
+  }
+  std::ofstream file(output, std::ios::binary | std::ios::trunc);
+  if (!file) throw std::runtime_error("cannot write " + output);
+  try {
+    report::write_report(trials, format, file, options);
+    file.close();
+    if (!file) throw std::runtime_error("writing " + output + " failed (disk full?)");
+  } catch (...) {
+    file.close();
+    std::remove(output.c_str());  // no half report left behind
+    throw;
+  }
+  std::cerr << "wrote " << output << " (" << trials.size() << (trials.size() == 1 ? " trial" : " trials") << ")\n";
+}
+
 void run_report(const ReportOptions& o) {
+  std::string format = o.json ? "json" : o.format;
+  std::string output = o.output;
+  if (!o.html.empty()) {
+    format = "html";
+    output = o.html;
+  }
+  if (const auto shared = report::report_format_from_string(format)) {
+    write_shared_report(o, *shared, output);
+    return;
+  }
+  if (!output.empty() && output != "-")
+    throw CLI::ValidationError("report", "-o is for --format markdown or html; text and JSON go to stdout");
   std::vector<std::string> names;  // display names: a session's trial names, else none (run ids)
   std::vector<tp::TrialLog> logs = read_trial_inputs(o.inputs, o.trials, &names);
   if (!o.trials.empty() &&
@@ -57,13 +104,22 @@ void run_report(const ReportOptions& o) {
 void add_report_command(CLI::App& app) {
   auto opts = std::make_shared<ReportOptions>();
   auto* cmd = app.add_subcommand("report", "Compare trials and explain where the step time goes");
-  cmd->add_option("inputs", opts->inputs, "Event logs (.jsonl); a SESSION file once the store is built")
+  cmd->add_option("inputs", opts->inputs, "Session files (.tbsession) and event logs (.jsonl)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--trials", opts->trials, "With a SESSION: comma-separated trial ids");
   cmd->add_option("--baseline", opts->baseline,
                   "Index of the baseline among the (pooled) trials; default: the single-GPU trial");
-  cmd->add_flag("--json", opts->json, "Print JSON instead of text");
+  cmd->add_flag("--json", opts->json, "Print JSON instead of text (as --format json)");
+  cmd->add_option("--format", opts->format,
+                  "text | json | markdown (a summary for a GitHub issue or forum post, at most 60 lines) | html "
+                  "(one self-contained file that carries the trials)")
+      ->check(CLI::IsMember({"text", "json", "markdown", "md", "html"}));
+  cmd->add_option("--html", opts->html, "Write the HTML report to this file (as --format html -o FILE)");
+  cmd->add_option("-o,--output", opts->output, "Markdown or HTML into this file instead of stdout");
+  cmd->add_option("--title", opts->title, "Markdown and HTML: the report's title (default: the trials' names)");
+  cmd->add_flag("--no-embed", opts->no_embed,
+                "HTML: leave the trials out (smaller; the file can then not be opened in Tunebench)");
   cmd->add_flag("--wide", opts->wide, "Do not fit the text to the terminal: one line per table row and sentence");
   cmd->add_option("--width", opts->width, "Columns the text is fitted to (default 100)")->check(CLI::Range(40, 1000));
   cmd->callback([opts] {

@@ -5,8 +5,10 @@
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "core/protocol/trial_log.h"
+#include "core/store/event_log_import.h"
 #include "core/store/session_store.h"
 
 namespace tunebench::cli {
@@ -42,8 +44,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 // Trials of a session file: those named in `selection` (ids or names, comma-separated), else
 // every trial that recorded steps. The session is opened read-only: a report changes nothing.
-std::vector<tp::TrialLog> read_session(const std::string& path, const std::string& selection,
-                                       std::vector<std::string>& names) {
+std::vector<store::LoadedTrial> read_session(const std::string& path, const std::string& selection) {
   store::SessionStore::OpenOptions options;
   options.mode = store::SessionStore::Mode::ReadOnly;
   const auto session = store::SessionStore::open(path, options);
@@ -51,7 +52,7 @@ std::vector<tp::TrialLog> read_session(const std::string& path, const std::strin
   std::stringstream ss(selection);
   for (std::string item; std::getline(ss, item, ',');)
     if (!item.empty()) wanted.push_back(item);
-  std::vector<tp::TrialLog> logs;
+  std::vector<store::LoadedTrial> trials;
   for (const auto& info : session.list_trials()) {
     const bool selected = wanted.empty() ? info.step_count > 0 || has_probe(session, info.id)
                                          : std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) {
@@ -60,27 +61,41 @@ std::vector<tp::TrialLog> read_session(const std::string& path, const std::strin
     if (!selected) continue;
     auto loaded = session.load_trial(info.id);
     if (loaded.log.trial.empty()) loaded.log.trial = info.name;
-    logs.push_back(std::move(loaded.log));
-    names.push_back(info.name);
+    trials.push_back(std::move(loaded));
   }
-  return logs;
+  return trials;
 }
 
 }  // namespace
+
+std::vector<store::LoadedTrial> read_loaded_trial_inputs(const std::vector<std::string>& paths,
+                                                         const std::string& selection) {
+  std::vector<store::LoadedTrial> trials;
+  for (const auto& path : paths) {
+    if (ends_with(path, ".tbsession")) {
+      for (auto& t : read_session(path, selection)) trials.push_back(std::move(t));
+      continue;
+    }
+    for (auto& log : read_logs(path)) {
+      store::LoadedTrial t;
+      t.info.run_id = log.trial;
+      t.info.config = log.config().is_object() ? log.config() : nlohmann::json::object();
+      std::tie(t.info.status, t.info.exit_reason) = store::final_status(log);
+      t.info.source = "import: " + path.substr(path.find_last_of('/') + 1);
+      t.log = std::move(log);
+      trials.push_back(std::move(t));
+    }
+  }
+  return trials;
+}
 
 std::vector<tp::TrialLog> read_trial_inputs(const std::vector<std::string>& paths, const std::string& selection,
                                            std::vector<std::string>* names) {
   std::vector<tp::TrialLog> logs;
   std::vector<std::string> display;
-  for (const auto& path : paths) {
-    if (ends_with(path, ".tbsession")) {
-      for (auto& log : read_session(path, selection, display)) logs.push_back(std::move(log));
-      continue;
-    }
-    for (auto& log : read_logs(path)) {
-      logs.push_back(std::move(log));
-      display.emplace_back();  // an event log names no trial: its run id is used
-    }
+  for (auto& t : read_loaded_trial_inputs(paths, selection)) {
+    display.push_back(t.info.name);  // an event log names no trial: its run id is used
+    logs.push_back(std::move(t.log));
   }
   if (names) *names = std::move(display);
   return logs;

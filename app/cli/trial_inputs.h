@@ -6,13 +6,19 @@
 #include <vector>
 
 #include "core/protocol/trial_log.h"
+#include "core/store/records.h"
 
 namespace tunebench::cli {
 
 // `selection` (comma-separated trial ids or names) picks trials of session files; empty: every
 // trial that recorded steps or link probe points. Bad lines of event logs are reported on stderr.
-// Throws std::runtime_error when a file cannot be read. `names`, when given, receives each trial's
-// display name (a session's trial name; empty for an event log's trial, which has only its run id).
+// Throws std::runtime_error when a file cannot be read. A session's trials come with what the
+// session stored (name, config, status, notes, tags); an event log's trial has only its log's:
+// its run id, its config from hello and the status its events tell (an empty name).
+std::vector<store::LoadedTrial> read_loaded_trial_inputs(const std::vector<std::string>& paths,
+                                                         const std::string& selection = {});
+// The same as logs; `names`, when given, receives each trial's display name (a session's trial
+// name; empty for an event log's trial, which has only its run id).
 std::vector<protocol::TrialLog> read_trial_inputs(const std::vector<std::string>& paths,
                                                   const std::string& selection = {},
                                                   std::vector<std::string>* names = nullptr);

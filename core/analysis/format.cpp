@@ -62,4 +62,18 @@ std::string format_count(double value) {
   return (v < 0 ? "-" : "") + out;
 }
 
+std::string format_metric_value(double v, const std::string& unit) {
+  if (unit == "tokens/s" || unit == "tokens") return format_count(v);
+  if (unit == "GB/s") return format_fixed(v, 0);
+  if (unit == "GB") return format_fixed(v, 2);
+  return format_fixed(v, 1);
+}
+
+std::string format_metric_spread(const Spread& s, const std::string& unit) {
+  std::string out = format_metric_value(s.median, unit);
+  if (s.n > 1 && s.p25 != s.p75)
+    out += " [" + format_metric_value(s.p25, unit) + "–" + format_metric_value(s.p75, unit) + "]";
+  return out;
+}
+
 }  // namespace tunebench::analysis

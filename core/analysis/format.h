@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/analysis/statistics.h"
+
 namespace tunebench::analysis {
 
 std::string format_ms(double ms);
@@ -23,5 +25,12 @@ std::string format_fixed(double value, int decimals);
 // 310.4 -> "310" (digits 3). So a small figure never rounds to "0".
 std::string format_significant(double value, int digits = 3);
 std::string format_gbps(double gbps);  // "0.412 GB/s", "27.6 GB/s", "310 GB/s"
+
+// A comparison metric's number in its row's unit, without the unit: counts for tokens and
+// tokens/s ("5,461"), whole GB/s, two decimals for GB, one otherwise. The text, HTML and Markdown
+// reports print metric rows with these.
+std::string format_metric_value(double value, const std::string& unit);
+// The median, then " [p25–p75]" when there is a spread.
+std::string format_metric_spread(const Spread& spread, const std::string& unit);
 
 }  // namespace tunebench::analysis

@@ -63,19 +63,6 @@ class TextTable {
   std::vector<std::vector<std::string>> m_rows;
 };
 
-std::string format_value(double v, const std::string& unit) {
-  if (unit == "tokens/s" || unit == "tokens") return format_count(v);
-  if (unit == "GB/s") return format_fixed(v, 0);
-  if (unit == "GB") return format_fixed(v, 2);
-  return format_fixed(v, 1);
-}
-
-std::string format_spread(const Spread& s, const std::string& unit) {
-  std::string out = format_value(s.median, unit);
-  if (s.n > 1 && s.p25 != s.p75) out += " [" + format_value(s.p25, unit) + "–" + format_value(s.p75, unit) + "]";
-  return out;
-}
-
 std::string trial_heading(const TrialMetrics& t) {
   std::string s = t.label;
   if (t.repeat_ids.size() > 1) s += " (" + std::to_string(t.repeat_ids.size()) + " repeats)";
@@ -136,7 +123,7 @@ std::string render_text(const Report& report) {
     for (const auto& m : c.metrics) {
       std::vector<std::string> row{m.label + " (" + m.unit + ")"};
       for (size_t i = 0; i < trials.size(); ++i) {
-        row.push_back(m.values[i] ? format_spread(*m.values[i], m.unit) : "-");
+        row.push_back(m.values[i] ? format_metric_spread(*m.values[i], m.unit) : "-");
         if (i != c.baseline && trials.size() > 1) row.push_back(m.ratio[i] ? format_ratio(*m.ratio[i]) : "");
       }
       table.row(row);
@@ -209,11 +196,11 @@ std::string render_text(const SweepTable& table) {
     if (r.failed) {
       row.push_back("failed");
     } else {
-      row.push_back(format_spread(r.step_ms, "ms"));
-      row.push_back(format_spread(r.tokens_per_s_per_gpu, "tokens/s"));
-      row.push_back(format_spread(r.tokens_per_s_total, "tokens/s"));
+      row.push_back(format_metric_spread(r.step_ms, "ms"));
+      row.push_back(format_metric_spread(r.tokens_per_s_per_gpu, "tokens/s"));
+      row.push_back(format_metric_spread(r.tokens_per_s_total, "tokens/s"));
       row.push_back(r.mfu ? format_fixed(*r.mfu * 100.0, 1) : "-");
-      row.push_back(format_spread(r.exposed_comm_ms, "ms"));
+      row.push_back(format_metric_spread(r.exposed_comm_ms, "ms"));
       row.push_back(r.peak_bytes > 0 ? format_fixed(static_cast<double>(r.peak_bytes) / (1024.0 * 1024.0 * 1024.0), 1)
                                      : "-");
     }

@@ -22,4 +22,15 @@ std::map<int64_t, double> step_times_ms(const protocol::TrialLog& log);
 // The trial's step time: the spread of step_times_ms over its measured steps.
 Spread trial_step_ms(const protocol::TrialLog& log);
 
+// One point per step index, warm-up included, for curves against the step (the comparison's
+// Curves tab, the HTML report): the step's time as above (its slowest rank's), the mean loss of
+// the ranks that sent it, and whether any rank flagged it warm-up.
+struct StepPoint {
+  int64_t step = 0;
+  double ms = 0.0;
+  double loss = 0.0;
+  bool warmup = false;
+};
+std::vector<StepPoint> step_curve(const protocol::TrialLog& log);
+
 }  // namespace tunebench::analysis

@@ -8,6 +8,7 @@
 #include "core/analysis/diagnosis.h"
 #include "core/analysis/format.h"
 #include "core/investigate/plan_tags.h"
+#include "core/launch/launch_plan.h"
 #include "core/predict/memory_model.h"
 #include "core/predict/predictor.h"
 #include "core/store/plans.h"
@@ -87,13 +88,6 @@ TrialRequest request_of(int64_t plan_id, const config::TrialConfig& pending) {
   req.config.name = req.name;
   req.tags = {plan_tag(plan_id), arm_tag(config_arm(pending)), "tune"};
   return req;
-}
-
-std::string quoted(const std::string& s) {
-  if (s.find_first_of(" \"'$\\,;&|<>()") == std::string::npos && !s.empty()) return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 }  // namespace
@@ -275,7 +269,7 @@ TuneReport tune_report(store::SessionStore& s, int64_t plan_id) {
   if (r.result.best) {
     const auto best = config_at(r.spec.base, r.spec.space, r.result.best->point, r.spec.options.long_steps,
                                 r.spec.options.warmup);
-    r.command_line = worker_command_line(best);
+    r.command_line = launch::worker_command_line(best);
     r.limiter = r.result.best->m.limiter;
   }
   double long_cost = 0;
@@ -347,23 +341,6 @@ TuneReport run_tune(const std::string& session_path, int64_t plan_id, const Tria
   store::set_plan_result(s, plan_id, to_json(report));
   store::set_plan_state(s, plan_id, was_cancelled ? "paused" : "done");
   return report;
-}
-
-std::string worker_command_line(const config::TrialConfig& config, const std::string& worker) {
-  const config::TrialConfig defaults;
-  std::string line;
-  if (config.world_size > 1)
-    line = "torchrun --standalone --nproc-per-node " + std::to_string(config.world_size) + " --no-python ";
-  line += worker;
-  for (const auto& k : config::knobs()) {
-    if (k.key == "name") continue;
-    const auto v = config::knob_text(config, k.key);
-    if (v == config::knob_text(defaults, k.key)) continue;
-    std::string flag = k.key;
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    line += " --" + flag + " " + quoted(v);
-  }
-  return line;
 }
 
 std::string render(const TuneReport& r) {

@@ -79,8 +79,6 @@ TuneReport run_tune(const std::string& session_path, int64_t plan_id, const Tria
                     const std::function<void(const std::string&)>& progress,
                     const std::atomic<bool>* cancelled = nullptr);
 
-// The worker's command line for `config`: flags for the knobs that differ from the defaults.
-std::string worker_command_line(const config::TrialConfig& config, const std::string& worker = "tunebench-worker");
 std::string render(const TuneReport& report);
 nlohmann::json to_json(const TuneReport& report);
 

@@ -121,6 +121,23 @@ std::string shell_join(const std::vector<std::string>& argv) {
   return out;
 }
 
+std::string worker_command_line(const TrialConfig& config, const std::string& worker) {
+  const TrialConfig defaults;
+  std::string line;
+  if (config.world_size > 1)
+    line = "torchrun --standalone --nproc-per-node " + std::to_string(config.world_size) + " --no-python ";
+  line += shell_quote(worker);
+  for (const auto& k : config::knobs()) {
+    if (k.key == "name") continue;
+    const auto v = config::knob_text(config, k.key);
+    if (v == config::knob_text(defaults, k.key)) continue;
+    std::string flag = k.key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    line += " --" + flag + " " + shell_quote(v);
+  }
+  return line;
+}
+
 std::vector<std::string> worker_arguments(const std::string& config_path, const std::string& events_spec,
                                           const std::string& trial_id) {
   return {"--config", config_path, "--events", events_spec, "--trial", trial_id};

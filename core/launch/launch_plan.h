@@ -79,6 +79,10 @@ LaunchPlan plan_launch(const config::TrialConfig& config, const LaunchContext& c
 // POSIX shell quoting: 'text' with every ' as '\'' ; plain words stay as they are.
 std::string shell_quote(std::string_view word);
 std::string shell_join(const std::vector<std::string>& argv);
+// The command that runs `config` by hand on one machine: `tunebench-worker` (under torchrun for
+// several ranks) with a flag for every knob that differs from the defaults, each value
+// shell-quoted. What autotune's result and the HTML report print under "how to reproduce".
+std::string worker_command_line(const config::TrialConfig& config, const std::string& worker = "tunebench-worker");
 
 // Torchrun-style variables of one local rank (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
 // NODE_RANK, MASTER_ADDR, MASTER_PORT, TUNEBENCH_TRIAL and the config's nccl_env).

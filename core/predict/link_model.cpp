@@ -97,20 +97,18 @@ LinkCurve link_from_trial(const protocol::TrialLog& trial, const std::string& la
   return from_samples(by_size, c);
 }
 
-namespace {
-const std::set<std::string>& path_variables() {
+bool changes_link_path(const std::string& nccl_variable) {
   static const std::set<std::string> kPathVariables = {"NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE",  "NCCL_IB_DISABLE",
                                                        "NCCL_NET",         "NCCL_P2P_LEVEL",    "NCCL_ALGO",
                                                        "NCCL_PROTO",       "NCCL_NET_GDR_LEVEL"};
-  return kPathVariables;
+  return kPathVariables.count(nccl_variable) > 0;
 }
-}  // namespace
 
 std::string transport_key(const std::string& device, int hosts, const std::map<std::string, std::string>& nccl_env) {
   // Bus bandwidth is comparable across rank counts (nccl-tests), so the world size is not part of it.
   std::string key = device + ", " + std::to_string(hosts) + " host(s)";
   for (const auto& [k, v] : nccl_env)
-    if (path_variables().count(k)) key += ", " + k + "=" + v;
+    if (changes_link_path(k)) key += ", " + k + "=" + v;
   return key;
 }
 

@@ -43,6 +43,10 @@ LinkCurve link_from_probe(const protocol::TrialLog& probe, const std::string& la
 // measured steps (what the link achieved under that trial's load).
 LinkCurve link_from_trial(const protocol::TrialLog& trial, const std::string& label);
 
+// Whether an NCCL variable changes the path collectives take (P2P, SHM, IB, NET, algorithm,
+// protocol): what a transport key keeps, and what a report names as the link.
+bool changes_link_path(const std::string& nccl_variable);
+
 // The transport a trial ran on, as far as bandwidth goes: device name, number of hosts and the
 // NCCL variables that change the path (P2P, SHM, IB, NET, algorithm, protocol). Trials and probes
 // with the same key ran over the same link.

@@ -10,6 +10,7 @@
 
 #include "core/protocol/trial_log.h"
 #include "core/store/event_inserter.h"
+#include "core/store/limits.h"
 #include "core/store/session_store.h"
 #include "core/store/store_error.h"
 
@@ -25,22 +26,6 @@ int64_t count_records(const tp::TrialLog& log) {
          static_cast<int64_t>(r.steps.size() + r.samples.size() + r.logs.size() +
                               r.warnings.size() + r.errors.size());
   return n;
-}
-
-// What the log says about how the run ended.
-std::pair<TrialStatus, std::string> final_status(const tp::TrialLog& log) {
-  bool all_done = !log.ranks.empty();
-  for (const auto& [rank, r] : log.ranks) {
-    if (!r.errors.empty())
-      return {TrialStatus::Failed, "rank " + std::to_string(rank) + ": " + r.errors.front().value.kind +
-                                       ": " + r.errors.front().value.message.substr(0, 300)};
-    if (r.done && r.done->exit_code != 0)
-      return {TrialStatus::Failed,
-              "rank " + std::to_string(rank) + " exited with code " + std::to_string(r.done->exit_code)};
-    if (!r.done) all_done = false;
-  }
-  if (all_done) return {TrialStatus::Done, ""};
-  return {TrialStatus::Interrupted, "the log ends before every rank reported done"};
 }
 
 std::pair<int64_t, int64_t> time_span(const tp::TrialLog& log) {
@@ -92,6 +77,21 @@ int64_t insert_trial_log(SessionStore& store, const tp::TrialLog& log, const std
 }
 
 }  // namespace
+
+std::pair<TrialStatus, std::string> final_status(const tp::TrialLog& log) {
+  bool all_done = !log.ranks.empty();
+  for (const auto& [rank, r] : log.ranks) {
+    if (!r.errors.empty())
+      return {TrialStatus::Failed, "rank " + std::to_string(rank) + ": " + r.errors.front().value.kind +
+                                       ": " + r.errors.front().value.message.substr(0, 300)};
+    if (r.done && r.done->exit_code != 0)
+      return {TrialStatus::Failed,
+              "rank " + std::to_string(rank) + " exited with code " + std::to_string(r.done->exit_code)};
+    if (!r.done) all_done = false;
+  }
+  if (all_done) return {TrialStatus::Done, ""};
+  return {TrialStatus::Interrupted, "the log ends before every rank reported done"};
+}
 
 ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path,
                               const std::string& name) {
@@ -152,6 +152,59 @@ ImportResult import_trial_log(SessionStore& store, const tp::TrialLog& log, cons
   } catch (const SQLite::Exception& e) {
     throw StoreError(store.path() + ": cannot import '" + name + "': " + e.what());
   }
+  return result;
+}
+
+ImportResult import_loaded_trials(SessionStore& store, const std::vector<LoadedTrial>& trials,
+                                  const std::string& source) {
+  ImportResult result;
+  for (const auto& t : trials) {
+    result.events += count_records(t.log);
+    result.problems += t.log.problem_count;
+  }
+  SQLite::Database& db = store.database();
+  store.prepare_for_writing();  // outside the transaction: it may switch the journal to WAL
+  try {
+    SQLite::Transaction tx(db);
+    for (const auto& t : trials) {
+      const TrialInfo& info = t.info;
+      const int64_t id = insert_trial_log(store, t.log, info.name, source.empty() ? info.source : source);
+      // What the other session knew beyond the records: the config as stored (an imported
+      // trace's filled-in settings), status, reason, times, notes and tags.
+      const TrialStatus status = info.status == TrialStatus::Running ? TrialStatus::Interrupted : info.status;
+      const std::string config = info.config.is_object()
+                                     ? info.config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                                     : std::string("{}");
+      if (config.size() > kMaxJsonBytes) throw StoreError("the config of trial '" + info.name + "' is too large");
+      SQLite::Statement q(db,
+                          "UPDATE trials SET config = ?, status = ?, exit_reason = ?, created_us = ?, start_us = ?, "
+                          "end_us = ?, notes = ? WHERE id = ?");
+      q.bind(1, config);
+      q.bind(2, std::string(to_string(status)));
+      q.bind(3, bounded(info.status == TrialStatus::Running ? "its writer was in another session" : info.exit_reason,
+                        kMaxShortTextBytes));
+      q.bind(4, info.created_us);
+      if (info.start_us)
+        q.bind(5, *info.start_us);
+      else
+        q.bind(5);
+      if (info.end_us)
+        q.bind(6, *info.end_us);
+      else
+        q.bind(6);
+      q.bind(7, bounded(info.notes, kMaxNotesBytes));
+      q.bind(8, id);
+      q.exec();
+      store.set_trial_tags(id, info.tags);
+      result.trial_ids.push_back(id);
+      for (const auto& p : t.log.problems)
+        if (result.problem_list.size() < 100) result.problem_list.push_back(p);
+    }
+    tx.commit();
+  } catch (const SQLite::Exception& e) {
+    throw StoreError(store.path() + ": cannot import the trials: " + e.what());
+  }
+  if (!result.trial_ids.empty()) result.trial_id = result.trial_ids.front();
   return result;
 }
 

@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/protocol/event_reader.h"
 #include "core/protocol/trial_log.h"
+#include "core/store/records.h"
 
 namespace tunebench::store {
 
@@ -31,10 +33,23 @@ struct ImportResult {
 ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path,
                               const std::string& name = "");
 
+// What a log says about how its run ended: done when every rank sent done with exit code 0,
+// failed (with the first error or exit code as the reason) on an error, else interrupted.
+std::pair<TrialStatus, std::string> final_status(const protocol::TrialLog& log);
+
 // The transaction both importers share: `log` becomes trial `name` with `source` ("import:
 // run.jsonl"), its status from the log (done when every rank sent done, failed on an error).
 // Used by import_event_log and by core/import for torch.profiler traces. Throws StoreError.
 ImportResult import_trial_log(SessionStore& store, const protocol::TrialLog& log, const std::string& name,
                               const std::string& source);
+
+// Trials carried over from another session (the copy an HTML report embeds): each becomes a trial
+// with every record and its metadata as it was (name, config, status and exit reason, times,
+// notes, tags); `source` says where it came from ("report: run.html"; empty: each trial keeps its
+// own). A trial stored as running
+// has no writer here: it comes back interrupted. One transaction: all of them or none. Throws
+// StoreError.
+ImportResult import_loaded_trials(SessionStore& store, const std::vector<LoadedTrial>& trials,
+                                  const std::string& source);
 
 }  // namespace tunebench::store

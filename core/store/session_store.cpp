@@ -6,6 +6,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <sys/stat.h>
 
@@ -299,7 +300,9 @@ void SessionStore::set_trial_tags(int64_t id, const std::vector<std::string>& ta
   }
   if (clean.size() > kMaxTagsPerTrial) throw StoreError("a trial can have at most 64 tags");
   guarded(m_path, "tag the trial", [&] {
-    SQLite::Transaction tx(*m_db);
+    // Inside a caller's transaction (an import of whole trials) the tags join it.
+    std::optional<SQLite::Transaction> tx;
+    if (sqlite3_get_autocommit(m_db->getHandle()) != 0) tx.emplace(*m_db);
     trial(id);  // throws when missing
     SQLite::Statement del(*m_db, "DELETE FROM trial_tags WHERE trial_id = ?");
     del.bind(1, id);
@@ -311,7 +314,7 @@ void SessionStore::set_trial_tags(int64_t id, const std::vector<std::string>& ta
       ins.exec();
       ins.reset();
     }
-    tx.commit();
+    if (tx) tx->commit();
   });
 }
 

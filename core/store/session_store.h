@@ -66,6 +66,7 @@ class SessionStore {
   // "Run again with changes": a queued copy of the trial's config, no records. Returns the new id.
   int64_t duplicate_trial(int64_t id, const std::string& new_name = "");
   void set_trial_notes(int64_t id, const std::string& notes);
+  // In its own transaction, or in the caller's when one is open.
   void set_trial_tags(int64_t id, const std::vector<std::string>& tags);
   // Running belongs to TrialWriter (it records the owning process); a trial set running here has
   // no owner and is taken for interrupted at the next read-write open.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/analysis/phase_style.h"
 #include "ui/plots/phase_style.h"
 
 namespace tunebench::ui {
@@ -21,28 +22,7 @@ QString wrap_label(const QString& name, int width) {
 }
 }  // namespace
 
-QColor BreakdownPlot::partColor(Part part) {
-  // The phase colours of the timeline, so a part looks the same in every plot.
-  switch (part) {
-    case Part::DataWait:
-      return phase_color(protocol::Phase::DataWait);
-    case Part::HostToDevice:
-      return phase_color(protocol::Phase::HostToDevice);
-    case Part::Forward:
-      return phase_color(protocol::Phase::Forward);
-    case Part::Backward:
-      return phase_color(protocol::Phase::Backward);
-    case Part::Optimizer:
-      return phase_color(protocol::Phase::Optimizer);
-    case Part::OtherCompute:
-      return phase_color(protocol::Phase::Other);
-    case Part::ExposedComm:
-      return phase_color(protocol::Phase::AllReduce);
-    case Part::Idle:
-      return QColor(0xb0, 0xb0, 0xb0);  // grey that reads on light and dark backgrounds
-  }
-  return Qt::gray;
-}
+QColor BreakdownPlot::partColor(Part part) { return QColor(QRgb(analysis::part_rgb(part))); }
 
 BreakdownPlot::BreakdownPlot(QWidget* parent) : LivePlot(parent) {
   setObjectName(QStringLiteral("breakdownPlot"));

@@ -1,9 +1,8 @@
 #include "ui/plots/curves_plot.h"
 
 #include <algorithm>
-#include <map>
 
-#include "core/analysis/phase_breakdown.h"
+#include "core/analysis/step_time.h"
 #include "ui/plots/phase_style.h"
 
 namespace tunebench::ui {
@@ -63,38 +62,21 @@ void CurvesPlot::setTrials(const QStringList& names, const std::vector<const pro
   double maxStep = 0, maxMeasuredMs = 0, maxMs = 0, lossLo = 1e300, lossHi = -1e300;
   for (size_t t = 0; t < logs.size(); ++t) {
     if (!logs[t]) continue;
-    // Per step index: the slowest rank's time, the ranks' mean loss, and whether it was warm-up.
-    struct At {
-      int64_t us = 0;
-      double loss = 0;
-      int ranks = 0;
-      bool warmup = false;
-    };
-    std::map<int64_t, At> steps;
-    for (const auto& [rank, r] : logs[t]->ranks)
-      for (const protocol::Step& s : r.steps) {
-        At& a = steps[s.step];
-        a.us = std::max(a.us, analysis::step_duration_us(s));
-        a.loss += s.loss;
-        ++a.ranks;
-        a.warmup = a.warmup || s.warmup;
-      }
     QVector<double> xs, ms, wxs, wms, lxs, losses;
     bool joined = false;  // the dotted warm-up line runs on to the first measured step
-    for (const auto& [step, a] : steps) {
-      const double v = double(a.us) / 1e3;
-      (a.warmup ? wxs : xs) << double(step);
-      (a.warmup ? wms : ms) << v;
-      if (!a.warmup && !joined && !wxs.isEmpty()) {
-        wxs << double(step);
-        wms << v;
+    for (const analysis::StepPoint& p : analysis::step_curve(*logs[t])) {
+      (p.warmup ? wxs : xs) << double(p.step);
+      (p.warmup ? wms : ms) << p.ms;
+      if (!p.warmup && !joined && !wxs.isEmpty()) {
+        wxs << double(p.step);
+        wms << p.ms;
       }
-      joined = joined || !a.warmup;
-      lxs << double(step);
-      losses << a.loss / std::max(1, a.ranks);
-      maxStep = std::max(maxStep, double(step));
-      maxMs = std::max(maxMs, v);
-      if (!a.warmup) maxMeasuredMs = std::max(maxMeasuredMs, v);
+      joined = joined || !p.warmup;
+      lxs << double(p.step);
+      losses << p.loss;
+      maxStep = std::max(maxStep, double(p.step));
+      maxMs = std::max(maxMs, p.ms);
+      if (!p.warmup) maxMeasuredMs = std::max(maxMeasuredMs, p.ms);
       lossLo = std::min(lossLo, losses.back());
       lossHi = std::max(lossHi, losses.back());
     }

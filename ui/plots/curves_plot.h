@@ -1,7 +1,7 @@
 // CurvesPlot: the step time and the loss of several trials against the step, one line per trial
 // on shared axes (W&B's overlaid run curves): a slower warm-up, a drifting step time or a loss
 // that diverges after a precision change show at once. A trial's step time at a step is its
-// slowest rank's (analysis::step_duration_us), its loss the mean over ranks. The step-time axis
+// slowest rank's and its loss the mean over ranks (analysis::step_curve). The step-time axis
 // is scaled to the measured steps; warm-up steps are drawn dotted.
 #pragma once
 

@@ -1,90 +1,24 @@
 #include "ui/plots/phase_style.h"
 
+#include "core/analysis/phase_style.h"
+
 namespace tunebench::ui {
 
 using protocol::Lane;
 using protocol::Phase;
 
-QColor phase_color(Phase phase) {
-  switch (phase) {
-    case Phase::DataWait:
-      return QColor(0xe0, 0x8e, 0x0b);
-    case Phase::HostToDevice:
-      return QColor(0xf2, 0xc1, 0x4e);
-    case Phase::Forward:
-      return QColor(0x2e, 0x9d, 0x5a);
-    case Phase::Backward:
-      return QColor(0x2b, 0x6c, 0xb0);
-    case Phase::Recompute:
-      return QColor(0x8f, 0xc7, 0x6a);
-    case Phase::Optimizer:
-      return QColor(0x5b, 0xb8, 0xc9);
-    case Phase::AllReduce:
-      return QColor(0xb0, 0x3a, 0x8e);
-    case Phase::AllGather:
-      return QColor(0x7b, 0x4c, 0xc2);
-    case Phase::ReduceScatter:
-      return QColor(0xd8, 0x5a, 0x5a);
-    case Phase::Broadcast:
-      return QColor(0x99, 0x77, 0xaa);
-    case Phase::Other:
-      return QColor(0x9e, 0x9e, 0x9e);
-  }
-  return Qt::gray;
-}
+namespace {
+QString text(std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
+}  // namespace
 
-QString phase_name(Phase phase) {
-  switch (phase) {
-    case Phase::DataWait:
-      return QStringLiteral("data wait");
-    case Phase::HostToDevice:
-      return QStringLiteral("host→device");
-    case Phase::Forward:
-      return QStringLiteral("forward");
-    case Phase::Backward:
-      return QStringLiteral("backward");
-    case Phase::Recompute:
-      return QStringLiteral("recompute");
-    case Phase::Optimizer:
-      return QStringLiteral("optimizer");
-    case Phase::AllReduce:
-      return QStringLiteral("all-reduce");
-    case Phase::AllGather:
-      return QStringLiteral("all-gather");
-    case Phase::ReduceScatter:
-      return QStringLiteral("reduce-scatter");
-    case Phase::Broadcast:
-      return QStringLiteral("broadcast");
-    case Phase::Other:
-      return QStringLiteral("other");
-  }
-  return {};
-}
+QColor phase_color(Phase phase) { return QColor(QRgb(analysis::phase_rgb(phase))); }
 
-QString lane_name(Lane lane) {
-  switch (lane) {
-    case Lane::Host:
-      return QStringLiteral("host");
-    case Lane::Compute:
-      return QStringLiteral("compute");
-    case Lane::Comm:
-      return QStringLiteral("comm");
-  }
-  return {};
-}
+QString phase_name(Phase phase) { return text(analysis::phase_label(phase)); }
 
-const std::vector<Phase>& legend_phases() {
-  static const std::vector<Phase> phases = {
-      Phase::DataWait,  Phase::HostToDevice, Phase::Forward,       Phase::Backward,  Phase::Recompute, Phase::Optimizer,
-      Phase::AllReduce, Phase::AllGather,    Phase::ReduceScatter, Phase::Broadcast, Phase::Other};
-  return phases;
-}
+QString lane_name(Lane lane) { return text(analysis::lane_label(lane)); }
 
-QColor series_color(int i) {
-  static const QColor colors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
-                                  QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
-                                  QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f)};
-  return colors[((i % 8) + 8) % 8];
-}
+const std::vector<Phase>& legend_phases() { return analysis::legend_phases(); }
+
+QColor series_color(int i) { return QColor(QRgb(analysis::series_rgb(i))); }
 
 }  // namespace tunebench::ui

@@ -1,4 +1,5 @@
-// Colours and names of phases and lanes: one place, so the legend, bars and tooltips agree.
+// Colours and names of phases and lanes as Qt types, from core/analysis/phase_style.h (one place,
+// shared with the HTML report), so the legend, bars and tooltips agree.
 // Colours follow the lane: warm for host, greens/blues for compute, purples for communication.
 #pragma once
 

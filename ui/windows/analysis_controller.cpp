@@ -87,19 +87,20 @@ void AnalysisController::compareSelected() {
 ComparisonWindow* AnalysisController::compareRows(const QList<int>& rows) {
   SessionController* session = m_window->session();
   std::vector<std::optional<protocol::TrialLog>> logs;
-  QStringList names, toLoad;
+  QStringList names, toLoad, ids;
   bool fromSession = false;
   for (int row : rows) {
     const TrialRecord& r = m_window->trialsModel()->record(row);
     names << QString::fromStdString(r.config.name);
+    ids << r.id;
     auto log = m_provider(row);
     if ((!log || log->ranks.empty()) && session->storeId(r.id) >= 0) toLoad << r.id;
     if (session->storeId(r.id) >= 0 && session->isForeign()) fromSession = true;
     logs.push_back(std::move(log));
   }
-  auto open = [this, names, fromSession](std::vector<std::optional<protocol::TrialLog>> found) -> ComparisonWindow* {
+  auto open = [this, names, ids, fromSession](std::vector<std::optional<protocol::TrialLog>> found) -> ComparisonWindow* {
     std::vector<protocol::TrialLog> usable;
-    QStringList usedNames, missing;
+    QStringList usedNames, missing, stored;
     for (size_t i = 0; i < found.size(); ++i) {
       if (!found[i] || found[i]->ranks.empty()) {
         missing << names.value(int(i));
@@ -107,6 +108,7 @@ ComparisonWindow* AnalysisController::compareRows(const QList<int>& rows) {
       }
       usable.push_back(std::move(*found[i]));
       usedNames << names.value(int(i));
+      if (m_window->session()->storeId(ids.value(int(i))) >= 0) stored << ids.value(int(i));
     }
     if (usable.empty()) {
       m_window->statusBar()->showMessage(names.isEmpty()
@@ -118,15 +120,20 @@ ComparisonWindow* AnalysisController::compareRows(const QList<int>& rows) {
     if (!missing.isEmpty())
       m_window->statusBar()->showMessage(
           QStringLiteral("Left out (no events): %1").arg(missing.join(QStringLiteral(", "))), 8000);
-    return openComparison(std::move(usable), usedNames, fromSession);
+    ComparisonWindow* w = openComparison(std::move(usable), usedNames, fromSession);
+    // Its report is exported from the session file, so it needs every compared trial stored there.
+    if (stored.size() == usedNames.size()) {
+      w->setReportable(true);
+      connect(w, &ComparisonWindow::exportReportRequested, this,
+              [this, stored] { m_window->sessionActions()->askExportReport(stored); });
+    }
+    return w;
   };
   if (toLoad.isEmpty()) return open(std::move(logs));
   // Stored trials load in the background; the cached ones are merged in when they arrive.
   m_window->statusBar()->showMessage(QStringLiteral("Loading %1 trial(s) for the comparison…").arg(toLoad.size()),
                                      4000);
   auto partial = std::make_shared<std::vector<std::optional<protocol::TrialLog>>>(std::move(logs));
-  QStringList ids;
-  for (int row : rows) ids << m_window->trialsModel()->record(row).id;
   session->loadTrialLogs(toLoad, [open, partial, ids, toLoad](std::vector<std::optional<protocol::TrialLog>> loaded) {
     for (int i = 0; i < toLoad.size(); ++i) {
       const int at = int(ids.indexOf(toLoad[i]));

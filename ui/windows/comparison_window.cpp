@@ -75,7 +75,15 @@ ComparisonWindow::ComparisonWindow(QWidget* parent) : QWidget(parent, Qt::Window
   copy->setToolTip(QStringLiteral("The same text as `tunebench-cli report`, for a forum post"));
   connect(copy, &QPushButton::clicked, this,
           [this] { QApplication::clipboard()->setText(QString::fromStdString(analysis::render_text(m_report))); });
+  m_exportReport = new QPushButton(QStringLiteral("Export report…"));
+  m_exportReport->setObjectName(QStringLiteral("exportReport"));
+  m_exportReport->setToolTip(QStringLiteral(
+      "This comparison as one HTML file for people without Tunebench (plots, diagnosis and the trials themselves), "
+      "or a Markdown summary for a forum post"));
+  m_exportReport->setEnabled(false);
+  connect(m_exportReport, &QPushButton::clicked, this, &ComparisonWindow::exportReportRequested);
   top->addWidget(m_title, 1);
+  top->addWidget(m_exportReport);
   top->addWidget(copy);
   layout->addLayout(top);
 
@@ -263,6 +271,12 @@ void ComparisonWindow::updateSweepPlot() {
 }
 
 QString ComparisonWindow::throughputText() const { return m_throughput->text(); }
+
+void ComparisonWindow::setReportable(bool reportable) {
+  m_exportReport->setEnabled(reportable);
+  if (!reportable)
+    m_exportReport->setToolTip(QStringLiteral("Only trials stored in the session can be reported (a replay is not)"));
+}
 
 void ComparisonWindow::replotNow() {
   for (LivePlot* plot : {static_cast<LivePlot*>(m_breakdown), static_cast<LivePlot*>(m_steps),

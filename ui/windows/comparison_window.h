@@ -19,6 +19,7 @@
 class QComboBox;
 class QSplitter;
 class QLabel;
+class QPushButton;
 class QTabWidget;
 class QTableView;
 
@@ -59,10 +60,15 @@ class ComparisonWindow : public QWidget {
   QString throughputText() const;
   // Replots every plot now (screenshots and tests grab the widgets).
   void replotNow();
+  // Enables "Export report…" (the compared trials are stored in the session: the report is made
+  // from the file and carries them).
+  void setReportable(bool reportable);
 
  signals:
   // A suggestion's button was clicked: queue this trial.
   void followUpRequested(const tunebench::config::TrialConfig& config, const QString& suggestion);
+  // "Export report…" was clicked: the owner asks for a path and exports the compared trials.
+  void exportReportRequested();
 
  protected:
   void changeEvent(QEvent* event) override;
@@ -82,6 +88,7 @@ class ComparisonWindow : public QWidget {
   std::vector<std::string> m_sweepKeys;
 
   QLabel* m_title = nullptr;
+  QPushButton* m_exportReport = nullptr;
   QLabel* m_throughput = nullptr;
   QTabWidget* m_tabs = nullptr;
   ConfigDiffModel* m_diffModel = nullptr;

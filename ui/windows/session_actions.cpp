@@ -14,6 +14,7 @@
 #include <QStandardPaths>
 #include <QUrl>
 
+#include "core/report/embedded_session.h"
 #include "ui/models/trials_model.h"
 #include "ui/runner/background_jobs.h"
 #include "ui/windows/session_controller.h"
@@ -23,6 +24,15 @@ namespace tunebench::ui {
 
 namespace {
 const QString kSessionFilter = QStringLiteral("Tunebench sessions (*.tbsession);;All files (*)");
+// Open also takes a report: the trials it carries become a new session.
+const QString kOpenFilter = QStringLiteral(
+    "Tunebench sessions and reports (*.tbsession *.html);;Tunebench sessions (*.tbsession);;Tunebench reports "
+    "(*.html);;All files (*)");
+
+bool is_html(const QString& path) {
+  return path.endsWith(QStringLiteral(".html"), Qt::CaseInsensitive) ||
+         path.endsWith(QStringLiteral(".htm"), Qt::CaseInsensitive);
+}
 
 QString with_suffix(QString path, const QString& suffix) {
   if (!path.endsWith(QLatin1Char('.') + suffix, Qt::CaseInsensitive)) path += QLatin1Char('.') + suffix;
@@ -185,7 +195,11 @@ void SessionActions::createActions() {
                            QStringLiteral("Notes and tags of the selected trial"));
   m_examples = make("actionExamples", QStringLiteral("&Examples and start page"), {},
                     QStringLiteral("Show the example sessions"));
-  m_trialActions = {exportTrialsAct, exportSummaries, exportTrace, rename, del, again, annotate};
+  QAction* exportReportAct =
+      make("actionExportReport", QStringLiteral("Export &report (HTML or Markdown)…"), {},
+           QStringLiteral("One self-contained HTML file with the comparison, plots, diagnosis and the trials themselves "
+                          "(opens in any browser, and in Tunebench), or a Markdown summary for a forum post"));
+  m_trialActions = {exportTrialsAct, exportSummaries, exportTrace, exportReportAct, rename, del, again, annotate};
   m_trialMenuActions = {again, rename, annotate, del};
   // Delete and F2 belong to the table (the window adds them to it): a window-wide Delete would
   // fire in every text field.
@@ -200,7 +214,7 @@ void SessionActions::createActions() {
     d->open();
   });
   connect(open, &QAction::triggered, this, [this] {
-    auto* d = new QFileDialog(m_parent, QStringLiteral("Open session"), user_sessions_dir(), kSessionFilter);
+    auto* d = new QFileDialog(m_parent, QStringLiteral("Open session"), user_sessions_dir(), kOpenFilter);
     d->setFileMode(QFileDialog::ExistingFile);
     d->setAttribute(Qt::WA_DeleteOnClose);
     connect(d, &QFileDialog::fileSelected, this, [this](const QString& path) { openSession(path); });
@@ -218,6 +232,7 @@ void SessionActions::createActions() {
     connect(d, &QFileDialog::filesSelected, this, [this](const QStringList& paths) { importFiles(paths); });
     d->open();
   });
+  connect(exportReportAct, &QAction::triggered, this, [this] { askExportReport(selectedTrialIds()); });
   connect(exportTrialsAct, &QAction::triggered, this, [this] {
     const QStringList ids = selectedTrialIds();
     askSavePath(QStringLiteral("Export trials"), QStringLiteral("trials.csv"),
@@ -302,14 +317,14 @@ void SessionActions::createActions() {
   m_fileMenu->addAction(saveAs);
   m_fileMenu->addAction(import);
   m_fileMenu->addSeparator();
-  for (QAction* a : {exportTrialsAct, exportSummaries, exportTrace}) m_fileMenu->addAction(a);
+  for (QAction* a : {exportReportAct, exportTrialsAct, exportSummaries, exportTrace}) m_fileMenu->addAction(a);
   rebuildRecentMenu();
 
   m_contextMenu = new QMenu;
   m_contextMenu->setObjectName(QStringLiteral("trialsContextMenu"));
   for (QAction* a : {again, rename, annotate}) m_contextMenu->addAction(a);
   m_contextMenu->addSeparator();
-  for (QAction* a : {exportTrialsAct, exportSummaries, exportTrace}) m_contextMenu->addAction(a);
+  for (QAction* a : {exportReportAct, exportTrialsAct, exportSummaries, exportTrace}) m_contextMenu->addAction(a);
   m_contextMenu->addSeparator();
   m_contextMenu->addAction(del);
   connect(m_selection, &QItemSelectionModel::selectionChanged, this, &SessionActions::updateTrialActions);
@@ -356,6 +371,17 @@ bool SessionActions::openSession(const QString& path) {
   if (m_busy) {
     showError(QStringLiteral("Open session"), QStringLiteral("A trial is running; stop it before switching sessions."));
     return false;
+  }
+  // A report opens as a new session holding the trials it carries (in the user's sessions folder).
+  if (is_html(path)) {
+    const QString copy = unused_path(user_sessions_dir(), QFileInfo(path).completeBaseName());
+    if (!m_session->openReport(path, copy)) {
+      showError(QStringLiteral("Open session"), QStringLiteral("%1 was not opened: %2")
+                                                    .arg(QFileInfo(path).fileName(), m_session->errorString()));
+      return false;
+    }
+    emit statusMessage(QStringLiteral("Opening the trials of %1…").arg(path), 4000);
+    return true;
   }
   // A file opened from disk may come from anyone: its configs are shown before they run.
   if (!m_session->openSession(path, true)) {
@@ -427,6 +453,42 @@ bool SessionActions::importLog(const QString& jsonlPath) {
     return false;
   }
   emit statusMessage(QStringLiteral("Importing %1…").arg(QFileInfo(jsonlPath).fileName()), 4000);
+  return true;
+}
+
+bool SessionActions::importReport(const QString& htmlPath) {
+  if (!m_session->importReport(htmlPath)) {
+    showError(QStringLiteral("Import report"), QStringLiteral("%1 was not imported: there is no session open.")
+                                                   .arg(QFileInfo(htmlPath).fileName()));
+    return false;
+  }
+  emit statusMessage(QStringLiteral("Importing the trials of %1…").arg(QFileInfo(htmlPath).fileName()), 4000);
+  return true;
+}
+
+void SessionActions::askExportReport(const QStringList& recordIds) {
+  if (recordIds.isEmpty()) {
+    showError(QStringLiteral("Export report"), QStringLiteral("Select the trials to report in the trials table first."));
+    return;
+  }
+  askSavePath(QStringLiteral("Export report"), QStringLiteral("report.html"),
+              QStringLiteral("HTML report, carries the trials (*.html);;Markdown summary (*.md)"),
+              [this, recordIds](const QString& path) { exportReport(recordIds, path); });
+}
+
+bool SessionActions::exportReport(const QStringList& recordIds, const QString& path) {
+  rememberExportDir(path);
+  const bool markdown = path.endsWith(QStringLiteral(".md"), Qt::CaseInsensitive);
+  const QString file = markdown ? path : with_suffix(path, QStringLiteral("html"));
+  if (recordIds.isEmpty() ||
+      !m_session->exportTrials(recordIds, file,
+                               markdown ? SessionController::ExportFormat::MarkdownReport
+                                        : SessionController::ExportFormat::HtmlReport)) {
+    showError(QStringLiteral("Export report"),
+              recordIds.isEmpty() ? QStringLiteral("Select the trials to report in the trials table first.")
+                                  : m_session->errorString());
+    return false;
+  }
   return true;
 }
 

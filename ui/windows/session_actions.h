@@ -1,5 +1,5 @@
-// SessionActions: the session's menu entries and gestures: New / Open / Open recent / Save As /
-// Import, the exports of selected trials, the Trial entries (run again, rename, annotate,
+// SessionActions: the session's menu entries and gestures: New / Open (sessions and reports) /
+// Open recent / Save As / Import, the exports of selected trials (tables, traces, the report), the Trial entries (run again, rename, annotate,
 // delete), the trials table's context menu and drag and drop of session files and logs.
 //
 // It owns its actions and menus and reports through signals; it knows the SessionController, the
@@ -68,11 +68,18 @@ class SessionActions : public QObject {
   bool openExample(const QString& examplePath);  // opens a copy in the user's data folder
   bool saveSessionAs(const QString& path);
   bool importLog(const QString& jsonlPath);
+  // The trials a Tunebench HTML report carries, into this session (Import, drop). Open of a
+  // report (openSession with an .html) makes them a new session instead.
+  bool importReport(const QString& htmlPath);
   // Sessions among `paths` are opened, the other files handed to the importers that accept them.
   bool importFiles(const QStringList& paths);
   bool exportTrials(const QStringList& recordIds, const QString& path);  // .csv (steps) or .json
   bool exportSummariesCsv(const QStringList& recordIds, const QString& path);
   bool exportChromeTrace(const QStringList& recordIds, const QString& path);  // one process per trial and rank
+  // The report of these trials: .md a Markdown summary, anything else the HTML report (".html"
+  // added). askExportReport asks for the path first (File menu, context menu, comparison window).
+  bool exportReport(const QStringList& recordIds, const QString& path);
+  void askExportReport(const QStringList& recordIds);
   bool rerunWithChanges(const QString& recordId);                             // asks for the config to go into the form
 
   // Drag and drop, for the window's drop events.

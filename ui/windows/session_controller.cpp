@@ -1,5 +1,6 @@
 #include "ui/windows/session_controller.h"
 
+#include <cstdio>
 #include <fstream>
 #include <utility>
 
@@ -14,6 +15,8 @@
 #include "core/analysis/step_time.h"
 #include "core/config/known_settings.h"
 #include "core/config/trial_config.h"
+#include "core/report/embedded_session.h"
+#include "core/report/report.h"
 #include "core/store/export.h"
 #include "core/store/session_store.h"
 #include "core/store/store_error.h"
@@ -272,6 +275,49 @@ bool SessionController::saveAs(const QString& path) {
   return true;
 }
 
+bool SessionController::openReport(const QString& htmlPath, const QString& sessionPath) {
+  if (refuseWhileRecording(QStringLiteral("switch sessions"))) return false;
+  const std::string html = htmlPath.toStdString(), file = sessionPath.toStdString();
+  const std::string name = QFileInfo(htmlPath).completeBaseName().toStdString();
+  m_jobs->submit(QStringLiteral("Opening %1").arg(QFileInfo(htmlPath).fileName()),
+                 [this, html, file, name, sessionPath](JobProgress& progress) {
+                   progress.report(0, 0, QStringLiteral("reading the trials the report carries"));
+                   try {
+                     auto created = store::SessionStore::create(file, name);
+                     report::import_report(created, html);
+                   } catch (...) {
+                     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::remove((file + suffix).c_str());
+                     throw;
+                   }
+                   return [this, sessionPath] { openSession(sessionPath, true); };
+                 });
+  return true;
+}
+
+bool SessionController::importReport(const QString& htmlPath) {
+  if (!m_store) return false;
+  const std::string file = m_path.toStdString(), html = htmlPath.toStdString();
+  const QString session = m_path;
+  m_jobs->submit(QStringLiteral("Importing %1").arg(QFileInfo(htmlPath).fileName()),
+                 [this, file, html, htmlPath, session](JobProgress& progress) {
+                   progress.report(0, 0, QStringLiteral("reading the trials the report carries"));
+                   store::SessionStore& s = job_store(file, true);
+                   const store::ImportResult result = report::import_report(s, html);
+                   std::vector<std::pair<TrialRecord, qint64>> rows;
+                   for (const int64_t id : result.trial_ids) rows.emplace_back(record_of(s, s.trial(id)), id);
+                   return [this, result, rows, htmlPath, session] {
+                     if (session != m_path) return;  // another session was opened meanwhile
+                     for (const auto& [record, id] : rows) {
+                       m_storeIds.insert(record.id, id);
+                       m_model->upsert(record);
+                     }
+                     emit trialCountChanged(m_model->rowCount());
+                     emit imported(htmlPath, result, rows.empty() ? QString() : rows.front().first.id);
+                   };
+                 });
+  return true;
+}
+
 bool SessionController::importLog(const QString& jsonlPath, const QString& name) {
   if (!m_store) return false;
   const std::string file = m_path.toStdString(), log = jsonlPath.toStdString(), trialName = name.toStdString();
@@ -362,6 +408,12 @@ bool SessionController::exportTrials(const QStringList& recordIds, const QString
                        break;
                      case ExportFormat::Json:
                        stream << store::trials_to_json(trials).dump(2) << '\n';
+                       break;
+                     case ExportFormat::HtmlReport:
+                       report::write_report(trials, report::ReportFormat::Html, stream);
+                       break;
+                     case ExportFormat::MarkdownReport:
+                       report::write_report(trials, report::ReportFormat::Markdown, stream);
                        break;
                      case ExportFormat::ChromeTrace: {
                        std::vector<std::pair<std::string, nlohmann::json>> traces;

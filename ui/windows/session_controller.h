@@ -57,7 +57,8 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, pr
 class SessionController : public QObject {
   Q_OBJECT
  public:
-  enum class ExportFormat { StepsCsv, Json, SummariesCsv, ChromeTrace };
+  // HtmlReport and MarkdownReport: core/report's report of the trials (the HTML one carries them).
+  enum class ExportFormat { StepsCsv, Json, SummariesCsv, ChromeTrace, HtmlReport, MarkdownReport };
 
   SessionController(TrialsModel* model, BackgroundJobs* jobs, QObject* parent = nullptr);
   ~SessionController() override;  // a live trial still running is flushed and marked interrupted
@@ -72,7 +73,12 @@ class SessionController : public QObject {
   // Returns false (with errorString()) when the request is refused at once (a trial records).
   bool openSession(const QString& path, bool foreign = true);
   bool saveAs(const QString& path);
+  // A Tunebench HTML report: its trials become a new session at `sessionPath` (created; removed
+  // again when the report is refused), which is then opened as from someone else.
+  bool openReport(const QString& htmlPath, const QString& sessionPath);
   bool importLog(const QString& jsonlPath, const QString& name = {});
+  // The trials a Tunebench HTML report carries, into this session (one transaction): imported.
+  bool importReport(const QString& htmlPath);
   // One run's torch.profiler traces (one file per rank) as one trial: read with progress in bytes
   // (BackgroundJobs::cancel stops the read at its next chunk), then written in one transaction,
   // so a failure or a cancel adds nothing. `settings`: "key=value" known settings. Returns the

@@ -81,6 +81,16 @@ TEST(StepTime, TheTrialsStepTimeIsTheSlowestRanksStepEverywhere) {
   for (auto& [rank, r] : windows.ranks)
     for (auto& s : r.steps) s.intervals.clear();
   EXPECT_DOUBLE_EQ(ta::trial_step_ms(windows).median, defined.median);
+  // The per-step curve (the comparison's Curves tab, the HTML report) has the same step times, the
+  // warm-up step flagged and the ranks' mean loss.
+  const auto curve = ta::step_curve(log);
+  ASSERT_EQ(curve.size(), 6u);
+  EXPECT_TRUE(curve[0].warmup);
+  EXPECT_FALSE(curve[1].warmup);
+  for (const auto& p : curve) {
+    EXPECT_DOUBLE_EQ(p.ms, 100.5);
+    if (!p.warmup) EXPECT_DOUBLE_EQ(ta::step_times_ms(log).at(p.step), p.ms);
+  }
 }
 
 TEST(Wording, SmallBandwidthsKeepTheirSignificantDigits) {

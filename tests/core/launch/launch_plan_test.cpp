@@ -62,6 +62,22 @@ TEST(ShellQuote, QuotesWhatTheShellWouldSplitOrExpand) {
   EXPECT_EQ(tl::shell_join({"echo", "a;b", "c"}), "echo 'a;b' c");
 }
 
+TEST(WorkerCommandLine, FlagsForTheKnobsThatDifferShellQuoted) {
+  tc::TrialConfig c = ddp(2);
+  c.name = "not a flag";
+  c.micro_batch = 8;
+  c.data_path = "/data/my tokens.bin";
+  const std::string line = tl::worker_command_line(c);
+  EXPECT_EQ(line.rfind("torchrun --standalone --nproc-per-node 2 --no-python tunebench-worker ", 0), 0u) << line;
+  EXPECT_NE(line.find(" --micro-batch 8"), std::string::npos) << line;
+  EXPECT_NE(line.find(" --strategy ddp"), std::string::npos) << line;
+  EXPECT_NE(line.find(" --nccl-env NCCL_P2P_DISABLE=1"), std::string::npos) << line;
+  EXPECT_NE(line.find(" --data-path '/data/my tokens.bin'"), std::string::npos) << line;
+  EXPECT_EQ(line.find("--name"), std::string::npos) << line;
+  EXPECT_EQ(line.find("--seq-len"), std::string::npos) << line;  // at its default
+  EXPECT_EQ(tl::worker_command_line(tc::TrialConfig{}), "tunebench-worker");
+}
+
 TEST(LaunchPlan, LocalRanksGetTorchrunVariables) {
   const auto plan = tl::plan_launch(ddp(2), context());
   ASSERT_EQ(plan.processes.size(), 2u);

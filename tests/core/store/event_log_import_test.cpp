@@ -8,6 +8,7 @@
 #include "core/store/event_log_import.h"
 #include "core/store/session_store.h"
 #include "core/store/store_error.h"
+#include "core/store/trial_writer.h"
 #include "tests/core/store/test_support.h"
 
 namespace ts = tunebench::store;
@@ -151,4 +152,52 @@ TEST(EventLogImport, RecordedLogs) {
     const auto loaded = store.load_trial(result.trial_id);
     EXPECT_EQ(tt::canonical(loaded.log), tt::canonical(direct));
   }
+}
+
+// Trials carried from another session (a report's copy) keep their metadata; one transaction.
+TEST(LoadedTrialsImport, TrialsComeOverWithTheirMetadataOrNotAtAll) {
+  tt::TempDir dir;
+  const std::string from = dir.file("from.tbsession");
+  const int64_t id = ts::SessionStore::create(from, "from")
+                         .add_trial("measured", {{"strategy", "ddp"}, {"world_size", 2}}, ts::TrialStatus::Queued, "live");
+  {
+    ts::TrialWriter w(from, id);
+    for (const auto& e : tt::full_trial(2, 4)) w.add(e);
+    w.finish(ts::TrialStatus::Stopped, "stopped by the user");
+  }
+  {
+    auto s = ts::SessionStore::open(from);
+    s.set_trial_notes(id, "notes\nwith two lines");
+    s.set_trial_tags(id, {"sweep:1", "baseline"});
+    s.add_trial("queued", nlohmann::json::object(), ts::TrialStatus::Queued);
+  }
+  std::vector<ts::LoadedTrial> trials;
+  {
+    auto s = ts::SessionStore::open(from, {ts::SessionStore::Mode::ReadOnly});
+    for (const auto& t : s.list_trials()) trials.push_back(s.load_trial(t.id));
+  }
+  ASSERT_EQ(trials.size(), 2u);
+  trials[1].info.status = ts::TrialStatus::Running;  // as another session's live trial reads
+  auto to = ts::SessionStore::create(dir.file("to.tbsession"), "to");
+  const auto result = ts::import_loaded_trials(to, trials, "report: r.html");
+  ASSERT_EQ(result.trial_ids.size(), 2u);
+  const auto a = to.load_trial(result.trial_ids[0]);
+  EXPECT_EQ(tt::canonical(a.log), tt::canonical(trials[0].log));
+  EXPECT_EQ(a.info.name, "measured");
+  EXPECT_EQ(a.info.notes, "notes\nwith two lines");
+  EXPECT_EQ(a.info.tags, (std::vector<std::string>{"baseline", "sweep:1"}));
+  EXPECT_EQ(a.info.status, ts::TrialStatus::Stopped);
+  EXPECT_EQ(a.info.exit_reason, "stopped by the user");
+  EXPECT_EQ(a.info.source, "report: r.html");
+  EXPECT_EQ(a.info.created_us, trials[0].info.created_us);
+  // No writer owns it here: a running trial comes over interrupted.
+  EXPECT_EQ(to.trial(result.trial_ids[1]).status, ts::TrialStatus::Interrupted);
+  // Empty source: each keeps its own. A trial that cannot be written leaves nothing behind.
+  EXPECT_EQ(to.load_trial(ts::import_loaded_trials(to, {trials[0]}, "").trial_id).info.source, "live");
+  auto bad = trials[0];
+  bad.info.tags.assign(65, "");
+  for (size_t i = 0; i < bad.info.tags.size(); ++i) bad.info.tags[i] = "t" + std::to_string(i);
+  const size_t before = to.list_trials().size();
+  EXPECT_THROW(ts::import_loaded_trials(to, {trials[0], bad}, "x"), ts::StoreError);
+  EXPECT_EQ(to.list_trials().size(), before);
 }
