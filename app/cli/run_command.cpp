@@ -92,7 +92,10 @@ class ProgressDisplay {
 };
 
 nlohmann::json result_json(const launch::HeadlessResult& r, const std::string& name) {
-  return {{"trial_id", r.trial_id}, {"name", name}, {"status", r.status}, {"exit_code", r.exit_code},
+  return {{"trial_id", r.trial_id},
+          {"name", name},
+          {"status", protocol::to_string(r.status)},
+          {"exit_code", r.exit_code},
           {"message", r.message}};
 }
 
@@ -114,7 +117,8 @@ launch::HeadlessResult run_one(const RunOptions& o, const config::TrialConfig& c
   display.end();
   if (!o.json) {
     std::fprintf(stderr, "%s: trial %lld %s%s%s\n", label.c_str(), static_cast<long long>(result.trial_id),
-                 result.status.c_str(), result.message.empty() ? "" : ": ", result.message.c_str());
+                 std::string(protocol::to_string(result.status)).c_str(), result.message.empty() ? "" : ": ",
+                 result.message.c_str());
   }
   return result;
 }

@@ -110,7 +110,7 @@ class Run {
   LaunchPlan m_plan;
   std::vector<std::unique_ptr<Proc>> m_procs;
   std::vector<RankState> m_ranks;
-  std::string m_status = "running";  // running -> failed | stopped; done at the end
+  protocol::TrialStatus m_status = protocol::TrialStatus::Running;  // -> Failed | Stopped; Done at the end
   std::string m_reason;
   int m_failed_rank = -1;
   int m_failed_status = 0;
@@ -192,7 +192,7 @@ bool Run::prepare(std::string* error) {
 }
 
 HeadlessResult Run::run() {
-  m_result.status = "failed";
+  m_result.status = protocol::TrialStatus::Failed;
   m_result.exit_code = protocol::kExitConfig;
   m_config = m_req.config;
   if (!m_req.name.empty()) m_config.name = m_req.name;
@@ -210,7 +210,7 @@ HeadlessResult Run::run() {
     else
       session = std::make_unique<store::SessionStore>(
           store::SessionStore::create(m_req.session_path, fs::path(m_req.session_path).stem().string()));
-    m_result.trial_id = session->add_trial(name, config::to_json(m_config), store::TrialStatus::Queued, m_req.source);
+    m_result.trial_id = session->add_trial(name, config::to_json(m_config), protocol::TrialStatus::Queued, m_req.source);
     if (!m_req.tags.empty()) session->set_trial_tags(m_result.trial_id, m_req.tags);
   } catch (const std::exception& e) {
     m_result.message = e.what();
@@ -220,7 +220,7 @@ HeadlessResult Run::run() {
   auto refuse = [&](const std::string& why) {
     m_result.message = why;
     try {
-      session->set_trial_status(m_result.trial_id, store::TrialStatus::Failed, why);
+      session->set_trial_status(m_result.trial_id, protocol::TrialStatus::Failed, why);
     } catch (const std::exception& e) {
       m_result.message += std::string(" (and the session could not be updated: ") + e.what() + ")";
     }
@@ -260,14 +260,14 @@ HeadlessResult Run::run() {
   }
   loop();
 
-  store::TrialStatus status = store::TrialStatus::Done;
-  if (m_status == "running") {
-    m_result.status = "done";
+  protocol::TrialStatus status = protocol::TrialStatus::Done;
+  if (m_status == protocol::TrialStatus::Running) {
+    m_result.status = protocol::TrialStatus::Done;
     m_result.exit_code = 0;
   } else {
     m_result.status = m_status;
-    status = m_status == "stopped" ? store::TrialStatus::Stopped : store::TrialStatus::Failed;
-    if (m_status == "stopped") m_result.exit_code = 130;
+    status = m_status;
+    if (m_status == protocol::TrialStatus::Stopped) m_result.exit_code = 130;
     else if (m_failed_status > 0 && m_failed_status < 128) m_result.exit_code = m_failed_status;
     else if (m_result.exit_code == protocol::kExitInternal && m_failed_status == 0) m_result.exit_code = 1;
     if (m_failed_rank >= 0 && size_t(m_failed_rank) < m_ranks.size() &&
@@ -286,7 +286,7 @@ HeadlessResult Run::run() {
   m_writer.reset();
   // The failed process's stderr, for the caller to show (not stored: the GUI keeps it in its log).
   for (const auto& p : m_procs)
-    if (m_status == "failed" && !p->stderr_tail.empty() &&
+    if (m_status == protocol::TrialStatus::Failed && !p->stderr_tail.empty() &&
         std::find(p->spec.ranks.begin(), p->spec.ranks.end(), m_failed_rank) != p->spec.ranks.end()) {
       m_result.message += "\nstderr of " + p->spec.label() + ":";
       for (const auto& line : p->stderr_tail) m_result.message += "\n  " + line;
@@ -334,12 +334,12 @@ void Run::loop() {
       if (m_listener->open_connections() == 0 || now() - all_exited_at > kDrainS) break;
       continue;
     }
-    if (m_req.cancelled && m_status == "running" && m_req.cancelled()) {
-      m_status = "stopped";
+    if (m_req.cancelled && m_status == protocol::TrialStatus::Running && m_req.cancelled()) {
+      m_status = protocol::TrialStatus::Stopped;
       m_reason = "stopped by the user";
       begin_stop();
     }
-    if (m_req.timeout_s > 0 && m_status == "running" && now() > m_req.timeout_s) {
+    if (m_req.timeout_s > 0 && m_status == protocol::TrialStatus::Running && now() > m_req.timeout_s) {
       fail(-1, "timed out after " + std::to_string(int(m_req.timeout_s)) + " s; the trial was stopped");
       m_result.exit_code = 124;  // as timeout(1)
     }
@@ -428,8 +428,8 @@ void Run::rank_exited(int rank, int status) {
 }
 
 void Run::fail(int rank, const std::string& reason) {
-  if (m_status == "running") {
-    m_status = "failed";
+  if (m_status == protocol::TrialStatus::Running) {
+    m_status = protocol::TrialStatus::Failed;
     m_reason = reason;
     m_failed_rank = rank;
   }
@@ -533,7 +533,7 @@ HeadlessResult run_trial(const HeadlessRequest& request) {
     return Run(request).run();
   } catch (const std::exception& e) {
     HeadlessResult r;
-    r.status = "failed";
+    r.status = protocol::TrialStatus::Failed;
     r.exit_code = 1;
     r.message = e.what();
     return r;

@@ -14,6 +14,7 @@
 
 #include "core/config/trial_config.h"
 #include "core/launch/launch_plan.h"
+#include "core/protocol/trial_status.h"
 
 namespace tunebench::launch {
 
@@ -42,11 +43,11 @@ struct HeadlessRequest {
 struct HeadlessResult {
   int64_t trial_id = -1;  // -1 when the trial could not even be added to the session
   int exit_code = 0;      // 0 done; the failed rank's worker exit code; 130 stopped (cancelled)
-  std::string status;     // "done", "failed", "stopped" (the session's status names)
+  protocol::TrialStatus status = protocol::TrialStatus::Failed;  // Done, Failed or Stopped
   std::string message;    // the exit reason in words; empty when done
 };
 
-// Runs the trial to its end. Never throws: every failure is a result with status "failed" (a bad
+// Runs the trial to its end. Never throws: every failure is a result with status Failed (a bad
 // config, a session that cannot be opened, a worker that cannot start, a rank that fails).
 HeadlessResult run_trial(const HeadlessRequest& request);
 

@@ -87,7 +87,7 @@ TrialRunner::~TrialRunner() {
 bool TrialRunner::start(const TrialRequest& request) {
   if (m_active) return false;
   m_request = request;
-  m_outcome = TrialOutcome{request.id, TrialOutcome::Status::Succeeded, {}, {}, -1};
+  m_outcome = TrialOutcome{request.id, protocol::TrialStatus::Done, {}, {}, -1};
   m_ranks.clear();
   m_procs.clear();
   m_stopping = m_finishing = false;
@@ -98,7 +98,7 @@ bool TrialRunner::start(const TrialRequest& request) {
   emit started(request.id);
 
   auto refuse = [&](const QString& reason) {
-    m_outcome.status = TrialOutcome::Status::Failed;
+    m_outcome.status = protocol::TrialStatus::Failed;
     m_outcome.reason = reason;
     emitFinished();
     return false;
@@ -287,9 +287,9 @@ void TrialRunner::onProcessFinished(Proc& p, int exitCode, bool crashed) {
     if (m_stopping && crashed && (exitCode == SIGTERM || exitCode == SIGKILL)) {
       const QString sig =
           exitCode == SIGTERM ? QStringLiteral("SIGTERM") : QStringLiteral("SIGKILL after ignoring SIGTERM");
-      if (m_outcome.status == TrialOutcome::Status::Stopped)
+      if (m_outcome.status == protocol::TrialStatus::Stopped)
         how = QStringLiteral("stopped by the user (%1)").arg(sig);
-      else if (m_outcome.status == TrialOutcome::Status::Failed && m_outcome.failed_rank != rank)
+      else if (m_outcome.status == protocol::TrialStatus::Failed && m_outcome.failed_rank != rank)
         how = QStringLiteral("stopped because rank %1 failed (%2)").arg(m_outcome.failed_rank).arg(sig);
     }
     rankExited(rank, how, crashed || exitCode != 0);
@@ -316,8 +316,8 @@ void TrialRunner::onProcessFinished(Proc& p, int exitCode, bool crashed) {
 }
 
 void TrialRunner::fail(int rank, const QString& reason) {
-  if (m_outcome.status == TrialOutcome::Status::Succeeded) {
-    m_outcome.status = TrialOutcome::Status::Failed;
+  if (m_outcome.status == protocol::TrialStatus::Done) {
+    m_outcome.status = protocol::TrialStatus::Failed;
     m_outcome.reason = reason;
     m_outcome.failed_rank = rank;
   }
@@ -326,8 +326,8 @@ void TrialRunner::fail(int rank, const QString& reason) {
 
 void TrialRunner::stop() {
   if (!m_active || m_finishing) return;
-  if (m_outcome.status == TrialOutcome::Status::Succeeded) {
-    m_outcome.status = TrialOutcome::Status::Stopped;
+  if (m_outcome.status == protocol::TrialStatus::Done) {
+    m_outcome.status = protocol::TrialStatus::Stopped;
     m_outcome.reason = QStringLiteral("stopped by the user");
   }
   terminateAll();
@@ -468,7 +468,7 @@ void TrialRunner::emitFinished() {
   if (!m_active) return;
   m_drainTimer->stop();
   if (m_channel) m_channel->flush();
-  if (m_outcome.status == TrialOutcome::Status::Failed && m_outcome.failed_rank >= 0 &&
+  if (m_outcome.status == protocol::TrialStatus::Failed && m_outcome.failed_rank >= 0 &&
       size_t(m_outcome.failed_rank) < m_ranks.size()) {
     const Rank& r = *m_ranks[size_t(m_outcome.failed_rank)];
     const QString err = errorEventText(r);

@@ -31,18 +31,6 @@ QString loaded_id(qint64 storeId) { return QStringLiteral("s%1").arg(storeId); }
 
 QString data_size(qint64 bytes) { return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeSIFormat); }
 
-store::TrialStatus to_store_status(TrialOutcome::Status status) {
-  switch (status) {
-    case TrialOutcome::Status::Succeeded:
-      return store::TrialStatus::Done;
-    case TrialOutcome::Status::Failed:
-      return store::TrialStatus::Failed;
-    case TrialOutcome::Status::Stopped:
-      return store::TrialStatus::Stopped;
-  }
-  return store::TrialStatus::Failed;
-}
-
 // Writers wait this long for another connection's transaction (an import, the live recorder)
 // before they give up with "database is locked".
 constexpr int kBusyTimeoutMs = 2000;
@@ -89,7 +77,7 @@ TrialRecord record_of(const store::SessionStore& s, const store::TrialInfo& info
 
 QString view_title(const store::LoadedTrial& t) {
   return QStringLiteral("%1 — %2, %3 rank(s), %4 steps")
-      .arg(QString::fromStdString(t.info.name), QString::fromUtf8(store::to_string(t.info.status).data()))
+      .arg(QString::fromStdString(t.info.name), QString::fromUtf8(protocol::to_string(t.info.status).data()))
       .arg(t.log.world_size())
       .arg(t.log.ranks.empty() ? 0 : qlonglong(t.log.ranks.begin()->second.steps.size()));
 }
@@ -104,26 +92,9 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, pr
   r.config.name = info.name;
   // Imported traces know few knobs (config/known_settings.h): the table must not show a default.
   if (!config::is_known(info.config, "model")) r.config.model = "unknown";
-  switch (info.status) {
-    case store::TrialStatus::Queued:
-      r.status = TrialRecord::Status::Queued;
-      break;
-    case store::TrialStatus::Running:
-      r.status = TrialRecord::Status::Running;
-      break;
-    case store::TrialStatus::Done:
-      r.status = TrialRecord::Status::Succeeded;
-      break;
-    case store::TrialStatus::Failed:
-      r.status = TrialRecord::Status::Failed;
-      break;
-    case store::TrialStatus::Interrupted:
-    case store::TrialStatus::Stopped:
-      r.status = TrialRecord::Status::Stopped;
-      break;
-  }
+  r.status = info.status;
   r.reason = QString::fromStdString(info.exit_reason);
-  if (info.status == store::TrialStatus::Interrupted && r.reason.isEmpty())
+  if (info.status == protocol::TrialStatus::Interrupted && r.reason.isEmpty())
     r.reason = QStringLiteral("interrupted: its writer went away (crash or kill) before the trial ended");
   if (info.start_us) r.started = QDateTime::fromMSecsSinceEpoch(*info.start_us / 1000);
   r.steps = int(r.config.steps);
@@ -442,7 +413,7 @@ void SessionController::addQueuedTrial(const TrialRecord& record, const QString&
   try {
     const qint64 id =
         m_store->add_trial(record.config.name.empty() ? record.id.toStdString() : record.config.name,
-                           config::to_json(record.config), store::TrialStatus::Queued, source.toStdString());
+                           config::to_json(record.config), protocol::TrialStatus::Queued, source.toStdString());
     m_storeIds.insert(record.id, id);
   } catch (const std::exception& e) {
     fail(e);
@@ -475,7 +446,7 @@ void SessionController::finishLiveTrial(const TrialOutcome& outcome) {
   if (m_recording && id >= 0) {
     m_recording = false;
     m_finishing[id] = outcome;
-    const int status = int(to_store_status(outcome.status));
+    const int status = int(outcome.status);
     QMetaObject::invokeMethod(
         m_recorder, [r = m_recorder, status, reason = outcome.reason] { r->finish(status, reason); },
         Qt::QueuedConnection);
@@ -484,7 +455,7 @@ void SessionController::finishLiveTrial(const TrialOutcome& outcome) {
   m_recording = false;
   if (m_store && id >= 0) {
     try {
-      m_store->set_trial_status(id, to_store_status(outcome.status), outcome.reason.toStdString());  // it never started
+      m_store->set_trial_status(id, outcome.status, outcome.reason.toStdString());  // it never started
     } catch (const std::exception& e) {
       fail(e);
       emit storeFailed(m_error);
@@ -505,7 +476,7 @@ void SessionController::onRecorderFinished(qint64 trialId, bool ok, qint64 lost,
     const QString note = QStringLiteral("%1 event(s) were not recorded: %2").arg(lost).arg(message);
     reason = reason.isEmpty() ? note : reason + QStringLiteral(" (") + note + QLatin1Char(')');
     try {
-      m_store->set_trial_status(trialId, to_store_status(outcome.status), reason.toStdString());
+      m_store->set_trial_status(trialId, outcome.status, reason.toStdString());
     } catch (const std::exception& e) {
       fail(e);
     }
@@ -517,7 +488,7 @@ void SessionController::onRecorderFinished(qint64 trialId, bool ok, qint64 lost,
 void SessionController::markStopped(const QString& recordId, const QString& reason) {
   if (!m_store || storeId(recordId) < 0) return;
   try {
-    m_store->set_trial_status(storeId(recordId), store::TrialStatus::Stopped, reason.toStdString());
+    m_store->set_trial_status(storeId(recordId), protocol::TrialStatus::Stopped, reason.toStdString());
   } catch (const std::exception& e) {
     fail(e);
   }

@@ -92,11 +92,11 @@ TEST(TrialLauncher, AnSshTrialOfTheUsersOwnIsPreviewedAndStartsOnlyWhenAccepted)
   ASSERT_EQ(w->trialsModel()->rowCount(), 1);
   TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
   const TrialRecord& r = w->trialsModel()->record(0);
-  EXPECT_EQ(r.status, TrialRecord::Status::Succeeded) << r.reason.toStdString();
+  EXPECT_EQ(r.status, protocol::TrialStatus::Done) << r.reason.toStdString();
   EXPECT_EQ(r.step, 3);
   const auto info = w->session()->trialInfo(r.id);
   ASSERT_TRUE(info);
-  EXPECT_EQ(info->status, store::TrialStatus::Done);
+  EXPECT_EQ(info->status, protocol::TrialStatus::Done);
 }
 
 TEST(TrialLauncher, CancellingTheSshPreviewRunsNothing) {
@@ -145,5 +145,5 @@ TEST(TrialLauncher, ALocalTrialOfTheUsersOwnStartsWithoutAPreview) {
   EXPECT_EQ(w->launcher()->pendingPreview(), nullptr);
   ASSERT_EQ(w->trialsModel()->rowCount(), 1);
   TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
-  EXPECT_EQ(w->trialsModel()->record(0).status, TrialRecord::Status::Succeeded);
+  EXPECT_EQ(w->trialsModel()->record(0).status, protocol::TrialStatus::Done);
 }
