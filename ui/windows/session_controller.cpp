@@ -1,5 +1,6 @@
 #include "ui/windows/session_controller.h"
 
+#include <chrono>
 #include <fstream>
 #include <utility>
 
@@ -8,8 +9,6 @@
 #include <QLocale>
 #include <QTemporaryDir>
 #include <QThread>
-
-#include <SQLiteCpp/Database.h>
 
 #include "core/analysis/step_time.h"
 #include "core/config/known_settings.h"
@@ -33,7 +32,7 @@ QString data_size(qint64 bytes) { return QLocale().formattedDataSize(bytes, 1, Q
 
 // Writers wait this long for another connection's transaction (an import, the live recorder)
 // before they give up with "database is locked".
-constexpr int kBusyTimeoutMs = 2000;
+constexpr std::chrono::milliseconds kBusyTimeout{2000};
 
 // The job thread's connections to the current file, reused across jobs (opening runs the file
 // checks). Only the one job thread ever touches them.
@@ -57,8 +56,8 @@ store::SessionStore& job_store(const std::string& path, bool writable) {
     store::SessionStore::OpenOptions options;
     options.mode = writable ? store::SessionStore::Mode::ReadWrite : store::SessionStore::Mode::ReadOnly;
     options.check_integrity = false;  // checked when the session was opened
+    options.busy_timeout = kBusyTimeout;
     slot = std::make_unique<store::SessionStore>(store::SessionStore::open(path, options));
-    slot->database().setBusyTimeout(kBusyTimeoutMs);
   }
   return *slot;
 }
@@ -203,9 +202,8 @@ bool SessionController::adopt(const QString& path, const QString& name, bool for
     // The file was checked (or just created): the GUI thread's connection skips quick_check.
     store::SessionStore::OpenOptions options;
     options.check_integrity = false;
-    auto opened = std::make_unique<store::SessionStore>(store::SessionStore::open(path.toStdString(), options));
-    opened->database().setBusyTimeout(kBusyTimeoutMs);
-    m_store = std::move(opened);
+    options.busy_timeout = kBusyTimeout;
+    m_store = std::make_unique<store::SessionStore>(store::SessionStore::open(path.toStdString(), options));
   } catch (const std::exception& e) {
     return fail(e);
   }
