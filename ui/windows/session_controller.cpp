@@ -20,7 +20,6 @@
 #include "ui/models/trials_model.h"
 #include "ui/runner/background_jobs.h"
 #include "ui/windows/live_recorder.h"
-#include "ui/windows/trace_merge.h"
 #include "ui/windows/trial_view_data.h"
 
 namespace tunebench::ui {
@@ -302,10 +301,9 @@ int SessionController::importTraceTrial(const QStringList& tracePaths, const QSt
 }
 
 bool SessionController::exportTrials(const QStringList& recordIds, const QString& path, ExportFormat format) {
-  std::vector<std::pair<int64_t, std::string>> ids;  // store id, display name
+  std::vector<int64_t> ids;  // store ids, in the order selected
   for (const QString& r : recordIds)
-    if (storeId(r) >= 0)
-      if (const TrialRecord* rec = m_model->find(r)) ids.emplace_back(storeId(r), rec->config.name);
+    if (storeId(r) >= 0 && m_model->find(r)) ids.push_back(storeId(r));
   if (!m_store || ids.empty()) {
     m_error = QStringLiteral("None of the selected trials is in the session (a replay is not stored).");
     return false;
@@ -318,27 +316,12 @@ bool SessionController::exportTrials(const QStringList& recordIds, const QString
                    for (size_t i = 0; i < ids.size(); ++i) {
                      progress.report(qint64(i), qint64(ids.size()),
                                      QStringLiteral("loading trial %1 of %2").arg(i + 1).arg(ids.size()));
-                     trials.push_back(s.load_trial(ids[i].first));
+                     trials.push_back(s.load_trial(ids[i]));
                    }
                    progress.report(qint64(ids.size()), qint64(ids.size()), QStringLiteral("writing"));
-                   std::ofstream stream(out);
-                   switch (format) {
-                     case ExportFormat::StepsCsv:
-                       store::write_steps_csv(trials, stream);
-                       break;
-                     case ExportFormat::SummariesCsv:
-                       store::write_summaries_csv(trials, stream);
-                       break;
-                     case ExportFormat::Json:
-                       stream << store::trials_to_json(trials).dump(2) << '\n';
-                       break;
-                     case ExportFormat::ChromeTrace: {
-                       std::vector<std::pair<std::string, nlohmann::json>> traces;
-                       for (const auto& t : trials) traces.emplace_back(t.info.name, store::chrome_trace(t));
-                       stream << merge_chrome_traces(traces).dump() << '\n';
-                       break;
-                     }
-                   }
+                   std::ofstream stream(out, std::ios::binary | std::ios::trunc);
+                   if (!stream) throw store::StoreError("could not write " + out);
+                   store::export_trials(trials, format, stream);  // the CLI's writer, UTF-8 repaired
                    stream.close();
                    if (!stream) throw store::StoreError("could not write " + out);
                    const int n = int(trials.size());

@@ -30,6 +30,7 @@
 
 #include "core/import/trace_import.h"
 #include "core/store/event_log_import.h"
+#include "core/store/export.h"
 #include "core/store/records.h"
 #include "ui/models/trial_record.h"
 #include "ui/runner/runner_types.h"
@@ -57,7 +58,7 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, pr
 class SessionController : public QObject {
   Q_OBJECT
  public:
-  enum class ExportFormat { StepsCsv, Json, SummariesCsv, ChromeTrace };
+  using ExportFormat = store::ExportFormat;  // core/store/export.h: the CLI writes the same formats
 
   SessionController(TrialsModel* model, BackgroundJobs* jobs, QObject* parent = nullptr);
   ~SessionController() override;  // a live trial still running is flushed and marked interrupted
