@@ -117,6 +117,7 @@ void ReplaySource::finish(protocol::TrialStatus status, const QString& reason) {
   TrialOutcome outcome;
   outcome.trial_id = m_trialId;
   outcome.status = status;
+  outcome.exit_code = status == protocol::TrialStatus::Stopped ? 130 : 0;
   outcome.reason = reason;
   emit finished(outcome);
 }

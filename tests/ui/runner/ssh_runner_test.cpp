@@ -23,7 +23,7 @@ TrialRequest ssh_request(const QString& id, int steps) {
   TrialRequest r = fake_request(id, 2, steps);
   r.config.launcher = config::Launcher::Ssh;
   EXPECT_FALSE(config::parse_ssh_hosts("hostA ranks=1; hostB ranks=1", r.config.ssh_hosts));
-  r.config.ssh_command = TUNEBENCH_TEST_DATA_DIR "/../ui/runner/fake_ssh.sh";
+  r.config.ssh_command = TUNEBENCH_TEST_DATA_DIR "/../core/launch/fake_ssh.sh";
   r.config.remote_worker = TUNEBENCH_FAKE_WORKER;
   return r;
 }
