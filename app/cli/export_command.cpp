@@ -1,5 +1,6 @@
-// `tunebench-cli export SESSION [--trial ID]... --format csv|json|chrome-trace -o FILE`.
-// The session is opened read-only: exporting never changes it.
+// `tunebench-cli export SESSION [--trial ID]... --format csv|json|chrome-trace -o FILE`: the
+// formats of store::export_trials (the GUI's exports call it too). Several trials go into one
+// Chrome trace, one under another. The session is opened read-only: exporting never changes it.
 #include <CLI/CLI.hpp>
 
 #include <fstream>
@@ -16,21 +17,23 @@ namespace {
 
 struct ExportArgs {
   std::string session;
-  std::vector<int64_t> trials;  // empty: every trial (csv, json)
+  std::vector<int64_t> trials;  // empty: every trial
   std::string format;
   std::string table = "steps";
   std::string output;
 };
 
-constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
+store::ExportFormat format_of(const ExportArgs& a) {
+  if (a.format == "csv")
+    return a.table == "summaries" ? store::ExportFormat::SummariesCsv : store::ExportFormat::StepsCsv;
+  return a.format == "json" ? store::ExportFormat::Json : store::ExportFormat::ChromeTrace;
+}
 
 void run_export(const ExportArgs& a) {
   auto store = store::SessionStore::open(a.session, {store::SessionStore::Mode::ReadOnly});
   std::vector<int64_t> ids = a.trials;
   if (ids.empty())
     for (const auto& t : store.list_trials()) ids.push_back(t.id);
-  if (a.format == "chrome-trace" && ids.size() != 1)
-    throw store::StoreError("chrome-trace exports one trial: give exactly one --trial");
   std::vector<store::LoadedTrial> trials;
   for (int64_t id : ids) trials.push_back(store.load_trial(id));
 
@@ -39,16 +42,11 @@ void run_export(const ExportArgs& a) {
     file.open(a.output, std::ios::binary | std::ios::trunc);
     if (!file) throw store::StoreError("cannot write " + a.output);
   }
-  std::ostream& out = a.output == "-" ? std::cout : file;
-  if (a.format == "csv" && a.table == "summaries") store::write_summaries_csv(trials, out);
-  else if (a.format == "csv") store::write_steps_csv(trials, out);
-  // Text from a stranger's file is valid UTF-8 once loaded (RowReader); replace, never throw, anyway.
-  else if (a.format == "json")
-    out << store::trials_to_json(trials).dump(1, ' ', false, kReplace) << "\n";
-  else
-    out << store::chrome_trace(trials.front()).dump(-1, ' ', false, kReplace) << "\n";
-  out.flush();
-  if (!out) throw store::StoreError("writing " + a.output + " failed");
+  try {
+    store::export_trials(trials, format_of(a), a.output == "-" ? std::cout : file);
+  } catch (const store::StoreError& e) {
+    throw store::StoreError("writing " + a.output + " failed: " + e.what());
+  }
 }
 
 }  // namespace
@@ -57,7 +55,7 @@ void add_export_command(CLI::App& app) {
   auto args = std::make_shared<ExportArgs>();
   CLI::App* cmd = app.add_subcommand("export", "Export trials to CSV, JSON or a Chrome trace");
   cmd->add_option("session", args->session, "Session file (.tbsession)")->required();
-  cmd->add_option("--trial", args->trials, "Trial id (repeatable; default: all trials)");
+  cmd->add_option("--trial", args->trials, "Trial id (repeatable, in the order given; default: all trials)");
   cmd->add_option("--format", args->format, "csv | json | chrome-trace")
       ->required()
       ->check(CLI::IsMember({"csv", "json", "chrome-trace"}));

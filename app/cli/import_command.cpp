@@ -54,7 +54,7 @@ void import_log(store::SessionStore& store, const ImportArgs& a) {
   const store::ImportResult result = store::import_event_log(store, a.files[0], a.name);
   for (const int64_t id : result.trial_ids) {  // one per trial id in the log
     const auto trial = store.trial(id);
-    std::cout << "imported trial " << trial.id << " '" << trial.name << "' (" << store::to_string(trial.status)
+    std::cout << "imported trial " << trial.id << " '" << trial.name << "' (" << protocol::to_string(trial.status)
               << ")\n";
   }
   std::cout << result.events << " records, " << result.problems << " problems (unreadable lines, duplicate steps)\n";
@@ -78,7 +78,7 @@ void import_traces(store::SessionStore& store, const ImportArgs& a) {
   const import::TraceImportResult r = import::import_torch_traces(store, a.files, options);
   if (tty) std::cerr << "\r";
   const auto trial = store.trial(r.trial_id);
-  std::cout << "imported trial " << trial.id << " '" << trial.name << "' (" << store::to_string(trial.status)
+  std::cout << "imported trial " << trial.id << " '" << trial.name << "' (" << protocol::to_string(trial.status)
             << ") from torch.profiler traces: " << r.ranks << " of " << r.world_size << " ranks, " << r.steps
             << " steps, " << size_text(r.json_bytes) << " of JSON\n";
   for (const auto& w : r.warnings) std::cout << "  note: " << w << "\n";

@@ -29,8 +29,8 @@ void run_list(const std::string& path) {
         t.step_count > 0 ? analysis::trial_step_ms(store.trial_steps(t.id)) : analysis::Spread{};
     const std::string step_ms = step.empty() ? "-" : analysis::format_fixed(step.median, 1);
     std::printf("%6lld  %-11s  %7lld  %9s  %s%s\n", static_cast<long long>(t.id),
-                std::string(store::to_string(t.status)).c_str(), static_cast<long long>(t.step_count), step_ms.c_str(),
-                t.name.c_str(), tags.c_str());
+                std::string(protocol::to_string(t.status)).c_str(), static_cast<long long>(t.step_count),
+                step_ms.c_str(), t.name.c_str(), tags.c_str());
   }
 }
 

@@ -25,8 +25,8 @@ investigate::TrialExecutor cli_executor(const std::string& session_path, const s
                                             [cancelled] { return cancelled && cancelled->load(); });
   return [run](const investigate::TrialRequest& r) {
     const auto out = run(r);
-    std::cerr << "    trial " << out.trial_id << ": " << out.status << (out.message.empty() ? "" : " (" + out.message + ")")
-              << "\n";
+    std::cerr << "    trial " << out.trial_id << ": " << protocol::to_string(out.status)
+              << (out.message.empty() ? "" : " (" + out.message + ")") << "\n";
     return out;
   };
 }

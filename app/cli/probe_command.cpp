@@ -72,8 +72,9 @@ void run_probe(const ProbeOptions& o) {
   request.link_probe = launch::LinkProbeRange{o.min_mb, o.max_mb};
   std::cerr << "probing on " << o.gpus << " ranks (" << probe.name << ")\n";
   const auto result = launch::run_trial(request);
-  if (result.status != "done") {
-    throw std::runtime_error(result.message.empty() ? "the probe " + result.status : result.message);
+  if (result.end.status != protocol::TrialStatus::Done) {
+    throw std::runtime_error(result.message.empty() ? "the probe " + std::string(protocol::to_string(result.end.status))
+                                                    : result.message);
   }
   const auto stored = store::SessionStore::open(session, {store::SessionStore::Mode::ReadOnly});
   const auto log = stored.load_trial(result.trial_id).log;

@@ -93,7 +93,10 @@ class ProgressDisplay {
 };
 
 nlohmann::json result_json(const launch::HeadlessResult& r, const std::string& name) {
-  return {{"trial_id", r.trial_id}, {"name", name}, {"status", r.status}, {"exit_code", r.exit_code},
+  return {{"trial_id", r.trial_id},
+          {"name", name},
+          {"status", protocol::to_string(r.end.status)},
+          {"exit_code", r.end.exit_code},
           {"message", r.message}};
 }
 
@@ -115,7 +118,8 @@ launch::HeadlessResult run_one(const RunOptions& o, const config::TrialConfig& c
   display.end();
   if (!o.json) {
     std::fprintf(stderr, "%s: trial %lld %s%s%s\n", label.c_str(), static_cast<long long>(result.trial_id),
-                 result.status.c_str(), result.message.empty() ? "" : ": ", result.message.c_str());
+                 std::string(protocol::to_string(result.end.status)).c_str(), result.message.empty() ? "" : ": ",
+                 result.message.c_str());
   }
   return result;
 }
@@ -135,7 +139,7 @@ void run_run(const RunOptions& o) {
   const std::string name = !o.name.empty() ? o.name : !c.name.empty() ? c.name : (o.preset.empty() ? "cli run" : o.preset);
   const auto result = run_one(o, c, name, "cli run", o.tags, name);
   if (o.json) std::cout << result_json(result, name).dump(2) << "\n";
-  if (result.exit_code != 0) throw CommandExit{result.exit_code};
+  if (result.end.exit_code != 0) throw CommandExit{result.end.exit_code};
 }
 
 void run_sweep(const RunOptions& o) {
@@ -176,9 +180,9 @@ void run_sweep(const RunOptions& o) {
     const std::string label = "[" + std::to_string(i + 1) + "/" + std::to_string(plan.trials.size()) + "] " + point.config.name;
     const auto r = run_one(o, point.config, point.config.name, "cli sweep", tags, label);
     results.push_back(result_json(r, point.config.name));
-    if (r.exit_code != 0) {
+    if (r.end.exit_code != 0) {
       ++failed;
-      if (worst == 0) worst = r.exit_code;
+      if (worst == 0) worst = r.end.exit_code;
     }
   }
   const bool interrupted = g_interrupts.load() > 0;

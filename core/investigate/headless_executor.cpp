@@ -19,8 +19,8 @@ TrialExecutor headless_executor(const std::string& session_path, const std::stri
     const auto res = launch::run_trial(h);
     TrialOutcome out;
     out.trial_id = res.trial_id > 0 ? res.trial_id : 0;
-    out.exit_code = res.exit_code;
-    out.status = res.status;
+    out.exit_code = res.end.exit_code;
+    out.status = res.end.status;
     out.message = res.message;
     return out;
   };

@@ -59,7 +59,7 @@ Loaded load_arms(store::SessionStore& s, const Stored& st) {
     ArmTrials& a = l.arms[arm];
     a.arm = arm;
     for (const auto& t : list) {
-      if (t.status == store::TrialStatus::Failed) {
+      if (t.status == protocol::TrialStatus::Failed) {
         a.failures.push_back(t.exit_reason.empty() ? "failed" : t.exit_reason);
         continue;
       }
@@ -179,10 +179,12 @@ Attribution run_investigation(const std::string& session_path, int64_t plan_id, 
     if (!next) break;
     if (progress) progress({done, planned, "[" + std::to_string(done + 1) + "/" + std::to_string(planned) + "] " + next->why});
     const TrialOutcome out = executor(next->request);
-    if (progress && out.status != "done")
-      progress({done + 1, planned, "    trial " + std::to_string(out.trial_id) + " " + out.status + ": " + out.message});
+    if (progress && out.status != protocol::TrialStatus::Done)
+      progress({done + 1, planned,
+                "    trial " + std::to_string(out.trial_id) + " " + std::string(protocol::to_string(out.status)) +
+                    ": " + out.message});
     if (out.trial_id == 0) throw std::runtime_error("the trial was not stored: " + out.message);
-    if (out.status == "stopped" || out.status == "interrupted") {
+    if (out.status == protocol::TrialStatus::Stopped || out.status == protocol::TrialStatus::Interrupted) {
       was_cancelled = true;
       break;
     }

@@ -19,7 +19,7 @@ std::map<std::string, std::vector<store::TrialInfo>> finished_arms(const std::ve
   std::map<std::string, std::vector<store::TrialInfo>> out;
   const std::string want = std::to_string(plan_id);
   for (const auto& t : trials) {
-    if (t.status != store::TrialStatus::Done && t.status != store::TrialStatus::Failed) continue;
+    if (t.status != protocol::TrialStatus::Done && t.status != protocol::TrialStatus::Failed) continue;
     if (tag_value(t.tags, "plan") != want) continue;
     if (auto arm = tag_value(t.tags, "arm")) out[*arm].push_back(t);
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/config/trial_config.h"
+#include "core/protocol/trial_status.h"
 
 namespace tunebench::investigate {
 
@@ -21,7 +22,7 @@ struct TrialRequest {
 struct TrialOutcome {
   int64_t trial_id = 0;  // the stored trial; 0 when nothing was stored
   int exit_code = 0;
-  std::string status;    // the store's status text: "done", "failed", "stopped", ...
+  protocol::TrialStatus status = protocol::TrialStatus::Failed;
   std::string message;   // why it failed, for people
 };
 

@@ -51,7 +51,7 @@ std::map<std::string, Measurement> measured(store::SessionStore& s, int64_t plan
     const auto& t = list.back();
     Measurement m;
     m.cost = t.start_us && t.end_us ? static_cast<double>(*t.end_us - *t.start_us) / 1e6 : 0;
-    if (t.status == store::TrialStatus::Failed) {
+    if (t.status == protocol::TrialStatus::Failed) {
       m.failed = true;
       m.limiter = t.exit_reason;
     } else {
@@ -179,7 +179,7 @@ nlohmann::json identity(nlohmann::json j) {
 predict::Evidence session_evidence(store::SessionStore& s) {
   predict::Evidence evidence;
   for (const auto& t : s.list_trials()) {
-    if (t.status != store::TrialStatus::Done) continue;
+    if (t.status != protocol::TrialStatus::Done) continue;
     auto loaded = s.load_trial(t.id);
     evidence.add(t.name, std::make_shared<protocol::TrialLog>(std::move(loaded.log)));
   }
@@ -330,8 +330,10 @@ TuneReport run_tune(const std::string& session_path, int64_t plan_id, const Tria
     }
     const auto out = executor(req);
     if (out.trial_id == 0) throw std::runtime_error("the trial was not stored: " + out.message);
-    if (progress && out.status != "done") progress("    trial " + std::to_string(out.trial_id) + " " + out.status + ": " + out.message);
-    if (out.status == "stopped" || out.status == "interrupted") {
+    if (progress && out.status != protocol::TrialStatus::Done)
+      progress("    trial " + std::to_string(out.trial_id) + " " + std::string(protocol::to_string(out.status)) + ": " +
+               out.message);
+    if (out.status == protocol::TrialStatus::Stopped || out.status == protocol::TrialStatus::Interrupted) {
       was_cancelled = true;
       break;
     }

@@ -1,12 +1,18 @@
 // Exporting trials for other tools: CSV and JSON tables, and the Chrome trace event format.
 //
-// Pure functions from loaded trials to text, so the GUI's Export dialog and tunebench-cli share
-// them and tests check them without files. CSV text fields are quoted and guarded against
-// spreadsheet formula injection (a trial name from a shared file must not run as a formula).
-// This unit deliberately computes nothing new: summaries are the workers' done events.
+// export_trials is the one entry point: the GUI's exports (SessionController) and
+// `tunebench-cli export` both call it, so a format is written one way whoever asks. It picks the
+// format's writer from one table (export_formats()); a new format is an ExportFormat, a row and a
+// writer. The writers are pure functions from loaded trials to text, so tests check them without
+// files. JSON text (the JSON table and Chrome traces) is dumped with invalid UTF-8 replaced by
+// U+FFFD, never thrown on. CSV text fields are quoted and guarded against spreadsheet formula
+// injection (a trial name from a shared file must not run as a formula). This unit deliberately
+// computes nothing new: summaries are the workers' done events.
 #pragma once
 
+#include <optional>
 #include <ostream>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +20,31 @@
 #include "core/store/records.h"
 
 namespace tunebench::store {
+
+enum class ExportFormat {
+  StepsCsv,      // write_steps_csv
+  SummariesCsv,  // write_summaries_csv
+  Json,          // trials_to_json
+  ChromeTrace,   // chrome_trace of one or several trials
+};
+
+struct ExportFormatInfo {
+  ExportFormat format;
+  std::string_view name;         // "steps-csv", "summaries-csv", "json", "chrome-trace"
+  std::string_view extension;    // of the file it is usually written to: "csv", "json"
+  std::string_view description;  // for menus and --help
+};
+
+// Every format, in menu order.
+const std::vector<ExportFormatInfo>& export_formats();
+const ExportFormatInfo& export_format_info(ExportFormat format);
+std::optional<ExportFormat> export_format_from_name(std::string_view name);
+
+// Writes `trials` (in the order given) to `out` in `format` and flushes. Throws StoreError when
+// the stream fails. No trials: the tables' headers, an empty trial list or an empty trace.
+void export_trials(const std::vector<LoadedTrial>& trials, ExportFormat format, std::ostream& out);
+
+// ---- the writers export_trials picks from --------------------------------------------------------
 
 // One row per step per rank per trial (the per-step table), with a header row.
 void write_steps_csv(const std::vector<LoadedTrial>& trials, std::ostream& out);
@@ -30,5 +61,10 @@ nlohmann::json trials_to_json(const std::vector<LoadedTrial>& trials);
 // interval, on rank 0's clock (each rank's clock_offset_us applied). Args carry step, label,
 // bytes and bus bandwidth.
 nlohmann::json chrome_trace(const LoadedTrial& trial);
+// Several trials in one trace: one process per trial and rank ("NAME · rank N", pid 1000 * i +
+// rank), so Perfetto shows the trials one under another on a common time axis (each trial's own
+// times start at 0). Trials in the order given, ranks in order within each. One trial: exactly
+// chrome_trace(trial).
+nlohmann::json chrome_trace(const std::vector<LoadedTrial>& trials);
 
 }  // namespace tunebench::store

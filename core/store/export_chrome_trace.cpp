@@ -78,4 +78,32 @@ json chrome_trace(const LoadedTrial& trial) {
             {"origin_us", origin_us}}}};
 }
 
+json chrome_trace(const std::vector<LoadedTrial>& trials) {
+  if (trials.size() == 1) return chrome_trace(trials.front());
+  json events = json::array();
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const LoadedTrial& trial = trials[i];
+    const int64_t base = int64_t(1000) * int64_t(i);
+    json trace = chrome_trace(trial);
+    for (json& e : trace["traceEvents"]) {
+      const int64_t rank = e.value("pid", int64_t{0});
+      e["pid"] = base + rank;
+      if (e.value("ph", "") == "M") {
+        const std::string name = e.value("name", "");
+        if (name == "process_name") e["args"]["name"] = trial.info.name + " \u00b7 rank " + std::to_string(rank);
+        if (name == "process_sort_index") e["args"]["sort_index"] = base + rank;
+      }
+      events.push_back(std::move(e));
+    }
+  }
+  json ids = json::array(), names = json::array();
+  for (const auto& t : trials) {
+    ids.push_back(t.info.id);
+    names.push_back(t.info.name);
+  }
+  return {{"traceEvents", std::move(events)},
+          {"displayTimeUnit", "ms"},
+          {"otherData", {{"tool", "tunebench"}, {"trial_ids", std::move(ids)}, {"trials", std::move(names)}}}};
+}
+
 }  // namespace tunebench::store

@@ -14,16 +14,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/protocol/trial_log.h"
+#include "core/protocol/trial_status.h"
 
 namespace tunebench::store {
 
-// Queued: configured, not started. Running: a writer owns it now. Done/Failed: the run ended by
-// itself (Failed: an error event or a non-zero exit). Interrupted: its writer vanished (crash,
-// SIGKILL, power). Stopped: the user stopped it.
-enum class TrialStatus { Queued, Running, Done, Failed, Interrupted, Stopped };
-
-std::string_view to_string(TrialStatus status);
-std::optional<TrialStatus> trial_status_from_string(std::string_view text);
+// The trial's status is the one protocol::TrialStatus (core/protocol/trial_status.h), named here
+// too because the store's functions take and return it.
+using protocol::TrialStatus;
 
 struct SessionInfo {
   std::string path;

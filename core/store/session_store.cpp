@@ -59,7 +59,7 @@ TrialInfo read_trial_row(SQLite::Statement& q) {
   t.name = r.text(1, kMaxNameBytes);
   t.run_id = r.text(2, kMaxShortTextBytes);
   t.config = r.json(3);
-  const auto status = trial_status_from_string(r.text(4, 32));
+  const auto status = protocol::trial_status_from_string(r.text(4, 32));
   if (!status) throw StoreError("the session file has a trial with an unknown status");
   t.status = *status;
   t.created_us = r.i64(5);

@@ -64,7 +64,7 @@ void make_session(const std::string& path, int trials, int ranks, int steps) {
       }
     protocol::Done done;
     for (int r = 0; r < ranks; ++r) writer.add({{protocol::kSchemaVersion, run, r, t0 + (steps + 3) * step_us}, done});
-    writer.finish(store::TrialStatus::Done);
+    writer.finish(protocol::TrialStatus::Done);
     std::printf("  trial %d written\n", t);
   }
 }

@@ -6,6 +6,7 @@
 //
 // Misbehaviour is injected through the environment (the runner passes its own environment on):
 //   TUNEBENCH_FAKE_MODE      ok | crash (SIGSEGV) | abort | exit:N (with an error event) | hang | ignore-term
+//                            | garbage (one malformed event line, then on as normal)
 //   TUNEBENCH_FAKE_RANK      the rank that misbehaves (default 0; others run normally)
 //   TUNEBENCH_FAKE_AT_STEP   step at which it misbehaves (default 2)
 //   TUNEBENCH_FAKE_STEP_MS   wall time per step (default 20)
@@ -123,6 +124,7 @@ int main(int argc, char** argv) {
     std::cerr << "fake worker: " << e.what() << "\n";
     return 6;
   }
+  protocol::LineSink* raw_sink = sink.get();  // for the garbage mode's malformed line
   protocol::EventWriter writer(std::move(sink));
   writer.set_identity(trial, rank);
   std::cerr << "fake worker rank " << rank << " of " << c.world_size << " starting, MASTER_PORT="
@@ -144,6 +146,8 @@ int main(int argc, char** argv) {
         std::cerr << "fake worker: failing with exit code " << code << "\n";
         return code;
       }
+      if (mode == "garbage")
+        raw_sink->write_line("{\"v\":1,\"type\":\"step\",\"rank\":" + std::to_string(rank) + ",\"step\":");
       if (mode == "hang" || mode == "ignore-term") {
         std::cerr << "fake worker: hanging\n";
         for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));

@@ -134,8 +134,8 @@ QVariant TrialGroupsModel::groupData(const Group& group, int column, int role) c
     case TrialsModel::Status: {
       int done = 0, failed = 0;
       for (int r : group.rows) {
-        done += m_source->record(r).status == TrialRecord::Status::Succeeded;
-        failed += m_source->record(r).status == TrialRecord::Status::Failed;
+        done += m_source->record(r).status == protocol::TrialStatus::Done;
+        failed += m_source->record(r).status == protocol::TrialStatus::Failed;
       }
       QString text = QStringLiteral("%1 trial(s)").arg(group.rows.size());
       if (failed) text += QStringLiteral(", %1 failed").arg(failed);

@@ -9,15 +9,14 @@
 #include <QStringList>
 
 #include "core/config/trial_config.h"
+#include "core/protocol/trial_status.h"
 
 namespace tunebench::ui {
 
 struct TrialRecord {
-  enum class Status { Queued, Running, Succeeded, Failed, Stopped };
-
   QString id;
   config::TrialConfig config;
-  Status status = Status::Queued;
+  protocol::TrialStatus status = protocol::TrialStatus::Queued;
   bool replay = false;  // played from a recorded log, not run here
   QDateTime started;
   int step = 0;                          // steps completed by every rank
@@ -31,6 +30,6 @@ struct TrialRecord {
   QString source;                        // "live", "import: run.jsonl", "duplicate of trial 3"
 };
 
-QString to_display_string(TrialRecord::Status status);
+QString to_display_string(protocol::TrialStatus status);
 
 }  // namespace tunebench::ui

@@ -10,20 +10,8 @@
 
 namespace tunebench::ui {
 
-QString to_display_string(TrialRecord::Status status) {
-  switch (status) {
-    case TrialRecord::Status::Queued:
-      return QStringLiteral("queued");
-    case TrialRecord::Status::Running:
-      return QStringLiteral("running");
-    case TrialRecord::Status::Succeeded:
-      return QStringLiteral("done");
-    case TrialRecord::Status::Failed:
-      return QStringLiteral("failed");
-    case TrialRecord::Status::Stopped:
-      return QStringLiteral("stopped");
-  }
-  return {};
+QString to_display_string(protocol::TrialStatus status) {
+  return QString::fromUtf8(protocol::to_string(status).data());
 }
 
 TrialsModel::TrialsModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -63,7 +51,7 @@ QVariant TrialsModel::headerData(int section, Qt::Orientation orientation, int r
 QVariant TrialsModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
   const TrialRecord& r = m_records.at(index.row());
-  const bool failed = r.status == TrialRecord::Status::Failed;
+  const bool failed = r.status == protocol::TrialStatus::Failed;
   switch (role) {
     case TrialIdRole:
       return r.id;

@@ -27,7 +27,6 @@ struct EventChannel::Connection final : protocol::ReadListener {
 
   void on_event(protocol::Event&& event) override {
     rank = event.header.rank;
-    channel->m_lastHeard[rank].start();
     channel->m_pending.push_back(std::move(event));
   }
   void on_problem(const protocol::ReadProblem& problem) override {
@@ -173,7 +172,6 @@ void EventChannel::readFrom(Connection& c) {
   const QByteArray bytes = c.socket->read(kMaxReadBytes);
   if (!bytes.isEmpty()) {
     m_largestRead = std::max<qint64>(m_largestRead, bytes.size());
-    if (c.rank >= 0) m_lastHeard[c.rank].start();
     c.reader.feed(std::string_view(bytes.constData(), size_t(bytes.size())));
     scheduleFlush();
   }
@@ -225,11 +223,6 @@ int EventChannel::openConnections() const {
   for (const auto& c : m_connections)
     if (!c->finished && (c->disconnected || c->socket->isOpen())) ++n;
   return n;
-}
-
-qint64 EventChannel::silenceMs(int rank) const {
-  auto it = m_lastHeard.find(rank);
-  return it == m_lastHeard.end() ? -1 : it->second.elapsed();
 }
 
 }  // namespace tunebench::ui

@@ -12,11 +12,9 @@
 // as open until its last byte has been parsed.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <vector>
 
-#include <QElapsedTimer>
 #include <QObject>
 #include <QString>
 
@@ -56,8 +54,6 @@ class EventChannel : public QObject {
   int openConnections() const;
   // The most bytes parsed from one connection at once (tests and the benchmark check the bound).
   qint64 largestRead() const { return m_largestRead; }
-  // Milliseconds since `rank` last sent a byte; -1 when it never did.
-  qint64 silenceMs(int rank) const;
 
  signals:
   void eventsArrived(const tunebench::ui::EventBatch& batch);
@@ -81,7 +77,6 @@ class EventChannel : public QObject {
   QTimer* m_flushTimer = nullptr;
   std::vector<std::unique_ptr<Connection>> m_connections;
   EventBatch m_pending;
-  std::map<int, QElapsedTimer> m_lastHeard;
   QString m_path;
   QString m_error;
   qint64 m_largestRead = 0;

@@ -104,17 +104,22 @@ void ReplaySource::tick() {
     if (m_speed > 0) p.eta_s = (total - recorded) / m_speed;
     emit progress(p);
   }
-  if (m_next >= m_events.size()) finish(TrialOutcome::Status::Succeeded, {});
+  if (m_next >= m_events.size()) finish(protocol::TrialStatus::Done, {});
 }
 
 void ReplaySource::stop() {
-  if (m_active) finish(TrialOutcome::Status::Stopped, QStringLiteral("replay stopped by the user"));
+  if (m_active) finish(protocol::TrialStatus::Stopped, QStringLiteral("replay stopped by the user"));
 }
 
-void ReplaySource::finish(TrialOutcome::Status status, const QString& reason) {
+void ReplaySource::finish(protocol::TrialStatus status, const QString& reason) {
   m_timer->stop();
   m_active = false;
-  emit finished({m_trialId, status, reason, {}, -1});
+  TrialOutcome outcome;
+  outcome.trial_id = m_trialId;
+  outcome.status = status;
+  outcome.exit_code = status == protocol::TrialStatus::Stopped ? 130 : 0;
+  outcome.reason = reason;
+  emit finished(outcome);
 }
 
 }  // namespace tunebench::ui

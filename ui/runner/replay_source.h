@@ -38,7 +38,7 @@ class ReplaySource : public LiveSource {
 
  private:
   void tick();
-  void finish(TrialOutcome::Status status, const QString& reason);
+  void finish(protocol::TrialStatus status, const QString& reason);
 
   EventBatch m_events;
   size_t m_next = 0;

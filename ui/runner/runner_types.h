@@ -11,6 +11,7 @@
 #include "core/config/trial_config.h"
 #include "core/launch/launch_plan.h"
 #include "core/protocol/events.h"
+#include "core/protocol/trial_status.h"
 
 namespace tunebench::ui {
 
@@ -43,10 +44,12 @@ struct TrialProgress {
   QString unit = QStringLiteral("step");  // what step counts: "step", or "size" for a link probe
 };
 
+// How a trial ended: launch::TrialEnd (core/launch/trial_supervisor.h, the words the CLI prints
+// too) as QStrings. Status is Done, Failed or Stopped.
 struct TrialOutcome {
-  enum class Status { Succeeded, Failed, Stopped };
   QString trial_id;
-  Status status = Status::Succeeded;
+  protocol::TrialStatus status = protocol::TrialStatus::Done;
+  int exit_code = 0;    // as tunebench-cli run exits: 0 done, 130 stopped, else the failure's code
   QString reason;       // plain words, empty on success
   QString stderr_tail;  // last lines of the failed rank's stderr
   int failed_rank = -1;

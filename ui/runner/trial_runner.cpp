@@ -2,32 +2,36 @@
 
 #include <algorithm>
 #include <csignal>
-#include <deque>
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
-#include <QDir>
-#include <QFile>
-#include <QFileInfo>
-#include <QHostInfo>
 #include <QProcess>
-#include <QRandomGenerator>
-#include <QTemporaryDir>
 #include <QTimer>
 
-#include "core/launch/launch_plan.h"
-#include "core/launch/link_probe.h"
-#include "core/launch/random_token.h"
+#include "core/launch/launch_setup.h"
+#include "core/launch/trial_supervisor.h"
+#include "core/protocol/exit_codes.h"
 #include "ui/runner/event_channel.h"
 #include "ui/runner/exit_reason.h"
 #include "ui/runner/process_group.h"
-#include "ui/runner/worker_launch.h"
 
 namespace tunebench::ui {
 
 namespace {
-constexpr int kStderrTailLines = 20;
-constexpr int kDrainMs = 1000;
+constexpr int kTickMs = 250;  // the supervisor's clock: hang checks, SIGKILL after the grace period, drain
+
+TrialOutcome outcome_of(const QString& trialId, const launch::TrialEnd& end) {
+  TrialOutcome o;
+  o.trial_id = trialId;
+  o.status = end.status;
+  o.exit_code = end.exit_code;
+  o.reason = QString::fromStdString(end.reason);
+  QStringList tail;
+  for (const auto& line : end.stderr_tail) tail << QString::fromStdString(line);
+  o.stderr_tail = tail.join('\n');
+  o.failed_rank = end.failed_rank;
+  return o;
+}
 }  // namespace
 
 // One process of the current trial (a rank, an ssh connection to a node, srun or sbatch). It owns
@@ -40,381 +44,172 @@ struct TrialRunner::Proc {
     process->disconnect();
     process->deleteLater();
   }
-  launch::LaunchProcess spec;
   QProcess* process = nullptr;
   qint64 pid = 0;
   bool running = false;
-  QByteArray partial[2];  // stdout, stderr: bytes after the last newline
-  std::deque<QString> stderrTail;
-  QString jobId;  // sbatch
-  int logRank() const { return spec.ranks.size() == 1 ? spec.ranks.front() : -1; }
-  QString label() const { return QString::fromStdString(spec.label()); }
+  int logRank = -1;  // the rank its own lines belong to (-1: several ranks)
+  QString label;
 };
 
-// One rank of the current trial, wherever it runs.
-struct TrialRunner::Rank {
-  int rank = 0;
-  Proc* proc = nullptr;
-  bool running = false;
-  bool sawEvent = false;
-  int lastStep = -1;
-  int probePoints = 0;  // link probe: sizes this rank reported
-  QString errorKind, errorMessage;  // from the rank's last `error` event
-};
-
-TrialRunner::TrialRunner(QObject* parent)
-    : LiveSource(parent), m_watchdog(new QTimer(this)), m_killTimer(new QTimer(this)), m_drainTimer(new QTimer(this)) {
-  m_watchdog->setInterval(250);
-  connect(m_watchdog, &QTimer::timeout, this, &TrialRunner::checkForHang);
-  m_killTimer->setSingleShot(true);
-  connect(m_killTimer, &QTimer::timeout, this, &TrialRunner::killAll);
-  m_drainTimer->setSingleShot(true);
-  m_drainTimer->setInterval(kDrainMs);
-  connect(m_drainTimer, &QTimer::timeout, this, &TrialRunner::emitFinished);
+TrialRunner::TrialRunner(QObject* parent) : LiveSource(parent), m_watchdog(new QTimer(this)) {
+  m_watchdog->setInterval(kTickMs);
+  connect(m_watchdog, &QTimer::timeout, this, &TrialRunner::onTick);
 }
 
 TrialRunner::~TrialRunner() {
   for (auto& p : m_procs)
-    if (p->running) {
+    if (p && p->running) {
       p->process->disconnect(this);
       signal_process_group(p->pid, SIGKILL);
       p->process->waitForFinished(2000);
     }
-  m_ranks.clear();
   m_procs.clear();  // the processes are children: Qt deletes what deleteLater has not yet
 }
 
 bool TrialRunner::start(const TrialRequest& request) {
   if (m_active) return false;
   m_request = request;
-  m_outcome = TrialOutcome{request.id, TrialOutcome::Status::Succeeded, {}, {}, -1};
-  m_ranks.clear();
+  m_outcome = TrialOutcome{};
+  m_outcome.trial_id = request.id;
   m_procs.clear();
-  m_stopping = m_finishing = false;
-  m_firstStepSeen = -1;
-  m_probePoints = request.link_probe ? launch::link_probe_points(*request.link_probe) : 0;
+  m_supervisor.reset();
+  m_finishing = false;
   m_active = true;
+  ++m_run;
   m_clock.start();
   emit started(request.id);
 
-  auto refuse = [&](const QString& reason) {
-    m_outcome.status = TrialOutcome::Status::Failed;
-    m_outcome.reason = reason;
+  auto refuse = [&](const launch::TrialEnd& end) {
+    m_outcome = outcome_of(request.id, end);
     emitFinished();
     return false;
   };
   const config::TrialConfig& config = request.config;
-  const auto problems = config::validate(config);
-  if (!problems.empty())
-    return refuse(QStringLiteral("invalid configuration: ") +
-                  QString::fromStdString(config::describe(problems)).trimmed());
-
-  m_dir = std::make_unique<QTemporaryDir>();
-  if (!m_dir->isValid()) return refuse(QStringLiteral("cannot create a temporary directory: ") + m_dir->errorString());
-  const QString configPath = m_dir->filePath(QStringLiteral("trial.json"));
-  QFile file(configPath);
-  if (!file.open(QIODevice::WriteOnly) ||
-      file.write(QByteArray::fromStdString(config::to_json(config).dump(2))) < 0)
-    return refuse(QStringLiteral("cannot write %1: %2").arg(configPath, file.errorString()));
-  file.close();
+  if (const auto problem = launch::config_problems(config))
+    return refuse(launch::TrialEnd::refused(*problem, protocol::kExitConfig));
 
   if (m_channel) m_channel->deleteLater();  // we may be inside one of its signals
   m_channel = new EventChannel(this);
   connect(m_channel, &EventChannel::eventsArrived, this, &TrialRunner::onEvents);
   connect(m_channel, &EventChannel::logLine, this, &LiveSource::logLine);
-  connect(m_channel, &EventChannel::connectionClosed, this, [this] {
-    if (m_drainTimer->isActive() && m_channel->openConnections() == 0) emitFinished();
-  });
-  if (!m_channel->listen(m_dir->filePath(QStringLiteral("events.sock"))))
-    return refuse(QStringLiteral("cannot open the event channel: ") + m_channel->errorString());
+  connect(m_channel, &EventChannel::connectionClosed, this, &TrialRunner::maybeFinish);
 
-  // The launch plan: the one definition of what runs where (core/launch).
-  const QString program = request.worker_program.isEmpty() ? find_worker_program(QCoreApplication::applicationDirPath())
-                                                           : request.worker_program;
-  m_request.worker_program = program;
-  launch::LaunchContext ctx;
-  ctx.trial_id = request.id.toStdString();
-  ctx.worker = program.toStdString();
-  ctx.config_path = configPath.toStdString();
-  ctx.events_socket = m_channel->spec().mid(5).toStdString();  // "unix:PATH"
-  ctx.home = QDir::homePath().toStdString();
-  ctx.link_probe = request.link_probe;
+  launch::PreparedLaunch launch;
   try {
-    ctx.nonce = launch::random_hex(8);
-    if (config.launcher == config::Launcher::Local) {
-      ctx.master_port = pick_free_port();
-      if (ctx.master_port == 0) return refuse(QStringLiteral("no free TCP port on 127.0.0.1 for the rendezvous"));
-    } else {
-      ctx.master_port = 20000 + int(QRandomGenerator::global()->bounded(10000));
-    }
-    if (config.launcher == config::Launcher::Slurm) {
-      ctx.token = launch::random_hex(32);
-      if (!m_channel->listenTcp(QString::fromStdString(ctx.token)))
-        return refuse(QStringLiteral("cannot listen for the SLURM ranks' events: ") + m_channel->errorString());
-      const QString host =
-          config.event_host.empty() ? QHostInfo::localHostName() : QString::fromStdString(config.event_host);
-      ctx.tcp_events = QStringLiteral("%1:%2").arg(host).arg(m_channel->tcpPort()).toStdString();
-    }
-    m_plan = std::make_unique<launch::LaunchPlan>(launch::plan_launch(config, ctx));
+    m_dir = std::make_unique<launch::TrialDir>();
+    if (!m_channel->listen(QString::fromStdString(m_dir->file("events.sock"))))
+      throw launch::LaunchError("cannot open the event channel: " + m_channel->errorString().toStdString());
+    launch::LaunchRequest r;
+    r.config = config;
+    r.trial_id = request.id.toStdString();
+    r.worker = request.worker_program.toStdString();
+    r.program_dir = QCoreApplication::applicationDirPath().toStdString();
+    r.dir = m_dir->path();
+    r.events_socket = m_dir->file("events.sock");
+    r.link_probe = request.link_probe;
+    r.listen_tcp = [this](const std::string& token, std::string* error) {
+      if (m_channel->listenTcp(QString::fromStdString(token))) return int(m_channel->tcpPort());
+      *error = m_channel->errorString().toStdString();
+      return 0;
+    };
+    launch = launch::prepare_launch(r);
   } catch (const std::exception& e) {
-    return refuse(QStringLiteral("cannot plan the launch: ") + QString::fromUtf8(e.what()));
+    return refuse(launch::TrialEnd::refused(e.what()));
   }
-  for (const auto& [path, text] : m_plan->files) {
-    const QString p = QString::fromStdString(path);
-    QDir().mkpath(QFileInfo(p).absolutePath());
-    QFile out(p);
-    if (!out.open(QIODevice::WriteOnly) || out.write(QByteArray::fromStdString(text)) < 0)
-      return refuse(QStringLiteral("cannot write %1: %2").arg(p, out.errorString()));
-  }
-  for (int rank = 0; rank < config.world_size; ++rank) {
-    auto r = std::make_unique<Rank>();
-    r->rank = rank;
-    m_ranks.push_back(std::move(r));
-  }
+  m_request.worker_program = QString::fromStdString(launch.context.worker);
+
+  launch::SupervisorOptions options;
+  options.grace_s = m_graceMs / 1000.0;
+  options.startup_allowance_s = m_startupAllowanceMs / 1000.0;
+  m_supervisor = std::make_unique<launch::TrialSupervisor>(config, launch.plan.processes, request.link_probe, options);
   if (config.launcher == config::Launcher::Local)
     emit logLine({-1, LogLine::Source::Runner,
                   QStringLiteral("starting %1 rank(s): %2 (MASTER_PORT=%3)")
                       .arg(config.world_size)
-                      .arg(QString::fromStdString(launch::shell_join(m_plan->processes.front().argv)))
-                      .arg(ctx.master_port)});
+                      .arg(QString::fromStdString(launch::shell_join(launch.plan.processes.front().argv)))
+                      .arg(launch.context.master_port)});
   else
     emit logLine({-1, LogLine::Source::Runner,
                   QStringLiteral("starting %1 rank(s) through %2 (MASTER_PORT=%3):\n%4")
                       .arg(config.world_size)
                       .arg(QString::fromStdString(std::string(config::to_string(config.launcher))))
-                      .arg(ctx.master_port)
-                      .arg(QString::fromStdString(m_plan->preview()).trimmed())});
-  for (size_t i = 0; i < m_plan->processes.size() && !m_stopping; ++i) startProcess(i);
+                      .arg(launch.context.master_port)
+                      .arg(QString::fromStdString(launch.plan.preview()).trimmed())});
+  m_procs.resize(launch.plan.processes.size());
+  for (size_t i = 0; i < m_procs.size() && m_supervisor->should_start_more(); ++i) startProcess(i);
   m_watchdog->start();
   return m_active;
 }
 
 void TrialRunner::startProcess(size_t index) {
-  auto owned = std::make_unique<Proc>();
-  Proc* raw = owned.get();
-  raw->spec = m_plan->processes[index];
-  raw->process = new QProcess(this);
-  QProcess* p = raw->process;
-  p->setProgram(QString::fromStdString(raw->spec.argv.front()));
+  const launch::LaunchProcess& spec = m_supervisor->processes()[index];
+  m_procs[index] = std::make_unique<Proc>();
+  Proc& proc = *m_procs[index];
+  proc.process = new QProcess(this);
+  proc.logRank = spec.ranks.size() == 1 ? spec.ranks.front() : -1;
+  proc.label = QString::fromStdString(spec.label());
+  QProcess* p = proc.process;
+  p->setProgram(QString::fromStdString(spec.argv.front()));
   QStringList args;
-  for (size_t i = 1; i < raw->spec.argv.size(); ++i) args << QString::fromStdString(raw->spec.argv[i]);
+  for (size_t i = 1; i < spec.argv.size(); ++i) args << QString::fromStdString(spec.argv[i]);
   p->setArguments(args);
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-  for (const auto& [k, v] : raw->spec.env) env.insert(QString::fromStdString(k), QString::fromStdString(v));
+  for (const auto& [k, v] : spec.env) env.insert(QString::fromStdString(k), QString::fromStdString(v));
   p->setProcessEnvironment(env);
   run_in_own_process_group(*p);
-  // `raw` lives exactly as long as these connections: ~Proc disconnects the process first.
-  connect(p, &QProcess::readyReadStandardOutput, this, [this, raw] { readOutput(*raw, false, false); });
-  connect(p, &QProcess::readyReadStandardError, this, [this, raw] { readOutput(*raw, true, false); });
-  connect(p, &QProcess::finished, this, [this, raw](int code, QProcess::ExitStatus status) {
-    onProcessFinished(*raw, code, status == QProcess::CrashExit);
+  // These connections live exactly as long as the Proc: ~Proc disconnects the process first.
+  connect(p, &QProcess::readyReadStandardOutput, this, [this, index] { readOutput(index, false); });
+  connect(p, &QProcess::readyReadStandardError, this, [this, index] { readOutput(index, true); });
+  connect(p, &QProcess::finished, this, [this, index](int code, QProcess::ExitStatus status) {
+    onProcessFinished(index, code, status == QProcess::CrashExit);
   });
-  connect(p, &QProcess::errorOccurred, this, [this, raw](QProcess::ProcessError error) {
-    if (error == QProcess::FailedToStart) onProcessStartFailed(*raw);
+  connect(p, &QProcess::errorOccurred, this, [this, index](QProcess::ProcessError error) {
+    if (error == QProcess::FailedToStart) onProcessStartFailed(index);
   });
-  m_procs.push_back(std::move(owned));
-  raw->running = true;
-  for (int r : raw->spec.ranks) {
-    m_ranks[size_t(r)]->proc = raw;
-    m_ranks[size_t(r)]->running = true;
-  }
+  proc.running = true;
+  m_supervisor->launched(index);
   p->start();
-  raw->pid = p->processId();
+  proc.pid = p->processId();
 }
 
-void TrialRunner::readOutput(Proc& p, bool stderrStream, bool flushPartial) {
-  QByteArray& buf = p.partial[stderrStream ? 1 : 0];
-  buf += stderrStream ? p.process->readAllStandardError() : p.process->readAllStandardOutput();
-  int start = 0;
-  auto emitLine = [&](QByteArray bytes) {
-    if (bytes.endsWith('\r')) bytes.chop(1);
-    const QString text = QString::fromUtf8(bytes);
-    if (stderrStream) {
-      p.stderrTail.push_back(text);
-      if (p.stderrTail.size() > kStderrTailLines) p.stderrTail.pop_front();
-    } else if (p.spec.kind == launch::LaunchProcess::Kind::SshNode) {
-      // The node script's report of a rank's exit (the remote shell's status: 128 + N = signal N).
-      if (const auto exit = launch::parse_rank_exit(bytes.toStdString())) {
-        const auto& ranks = p.spec.ranks;
-        if (std::find(ranks.begin(), ranks.end(), exit->first) != ranks.end())
-          rankExited(exit->first, describe_shell_status(exit->second), exit->second != 0);
-        return;
-      }
-    } else if (p.spec.kind == launch::LaunchProcess::Kind::SlurmBatch && p.jobId.isEmpty()) {
-      if (const auto id = launch::parse_sbatch_job_id(bytes.trimmed().toStdString()))
-        p.jobId = QString::fromStdString(*id);
-    }
-    const QString shown = p.logRank() >= 0 ? text : QStringLiteral("[%1] %2").arg(p.label(), text);
-    emit logLine({p.logRank(), stderrStream ? LogLine::Source::Stderr : LogLine::Source::Stdout, shown});
-  };
-  for (int nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n', start)) {
-    emitLine(buf.mid(start, nl - start));
-    start = nl + 1;
-  }
-  buf.remove(0, start);
-  if (flushPartial && !buf.isEmpty()) {
-    emitLine(buf);
-    buf.clear();
-  }
+void TrialRunner::readOutput(size_t index, bool stderrStream) {
+  Proc& p = *m_procs[index];
+  const QByteArray bytes = stderrStream ? p.process->readAllStandardError() : p.process->readAllStandardOutput();
+  if (bytes.isEmpty()) return;
+  carryOut(m_supervisor->output(index, stderrStream, std::string_view(bytes.constData(), size_t(bytes.size())), now()));
 }
 
-void TrialRunner::onProcessStartFailed(Proc& p) {
+void TrialRunner::onProcessStartFailed(size_t index) {
+  Proc& p = *m_procs[index];
   if (!p.running) return;
   p.running = false;
-  for (int r : p.spec.ranks) m_ranks[size_t(r)]->running = false;
-  fail(p.spec.ranks.empty() ? -1 : p.spec.ranks.front(),
-       QStringLiteral("%1 could not start %2: %3").arg(p.label(), p.process->program(), p.process->errorString()));
+  carryOut(m_supervisor->start_failed(index, now(), p.process->errorString().toStdString()));
   maybeFinish();
 }
 
-void TrialRunner::rankExited(int rank, const QString& how, bool failed) {
-  Rank& r = *m_ranks[size_t(rank)];
-  if (!r.running) return;
-  r.running = false;
-  emit logLine({rank, LogLine::Source::Runner, QStringLiteral("rank %1 %2").arg(rank).arg(how)});
-  if (failed && !m_stopping) fail(rank, QStringLiteral("rank %1 failed: %2").arg(rank).arg(how));
-}
-
-void TrialRunner::onProcessFinished(Proc& p, int exitCode, bool crashed) {
+void TrialRunner::onProcessFinished(size_t index, int exitCode, bool crashed) {
+  Proc& p = *m_procs[index];
   if (!p.running) return;
   p.running = false;
-  readOutput(p, false, true);
-  readOutput(p, true, true);
-  if (p.spec.kind == launch::LaunchProcess::Kind::Rank) {
-    const int rank = p.spec.ranks.front();
-    QString how = crashed ? describe_signal(exitCode) : describe_exit_code(exitCode);
-    // Our own SIGTERM/SIGKILL is not "terminated from outside": say who stopped the rank and why.
-    if (m_stopping && crashed && (exitCode == SIGTERM || exitCode == SIGKILL)) {
-      const QString sig =
-          exitCode == SIGTERM ? QStringLiteral("SIGTERM") : QStringLiteral("SIGKILL after ignoring SIGTERM");
-      if (m_outcome.status == TrialOutcome::Status::Stopped)
-        how = QStringLiteral("stopped by the user (%1)").arg(sig);
-      else if (m_outcome.status == TrialOutcome::Status::Failed && m_outcome.failed_rank != rank)
-        how = QStringLiteral("stopped because rank %1 failed (%2)").arg(m_outcome.failed_rank).arg(sig);
-    }
-    rankExited(rank, how, crashed || exitCode != 0);
-  } else {
-    const int status = crashed ? 128 + exitCode : exitCode;
-    QString how = p.spec.kind == launch::LaunchProcess::Kind::SshNode && status == 255
-                      ? QStringLiteral("the ssh connection failed or was lost")
-                      : describe_shell_status(status);
-    if (!p.stderrTail.empty()) how += QStringLiteral(": ") + p.stderrTail.back();
-    emit logLine({-1, LogLine::Source::Runner, QStringLiteral("%1 ended: %2").arg(p.label(), how)});
-    bool missing = false;  // ranks whose end was not reported: the connection or the job went away
-    for (int r : p.spec.ranks)
-      if (m_ranks[size_t(r)]->running) {
-        missing = true;
-        m_ranks[size_t(r)]->running = false;
-      }
-    const bool failed = p.spec.kind == launch::LaunchProcess::Kind::SshNode ? missing : status != 0;
-    if (failed && !m_stopping)
-      fail(p.spec.ranks.empty() ? -1 : p.spec.ranks.front(),
-           p.spec.kind == launch::LaunchProcess::Kind::SshNode ? QStringLiteral("lost %1: %2").arg(p.label(), how)
-                                                             : QStringLiteral("%1 failed: %2").arg(p.label(), how));
-  }
+  readOutput(index, false);
+  readOutput(index, true);
+  launch::ProcessExit exit;
+  (crashed ? exit.signal : exit.exit_code) = exitCode;
+  carryOut(m_supervisor->exited(index, exit, now()));
   maybeFinish();
-}
-
-void TrialRunner::fail(int rank, const QString& reason) {
-  if (m_outcome.status == TrialOutcome::Status::Succeeded) {
-    m_outcome.status = TrialOutcome::Status::Failed;
-    m_outcome.reason = reason;
-    m_outcome.failed_rank = rank;
-  }
-  terminateAll();
-}
-
-void TrialRunner::stop() {
-  if (!m_active || m_finishing) return;
-  if (m_outcome.status == TrialOutcome::Status::Succeeded) {
-    m_outcome.status = TrialOutcome::Status::Stopped;
-    m_outcome.reason = QStringLiteral("stopped by the user");
-  }
-  terminateAll();
-}
-
-void TrialRunner::stopAndWait() {
-  stop();
-  QDeadlineTimer deadline(m_graceMs + 3000);
-  for (auto& p : m_procs) {
-    if (!p->running) continue;
-    if (!p->process->waitForFinished(int(std::max<qint64>(1, deadline.remainingTime() - 2000)))) {
-      signal_process_group(p->pid, SIGKILL);
-      p->process->waitForFinished(2000);
-    }
-  }
-  if (m_active) emitFinished();
-}
-
-void TrialRunner::terminateAll() {
-  if (m_stopping) return;
-  m_stopping = true;
-  for (auto& p : m_procs) {
-    if (!p->running) continue;
-    if (p->spec.stop_by_closing_stdin) {
-      p->process->closeWriteChannel();  // the node script ends its ranks, then ssh exits
-    } else {
-      if (p->spec.kind == launch::LaunchProcess::Kind::SlurmBatch && !p->jobId.isEmpty()) {
-        emit logLine({-1, LogLine::Source::Runner, QStringLiteral("scancel %1").arg(p->jobId)});
-        QProcess::startDetached(QStringLiteral("scancel"), {p->jobId});
-      }
-      signal_process_group(p->pid, SIGTERM);
-    }
-  }
-  m_killTimer->start(m_graceMs);
-}
-
-void TrialRunner::killAll() {
-  for (auto& p : m_procs)
-    if (p->running) {
-      emit logLine({p->logRank(), LogLine::Source::Runner,
-                    QStringLiteral("%1 did not end within %2 ms: sending SIGKILL").arg(p->label()).arg(m_graceMs)});
-      signal_process_group(p->pid, SIGKILL);
-    }
-}
-
-void TrialRunner::checkForHang() {
-  if (m_stopping) return;
-  const auto& c = m_request.config;
-  for (auto& r : m_ranks) {
-    if (!r->running) continue;
-    const qint64 silence = m_channel->silenceMs(r->rank);
-    if (silence >= 0) {
-      if (silence > qint64(c.collective_timeout_s * 1000)) {
-        fail(r->rank,
-             QStringLiteral("rank %1 hung: no events for %2 s (collective timeout %3 s); the trial was stopped")
-                 .arg(r->rank)
-                 .arg(silence / 1000.0, 0, 'f', 1)
-                 .arg(c.collective_timeout_s));
-        return;
-      }
-    } else if (m_clock.elapsed() > qint64(c.rendezvous_timeout_s * 1000) + m_startupAllowanceMs) {
-      fail(r->rank,
-           QStringLiteral(
-               "rank %1 sent no event within %2 s of starting (rendezvous timeout %3 s); the trial was stopped")
-               .arg(r->rank)
-               .arg(m_clock.elapsed() / 1000.0, 0, 'f', 1)
-               .arg(c.rendezvous_timeout_s));
-      return;
-    }
-  }
 }
 
 void TrialRunner::onEvents(const EventBatch& batch) {
+  if (!m_supervisor) return;
   for (const auto& e : batch) {
+    m_supervisor->event(e, now());
     const int rank = e.header.rank;
-    if (rank < 0 || size_t(rank) >= m_ranks.size()) continue;
-    Rank& r = *m_ranks[size_t(rank)];
-    r.sawEvent = true;
-    if (e.is<protocol::Step>()) {
-      r.lastStep = int(std::max<int64_t>(r.lastStep, e.as<protocol::Step>().step));
-    } else if (e.is<protocol::LinkProbe>()) {
-      ++r.probePoints;
-    } else if (e.is<protocol::Error>()) {
-      r.errorKind = QString::fromStdString(e.as<protocol::Error>().kind);
-      r.errorMessage = QString::fromStdString(e.as<protocol::Error>().message);
-      emit logLine({rank, LogLine::Source::Event,
-                    QStringLiteral("error (%1): %2").arg(describe_error_kind(r.errorKind), r.errorMessage)});
+    if (e.is<protocol::Error>()) {
+      const auto& err = e.as<protocol::Error>();
+      emit logLine(
+          {rank, LogLine::Source::Event,
+           QStringLiteral("error (%1): %2")
+               .arg(describe_error_kind(QString::fromStdString(err.kind)), QString::fromStdString(err.message))});
     } else if (e.is<protocol::Warning>()) {
       emit logLine({rank, LogLine::Source::Event,
                     QStringLiteral("warning: ") + QString::fromStdString(e.as<protocol::Warning>().message)});
@@ -423,72 +218,103 @@ void TrialRunner::onEvents(const EventBatch& batch) {
     }
   }
   emit eventsArrived(batch);
-
-  // Progress: the step every rank has completed (ranks move in lock step under DDP/FSDP); for a
-  // link probe, the message sizes every rank has measured.
-  const bool probe = m_request.link_probe.has_value();
-  int done = INT32_MAX;
-  for (const auto& r : m_ranks) done = std::min(done, probe ? r->probePoints : r->lastStep + 1);
-  if (m_ranks.empty()) done = 0;
-  const double elapsed = m_clock.elapsed() / 1000.0;
-  TrialProgress p{m_request.id, done, probe ? m_probePoints : int(m_request.config.steps), elapsed, -1.0};
-  if (probe) p.unit = QStringLiteral("size");
-  if (done > 0 && m_firstStepSeen < 0) {
-    m_firstStepSeen = done;
-    m_firstStepElapsed = elapsed;
-  }
-  if (m_firstStepSeen >= 0 && done > m_firstStepSeen) {
-    const double perStep = (elapsed - m_firstStepElapsed) / (done - m_firstStepSeen);
-    p.eta_s = perStep * std::max(0, p.steps - done);
-  }
+  const launch::Progress s = m_supervisor->progress();
+  TrialProgress p{m_request.id, s.step, s.steps, now(), s.ms_per_step > 0 ? s.eta_s : -1.0};
+  if (m_request.link_probe) p.unit = QStringLiteral("size");
   emit progress(p);
 }
 
-QString TrialRunner::errorEventText(const Rank& r) const {
-  if (r.errorMessage.isEmpty()) return {};
-  return QStringLiteral("%1: %2").arg(describe_error_kind(r.errorKind), r.errorMessage);
+void TrialRunner::stop() {
+  if (!m_active || m_finishing || !m_supervisor) return;
+  carryOut(m_supervisor->stop(now()));
+}
+
+void TrialRunner::stopAndWait() {
+  stop();
+  // The supervisor's own policy, driven synchronously: SIGTERM now, SIGKILL after the grace period.
+  QDeadlineTimer deadline(m_graceMs + 3000);
+  auto running = [this] {
+    return std::any_of(m_procs.begin(), m_procs.end(), [](const auto& p) { return p && p->running; });
+  };
+  while (running() && !deadline.hasExpired()) {
+    for (auto& p : m_procs)
+      if (p && p->running) p->process->waitForFinished(50);
+    onTick();
+  }
+  for (auto& p : m_procs)
+    if (p && p->running) {  // past every deadline: nothing may outlive the runner
+      signal_process_group(p->pid, SIGKILL);
+      p->process->waitForFinished(2000);
+    }
+  if (m_active) emitFinished();
+}
+
+void TrialRunner::onTick() {
+  if (!m_supervisor) return;
+  carryOut(m_supervisor->tick(now()));
+  maybeFinish();
+}
+
+void TrialRunner::carryOut(launch::Actions&& actions) {
+  for (const launch::Command& c : actions.commands) {
+    Proc* p = c.process < m_procs.size() ? m_procs[c.process].get() : nullptr;
+    if (!p) continue;
+    switch (c.kind) {
+      case launch::Command::Kind::Terminate:
+        signal_process_group(p->pid, SIGTERM);
+        break;
+      case launch::Command::Kind::Kill:
+        signal_process_group(p->pid, SIGKILL);
+        break;
+      case launch::Command::Kind::CloseStdin:
+        p->process->closeWriteChannel();  // the node script ends its ranks, then ssh exits
+        break;
+      case launch::Command::Kind::Scancel: {
+        QStringList args;
+        const auto argv = launch::scancel_argv(c.job_id);
+        for (size_t i = 1; i < argv.size(); ++i) args << QString::fromStdString(argv[i]);
+        QProcess::startDetached(QString::fromStdString(argv.front()), args);
+        break;
+      }
+    }
+  }
+  for (const launch::Note& n : actions.notes)
+    emit logLine({n.rank, LogLine::Source::Runner, QString::fromStdString(n.text)});
+  for (const launch::OutputLine& l : actions.lines) {
+    const Proc& p = *m_procs[l.process];
+    const QString text = QString::fromStdString(l.text);
+    emit logLine({p.logRank, l.is_stderr ? LogLine::Source::Stderr : LogLine::Source::Stdout,
+                  p.logRank >= 0 ? text : QStringLiteral("[%1] %2").arg(p.label, text)});
+  }
 }
 
 void TrialRunner::maybeFinish() {
-  for (const auto& p : m_procs)
-    if (p->running) return;
-  m_killTimer->stop();
-  m_watchdog->stop();
-  if (m_finishing) return;
-  m_finishing = true;
+  if (!m_active || m_finishing || !m_supervisor) return;
   // The processes are gone but their sockets may still hold the last lines (often the error event
-  // that explains the exit): wait until every connection closed, at most kDrainMs.
-  if (m_channel && m_channel->openConnections() > 0)
-    m_drainTimer->start();
-  else
-    QTimer::singleShot(0, this, &TrialRunner::emitFinished);
+  // that explains the exit): the supervisor waits for every connection to close, a while at most.
+  if (!m_supervisor->finished(now(), m_channel ? m_channel->openConnections() : 0)) return;
+  m_finishing = true;
+  m_watchdog->stop();
+  QTimer::singleShot(0, this, [this, run = m_run] {
+    if (run == m_run) emitFinished();  // not a later trial's, started meanwhile
+  });
 }
 
 void TrialRunner::emitFinished() {
   if (!m_active) return;
-  m_drainTimer->stop();
   if (m_channel) m_channel->flush();
-  if (m_outcome.status == TrialOutcome::Status::Failed && m_outcome.failed_rank >= 0 &&
-      size_t(m_outcome.failed_rank) < m_ranks.size()) {
-    const Rank& r = *m_ranks[size_t(m_outcome.failed_rank)];
-    const QString err = errorEventText(r);
-    if (!err.isEmpty()) m_outcome.reason += QStringLiteral(" — ") + err;
-    if (r.proc) {
-      QStringList tail(r.proc->stderrTail.begin(), r.proc->stderrTail.end());
-      m_outcome.stderr_tail = tail.join('\n');
-    }
-  }
+  if (m_supervisor) m_outcome = outcome_of(m_request.id, m_supervisor->end());
   if (m_channel) m_channel->close();
   m_active = false;
   m_watchdog->stop();
-  m_killTimer->stop();
   const TrialOutcome outcome = m_outcome;
   emit finished(outcome);
 }
 
 std::vector<qint64> TrialRunner::pids() const {
   std::vector<qint64> out;
-  for (const auto& p : m_procs) out.push_back(p->pid);
+  for (const auto& p : m_procs)
+    if (p) out.push_back(p->pid);
   return out;
 }
 

@@ -1,19 +1,15 @@
-// TrialRunner: runs one trial and turns its processes' output into typed signals. The processes
-// come from launch::plan_launch (core/launch, the one definition shared with tunebench-cli): one
-// worker per rank on this machine, one ssh connection per host, or one srun/sbatch. QtCore and
-// QtNetwork only.
+// TrialRunner: runs one trial and turns its processes' output into typed signals. A thin Qt
+// adapter: the processes come from launch::prepare_launch (core/launch, shared with
+// tunebench-cli): one worker per rank on this machine, one ssh connection per host, or one
+// srun/sbatch, each a QProcess in its own process group. What they print, how they end, the events
+// and Stop go to a launch::TrialSupervisor, which decides the outcome and says what to do
+// (SIGTERM, SIGKILL, close an ssh connection's stdin, scancel); this class only carries that out.
+// So the outcome (status, exit code, reason, failed rank, stderr tail) is the CLI's to the word.
+// QtCore and QtNetwork only.
 //
 // Lifecycle: start() -> started -> (eventsArrived | logLine | progress)* -> finished, exactly once.
 // A link probe (TrialRequest::link_probe) is the same plan with the probe's arguments; its progress
-// counts measured sizes.
-// A rank that fails (non-zero exit, signal, failure to start; remote ranks report their exits
-// through the ssh node script) fails the trial: the other ranks are stopped and the outcome names
-// the rank, the exit in words, its error event and stderr tail. A lost ssh connection or a failed
-// srun/sbatch fails the trial with the node and ssh's/SLURM's last words.
-// A rank silent for longer than collective_timeout_s (after its first event; before it,
-// rendezvous_timeout_s plus a start-up allowance) is treated as hung and the trial is stopped.
-// Stopping sends SIGTERM to every local process group, closes each ssh connection's stdin (the
-// node script then ends its ranks), scancels an sbatch job; SIGKILL follows after a grace period.
+// counts measured sizes. The rules (failures, hangs, stopping) are in core/launch/trial_supervisor.h.
 #pragma once
 
 #include <memory>
@@ -24,11 +20,12 @@
 #include "ui/runner/live_source.h"
 
 class QProcess;
-class QTemporaryDir;
 class QTimer;
 
 namespace tunebench::launch {
-struct LaunchPlan;
+struct Actions;
+class TrialDir;
+class TrialSupervisor;
 }
 
 namespace tunebench::ui {
@@ -58,42 +55,31 @@ class TrialRunner : public LiveSource {
   void setStartupAllowanceMs(qint64 ms) { m_startupAllowanceMs = ms; }
 
  private:
-  struct Rank;
   struct Proc;
   void startProcess(size_t index);
-  void onProcessFinished(Proc& p, int exitCode, bool crashed);
-  void onProcessStartFailed(Proc& p);
-  void rankExited(int rank, const QString& how, bool failed);
+  void onProcessFinished(size_t index, int exitCode, bool crashed);
+  void onProcessStartFailed(size_t index);
+  void readOutput(size_t index, bool stderrStream);
   void onEvents(const EventBatch& batch);
-  void readOutput(Proc& p, bool stderrStream, bool flushPartial);
-  void checkForHang();
-  void fail(int rank, const QString& reason);
-  void terminateAll();
-  void killAll();
+  void onTick();
+  void carryOut(launch::Actions&& actions);
   void maybeFinish();
   void emitFinished();
-  QString errorEventText(const Rank& r) const;
+  double now() const { return m_clock.elapsed() / 1000.0; }
 
   TrialRequest m_request;
-  std::unique_ptr<QTemporaryDir> m_dir;
+  std::unique_ptr<launch::TrialDir> m_dir;
   EventChannel* m_channel = nullptr;
-  std::vector<std::unique_ptr<Rank>> m_ranks;
-  std::vector<std::unique_ptr<Proc>> m_procs;
-  std::unique_ptr<launch::LaunchPlan> m_plan;
-  QTimer* m_watchdog = nullptr;
-  QTimer* m_killTimer = nullptr;
-  QTimer* m_drainTimer = nullptr;  // after the last exit, lets the sockets deliver their last lines
+  std::vector<std::unique_ptr<Proc>> m_procs;  // by plan index
+  std::unique_ptr<launch::TrialSupervisor> m_supervisor;
+  QTimer* m_watchdog = nullptr;  // the supervisor's clock tick
   QElapsedTimer m_clock;
   TrialOutcome m_outcome;
   bool m_active = false;
-  bool m_stopping = false;
   bool m_finishing = false;
+  quint64 m_run = 0;  // counts start(): a queued finish belongs to one trial
   int m_graceMs = 3000;
   qint64 m_startupAllowanceMs = 60000;
-  // progress
-  int m_firstStepSeen = -1;
-  int m_probePoints = 0;  // a link probe's sizes (the progress total)
-  double m_firstStepElapsed = 0.0;
 };
 
 }  // namespace tunebench::ui

@@ -1,5 +1,5 @@
 // What the GUI adds to core/launch (launch_plan.h, the one definition of how ranks start): where
-// the worker is relative to the GUI, and a free port for a local rendezvous.
+// the worker is relative to the GUI, for the launch preview.
 #pragma once
 
 #include <QString>
@@ -8,10 +8,8 @@ namespace tunebench::ui {
 
 // launch::find_worker for the GUI: TUNEBENCH_WORKER if set, else tunebench-worker next to this
 // executable, else <dir>/../worker/tunebench-worker (the build tree: build/app/gui ->
-// build/app/worker); when none exists, <dir>/tunebench-worker, which the runner then reports.
+// build/app/worker); when none exists, <dir>/tunebench-worker (the preview shows where it looked;
+// TrialRunner refuses to start with launch::worker_not_found_message).
 QString find_worker_program(const QString& applicationDir);
-
-// A TCP port on 127.0.0.1 that was free a moment ago (for MASTER_PORT); 0 when none could be bound.
-quint16 pick_free_port();
 
 }  // namespace tunebench::ui

@@ -190,7 +190,7 @@ void LinkProbeController::onFinished(const TrialOutcome& outcome) {
   m_running = false;
   if (!m_dialog) return;
   switch (outcome.status) {
-    case TrialOutcome::Status::Succeeded: {
+    case protocol::TrialStatus::Done: {
       // The figures the predictions will use: the median over the ranks per size (link_model.h).
       const predict::LinkCurve curve = predict::link_from_probe(m_points, m_probe.name);
       if (!curve.measured()) {
@@ -213,15 +213,17 @@ void LinkProbeController::onFinished(const TrialOutcome& outcome) {
                    QString::fromStdString(predict::format_bytes(curve.points.back().first))));
       break;
     }
-    case TrialOutcome::Status::Failed:
+    case protocol::TrialStatus::Failed:
       m_dialog->setFailed(QStringLiteral("The probe failed: %1").arg(outcome.reason) +
                           (outcome.stderr_tail.isEmpty() ? QString()
                                                          : QStringLiteral("\n\nLast lines of its stderr:\n") +
                                                                outcome.stderr_tail));
       break;
-    case TrialOutcome::Status::Stopped:
+    case protocol::TrialStatus::Stopped:
       m_dialog->setCancelled(QStringLiteral("Cancelled. The sizes measured so far are kept in the session as a "
                                             "stopped trial; predictions use only finished probes."));
+      break;
+    default:  // an outcome is done, failed or stopped
       break;
   }
 }

@@ -118,7 +118,7 @@ void LiveRecorder::finish(int status, const QString& reason) {
   bool ok = !m_failing;
   if (ok) {
     try {
-      m_writer->finish(store::TrialStatus(status), reason.toStdString());
+      m_writer->finish(protocol::TrialStatus(status), reason.toStdString());
       m_committed = m_writer->committed();
     } catch (const std::exception& e) {
       m_lastError = QString::fromStdString(e.what());

@@ -44,7 +44,7 @@ class LiveRecorder : public QObject {
   // Starts writing trial `trialId` of the session at `path` (marks it running).
   void begin(const QString& path, qint64 trialId);
   void add(const tunebench::ui::EventBatch& batch);
-  // Commits what is pending and sets the final status. `status` is a store::TrialStatus.
+  // Commits what is pending and sets the final status. `status` is a protocol::TrialStatus.
   void finish(int status, const QString& reason);
   // Drops the writer without a status (its destructor marks an unfinished trial interrupted).
   void close();

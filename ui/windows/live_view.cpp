@@ -353,19 +353,21 @@ void LiveView::setOutcome(const TrialOutcome& outcome) {
   const QString where =
       QStringLiteral("%1 %2 of %3").arg(unit).arg(m_lastProgress.step).arg(m_lastProgress.steps);
   switch (outcome.status) {
-    case TrialOutcome::Status::Succeeded:
+    case protocol::TrialStatus::Done:
       m_progress->setText(QStringLiteral("done: %1 %2s in %3 s")
                               .arg(m_lastProgress.step)
                               .arg(unit)
                               .arg(m_lastProgress.elapsed_s, 0, 'f', 1));
       break;
-    case TrialOutcome::Status::Stopped:
+    case protocol::TrialStatus::Stopped:
       m_progress->setText(QStringLiteral("stopped at %1").arg(where));
       break;
-    case TrialOutcome::Status::Failed:
+    case protocol::TrialStatus::Failed:
       m_progress->setText(
           QStringLiteral("<span style='color:%1'><b>failed at %2</b>: %3</span>")
               .arg(error_color().name(), where, outcome.reason.section(QStringLiteral(" — "), 0, 0).toHtmlEscaped()));
+      break;
+    default:  // an outcome is done, failed or stopped
       break;
   }
 }

@@ -544,7 +544,7 @@ bool MainWindow::cancelTrial(const QString& id) {
 void MainWindow::markRemovedFromQueue(const QString& id) {
   TrialRecord* r = m_trials->find(id);
   if (!r) return;
-  r->status = TrialRecord::Status::Stopped;
+  r->status = protocol::TrialStatus::Stopped;
   r->reason = QStringLiteral("removed from the queue");
   m_trials->touch(id);
   m_session->markStopped(id, r->reason);
@@ -591,7 +591,7 @@ void MainWindow::onTrialStarting(const QString& id) {
   showStartPage(false);
   m_sessionActions->setBusy(true);
   if (r) {
-    r->status = TrialRecord::Status::Running;
+    r->status = protocol::TrialStatus::Running;
     r->started = QDateTime::currentDateTime();
     m_trials->touch(id);
   }
@@ -635,17 +635,7 @@ void MainWindow::onProgress(const TrialProgress& progress) {
 void MainWindow::onFinished(const TrialOutcome& outcome, bool recorded) {
   TrialRecord* r = m_trials->find(m_currentTrial);
   if (r) {
-    switch (outcome.status) {
-      case TrialOutcome::Status::Succeeded:
-        r->status = TrialRecord::Status::Succeeded;
-        break;
-      case TrialOutcome::Status::Failed:
-        r->status = TrialRecord::Status::Failed;
-        break;
-      case TrialOutcome::Status::Stopped:
-        r->status = TrialRecord::Status::Stopped;
-        break;
-    }
+    r->status = outcome.status;
     r->reason = outcome.reason;
     r->stderr_tail = outcome.stderr_tail;
     m_trials->touch(m_currentTrial);
@@ -654,14 +644,14 @@ void MainWindow::onFinished(const TrialOutcome& outcome, bool recorded) {
   m_viewer->liveFinished(outcome);
   m_sessionActions->setBusy(false);
   m_progressBar->setVisible(false);
-  if (outcome.status == TrialOutcome::Status::Failed) {
+  if (outcome.status == protocol::TrialStatus::Failed) {
     m_log->appendError(QStringLiteral("trial %1 failed: %2").arg(outcome.trial_id, outcome.reason) +
                        (outcome.stderr_tail.isEmpty() ? QString() : QStringLiteral("\n") + outcome.stderr_tail));
     m_statusProgress->setText(QStringLiteral("%1 failed: %2").arg(outcome.trial_id, outcome.reason));
   } else {
     m_statusProgress->setText(QStringLiteral("%1 %2").arg(
         outcome.trial_id,
-        outcome.status == TrialOutcome::Status::Stopped ? QStringLiteral("stopped") : QStringLiteral("finished")));
+        outcome.status == protocol::TrialStatus::Stopped ? QStringLiteral("stopped") : QStringLiteral("finished")));
   }
   updateActions();
   // A recorded trial is announced once its end is in the file (SessionController::liveTrialStored).

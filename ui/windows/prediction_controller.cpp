@@ -60,7 +60,7 @@ void PredictionController::rebuild(QStringList* toLoad) {
   AnalysisController* analysis = m_window->analysis();  // created after this controller
   for (int row = 0; row < trials->rowCount() && analysis; ++row) {
     const TrialRecord& r = trials->record(row);
-    if (r.status != TrialRecord::Status::Succeeded) continue;
+    if (r.status != protocol::TrialStatus::Done) continue;
     if (auto log = analysis->logOfRow(row)) {
       fresh.add(label_of(r), std::make_shared<protocol::TrialLog>(std::move(*log)));
     } else if (auto it = m_stored.constFind(r.id); it != m_stored.constEnd()) {

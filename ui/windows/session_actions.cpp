@@ -482,8 +482,7 @@ bool SessionActions::exportReport(const QStringList& recordIds, const QString& p
   const QString file = markdown ? path : with_suffix(path, QStringLiteral("html"));
   if (recordIds.isEmpty() ||
       !m_session->exportTrials(recordIds, file,
-                               markdown ? SessionController::ExportFormat::MarkdownReport
-                                        : SessionController::ExportFormat::HtmlReport)) {
+                               markdown ? report::ReportFormat::Markdown : report::ReportFormat::Html)) {
     showError(QStringLiteral("Export report"),
               recordIds.isEmpty() ? QStringLiteral("Select the trials to report in the trials table first.")
                                   : m_session->errorString());
@@ -495,8 +494,8 @@ bool SessionActions::exportReport(const QStringList& recordIds, const QString& p
 bool SessionActions::exportTrials(const QStringList& recordIds, const QString& path) {
   rememberExportDir(path);
   const auto format = path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive)
-                          ? SessionController::ExportFormat::Json
-                          : SessionController::ExportFormat::StepsCsv;
+                          ? store::ExportFormat::Json
+                          : store::ExportFormat::StepsCsv;
   if (recordIds.isEmpty() || !m_session->exportTrials(recordIds, path, format)) {
     showError(QStringLiteral("Export trials"),
               recordIds.isEmpty() ? QStringLiteral("Select the trials to export in the trials table first.")
@@ -508,7 +507,7 @@ bool SessionActions::exportTrials(const QStringList& recordIds, const QString& p
 
 bool SessionActions::exportSummariesCsv(const QStringList& recordIds, const QString& path) {
   rememberExportDir(path);
-  if (recordIds.isEmpty() || !m_session->exportTrials(recordIds, path, SessionController::ExportFormat::SummariesCsv)) {
+  if (recordIds.isEmpty() || !m_session->exportTrials(recordIds, path, store::ExportFormat::SummariesCsv)) {
     showError(QStringLiteral("Export summaries"),
               QStringLiteral("Nothing written to %1: %2").arg(path, m_session->errorString()));
     return false;
@@ -518,7 +517,7 @@ bool SessionActions::exportSummariesCsv(const QStringList& recordIds, const QStr
 
 bool SessionActions::exportChromeTrace(const QStringList& recordIds, const QString& path) {
   rememberExportDir(path);
-  if (recordIds.isEmpty() || !m_session->exportTrials(recordIds, path, SessionController::ExportFormat::ChromeTrace)) {
+  if (recordIds.isEmpty() || !m_session->exportTrials(recordIds, path, store::ExportFormat::ChromeTrace)) {
     showError(QStringLiteral("Export timelines"), m_session->errorString());
     return false;
   }

@@ -1,5 +1,6 @@
 #include "ui/windows/session_controller.h"
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <utility>
@@ -9,8 +10,6 @@
 #include <QLocale>
 #include <QTemporaryDir>
 #include <QThread>
-
-#include <SQLiteCpp/Database.h>
 
 #include "core/analysis/step_time.h"
 #include "core/config/known_settings.h"
@@ -24,7 +23,6 @@
 #include "ui/models/trials_model.h"
 #include "ui/runner/background_jobs.h"
 #include "ui/windows/live_recorder.h"
-#include "ui/windows/trace_merge.h"
 #include "ui/windows/trial_view_data.h"
 
 namespace tunebench::ui {
@@ -34,21 +32,9 @@ QString loaded_id(qint64 storeId) { return QStringLiteral("s%1").arg(storeId); }
 
 QString data_size(qint64 bytes) { return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeSIFormat); }
 
-store::TrialStatus to_store_status(TrialOutcome::Status status) {
-  switch (status) {
-    case TrialOutcome::Status::Succeeded:
-      return store::TrialStatus::Done;
-    case TrialOutcome::Status::Failed:
-      return store::TrialStatus::Failed;
-    case TrialOutcome::Status::Stopped:
-      return store::TrialStatus::Stopped;
-  }
-  return store::TrialStatus::Failed;
-}
-
 // Writers wait this long for another connection's transaction (an import, the live recorder)
 // before they give up with "database is locked".
-constexpr int kBusyTimeoutMs = 2000;
+constexpr std::chrono::milliseconds kBusyTimeout{2000};
 
 // The job thread's connections to the current file, reused across jobs (opening runs the file
 // checks). Only the one job thread ever touches them.
@@ -72,8 +58,8 @@ store::SessionStore& job_store(const std::string& path, bool writable) {
     store::SessionStore::OpenOptions options;
     options.mode = writable ? store::SessionStore::Mode::ReadWrite : store::SessionStore::Mode::ReadOnly;
     options.check_integrity = false;  // checked when the session was opened
+    options.busy_timeout = kBusyTimeout;
     slot = std::make_unique<store::SessionStore>(store::SessionStore::open(path, options));
-    slot->database().setBusyTimeout(kBusyTimeoutMs);
   }
   return *slot;
 }
@@ -92,7 +78,7 @@ TrialRecord record_of(const store::SessionStore& s, const store::TrialInfo& info
 
 QString view_title(const store::LoadedTrial& t) {
   return QStringLiteral("%1 — %2, %3 rank(s), %4 steps")
-      .arg(QString::fromStdString(t.info.name), QString::fromUtf8(store::to_string(t.info.status).data()))
+      .arg(QString::fromStdString(t.info.name), QString::fromUtf8(protocol::to_string(t.info.status).data()))
       .arg(t.log.world_size())
       .arg(t.log.ranks.empty() ? 0 : qlonglong(t.log.ranks.begin()->second.steps.size()));
 }
@@ -107,26 +93,9 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, pr
   r.config.name = info.name;
   // Imported traces know few knobs (config/known_settings.h): the table must not show a default.
   if (!config::is_known(info.config, "model")) r.config.model = "unknown";
-  switch (info.status) {
-    case store::TrialStatus::Queued:
-      r.status = TrialRecord::Status::Queued;
-      break;
-    case store::TrialStatus::Running:
-      r.status = TrialRecord::Status::Running;
-      break;
-    case store::TrialStatus::Done:
-      r.status = TrialRecord::Status::Succeeded;
-      break;
-    case store::TrialStatus::Failed:
-      r.status = TrialRecord::Status::Failed;
-      break;
-    case store::TrialStatus::Interrupted:
-    case store::TrialStatus::Stopped:
-      r.status = TrialRecord::Status::Stopped;
-      break;
-  }
+  r.status = info.status;
   r.reason = QString::fromStdString(info.exit_reason);
-  if (info.status == store::TrialStatus::Interrupted && r.reason.isEmpty())
+  if (info.status == protocol::TrialStatus::Interrupted && r.reason.isEmpty())
     r.reason = QStringLiteral("interrupted: its writer went away (crash or kill) before the trial ended");
   if (info.start_us) r.started = QDateTime::fromMSecsSinceEpoch(*info.start_us / 1000);
   r.steps = int(r.config.steps);
@@ -235,9 +204,8 @@ bool SessionController::adopt(const QString& path, const QString& name, bool for
     // The file was checked (or just created): the GUI thread's connection skips quick_check.
     store::SessionStore::OpenOptions options;
     options.check_integrity = false;
-    auto opened = std::make_unique<store::SessionStore>(store::SessionStore::open(path.toStdString(), options));
-    opened->database().setBusyTimeout(kBusyTimeoutMs);
-    m_store = std::move(opened);
+    options.busy_timeout = kBusyTimeout;
+    m_store = std::make_unique<store::SessionStore>(store::SessionStore::open(path.toStdString(), options));
   } catch (const std::exception& e) {
     return fail(e);
   }
@@ -379,10 +347,9 @@ int SessionController::importTraceTrial(const QStringList& tracePaths, const QSt
 }
 
 bool SessionController::exportTrials(const QStringList& recordIds, const QString& path, ExportFormat format) {
-  std::vector<std::pair<int64_t, std::string>> ids;  // store id, display name
+  std::vector<int64_t> ids;  // store ids, in the order selected
   for (const QString& r : recordIds)
-    if (storeId(r) >= 0)
-      if (const TrialRecord* rec = m_model->find(r)) ids.emplace_back(storeId(r), rec->config.name);
+    if (storeId(r) >= 0 && m_model->find(r)) ids.push_back(storeId(r));
   if (!m_store || ids.empty()) {
     m_error = QStringLiteral("None of the selected trials is in the session (a replay is not stored).");
     return false;
@@ -395,33 +362,15 @@ bool SessionController::exportTrials(const QStringList& recordIds, const QString
                    for (size_t i = 0; i < ids.size(); ++i) {
                      progress.report(qint64(i), qint64(ids.size()),
                                      QStringLiteral("loading trial %1 of %2").arg(i + 1).arg(ids.size()));
-                     trials.push_back(s.load_trial(ids[i].first));
+                     trials.push_back(s.load_trial(ids[i]));
                    }
                    progress.report(qint64(ids.size()), qint64(ids.size()), QStringLiteral("writing"));
-                   std::ofstream stream(out);
-                   switch (format) {
-                     case ExportFormat::StepsCsv:
-                       store::write_steps_csv(trials, stream);
-                       break;
-                     case ExportFormat::SummariesCsv:
-                       store::write_summaries_csv(trials, stream);
-                       break;
-                     case ExportFormat::Json:
-                       stream << store::trials_to_json(trials).dump(2) << '\n';
-                       break;
-                     case ExportFormat::HtmlReport:
-                       report::write_report(trials, report::ReportFormat::Html, stream);
-                       break;
-                     case ExportFormat::MarkdownReport:
-                       report::write_report(trials, report::ReportFormat::Markdown, stream);
-                       break;
-                     case ExportFormat::ChromeTrace: {
-                       std::vector<std::pair<std::string, nlohmann::json>> traces;
-                       for (const auto& t : trials) traces.emplace_back(t.info.name, store::chrome_trace(t));
-                       stream << merge_chrome_traces(traces).dump() << '\n';
-                       break;
-                     }
-                   }
+                   std::ofstream stream(out, std::ios::binary | std::ios::trunc);
+                   if (!stream) throw store::StoreError("could not write " + out);
+                   if (const auto* data = std::get_if<store::ExportFormat>(&format))
+                     store::export_trials(trials, *data, stream);  // the CLI's writer, UTF-8 repaired
+                   else
+                     report::write_report(trials, std::get<report::ReportFormat>(format), stream);
                    stream.close();
                    if (!stream) throw store::StoreError("could not write " + out);
                    const int n = int(trials.size());
@@ -494,7 +443,7 @@ void SessionController::addQueuedTrial(const TrialRecord& record, const QString&
   try {
     const qint64 id =
         m_store->add_trial(record.config.name.empty() ? record.id.toStdString() : record.config.name,
-                           config::to_json(record.config), store::TrialStatus::Queued, source.toStdString());
+                           config::to_json(record.config), protocol::TrialStatus::Queued, source.toStdString());
     m_storeIds.insert(record.id, id);
   } catch (const std::exception& e) {
     fail(e);
@@ -527,7 +476,7 @@ void SessionController::finishLiveTrial(const TrialOutcome& outcome) {
   if (m_recording && id >= 0) {
     m_recording = false;
     m_finishing[id] = outcome;
-    const int status = int(to_store_status(outcome.status));
+    const int status = int(outcome.status);
     QMetaObject::invokeMethod(
         m_recorder, [r = m_recorder, status, reason = outcome.reason] { r->finish(status, reason); },
         Qt::QueuedConnection);
@@ -536,7 +485,7 @@ void SessionController::finishLiveTrial(const TrialOutcome& outcome) {
   m_recording = false;
   if (m_store && id >= 0) {
     try {
-      m_store->set_trial_status(id, to_store_status(outcome.status), outcome.reason.toStdString());  // it never started
+      m_store->set_trial_status(id, outcome.status, outcome.reason.toStdString());  // it never started
     } catch (const std::exception& e) {
       fail(e);
       emit storeFailed(m_error);
@@ -557,7 +506,7 @@ void SessionController::onRecorderFinished(qint64 trialId, bool ok, qint64 lost,
     const QString note = QStringLiteral("%1 event(s) were not recorded: %2").arg(lost).arg(message);
     reason = reason.isEmpty() ? note : reason + QStringLiteral(" (") + note + QLatin1Char(')');
     try {
-      m_store->set_trial_status(trialId, to_store_status(outcome.status), reason.toStdString());
+      m_store->set_trial_status(trialId, outcome.status, reason.toStdString());
     } catch (const std::exception& e) {
       fail(e);
     }
@@ -569,7 +518,7 @@ void SessionController::onRecorderFinished(qint64 trialId, bool ok, qint64 lost,
 void SessionController::markStopped(const QString& recordId, const QString& reason) {
   if (!m_store || storeId(recordId) < 0) return;
   try {
-    m_store->set_trial_status(storeId(recordId), store::TrialStatus::Stopped, reason.toStdString());
+    m_store->set_trial_status(storeId(recordId), protocol::TrialStatus::Stopped, reason.toStdString());
   } catch (const std::exception& e) {
     fail(e);
   }

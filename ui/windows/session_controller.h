@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <variant>
 
 #include <QHash>
 #include <QObject>
@@ -30,7 +31,9 @@
 
 #include "core/import/trace_import.h"
 #include "core/store/event_log_import.h"
+#include "core/store/export.h"
 #include "core/store/records.h"
+#include "core/report/report.h"
 #include "ui/models/trial_record.h"
 #include "ui/runner/runner_types.h"
 
@@ -57,8 +60,9 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, pr
 class SessionController : public QObject {
   Q_OBJECT
  public:
-  // HtmlReport and MarkdownReport: core/report's report of the trials (the HTML one carries them).
-  enum class ExportFormat { StepsCsv, Json, SummariesCsv, ChromeTrace, HtmlReport, MarkdownReport };
+  // What an export writes: one of the store's data formats (core/store/export.h, the formats of
+  // `tunebench-cli export`) or a report (core/report, `tunebench-cli report --html/--format`).
+  using ExportFormat = std::variant<store::ExportFormat, report::ReportFormat>;
 
   SessionController(TrialsModel* model, BackgroundJobs* jobs, QObject* parent = nullptr);
   ~SessionController() override;  // a live trial still running is flushed and marked interrupted

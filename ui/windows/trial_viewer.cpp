@@ -35,12 +35,12 @@ void TrialViewer::show(const QString& recordId) {
   m_loading.clear();
   const QString name = r->config.name.empty() ? recordId : QString::fromStdString(r->config.name);
   if (recordId == m_live || (m_cache->contains(recordId) && m_session->storeId(recordId) < 0) ||
-      (m_cache->contains(recordId) && r->status == TrialRecord::Status::Running)) {
+      (m_cache->contains(recordId) && r->status == protocol::TrialStatus::Running)) {
     showFromCache(recordId);
     return;
   }
   if (m_session->storeId(recordId) >= 0) {
-    if (r->status == TrialRecord::Status::Queued) {
+    if (r->status == protocol::TrialStatus::Queued) {
       m_shown = recordId;
       m_view->clear(QStringLiteral("%1 — queued, not run yet").arg(name));
       emit shownChanged(recordId);
@@ -122,7 +122,7 @@ void TrialViewer::sessionChanged() {
   // The most recent trial that ran, so a reopened session shows something of its own at once.
   for (int row = m_trials->rowCount() - 1; row >= 0; --row) {
     const TrialRecord& r = m_trials->record(row);
-    if (r.status == TrialRecord::Status::Queued || r.step == 0) continue;
+    if (r.status == protocol::TrialStatus::Queued || r.step == 0) continue;
     m_selection->setCurrentIndex(m_trials->index(row, 0),
                                  QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     show(r.id);  // when the row was current already

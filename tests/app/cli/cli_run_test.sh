@@ -13,7 +13,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 session="$dir/s.tbsession"
 q() { sqlite3 "$session" "$1"; }
 steps_of() { q "select count(*) from steps where trial_id=$1"; }
-workers_of() { pgrep -f -- "--trial trial-$1( |\$)" || true; }
+# This test's workers only: other checkouts on the machine run the same tests with the same trial ids.
+workers_of() { pgrep -f -- "$worker .*--trial trial-$1( |\$)" || true; }
 tiny=(--preset cpu-tiny --worker "$worker" --set warmup=1)
 
 # ---- a 2-rank DDP run, --json ----------------------------------------------------------------
@@ -54,6 +55,7 @@ echo "ok ($SECONDS s): failing worker"
 pid=$!
 for _ in $(seq 600); do [ "$(steps_of 3 2>/dev/null || echo 0)" -ge 4 ] && break; sleep 0.2; done
 [ "$(steps_of 3)" -ge 4 ] || { kill -INT $pid; fail "trial 3 recorded no steps"; }
+[ -n "$(workers_of 3)" ] || { kill -INT $pid; fail "no worker of trial 3 is running"; }
 kill -INT $pid
 rc=0; wait $pid || rc=$?
 [ $rc = 130 ] || fail "Ctrl-C exits 130, got $rc"

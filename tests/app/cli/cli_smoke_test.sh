@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tunebench-cli end to end: import a small event log (with one bad line), list, export in every
-# format, the preset listing, and the errors a user meets (not a session, two trials for one trace).
-# Usage: $0 CLI
+# format (several trials in one Chrome trace), the preset listing, and the errors a user meets (not
+# a session, two trials for one trace). Usage: $0 CLI
 set -euo pipefail
 cli="$1"
 dir="$(mktemp -d)"
@@ -50,9 +50,18 @@ grep -q '"name":"rank 1"' "$dir/trace.json" || fail "trace: no rank 1 process"
 
 if out="$("$cli" list "$log" 2>&1)"; then fail "listed a .jsonl as a session"; fi
 grep -q "not a Tunebench session" <<<"$out" || fail "list of a non-session: $out"
-"$cli" import "$session" "$log" > /dev/null 2>&1
-if out="$("$cli" export "$session" --format chrome-trace -o "$dir/x.json" 2>&1)"; then
-  fail "exported two trials as one trace"
-fi
-grep -q "exactly one --trial" <<<"$out" || fail "trace of two trials: $out"
+# Several trials in one Chrome trace: trials 1 and 3 (not 2), one process per trial and rank.
+"$cli" import "$session" "$log" --name "second" > /dev/null 2>&1
+"$cli" import "$session" "$log" --name "third" > /dev/null 2>&1
+"$cli" export "$session" --trial 1 --trial 3 --format chrome-trace -o "$dir/two.json"
+python3 - "$dir/two.json" <<'PY' || fail "trace of trials 1 and 3: $(head -c 400 "$dir/two.json")"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+assert names == {0: "smoke run \u00b7 rank 0", 1: "smoke run \u00b7 rank 1",
+                 1000: "third \u00b7 rank 0", 1001: "third \u00b7 rank 1"}, names
+complete = [e for e in events if e["ph"] == "X"]
+assert len(complete) == 24, len(complete)
+assert {e["pid"] for e in complete} == {0, 1, 1000, 1001}
+PY
 echo "cli smoke test passed"

@@ -47,7 +47,7 @@ TEST(TraceImport, DdpTraceBecomesAStoredTrialWithTwoRanks) {
   EXPECT_EQ(r.name, "ddp-nw4");
   EXPECT_FALSE(r.unknown_knobs.empty());
   const auto info = s.trial(r.trial_id);
-  EXPECT_EQ(info.status, store::TrialStatus::Done);
+  EXPECT_EQ(info.status, protocol::TrialStatus::Done);
   EXPECT_EQ(info.source.rfind("import: torch.profiler rank0.", 0), 0u) << info.source;
   EXPECT_EQ(info.config["strategy"], "ddp");
   EXPECT_EQ(info.step_count, 8);

@@ -8,7 +8,7 @@
 
 namespace tunebench::testing {
 namespace {
-store::TrialStatus ts_done() { return store::TrialStatus::Done; }
+protocol::TrialStatus ts_done() { return protocol::TrialStatus::Done; }
 }  // namespace
 
 using protocol::Phase;
@@ -66,7 +66,7 @@ investigate::TrialExecutor planted_executor(const std::string& session_path, Pla
     s.set_trial_status(res.trial_id, ts_done());
     investigate::TrialOutcome out;
     out.trial_id = res.trial_id;
-    out.status = std::string(store::to_string(s.trial(res.trial_id).status));
+    out.status = s.trial(res.trial_id).status;
     return out;
   };
 }

@@ -39,7 +39,7 @@ TEST(RealWorker, DataBoundTinyTrialRanksNumWorkersFirst) {
   ASSERT_TRUE(tc::validate(c).empty()) << tc::describe(tc::validate(c));
   const auto exec = ti::headless_executor(path, TUNEBENCH_WORKER, "test", 120);
   const auto first = exec({c, c.name, {}});
-  ASSERT_EQ(first.status, "done") << first.message;
+  ASSERT_EQ(first.status, tunebench::protocol::TrialStatus::Done) << first.message;
   int64_t plan = 0;
   {
     auto s = ts::SessionStore::open(path);

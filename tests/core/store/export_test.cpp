@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/store/export.h"
+#include "core/store/store_error.h"
 #include "tests/core/store/test_support.h"
 
 namespace ts = tunebench::store;
@@ -142,4 +143,74 @@ TEST(CsvExport, UnknownMfuIsEmptyNotMinusOne) {
   EXPECT_EQ(lines[1].find("-1"), std::string::npos) << lines[1];
   const json j = json::parse(ts::trials_to_json({t}).dump());
   EXPECT_TRUE(j["trials"][0]["ranks"][0]["summary"]["mfu"].is_null());
+}
+
+TEST(ChromeTrace, SeveralTrialsStackAsOneProcessPerTrialAndRank) {
+  std::vector<ts::LoadedTrial> trials = {sample_trial(2, 3), sample_trial(1, 2)};
+  trials[1].info.id = 9;
+  trials[1].info.name = "single";
+  const json trace = json::parse(ts::chrome_trace(trials).dump());
+  std::map<int, std::string> names;
+  std::map<int, int> sort_index;
+  std::map<int, size_t> complete;
+  for (const auto& e : trace["traceEvents"]) {
+    const int pid = e["pid"].get<int>();
+    if (e["ph"] == "X") ++complete[pid];
+    if (e["ph"] == "M" && e["name"] == "process_name") names[pid] = e["args"]["name"];
+    if (e["ph"] == "M" && e["name"] == "process_sort_index") sort_index[pid] = e["args"]["sort_index"].get<int>();
+  }
+  EXPECT_EQ(names, (std::map<int, std::string>{
+                       {0, "ddp 2x \u00b7 rank 0"}, {1, "ddp 2x \u00b7 rank 1"}, {1000, "single \u00b7 rank 0"}}));
+  EXPECT_EQ(sort_index, (std::map<int, int>{{0, 0}, {1, 1}, {1000, 1000}}));  // one per process, in order
+  EXPECT_EQ(complete, (std::map<int, size_t>{{0, 3u * 6}, {1, 3u * 6}, {1000, 2u * 6}}));
+  EXPECT_EQ(trace["otherData"]["trial_ids"], json({7, 9}));
+  // One trial is exactly its own trace.
+  EXPECT_EQ(ts::chrome_trace(std::vector<ts::LoadedTrial>{trials[0]}), ts::chrome_trace(trials[0]));
+}
+
+TEST(ExportTrials, EachFormatIsItsWriter) {
+  const std::vector<ts::LoadedTrial> trials = {sample_trial(2, 3)};
+  for (const auto& f : ts::export_formats()) {
+    ASSERT_EQ(ts::export_format_from_name(f.name), f.format) << f.name;
+    EXPECT_EQ(ts::export_format_info(f.format).name, f.name);
+    std::ostringstream via, direct;
+    ts::export_trials(trials, f.format, via);
+    switch (f.format) {
+      case ts::ExportFormat::StepsCsv:
+        ts::write_steps_csv(trials, direct);
+        break;
+      case ts::ExportFormat::SummariesCsv:
+        ts::write_summaries_csv(trials, direct);
+        break;
+      case ts::ExportFormat::Json:
+        direct << ts::trials_to_json(trials).dump(1) << '\n';
+        break;
+      case ts::ExportFormat::ChromeTrace:
+        direct << ts::chrome_trace(trials).dump() << '\n';
+        break;
+    }
+    EXPECT_EQ(via.str(), direct.str()) << f.name;
+  }
+  EXPECT_EQ(ts::export_formats().size(), 4u);
+  EXPECT_FALSE(ts::export_format_from_name("xlsx"));
+}
+
+// Text that did not pass the store's UTF-8 repair (a hand-built or imported trial) must not make
+// the JSON formats throw: the GUI's export did, the CLI's did not; both now share one writer.
+TEST(ExportTrials, InvalidUtf8IsReplacedNotThrown) {
+  ts::LoadedTrial t = sample_trial(1, 1);
+  t.info.name = "bad \xff\xfe name";
+  t.info.exit_reason = "cut \xe2\x82";
+  for (auto format : {ts::ExportFormat::Json, ts::ExportFormat::ChromeTrace}) {
+    std::ostringstream out;
+    ASSERT_NO_THROW(ts::export_trials({t, sample_trial(1, 1)}, format, out));
+    const json back = json::parse(out.str());  // valid UTF-8 now
+    EXPECT_NE(out.str().find("bad \xef\xbf\xbd"), std::string::npos) << out.str().substr(0, 200);
+  }
+}
+
+TEST(ExportTrials, AFailedStreamIsAStoreError) {
+  std::ostringstream out;
+  out.setstate(std::ios::badbit);
+  EXPECT_THROW(ts::export_trials({sample_trial(1, 1)}, ts::ExportFormat::StepsCsv, out), ts::StoreError);
 }

@@ -26,7 +26,7 @@ int add_recorded(MainWindow& w, const protocol::TrialLog& log, const QString& id
   TrialRecord r;
   r.id = id;
   r.config = config::from_json(log.config()).config;
-  r.status = TrialRecord::Status::Succeeded;
+  r.status = protocol::TrialStatus::Done;
   w.trialLogs().insert(id, log);
   return w.trialsModel()->upsert(r);
 }
@@ -65,7 +65,7 @@ TEST(AnalysisMenu, SuggestionButtonQueuesTheFollowUpTrial) {
   EXPECT_NE(QString::fromStdString(queued.config.name).indexOf(QStringLiteral("grad_accum")), -1);
   // It is in the queue: running already (nothing else ran) or pending.
   const bool inQueue = w->queue()->runner()->isActive() || !w->queue()->pending().isEmpty() ||
-                       queued.status != TrialRecord::Status::Queued;
+                       queued.status != protocol::TrialStatus::Queued;
   EXPECT_TRUE(inQueue);
   stop_everything(*w);
 }

@@ -19,7 +19,7 @@ TrialRecord record(const char* id, config::Strategy strategy, int world, double 
   r.config.world_size = world;
   r.step_ms_median = stepMs;
   r.tokens_per_s = tokens;
-  r.status = TrialRecord::Status::Succeeded;
+  r.status = protocol::TrialStatus::Done;
   return r;
 }
 }  // namespace

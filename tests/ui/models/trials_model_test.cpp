@@ -27,7 +27,7 @@ TEST(TrialsModel, RowsFollowRecordsAndFailedRowsAreRed) {
 
   TrialRecord* r = model.find("b");
   ASSERT_NE(r, nullptr);
-  r->status = TrialRecord::Status::Failed;
+  r->status = protocol::TrialStatus::Failed;
   r->reason = "rank 1 failed: signal 11 (SIGSEGV)";
   r->stderr_tail = "boom";
   model.touch("b");

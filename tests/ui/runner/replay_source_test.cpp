@@ -42,7 +42,7 @@ TEST(ReplaySource, PlaysEveryEventInTimeOrderThenFinishes) {
   EXPECT_EQ(events, replay.eventCount());
   EXPECT_EQ(steps, 22u);
   EXPECT_TRUE(ordered);
-  EXPECT_EQ(finished.at(0).at(0).value<TrialOutcome>().status, TrialOutcome::Status::Succeeded);
+  EXPECT_EQ(finished.at(0).at(0).value<TrialOutcome>().status, protocol::TrialStatus::Done);
 }
 
 TEST(ReplaySource, MissingFileIsAReadableError) {

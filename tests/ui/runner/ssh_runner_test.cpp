@@ -23,7 +23,7 @@ TrialRequest ssh_request(const QString& id, int steps) {
   TrialRequest r = fake_request(id, 2, steps);
   r.config.launcher = config::Launcher::Ssh;
   EXPECT_FALSE(config::parse_ssh_hosts("hostA ranks=1; hostB ranks=1", r.config.ssh_hosts));
-  r.config.ssh_command = TUNEBENCH_TEST_DATA_DIR "/../ui/runner/fake_ssh.sh";
+  r.config.ssh_command = TUNEBENCH_TEST_DATA_DIR "/../core/launch/fake_ssh.sh";
   r.config.remote_worker = TUNEBENCH_FAKE_WORKER;
   return r;
 }
@@ -73,7 +73,7 @@ TEST(SshRunner, RanksOnTwoHostsRunToTheEnd) {
   Outcome rec(runner);
   ASSERT_TRUE(runner.start(ssh_request("ssh-ok", 5)));
   TB_WAIT_FOR(rec.finished == 1, kTimeoutMs);
-  EXPECT_EQ(rec.outcome.status, TrialOutcome::Status::Succeeded) << rec.outcome.reason.toStdString();
+  EXPECT_EQ(rec.outcome.status, protocol::TrialStatus::Done) << rec.outcome.reason.toStdString();
   EXPECT_EQ(rec.steps, 10);
   EXPECT_EQ(rec.ranks, (std::set<int>{0, 1}));
   EXPECT_EQ(runner.pids().size(), 2u);  // one ssh per host
@@ -93,7 +93,7 @@ TEST(SshRunner, StopEndsEveryRemoteRank) {
   runner.stop();
   TB_WAIT_FOR(rec.finished == 1, kTimeoutMs);
   qunsetenv("TUNEBENCH_FAKE_STEP_MS");
-  EXPECT_EQ(rec.outcome.status, TrialOutcome::Status::Stopped);
+  EXPECT_EQ(rec.outcome.status, protocol::TrialStatus::Stopped);
   EXPECT_EQ(rec.logs.filter("did not end within").size(), 0) << "closing stdin did not stop the node";
   TB_WAIT_FOR(workers_of("ssh-stop") == 0, 10000);
 }
@@ -107,7 +107,7 @@ TEST(SshRunner, ALostConnectionFailsTheTrialNamingTheNode) {
   ::kill(pid_t(runner.pids()[1]), SIGKILL);  // node 1's connection dies
   TB_WAIT_FOR(rec.finished == 1, kTimeoutMs);
   qunsetenv("TUNEBENCH_FAKE_STEP_MS");
-  EXPECT_EQ(rec.outcome.status, TrialOutcome::Status::Failed);
+  EXPECT_EQ(rec.outcome.status, protocol::TrialStatus::Failed);
   EXPECT_TRUE(rec.outcome.reason.startsWith("lost node 1 (hostB)")) << rec.outcome.reason.toStdString();
   EXPECT_EQ(rec.outcome.failed_rank, 1);
   TB_WAIT_FOR(workers_of("ssh-lost") == 0, 15000);

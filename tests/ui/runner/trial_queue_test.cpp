@@ -32,7 +32,7 @@ TEST(TrialQueue, RunsQueuedTrialsOneAfterAnother) {
   EXPECT_EQ(order, QStringList({"a", "b", "c", "d"}));
   EXPECT_FALSE(overlap);
   ASSERT_EQ(finished.size(), 4);
-  EXPECT_EQ(finished.at(2).at(0).value<TrialOutcome>().status, TrialOutcome::Status::Failed);
-  EXPECT_EQ(finished.at(3).at(0).value<TrialOutcome>().status, TrialOutcome::Status::Succeeded);
+  EXPECT_EQ(finished.at(2).at(0).value<TrialOutcome>().status, tunebench::protocol::TrialStatus::Failed);
+  EXPECT_EQ(finished.at(3).at(0).value<TrialOutcome>().status, tunebench::protocol::TrialStatus::Done);
   EXPECT_TRUE(queue.isIdle());
 }

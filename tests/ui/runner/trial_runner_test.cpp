@@ -48,7 +48,7 @@ TEST(TrialRunner, RunsTwoRanksToCompletion) {
   Recorder rec(runner);
   ASSERT_TRUE(runner.start(fake_request("ok2", 2, 6)));
   TB_WAIT_FOR((rec.finished) == (1), kTimeoutMs);
-  EXPECT_EQ(rec.outcome.status, TrialOutcome::Status::Succeeded) << rec.outcome.reason.toStdString();
+  EXPECT_EQ(rec.outcome.status, protocol::TrialStatus::Done) << rec.outcome.reason.toStdString();
   EXPECT_EQ(rec.steps, 12);
   EXPECT_EQ(rec.ranks, (std::set<int>{0, 1}));
   EXPECT_LT(rec.batches, rec.events);  // batched, not one signal per event
@@ -66,7 +66,7 @@ TEST(TrialRunner, CrashingRankFailsTheTrialAndStopsTheOthers) {
   auto request = fake_request("crash", 2, 10000);  // rank 0 would run for minutes
   ASSERT_TRUE(runner.start(request));
   TB_WAIT_FOR((rec.finished) == (1), kTimeoutMs);
-  EXPECT_EQ(rec.outcome.status, TrialOutcome::Status::Failed);
+  EXPECT_EQ(rec.outcome.status, protocol::TrialStatus::Failed);
   EXPECT_EQ(rec.outcome.failed_rank, 1);
   EXPECT_TRUE(rec.outcome.reason.contains("rank 1")) << rec.outcome.reason.toStdString();
   EXPECT_TRUE(rec.outcome.reason.contains("SIGSEGV")) << rec.outcome.reason.toStdString();
@@ -80,7 +80,7 @@ TEST(TrialRunner, ExitCodeAndErrorEventAreReportedInWords) {
   Recorder rec(runner);
   ASSERT_TRUE(runner.start(fake_request("oom", 1, 50)));
   TB_WAIT_FOR((rec.finished) == (1), kTimeoutMs);
-  EXPECT_EQ(rec.outcome.status, TrialOutcome::Status::Failed);
+  EXPECT_EQ(rec.outcome.status, protocol::TrialStatus::Failed);
   EXPECT_TRUE(rec.outcome.reason.contains("out of memory")) << rec.outcome.reason.toStdString();
   EXPECT_TRUE(rec.outcome.reason.contains("fake failure with exit code 3")) << rec.outcome.reason.toStdString();
 }
@@ -98,7 +98,7 @@ TEST(TrialRunner, StopKillsEveryRankEvenOneIgnoringSigterm) {
   for (qint64 pid : pids) EXPECT_TRUE(process_alive(pid));
   runner.stop();
   TB_WAIT_FOR((rec.finished) == (1), kTimeoutMs);
-  EXPECT_EQ(rec.outcome.status, TrialOutcome::Status::Stopped);
+  EXPECT_EQ(rec.outcome.status, protocol::TrialStatus::Stopped);
   for (qint64 pid : pids) EXPECT_FALSE(process_alive(pid)) << pid;
   EXPECT_FALSE(rec.logs.filter("SIGKILL").isEmpty());
 }
@@ -112,7 +112,7 @@ TEST(TrialRunner, SilentRankIsReportedAsHung) {
   request.config.collective_timeout_s = 1.0;
   ASSERT_TRUE(runner.start(request));
   TB_WAIT_FOR((rec.finished) == (1), kTimeoutMs);
-  EXPECT_EQ(rec.outcome.status, TrialOutcome::Status::Failed);
+  EXPECT_EQ(rec.outcome.status, protocol::TrialStatus::Failed);
   EXPECT_TRUE(rec.outcome.reason.contains("hung")) << rec.outcome.reason.toStdString();
   for (qint64 pid : runner.pids()) EXPECT_FALSE(process_alive(pid));
 }
@@ -124,7 +124,7 @@ TEST(TrialRunner, MissingWorkerIsAFailureNotACrash) {
   request.worker_program = "/nonexistent/tunebench-worker";
   runner.start(request);
   TB_WAIT_FOR((rec.finished) == (1), kTimeoutMs);
-  EXPECT_EQ(rec.outcome.status, TrialOutcome::Status::Failed);
+  EXPECT_EQ(rec.outcome.status, protocol::TrialStatus::Failed);
   EXPECT_TRUE(rec.outcome.reason.contains("could not start")) << rec.outcome.reason.toStdString();
 }
 

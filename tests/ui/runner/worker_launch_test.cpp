@@ -1,5 +1,5 @@
-// The GUI's side of launching: the worker's place and the port. What runs (argv, environment) is
-// core/launch's plan, tested in tests/core/launch; here, that the runner's processes follow it.
+// The GUI's side of launching: the worker's place (the rendezvous port is core/launch's free_local_port). What runs
+// (argv, environment) is core/launch's plan, tested in tests/core/launch; here, that the runner's processes follow it.
 #include <gtest/gtest.h>
 
 #include "core/launch/launch_plan.h"
@@ -14,8 +14,6 @@ TEST(WorkerLaunch, EnvironmentVariableOverridesTheWorkerPath) {
   qunsetenv("TUNEBENCH_WORKER");
   EXPECT_EQ(find_worker_program("/nowhere"), "/nowhere/tunebench-worker");
 }
-
-TEST(WorkerLaunch, PicksAPort) { EXPECT_GT(pick_free_port(), 0); }
 
 TEST(WorkerLaunch, LocalPlanIsTheWorkerContract) {
   config::TrialConfig c;

@@ -109,7 +109,7 @@ TEST(MeasureLink, AMissingWorkerIsAMessageNotACrash) {
   EXPECT_TRUE(d->statusText().contains("The probe failed")) << d->statusText().toStdString();
   EXPECT_TRUE(d->statusText().contains("/nonexistent/tunebench-worker")) << d->statusText().toStdString();
   ASSERT_EQ(w->trialsModel()->rowCount(), 1);
-  EXPECT_EQ(w->trialsModel()->record(0).status, TrialRecord::Status::Failed);
+  EXPECT_EQ(w->trialsModel()->record(0).status, protocol::TrialStatus::Failed);
   EXPECT_EQ(w->trialsModel()->record(0).config.name, "link probe, 2 x cpu");
   EXPECT_TRUE(d->measureButton()->isEnabled());  // it can be tried again
   EXPECT_EQ(d->cancelButton()->text(), "Close");
@@ -129,7 +129,7 @@ TEST(MeasureLink, ARankThatFailsIsAMessageNamingIt) {
   qunsetenv("TUNEBENCH_FAKE_RANK");
   qunsetenv("TUNEBENCH_FAKE_AT_STEP");
   EXPECT_TRUE(d->statusText().contains("rank 1 failed")) << d->statusText().toStdString();
-  EXPECT_EQ(w->trialsModel()->record(0).status, TrialRecord::Status::Failed);
+  EXPECT_EQ(w->trialsModel()->record(0).status, protocol::TrialStatus::Failed);
 }
 
 TEST(MeasureLink, CancelWhileItWaitsBehindARunningTrialDropsItFromTheQueue) {
@@ -158,7 +158,7 @@ TEST(MeasureLink, CancelWhileItWaitsBehindARunningTrialDropsItFromTheQueue) {
   EXPECT_TRUE(w->queue()->runner()->isActive());  // the user's trial runs on
   const TrialRecord* probe = w->trialsModel()->find(probeId);
   ASSERT_NE(probe, nullptr);
-  EXPECT_EQ(probe->status, TrialRecord::Status::Stopped);
+  EXPECT_EQ(probe->status, protocol::TrialStatus::Stopped);
   EXPECT_EQ(probe->reason, "removed from the queue");
   w->queue()->stopAll();
   TB_WAIT_FOR(!w->queue()->runner()->isActive(), kTimeoutMs);

@@ -35,7 +35,7 @@ using namespace tunebench::ui::test;
 namespace {
 constexpr int kTimeoutMs = 30000;
 
-TrialRecord::Status status_of(MainWindow& w, int row) { return w.trialsModel()->record(row).status; }
+protocol::TrialStatus status_of(MainWindow& w, int row) { return w.trialsModel()->record(row).status; }
 
 // Fills the form the way a user does: preset, then typed values.
 void fill_form(MainWindow& w, int ranks, int steps) {
@@ -69,9 +69,9 @@ TEST(MainWindow, RunsATwoRankTrialAndThePlotsFill) {
   QSignalSpy finished(w.get(), &MainWindow::trialFinished);
   w->action("actionRun")->trigger();
   ASSERT_EQ(w->trialsModel()->rowCount(), 1);
-  TB_WAIT_FOR(status_of(*w, 0) == TrialRecord::Status::Running, kTimeoutMs);
+  TB_WAIT_FOR(status_of(*w, 0) == protocol::TrialStatus::Running, kTimeoutMs);
   TB_WAIT_FOR((finished.size()) == (1), kTimeoutMs);
-  EXPECT_EQ(status_of(*w, 0), TrialRecord::Status::Succeeded) << w->trialsModel()->record(0).reason.toStdString();
+  EXPECT_EQ(status_of(*w, 0), protocol::TrialStatus::Done) << w->trialsModel()->record(0).reason.toStdString();
   LiveView* live = w->liveView();
   EXPECT_EQ(live->stepTime()->stepPoints(0), 8);
   EXPECT_EQ(live->stepTime()->stepPoints(1), 8);
@@ -99,13 +99,13 @@ TEST(MainWindow, StopEndsEveryRankAndTheWindowKeepsWorking) {
   EXPECT_TRUE(w->action("actionStop")->isEnabled());
   QTest::keyClick(w.get(), Qt::Key_Period, Qt::ControlModifier);
   TB_WAIT_FOR((finished.size()) == (1), kTimeoutMs);
-  EXPECT_EQ(status_of(*w, 0), TrialRecord::Status::Stopped);
+  EXPECT_EQ(status_of(*w, 0), protocol::TrialStatus::Stopped);
   for (qint64 pid : pids) EXPECT_FALSE(process_alive(pid)) << pid;
   // Another trial runs afterwards.
   fill_form(*w, 1, 3);
   EXPECT_TRUE(w->runTrial());
   TB_WAIT_FOR((finished.size()) == (2), kTimeoutMs);
-  EXPECT_EQ(status_of(*w, 1), TrialRecord::Status::Succeeded);
+  EXPECT_EQ(status_of(*w, 1), protocol::TrialStatus::Done);
 }
 
 TEST(MainWindow, ACrashingRankTurnsTheRowRedWithTheReason) {
@@ -115,7 +115,7 @@ TEST(MainWindow, ACrashingRankTurnsTheRowRedWithTheReason) {
   QSignalSpy finished(w.get(), &MainWindow::trialFinished);
   ASSERT_TRUE(w->runTrial());
   TB_WAIT_FOR((finished.size()) == (1), kTimeoutMs);
-  ASSERT_EQ(status_of(*w, 0), TrialRecord::Status::Failed);
+  ASSERT_EQ(status_of(*w, 0), protocol::TrialStatus::Failed);
   TrialsModel* m = w->trialsModel();
   const QString reason = m->data(m->index(0, TrialsModel::Reason), Qt::DisplayRole).toString();
   EXPECT_TRUE(reason.contains("rank 1")) << reason.toStdString();
@@ -144,8 +144,8 @@ TEST(MainWindow, QueuedTrialsRunOneAfterAnother) {
   w->action("actionQueue")->trigger();
   EXPECT_EQ(w->trialsModel()->rowCount(), 2);
   TB_WAIT_FOR((finished.size()) == (2), kTimeoutMs);
-  EXPECT_EQ(status_of(*w, 0), TrialRecord::Status::Succeeded);
-  EXPECT_EQ(status_of(*w, 1), TrialRecord::Status::Succeeded);
+  EXPECT_EQ(status_of(*w, 0), protocol::TrialStatus::Done);
+  EXPECT_EQ(status_of(*w, 1), protocol::TrialStatus::Done);
   EXPECT_EQ(w->liveView()->stepTime()->stepPoints(1), 2);  // the views show the last trial
 }
 
@@ -162,7 +162,7 @@ TEST(MainWindow, ReplaysARecordedGpuRunIntoTheLiveViews) {
   EXPECT_GT(live->timeline()->barCount(), 0u);
   const auto& record = w->trialsModel()->record(0);
   EXPECT_TRUE(record.replay);
-  EXPECT_EQ(record.status, TrialRecord::Status::Succeeded);
+  EXPECT_EQ(record.status, protocol::TrialStatus::Done);
   EXPECT_EQ(record.config.model, "7b");  // learnt from the recorded hello
   EXPECT_FALSE(std::isnan(record.tokens_per_s));
 }
@@ -187,7 +187,7 @@ TEST(MainWindow, ReplaysARealH200DdpLogIntoTheLiveViews) {
   const auto& record = w->trialsModel()->record(0);
   EXPECT_EQ(record.config.model, "7b");
   EXPECT_EQ(record.config.strategy, config::Strategy::Ddp);
-  EXPECT_EQ(record.status, TrialRecord::Status::Succeeded);
+  EXPECT_EQ(record.status, protocol::TrialStatus::Done);
 }
 
 TEST(MainWindow, ClosingTheWindowStopsTheRanks) {
@@ -237,11 +237,11 @@ TEST(MainWindow, StopAndClearQueueDropsPendingTrials) {
   w->action("actionQueue")->trigger();
   fill_form(*w, 1, 3);
   w->action("actionQueue")->trigger();
-  TB_WAIT_FOR(status_of(*w, 0) == TrialRecord::Status::Running && w->queue()->runner()->isActive(), kTimeoutMs);
+  TB_WAIT_FOR(status_of(*w, 0) == protocol::TrialStatus::Running && w->queue()->runner()->isActive(), kTimeoutMs);
   w->action("actionStopAll")->trigger();
   TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
-  EXPECT_EQ(status_of(*w, 0), TrialRecord::Status::Stopped);
-  EXPECT_EQ(status_of(*w, 1), TrialRecord::Status::Stopped);
+  EXPECT_EQ(status_of(*w, 0), protocol::TrialStatus::Stopped);
+  EXPECT_EQ(status_of(*w, 1), protocol::TrialStatus::Stopped);
   EXPECT_EQ(w->trialsModel()->record(1).reason, "removed from the queue");
   EXPECT_TRUE(w->queue()->isIdle());
 }

@@ -88,7 +88,7 @@ void run_to_completion(MainWindow& w, int world, int steps) {
   ASSERT_TRUE(w.runTrial());
   TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
   const TrialRecord& r = w.trialsModel()->record(w.trialsModel()->rowCount() - 1);
-  ASSERT_EQ(r.status, TrialRecord::Status::Succeeded) << r.reason.toStdString() << "\n" << r.stderr_tail.toStdString();
+  ASSERT_EQ(r.status, protocol::TrialStatus::Done) << r.reason.toStdString() << "\n" << r.stderr_tail.toStdString();
   LiveView* live = w.liveView();
   for (int rank = 0; rank < world; ++rank) EXPECT_EQ(live->stepTime()->stepPoints(rank), steps) << rank;
   EXPECT_EQ(live->stepTime()->throughputPoints(), steps);
@@ -101,7 +101,7 @@ void run_to_completion(MainWindow& w, int world, int steps) {
   const qint64 id = w.session()->storeId(r.id);
   const auto s = store::SessionStore::open(w.session()->path().toStdString(), {store::SessionStore::Mode::ReadOnly});
   const store::TrialInfo info = s.trial(id);
-  EXPECT_EQ(info.status, store::TrialStatus::Done);
+  EXPECT_EQ(info.status, protocol::TrialStatus::Done);
   EXPECT_EQ(info.step_count, int64_t(steps) * world);
   EXPECT_EQ(s.trial_environment(id).size(), size_t(world));
   EXPECT_EQ(s.trial_summaries(id).size(), size_t(world));
@@ -137,11 +137,11 @@ TEST(RealWorker, StopEndsEveryRank) {
   ASSERT_EQ(pids.size(), 2u);
   w->stopTrial();
   TB_WAIT_FOR(finished.size() == 1, 30000);
-  EXPECT_EQ(w->trialsModel()->record(0).status, TrialRecord::Status::Stopped);
+  EXPECT_EQ(w->trialsModel()->record(0).status, protocol::TrialStatus::Stopped);
   for (qint64 pid : pids) EXPECT_FALSE(process_alive(pid)) << pid;
   const auto info = w->session()->trialInfo(w->trialsModel()->record(0).id);
   ASSERT_TRUE(info);
-  EXPECT_EQ(info->status, store::TrialStatus::Stopped);
+  EXPECT_EQ(info->status, protocol::TrialStatus::Stopped);
   EXPECT_GE(info->step_count, 4);
 }
 
@@ -159,13 +159,13 @@ TEST(RealWorker, ACrashingWorkerIsReported) {
   ::kill(pid_t(pids[1]), SIGKILL);
   TB_WAIT_FOR(finished.size() == 1, 60000);
   const TrialRecord& r = w->trialsModel()->record(0);
-  ASSERT_EQ(r.status, TrialRecord::Status::Failed);
+  ASSERT_EQ(r.status, protocol::TrialStatus::Failed);
   EXPECT_TRUE(r.reason.contains("rank 1")) << r.reason.toStdString();
   EXPECT_TRUE(r.reason.contains("SIGKILL")) << r.reason.toStdString();
   for (qint64 pid : pids) EXPECT_FALSE(process_alive(pid)) << pid;
   const auto info = w->session()->trialInfo(r.id);
   ASSERT_TRUE(info);
-  EXPECT_EQ(info->status, store::TrialStatus::Failed);
+  EXPECT_EQ(info->status, protocol::TrialStatus::Failed);
 }
 
 // A worker refusing its config (exit code for a configuration error) fails the trial with the
@@ -181,7 +181,7 @@ TEST(RealWorker, AWorkerRefusingItsConfigIsReported) {
   if (!w->runTrial()) GTEST_SKIP() << "the form refuses this config before launch (also fine)";
   TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
   const TrialRecord& r = w->trialsModel()->record(0);
-  EXPECT_EQ(r.status, TrialRecord::Status::Failed);
+  EXPECT_EQ(r.status, protocol::TrialStatus::Failed);
   EXPECT_FALSE(r.reason.isEmpty());
 }
 
@@ -221,12 +221,12 @@ TEST(RealWorker, MeasuringTheLinkStoresAProbeThatThePredictionsUse) {
   // The session has the probe as a trial, named as the CLI names it, with its points.
   ASSERT_EQ(w->trialsModel()->rowCount(), 1);
   const TrialRecord& r = w->trialsModel()->record(0);
-  EXPECT_EQ(r.status, TrialRecord::Status::Succeeded) << r.reason.toStdString();
+  EXPECT_EQ(r.status, protocol::TrialStatus::Done) << r.reason.toStdString();
   EXPECT_EQ(r.config.name, "link probe, 2 x cpu");
   const auto loaded = w->session()->loadTrial(r.id);
   ASSERT_TRUE(loaded);
   EXPECT_EQ(loaded->info.name, "link probe, 2 x cpu");
-  EXPECT_EQ(loaded->info.status, store::TrialStatus::Done);
+  EXPECT_EQ(loaded->info.status, protocol::TrialStatus::Done);
   EXPECT_EQ(loaded->info.source, "link probe");
   ASSERT_EQ(loaded->log.ranks.size(), 2u);
   for (const auto& [rank, log] : loaded->log.ranks) {

@@ -131,7 +131,7 @@ int add_recorded(MainWindow& w, const protocol::TrialLog& log, const QString& id
   TrialRecord r;
   r.id = id;
   r.config = config::from_json(log.config()).config;
-  r.status = TrialRecord::Status::Succeeded;
+  r.status = protocol::TrialStatus::Done;
   w.trialLogs().insert(id, log);
   return w.trialsModel()->upsert(r);
 }
@@ -152,7 +152,7 @@ TEST(SessionDefects, AFullDiskFailsTheRecordingNotTheTrial) {
   ASSERT_TRUE(w->runTrial());
   TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
   g_maxPages = 0;
-  EXPECT_EQ(w->trialsModel()->record(0).status, TrialRecord::Status::Succeeded)
+  EXPECT_EQ(w->trialsModel()->record(0).status, protocol::TrialStatus::Done)
       << w->trialsModel()->record(0).reason.toStdString();
   EXPECT_EQ(w->liveView()->stepTime()->stepPoints(0), 40);  // the run went on
   w->logPane()->flush();

@@ -106,20 +106,20 @@ TEST(SessionWindow, ALiveTrialIsWrittenToTheSessionAsItRuns) {
   TB_WAIT_FOR(s->liveCommitted() > 0 && stored_steps(s->path(), id) >= 4, kTimeoutMs);
   {
     const auto reader = store::SessionStore::open(s->path().toStdString(), {store::SessionStore::Mode::ReadOnly});
-    EXPECT_EQ(reader.trial(id).status, store::TrialStatus::Running);
+    EXPECT_EQ(reader.trial(id).status, protocol::TrialStatus::Running);
   }
   w->stopTrial();
   TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
   qunsetenv("TUNEBENCH_FAKE_STEP_MS");
   const auto reader = store::SessionStore::open(s->path().toStdString(), {store::SessionStore::Mode::ReadOnly});
-  EXPECT_EQ(reader.trial(id).status, store::TrialStatus::Stopped);
+  EXPECT_EQ(reader.trial(id).status, protocol::TrialStatus::Stopped);
   EXPECT_FALSE(reader.trial(id).exit_reason.empty());
 
   // A trial that runs to the end: done, every step of both ranks stored.
   run_and_wait(*w, fake_config(2, 6));
   const int64_t id2 = s->storeId(w->trialsModel()->record(1).id);
   const auto after = store::SessionStore::open(s->path().toStdString(), {store::SessionStore::Mode::ReadOnly});
-  EXPECT_EQ(after.trial(id2).status, store::TrialStatus::Done);
+  EXPECT_EQ(after.trial(id2).status, protocol::TrialStatus::Done);
   EXPECT_EQ(after.trial(id2).step_count, 12);
   EXPECT_EQ(after.trial_summaries(id2).size(), 2u);
 }
@@ -130,7 +130,7 @@ TEST(SessionWindow, ACrashedTrialIsStoredFailedWithItsReason) {
   run_and_wait(*w, fake_config(2, 50));
   const auto t = w->session()->trialInfo(w->trialsModel()->record(0).id);
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->status, store::TrialStatus::Failed);
+  EXPECT_EQ(t->status, protocol::TrialStatus::Failed);
   EXPECT_NE(t->exit_reason.find("SIGSEGV"), std::string::npos) << t->exit_reason;
 }
 
@@ -149,7 +149,7 @@ TEST(SessionWindow, OpenSaveAsAndReopenShowTheSameTrials) {
   wait_jobs(*w2);
   ASSERT_EQ(w2->trialsModel()->rowCount(), 1);
   const TrialRecord& r = w2->trialsModel()->record(0);
-  EXPECT_EQ(r.status, TrialRecord::Status::Succeeded);
+  EXPECT_EQ(r.status, protocol::TrialStatus::Done);
   EXPECT_EQ(r.config.name, "single");
   EXPECT_EQ(r.step, 3);
   // No step-time median here: the fake worker's done event carries an empty summary (real-worker tests check it).
@@ -283,7 +283,7 @@ TEST(SessionWindow, DroppingASessionFileOpensIt) {
   wait_jobs(*w);
   EXPECT_EQ(w->session()->path(), path);
   ASSERT_EQ(w->trialsModel()->rowCount(), 1);
-  EXPECT_EQ(w->trialsModel()->record(0).status, TrialRecord::Status::Queued);
+  EXPECT_EQ(w->trialsModel()->record(0).status, protocol::TrialStatus::Queued);
 }
 
 TEST(SessionWindow, AConfigFromAForeignSessionIsShownBeforeItRuns) {
@@ -293,7 +293,7 @@ TEST(SessionWindow, AConfigFromAForeignSessionIsShownBeforeItRuns) {
     auto s = store::SessionStore::create(path.toStdString(), "from a forum");
     config::TrialConfig c = fake_config(2, 3);
     c.nccl_env = {{"NCCL_P2P_DISABLE", "1"}};
-    s.add_trial("theirs", config::to_json(c), store::TrialStatus::Done);
+    s.add_trial("theirs", config::to_json(c), protocol::TrialStatus::Done);
   }
   auto w = make_window();
   ASSERT_TRUE(w->sessionActions()->openSession(path));
@@ -325,7 +325,7 @@ TEST(SessionWindow, AConfigFromAForeignSessionIsShownBeforeItRuns) {
   const auto info = w->session()->trialInfo(w->trialsModel()->record(1).id);
   ASSERT_TRUE(info);
   EXPECT_EQ(info->source, "duplicate of trial 1");
-  EXPECT_EQ(info->status, store::TrialStatus::Done);
+  EXPECT_EQ(info->status, protocol::TrialStatus::Done);
   EXPECT_FALSE(w->form()->origin().fromSession);  // asked once per loaded config
 }
 
@@ -335,7 +335,7 @@ TEST(SessionWindow, TheStartPageListsAndOpensExamplesAsACopy) {
   {
     auto s = store::SessionStore::create(example.toStdString(), "An example");
     s.set_notes("Made for this test.");
-    s.add_trial("one", config::to_json(fake_config(1, 2)), store::TrialStatus::Done);
+    s.add_trial("one", config::to_json(fake_config(1, 2)), protocol::TrialStatus::Done);
   }
   const auto examples = list_examples(dir.path());
   ASSERT_EQ(examples.size(), 1);
@@ -367,7 +367,7 @@ TEST(SessionWindow, AnExampleCopyNeverLandsOnALeftoverWriteAheadLog) {
   const QString example = dir.filePath("leftover-example.tbsession");
   {
     auto s = store::SessionStore::create(example.toStdString(), "An example");
-    s.add_trial("one", config::to_json(fake_config(1, 2)), store::TrialStatus::Done);
+    s.add_trial("one", config::to_json(fake_config(1, 2)), protocol::TrialStatus::Done);
   }
   auto w = make_window();
   const QString data = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + "/sessions";
@@ -378,7 +378,8 @@ TEST(SessionWindow, AnExampleCopyNeverLandsOnALeftoverWriteAheadLog) {
   QFile::remove(stale);
   {  // a real log of another session under that name, left behind without its database
     auto other = store::SessionStore::create(taken.toStdString(), "Another session");
-    for (int i = 0; i < 3; ++i) other.add_trial("other", config::to_json(fake_config(1, 2)), store::TrialStatus::Done);
+    for (int i = 0; i < 3; ++i)
+      other.add_trial("other", config::to_json(fake_config(1, 2)), protocol::TrialStatus::Done);
     ASSERT_TRUE(QFile::copy(stale, stale + ".kept"));
   }
   ASSERT_TRUE(QFile::remove(taken));
@@ -436,7 +437,7 @@ TEST(SessionWindow, KillingTheGuiMidRunKeepsTheFinishedSteps) {
   auto reopened = store::SessionStore::open(session.toStdString());  // read-write: marks orphans
   const auto trials = reopened.list_trials();
   ASSERT_EQ(trials.size(), 1u);
-  EXPECT_EQ(trials[0].status, store::TrialStatus::Interrupted);
+  EXPECT_EQ(trials[0].status, protocol::TrialStatus::Interrupted);
   EXPECT_GE(trials[0].step_count, seen);
   EXPECT_EQ(reopened.load_trial(trials[0].id).log.ranks.size(), 2u);
 }

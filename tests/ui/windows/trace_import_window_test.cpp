@@ -129,7 +129,7 @@ TEST(TraceImportWindow, DdpTracesBecomeOneTrialWithTwoRanks) {
                       p.at(3).toLongLong() > 0);
   EXPECT_TRUE(bytes);
   const TrialRecord r = w->trialsModel()->record(0);
-  EXPECT_EQ(r.status, TrialRecord::Status::Succeeded);
+  EXPECT_EQ(r.status, protocol::TrialStatus::Done);
   EXPECT_EQ(r.config.world_size, 2);
   EXPECT_EQ(r.config.model, "unknown");
   EXPECT_EQ(r.step, 4);

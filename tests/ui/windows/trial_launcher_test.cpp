@@ -2,7 +2,7 @@
 // shown first — the ssh commands and the hosts' script, srun's command or the sbatch script —
 // under a question naming where it runs, and starts only when accepted; a local trial of the
 // user's own starts at once, as before. The SSH trial runs through a stand-in ssh
-// (tests/ui/runner/fake_ssh.sh) and the fake worker.
+// (tests/core/launch/fake_ssh.sh) and the fake worker.
 #include <gtest/gtest.h>
 
 #include <QAbstractButton>
@@ -27,7 +27,7 @@ using namespace tunebench::ui::test;
 namespace {
 
 constexpr int kTimeoutMs = 30000;
-const char* const kFakeSsh = TUNEBENCH_TEST_DATA_DIR "/../ui/runner/fake_ssh.sh";
+const char* const kFakeSsh = TUNEBENCH_TEST_DATA_DIR "/../core/launch/fake_ssh.sh";
 
 config::TrialConfig own_config(int steps) {
   config::TrialConfig c = *config::trial_preset("cpu-tiny-ddp");
@@ -92,11 +92,11 @@ TEST(TrialLauncher, AnSshTrialOfTheUsersOwnIsPreviewedAndStartsOnlyWhenAccepted)
   ASSERT_EQ(w->trialsModel()->rowCount(), 1);
   TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
   const TrialRecord& r = w->trialsModel()->record(0);
-  EXPECT_EQ(r.status, TrialRecord::Status::Succeeded) << r.reason.toStdString();
+  EXPECT_EQ(r.status, protocol::TrialStatus::Done) << r.reason.toStdString();
   EXPECT_EQ(r.step, 3);
   const auto info = w->session()->trialInfo(r.id);
   ASSERT_TRUE(info);
-  EXPECT_EQ(info->status, store::TrialStatus::Done);
+  EXPECT_EQ(info->status, protocol::TrialStatus::Done);
 }
 
 TEST(TrialLauncher, CancellingTheSshPreviewRunsNothing) {
@@ -145,5 +145,5 @@ TEST(TrialLauncher, ALocalTrialOfTheUsersOwnStartsWithoutAPreview) {
   EXPECT_EQ(w->launcher()->pendingPreview(), nullptr);
   ASSERT_EQ(w->trialsModel()->rowCount(), 1);
   TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
-  EXPECT_EQ(w->trialsModel()->record(0).status, TrialRecord::Status::Succeeded);
+  EXPECT_EQ(w->trialsModel()->record(0).status, protocol::TrialStatus::Done);
 }

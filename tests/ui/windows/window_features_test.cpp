@@ -118,7 +118,7 @@ TEST(TrialGroups, GroupByAKnobSharesTheTablesSelection) {
     r.id = QStringLiteral("r%1").arg(i);
     r.config.name = r.id.toStdString();
     r.config.strategy = i == 1 ? config::Strategy::Single : config::Strategy::Ddp;
-    r.status = TrialRecord::Status::Succeeded;
+    r.status = protocol::TrialStatus::Done;
     w->trialsModel()->upsert(r);
   }
   auto* groupBy = w->findChild<QComboBox*>(QStringLiteral("groupBy"));

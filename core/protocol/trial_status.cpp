@@ -1,9 +1,8 @@
-// Names of trial statuses as stored in the trials table and shown to users.
-#include "core/store/records.h"
+#include "core/protocol/trial_status.h"
 
 #include <array>
 
-namespace tunebench::store {
+namespace tunebench::protocol {
 namespace {
 constexpr std::array<std::string_view, 6> kStatusNames = {"queued", "running",     "done",
                                                           "failed", "interrupted", "stopped"};
@@ -17,4 +16,4 @@ std::optional<TrialStatus> trial_status_from_string(std::string_view text) {
   return std::nullopt;
 }
 
-}  // namespace tunebench::store
+}  // namespace tunebench::protocol
