@@ -98,7 +98,7 @@ void import_reports(store::SessionStore& store, const ImportArgs& a) {
     const store::ImportResult result = report::import_report(store, f);
     for (const int64_t id : result.trial_ids) {
       const auto trial = store.trial(id);
-      std::cout << "imported trial " << trial.id << " '" << trial.name << "' (" << store::to_string(trial.status)
+      std::cout << "imported trial " << trial.id << " '" << trial.name << "' (" << protocol::to_string(trial.status)
                 << ")\n";
     }
     std::cout << result.events << " records from " << f << "\n";

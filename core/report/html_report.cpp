@@ -676,7 +676,7 @@ void reproduce_section(std::ostream& o, const ReportContents& rc) {
   for (const auto& p : rc.panels) {
     const auto& info = p.stored->info;
     o << "<article><h3>" << swatch(p.rgb) << esc(p.name) << "</h3><p class=\"meta\">"
-      << esc(std::string(store::to_string(info.status)));
+      << esc(std::string(protocol::to_string(info.status)));
     if (!info.exit_reason.empty()) o << ": " << esc(info.exit_reason);
     if (!info.source.empty()) o << " · " << esc(info.source);
     if (const auto d = date_of(info.start_us.value_or(info.created_us)); !d.empty()) o << " · " << d;
