@@ -77,6 +77,14 @@ bool has_note(const Actions& a, const std::string& text) {
   return std::any_of(a.notes.begin(), a.notes.end(), [&](const Note& n) { return n.text == text; });
 }
 
+// The whole outcome in one line of a test.
+void expect_end(const TrialEnd& e, TrialStatus status, int exit_code, const std::string& reason, int failed_rank) {
+  EXPECT_EQ(e.status, status) << protocol::to_string(e.status);
+  EXPECT_EQ(e.exit_code, exit_code);
+  EXPECT_EQ(e.reason, reason);
+  EXPECT_EQ(e.failed_rank, failed_rank);
+}
+
 }  // namespace
 
 TEST(TrialSupervisor, ARankExitingNonZeroFailsTheTrialAndStopsTheOthers) {
@@ -93,20 +101,15 @@ TEST(TrialSupervisor, ARankExitingNonZeroFailsTheTrialAndStopsTheOthers) {
   // Rank 0 ends from our SIGTERM: a consequence, noted as such, not a second failure.
   const Actions b = s.exited(0, {0, SIGTERM}, 1.2);
   EXPECT_TRUE(has_note(b, "rank 0 stopped because rank 1 failed (SIGTERM)"));
-  const TrialEnd e = s.end();
-  EXPECT_EQ(e.status, TrialStatus::Failed);
-  EXPECT_EQ(e.exit_code, 3);
-  EXPECT_EQ(e.failed_rank, 1);
-  EXPECT_EQ(e.reason, "rank 1 failed: exit code 3 (out of memory) \u2014 out of memory: CUDA out of memory");
+  expect_end(s.end(), TrialStatus::Failed, 3,
+             "rank 1 failed: exit code 3 (out of memory) \u2014 out of memory: CUDA out of memory", 1);
 }
 
 TEST(TrialSupervisor, ARankKilledByASignalEndsWithExitCodeOne) {
   auto s = running(config_of(1), local_ranks(1));
   s.exited(0, {0, SIGSEGV}, 1.0);
-  const TrialEnd e = s.end();
-  EXPECT_EQ(e.status, TrialStatus::Failed);
-  EXPECT_EQ(e.exit_code, 1);
-  EXPECT_EQ(e.reason, "rank 0 failed: signal 11 (SIGSEGV, segmentation fault: the worker crashed)");
+  expect_end(s.end(), TrialStatus::Failed, 1,
+             "rank 0 failed: signal 11 (SIGSEGV, segmentation fault: the worker crashed)", 0);
 }
 
 TEST(TrialSupervisor, StopTerminatesThenKillsAfterTheGracePeriod) {
@@ -125,20 +128,14 @@ TEST(TrialSupervisor, StopTerminatesThenKillsAfterTheGracePeriod) {
   EXPECT_TRUE(s.tick(20.0).commands.empty());  // SIGKILL once
   const Actions killed = s.exited(1, {0, SIGKILL}, 13.1);
   EXPECT_TRUE(has_note(killed, "rank 1 stopped by the user (SIGKILL after ignoring SIGTERM)"));
-  const TrialEnd e = s.end();
-  EXPECT_EQ(e.status, TrialStatus::Stopped);
-  EXPECT_EQ(e.exit_code, 130);
-  EXPECT_EQ(e.reason, "stopped by the user");
-  EXPECT_EQ(e.failed_rank, -1);
+  expect_end(s.end(), TrialStatus::Stopped, 130, "stopped by the user", -1);
 }
 
 TEST(TrialSupervisor, StopAfterEveryProcessEndedChangesNothing) {
   auto s = running(config_of(1), local_ranks(1));
   s.exited(0, {0, 0}, 1.0);
   EXPECT_TRUE(s.stop(1.1).commands.empty());
-  EXPECT_EQ(s.end().status, TrialStatus::Done);
-  EXPECT_EQ(s.end().exit_code, 0);
-  EXPECT_EQ(s.end().reason, "");
+  expect_end(s.end(), TrialStatus::Done, 0, "", -1);
 }
 
 TEST(TrialSupervisor, ARankSilentPastTheCollectiveTimeoutIsHung) {
@@ -149,10 +146,8 @@ TEST(TrialSupervisor, ARankSilentPastTheCollectiveTimeoutIsHung) {
   EXPECT_TRUE(s.tick(3.0).commands.empty());  // rank 0 silent for exactly the timeout: not yet
   const Actions a = s.tick(3.25);
   EXPECT_EQ(count(a, Command::Kind::Terminate), 2u);
-  const TrialEnd e = s.end();
-  EXPECT_EQ(e.failed_rank, 0);
-  EXPECT_EQ(e.exit_code, 1);
-  EXPECT_EQ(e.reason, "rank 0 hung: no events for over 2 s (its collective timeout); the trial was stopped");
+  expect_end(s.end(), TrialStatus::Failed, 1,
+             "rank 0 hung: no events for over 2 s (its collective timeout); the trial was stopped", 0);
 }
 
 TEST(TrialSupervisor, ARankThatNeverSpeaksFailsAfterRendezvousAndStartUp) {
@@ -173,20 +168,15 @@ TEST(TrialSupervisor, ATimeoutFailsTheTrialWithExitCode124) {
   s.event(step_event(0, 0), 3.0);
   EXPECT_TRUE(s.tick(3.9).commands.empty());
   EXPECT_EQ(count(s.tick(4.0), Command::Kind::Terminate), 1u);
-  const TrialEnd e = s.end();
-  EXPECT_EQ(e.exit_code, 124);
-  EXPECT_EQ(e.failed_rank, -1);
-  EXPECT_EQ(e.reason, "timed out after 4 s; the trial was stopped");
+  expect_end(s.end(), TrialStatus::Failed, 124, "timed out after 4 s; the trial was stopped", -1);
 }
 
 TEST(TrialSupervisor, TheFirstFailureNamesTheOutcome) {
   auto s = running(config_of(3), local_ranks(3));
   s.exited(2, {4, 0}, 1.0);
   s.exited(0, {1, 0}, 1.1);  // fails too, after rank 2: a consequence
-  const TrialEnd e = s.end();
-  EXPECT_EQ(e.failed_rank, 2);
-  EXPECT_EQ(e.exit_code, 4);
-  EXPECT_EQ(e.reason, "rank 2 failed: exit code 4 (communication failure: NCCL/Gloo, rendezvous or timeout)");
+  expect_end(s.end(), TrialStatus::Failed, 4,
+             "rank 2 failed: exit code 4 (communication failure: NCCL/Gloo, rendezvous or timeout)", 2);
 }
 
 TEST(TrialSupervisor, AProgramThatCannotStartFailsTheTrialInTheSameWordsEverywhere) {
@@ -198,10 +188,7 @@ TEST(TrialSupervisor, AProgramThatCannotStartFailsTheTrialInTheSameWordsEverywhe
   EXPECT_TRUE(a.commands.empty());  // nothing else was started
   EXPECT_TRUE(s.all_exited());
   EXPECT_TRUE(s.finished(0.0, 0));
-  const TrialEnd e = s.end();
-  EXPECT_EQ(e.status, TrialStatus::Failed);
-  EXPECT_EQ(e.failed_rank, 0);
-  EXPECT_EQ(e.reason, "rank 0 could not start /nonexistent/tunebench-worker: no such file");
+  expect_end(s.end(), TrialStatus::Failed, 1, "rank 0 could not start /nonexistent/tunebench-worker: no such file", 0);
 }
 
 TEST(TrialSupervisor, WhyAProgramCannotRun) {
