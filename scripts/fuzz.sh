@@ -7,6 +7,8 @@
 #   scripts/fuzz.sh smoke          every target 10 s (what `scripts/tunebench.sh test` runs)
 #   scripts/fuzz.sh run [SECONDS]  every target SECONDS (default 300)
 #   scripts/fuzz.sh run 600 session   one target
+#   scripts/fuzz.sh build          only build the targets (`tunebench.sh test` builds them while
+#                                  the suite runs)
 #
 # Builds in build-fuzz/ (clang, ASan + UBSan + libFuzzer coverage; the worker and GUI are not built).
 # A crash, sanitizer report, leak or broken oracle fails the run; the input is saved under
@@ -19,21 +21,23 @@ BUILD="${TUNEBENCH_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 mode="${1:-smoke}"
 seconds="${2:-300}"
 only="${3:-}"
-[ "$mode" = smoke ] && seconds=10
-case "$mode" in smoke | run) ;; *) echo "usage: $0 {smoke|run [SECONDS] [TARGET]}" >&2; exit 2 ;; esac
+[ "$mode" = smoke ] || [ "$mode" = build ] && seconds=10
+case "$mode" in smoke | run | build) ;; *) echo "usage: $0 {smoke|run [SECONDS] [TARGET]|build}" >&2; exit 2 ;; esac
 command -v clang++ >/dev/null || { echo "fuzz: clang++ is missing (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
 
 export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 if [ ! -f "$BUILD/build.ninja" ]; then
-  # TUNEBENCH_BUILD_FUZZERS instruments every library (ASan, UBSan, libFuzzer coverage).
+  # TUNEBENCH_BUILD_FUZZERS instruments every library (ASan, UBSan, libFuzzer coverage). -O1 with
+  # line tables, as libFuzzer's documentation builds: reports keep file:line, the build is faster.
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_CXX_FLAGS="-fno-omit-frame-pointer" \
+    -DCMAKE_CXX_FLAGS="-fno-omit-frame-pointer" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
     -DTUNEBENCH_BUILD_WORKER=OFF -DTUNEBENCH_BUILD_GUI=OFF -DTUNEBENCH_BUILD_TESTS=ON -DTUNEBENCH_BUILD_FUZZERS=ON \
     -DTUNEBENCH_FUZZ_SMOKE_S="$seconds" >/dev/null
 fi
 cmake -S "$ROOT" -B "$BUILD" -DTUNEBENCH_FUZZ_SMOKE_S="$seconds" >/dev/null
 targets=(event_reader_fuzzer config_fuzzer session_fuzzer torch_trace_fuzzer report_fuzzer)
 cmake --build "$BUILD" --target "${targets[@]}" -- -j"$(nproc)"
+[ "$mode" = build ] && exit 0
 cd "$BUILD"
 status=0
 ctest -L fuzz ${only:+-R "fuzz\\.$only\\."} --output-on-failure --verbose >"$BUILD/fuzz-ctest.log" 2>&1 || status=$?

@@ -46,6 +46,7 @@ install_deps() {
     "${missing[@]}" >/dev/null
 }
 
+# build [TARGET...]: everything, or only the given targets (and what they need).
 build() {
   # Paths relative to the checkout in ccache's keys: another clone of the same commit hits the cache.
   export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
@@ -55,7 +56,7 @@ build() {
       -DTUNEBENCH_BUILD_TESTS=ON >/dev/null
   fi
   # Two cores: libtorch translation units need ~1.5 GB each; -j follows the core count.
-  cmake --build "$BUILD" -- -j"$(nproc)"
+  cmake --build "$BUILD" ${1:+--target "$@"} -- -j"$(nproc)"
 }
 
 # A GPU machine: an NVIDIA driver and a CUDA libtorch (TUNEBENCH_LIBTORCH=/path/to/libtorch, or the
@@ -94,7 +95,8 @@ case "$cmd" in
   deps) install_deps ;;
   build) install_deps; build ;;
   gui)
-    install_deps; build
+    # Only what the window runs: the GUI and the CPU worker (the tests and the CLI wait for `test`).
+    install_deps; build tunebench tunebench-worker
     if prefix="$(cuda_libtorch_prefix)"; then
       build_cuda_worker "$prefix"
       export TUNEBENCH_WORKER="${TUNEBENCH_WORKER:-$CUDA_WORKER}"
@@ -104,8 +106,16 @@ case "$cmd" in
     install_deps; build
     # The suite runs on the CPU worker; a GPU machine also gets the CUDA worker built (and so checked).
     if prefix="$(cuda_libtorch_prefix)"; then build_cuda_worker "$prefix"; fi
-    (cd "$BUILD" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@")
-    # A few seconds of libFuzzer per parser (clang build in build-fuzz/); ctest above replayed their seeds.
+    # The fuzzers' clang build (build-fuzz/) compiles while the suite runs: many tests wait on
+    # processes and sockets, and none depends on the machine being idle (docs/RELIABILITY.md).
+    fuzz_log="$BUILD/fuzz-build.log"
+    nice -n 10 "$ROOT/scripts/fuzz.sh" build >"$fuzz_log" 2>&1 &
+    fuzz_build=$!
+    status=0
+    (cd "$BUILD" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@") || status=$?
+    wait "$fuzz_build" || { log "the fuzzers' build failed: $fuzz_log"; tail -20 "$fuzz_log" >&2; exit 1; }
+    [ "$status" -eq 0 ] || exit "$status"
+    # A few seconds of libFuzzer per parser; ctest above replayed their seeds.
     "$ROOT/scripts/fuzz.sh" smoke ;;
   *) echo "usage: $0 {gui|test|build|deps}" >&2; exit 2 ;;
 esac

@@ -44,7 +44,7 @@ struct TuneSpace {
   size_t grid_size() const;
 };
 
-// The space around `base`: strategy/ZeRO stage (several ranks), micro-batch, grad_accum,
+// The search space around `base`: strategy/ZeRO stage (several ranks), micro-batch, grad_accum,
 // checkpointing, bucket size and compression (DDP), compile and amp (CUDA), num_workers.
 TuneSpace default_space(const config::TrialConfig& base, bool cuda);
 // "key=v1,v2,..." axes (key "zero": ddp, zero2, zero3); throws std::invalid_argument.

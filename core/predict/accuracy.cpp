@@ -114,7 +114,7 @@ std::vector<AccuracyRow> accuracy_table(const Evidence& ev) {
         if (!probes.empty()) {
           auto basis = other_links;
           basis.insert(basis.end(), probes.begin(), probes.end());
-          // The target is the what-if of the issue: a slower link predicted from trials on a faster
+          // The target is the forum's what-if: a slower link predicted from trials on a faster
           // one plus a probe of the slow one. The other direction is shown without a target.
           const auto* slow = hardware::implied_link(*t.gpu, t.config.nccl_env);
           const auto* fast = hardware::implied_link(*t.gpu, other_links.front()->config.nccl_env);
@@ -131,7 +131,7 @@ std::vector<AccuracyRow> accuracy_table(const Evidence& ev) {
       }
     }
 
-    // Other model sizes: predicting down from larger models is the issue's case (1B from 7B); up
+    // Other model sizes: predicting down from larger models is the case asked about (1B from 7B); up
     // from smaller ones is shown without a target.
     const auto params_of = [](const MeasuredTrial& m) { return parameter_count(m.config.dims); };
     for (const bool larger : {true, false}) {

@@ -1,5 +1,5 @@
 // TrialRecord: one row of the trials table, as plain data. The live window fills it from a
-// TrialRunner; the session store (issue 6) can fill it from SQLite the same way.
+// TrialRunner; the session store can fill it from SQLite the same way.
 #pragma once
 
 #include <cmath>

@@ -11,6 +11,7 @@ struct BackgroundJobs::Job {
   int id = 0;
   QString title;
   QString key;
+  JobLabel label;
   Work work;
   std::atomic<bool> cancelled{false};      // superseded, or the window is closing: the result is stale
   std::atomic<bool> stopRequested{false};  // cancel(id): the job ends where it can
@@ -58,10 +59,11 @@ BackgroundJobs::~BackgroundJobs() {
   m_thread.join();
 }
 
-int BackgroundJobs::submit(const QString& title, Work work, const QString& key) {
+int BackgroundJobs::submit(const QString& title, Work work, const QString& key, const JobLabel& label) {
   auto job = std::make_shared<Job>();
   job->title = title;
   job->key = key;
+  job->label = label;
   job->work = std::move(work);
   {
     std::lock_guard<std::mutex> lock(m_mutex);
@@ -174,17 +176,20 @@ void BackgroundJobs::deliver(const std::shared_ptr<Job>& job, Apply apply, const
           std::lock_guard<std::mutex> lock(self->m_mutex);
           last = --self->m_inFlight == 0;
         }
+        auto failure = [&job](const QString& message) {
+          return JobFailure{job->id, job->label.kind, job->title, job->label.subject, message};
+        };
         // A superseded job's result is stale: the newer job's result is the one to show.
         if (!job->cancelled) {
           if (job->stopRequested && (!error.isEmpty() || !apply)) {
             emit self->jobCancelled(job->id, job->title);
           } else if (!error.isEmpty()) {
-            emit self->jobFailed(job->id, job->title, error);
+            emit self->jobFailed(failure(error));
           } else {
             try {
               if (apply) apply();
             } catch (const std::exception& e) {
-              emit self->jobFailed(job->id, job->title, QString::fromStdString(e.what()));
+              emit self->jobFailed(failure(QString::fromStdString(e.what())));
             }
             emit self->jobFinished(job->id, job->title);
           }

@@ -14,7 +14,9 @@
 // jobCancelled; one that reached its end anyway (it wrote, say, and cannot unwrite) is applied as
 // usual, so the window never misses what a job did.
 //
-// Exceptions thrown by a job become jobFailed(title, message); nothing escapes into the event loop.
+// Exceptions thrown by a job become jobFailed with the job's kind, subject and the exception's
+// sentence: whoever words the failure switches on the kind, never on the title. Nothing escapes
+// into the event loop.
 #pragma once
 
 #include <atomic>
@@ -29,6 +31,24 @@
 #include <QString>
 
 namespace tunebench::ui {
+
+// What a job does, for whoever reports its failure (SessionActions words each kind its own way).
+enum class JobKind { Other, OpenSession, SaveSession, ImportLog, ImportTraces, Export, DeleteTrial, LoadTrial };
+
+// What a job is: its kind, what it works on in words ("run.jsonl", "ddp-nw4 (2 torch.profiler
+// traces)") and its title for the status bar ("Importing run.jsonl").
+struct JobLabel {
+  JobKind kind = JobKind::Other;
+  QString subject;
+};
+
+struct JobFailure {
+  int id = 0;
+  JobKind kind = JobKind::Other;
+  QString title;
+  QString subject;
+  QString message;  // the exception's sentence
+};
 
 // What a running job sees: where to report progress and whether it is still wanted.
 class JobProgress {
@@ -50,7 +70,7 @@ class BackgroundJobs : public QObject {
 
   // Queues a job; returns its id. `key` non-empty: a queued job with the same key is dropped,
   // and a running one is told cancelled() (its result is then discarded).
-  int submit(const QString& title, Work work, const QString& key = {});
+  int submit(const QString& title, Work work, const QString& key = {}, const JobLabel& label = {});
   // Asks job `id` to stop (see above); false when it is not queued or running any more.
   bool cancel(int id);
   bool isBusy() const;  // a job queued or running
@@ -62,7 +82,7 @@ class BackgroundJobs : public QObject {
   void jobStarted(int id, const QString& title);
   void progress(int id, const QString& title, qint64 done, qint64 total, const QString& text);
   void jobFinished(int id, const QString& title);
-  void jobFailed(int id, const QString& title, const QString& message);
+  void jobFailed(const tunebench::ui::JobFailure& failure);
   void jobCancelled(int id, const QString& title);  // cancel(id) stopped it; nothing was applied
   void idle();                                      // the last job finished
 
@@ -83,3 +103,5 @@ class BackgroundJobs : public QObject {
 };
 
 }  // namespace tunebench::ui
+
+Q_DECLARE_METATYPE(tunebench::ui::JobFailure)

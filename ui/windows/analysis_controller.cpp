@@ -5,14 +5,11 @@
 #include <QAction>
 #include <QItemSelectionModel>
 #include <QMenu>
-#include <QMenuBar>
-#include <QStatusBar>
-#include <QTableView>
 
 #include "ui/models/trials_model.h"
+#include "ui/runner/background_jobs.h"
 #include "ui/windows/comparison_window.h"
-#include "ui/windows/main_window.h"
-#include "ui/windows/session_actions.h"
+#include "ui/windows/live_trial_tracker.h"
 #include "ui/windows/session_controller.h"
 #include "ui/windows/sweep_dialog.h"
 #include "ui/windows/trial_form.h"
@@ -20,10 +17,12 @@
 
 namespace tunebench::ui {
 
-AnalysisController::AnalysisController(MainWindow* window) : QObject(window), m_window(window) {
+AnalysisController::AnalysisController(const WorkbenchContext& context, QObject* parent)
+    : QObject(parent), m_context(context) {
   setObjectName(QStringLiteral("analysisController"));
   m_provider = [this](int row) { return cachedLog(row); };
 
+  QWidget* window = m_context.dialogParent;  // the actions' shortcuts work in the whole window
   auto* compare = new QAction(QStringLiteral("&Compare selected trials…"), window);
   compare->setObjectName(QStringLiteral("actionCompare"));
   compare->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
@@ -35,7 +34,7 @@ AnalysisController::AnalysisController(MainWindow* window) : QObject(window), m_
   sweep->setStatusTip(QStringLiteral("Queue a grid of trials over knobs and value lists, then compare them"));
   connect(sweep, &QAction::triggered, this, [this] { openSweepDialog(); });
 
-  auto* investigate = new QAction(QStringLiteral("&Investigate…"), window);
+  auto* investigate = m_investigate = new QAction(QStringLiteral("&Investigate…"), window);
   investigate->setObjectName(QStringLiteral("actionInvestigate"));
   investigate->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_I));
   investigate->setStatusTip(QStringLiteral(
@@ -49,22 +48,12 @@ AnalysisController::AnalysisController(MainWindow* window) : QObject(window), m_
       "the form's trial for the highest tokens/s (short trials first, memory-pruned)"));
   connect(fastest, &QAction::triggered, this, [this] { openAutotuneDialog(); });
 
-  auto* menu = new QMenu(QStringLiteral("&Analysis"), window);
-  menu->setObjectName(QStringLiteral("menuAnalysis"));
-  menu->addAction(compare);
-  menu->addAction(sweep);
-  menu->addAction(investigate);
-  menu->addAction(fastest);
-  if (window->sessionActions()) {
-    window->sessionActions()->contextMenu()->addSeparator();
-    window->sessionActions()->contextMenu()->addAction(investigate);
-  }
-  // Before Help, where the menu bar's last entry conventionally stays (found by object name).
-  QMenu* help = window->menu(QStringLiteral("menuHelp"));
-  if (help)
-    window->menuBar()->insertMenu(help->menuAction(), menu);
-  else
-    window->menuBar()->addMenu(menu);
+  m_menu = new QMenu(QStringLiteral("&Analysis"), window);
+  m_menu->setObjectName(QStringLiteral("menuAnalysis"));
+  m_menu->addAction(compare);
+  m_menu->addAction(sweep);
+  m_menu->addAction(investigate);
+  m_menu->addAction(fastest);
 }
 
 void AnalysisController::setTrialLogProvider(TrialLogProvider provider) {
@@ -72,25 +61,25 @@ void AnalysisController::setTrialLogProvider(TrialLogProvider provider) {
 }
 
 std::optional<protocol::TrialLog> AnalysisController::cachedLog(int row) const {
-  TrialsModel* model = m_window->trialsModel();
+  TrialsModel* model = m_context.trials;
   if (row < 0 || row >= model->rowCount()) return std::nullopt;
-  return m_window->trialLogs().log(model->record(row).id);
+  return m_context.live->logs().log(model->record(row).id);
 }
 
 void AnalysisController::compareSelected() {
   QList<int> rows;
-  for (const QModelIndex& index : m_window->trialsView()->selectionModel()->selectedRows()) rows << index.row();
+  for (const QModelIndex& index : m_context.selection->selectedRows()) rows << index.row();
   std::sort(rows.begin(), rows.end());
   compareRows(rows);
 }
 
 ComparisonWindow* AnalysisController::compareRows(const QList<int>& rows) {
-  SessionController* session = m_window->session();
+  SessionController* session = m_context.session;
   std::vector<std::optional<protocol::TrialLog>> logs;
   QStringList names, toLoad, ids;
   bool fromSession = false;
   for (int row : rows) {
-    const TrialRecord& r = m_window->trialsModel()->record(row);
+    const TrialRecord& r = m_context.trials->record(row);
     names << QString::fromStdString(r.config.name);
     ids << r.id;
     auto log = m_provider(row);
@@ -98,7 +87,7 @@ ComparisonWindow* AnalysisController::compareRows(const QList<int>& rows) {
     if (session->storeId(r.id) >= 0 && session->isForeign()) fromSession = true;
     logs.push_back(std::move(log));
   }
-  auto open = [this, names, ids, fromSession](std::vector<std::optional<protocol::TrialLog>> found) -> ComparisonWindow* {
+  auto open = [this, session, names, ids, fromSession](std::vector<std::optional<protocol::TrialLog>> found) -> ComparisonWindow* {
     std::vector<protocol::TrialLog> usable;
     QStringList usedNames, missing, stored;
     for (size_t i = 0; i < found.size(); ++i) {
@@ -108,31 +97,27 @@ ComparisonWindow* AnalysisController::compareRows(const QList<int>& rows) {
       }
       usable.push_back(std::move(*found[i]));
       usedNames << names.value(int(i));
-      if (m_window->session()->storeId(ids.value(int(i))) >= 0) stored << ids.value(int(i));
+      if (session->storeId(ids.value(int(i))) >= 0) stored << ids.value(int(i));
     }
     if (usable.empty()) {
-      m_window->statusBar()->showMessage(names.isEmpty()
-                                             ? QStringLiteral("Select one or more trials in the Trials table first")
-                                             : QStringLiteral("No events recorded for the selected trials"),
-                                         6000);
+      emit statusMessage(names.isEmpty() ? QStringLiteral("Select one or more trials in the Trials table first")
+                                         : QStringLiteral("No events recorded for the selected trials"),
+                         6000);
       return nullptr;
     }
     if (!missing.isEmpty())
-      m_window->statusBar()->showMessage(
-          QStringLiteral("Left out (no events): %1").arg(missing.join(QStringLiteral(", "))), 8000);
+      emit statusMessage(QStringLiteral("Left out (no events): %1").arg(missing.join(QStringLiteral(", "))), 8000);
     ComparisonWindow* w = openComparison(std::move(usable), usedNames, fromSession);
     // Its report is exported from the session file, so it needs every compared trial stored there.
     if (stored.size() == usedNames.size()) {
       w->setReportable(true);
-      connect(w, &ComparisonWindow::exportReportRequested, this,
-              [this, stored] { m_window->sessionActions()->askExportReport(stored); });
+      connect(w, &ComparisonWindow::exportReportRequested, this, [this, stored] { emit exportReportRequested(stored); });
     }
     return w;
   };
   if (toLoad.isEmpty()) return open(std::move(logs));
   // Stored trials load in the background; the cached ones are merged in when they arrive.
-  m_window->statusBar()->showMessage(QStringLiteral("Loading %1 trial(s) for the comparison…").arg(toLoad.size()),
-                                     4000);
+  emit statusMessage(QStringLiteral("Loading %1 trial(s) for the comparison…").arg(toLoad.size()), 4000);
   auto partial = std::make_shared<std::vector<std::optional<protocol::TrialLog>>>(std::move(logs));
   session->loadTrialLogs(toLoad, [open, partial, ids, toLoad](std::vector<std::optional<protocol::TrialLog>> loaded) {
     for (int i = 0; i < toLoad.size(); ++i) {
@@ -146,7 +131,7 @@ ComparisonWindow* AnalysisController::compareRows(const QList<int>& rows) {
 
 ComparisonWindow* AnalysisController::openComparison(std::vector<protocol::TrialLog> logs, const QStringList& names,
                                                      bool fromSession) {
-  auto* w = new ComparisonWindow(m_window);
+  auto* w = new ComparisonWindow(m_context.dialogParent);
   w->setAttribute(Qt::WA_DeleteOnClose, true);
   connect(w, &ComparisonWindow::followUpRequested, this,
           [this, fromSession](const config::TrialConfig& c, const QString& suggestion) {
@@ -164,15 +149,14 @@ void AnalysisController::queueFollowUp(const config::TrialConfig& config, const 
   request.what = QStringLiteral("follow-up: %1").arg(suggestion);
   request.fromSession = fromSession;
   request.source = QStringLiteral("follow-up: %1").arg(suggestion);
-  m_window->launcher()->launch(request, [this, config](const QStringList& ids) {
+  m_context.launcher->launch(request, [this, config](const QStringList& ids) {
     if (!ids.isEmpty())
-      m_window->statusBar()->showMessage(
-          QStringLiteral("Queued %1 (%2)").arg(QString::fromStdString(config.name), ids.first()), 8000);
+      emit statusMessage(QStringLiteral("Queued %1 (%2)").arg(QString::fromStdString(config.name), ids.first()), 8000);
   });
 }
 
 SweepDialog* AnalysisController::openSweepDialog() {
-  auto* dialog = new SweepDialog(m_window->form()->config(), m_window);
+  auto* dialog = new SweepDialog(m_context.form->config(), m_context.dialogParent);
   dialog->setAttribute(Qt::WA_DeleteOnClose, true);
   connect(dialog, &SweepDialog::queueRequested, this, [this, dialog](const std::vector<config::TrialConfig>& configs) {
     // One request for the whole grid: one check, one preview (when the form's trial came from
@@ -180,15 +164,15 @@ SweepDialog* AnalysisController::openSweepDialog() {
     LaunchRequest request;
     request.configs = configs;
     request.what = QStringLiteral("sweep of %1 trials").arg(configs.size());
-    request.fromSession = m_window->form()->origin().fromSession;
+    request.fromSession = m_context.form->origin().fromSession;
     request.source = QStringLiteral("sweep");
     QPointer<SweepDialog> guard(dialog);
-    if (m_window->launcher()->launch(request, [guard](const QStringList& ids) {
+    if (m_context.launcher->launch(request, [guard](const QStringList& ids) {
           if (guard) guard->setQueued(ids);
         }) == TrialLauncher::Result::Refused)
-      dialog->setRefused(m_window->launcher()->lastMessage());
+      dialog->setRefused(m_context.launcher->lastMessage());
   });
-  connect(m_window, &MainWindow::trialFinished, dialog, &SweepDialog::onTrialFinished);
+  connect(m_context.live, &LiveTrialTracker::trialFinished, dialog, &SweepDialog::onTrialFinished);
   connect(dialog, &SweepDialog::sweepFinished, this, &AnalysisController::showSweep);
   dialog->show();
   m_sweep = dialog;
@@ -196,56 +180,57 @@ SweepDialog* AnalysisController::openSweepDialog() {
 }
 
 void AnalysisController::investigateSelected() {
-  const auto rows = m_window->trialsView()->selectionModel()->selectedRows();
+  const auto rows = m_context.selection->selectedRows();
   if (rows.isEmpty()) {
-    m_window->statusBar()->showMessage(QStringLiteral("Select a stored trial in the Trials table first"), 6000);
+    emit statusMessage(QStringLiteral("Select a stored trial in the Trials table first"), 6000);
     return;
   }
   investigateRow(rows.first().row());
 }
 
 InvestigateWindow* AnalysisController::investigateRow(int row) {
-  SessionController* session = m_window->session();
-  if (row < 0 || row >= m_window->trialsModel()->rowCount()) return nullptr;
-  const qint64 storeId = session->storeId(m_window->trialsModel()->record(row).id);
+  SessionController* session = m_context.session;
+  if (row < 0 || row >= m_context.trials->rowCount()) return nullptr;
+  const qint64 storeId = session->storeId(m_context.trials->record(row).id);
   if (storeId < 0 || session->path().isEmpty()) {
-    m_window->statusBar()->showMessage(QStringLiteral("Only a trial stored in a session can be investigated"), 6000);
+    emit statusMessage(QStringLiteral("Only a trial stored in a session can be investigated"), 6000);
     return nullptr;
   }
   auto launch = [this](const investigate::TrialRequest& r) { launchPlanTrial(r, QStringLiteral("investigate")); };
-  auto* w = new InvestigateWindow(session->path(), storeId, launch, m_window);
+  auto* w = new InvestigateWindow(session->path(), storeId, launch, session->jobs(), m_context.dialogParent);
   w->setAttribute(Qt::WA_DeleteOnClose, true);
   connect(session, &SessionController::liveTrialStored, w, &InvestigateWindow::onTrialStored);
+  connect(w, &InvestigateWindow::failed, this, [this](const QString& message) { emit statusMessage(message, 8000); });
   w->show();
-  if (!w->start()) m_window->statusBar()->showMessage(w->errorText(), 8000);
+  w->start();
   m_investigation = w;
   return w;
 }
 
 void AnalysisController::launchPlanTrial(const investigate::TrialRequest& r, const QString& what) {
-  QPointer<SessionController> guard(m_window->session());
+  QPointer<SessionController> guard(m_context.session);
   LaunchRequest request;
   request.configs = {r.config};
   request.what = QStringLiteral("%1: %2").arg(what, QString::fromStdString(r.name));
-  request.fromSession = m_window->session()->isForeign();
+  request.fromSession = m_context.session->isForeign();
   request.source = what;
   QStringList tags;
   for (const auto& t : r.tags) tags << QString::fromStdString(t);
-  m_window->launcher()->launch(request, [guard, tags](const QStringList& ids) {
+  m_context.launcher->launch(request, [guard, tags](const QStringList& ids) {
     if (guard)
       for (const QString& id : ids) guard->annotateTrial(id, QString(), tags);
   });
 }
 
 AutotuneDialog* AnalysisController::openAutotuneDialog() {
-  SessionController* session = m_window->session();
+  SessionController* session = m_context.session;
   if (session->path().isEmpty()) {
-    m_window->statusBar()->showMessage(QStringLiteral("Open or create a session file first: the search is kept in it"),
-                                       6000);
+    emit statusMessage(QStringLiteral("Open or create a session file first: the search is kept in it"), 6000);
     return nullptr;
   }
   auto launch = [this](const investigate::TrialRequest& r) { launchPlanTrial(r, QStringLiteral("tune")); };
-  auto* d = new AutotuneDialog(m_window->form()->config(), session->path(), launch, m_window);
+  auto* d =
+      new AutotuneDialog(m_context.form->config(), session->path(), launch, session->jobs(), m_context.dialogParent);
   d->setAttribute(Qt::WA_DeleteOnClose, true);
   connect(session, &SessionController::liveTrialStored, d, &AutotuneDialog::onTrialStored);
   d->show();
@@ -255,7 +240,7 @@ AutotuneDialog* AnalysisController::openAutotuneDialog() {
 void AnalysisController::showSweep(const QStringList& ids, const std::vector<std::string>& keys) {
   QList<int> rows;
   for (const QString& id : ids)
-    if (const int row = m_window->trialsModel()->rowOf(id); row >= 0) rows << row;
+    if (const int row = m_context.trials->rowOf(id); row >= 0) rows << row;
   if (ComparisonWindow* w = compareRows(rows)) w->setSweepKeys(keys);
 }
 

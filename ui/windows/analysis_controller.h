@@ -1,14 +1,15 @@
-// AnalysisController: the main window's "Analysis" menu (issue 7). It turns selected rows of the
-// trials table into TrialLogs through a provider, opens a ComparisonWindow on them, queues the
-// follow-up trials its suggestion buttons ask for, and runs the sweep dialog: plan -> queue ->
-// progress -> comparison of the sweep when its last trial finished, and the investigation of a
-// stored trial (InvestigateWindow, issue 12).
+// AnalysisController: the workbench's "Analysis" menu (menu(), which the window places). It turns
+// selected rows of the trials table into TrialLogs through a provider, opens a ComparisonWindow on
+// them, queues the follow-up trials its suggestion buttons ask for, and runs the sweep dialog:
+// plan -> queue -> progress -> comparison of the sweep when its last trial finished, the
+// investigation of a stored trial (InvestigateWindow) and the search for the fastest
+// configuration (AutotuneDialog).
 //
 // Logs come from the provider when it has them (by default the events this window received:
-// MainWindow::trialLogs(), the running trial and replays); trials stored in the session file are
+// LiveTrialTracker::logs(), the running trial and replays); trials stored in the session file are
 // loaded by a background job, and the comparison opens when they are there. Follow-ups and sweeps
-// go through the window's TrialLauncher, like every other way to start a trial; a follow-up of a
-// trial from someone else's session file is previewed first.
+// go through the TrialLauncher, like every other way to start a trial; a follow-up of a trial
+// from someone else's session file is previewed first.
 #pragma once
 
 #include <functional>
@@ -20,21 +21,28 @@
 
 #include "core/config/trial_config.h"
 #include "core/protocol/trial_log.h"
-#include "ui/windows/comparison_window.h"  // QPointer needs the complete types
 #include "ui/windows/autotune_dialog.h"
+#include "ui/windows/comparison_window.h"  // QPointer needs the complete types
 #include "ui/windows/investigate_window.h"
 #include "ui/windows/sweep_dialog.h"
+#include "ui/windows/workbench_context.h"
+
+class QAction;
+class QMenu;
 
 namespace tunebench::ui {
-
-class MainWindow;
 
 class AnalysisController : public QObject {
   Q_OBJECT
  public:
   using TrialLogProvider = std::function<std::optional<protocol::TrialLog>(int row)>;
 
-  explicit AnalysisController(MainWindow* window);
+  explicit AnalysisController(const WorkbenchContext& context, QObject* parent = nullptr);
+
+  // Compare, Sweep, Investigate and Find the fastest (menuAnalysis); the window places it.
+  QMenu* menu() const { return m_menu; }
+  // Investigate… (also in the trials table's context menu).
+  QAction* investigateAction() const { return m_investigate; }
 
   void setTrialLogProvider(TrialLogProvider provider);
   // The log of a row of the trials table, from the provider (the What-if panel reads it too).
@@ -64,14 +72,21 @@ class AnalysisController : public QObject {
   void compareSelected();
   void investigateSelected();
 
+ signals:
+  void statusMessage(const QString& text, int timeoutMs);
+  // The comparison window asked for a report of these stored trials (the window's File > Export report… path).
+  void exportReportRequested(const QStringList& trialIds);
+
  private:
   void queueFollowUp(const config::TrialConfig& config, const QString& suggestion, bool fromSession);
   void showSweep(const QStringList& ids, const std::vector<std::string>& keys);
   // A plan's trial (investigation or search) through the TrialLauncher, tagged with the plan.
   void launchPlanTrial(const investigate::TrialRequest& request, const QString& what);
 
-  MainWindow* m_window;
+  WorkbenchContext m_context;
   TrialLogProvider m_provider;
+  QMenu* m_menu = nullptr;
+  QAction* m_investigate = nullptr;
   QPointer<ComparisonWindow> m_last;
   QPointer<SweepDialog> m_sweep;
   QPointer<InvestigateWindow> m_investigation;

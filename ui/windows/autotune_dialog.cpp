@@ -10,6 +10,7 @@
 #include <QFormLayout>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QPointer>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -22,8 +23,8 @@
 
 namespace tunebench::ui {
 AutotuneDialog::AutotuneDialog(const config::TrialConfig& base, const QString& sessionPath, Launch launch,
-                               QWidget* parent)
-    : QDialog(parent), m_base(base), m_path(sessionPath), m_launch(std::move(launch)) {
+                               BackgroundJobs* jobs, QWidget* parent)
+    : QDialog(parent), m_plan(jobs, this, sessionPath), m_base(base), m_path(sessionPath), m_launch(std::move(launch)) {
   setObjectName(QStringLiteral("autotuneDialog"));
   setWindowTitle(QStringLiteral("Find the fastest configuration"));
   m_budget = new QDoubleSpinBox(this);
@@ -31,8 +32,9 @@ AutotuneDialog::AutotuneDialog(const config::TrialConfig& base, const QString& s
   m_budget->setValue(10);
   m_budget->setSuffix(QStringLiteral(" min"));
   m_budget->setSpecialValueText(QStringLiteral("no limit"));
-  m_budget->setToolTip(QStringLiteral("Minutes of trial time (0: until the search ends); the finalists' long trials "
-                                      "are kept within it"));
+  m_budget->setToolTip(
+      QStringLiteral("Minutes of trial time (0: until the search ends); the finalists' long trials "
+                     "are kept within it"));
   m_short = new QSpinBox(this);
   m_short->setRange(3, 10000);
   m_short->setValue(8);
@@ -98,65 +100,97 @@ void AutotuneDialog::setSteps(int shortSteps, int longSteps) {
 }
 void AutotuneDialog::setPerGpu(bool perGpu) { m_perGpu->setChecked(perGpu); }
 
-bool AutotuneDialog::start() {
-  m_error.clear();
-  try {
-    auto s = open_plan_session(m_path);
-    m_planId = investigate::open_tune(s, spec());
-    store::set_plan_state(s, m_planId, "running");
-  } catch (const std::exception& e) {
-    m_error = QString::fromStdString(e.what());
-    m_status->setText(m_error);
-    return false;
-  }
-  m_running = true;
-  m_start->setEnabled(false);
-  m_cancel->setEnabled(true);
-  launchNext();
-  return m_error.isEmpty();
-}
-
-int AutotuneDialog::storedCount() {
-  auto s = open_plan_session(m_path);
-  int n = 0;
-  for (const auto& [arm, list] : investigate::finished_arms(s.list_trials(), m_planId)) n += int(list.size());
-  return n;
-}
-
-void AutotuneDialog::launchNext() {
-  if (!m_running) return;
+struct AutotuneDialog::Step {
+  investigate::TuneReport report;
+  int stored = 0;  // the plan's finished trials
   std::optional<investigate::TrialRequest> next;
-  try {
-    auto s = open_plan_session(m_path);
-    next = investigate::next_tune_trial(s, m_planId);
-  } catch (const std::exception& e) {
-    m_error = QString::fromStdString(e.what());
-    m_status->setText(m_error);
-    cancel();
+};
+
+AutotuneDialog::Step AutotuneDialog::readStep(store::SessionStore& s, qint64 planId, bool withNext) {
+  Step step;
+  if (withNext) step.next = investigate::next_tune_trial(s, planId);
+  for (const auto& [arm, list] : investigate::finished_arms(s.list_trials(), planId)) step.stored += int(list.size());
+  step.report = investigate::tune_report(s, planId);
+  return step;
+}
+
+bool AutotuneDialog::start() {
+  if (isBusy() || m_running) return false;
+  m_error.clear();
+  m_start->setEnabled(false);
+  m_status->setText(QStringLiteral("Scoring the search space…"));
+  const investigate::TuneSpec tune = spec();
+  m_plan.run<std::pair<qint64, Step>>(
+      QStringLiteral("Opening the search"),
+      [tune](store::SessionStore& s) {
+        const qint64 plan = investigate::open_tune(s, tune);
+        store::set_plan_state(s, plan, "running");
+        return std::make_pair(plan, readStep(s, plan, true));
+      },
+      [this](std::pair<qint64, Step> r) {
+        m_planId = r.first;
+        m_running = true;
+        m_cancel->setEnabled(true);
+        showReport(r.second.report);
+        launchNext(r.second);
+      },
+      [this](const QString& message) { fail(message); });
+  return true;
+}
+
+void AutotuneDialog::launchNext(const Step& step) {
+  if (!m_running) return;
+  if (!step.next) {
+    finish();
     return;
   }
-  showReport();
-  if (!next) {
-    m_running = false;
-    m_cancel->setEnabled(false);
-    m_start->setEnabled(true);
-    auto s = open_plan_session(m_path);
-    store::set_plan_result(s, m_planId, investigate::to_json(investigate::tune_report(s, m_planId)));
-    store::set_plan_state(s, m_planId, "done");
-    m_status->setText(QStringLiteral("Done (plan %1).").arg(m_planId));
-    emit searchFinished(m_planId);
-    return;
-  }
-  m_awaitingAfter = storedCount();
-  m_status->setText(QStringLiteral("Running: %1").arg(QString::fromStdString(next->name)));
-  m_launch(*next);
+  m_awaitingAfter = step.stored;
+  m_status->setText(QStringLiteral("Running: %1").arg(QString::fromStdString(step.next->name)));
+  m_launch(*step.next);
+}
+
+void AutotuneDialog::finish() {
+  m_running = false;
+  m_awaitingAfter = -1;
+  m_cancel->setEnabled(false);
+  const qint64 plan = m_planId;
+  m_plan.run<investigate::TuneReport>(
+      QStringLiteral("Storing the search"),
+      [plan](store::SessionStore& s) {
+        auto report = investigate::tune_report(s, plan);
+        store::set_plan_result(s, plan, investigate::to_json(report));
+        store::set_plan_state(s, plan, "done");
+        return report;
+      },
+      [this](investigate::TuneReport report) {
+        showReport(report);
+        m_start->setEnabled(true);
+        m_status->setText(QStringLiteral("Done (plan %1).").arg(m_planId));
+        emit searchFinished(m_planId);
+      },
+      [this](const QString& message) { fail(message); });
 }
 
 void AutotuneDialog::onTrialStored() {
   if (!m_running || m_awaitingAfter < 0) return;
-  if (storedCount() <= m_awaitingAfter) return;  // not the awaited trial
-  m_awaitingAfter = -1;
-  launchNext();
+  const int awaited = m_awaitingAfter;
+  const qint64 plan = m_planId;
+  m_plan.run<Step>(
+      QStringLiteral("Reading the search"),
+      [plan, awaited](store::SessionStore& s) {
+        int stored = 0;
+        for (const auto& [arm, list] : investigate::finished_arms(s.list_trials(), plan)) stored += int(list.size());
+        if (stored <= awaited) return Step{{}, stored, std::nullopt};  // not the awaited trial
+        return readStep(s, plan, true);
+      },
+      [this, awaited](Step step) {
+        // Another trial of the window, or an earlier answer already queued the next.
+        if (step.stored <= awaited || !m_running || m_awaitingAfter != awaited) return;
+        m_awaitingAfter = -1;
+        showReport(step.report);
+        launchNext(step);
+      },
+      [this](const QString& message) { fail(message); });
 }
 
 void AutotuneDialog::cancel() {
@@ -164,33 +198,37 @@ void AutotuneDialog::cancel() {
   m_running = false;
   m_awaitingAfter = -1;
   m_cancel->setEnabled(false);
-  m_start->setEnabled(true);
-  try {
-    auto s = open_plan_session(m_path);
-    store::set_plan_state(s, m_planId, "paused");
-  } catch (const std::exception&) {
-  }
+  const qint64 plan = m_planId;
+  m_plan.run<bool>(
+      QStringLiteral("Pausing the search"),
+      [plan](store::SessionStore& s) {
+        store::set_plan_state(s, plan, "paused");
+        return true;
+      },
+      [this](bool) { m_start->setEnabled(true); }, [this](const QString& message) { fail(message); });
   m_status->setText(QStringLiteral("Cancelled: Start resumes the same search."));
 }
 
-void AutotuneDialog::showReport() {
-  try {
-    auto s = open_plan_session(m_path);
-    const auto report = investigate::tune_report(s, m_planId);
-    m_report->setPlainText(QString::fromStdString(investigate::render(report)));
-    m_save->setEnabled(report.result.best.has_value());
-  } catch (const std::exception& e) {
-    m_status->setText(QString::fromStdString(e.what()));
-  }
+void AutotuneDialog::fail(const QString& message) {
+  if (m_running) cancel();  // the search cannot go on: stored as paused if the file lets us
+  m_error = message;
+  m_status->setText(message);
+  if (!isBusy()) m_start->setEnabled(true);
+  emit failed(message);
+}
+
+void AutotuneDialog::showReport(const investigate::TuneReport& report) {
+  m_shown = report;
+  m_report->setPlainText(QString::fromStdString(investigate::render(report)));
+  m_save->setEnabled(report.result.best.has_value());
 }
 
 QString AutotuneDialog::reportText() const { return m_report->toPlainText(); }
 
 bool AutotuneDialog::saveBest(const QString& path) {
+  if (!m_shown || !m_shown->result.best) return false;
   try {
-    auto s = open_plan_session(m_path);
-    const auto report = investigate::tune_report(s, m_planId);
-    if (!report.result.best) return false;
+    const auto& report = *m_shown;
     auto best = investigate::config_at(report.spec.base, report.spec.space, report.result.best->point,
                                        report.spec.options.long_steps, report.spec.options.warmup);
     best.name = "autotuned: " + investigate::point_label(report.spec.space, report.result.best->point);

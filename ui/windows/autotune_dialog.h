@@ -1,15 +1,22 @@
 // AutotuneDialog: "Find the fastest…" (core/investigate/tune_session.h) from the form's trial:
 // the search space around it, a budget of minutes of trial time, tokens/s in total or per GPU.
 // Like InvestigateWindow it starts no trial itself: each trial the search asks for is handed to
-// `launch` (the main window's TrialLauncher, tagged with the plan), and the next one is derived
+// `launch` (AnalysisController: the TrialLauncher, tagged with the plan), and the next one is derived
 // from the session after each stored trial, so a closed dialog resumes the same search (same spec)
 // when started again. Shows the ranked trials, the best configuration with its worker command line
 // and what limited it, and saves the best as a config JSON.
+//
+// Every read and write of the session (opening the search scores its whole space: seconds; the
+// report reads every measured trial) runs as a BackgroundJob (plan_session.h); a failure is shown
+// in the status line (and failed()), never thrown into a slot.
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include <QDialog>
+
+#include "ui/windows/plan_session.h"
 
 #include "core/investigate/tune_session.h"
 
@@ -20,6 +27,10 @@ class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
 
+namespace tunebench::store {
+class SessionStore;
+}
+
 namespace tunebench::ui {
 
 class AutotuneDialog : public QDialog {
@@ -27,7 +38,7 @@ class AutotuneDialog : public QDialog {
  public:
   using Launch = std::function<void(const investigate::TrialRequest&)>;
 
-  AutotuneDialog(const config::TrialConfig& base, const QString& sessionPath, Launch launch,
+  AutotuneDialog(const config::TrialConfig& base, const QString& sessionPath, Launch launch, BackgroundJobs* jobs,
                  QWidget* parent = nullptr);
 
   // The spec of what the controls say now (space from the base config, budget, objective).
@@ -35,13 +46,17 @@ class AutotuneDialog : public QDialog {
   void setBudgetMinutes(double minutes);
   void setSteps(int shortSteps, int longSteps);
   void setPerGpu(bool perGpu);
-  // Stores (or resumes) the search and queues its first missing trial; false + errorText().
+  // Stores (or resumes) the search and queues its first missing trial, in the background; false
+  // when a step of the search is still in flight. A failure: errorText() and failed().
   bool start();
   bool isRunning() const { return m_running; }
+  // A session read or write of this dialog is in flight.
+  bool isBusy() const { return m_plan.isBusy(); }
   qint64 planId() const { return m_planId; }
   QString errorText() const { return m_error; }
   QString reportText() const;
-  // Writes the best configuration (config JSON for tunebench-worker --config); false when none.
+  // Writes the best configuration of the report shown (config JSON for tunebench-worker
+  // --config); false when there is none or the file cannot be written.
   bool saveBest(const QString& path);
   QPushButton* startButton() const { return m_start; }
   QPushButton* cancelButton() const { return m_cancel; }
@@ -52,12 +67,20 @@ class AutotuneDialog : public QDialog {
 
  signals:
   void searchFinished(qint64 planId);
+  void failed(const QString& message);
 
  private:
-  int storedCount();
-  void launchNext();
-  void showReport();
+  struct Step;  // the search's state, read by a job
+  static Step readStep(store::SessionStore& session, qint64 planId, bool withNext);
+  template <class Result>
+  void runJob(const QString& title, std::function<Result(store::SessionStore&)> read, std::function<void(Result)> show);
+  void launchNext(const Step& step);
+  void finish();
+  void showReport(const investigate::TuneReport& report);
+  void fail(const QString& message);
 
+  PlanJobs m_plan;
+  std::optional<investigate::TuneReport> m_shown;  // the report shown
   config::TrialConfig m_base;
   QString m_path;
   Launch m_launch;

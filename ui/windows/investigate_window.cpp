@@ -4,6 +4,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
@@ -13,8 +14,8 @@
 #include "core/investigate/plan_tags.h"
 #include "core/store/plans.h"
 #include "core/store/session_store.h"
-#include "ui/windows/plan_session.h"
 #include "ui/plots/effect_chart.h"
+#include "ui/windows/plan_session.h"
 
 namespace tunebench::ui {
 namespace {
@@ -23,8 +24,13 @@ QString pct(double ratio) { return QString::asprintf("%+.1f %%", (ratio - 1.0) *
 
 }  // namespace
 
-InvestigateWindow::InvestigateWindow(const QString& sessionPath, qint64 trialId, Launch launch, QWidget* parent)
-    : QDialog(parent), m_path(sessionPath), m_trialId(trialId), m_launch(std::move(launch)) {
+InvestigateWindow::InvestigateWindow(const QString& sessionPath, qint64 trialId, Launch launch, BackgroundJobs* jobs,
+                                     QWidget* parent)
+    : QDialog(parent),
+      m_plan(jobs, this, sessionPath),
+      m_path(sessionPath),
+      m_trialId(trialId),
+      m_launch(std::move(launch)) {
   setObjectName(QStringLiteral("investigateWindow"));
   setWindowTitle(QStringLiteral("Investigate trial %1").arg(trialId));
   m_variants = new QTableWidget(0, 5, this);
@@ -48,8 +54,9 @@ InvestigateWindow::InvestigateWindow(const QString& sessionPath, qint64 trialId,
   m_verdict->setAlignment(Qt::AlignTop | Qt::AlignLeft);
   m_verdict->setMinimumHeight(110);
   m_cancel = new QPushButton(QStringLiteral("Cancel"), this);
-  m_cancel->setToolTip(QStringLiteral("Queue no further trial of this plan (the running one finishes); "
-                                      "open Investigate again on the trial to resume"));
+  m_cancel->setToolTip(
+      QStringLiteral("Queue no further trial of this plan (the running one finishes); "
+                     "open Investigate again on the trial to resume"));
   connect(m_cancel, &QPushButton::clicked, this, &InvestigateWindow::cancel);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
   buttons->addButton(m_cancel, QDialogButtonBox::ActionRole);
@@ -75,41 +82,66 @@ InvestigateWindow::InvestigateWindow(const QString& sessionPath, qint64 trialId,
   resize(900, 900);
 }
 
-bool InvestigateWindow::start() {
-  try {
-    auto s = open_plan_session(m_path);
-    m_planId = investigate::open_investigation(s, m_trialId, {});
-    store::set_plan_state(s, m_planId, "running");
-  } catch (const std::exception& e) {
-    m_error = QString::fromStdString(e.what());
-    m_status->setText(m_error);
-    return false;
+struct InvestigateWindow::View {
+  investigate::InvestigationPlan plan;
+  investigate::Attribution attribution;
+  std::map<std::string, int> runs;  // finished trials per arm
+  int finished = 0;
+  std::optional<investigate::NextTrial> next;  // read when asked for
+};
+
+InvestigateWindow::View InvestigateWindow::readView(store::SessionStore& s, qint64 planId,
+                                                    const investigate::Budget& budget, bool withNext) {
+  View v;
+  v.plan = investigate::load_investigation(s, planId);
+  v.attribution = investigate::current_attribution(s, planId);
+  for (const auto& [arm, list] : investigate::finished_arms(s.list_trials(), planId)) {
+    v.runs[arm] = int(list.size());
+    v.finished += int(list.size());
   }
-  m_running = true;
-  m_cancel->setEnabled(true);
-  refresh();
-  launchNext();
-  return m_error.isEmpty();
+  if (withNext) v.next = investigate::next_trial(s, planId, budget);
+  return v;
 }
 
-int InvestigateWindow::refresh() {
-  auto s = open_plan_session(m_path);
-  const auto plan = investigate::load_investigation(s, m_planId);
-  const auto attribution = investigate::current_attribution(s, m_planId);
-  const auto arms = investigate::finished_arms(s.list_trials(), m_planId);
-  int finished = 0;
-  for (const auto& [arm, list] : arms) finished += int(list.size());
+bool InvestigateWindow::start() {
+  if (isBusy() || m_running) return false;
+  m_error.clear();
+  const qint64 trial = m_trialId;
+  const investigate::Budget budget = m_budget;
+  m_status->setText(QStringLiteral("Planning…"));
+  m_plan.run<std::pair<qint64, View>>(
+      QStringLiteral("Planning the investigation"),
+      [trial, budget](store::SessionStore& s) {
+        const qint64 plan = investigate::open_investigation(s, trial, {});
+        store::set_plan_state(s, plan, "running");
+        return std::make_pair(plan, readView(s, plan, budget, true));
+      },
+      [this](std::pair<qint64, View> r) {
+        m_planId = r.first;
+        m_running = true;
+        m_cancel->setEnabled(true);
+        showView(r.second);
+        launchNext(r.second);
+      },
+      [this](const QString& message) { fail(message); });
+  return true;
+}
+
+void InvestigateWindow::showView(const View& view) {
+  const auto& plan = view.plan;
+  const auto& attribution = view.attribution;
   m_variants->setRowCount(int(plan.variants.size()));
   for (int i = 0; i < int(plan.variants.size()); ++i) {
     const auto& v = plan.variants[size_t(i)];
-    const auto it = arms.find(v.arm);
+    const auto it = view.runs.find(v.arm);
     QString effect;
     for (const auto& f : attribution.factors)
       if (f.arm == v.arm)
-        effect = f.failed ? QStringLiteral("failed") : pct(f.effect.ratio) + (f.effect.beyond_noise ? QString() : QStringLiteral(" (noise)"));
+        effect = f.failed ? QStringLiteral("failed")
+                          : pct(f.effect.ratio) + (f.effect.beyond_noise ? QString() : QStringLiteral(" (noise)"));
     const QStringList cells = {QString::fromStdString(v.arm), QString::fromStdString(v.title),
                                QString::fromStdString(std::string(investigate::to_string(v.category))),
-                               QString::number(it == arms.end() ? 0 : int(it->second.size())), effect};
+                               QString::number(it == view.runs.end() ? 0 : it->second), effect};
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = new QTableWidgetItem(cells[c]);
       if (c == 1) item->setToolTip(QString::fromStdString(v.source + ": " + v.why));
@@ -117,51 +149,45 @@ int InvestigateWindow::refresh() {
     }
   }
   m_skipped->clear();
-  for (const auto& sk : plan.skipped)
-    m_skipped->addItem(QString::fromStdString(sk.title + ": " + sk.reason));
+  for (const auto& sk : plan.skipped) m_skipped->addItem(QString::fromStdString(sk.title + ": " + sk.reason));
   const int planned = int(plan.variants.size()) + m_budget.baseline_repeats;
-  m_progress->setRange(0, std::max(planned, finished));
-  m_progress->setValue(finished);
+  m_progress->setRange(0, std::max(planned, view.finished));
+  m_progress->setValue(view.finished);
   m_chart->setAttribution(attribution);
   m_verdict->setText(QString::fromStdString(attribution.verdict));
-  return finished;
 }
 
-void InvestigateWindow::launchNext() {
+void InvestigateWindow::launchNext(const View& view) {
   if (!m_running) return;
-  std::optional<investigate::NextTrial> next;
-  int finished = 0;
-  try {
-    auto s = open_plan_session(m_path);
-    next = investigate::next_trial(s, m_planId, m_budget);
-    for (const auto& [arm, list] : investigate::finished_arms(s.list_trials(), m_planId)) finished += int(list.size());
-  } catch (const std::exception& e) {
-    m_error = QString::fromStdString(e.what());
-    m_status->setText(m_error);
-    finish("paused");
-    return;
-  }
-  if (!next) {
+  if (!view.next) {
     finish("done");
     return;
   }
-  m_awaitingAfter = finished;
-  m_status->setText(QStringLiteral("Running: %1").arg(QString::fromStdString(next->why)));
-  m_launch(next->request);
+  m_awaitingAfter = view.finished;
+  m_status->setText(QStringLiteral("Running: %1").arg(QString::fromStdString(view.next->why)));
+  m_launch(view.next->request);
 }
 
 void InvestigateWindow::onTrialStored() {
   if (!m_running || m_awaitingAfter < 0) return;
-  int finished = 0;
-  try {
-    finished = refresh();
-  } catch (const std::exception& e) {
-    m_status->setText(QString::fromStdString(e.what()));
-    return;
-  }
-  if (finished <= m_awaitingAfter) return;  // another trial of the window, not ours
-  m_awaitingAfter = -1;
-  launchNext();
+  const int awaited = m_awaitingAfter;
+  const qint64 plan = m_planId;
+  const investigate::Budget budget = m_budget;
+  m_plan.run<View>(
+      QStringLiteral("Reading the investigation"),
+      [plan, budget, awaited](store::SessionStore& s) {
+        View v = readView(s, plan, budget, false);
+        if (v.finished > awaited) v.next = investigate::next_trial(s, plan, budget);
+        return v;
+      },
+      [this, awaited](View v) {
+        showView(v);
+        // Another trial of the window, not ours; or an earlier answer already queued the next.
+        if (v.finished <= awaited || !m_running || m_awaitingAfter != awaited) return;
+        m_awaitingAfter = -1;
+        launchNext(v);
+      },
+      [this](const QString& message) { fail(message); });
 }
 
 void InvestigateWindow::cancel() {
@@ -174,19 +200,31 @@ void InvestigateWindow::finish(const char* state) {
   m_running = false;
   m_awaitingAfter = -1;
   m_cancel->setEnabled(false);
-  try {
-    auto s = open_plan_session(m_path);
-    const auto a = investigate::current_attribution(s, m_planId);
-    store::set_plan_result(s, m_planId, investigate::to_json(a));
-    store::set_plan_state(s, m_planId, state);
-    refresh();
-  } catch (const std::exception& e) {
-    m_status->setText(QString::fromStdString(e.what()));
-  }
-  if (std::string(state) == "done") {
-    m_status->setText(QStringLiteral("Done: every planned trial is measured (plan %1).").arg(m_planId));
-    emit investigationFinished(m_planId);
-  }
+  const std::string final = state;
+  const qint64 plan = m_planId;
+  const investigate::Budget budget = m_budget;
+  m_plan.run<View>(
+      QStringLiteral("Storing the investigation"),
+      [plan, budget, final](store::SessionStore& s) {
+        const auto a = investigate::current_attribution(s, plan);
+        store::set_plan_result(s, plan, investigate::to_json(a));
+        store::set_plan_state(s, plan, final);
+        return readView(s, plan, budget, false);
+      },
+      [this, final](View v) {
+        showView(v);
+        if (final != "done") return;
+        m_status->setText(QStringLiteral("Done: every planned trial is measured (plan %1).").arg(m_planId));
+        emit investigationFinished(m_planId);
+      },
+      [this](const QString& message) { fail(message); });
+}
+
+void InvestigateWindow::fail(const QString& message) {
+  m_error = message;
+  m_status->setText(message);
+  if (m_running) finish("paused");  // the plan cannot go on: stop queuing, stored as paused if it can be
+  emit failed(message);
 }
 
 }  // namespace tunebench::ui

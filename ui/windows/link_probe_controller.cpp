@@ -3,15 +3,13 @@
 #include <algorithm>
 
 #include <QAction>
-#include <QMenu>
 
 #include "core/launch/link_probe.h"
 #include "core/predict/link_model.h"
 #include "core/predict/render.h"
 #include "ui/runner/trial_queue.h"
 #include "ui/runner/trial_runner.h"
-#include "ui/windows/main_window.h"
-#include "ui/windows/prediction_controller.h"
+#include "ui/windows/live_trial_tracker.h"
 #include "ui/windows/trial_form.h"
 #include "ui/windows/trial_launcher.h"
 
@@ -35,10 +33,9 @@ QString describe_probe(const config::TrialConfig& p) {
       where = QStringLiteral("on %1 SLURM node(s)").arg(p.slurm_nodes);
       break;
   }
-  const QString device = p.device == config::Device::Cpu
-                             ? QStringLiteral("CPU processes (Gloo)")
-                             : p.device == config::Device::Cuda ? QStringLiteral("GPUs (NCCL)")
-                                                                : QStringLiteral("devices the worker picks (auto)");
+  const QString device = p.device == config::Device::Cpu    ? QStringLiteral("CPU processes (Gloo)")
+                         : p.device == config::Device::Cuda ? QStringLiteral("GPUs (NCCL)")
+                                                            : QStringLiteral("devices the worker picks (auto)");
   QString text = QStringLiteral("All-reduce bus bandwidth between the <b>%1 ranks</b> of the form's trial: %2 %3")
                      .arg(p.world_size)
                      .arg(device, where.toHtmlEscaped());
@@ -47,8 +44,9 @@ QString describe_probe(const config::TrialConfig& p) {
     for (const auto& [k, v] : p.nccl_env) env << QString::fromStdString(k + "=" + v).toHtmlEscaped();
     text += QStringLiteral(", with %1").arg(env.join(QStringLiteral(", ")));
   }
-  text += QStringLiteral(". The result is stored in the session as <b>%1</b>, and the Prediction dock uses it for "
-                         "this link.")
+  text += QStringLiteral(
+              ". The result is stored in the session as <b>%1</b>, and the Prediction dock uses it for "
+              "this link.")
               .arg(QString::fromStdString(p.name).toHtmlEscaped());
   return text;
 }
@@ -57,24 +55,17 @@ QString gbps(double v) { return QString::number(v, 'f', v < 10 ? 2 : 1) + QStrin
 
 }  // namespace
 
-LinkProbeController::LinkProbeController(MainWindow* window) : QObject(window), m_window(window) {
+LinkProbeController::LinkProbeController(const WorkbenchContext& context, QObject* parent)
+    : QObject(parent), m_context(context) {
   setObjectName(QStringLiteral("linkProbeController"));
-  m_action = new QAction(QStringLiteral("&Measure the link…"), window);
+  m_action = new QAction(QStringLiteral("&Measure the link…"), this);
   m_action->setObjectName(QStringLiteral("actionMeasureLink"));
   m_action->setStatusTip(QStringLiteral(
       "Measure all-reduce bus bandwidth between the form's ranks (link probe); predictions then use it"));
   connect(m_action, &QAction::triggered, this, [this] { openDialog(); });
-  if (QMenu* trial = window->menu(QStringLiteral("menuTrial"))) {
-    QAction* after = nullptr;  // after Validate, before the stored trial's entries
-    const auto actions = trial->actions();
-    for (int i = 0; i < actions.size(); ++i)
-      if (actions[i]->objectName() == QLatin1String("actionValidate")) after = actions.value(i + 1);
-    trial->insertAction(after, m_action);
-  }
-  if (window->prediction()) window->prediction()->panel()->setMeasureLinkAction(m_action);
 
-  TrialRunner* runner = window->queue()->runner();
-  connect(window->queue(), &TrialQueue::trialStarting, this, [this](const QString& id) {
+  TrialRunner* runner = m_context.queue->runner();
+  connect(m_context.queue, &TrialQueue::trialStarting, this, [this](const QString& id) {
     if (id != m_trialId || m_trialId.isEmpty()) return;
     m_running = true;
     m_points = {};
@@ -92,8 +83,8 @@ LinkProbeController::LinkProbeController(MainWindow* window) : QObject(window), 
       }
   });
   // After the trial's end is in the session file, so the predictions can load it.
-  connect(window, &MainWindow::trialFinished, this, &LinkProbeController::onFinished);
-  connect(window->launcher(), &TrialLauncher::refused, this, [this](const QString& message) {
+  connect(m_context.live, &LiveTrialTracker::trialFinished, this, &LinkProbeController::onFinished);
+  connect(m_context.launcher, &TrialLauncher::refused, this, [this](const QString& message) {
     // The probe's own preview was cancelled (not another request refused meanwhile).
     if (!m_awaitingPreview || !message.contains(QStringLiteral("(link probe)"))) return;
     m_awaitingPreview = false;
@@ -106,10 +97,10 @@ LinkProbeController::LinkProbeController(MainWindow* window) : QObject(window), 
 }
 
 config::TrialConfig LinkProbeController::probeConfig() const {
-  config::TrialConfig p = launch::link_probe_config(m_window->form()->config());
+  config::TrialConfig p = launch::link_probe_config(m_context.form->config());
   if (p.device == config::Device::Auto && p.launcher == config::Launcher::Local) {
     // What the worker would pick here: the GPUs when there are any.
-    p.device = m_window->form()->devices().hasGpu() ? config::Device::Cuda : config::Device::Cpu;
+    p.device = m_context.form->devices().hasGpu() ? config::Device::Cuda : config::Device::Cpu;
     p.name = launch::link_probe_name(p);
   }
   return p;
@@ -128,7 +119,7 @@ LinkProbeDialog* LinkProbeController::openDialog() {
       m_probe.world_size < 2
           ? QStringLiteral("A link joins two or more ranks: set the form's Ranks (world size) to 2 or more first.")
           : QString();
-  m_dialog = new LinkProbeDialog(describe_probe(m_probe), defaults, problem, m_window);
+  m_dialog = new LinkProbeDialog(describe_probe(m_probe), defaults, problem, m_context.dialogParent);
   m_dialog->setAttribute(Qt::WA_DeleteOnClose);
   connect(m_dialog, &LinkProbeDialog::measureRequested, this, &LinkProbeController::measure);
   connect(m_dialog, &LinkProbeDialog::cancelRequested, this, &LinkProbeController::cancel);
@@ -147,18 +138,19 @@ void LinkProbeController::measure(const launch::LinkProbeRange& range) {
   m_trialId.clear();
   m_running = false;
   m_awaitingPreview = true;
-  const bool busy = m_window->isBusy();
-  const auto result = m_window->launcher()->launch(request, [this, busy](const QStringList& ids) {
+  const bool busy = m_context.live->isBusy();
+  const auto result = m_context.launcher->launch(request, [this, busy](const QStringList& ids) {
     m_awaitingPreview = false;
     m_trialId = ids.value(0);
     if (m_dialog && !m_running && busy)
-      m_dialog->setWaiting(QStringLiteral("Queued after the running trial: a probe beside a training run would "
-                                          "measure the contention, not the link."));
+      m_dialog->setWaiting(
+          QStringLiteral("Queued after the running trial: a probe beside a training run would "
+                         "measure the contention, not the link."));
   });
   switch (result) {
     case TrialLauncher::Result::Refused:
       m_awaitingPreview = false;
-      m_dialog->setFailed(m_window->launcher()->lastMessage());
+      m_dialog->setFailed(m_context.launcher->lastMessage());
       break;
     case TrialLauncher::Result::AwaitingConfirmation:
       m_dialog->setWaiting(QStringLiteral("The probe runs commands on other machines: answer the launch preview."));
@@ -171,12 +163,12 @@ void LinkProbeController::measure(const launch::LinkProbeRange& range) {
 
 void LinkProbeController::cancel() {
   if (m_awaitingPreview) {
-    if (LaunchPreviewDialog* preview = m_window->launcher()->pendingPreview()) preview->reject();
+    if (LaunchPreviewDialog* preview = m_context.launcher->pendingPreview()) preview->reject();
     return;
   }
   if (m_trialId.isEmpty()) return;
   const bool wasRunning = m_running;
-  if (!m_window->cancelTrial(m_trialId)) return;
+  if (!m_context.live->cancel(m_trialId)) return;
   if (!wasRunning && m_dialog) {  // dropped from the queue: it never ran
     m_dialog->setCancelled(QStringLiteral("Cancelled before it started; nothing was measured."));
     m_trialId.clear();
@@ -194,8 +186,9 @@ void LinkProbeController::onFinished(const TrialOutcome& outcome) {
       // The figures the predictions will use: the median over the ranks per size (link_model.h).
       const predict::LinkCurve curve = predict::link_from_probe(m_points, m_probe.name);
       if (!curve.measured()) {
-        m_dialog->setFailed(QStringLiteral("The probe ended without measuring a size (was the worker started with "
-                                           "--probe-link?)."));
+        m_dialog->setFailed(
+            QStringLiteral("The probe ended without measuring a size (was the worker started with "
+                           "--probe-link?)."));
         break;
       }
       double lo = curve.points.front().second, hi = lo;
@@ -215,13 +208,14 @@ void LinkProbeController::onFinished(const TrialOutcome& outcome) {
     }
     case protocol::TrialStatus::Failed:
       m_dialog->setFailed(QStringLiteral("The probe failed: %1").arg(outcome.reason) +
-                          (outcome.stderr_tail.isEmpty() ? QString()
-                                                         : QStringLiteral("\n\nLast lines of its stderr:\n") +
-                                                               outcome.stderr_tail));
+                          (outcome.stderr_tail.isEmpty()
+                               ? QString()
+                               : QStringLiteral("\n\nLast lines of its stderr:\n") + outcome.stderr_tail));
       break;
     case protocol::TrialStatus::Stopped:
-      m_dialog->setCancelled(QStringLiteral("Cancelled. The sizes measured so far are kept in the session as a "
-                                            "stopped trial; predictions use only finished probes."));
+      m_dialog->setCancelled(
+          QStringLiteral("Cancelled. The sizes measured so far are kept in the session as a "
+                         "stopped trial; predictions use only finished probes."));
       break;
     default:  // an outcome is done, failed or stopped
       break;

@@ -1,10 +1,10 @@
 // LinkProbeController: Trial > "Measure the link…" and the same button in the Prediction dock
-// (issue 11 item 2). It measures the link between the ranks of the form's trial — its world size,
-// device, NCCL variables and launcher — with the worker's link probe, stores the probe in the
-// current session as a trial ("link probe, 2 x cpu", as `tunebench-cli probe` names it), and the
-// Prediction dock then takes its link figures from it.
+// (action(), which the window places in both). It measures the link between the ranks of the form's trial — its world
+// size, device, NCCL variables and launcher — with the worker's link probe, stores the probe in the current session as
+// a trial ("link probe, 2 x cpu", as `tunebench-cli probe` names it), and the Prediction dock then takes its link
+// figures from it.
 //
-// The probe is an ordinary trial of the window: it goes through the window's TrialLauncher
+// The probe is an ordinary trial of the window: it goes through the TrialLauncher
 // (validation, the device check, the launch preview when it runs on other machines), the queue
 // (after a running trial, never beside it), the TrialRunner with launch::plan_launch (the one
 // launch path; LaunchContext::link_probe adds the probe's arguments) and the LiveRecorder.
@@ -19,17 +19,16 @@
 #include "core/protocol/trial_log.h"
 #include "ui/runner/runner_types.h"
 #include "ui/windows/link_probe_dialog.h"  // QPointer needs the complete type
+#include "ui/windows/workbench_context.h"
 
 class QAction;
 
 namespace tunebench::ui {
 
-class MainWindow;
-
 class LinkProbeController : public QObject {
   Q_OBJECT
  public:
-  explicit LinkProbeController(MainWindow* window);
+  explicit LinkProbeController(const WorkbenchContext& context, QObject* parent = nullptr);
 
   QAction* action() const { return m_action; }
   // Opens the dialog for the form's trial, or raises the one open.
@@ -46,7 +45,7 @@ class LinkProbeController : public QObject {
   void cancel();
   void onFinished(const TrialOutcome& outcome);
 
-  MainWindow* m_window;
+  WorkbenchContext m_context;
   QAction* m_action = nullptr;
   QPointer<LinkProbeDialog> m_dialog;
   config::TrialConfig m_probe;  // what the open dialog measures

@@ -1,4 +1,4 @@
-// LinkProbeDialog: "Measure the link…" (issue 11 item 2). Says what will be measured (the form's
+// LinkProbeDialog: "Measure the link…". Says what will be measured (the form's
 // ranks, device, NCCL variables, launcher), takes the range of message sizes, then shows the
 // probe's progress and its points as they arrive (rank 0's all-reduce bus bandwidth per size),
 // with Cancel, and its end: stored (and used by the Prediction dock), failed (the reason in

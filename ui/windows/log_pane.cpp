@@ -67,6 +67,8 @@ void LogPane::appendError(const QString& text) {
   if (!m_timer->isActive()) m_timer->start();
 }
 
+void LogPane::appendNote(const QString& text) { appendLine({-1, LogLine::Source::Runner, text}); }
+
 void LogPane::flush() {
   if (m_pending.isEmpty()) return;
   QScrollBar* bar = verticalScrollBar();

@@ -21,6 +21,7 @@ class LogPane : public QPlainTextEdit {
 
   void appendLine(const LogLine& line);
   void appendError(const QString& text);  // highlighted (a trial failed)
+  void appendNote(const QString& text);   // the window's own line (a session's import, say)
   void flush();
   static QString format(const LogLine& line);
   // A worker's stderr line that reports a problem ("error", "exception", "out of memory", ...).

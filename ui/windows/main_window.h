@@ -1,24 +1,23 @@
 // MainWindow: the workbench. Trial form (left dock), the selected trial's timeline and plots
 // (centre; the start page while the session is empty), trials table and log (bottom docks). It
-// only wires: runner/replay signals -> view, trials model, log pane; the session's actions and
-// the Analysis menu report through signals; every way to start a trial goes through one
-// TrialLauncher.
+// only creates the parts and wires them; the parts keep the books:
+//   - LiveTrialTracker: the trials this window runs and replays (ids, rows, figures, log cache);
+//   - TrialsPanel: the trials table and its grouping; TrialViewer: which trial the centre shows;
+//   - SessionController / SessionActions / TraceImportActions: the session file and its gestures;
+//   - TrialLauncher: every way to start a trial; TrialQueue: one trial after another;
+//   - AnalysisController, PredictionController, LinkProbeController: the Analysis menu, the
+//     Prediction dock and the link probe, given a WorkbenchContext (never this window);
+//   - DockLayout, RunStatus, JobStatus: where the docks go, and the status bar.
 #pragma once
 
-#include <memory>
-
 #include <QMainWindow>
+#include <QPointer>
 
-#include "ui/models/trial_log_cache.h"
-#include "ui/models/trial_stats.h"
 #include "ui/runner/device_inventory.h"
 #include "ui/runner/runner_types.h"
 
 class QAction;
-class QDockWidget;
-class QLabel;
 class QMenu;
-class QProgressBar;
 class QStackedWidget;
 class QTableView;
 
@@ -26,12 +25,16 @@ namespace tunebench::ui {
 
 class AnalysisController;
 class BackgroundJobs;
+class DockLayout;
+class JobStatus;
 class LinkProbeController;
 class LiveSource;
+class LiveTrialTracker;
 class LiveView;
 class LogPane;
 class PredictionController;
 class ReplaySource;
+class RunStatus;
 class SessionActions;
 class SessionController;
 class StartPage;
@@ -41,7 +44,9 @@ class TrialGroupsView;
 class TrialLauncher;
 class TrialQueue;
 class TrialsModel;
+class TrialsPanel;
 class TrialViewer;
+class WorkbenchActions;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -58,14 +63,17 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(const Options& options, QWidget* parent = nullptr);
   ~MainWindow() override;
 
+  // ---- the parts (tests and app/gui drive them) ----
   TrialForm* form() const { return m_form; }
   // The centre view: the selected trial, or the live run (TrialViewer decides which).
   LiveView* liveView() const { return m_live; }
   TrialsModel* trialsModel() const { return m_trials; }
-  QTableView* trialsView() const { return m_table; }
-  TrialGroupsView* groupsView() const { return m_groups; }
+  TrialsPanel* trialsPanel() const { return m_panel; }
+  QTableView* trialsView() const;
+  TrialGroupsView* groupsView() const;
   LogPane* logPane() const { return m_log; }
   TrialQueue* queue() const { return m_queue; }
+  LiveTrialTracker* liveTrials() const { return m_tracker; }
   SessionController* session() const { return m_session; }
   SessionActions* sessionActions() const { return m_sessionActions; }
   TraceImportActions* traceImport() const { return m_traceImport; }
@@ -73,6 +81,11 @@ class MainWindow : public QMainWindow {
   TrialViewer* viewer() const { return m_viewer; }
   BackgroundJobs* jobs() const { return m_jobs; }
   StartPage* startPage() const { return m_startPage; }
+  AnalysisController* analysis() const { return m_analysis; }
+  PredictionController* prediction() const { return m_prediction; }
+  LinkProbeController* linkProbe() const { return m_linkProbe; }
+  DockLayout* docks() const { return m_docks; }
+  RunStatus* runStatus() const { return m_runStatus; }
   QAction* action(const QString& objectName) const;
   QMenu* menu(const QString& objectName) const;
   bool isBusy() const;
@@ -80,15 +93,6 @@ class MainWindow : public QMainWindow {
   void showStartPage(bool show);
   // Selects rows of the trials table (indices as text, from 0); the last one is shown.
   void selectRows(const QStringList& rows);
-
-  // Every trial's events of this GUI session not (yet) in the session file: the running trial
-  // and replays (bounded; stored trials are loaded from the file). The Analysis menu's owner.
-  TrialLogCache& trialLogs() { return m_logs; }
-  const TrialLogCache& trialLogs() const { return m_logs; }
-  AnalysisController* analysis() const { return m_analysis; }
-  PredictionController* prediction() const { return m_prediction; }
-  // Trial > Measure the link… and its dialog (the link probe of the form's ranks).
-  LinkProbeController* linkProbe() const { return m_linkProbe; }
   // Queues a trial as it is, through the launcher (validation, device check): its id, or an empty
   // string when it was refused or waits for the launch preview.
   QString queueConfig(const config::TrialConfig& config);
@@ -101,29 +105,25 @@ class MainWindow : public QMainWindow {
   // Stops the trial `id` when it runs, or drops it from the queue (its row stopped, "removed from
   // the queue"); false when it is neither.
   bool cancelTrial(const QString& id);
-  // Plays a recorded .jsonl log into the live views; speed <= 0 plays as fast as possible.
+  // Plays a recorded .jsonl event log into the live views; speed <= 0 plays as fast as possible.
   bool replayLog(const QString& path, double speed = 1.0);
   // Saves the three plots (PNG, or PDF / SVG when `path` ends so); returns the files written.
   QStringList exportPlots(const QString& path);
 
  signals:
-  // A trial ended and, when it was recorded, its end is in the session file (listeners may
-  // load it at once).
+  // LiveTrialTracker::trialFinished: a trial ended and, when it was recorded, its end is in the
+  // session file (listeners may load it at once).
   void trialFinished(const tunebench::ui::TrialOutcome& outcome);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
-  void resizeEvent(QResizeEvent* event) override;
-  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
-  void createActions();
-  void createDocks();
+  void createSession();
+  void createControllers();
+  void createActions();  // the window's own (WorkbenchActions), wired, and every menu
   void createStatusBar();
   void connectSource(LiveSource* source, bool recorded);
-  QString enqueueTrial(const config::TrialConfig& config, const QString& source,
-                       const std::optional<launch::LinkProbeRange>& linkProbe);
-  void markRemovedFromQueue(const QString& id);
   void onTrialStarting(const QString& id);
   void onEvents(const EventBatch& batch);
   void onProgress(const TrialProgress& progress);
@@ -131,9 +131,7 @@ class MainWindow : public QMainWindow {
   void updateActions();
   // An imported trial becomes the one shown, unless a run has the view or several rows are held.
   void showImported(const QString& recordId);
-  void keepDockShares();
-  void loadSettings();
-  void saveSettings();
+  void showStatus(const QString& text, int timeoutMs);
 
   Options m_options;
   DeviceInventory m_devices;
@@ -142,31 +140,24 @@ class MainWindow : public QMainWindow {
   StartPage* m_startPage = nullptr;
   QStackedWidget* m_centre = nullptr;
   TrialsModel* m_trials = nullptr;
-  QTableView* m_table = nullptr;
-  TrialGroupsView* m_groups = nullptr;
+  TrialsPanel* m_panel = nullptr;
   LogPane* m_log = nullptr;
   TrialQueue* m_queue = nullptr;
-  ReplaySource* m_replay = nullptr;
+  LiveTrialTracker* m_tracker = nullptr;
+  QPointer<ReplaySource> m_replay;
   BackgroundJobs* m_jobs = nullptr;
-  QLabel* m_statusProgress = nullptr;
-  QLabel* m_statusDevices = nullptr;
-  QLabel* m_jobLabel = nullptr;
-  QProgressBar* m_progressBar = nullptr;
-  QProgressBar* m_jobBar = nullptr;
+  DockLayout* m_docks = nullptr;
+  RunStatus* m_runStatus = nullptr;
+  JobStatus* m_jobStatus = nullptr;
   SessionController* m_session = nullptr;
   SessionActions* m_sessionActions = nullptr;
   TraceImportActions* m_traceImport = nullptr;
   TrialLauncher* m_launcher = nullptr;
   TrialViewer* m_viewer = nullptr;
-  TrialStats m_stats;
-  QString m_currentTrial;
-  int m_counter = 0;
-  TrialLogCache m_logs;
   AnalysisController* m_analysis = nullptr;
   PredictionController* m_prediction = nullptr;
   LinkProbeController* m_linkProbe = nullptr;
-  bool m_docksArranged = false;  // the user moved a dock splitter: keep their shares
-  bool m_dropAccepted = false;   // asked once per drag (the importers may read the files' heads)
+  WorkbenchActions* m_actions = nullptr;
 };
 
 }  // namespace tunebench::ui

@@ -1,10 +1,16 @@
 #include "ui/windows/plot_export.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QPainter>
 #include <QSvgGenerator>
 
 #include <qcustomplot.h>
+
+#include "ui/plots/step_time_plot.h"
+#include "ui/plots/telemetry_plot.h"
+#include "ui/plots/timeline_plot.h"
+#include "ui/windows/live_view.h"
 
 namespace tunebench::ui {
 
@@ -26,6 +32,22 @@ bool save_plot(QCustomPlot* plot, const QString& path) {
     return QFileInfo(path).size() > 0;
   }
   return plot->savePng(path, 0, 0, 2.0);
+}
+
+QStringList save_live_plots(LiveView* view, const QString& path) {
+  const QFileInfo info(path);
+  const QString base = info.dir().filePath(info.completeBaseName());
+  const QString ext = info.suffix().toLower();
+  const QString suffix =
+      ext == QLatin1String("pdf") || ext == QLatin1String("svg") ? QLatin1Char('.') + ext : QStringLiteral(".png");
+  view->replotNow();
+  QStringList written;
+  const std::pair<QCustomPlot*, QString> plots[] = {{view->timeline(), base + suffix},
+                                                    {view->stepTime(), base + QStringLiteral("-steps") + suffix},
+                                                    {view->telemetry(), base + QStringLiteral("-telemetry") + suffix}};
+  for (const auto& [plot, file] : plots)
+    if (save_plot(plot, file)) written << file;
+  return written;
 }
 
 }  // namespace tunebench::ui

@@ -1,15 +1,11 @@
 #include "ui/windows/prediction_controller.h"
 
 #include <QAction>
-#include <QDockWidget>
-#include <QMenu>
-#include <QScrollArea>
-#include <QStatusBar>
-#include <QTableView>
+#include <QItemSelectionModel>
 
 #include "ui/models/trials_model.h"
 #include "ui/windows/analysis_controller.h"
-#include "ui/windows/main_window.h"
+#include "ui/windows/live_trial_tracker.h"
 #include "ui/windows/session_controller.h"
 #include "ui/windows/trial_form.h"
 
@@ -20,48 +16,37 @@ namespace {
 std::string label_of(const TrialRecord& r) { return r.config.name.empty() ? r.id.toStdString() : r.config.name; }
 }  // namespace
 
-PredictionController::PredictionController(MainWindow* window) : QObject(window), m_window(window) {
+PredictionController::PredictionController(const WorkbenchContext& context, const AnalysisController* analysis,
+                                           QObject* parent)
+    : QObject(parent), m_context(context), m_analysis(analysis) {
   setObjectName(QStringLiteral("predictionController"));
   m_panel = new PredictionPanel;
-  auto* scroll = new QScrollArea;
-  scroll->setWidget(m_panel);
-  scroll->setWidgetResizable(true);
-  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  auto* dock = new QDockWidget(QStringLiteral("Prediction"), window);
-  dock->setObjectName(QStringLiteral("predictionDock"));
-  dock->setWidget(scroll);
-  window->addDockWidget(Qt::LeftDockWidgetArea, dock);
-  if (auto* trialDock = window->findChild<QDockWidget*>(QStringLiteral("trialDock")))
-    window->splitDockWidget(trialDock, dock, Qt::Vertical);
-  if (QMenu* view = window->menu(QStringLiteral("menuView"))) view->addAction(dock->toggleViewAction());
 
-  auto* whatIf = new QAction(QStringLiteral("&What if…"), window);
-  whatIf->setObjectName(QStringLiteral("actionWhatIf"));
-  whatIf->setStatusTip(
+  m_whatIf = new QAction(QStringLiteral("&What if…"), this);
+  m_whatIf->setObjectName(QStringLiteral("actionWhatIf"));
+  m_whatIf->setStatusTip(
       QStringLiteral("Predict the selected trial on other GPUs, GPU counts, links or knobs, next to what it measured"));
-  connect(whatIf, &QAction::triggered, this, &PredictionController::whatIfSelected);
-  if (QMenu* analysis = window->menu(QStringLiteral("menuAnalysis"))) analysis->addAction(whatIf);
+  connect(m_whatIf, &QAction::triggered, this, &PredictionController::whatIfSelected);
 
-  connect(window->form(), &TrialForm::changed, this, &PredictionController::refresh);
-  connect(window->session(), &SessionController::sessionChanged, this, [this] {
+  connect(m_context.form, &TrialForm::changed, this, &PredictionController::refresh);
+  connect(m_context.session, &SessionController::sessionChanged, this, [this] {
     // Another file: its trials are other trials (record ids "s<store id>" repeat across files).
     m_stored.clear();
     m_requested.clear();
     reloadEvidence();
   });
-  connect(window, &MainWindow::trialFinished, this, &PredictionController::reloadEvidence);
+  connect(m_context.live, &LiveTrialTracker::trialFinished, this, &PredictionController::reloadEvidence);
   reloadEvidence();
 }
 
 void PredictionController::rebuild(QStringList* toLoad) {
   predict::Evidence fresh;
-  TrialsModel* trials = m_window->trialsModel();
-  SessionController* session = m_window->session();
-  AnalysisController* analysis = m_window->analysis();  // created after this controller
-  for (int row = 0; row < trials->rowCount() && analysis; ++row) {
+  TrialsModel* trials = m_context.trials;
+  SessionController* session = m_context.session;
+  for (int row = 0; row < trials->rowCount(); ++row) {
     const TrialRecord& r = trials->record(row);
     if (r.status != protocol::TrialStatus::Done) continue;
-    if (auto log = analysis->logOfRow(row)) {
+    if (auto log = m_analysis->logOfRow(row)) {
       fresh.add(label_of(r), std::make_shared<protocol::TrialLog>(std::move(*log)));
     } else if (auto it = m_stored.constFind(r.id); it != m_stored.constEnd()) {
       if (*it) fresh.add(**it);
@@ -78,7 +63,7 @@ void PredictionController::rebuild(QStringList* toLoad) {
 void PredictionController::reloadEvidence() {
   QStringList toLoad;
   rebuild(&toLoad);
-  SessionController* session = m_window->session();
+  SessionController* session = m_context.session;
   if (toLoad.isEmpty() || !session->hasSession()) return;
   m_requested << toLoad;
   ++m_loading;
@@ -88,8 +73,8 @@ void PredictionController::reloadEvidence() {
   session->loadTrialLogs(toLoad, [self, toLoad, path](std::vector<std::optional<protocol::TrialLog>> logs) {
     if (!self) return;
     --self->m_loading;
-    if (self->m_window->session()->path() != path) return;  // another session meanwhile
-    TrialsModel* trials = self->m_window->trialsModel();
+    if (self->m_context.session->path() != path) return;  // another session meanwhile
+    TrialsModel* trials = self->m_context.trials;
     for (int i = 0; i < toLoad.size(); ++i) {
       const QString& id = toLoad[i];
       self->m_requested.removeAll(id);
@@ -104,14 +89,12 @@ void PredictionController::reloadEvidence() {
   });
 }
 
-void PredictionController::refresh() {
-  m_panel->showPrediction(m_window->form()->config(), m_window->form()->devices());
-}
+void PredictionController::refresh() { m_panel->showPrediction(m_context.form->config(), m_context.form->devices()); }
 
 WhatIfDialog* PredictionController::openWhatIf(int row) {
-  TrialsModel* trials = m_window->trialsModel();
+  TrialsModel* trials = m_context.trials;
   if (row < 0 || row >= trials->rowCount()) return nullptr;
-  auto log = m_window->analysis()->logOfRow(row);
+  auto log = m_analysis->logOfRow(row);
   predict::Evidence one;
   if (log) {
     one.add(trials->record(row).id.toStdString(), std::make_shared<protocol::TrialLog>(std::move(*log)));
@@ -119,11 +102,10 @@ WhatIfDialog* PredictionController::openWhatIf(int row) {
     one.add(**it);
   }
   if (one.trials().empty()) {
-    m_window->statusBar()->showMessage(QStringLiteral("The selected trial recorded no configuration to predict from"),
-                                       5000);
+    emit statusMessage(QStringLiteral("The selected trial recorded no configuration to predict from"), 5000);
     return nullptr;
   }
-  auto* dialog = new WhatIfDialog(one.trials().front(), m_evidence.trials(), m_window);
+  auto* dialog = new WhatIfDialog(one.trials().front(), m_evidence.trials(), m_context.dialogParent);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   dialog->show();
   m_last = dialog;
@@ -131,9 +113,9 @@ WhatIfDialog* PredictionController::openWhatIf(int row) {
 }
 
 void PredictionController::whatIfSelected() {
-  const auto rows = m_window->trialsView()->selectionModel()->selectedRows();
+  const auto rows = m_context.selection->selectedRows();
   if (rows.isEmpty()) {
-    m_window->statusBar()->showMessage(QStringLiteral("Select a trial in the table first"), 5000);
+    emit statusMessage(QStringLiteral("Select a trial in the table first"), 5000);
     return;
   }
   openWhatIf(rows.front().row());

@@ -1,10 +1,10 @@
-// PredictionController: the main window's predictions (issue 11). It puts a PredictionPanel under
-// the trial form, updated whenever a knob changes, and adds "What if…" to the Analysis menu, which
-// opens a WhatIfDialog on the selected trial. Both are calibrated by the session's measured trials
-// and link probes: the events at hand (the window's cache: the running trial, replays) and the
-// trials stored in the session file, loaded by a background job (each measured once per session),
-// reloaded when the session changes or a trial finishes. New files only, so that the window itself
-// needs two lines (create it; nothing else).
+// PredictionController: the workbench's predictions. Its PredictionPanel (which the window docks
+// under the trial form) is updated whenever a knob changes, and its "What if…" action (which the
+// window puts in the Analysis menu) opens a WhatIfDialog on the selected trial. Both are
+// calibrated by the session's measured trials and link probes: the logs at hand (the
+// AnalysisController's provider: the running trial, replays) and the trials stored in the session
+// file, loaded by a background job (each measured once per session), reloaded when the session
+// changes or a trial finishes.
 #pragma once
 
 #include <QHash>
@@ -14,17 +14,22 @@
 #include "core/predict/evidence.h"
 #include "ui/windows/prediction_panel.h"
 #include "ui/windows/what_if_dialog.h"
+#include "ui/windows/workbench_context.h"
+
+class QAction;
 
 namespace tunebench::ui {
 
-class MainWindow;
+class AnalysisController;
 
 class PredictionController : public QObject {
   Q_OBJECT
  public:
-  explicit PredictionController(MainWindow* window);
+  // `analysis` provides the logs at hand of the table's rows.
+  PredictionController(const WorkbenchContext& context, const AnalysisController* analysis, QObject* parent = nullptr);
 
   PredictionPanel* panel() const { return m_panel; }
+  QAction* whatIfAction() const { return m_whatIf; }
   const predict::Evidence& evidence() const { return m_evidence; }
   // Opens the What-if dialog on a row of the trials table; nullptr (with a status message) when the
   // row has no recorded configuration.
@@ -35,6 +40,7 @@ class PredictionController : public QObject {
  signals:
   // The evidence changed (a reload, or stored trials arrived) and the panel shows it.
   void evidenceChanged();
+  void statusMessage(const QString& text, int timeoutMs);
 
  public slots:
   void whatIfSelected();
@@ -46,8 +52,10 @@ class PredictionController : public QObject {
  private:
   void rebuild(QStringList* toLoad);
 
-  MainWindow* m_window;
+  WorkbenchContext m_context;
+  const AnalysisController* m_analysis;
   PredictionPanel* m_panel = nullptr;
+  QAction* m_whatIf = nullptr;
   predict::Evidence m_evidence;
   // Stored trials of the current session, measured once: record id -> the trial (nullopt: its log
   // could not be used, with no configuration or not loadable).

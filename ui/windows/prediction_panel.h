@@ -1,5 +1,5 @@
-// PredictionPanel: what the trial in the form will need and how fast it will run, before Run
-// (issue 11): peak memory per GPU against the detected memory, with a warning when it will not fit
+// PredictionPanel: what the trial in the form will need and how fast it will run, before Run:
+// peak memory per GPU against the detected memory, with a warning when it will not fit
 // (a warning, never a block), the predicted step and tokens/s, the communication floor, whether
 // the GPUs beat one, and the link between the ranks with its source (a link probe, trials, or the
 // catalogue; CPU ranks: a probe or trials only). It shows core/predict's answer; it computes nothing itself.

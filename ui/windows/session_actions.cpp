@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QDateTime>
 #include <QDir>
+#include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
@@ -122,20 +123,30 @@ SessionActions::SessionActions(SessionController* session, TrialsModel* trials, 
         for (const auto& p : result.problem_list)
           emit logMessage(QStringLiteral("  line %1: %2").arg(p.line_number).arg(QString::fromStdString(p.message)));
       });
-  connect(
-      m_session->jobs(), &BackgroundJobs::jobFailed, this, [this](int, const QString& title, const QString& message) {
-        // Opening has its own wording (openFailed does not fire for a file that failed its checks).
-        if (title.startsWith(QStringLiteral("Opening ")))
-          showError(QStringLiteral("Open session"),
-                    QStringLiteral("%1 was not opened: %2\nNothing was changed (the current session stays open).")
-                        .arg(title.mid(8), message));
-        else if (title.startsWith(QStringLiteral("Importing ")))
-          showError(
-              QStringLiteral("Import"),
-              QStringLiteral("%1 was not imported: %2\nNothing was added to the session.").arg(title.mid(10), message));
-        else
-          showError(title, message);
-      });
+  connect(m_session->jobs(), &BackgroundJobs::jobFailed, this, [this](const JobFailure& f) {
+    switch (f.kind) {
+      case JobKind::OpenSession:  // openFailed does not fire for a file that failed its checks
+        showError(QStringLiteral("Open session"),
+                  QStringLiteral("%1 was not opened: %2\nNothing was changed (the current session stays open).")
+                      .arg(f.subject, f.message));
+        break;
+      case JobKind::ImportLog:
+      case JobKind::ImportTraces:
+        showError(
+            QStringLiteral("Import"),
+            QStringLiteral("%1 was not imported: %2\nNothing was added to the session.").arg(f.subject, f.message));
+        break;
+      case JobKind::LoadTrial:
+        showError(QStringLiteral("Load trial"), QStringLiteral("Could not load %1: %2").arg(f.subject, f.message));
+        break;
+      case JobKind::DeleteTrial:
+        showError(QStringLiteral("Delete trial"),
+                  QStringLiteral("Could not delete %1: %2\nIt is still in the session.").arg(f.subject, f.message));
+        break;
+      default:
+        showError(f.title, f.message);
+    }
+  });
   connect(m_session, &SessionController::storeFailed, this,
           [this](const QString& message) { emit errorLogged(QStringLiteral("session: %1").arg(message)); });
   connect(m_session, &SessionController::storeRecovered, this, [this] {
@@ -334,6 +345,17 @@ void SessionActions::createActions() {
 }
 
 QList<QAction*> SessionActions::trialActions() const { return m_trialMenuActions; }
+
+void SessionActions::addTrialAction(QAction* action) {
+  m_trialMenuActions << action;
+  QAction* firstSeparator = nullptr;  // the context menu's trial entries end there
+  for (QAction* a : m_contextMenu->actions())
+    if (a->isSeparator()) {
+      firstSeparator = a;
+      break;
+    }
+  m_contextMenu->insertAction(firstSeparator, action);
+}
 
 void SessionActions::openInitialSession(const QString& sessionPath) {
   bool ok = false;
@@ -548,6 +570,28 @@ bool SessionActions::canDrop(const QMimeData* mime) const {
 }
 
 bool SessionActions::drop(const QMimeData* mime) { return importFiles(local_files(mime)); }
+
+void SessionActions::acceptDropsOn(QWidget* target) {
+  m_dropTarget = target;
+  target->setAcceptDrops(true);
+  target->installEventFilter(this);
+}
+
+bool SessionActions::eventFilter(QObject* watched, QEvent* event) {
+  if (watched != m_dropTarget) return QObject::eventFilter(watched, event);
+  if (event->type() == QEvent::DragEnter || event->type() == QEvent::DragMove) {
+    auto* e = static_cast<QDragMoveEvent*>(event);
+    if (event->type() == QEvent::DragEnter) m_dropAccepted = canDrop(e->mimeData());
+    if (m_dropAccepted) e->acceptProposedAction();
+    return true;
+  }
+  if (event->type() == QEvent::Drop) {
+    auto* e = static_cast<QDropEvent*>(event);
+    if (drop(e->mimeData())) e->acceptProposedAction();
+    return true;
+  }
+  return QObject::eventFilter(watched, event);
+}
 
 QStringList SessionActions::selectedTrialIds() const {
   QStringList ids;

@@ -54,7 +54,10 @@ class SessionActions : public QObject {
 
   // ---- what the window places ----
   QMenu* fileMenu() const { return m_fileMenu; }  // session entries; the window may append its own
-  QList<QAction*> trialActions() const;           // run again, rename, annotate, delete
+  QList<QAction*> trialActions() const;           // run again, rename, annotate, delete, added ones
+  // Another entry of a stored trial (an importer's Settings…): in trialActions() and in the context
+  // menu beside the trial's own entries. Its owner keeps it enabled.
+  void addTrialAction(QAction* action);
   QAction* examplesAction() const { return m_examples; }
   QMenu* contextMenu() const { return m_contextMenu; }
 
@@ -82,7 +85,8 @@ class SessionActions : public QObject {
   void askExportReport(const QStringList& recordIds);
   bool rerunWithChanges(const QString& recordId);                             // asks for the config to go into the form
 
-  // Drag and drop, for the window's drop events.
+  // Drag and drop: `target` (the window) takes the files canDrop() accepts and hands them to drop().
+  void acceptDropsOn(QWidget* target);
   bool canDrop(const QMimeData* mime) const;
   bool drop(const QMimeData* mime);
 
@@ -106,6 +110,9 @@ class SessionActions : public QObject {
   void configRequested(const tunebench::config::TrialConfig& config, const QString& source);
   void startPageRequested(bool show);
   void recentChanged(const QStringList& recent);
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;  // the drop target's drag events
 
  private:
   void createActions();
@@ -135,6 +142,8 @@ class SessionActions : public QObject {
   QPointer<QMessageBox> m_lastBox;
   bool m_useSettings;
   bool m_busy = false;
+  QWidget* m_dropTarget = nullptr;
+  bool m_dropAccepted = false;  // asked once per drag (the importers may read the files' heads)
 };
 
 // Where sessions the user makes are kept: <data dir>/tunebench/sessions (created when missing).

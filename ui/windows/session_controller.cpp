@@ -193,7 +193,8 @@ bool SessionController::openSession(const QString& path, bool foreign) {
                    return [this, path, name, foreign, rows = std::move(rows)]() mutable {
                      if (!adopt(path, name, foreign, std::move(rows))) emit openFailed(path, m_error);
                    };
-                 });
+                 },
+                 {}, {JobKind::OpenSession, QFileInfo(path).fileName()});
   return true;
 }
 
@@ -239,7 +240,8 @@ bool SessionController::saveAs(const QString& path) {
                      // trial records, it keeps recording where it started; the copy is a snapshot.
                      if (!m_recording) openSession(path, false);
                    };
-                 });
+                 },
+                 {}, {JobKind::SaveSession, QFileInfo(path).fileName()});
   return true;
 }
 
@@ -303,7 +305,8 @@ bool SessionController::importLog(const QString& jsonlPath, const QString& name)
                      emit trialCountChanged(m_model->rowCount());
                      emit imported(jsonlPath, result, record.id);
                    };
-                 });
+                 },
+                 {}, {JobKind::ImportLog, QFileInfo(jsonlPath).fileName()});
   return true;
 }
 
@@ -318,32 +321,37 @@ int SessionController::importTraceTrial(const QStringList& tracePaths, const QSt
   options.name = name.toStdString();
   for (const QString& s : settings) options.settings.push_back(s.toStdString());
   const QString trial = name.isEmpty() ? QString::fromStdString(import::default_trial_name(paths.front())) : name;
-  const QString title = QStringLiteral("Importing %1 (%2 torch.profiler trace%3)")
-                            .arg(trial)
-                            .arg(tracePaths.size())
-                            .arg(tracePaths.size() == 1 ? QString() : QStringLiteral("s"));
-  return m_jobs->submit(title, [this, file, paths, options, tracePaths, session](JobProgress& progress) mutable {
-    const qsizetype n = tracePaths.size();
-    options.progress = [&progress, n](int64_t done, int64_t total) {
-      progress.report(done, total,
-                      QStringLiteral("reading %1 trace(s): %2 of %3").arg(n).arg(data_size(done), data_size(total)));
-      return !progress.cancelled();
-    };
-    const import::TraceTrial read = import::read_trace_trial(paths, options);
-    // The last moment a cancel can take effect: past here the trial is written (or not at all).
-    if (progress.cancelled()) return std::function<void()>();
-    progress.report(0, 0, QStringLiteral("writing the trial"));
-    store::SessionStore& s = job_store(file, true);
-    const import::TraceImportResult result = import::store_trace_trial(s, read);
-    const TrialRecord record = record_of(s, s.trial(result.trial_id));
-    return std::function<void()>([this, result, record, tracePaths, session] {
-      if (session != m_path) return;  // another session was opened meanwhile
-      m_storeIds.insert(record.id, result.trial_id);
-      m_model->upsert(record);
-      emit trialCountChanged(m_model->rowCount());
-      emit tracesImported(tracePaths, result, record.id);
-    });
-  });
+  const QString subject = QStringLiteral("%1 (%2 torch.profiler trace%3)")
+                              .arg(trial)
+                              .arg(tracePaths.size())
+                              .arg(tracePaths.size() == 1 ? QString() : QStringLiteral("s"));
+  const JobLabel label{JobKind::ImportTraces, subject};
+  return m_jobs->submit(
+      QStringLiteral("Importing %1").arg(subject),
+      [this, file, paths, options, tracePaths, session](JobProgress& progress) mutable {
+        const qsizetype n = tracePaths.size();
+        options.progress = [&progress, n](int64_t done, int64_t total) {
+          progress.report(
+              done, total,
+              QStringLiteral("reading %1 trace(s): %2 of %3").arg(n).arg(data_size(done), data_size(total)));
+          return !progress.cancelled();
+        };
+        const import::TraceTrial read = import::read_trace_trial(paths, options);
+        // The last moment a cancel can take effect: past here the trial is written (or not at all).
+        if (progress.cancelled()) return std::function<void()>();
+        progress.report(0, 0, QStringLiteral("writing the trial"));
+        store::SessionStore& s = job_store(file, true);
+        const import::TraceImportResult result = import::store_trace_trial(s, read);
+        const TrialRecord record = record_of(s, s.trial(result.trial_id));
+        return std::function<void()>([this, result, record, tracePaths, session] {
+          if (session != m_path) return;  // another session was opened meanwhile
+          m_storeIds.insert(record.id, result.trial_id);
+          m_model->upsert(record);
+          emit trialCountChanged(m_model->rowCount());
+          emit tracesImported(tracePaths, result, record.id);
+        });
+      },
+      {}, label);
 }
 
 bool SessionController::exportTrials(const QStringList& recordIds, const QString& path, ExportFormat format) {
@@ -375,7 +383,8 @@ bool SessionController::exportTrials(const QStringList& recordIds, const QString
                    if (!stream) throw store::StoreError("could not write " + out);
                    const int n = int(trials.size());
                    return [this, path, n] { emit exported(path, n); };
-                 });
+                 },
+                 {}, {JobKind::Export, QFileInfo(path).fileName()});
   return true;
 }
 
@@ -388,16 +397,18 @@ bool SessionController::deleteTrial(const QString& recordId) {
   }
   const std::string file = m_path.toStdString();
   const QString session = m_path;
-  m_jobs->submit(QStringLiteral("Deleting a trial"), [this, file, id, recordId, session](JobProgress& progress) {
-    progress.report(0, 0, QStringLiteral("removing its records"));
-    job_store(file, true).delete_trial(id);
-    return [this, recordId, session] {
-      if (session != m_path) return;
-      m_storeIds.remove(recordId);
-      m_model->removeTrial(recordId);
-      emit trialCountChanged(m_model->rowCount());
-    };
-  });
+  m_jobs->submit(QStringLiteral("Deleting a trial"),
+                 [this, file, id, recordId, session](JobProgress& progress) {
+                   progress.report(0, 0, QStringLiteral("removing its records"));
+                   job_store(file, true).delete_trial(id);
+                   return [this, recordId, session] {
+                     if (session != m_path) return;
+                     m_storeIds.remove(recordId);
+                     m_model->removeTrial(recordId);
+                     emit trialCountChanged(m_model->rowCount());
+                   };
+                 },
+                 {}, {JobKind::DeleteTrial, trialName(recordId)});
   return true;
 }
 
@@ -405,21 +416,20 @@ void SessionController::loadTrialForView(const QString& recordId) {
   const qint64 id = storeId(recordId);
   if (!m_store || id < 0) return;
   const std::string file = m_path.toStdString();
-  m_jobs->submit(
-      QStringLiteral("Loading a trial"),
-      [this, file, id, recordId](JobProgress& progress) {
-        progress.report(0, 0, QStringLiteral("reading its steps"));
-        const store::LoadedTrial trial = job_store(file, false).load_trial(id);
-        if (progress.cancelled()) return std::function<void()>();
-        progress.report(0, 0, QStringLiteral("preparing the plots"));
-        auto data = std::make_shared<TrialViewData>();
-        data->recordId = recordId;
-        data->title = view_title(trial);
-        data->events = trial_log_events(trial.log);
-        data->timeline.add(data->events);
-        return std::function<void()>([this, recordId, data] { emit trialLoaded(recordId, data); });
-      },
-      QStringLiteral("view"));
+  m_jobs->submit(QStringLiteral("Loading a trial"),
+                 [this, file, id, recordId](JobProgress& progress) {
+                   progress.report(0, 0, QStringLiteral("reading its steps"));
+                   const store::LoadedTrial trial = job_store(file, false).load_trial(id);
+                   if (progress.cancelled()) return std::function<void()>();
+                   progress.report(0, 0, QStringLiteral("preparing the plots"));
+                   auto data = std::make_shared<TrialViewData>();
+                   data->recordId = recordId;
+                   data->title = view_title(trial);
+                   data->events = trial_log_events(trial.log);
+                   data->timeline.add(data->events);
+                   return std::function<void()>([this, recordId, data] { emit trialLoaded(recordId, data); });
+                 },
+                 QStringLiteral("view"), {JobKind::LoadTrial, trialName(recordId)});
 }
 
 void SessionController::loadTrialLogs(const QStringList& recordIds,
@@ -427,15 +437,42 @@ void SessionController::loadTrialLogs(const QStringList& recordIds,
   std::vector<qint64> ids;
   for (const QString& r : recordIds) ids.push_back(storeId(r));
   const std::string file = m_path.toStdString();
-  m_jobs->submit(QStringLiteral("Loading %1 trial(s)").arg(ids.size()), [file, ids, done](JobProgress& progress) {
-    auto logs = std::make_shared<std::vector<std::optional<protocol::TrialLog>>>();
-    store::SessionStore& s = job_store(file, false);
-    for (size_t i = 0; i < ids.size(); ++i) {
-      progress.report(qint64(i), qint64(ids.size()), QStringLiteral("trial %1 of %2").arg(i + 1).arg(ids.size()));
-      logs->push_back(ids[i] >= 0 ? std::optional<protocol::TrialLog>(s.load_trial(ids[i]).log) : std::nullopt);
-    }
-    return [done, logs] { done(std::move(*logs)); };
-  });
+  m_jobs->submit(QStringLiteral("Loading %1 trial(s)").arg(ids.size()),
+                 [file, ids, done](JobProgress& progress) {
+                   // `done` is always called, with nullopt for a trial that could not be loaded: its caller
+                   // (a comparison, the predictions' evidence) goes on with the others. The first failure
+                   // is then reported as the job's (kind LoadTrial).
+                   auto logs = std::make_shared<std::vector<std::optional<protocol::TrialLog>>>(ids.size());
+                   std::string failure;
+                   try {
+                     store::SessionStore& s = job_store(file, false);
+                     for (size_t i = 0; i < ids.size(); ++i) {
+                       progress.report(qint64(i), qint64(ids.size()),
+                                       QStringLiteral("trial %1 of %2").arg(i + 1).arg(ids.size()));
+                       if (ids[i] < 0) continue;
+                       try {
+                         (*logs)[i] = s.load_trial(ids[i]).log;
+                       } catch (const std::exception& e) {
+                         if (failure.empty()) failure = e.what();
+                       }
+                     }
+                   } catch (const std::exception& e) {
+                     failure = e.what();
+                   }
+                   return [done, logs, failure] {
+                     done(std::move(*logs));
+                     if (!failure.empty()) throw store::StoreError(failure);  // BackgroundJobs: jobFailed
+                   };
+                 },
+                 {},
+                 {JobKind::LoadTrial,
+                  ids.size() == 1 ? trialName(recordIds.front()) : QStringLiteral("one of %1 trials").arg(ids.size())});
+}
+
+QString SessionController::trialName(const QString& recordId) const {
+  const TrialRecord* r = m_model->find(recordId);
+  return r && !r->config.name.empty() ? QStringLiteral("trial \"%1\"").arg(QString::fromStdString(r->config.name))
+                                      : QStringLiteral("trial %1").arg(recordId);
 }
 
 void SessionController::addQueuedTrial(const TrialRecord& record, const QString& source) {

@@ -10,9 +10,9 @@
 // for the view or a comparison, importing a log or torch.profiler traces, exporting, Save As,
 // deleting a trial. Their results arrive as signals; the GUI thread keeps one connection for
 // single-row edits only (queue a trial, set a status, rename, notes and tags, an imported trial's
-// known settings). Failures become signals or
-// errorString() with the StoreError sentence and leave the current session as it was; nothing
-// here shows a dialog.
+// known settings). A job's failure is BackgroundJobs::jobFailed with the job's kind (JobKind) and
+// subject; a refusal at once is false with errorString(); either leaves the current session as it
+// was. Nothing here shows a dialog.
 //
 // Rows of the model are keyed by a QString id: live trials keep their run id (the --trial the
 // workers stamp on events), trials loaded from a file get "s<store id>". storeId() maps back.
@@ -138,7 +138,6 @@ class SessionController : public QObject {
   void tracesImported(const QStringList& tracePaths, const tunebench::import::TraceImportResult& result,
                       const QString& recordId);
   void exported(const QString& path, int trials);
-  void operationFailed(const QString& what, const QString& message);
   void trialLoaded(const QString& recordId, std::shared_ptr<tunebench::ui::TrialViewData> data);
   void storeFailed(const QString& message);  // a live write failed; the run itself goes on
   void storeRecovered();
@@ -149,6 +148,7 @@ class SessionController : public QObject {
   bool adopt(const QString& path, const QString& name, bool foreign, std::vector<std::pair<TrialRecord, qint64>> rows);
   bool refuseWhileRecording(const QString& what);
   bool fail(const std::exception& e);
+  QString trialName(const QString& recordId) const;  // "trial \"7B DDP\"", for failures
   void onRecorderFinished(qint64 trialId, bool ok, qint64 lost, const QString& message);
 
   TrialsModel* m_model;

@@ -37,6 +37,7 @@ TraceImportActions::TraceImportActions(SessionController* session, SessionAction
       QStringLiteral("The selected trial's settings; fill in the unknown ones of an imported torch.profiler trace");
   m_settingsAction->setStatusTip(tip);
   m_settingsAction->setToolTip(tip);
+  m_actions->addTrialAction(m_settingsAction);  // the Trial menu and the trials' context menu
   connect(m_settingsAction, &QAction::triggered, this, [this] {
     const QStringList ids = m_actions->selectedTrialIds();
     if (ids.size() == 1 && !showSettings(ids.first()))
@@ -51,7 +52,7 @@ TraceImportActions::TraceImportActions(SessionController* session, SessionAction
   BackgroundJobs* jobs = m_session->jobs();
   connect(jobs, &BackgroundJobs::jobFinished, this, [this](int id, const QString&) { onJobEnded(id, false); });
   connect(jobs, &BackgroundJobs::jobFailed, this,
-          [this](int id, const QString&, const QString&) { onJobEnded(id, false); });  // SessionActions says why
+          [this](const JobFailure& f) { onJobEnded(f.id, false); });  // SessionActions says why
   connect(jobs, &BackgroundJobs::jobCancelled, this, [this](int id, const QString&) { onJobEnded(id, true); });
   connect(jobs, &BackgroundJobs::progress, this,
           [this](int id, const QString&, qint64 done, qint64 total, const QString& text) {

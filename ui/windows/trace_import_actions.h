@@ -11,8 +11,8 @@
 // like every import's; what was imported goes out as statusMessage / logMessage, and
 // traceImported(recordId) lets the window show the new trial.
 //
-// Like SessionActions it knows no window: it owns settingsAction() for the window to place, and
-// opens its dialogs with open(), never exec().
+// Like SessionActions it knows no window: its settingsAction() joins SessionActions' trial entries
+// (which the window places), and it opens its dialogs with open(), never exec().
 #pragma once
 
 #include <QObject>
@@ -47,7 +47,7 @@ class TraceImportActions : public QObject {
   bool isImporting() const { return m_job != 0; }
   QProgressDialog* progressDialog() const { return m_progress; }
 
-  // Trial > Settings…: enabled for one selected stored trial.
+  // Trial > Settings… (one of SessionActions' trial entries): enabled for one selected trial.
   QAction* settingsAction() const { return m_settingsAction; }
   // The settings of a stored trial (read-only; editable for imported trials). Opened without
   // blocking; nullptr when the row is not a stored trial.

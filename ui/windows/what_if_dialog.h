@@ -1,4 +1,4 @@
-// WhatIfDialog: a measured trial next to its what-if (issue 11). Change the GPU model, the GPU
+// WhatIfDialog: a measured trial next to its what-if. Change the GPU model, the GPU
 // count, the link or a few knobs and see the predicted step, tokens/s per GPU and in all, memory
 // and fit, the communication floor and "can N GPUs beat one here?", beside what the trial measured.
 // Predictions are core/predict's, calibrated on the trial and the session's other trials.

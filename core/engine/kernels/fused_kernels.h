@@ -1,4 +1,4 @@
-// Fused CUDA kernels of the worker's `compile` mode (issue 10), torch-free: raw device pointers, a
+// Fused CUDA kernels of the worker's `compile` mode, torch-free: raw device pointers, a
 // CUDA stream, plain sizes. core/engine/kernels/fused_ops.cpp wraps them as autograd Functions.
 //
 // Every launcher returns false, launching nothing, when the shapes, alignment or element types

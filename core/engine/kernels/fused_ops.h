@@ -1,4 +1,4 @@
-// The fused operations of `compile` (issue 10) as autograd Functions, each with its own backward.
+// The fused operations of `compile` as autograd Functions, each with its own backward.
 //
 // On CUDA tensors of a CUDA build they run the kernels of fused_kernels.cu; everywhere else (the
 // CPU build, unusual shapes or dtypes) they run a composite ATen implementation of the same math,

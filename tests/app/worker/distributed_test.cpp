@@ -115,22 +115,27 @@ TEST(Ddp, KilledRankEndsTheOthersWithAnErrorInsteadOfAHang) {
   auto runs = tt::start_ranks(2, with(tt::small_model_args(), {"--strategy", "ddp", "--steps", "100000", "--warmup",
                                                                "1", "--collective-timeout-s", "15"}),
                               "killed");
-  // wait for rank 1 to be training, then kill it
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < deadline) {
+  // Wait for rank 1 to be training, then kill it. A rank 1 that never trains fails the test: the
+  // others would then end at the rendezvous, not because a training peer was lost.
+  bool training = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
+  while (!training && std::chrono::steady_clock::now() < deadline) {
     try {
       const auto log = tt::events_of(runs[1]);
-      if (log.ranks.count(1) && !log.ranks.at(1).steps.empty()) break;
+      training = log.ranks.count(1) && !log.ranks.at(1).steps.empty();
     } catch (const std::runtime_error&) {
       // the event file does not exist yet
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!training) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  if (!training) tt::kill_all(runs);
+  ASSERT_TRUE(training) << "rank 1 never finished a step: " << tt::stderr_of(runs[1]);
   ::kill(runs[1].pid, SIGKILL);
   const int code = tt::wait_rank(runs[0], 60);
   tt::kill_all(runs);
   EXPECT_EQ(code, tunebench::protocol::kExitCommunication) << tt::stderr_of(runs[0]);
   const auto log = tt::events_of(runs[0]);
+  ASSERT_FALSE(log.ranks.at(0).steps.empty()) << "rank 0 never trained beside rank 1";
   ASSERT_FALSE(log.ranks.at(0).errors.empty());
   const auto& error = log.ranks.at(0).errors.back().value;
   EXPECT_TRUE(error.kind == "comm" || error.kind == "timeout") << error.kind;
@@ -191,6 +196,7 @@ TEST(Ddp, RankThatNeverArrivesIsARendezvousErrorOnTheOthers) {
   tt::kill_all(runs);
   EXPECT_EQ(code, tunebench::protocol::kExitCommunication);
   const auto log = tt::events_of(runs[0]);
+  ASSERT_FALSE(log.ranks.at(0).steps.empty()) << "rank 0 never trained beside rank 1";
   ASSERT_FALSE(log.ranks.at(0).errors.empty());
   EXPECT_EQ(log.ranks.at(0).errors[0].value.kind, "rendezvous");
   EXPECT_NE(log.ranks.at(0).errors[0].value.message.find("1 of 2"), std::string::npos);

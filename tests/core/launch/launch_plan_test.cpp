@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "core/launch/child_process.h"
@@ -160,8 +161,10 @@ struct NodeRun {
   int exit_status = -1;
 };
 
-// Runs node `node`'s script with a fake worker; `close_stdin_after_s` >= 0 closes its stdin then.
-NodeRun run_node_script(const tc::TrialConfig& c, tl::LaunchContext ctx, int node, double close_stdin_after_s) {
+// Runs node `node`'s script with a fake worker until it ends (a hang guard of 60 s); once
+// `close_stdin_when` holds (checked as the output is read), its stdin is closed, as sshd does.
+NodeRun run_node_script(const tc::TrialConfig& c, tl::LaunchContext ctx, int node,
+                        const std::function<bool()>& close_stdin_when = {}) {
   NodeRun out;
   std::string error;
   tl::EventListener socket({nullptr, nullptr, nullptr});
@@ -175,8 +178,8 @@ NodeRun run_node_script(const tc::TrialConfig& c, tl::LaunchContext ctx, int nod
     pollfd p{child->stdout_fd(), POLLIN, 0};
     ::poll(&p, 1, 50);
     const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (close_stdin_after_s >= 0 && t > close_stdin_after_s) child->close_stdin();
-    if (t > 30) break;
+    if (close_stdin_when && close_stdin_when()) child->close_stdin();
+    if (t > 60) break;
     if (!(p.revents & (POLLIN | POLLHUP))) continue;
     char chunk[4096];
     const ssize_t n = ::read(child->stdout_fd(), chunk, sizeof(chunk));
@@ -186,7 +189,7 @@ NodeRun run_node_script(const tc::TrialConfig& c, tl::LaunchContext ctx, int nod
     }
     buf.append(chunk, size_t(n));
   }
-  for (int i = 0; i < 200 && !child->poll_exit(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 1200 && !child->poll_exit(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   out.exit_status = child->exited() ? child->shell_status() : -1;
   size_t s = 0;
   for (size_t nl = buf.find('\n'); nl != std::string::npos; nl = buf.find('\n', s)) {
@@ -218,7 +221,7 @@ TEST(SshNodeScript, StartsTheNodesRanksWithTheirVariablesAndReportsEachExit) {
   c.name = "a name with 'quotes' and $dollars";
   auto ctx = context();
   ctx.nonce = "t" + std::to_string(::getpid());
-  const auto run = run_node_script(c, ctx, 1, -1);
+  const auto run = run_node_script(c, ctx, 1);
   EXPECT_EQ(run.exit_status, 0);
   std::vector<std::string> reports;
   for (const auto& l : run.stdout_lines)
@@ -243,24 +246,33 @@ TEST(SshNodeScript, StartsTheNodesRanksWithTheirVariablesAndReportsEachExit) {
 }
 
 TEST(SshNodeScript, ClosingStdinEndsTheNodesRanks) {
-  // What Stop and a lost connection do: sshd closes the command's stdin.
+  // What Stop and a lost connection do: sshd closes the command's stdin. It is closed once both
+  // ranks run (a loaded machine may take seconds to start them), and the ranks must then end.
   const fs::path dir = fs::temp_directory_path() / ("tb-node-stop-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path worker = dir / "sleeper";
-  std::ofstream(worker) << "#!/bin/sh\necho $$ > \"" << dir.string() << "/pid$RANK\"\nexec sleep 60\n";
+  std::ofstream(worker) << "#!/bin/sh\necho $$ > \"" << dir.string() << "/pid$RANK.tmp\"\n"
+                        << "mv \"" << dir.string() << "/pid$RANK.tmp\" \"" << dir.string() << "/pid$RANK\"\n"
+                        << "exec sleep 600\n";
   fs::permissions(worker, fs::perms::owner_all);
   auto c = ssh_config("gpu1 ranks=2; gpu2 ranks=2");
   c.remote_worker = worker.string();
   auto ctx = context();
   ctx.nonce = "s" + std::to_string(::getpid());
-  const auto start = std::chrono::steady_clock::now();
-  const auto run = run_node_script(c, ctx, 0, 1.5);
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(took, 15.0);
-  for (int r : {0, 1}) {
-    std::ifstream in(dir / ("pid" + std::to_string(r)));
+  auto pid_of = [&](int rank) {
     pid_t pid = 0;
-    ASSERT_TRUE(in >> pid) << "rank " << r << " never started";
+    std::ifstream(dir / ("pid" + std::to_string(rank))) >> pid;
+    return pid;
+  };
+  const auto run = run_node_script(c, ctx, 0, [&] { return pid_of(0) > 0 && pid_of(1) > 0; });
+  // The script ended by itself (a node whose ranks ignored the closed stdin would run 600 s and
+  // hit the 60 s guard: exit status -1).
+  EXPECT_NE(run.exit_status, -1) << "the node's script did not end after its stdin closed";
+  for (int r : {0, 1}) {
+    const pid_t pid = pid_of(r);
+    ASSERT_GT(pid, 0) << "rank " << r << " never started";
+    // Signalled by now; a loaded machine may take a moment to let it die.
+    for (int i = 0; i < 400 && running(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     EXPECT_FALSE(running(pid)) << "rank " << r << " outlived the closed connection";
   }
   fs::remove_all(dir);

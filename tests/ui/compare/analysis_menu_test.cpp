@@ -16,6 +16,7 @@
 #include "ui/windows/analysis_controller.h"
 #include "ui/windows/comparison_window.h"
 #include "ui/windows/diagnosis_view.h"
+#include "ui/windows/live_trial_tracker.h"
 #include "ui/windows/sweep_dialog.h"
 
 namespace tunebench::ui {
@@ -27,7 +28,7 @@ int add_recorded(MainWindow& w, const protocol::TrialLog& log, const QString& id
   r.id = id;
   r.config = config::from_json(log.config()).config;
   r.status = protocol::TrialStatus::Done;
-  w.trialLogs().insert(id, log);
+  w.liveTrials()->logs().insert(id, log);
   return w.trialsModel()->upsert(r);
 }
 

@@ -37,12 +37,17 @@ TEST(BackgroundJobs, WorkRunsOffTheGuiThreadAndItsResultOnIt) {
 TEST(BackgroundJobs, AFailingJobIsASignal) {
   BackgroundJobs jobs;
   QSignalSpy failed(&jobs, &BackgroundJobs::jobFailed);
-  jobs.submit(QStringLiteral("doomed"),
-              [](JobProgress&) -> BackgroundJobs::Apply { throw std::runtime_error("disk on fire"); });
+  const int id = jobs.submit(QStringLiteral("Opening doomed.tbsession"),
+                             [](JobProgress&) -> BackgroundJobs::Apply { throw std::runtime_error("disk on fire"); },
+                             {}, {JobKind::OpenSession, QStringLiteral("doomed.tbsession")});
   ASSERT_TRUE(jobs.waitForIdle(10000));
   ASSERT_EQ(failed.size(), 1);
-  EXPECT_EQ(failed.at(0).at(1).toString(), QStringLiteral("doomed"));
-  EXPECT_EQ(failed.at(0).at(2).toString(), QStringLiteral("disk on fire"));
+  const auto failure = failed.at(0).at(0).value<JobFailure>();
+  EXPECT_EQ(failure.id, id);
+  EXPECT_EQ(failure.kind, JobKind::OpenSession);  // told apart by kind, not by parsing the title
+  EXPECT_EQ(failure.subject, QStringLiteral("doomed.tbsession"));
+  EXPECT_EQ(failure.title, QStringLiteral("Opening doomed.tbsession"));
+  EXPECT_EQ(failure.message, QStringLiteral("disk on fire"));
 }
 
 TEST(BackgroundJobs, ANewerJobOfTheSameKeySupersedesTheOlder) {

@@ -8,16 +8,19 @@
 #include <fstream>
 
 #include <QPushButton>
+#include <QSignalSpy>
 
 #include "core/store/plans.h"
 #include "core/store/session_store.h"
 #include "tests/core/investigate/planted_trials.h"
+#include "ui/runner/background_jobs.h"
 #include "ui/windows/autotune_dialog.h"
 
 namespace ti = tunebench::investigate;
 namespace ts = tunebench::store;
 namespace tt = tunebench::testing;
 using tunebench::ui::AutotuneDialog;
+using tunebench::ui::BackgroundJobs;
 
 namespace {
 
@@ -42,8 +45,15 @@ struct Fixture {
     pending.reset();
     executor(r);
     d.onTrialStored();
+    settle(d);
     return true;
   }
+  // The dialog's session reads and writes are background jobs: their answers are waited for.
+  void settle(AutotuneDialog& d) {
+    EXPECT_TRUE(jobs.waitForIdle(120000));
+    EXPECT_FALSE(d.isBusy());
+  }
+  BackgroundJobs jobs;
   AutotuneDialog::Launch launch() {
     return [this](const ti::TrialRequest& r) { pending = r; };
   }
@@ -59,10 +69,12 @@ struct Fixture {
 
 TEST(AutotuneDialog, SearchesShowsTheBestAndSavesIt) {
   Fixture f;
-  AutotuneDialog d(f.base, QString::fromStdString(f.path), f.launch());
+  AutotuneDialog d(f.base, QString::fromStdString(f.path), f.launch(), &f.jobs);
   d.setBudgetMinutes(0);
   d.setSteps(5, 12);
-  ASSERT_TRUE(d.start()) << d.errorText().toStdString();
+  ASSERT_TRUE(d.start());
+  f.settle(d);
+  ASSERT_TRUE(f.pending.has_value()) << d.errorText().toStdString();
   int guard = 0;
   while (f.step(d) && ++guard < 200) {
   }
@@ -82,17 +94,20 @@ TEST(AutotuneDialog, SearchesShowsTheBestAndSavesIt) {
 
 TEST(AutotuneDialog, CancelThenStartResumesTheSameSearch) {
   Fixture f;
-  AutotuneDialog d(f.base, QString::fromStdString(f.path), f.launch());
+  AutotuneDialog d(f.base, QString::fromStdString(f.path), f.launch(), &f.jobs);
   d.setBudgetMinutes(0);
   d.setSteps(5, 12);
   ASSERT_TRUE(d.start());
+  f.settle(d);
   f.step(d);
   f.step(d);
   d.cancel();
+  f.settle(d);
   f.step(d);  // the trial already queued still runs
   EXPECT_FALSE(f.pending.has_value());
   const qint64 plan = d.planId();
   ASSERT_TRUE(d.start());
+  f.settle(d);
   EXPECT_EQ(d.planId(), plan);
   int guard = 0;
   while (f.step(d) && ++guard < 200) {
@@ -101,4 +116,30 @@ TEST(AutotuneDialog, CancelThenStartResumesTheSameSearch) {
   const auto report = ti::tune_report(s, plan);
   EXPECT_FALSE(report.result.pending.has_value());
   EXPECT_EQ(static_cast<int>(report.result.evaluations.size()), f.runs);  // nothing ran twice
+}
+
+TEST(AutotuneDialog, OpeningTheSearchRunsOffTheGuiThreadAndAFailureIsAMessage) {
+  Fixture f;
+  {
+    AutotuneDialog d(f.base, QString::fromStdString(f.path), f.launch(), &f.jobs);
+    ASSERT_TRUE(d.start());
+    EXPECT_TRUE(d.isBusy());  // open_tune scores the space in a job, not in the click's slot
+    EXPECT_FALSE(d.isRunning());
+    EXPECT_FALSE(d.start());  // one start at a time
+    f.settle(d);
+    EXPECT_TRUE(d.isRunning());
+    EXPECT_TRUE(f.pending.has_value());
+  }
+  AutotuneDialog broken(f.base, QString::fromStdString((f.dir / "missing.tbsession").string()), f.launch(), &f.jobs);
+  QSignalSpy failed(&broken, &AutotuneDialog::failed);
+  ASSERT_TRUE(broken.start());
+  f.settle(broken);
+  ASSERT_EQ(failed.size(), 1);
+  EXPECT_FALSE(broken.errorText().isEmpty());
+  EXPECT_FALSE(broken.isRunning());
+  EXPECT_TRUE(broken.startButton()->isEnabled());  // it can be tried again
+  broken.onTrialStored();                          // slots after a failure do nothing and throw nothing
+  broken.cancel();
+  f.settle(broken);
+  EXPECT_EQ(failed.size(), 1);
 }

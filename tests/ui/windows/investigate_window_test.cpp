@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include <QLabel>
+#include <QSignalSpy>
 #include <QListWidget>
 #include <QProgressBar>
 #include <QPushButton>
@@ -18,12 +19,15 @@
 #include "core/store/plans.h"
 #include "core/store/session_store.h"
 #include "tests/core/investigate/planted_trials.h"
+#include "tests/ui/wait_for.h"
 #include "ui/plots/effect_chart.h"
+#include "ui/runner/background_jobs.h"
 #include "ui/windows/investigate_window.h"
 
 namespace ti = tunebench::investigate;
 namespace ts = tunebench::store;
 namespace tt = tunebench::testing;
+using tunebench::ui::BackgroundJobs;
 using tunebench::ui::InvestigateWindow;
 
 namespace {
@@ -48,15 +52,22 @@ struct Fixture {
     executor = tt::planted_executor(path, model, 77, &runs);
   }
   ~Fixture() { std::filesystem::remove_all(dir); }
-  // Runs the queued request (if any) and reports it stored, as the launcher and recorder do.
+  // Runs the queued request (if any) and reports it stored, as the launcher and recorder do; the
+  // window's session reads and writes are background jobs: their answers are waited for.
   bool step(InvestigateWindow& w) {
     if (!pending) return false;
     auto r = *pending;
     pending.reset();
     executor(r);
     w.onTrialStored();
+    settle(w);
     return true;
   }
+  void settle(InvestigateWindow& w) {
+    EXPECT_TRUE(jobs.waitForIdle(60000));
+    EXPECT_FALSE(w.isBusy());
+  }
+  BackgroundJobs jobs;
   InvestigateWindow::Launch launch() {
     return [this](const ti::TrialRequest& r) { pending = r; };
   }
@@ -73,10 +84,11 @@ struct Fixture {
 
 TEST(InvestigateWindow, ShowsThePlanProgressRankedEffectsAndVerdict) {
   Fixture f;
-  InvestigateWindow w(QString::fromStdString(f.path), f.trial, f.launch());
+  InvestigateWindow w(QString::fromStdString(f.path), f.trial, f.launch(), &f.jobs);
   w.show();
-  ASSERT_TRUE(w.start()) << w.errorText().toStdString();
-  ASSERT_TRUE(f.pending.has_value());
+  ASSERT_TRUE(w.start());
+  f.settle(w);
+  ASSERT_TRUE(f.pending.has_value()) << w.errorText().toStdString();
   EXPECT_GT(w.variantsTable()->rowCount(), 2);
   EXPECT_NE(w.variantsTable()->item(0, 1)->text().indexOf(QStringLiteral("num_workers")), -1);
   EXPECT_FALSE(w.skippedList()->findItems(QStringLiteral("single rank"), Qt::MatchContains).isEmpty());
@@ -106,11 +118,13 @@ TEST(InvestigateWindow, CancelStopsQueuingAndReopeningResumesThePlan) {
   Fixture f;
   qint64 plan = 0;
   {
-    InvestigateWindow w(QString::fromStdString(f.path), f.trial, f.launch());
+    InvestigateWindow w(QString::fromStdString(f.path), f.trial, f.launch(), &f.jobs);
     ASSERT_TRUE(w.start());
+    f.settle(w);
     f.step(w);
     f.step(w);  // two trials stored, the third queued
     w.cancel();
+    f.settle(w);
     EXPECT_FALSE(w.isRunning());
     EXPECT_FALSE(w.cancelButton()->isEnabled());
     plan = w.planId();
@@ -121,8 +135,9 @@ TEST(InvestigateWindow, CancelStopsQueuingAndReopeningResumesThePlan) {
     EXPECT_EQ(ts::find_plan(s, plan)->state, "paused");
   }
   EXPECT_EQ(f.runs, 3);
-  InvestigateWindow again(QString::fromStdString(f.path), f.trial, f.launch());
+  InvestigateWindow again(QString::fromStdString(f.path), f.trial, f.launch(), &f.jobs);
   ASSERT_TRUE(again.start());
+  f.settle(again);
   EXPECT_EQ(again.planId(), plan);
   EXPECT_EQ(again.progressBar()->value(), 3);
   int guard = 0;
@@ -133,4 +148,32 @@ TEST(InvestigateWindow, CancelStopsQueuingAndReopeningResumesThePlan) {
   for (const auto& [arm, list] : ti::finished_arms(s.list_trials(), plan)) stored += int(list.size());
   EXPECT_EQ(stored, f.runs);  // every run stored once, none repeated by the resume beyond the schedule
   EXPECT_EQ(ti::finished_arms(s.list_trials(), plan).at(ti::kBaselineArm).size(), 2u);
+}
+
+TEST(InvestigateWindow, ASessionThatCannotBeReadIsAMessageNotAnException) {
+  Fixture f;
+  InvestigateWindow w(QString::fromStdString((f.dir / "missing.tbsession").string()), f.trial, f.launch(), &f.jobs);
+  QSignalSpy failed(&w, &InvestigateWindow::failed);
+  ASSERT_TRUE(w.start());  // the reads run in the background: start() itself never throws
+  f.settle(w);
+  ASSERT_EQ(failed.size(), 1);
+  EXPECT_FALSE(w.errorText().isEmpty());
+  EXPECT_EQ(w.statusLabel()->text(), w.errorText());
+  EXPECT_FALSE(w.isRunning());
+  EXPECT_FALSE(f.pending.has_value());
+  w.onTrialStored();  // a slot called afterwards does nothing (and throws nothing)
+  f.settle(w);
+  EXPECT_EQ(failed.size(), 1);
+}
+
+TEST(InvestigateWindow, TheSessionIsReadOffTheGuiThread) {
+  Fixture f;
+  InvestigateWindow w(QString::fromStdString(f.path), f.trial, f.launch(), &f.jobs);
+  QSignalSpy started(&f.jobs, &BackgroundJobs::jobStarted);
+  ASSERT_TRUE(w.start());
+  EXPECT_FALSE(f.pending.has_value());  // nothing was read on this thread yet
+  EXPECT_TRUE(w.isBusy());
+  f.settle(w);
+  EXPECT_TRUE(f.pending.has_value());
+  EXPECT_GE(started.size(), 1);
 }

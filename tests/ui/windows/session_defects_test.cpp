@@ -41,11 +41,13 @@
 #include "ui/windows/analysis_controller.h"
 #include "ui/windows/comparison_window.h"
 #include "ui/windows/diagnosis_view.h"
+#include "ui/windows/live_trial_tracker.h"
 #include "ui/windows/live_view.h"
 #include "ui/windows/log_pane.h"
 #include "ui/windows/session_actions.h"
 #include "ui/windows/session_controller.h"
 #include "ui/windows/trial_form.h"
+#include "ui/windows/trial_launcher.h"
 #include "ui/windows/trial_viewer.h"
 
 using namespace tunebench;
@@ -132,7 +134,7 @@ int add_recorded(MainWindow& w, const protocol::TrialLog& log, const QString& id
   r.id = id;
   r.config = config::from_json(log.config()).config;
   r.status = protocol::TrialStatus::Done;
-  w.trialLogs().insert(id, log);
+  w.liveTrials()->logs().insert(id, log);
   return w.trialsModel()->upsert(r);
 }
 
@@ -180,7 +182,7 @@ TEST(SessionDefects, OpeningLoadingImportingAndExportingRunOffTheGuiThread) {
   w->trialsView()->selectRow(1);
   w->sessionActions()->exportTrials(w->sessionActions()->selectedTrialIds(), dir.filePath(QStringLiteral("steps.csv")));
   TB_WAIT_FOR(QFileInfo(dir.filePath(QStringLiteral("steps.csv"))).size() > 0, kTimeoutMs);
-  QTest::qWait(500);
+  TB_WAIT_FOR(!w->jobs()->isBusy(), kTimeoutMs);  // every statement of the jobs was made
   g_tracing = false;
   const auto gui = std::this_thread::get_id();
   std::lock_guard<std::mutex> lock(g_traceMutex);
@@ -233,9 +235,12 @@ TEST(SessionDefects, AFollowUpForGpusIsNotStartedOnACpuMachine) {
   ComparisonWindow* cmp = w->analysis()->compareRows({0, 1});
   ASSERT_NE(cmp, nullptr);
   ASSERT_FALSE(cmp->diagnosisView()->suggestionButtons().isEmpty());
-  DialogWatch watch(QDialogButtonBox::RejectRole, 1000);
+  QSignalSpy refused(w->launcher(), &TrialLauncher::refused);
   cmp->diagnosisView()->suggestionButtons().first()->click();
-  QTest::qWait(300);
+  // The device check refuses at once: no preview, nothing queued, the reason in the status bar.
+  ASSERT_EQ(refused.size(), 1);
+  EXPECT_EQ(w->launcher()->pendingPreview(), nullptr);
+  QCoreApplication::processEvents();  // a trial queued would start on the next turn of the loop
   EXPECT_EQ(w->trialsModel()->rowCount(), 2) << "a CUDA trial was queued on a CPU-only machine";
   EXPECT_FALSE(w->queue()->runner()->isActive());
   EXPECT_TRUE(w->statusBar()->currentMessage().contains(QStringLiteral("GPU")))
@@ -253,10 +258,11 @@ TEST(SessionDefects, TheUsersOwnPresetIsNotPreviewedAsAStrangersTrial) {
   QComboBox* presets = w->form()->presetCombo();
   presets->setCurrentText(QStringLiteral("cpu-tiny"));
   emit presets->activated(presets->currentIndex());
-  DialogWatch watch(QDialogButtonBox::RejectRole, 1500);
-  w->runTrial();
-  QTest::qWait(1700);
-  EXPECT_FALSE(watch.seen) << "preview shown: " << watch.title.toStdString();
+  // The launcher decides at once: queued (no preview) or a preview awaiting an answer.
+  EXPECT_TRUE(w->runTrial()) << "not queued at once";
+  EXPECT_EQ(w->launcher()->pendingPreview(), nullptr)
+      << "preview shown: " << w->launcher()->pendingPreview()->windowTitle().toStdString();
+  EXPECT_EQ(QApplication::activeModalWidget(), nullptr);
   w->queue()->stopAll();
   TB_WAIT_FOR(!w->queue()->runner()->isActive(), kTimeoutMs);
 }

@@ -441,3 +441,32 @@ TEST(SessionWindow, KillingTheGuiMidRunKeepsTheFinishedSteps) {
   EXPECT_GE(trials[0].step_count, seen);
   EXPECT_EQ(reopened.load_trial(trials[0].id).log.ranks.size(), 2u);
 }
+
+TEST(SessionWindow, ALoadThatFailsStillAnswersAndSaysWhichTrial) {
+  // A trial removed from the file by another program after it was listed: the comparison (or the
+  // predictions) still get their answer, the other trial loaded, and the user reads which trial
+  // failed, told apart by the job's kind (not by parsing its title).
+  auto w = make_window();
+  const QString log = QStringLiteral(TUNEBENCH_TEST_DATA_DIR "/ui/synthetic-7b-ddp2.jsonl");
+  ASSERT_TRUE(w->sessionActions()->importLog(log));
+  ASSERT_TRUE(w->sessionActions()->importLog(log));
+  wait_jobs(*w);
+  ASSERT_EQ(w->trialsModel()->rowCount(), 2);
+  const QStringList ids = {w->trialsModel()->record(0).id, w->trialsModel()->record(1).id};
+  {
+    auto other = store::SessionStore::open(w->session()->path().toStdString());
+    other.delete_trial(w->session()->storeId(ids[1]));
+  }
+  QSignalSpy failed(w->jobs(), &BackgroundJobs::jobFailed);
+  std::optional<std::vector<std::optional<protocol::TrialLog>>> answer;
+  w->session()->loadTrialLogs(ids, [&](std::vector<std::optional<protocol::TrialLog>> logs) { answer = std::move(logs); });
+  wait_jobs(*w);
+  ASSERT_TRUE(answer.has_value()) << "the caller was never answered";
+  ASSERT_EQ(answer->size(), 2u);
+  EXPECT_TRUE((*answer)[0].has_value());
+  EXPECT_FALSE((*answer)[1].has_value());
+  ASSERT_EQ(failed.size(), 1);
+  EXPECT_EQ(failed.at(0).at(0).value<JobFailure>().kind, JobKind::LoadTrial);
+  EXPECT_TRUE(w->sessionActions()->lastError().contains(QStringLiteral("Could not load one of 2 trials")))
+      << w->sessionActions()->lastError().toStdString();
+}

@@ -78,10 +78,11 @@ TEST(TrialLauncher, AnSshTrialOfTheUsersOwnIsPreviewedAndStartsOnlyWhenAccepted)
   EXPECT_TRUE(text.contains("hostA 'sh -c SCRIPT'")) << text.toStdString();
   EXPECT_TRUE(text.contains("the script it runs on hostA:\n# tunebench node 0")) << text.toStdString();
   EXPECT_TRUE(text.contains("--trial '<trial id>' </dev/null")) << text.toStdString();  // what the host starts
-  EXPECT_TRUE(text.contains(TUNEBENCH_FAKE_WORKER)) << text.toStdString();  // the remote worker
+  EXPECT_TRUE(text.contains(TUNEBENCH_FAKE_WORKER)) << text.toStdString();              // the remote worker
 
-  // Nothing runs, nothing is queued while the question is open.
-  QTest::qWait(300);
+  // Nothing runs, nothing is queued while the question is open (a queued trial would have its
+  // row at once and start on the next turn of the event loop).
+  QCoreApplication::processEvents();
   EXPECT_EQ(w->trialsModel()->rowCount(), 0);
   EXPECT_FALSE(w->queue()->runner()->isActive());
   EXPECT_TRUE(w->queue()->isIdle());
@@ -106,8 +107,8 @@ TEST(TrialLauncher, CancellingTheSshPreviewRunsNothing) {
   LaunchPreviewDialog* preview = w->launcher()->pendingPreview();
   ASSERT_NE(preview, nullptr);
   answer(preview, QDialogButtonBox::RejectRole);
-  QTest::qWait(300);
-  EXPECT_EQ(w->launcher()->pendingPreview(), nullptr);
+  TB_WAIT_FOR(w->launcher()->pendingPreview() == nullptr, kTimeoutMs);
+  QCoreApplication::processEvents();
   EXPECT_EQ(w->trialsModel()->rowCount(), 0);
   EXPECT_FALSE(w->queue()->runner()->isActive());
   EXPECT_TRUE(w->statusBar()->currentMessage().contains("cancelled in the launch preview"))
@@ -133,7 +134,8 @@ TEST(TrialLauncher, ASlurmBatchTrialShowsItsScriptFirst) {
   EXPECT_TRUE(text.contains("sbatch --parsable --wait /shared/tb/")) << text.toStdString();
   EXPECT_TRUE(text.contains("TUNEBENCH_EVENT_TOKEN='<token>'")) << text.toStdString();  // never the token
   answer(preview, QDialogButtonBox::RejectRole);
-  QTest::qWait(200);
+  TB_WAIT_FOR(w->launcher()->pendingPreview() == nullptr, kTimeoutMs);
+  QCoreApplication::processEvents();
   EXPECT_EQ(w->trialsModel()->rowCount(), 0);
 }
 
