@@ -181,6 +181,8 @@ void MainWindow::createControllers() {
   m_prediction->panel()->setMeasureLinkAction(m_linkProbe->action());
   m_docks->addBelowForm(QStringLiteral("Prediction"), QStringLiteral("predictionDock"), m_prediction->panel());
   connect(m_analysis, &AnalysisController::statusMessage, this, &MainWindow::showStatus);
+  connect(m_analysis, &AnalysisController::exportReportRequested, this,
+          [this](const QStringList& ids) { m_sessionActions->askExportReport(ids); });
   connect(m_prediction, &PredictionController::statusMessage, this, &MainWindow::showStatus);
 }
 
