@@ -29,6 +29,13 @@ QColor phase_color(Phase phase) {
       return QColor(0x99, 0x77, 0xaa);
     case Phase::Other:
       return QColor(0x9e, 0x9e, 0x9e);
+    // GPU idle: pale, so that the work stands out; drawn hatched on the timeline.
+    case Phase::HostWait:
+      return QColor(0xf4, 0xc7, 0xc3);
+    case Phase::LaunchGap:
+      return QColor(0xfa, 0xe3, 0xb0);
+    case Phase::SyncWait:
+      return QColor(0xd7, 0xc4, 0xe8);
   }
   return Qt::gray;
 }
@@ -57,8 +64,39 @@ QString phase_name(Phase phase) {
       return QStringLiteral("broadcast");
     case Phase::Other:
       return QStringLiteral("other");
+    case Phase::HostWait:
+      return QStringLiteral("GPU idle: host wait");
+    case Phase::LaunchGap:
+      return QStringLiteral("GPU idle: launch gap");
+    case Phase::SyncWait:
+      return QStringLiteral("GPU idle: sync");
   }
   return {};
+}
+
+QString idle_explanation(Phase phase, const std::string& label) {
+  const QString op = QString::fromStdString(label);
+  switch (phase) {
+    case Phase::HostWait:
+      return op.isEmpty() ? QStringLiteral("the GPU ran nothing: the host had not issued the next kernel "
+                                           "(no CPU op running: framework code between ops)")
+                          : QStringLiteral("the GPU ran nothing: the host had not issued the next kernel; it was "
+                                           "running %1")
+                                .arg(op);
+    case Phase::LaunchGap:
+      return QStringLiteral("the GPU ran nothing: the next kernel was already issued (launch latency; a CUDA graph "
+                            "removes it)");
+    case Phase::SyncWait:
+      return QStringLiteral("the GPU ran nothing: the host was blocked in a synchronisation in %1")
+          .arg(op.isEmpty() ? QStringLiteral("an unknown op") : op);
+    default:
+      return {};
+  }
+}
+
+QBrush phase_brush(Phase phase) {
+  if (!protocol::is_gpu_idle(phase)) return QBrush(phase_color(phase));
+  return QBrush(phase_color(phase).darker(150), Qt::BDiagPattern);
 }
 
 QString lane_name(Lane lane) {
@@ -76,7 +114,8 @@ QString lane_name(Lane lane) {
 const std::vector<Phase>& legend_phases() {
   static const std::vector<Phase> phases = {
       Phase::DataWait,  Phase::HostToDevice, Phase::Forward,       Phase::Backward,  Phase::Recompute, Phase::Optimizer,
-      Phase::AllReduce, Phase::AllGather,    Phase::ReduceScatter, Phase::Broadcast, Phase::Other};
+      Phase::AllReduce, Phase::AllGather,    Phase::ReduceScatter, Phase::Broadcast, Phase::Other,
+      Phase::HostWait,  Phase::LaunchGap,    Phase::SyncWait};
   return phases;
 }
 
