@@ -38,6 +38,12 @@ QColor BreakdownPlot::partColor(Part part) {
       return phase_color(protocol::Phase::Other);
     case Part::ExposedComm:
       return phase_color(protocol::Phase::AllReduce);
+    case Part::HostWait:
+      return phase_color(protocol::Phase::HostWait);
+    case Part::LaunchGap:
+      return phase_color(protocol::Phase::LaunchGap);
+    case Part::SyncWait:
+      return phase_color(protocol::Phase::SyncWait);
     case Part::Idle:
       return QColor(0xb0, 0xb0, 0xb0);  // grey that reads on light and dark backgrounds
   }
@@ -90,7 +96,7 @@ void BreakdownPlot::setTrials(const QStringList& names, const std::vector<analys
     bars->setName(QString::fromUtf8(analysis::label(part).data(), int(analysis::label(part).size())));
     bars->setWidth(0.55);
     bars->setPen(QPen(palette().color(QPalette::Base), 1));
-    bars->setBrush(partColor(part));
+    bars->setBrush(partColor(part));  // GPU-idle parts in their pale colours
     bars->setStackingGap(0);
     bars->setData(keys, values, true);
     if (below) bars->moveAbove(below);
