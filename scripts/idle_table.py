@@ -10,6 +10,8 @@ Traces (TRACE_DIR/NAME/rank0*.json.gz): the union of kernel/memcpy/memset interv
 ProfilerStep window over the window, computed here from the raw events (median over steps)."""
 import glob, gzip, json, os, statistics, sys
 
+from gpu_table import read_events
+
 
 def med(xs):
     return statistics.median(xs) if xs else float("nan")
@@ -17,22 +19,17 @@ def med(xs):
 
 def worker(path):
     steps, util, err = [], [], None
-    with open(path) as f:
-        for line in f:
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            if e.get("rank", 0) != 0:
-                continue
-            if e["type"] == "step" and not e.get("warmup"):
-                steps.append(e)
-            elif e["type"] == "gpu" and e.get("util_pct") is not None:
-                util.append(e["util_pct"])
-            elif e["type"] == "error":
-                err = e["kind"] + ": " + e["message"][:80]
-            elif e["type"] == "warning" and e.get("kind") == "kernel-sampling":
-                err = "sampling off: " + e["message"][:70]
+    for e in read_events(path):
+        if e.get("rank", 0) != 0:
+            continue
+        if e["type"] == "step" and not e.get("warmup"):
+            steps.append(e)
+        elif e["type"] == "gpu" and e.get("util_pct") is not None:
+            util.append(e["util_pct"])
+        elif e["type"] == "error":
+            err = e["kind"] + ": " + e["message"][:80]
+        elif e["type"] == "warning" and e.get("kind") == "kernel-sampling":
+            err = "sampling off: " + e["message"][:70]
     sampled = [s for s in steps if s.get("gpu_sampled")]
     plain = [s for s in steps if not s.get("gpu_sampled")]
     parts = {"host_wait": [], "launch_gap": [], "sync_wait": []}

@@ -20,6 +20,16 @@ import torch.distributed as dist
 from torch.profiler import profile, schedule, ProfilerActivity, tensorboard_trace_handler
 
 
+def sample_work(i, cpu_ms):
+    """Real CPU work standing in for tokenisation/augmentation (hashing until the budget is spent);
+    returns the sample's generator."""
+    end = time.perf_counter() + cpu_ms / 1000.0
+    h = hashlib.sha256(str(i).encode()).digest()
+    while time.perf_counter() < end:
+        h = hashlib.sha256(h).digest()
+    return torch.Generator().manual_seed(i)
+
+
 class Samples(torch.utils.data.Dataset):
     def __init__(self, n, seq, vocab, cpu_ms):
         self.n, self.seq, self.vocab, self.cpu_ms = n, seq, vocab, cpu_ms
@@ -28,13 +38,7 @@ class Samples(torch.utils.data.Dataset):
         return self.n
 
     def __getitem__(self, i):
-        # Real CPU work standing in for tokenisation/augmentation (hashing until the budget is spent).
-        end = time.perf_counter() + self.cpu_ms / 1000.0
-        h = hashlib.sha256(str(i).encode()).digest()
-        while time.perf_counter() < end:
-            h = hashlib.sha256(h).digest()
-        g = torch.Generator().manual_seed(i)
-        return torch.randint(0, self.vocab, (self.seq + 1,), generator=g)
+        return torch.randint(0, self.vocab, (self.seq + 1,), generator=sample_work(i, self.cpu_ms))
 
 
 class ResBlock(nn.Module):
@@ -77,11 +81,7 @@ class Images(torch.utils.data.Dataset):
         return self.n
 
     def __getitem__(self, i):
-        end = time.perf_counter() + self.cpu_ms / 1000.0
-        h = hashlib.sha256(str(i).encode()).digest()
-        while time.perf_counter() < end:
-            h = hashlib.sha256(h).digest()
-        g = torch.Generator().manual_seed(i)
+        g = sample_work(i, self.cpu_ms)
         return torch.randn(3, self.size, self.size, generator=g), torch.randint(0, 10, (), generator=g)
 
 

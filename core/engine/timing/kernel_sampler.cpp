@@ -26,7 +26,8 @@ constexpr const char* kClockScope = "tunebench::clock";
 
 // libkineto::ActivityType, as KinetoEvent::activityType() returns it (stable since Kineto's first
 // release: new kinds are appended): the device activities and the host's CUDA API calls.
-constexpr uint8_t kGpuMemcpy = 3, kGpuMemset = 4, kKernel = 5, kCudaRuntime = 7, kCudaDriver = 8;
+constexpr uint8_t kCpuOp = 0, kUserAnnotation = 1, kGpuMemcpy = 3, kGpuMemset = 4, kKernel = 5, kCudaRuntime = 7,
+                  kCudaDriver = 8;
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
@@ -132,7 +133,7 @@ metrics::StepActivity KernelSampler::finish(int64_t start_us, int64_t end_us, co
       launch_us.emplace(e.correlationId(), start);
       const std::string name = e.name();
       if (metrics::is_sync_call(name)) syncs.push_back({start, end, static_cast<int64_t>(e.startThreadId()), name});
-    } else if (e.deviceType() == c10::DeviceType::CPU) {
+    } else if (type == kCpuOp || type == kUserAnnotation) {  // not Kineto's own spans
       const std::string name = e.name();
       if (!starts_with(name, "tunebench::"))
         out.host_ops.push_back({start, end, static_cast<int64_t>(e.startThreadId()), name});
