@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   MainWindow w(o);
   w.resize(1600, 1000);
   w.show();
-  QTest::qWaitForWindowExposed(&w);
+  if (!QTest::qWaitForWindowExposed(&w)) std::fprintf(stderr, "the window was not exposed\n");
   w.sessionActions()->openSession(QString::fromStdString(session));
   settle(w);
   w.selectRows({QStringLiteral("0")});
@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
   bool ok = save_screenshot(w, prefix + QStringLiteral("-timeline.png"));
 
   w.analysis()->compareRows({0});
-  QTest::qWaitFor([&] { return w.analysis()->lastComparison() != nullptr; }, 60000);
+  if (!QTest::qWaitFor([&] { return w.analysis()->lastComparison() != nullptr; }, 60000))
+    std::fprintf(stderr, "no comparison window after 60 s\n");
   if (ComparisonWindow* c = w.analysis()->lastComparison()) {
     c->resize(1600, 1000);
     ok = save_screenshot(*c, prefix + QStringLiteral("-compare.png")) && ok;

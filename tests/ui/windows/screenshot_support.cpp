@@ -24,7 +24,8 @@ bool save_screenshot(QWidget& w, const QString& file) {
 
 void settle(MainWindow& w) {
   w.jobs()->waitForIdle(60000);
-  QTest::qWaitFor([&] { return !w.viewer()->isLoading(); }, 60000);
+  if (!QTest::qWaitFor([&] { return !w.viewer()->isLoading(); }, 60000))
+    std::fprintf(stderr, "the trial viewer is still loading after 60 s\n");
   QTest::qWait(300);
 }
 
