@@ -9,6 +9,7 @@
 #include "core/config/known_settings.h"
 #include "core/metrics/bus_bandwidth.h"
 #include "core/metrics/flops.h"
+#include "core/metrics/spans.h"
 #include "core/hardware/hardware.h"
 
 namespace tunebench::analysis {
@@ -80,14 +81,21 @@ const RankSample* critical_rank(const std::vector<RankSample>& samples) {
   return crit;
 }
 
-// ms per step of each label of one GPU-idle phase over `steps`, largest first, at most kTopOps.
+// ms per step of each label of one GPU-idle phase over `steps`, largest first, at most kTopOps: the
+// time the breakdown gives that part (a gap's time under a data wait or a copy is not counted).
 std::vector<std::pair<std::string, double>> top_labels(const std::vector<const protocol::Step*>& steps, Phase phase) {
   std::map<std::string, double> ms;
-  for (const protocol::Step* s : steps)
+  for (const protocol::Step* s : steps) {
+    std::vector<metrics::Span> host;
     for (const auto& in : s->intervals)
-      if (in.phase == phase) ms[in.label] += static_cast<double>(in.duration_us()) / 1000.0;
-  std::vector<std::pair<std::string, double>> out(ms.begin(), ms.end());
-  for (auto& [name, v] : out) v /= static_cast<double>(std::max<size_t>(1, steps.size()));
+      if (in.lane == protocol::Lane::Host) host.push_back({in.start_us, in.end_us});
+    for (const auto& in : s->intervals)
+      if (in.phase == phase)
+        ms[in.label] += static_cast<double>(metrics::uncovered_us({{in.start_us, in.end_us}}, host)) / 1000.0;
+  }
+  std::vector<std::pair<std::string, double>> out;
+  for (auto& [name, v] : ms)
+    if (v > 0) out.emplace_back(name, v / static_cast<double>(std::max<size_t>(1, steps.size())));
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   if (out.size() > kTopOps) out.resize(kTopOps);
   return out;

@@ -89,6 +89,7 @@ void TelemetryPlot::addEvents(const EventBatch& batch) {
     if (e.is<protocol::Step>()) {
       const auto& st = e.as<protocol::Step>();
       if (!st.gpu_sampled || st.step_ms <= 0 || st.end_us <= 0) continue;
+      if (!m_modeSet || m_cpuMode) setMode(false);  // kernel samples are a GPU's (an imported trace has no NVML)
       const int rank = e.header.rank;
       QCPGraph*& g = m_busy[rank];
       if (!g) {

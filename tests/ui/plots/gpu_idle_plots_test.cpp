@@ -124,6 +124,13 @@ TEST(GpuIdlePlots, TelemetryShowsGpuBusyOfSampledStepsBesideNvml) {
   EXPECT_NEAR(*plot.lastBusyPct(0), 14.0, 1e-9);
   plot.clear();
   EXPECT_EQ(plot.busyPoints(0), 0);
+  // Kernel samples without NVML (an imported trace): still a GPU plot, not "CPU %".
+  EventBatch steps;
+  for (const auto& e : sampled_run())
+    if (e.is<protocol::Step>()) steps.push_back(e);
+  plot.addEvents(steps);
+  EXPECT_FALSE(plot.cpuMode());
+  EXPECT_EQ(plot.busyPoints(0), 1);
 }
 
 TEST(GpuIdlePlots, BreakdownShowsTheIdleParts) {
