@@ -35,13 +35,7 @@ using namespace tunebench::ui;
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
-  QStandardPaths::setTestModeEnabled(true);
-  if (argc < 4) {
-    std::fprintf(stderr, "usage: %s OUT_PREFIX light|dark FILE...\n", argv[0]);
-    return 2;
-  }
-  remember_system_theme();
-  apply_theme(theme_from_string(QString::fromLocal8Bit(argv[2])));
+  if (!start_screenshots(argc, argv, 4, "OUT_PREFIX light|dark FILE...")) return 2;
   const QString prefix = QString::fromLocal8Bit(argv[1]);
   std::vector<std::string> files(argv + 3, argv + argc);
 
@@ -62,15 +56,8 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  MainWindow::Options o;
-  o.useSettings = false;
-  o.detectDevices = false;
-  o.devices.cpu_name = QStringLiteral("AMD EPYC");
-  o.devices.cpu_cores = 2;
-  MainWindow w(o);
-  w.resize(1600, 1000);
-  w.show();
-  if (!QTest::qWaitForWindowExposed(&w)) std::fprintf(stderr, "the window was not exposed\n");
+  MainWindow w(screenshot_window_options());
+  show_for_screenshots(w);
   w.sessionActions()->openSession(QString::fromStdString(session));
   settle(w);
   w.selectRows({QStringLiteral("0")});

@@ -32,28 +32,15 @@ using namespace tunebench::ui;
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
-  QStandardPaths::setTestModeEnabled(true);
-  if (argc < 3) {
-    fprintf(stderr, "usage: %s OUT_PREFIX light|dark\n", argv[0]);
-    return 2;
-  }
-  remember_system_theme();
-  apply_theme(theme_from_string(QString::fromLocal8Bit(argv[2])));
+  if (!start_screenshots(argc, argv, 3, "OUT_PREFIX light|dark")) return 2;
   const QString prefix = QString::fromLocal8Bit(argv[1]);
   QTemporaryDir dir;
   const QString session = dir.filePath(QStringLiteral("h200-7b.tbsession"));
   QFile::copy(QStringLiteral(TUNEBENCH_SESSIONS_DIR "/h200-7b.tbsession"), session);
   QFile::setPermissions(session, QFile::permissions(session) | QFileDevice::WriteOwner);
 
-  MainWindow::Options o;
-  o.useSettings = false;
-  o.detectDevices = false;
-  o.devices.cpu_name = QStringLiteral("AMD EPYC");
-  o.devices.cpu_cores = 2;
-  MainWindow w(o);
-  w.resize(1600, 1000);
-  w.show();
-  QTest::qWaitForWindowExposed(&w);
+  MainWindow w(screenshot_window_options());
+  show_for_screenshots(w);
   w.sessionActions()->openSession(session);
   settle(w);
   // The NCCL_P2P_DISABLE=1 run: the exposed all-reduce is the story.
