@@ -20,6 +20,13 @@
 #                                 # NCCL_P2P_DISABLE=1, 1B tf32 and pure-bf16 (single, DDP, DDP without
 #                                 # P2P). Writes predict-logs.tar.gz holding predict/*.jsonl:
 #                                 # `tar -xzf predict-logs.tar.gz -C tests/data/gpu`.
+#   scripts/gpu-bench.sh idle     # 1 GPU, about 6 min with the build: GPU busy and GPU idle. torch.profiler
+#                                 # traces of our own small jobs (launch-bound CNN at batch 8, a loop
+#                                 # calling loss.item() every step, a GPU-bound control; the DDP CNN only
+#                                 # with 2 GPUs) into idle-traces.tar.gz, then kernel-sampled worker runs:
+#                                 # tiny at seq 256 micro-batch 4 eager vs compile fused+graph, 7B single,
+#                                 # and untimed / timed / sampled at tiny and 7B (the sampling's cost).
+#                                 # The table (scripts/idle_table.py) is printed last.
 #   scripts/gpu-bench.sh investigate  # 2 GPUs, about 3 min: issue 12 with the packed CLI (.gpu/cli.tar.xz,
 #                                 # scripts/bundle.sh cli): 125m DDP autotune with a small budget and the
 #                                 # exhaustive grid of the same space (GPU time and best tokens/s per GPU
@@ -267,6 +274,30 @@ case "$MODE" in
     run w-7b-fp8 "${B7[@]}" --amp fp8 --compile fused
     ref r-7b-compile 1 --model 7b --mode single --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3 --compile
     ;;
+  idle)
+    TR="$OUT/traces"; MK="$ROOT/scripts/make_profiler_traces.py"
+    T=(--out "$TR" --num-workers 2 --sample-cpu-ms 0.5 --active 3 --no-shapes)
+    python3 "$MK" "${T[@]}" --name cnn-b8 --model cnn --batch 8 2>&1 | grep -E "TRACE|Error|error" | head -3
+    python3 "$MK" "${T[@]}" --name gpt-item --item-every-step --batch 4 --seq 256 --dim 256 --layers 4 2>&1 \
+      | grep -E "TRACE|Error|error" | head -3
+    python3 "$MK" "${T[@]}" --name gpt-gpubound --batch 16 --seq 1024 --dim 1024 --layers 8 2>&1 \
+      | grep -E "TRACE|Error|error" | head -3
+    if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
+      torchrun --standalone --nproc-per-node 2 "$MK" "${T[@]}" --name cnn-b8-ddp --model cnn --batch 8 --mode ddp 2>&1 \
+        | grep -E "TRACE|Error|error" | head -3
+    else
+      echo "-- cnn-b8-ddp: skipped (needs 2 GPUs)"
+    fi
+    TINY=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --amp bf16 --steps 200 --warmup 10)
+    run tiny-sampled "${TINY[@]}"
+    run tiny-fusedgraph-sampled "${TINY[@]}" --compile fused+graph
+    run tiny-timed "${TINY[@]}" --kernel-sample-every 0
+    run tiny-untimed "${TINY[@]}" --timing false
+    run 7b-sampled "${B7[@]}" --steps 15 --kernel-sample-every 4 --kernel-sample-steps 2
+    run 7b-timed "${B7[@]}" --kernel-sample-every 0
+    run 7b-untimed "${B7[@]}" --timing false
+    tar -czf "$OUT/idle-traces.tar.gz" -C "$OUT" traces
+    ;;
   smoke)
     run smoke-single --model tiny --device cuda --steps 3 --warmup 1 --amp bf16
     ;;
@@ -411,6 +442,10 @@ esac
 
 echo "== table"
 python3 "$ROOT/scripts/gpu_table.py" "$RESULTS" | tee "$OUT/table.txt"
+if [ "$MODE" = idle ]; then
+  echo "== idle"; python3 "$ROOT/scripts/idle_table.py" "$OUT/logs" "$OUT/traces" | tee "$OUT/idle-table.txt"
+  rm -rf "$OUT/traces"
+fi
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"
 if [ "$MODE" = investigate ] && [ -f "$OUT/investigate/summary.txt" ]; then
   echo "== investigate"; cat "$OUT/investigate/summary.txt"

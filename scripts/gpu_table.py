@@ -3,28 +3,33 @@ results. Usage: gpu_table.py results.tsv. Pairs w-NAME with r-NAME for the step-
 import json, statistics, sys
 
 
+def read_events(path):
+    """The events of a worker log, skipping lines that are not JSON."""
+    with open(path) as f:
+        for line in f:
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue
+
+
 def worker_row(name, path):
     done, model, hello, steps, probes = {}, None, None, {}, []
     try:
-        with open(path) as f:
-            for line in f:
-                try:
-                    e = json.loads(line)
-                except ValueError:
-                    continue
-                r = e.get("rank", 0)
-                if e["type"] == "done":
-                    done[r] = e
-                elif e["type"] == "model":
-                    model = e
-                elif e["type"] == "hello":
-                    hello = e
-                elif e["type"] == "step" and not e.get("warmup"):
-                    steps.setdefault(r, []).append(e)
-                elif e["type"] == "probe" and e.get("rank", 0) == 0:
-                    probes.append(e)
-                elif e["type"] == "error":
-                    return dict(name=name, error=e["kind"] + ": " + e["message"][:90])
+        for e in read_events(path):
+            r = e.get("rank", 0)
+            if e["type"] == "done":
+                done[r] = e
+            elif e["type"] == "model":
+                model = e
+            elif e["type"] == "hello":
+                hello = e
+            elif e["type"] == "step" and not e.get("warmup"):
+                steps.setdefault(r, []).append(e)
+            elif e["type"] == "probe" and e.get("rank", 0) == 0:
+                probes.append(e)
+            elif e["type"] == "error":
+                return dict(name=name, error=e["kind"] + ": " + e["message"][:90])
     except OSError as err:
         return dict(name=name, error=str(err))
     if 0 not in done or done[0]["exit_code"] != 0:

@@ -58,9 +58,33 @@ const MetricDef kMetrics[] = {
      }},
     {"gpu_util_pct", "GPU utilisation", "%", Better::Higher,
      [](const TrialMetrics& m) { return value(m.gpu_util_pct); }},
+    {"gpu_busy_pct", "GPU busy (kernels)", "%", Better::Higher,
+     [](const TrialMetrics& m) { return value(m.gpu_busy_share, 100.0); }},
+    {"gpu_idle_ms", "GPU idle (host wait, launch, sync)", "ms", Better::Lower,
+     [](const TrialMetrics& m) {
+       return m.gpu_busy_share ? value(m.breakdown.idle_ms()) : std::optional<Spread>();
+     }},
 };
 
 }  // namespace
+
+bool beyond_noise(const Spread& base, const Spread& other, std::string_view unit, const TrialMetrics& base_trial,
+                  const TrialMetrics& other_trial) {
+  const double d = std::abs(other.median - base.median);
+  if (base.median == 0 && other.median == 0) return false;
+  if (d <= kNoiseRatio * std::max(std::abs(base.median), std::abs(other.median))) return false;
+  // Each side's own spread (interquartile range) is its run-to-run noise; the quartile ranges
+  // must not overlap.
+  if (d <= std::max(base.p75 - base.p25, other.p75 - other.p25)) return false;
+  if (std::max(base.p25, other.p25) <= std::min(base.p75, other.p75)) return false;
+  // A time too small to matter against the step (0.1 ms vs 0.3 ms of a 270 ms step) is not a
+  // regression however large its ratio.
+  if (unit == "ms") {
+    const double step = std::max(base_trial.step_ms.median, other_trial.step_ms.median);
+    if (step > 0 && std::max(base.median, other.median) < kNoiseStepShare * step) return false;
+  }
+  return true;
+}
 
 std::vector<TrialMetrics> analyze_grouped(const std::vector<protocol::TrialLog>& logs,
                                           const std::vector<std::string>& names) {
@@ -144,7 +168,7 @@ Comparison compare(std::vector<TrialMetrics> trials, size_t baseline) {
   };
   const TrialMetrics& base = c.trials[c.baseline];
   for (const auto& def : kMetrics) {
-    MetricRow row{def.key, label_of(def.label), def.unit, def.better, {}, {}, {}, {}, {}};
+    MetricRow row{def.key, label_of(def.label), def.unit, def.better, {}, {}, {}, {}, {}, {}};
     const auto b = def.get(base);
     bool any = false;
     for (size_t i = 0; i < n; ++i) {
@@ -156,6 +180,7 @@ Comparison compare(std::vector<TrialMetrics> trials, size_t baseline) {
       row.ratio.push_back(both && b->median != 0 ? std::optional<double>(v->median / b->median) : std::nullopt);
       row.ratio_low.push_back(both && b->p75 != 0 ? std::optional<double>(v->p25 / b->p75) : std::nullopt);
       row.ratio_high.push_back(both && b->p25 != 0 ? std::optional<double>(v->p75 / b->p25) : std::nullopt);
+      row.beyond_noise.push_back(both && beyond_noise(*b, *v, def.unit, base, c.trials[i]));
     }
     if (any) c.metrics.push_back(std::move(row));
   }

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/analysis/trial_metrics.h"
@@ -34,7 +35,21 @@ struct MetricRow {
   std::vector<std::optional<double>> ratio;       // median / baseline median
   std::vector<std::optional<double>> ratio_low;   // p25 / baseline p75 (pessimistic end)
   std::vector<std::optional<double>> ratio_high;  // p75 / baseline p25 (optimistic end)
+  // Whether the difference to the baseline is beyond the noise (beyond_noise): only such ratios
+  // are called better or worse (coloured). False for the baseline and missing values.
+  std::vector<bool> beyond_noise;
 };
+
+// A difference smaller than this share of the larger median is noise.
+inline constexpr double kNoiseRatio = 0.02;
+// A time metric (ms) whose medians both stay below this share of the step is noise.
+inline constexpr double kNoiseStepShare = 0.01;
+
+// Whether `other` differs from `base` beyond the run-to-run noise: the medians differ by more than
+// kNoiseRatio, by more than either side's interquartile range, and the quartile ranges do not
+// overlap; for times (unit "ms"), at least one of them is kNoiseStepShare of the step or more.
+bool beyond_noise(const Spread& base, const Spread& other, std::string_view unit, const TrialMetrics& base_trial,
+                  const TrialMetrics& other_trial);
 
 struct Comparison {
   std::vector<TrialMetrics> trials;
@@ -42,7 +57,9 @@ struct Comparison {
   std::vector<KnobDiff> config_diff;  // knobs that differ between any two trials
   std::vector<MetricRow> metrics;
   std::optional<size_t> single_reference;                 // the single-GPU trial scaling efficiency refers to
-  std::vector<std::optional<double>> scaling_efficiency;  // per trial, vs single_reference
+  // Per trial, vs single_reference; nullopt for trials of the reference's own world size (two
+  // single-GPU trials have no scaling between them).
+  std::vector<std::optional<double>> scaling_efficiency;
   std::vector<std::string> throughput_statements;         // baseline vs each other trial
 };
 

@@ -77,7 +77,7 @@ void memory_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& ou
         " of " + format_gib(static_cast<double>(m.device_memory_bytes)) + " (" + format_pct(*m.peak_fraction) + ")";
   if (m.alloc_retries > 0) {
     // A retry frees the allocator's cache and synchronises the device: the stall shows up as idle.
-    f.impact_ms = m.breakdown[Part::Idle];
+    f.impact_ms = m.breakdown.idle_ms();
     f.title += ", " + num(m.alloc_retries) + " allocator retries, " + format_ms(f.impact_ms) + " idle per step";
     f.detail =
         "Each cudaMalloc retry frees the caching allocator's blocks and synchronises the device; the "
@@ -173,27 +173,78 @@ void comm_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
   out.push_back(std::move(f));
 }
 
+// "aten::batch_norm 1.2 ms, aten::conv2d 0.8 ms" of the top ops (an empty name: code between ops).
+std::string ops_clause(const std::vector<std::pair<std::string, double>>& ops, size_t n = 3) {
+  std::string s;
+  for (size_t i = 0; i < ops.size() && i < n; ++i)
+    s += (i ? ", " : "") + (ops[i].first.empty() ? std::string("no op (framework code between ops)") : ops[i].first) +
+         " " + format_ms(ops[i].second);
+  return s;
+}
+
+// Host-bound: the GPU waits for the host. On kernel-sampled steps the idle parts are measured on
+// the device (host wait, launch gaps, sync); without samples only the gaps between phases show.
+// Fixes in the order of their measured effect (docs/BENCHMARKS.md): a CUDA graph, a larger
+// micro-batch, fused kernels, fewer synchronisations, loader threads.
 void idle_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out) {
-  const double idle = m.breakdown[Part::Idle];
+  const double idle = m.breakdown.idle_ms();
   if (m.alloc_retries > 0 || step_ms <= 0 || idle / step_ms < kIdleShare) return;  // retries own the idle
+  const auto& b = m.breakdown;
   Finding f;
   f.kind = FindingKind::IdleBound;
   f.impact_ms = idle;
   f.share = idle / step_ms;
-  f.title = "launch/host-bound: the " + device_noun(m) + " is idle " + format_ms(idle) + " per step (" +
-            format_pct(f.share) + ") with no compute, communication or data wait";
-  f.detail =
-      "Gaps between kernels: the host does not issue work fast enough (kernel launches, Python-free "
-      "but still per-op dispatch, synchronisation).";
+  const std::string gpu = on_gpu(m) ? "GPU" : device_noun(m);
+  if (m.gpu_busy_share) {
+    f.title = "host-bound: the " + gpu + " is idle " + format_pct(1.0 - *m.gpu_busy_share) + " of the step (";
+    std::string parts;
+    for (Part p : {Part::HostWait, Part::LaunchGap, Part::SyncWait})
+      if (b[p] > 0) parts += (parts.empty() ? "" : ", ") + std::string(label(p)).substr(10) + " " + format_ms(b[p]);
+    f.title += parts + " per " + format_ms(step_ms) + " step)";
+    if (b[Part::HostWait] > 0)
+      f.detail += "Host wait " + format_ms(b[Part::HostWait]) +
+                  " per step: the CPU had not issued the next kernel yet. It was running: " +
+                  ops_clause(m.host_wait_ops) + ".\n";
+    if (b[Part::LaunchGap] > 0)
+      f.detail += "Launch gaps " + format_ms(b[Part::LaunchGap]) +
+                  " per step: between kernels already issued, the per-kernel launch latency; a CUDA graph "
+                  "replays them without it.\n";
+    if (b[Part::SyncWait] > 0)
+      f.detail += "Synchronisation " + format_ms(b[Part::SyncWait]) + " per step in " + ops_clause(m.sync_ops) +
+                  ": the host waits for the GPU, which then runs dry until the host issues more. Fewer syncs: "
+                  "keep values such as the loss on the device and read them every N steps.\n";
+    f.detail += "GPU busy (kernels, copies and memsets) " + format_pct(*m.gpu_busy_share) + " of the step, from " +
+                std::to_string(m.sampled_steps) + " kernel-sampled step" + (m.sampled_steps == 1 ? "" : "s") +
+                (m.gpu_util_pct ? "; NVML reports " + format_fixed(*m.gpu_util_pct, 0) +
+                                      " % utilisation, which counts any kernel running, not how much of the step"
+                                : std::string()) +
+                ".";
+  } else {
+    f.title = "host-bound: the " + gpu + " is idle " + format_ms(idle) + " per step (" + format_pct(f.share) +
+              ") between its phases";
+    f.detail = "No kernel-sampled steps (GPU busy unknown): only the gaps between phases show; the time the " + gpu +
+               " idles inside forward and backward is counted as compute. Record kernels (kernel_sample_every) to "
+               "see it.";
+  }
   if (m.config) {
     const auto& c = *m.config;
     if (m.knows({"strategy", "compile"}) && c.strategy == Strategy::Single && !config::uses_cuda_graph(c.compile) &&
         on_gpu(m))
       f.suggestions.push_back(change("compile", config::uses_fused_kernels(c.compile) ? "fused+graph" : "graph",
-                                     "CUDA-graph capture replays the step without per-kernel launches"));
-    if (m.knows({"micro_batch"}) && m.peak_fraction && *m.peak_fraction < kHeadroomShare)
-      f.suggestions.push_back(change("micro_batch", num(c.micro_batch * 2),
-                                     "twice the work per kernel; peak memory is only " + format_pct(*m.peak_fraction)));
+                                     "CUDA-graph capture replays the whole step with one launch: no host wait and "
+                                     "no launch gaps between its kernels"));
+    if (m.knows({"micro_batch"}) && (!m.peak_fraction || *m.peak_fraction < kHeadroomShare))
+      f.suggestions.push_back(
+          change("micro_batch", num(c.micro_batch * 2),
+                 "twice the work per kernel for the same launches" +
+                     (m.peak_fraction ? "; peak memory is only " + format_pct(*m.peak_fraction) : std::string())));
+    if (m.knows({"compile"}) && !config::uses_fused_kernels(c.compile) && on_gpu(m))
+      f.suggestions.push_back(change("compile", config::uses_cuda_graph(c.compile) ? "fused+graph" : "fused",
+                                     "fused kernels: fewer kernels, so fewer launches to wait for"));
+    if (m.knows({"num_workers"}) && b[Part::DataWait] > 0.01 * step_ms && c.num_workers < 64)
+      f.suggestions.push_back(change("num_workers", std::to_string(c.num_workers == 0 ? 4 : std::min(64, c.num_workers * 2)),
+                                     "data wait " + format_ms(b[Part::DataWait]) +
+                                         " per step shows: loader threads prepare batches while the GPU runs"));
   }
   out.push_back(std::move(f));
 }
@@ -203,7 +254,7 @@ void idle_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
 void imbalance_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out) {
   if (m.ranks.size() < 2 || step_ms <= 0) return;
   auto busy = [](const RankMetrics& r) {
-    return r.breakdown.step_ms - r.breakdown[Part::ExposedComm] - r.breakdown[Part::Idle];
+    return r.breakdown.step_ms - r.breakdown[Part::ExposedComm] - r.breakdown.idle_ms();
   };
   const RankMetrics* slow = &m.ranks.front();
   const RankMetrics* fast = &m.ranks.front();
@@ -215,7 +266,7 @@ void imbalance_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>&
   if (gap / step_ms < kImbalanceShare) return;
   Part worst = Part::Forward;
   for (Part p : kAllParts) {
-    if (p == Part::ExposedComm || p == Part::Idle) continue;
+    if (p == Part::ExposedComm || is_idle(p)) continue;
     if (slow->breakdown[p] - fast->breakdown[p] > slow->breakdown[worst] - fast->breakdown[worst]) worst = p;
   }
   Finding f;
@@ -288,7 +339,7 @@ std::string_view to_string(FindingKind kind) {
     case FindingKind::Imbalance:
       return "imbalance";
     case FindingKind::IdleBound:
-      return "launch-bound";
+      return "host-bound";
     case FindingKind::ComputeBound:
       return "compute-bound";
     case FindingKind::Scaling:

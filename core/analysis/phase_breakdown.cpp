@@ -17,10 +17,24 @@ using metrics::covered_us;
 using metrics::Span;
 
 // Slots in priority order: the lowest active slot owns the instant.
-enum Slot { kBackward, kForward, kOptimizer, kOtherCompute, kComm, kDataWait, kH2d, kHostOptimizer, kSlotCount };
+enum Slot {
+  kBackward,
+  kForward,
+  kOptimizer,
+  kOtherCompute,
+  kComm,
+  kDataWait,
+  kH2d,
+  kHostOptimizer,
+  kSyncWait,
+  kLaunchGap,
+  kHostWait,
+  kSlotCount
+};
 
-constexpr Part kSlotPart[kSlotCount] = {Part::Backward,    Part::Forward,  Part::Optimizer,    Part::OtherCompute,
-                                        Part::ExposedComm, Part::DataWait, Part::HostToDevice, Part::Optimizer};
+constexpr Part kSlotPart[kSlotCount] = {Part::Backward,  Part::Forward,      Part::Optimizer, Part::OtherCompute,
+                                        Part::ExposedComm, Part::DataWait,   Part::HostToDevice, Part::Optimizer,
+                                        Part::SyncWait,  Part::LaunchGap,    Part::HostWait};
 
 int slot_of(const protocol::Interval& in) {
   switch (in.lane) {
@@ -33,6 +47,12 @@ int slot_of(const protocol::Interval& in) {
           return kForward;
         case Phase::Optimizer:
           return kOptimizer;
+        case Phase::SyncWait:
+          return kSyncWait;
+        case Phase::LaunchGap:
+          return kLaunchGap;
+        case Phase::HostWait:
+          return kHostWait;
         default:
           return kOtherCompute;
       }
@@ -62,17 +82,28 @@ struct Edge {
 }  // namespace
 
 std::string_view to_string(Part part) {
-  static constexpr std::string_view names[kPartCount] = {"data_wait", "h2d",           "forward",      "backward",
-                                                         "optimizer", "other_compute", "exposed_comm", "idle"};
+  static constexpr std::string_view names[kPartCount] = {
+      "data_wait",    "h2d",       "forward",    "backward",  "optimizer", "other_compute",
+      "exposed_comm", "host_wait", "launch_gap", "sync_wait", "idle"};
   return names[static_cast<size_t>(part)];
 }
 
 std::string_view label(Part part) {
-  static constexpr std::string_view names[kPartCount] = {
-      "data wait",     "host-to-device",        "forward", "backward", "optimizer",
-      "other compute", "exposed communication", "idle"};
+  static constexpr std::string_view names[kPartCount] = {"data wait",
+                                                         "host-to-device",
+                                                         "forward",
+                                                         "backward",
+                                                         "optimizer",
+                                                         "other compute",
+                                                         "exposed communication",
+                                                         "GPU idle: host wait",
+                                                         "GPU idle: launch gaps",
+                                                         "GPU idle: sync",
+                                                         "idle"};
   return names[static_cast<size_t>(part)];
 }
+
+bool is_idle(Part part) { return std::find(kIdleParts.begin(), kIdleParts.end(), part) != kIdleParts.end(); }
 
 int64_t step_duration_us(const protocol::Step& step) {
   if (step.end_us > step.start_us) return step.end_us - step.start_us;
@@ -82,6 +113,8 @@ int64_t step_duration_us(const protocol::Step& step) {
 PhaseBreakdown breakdown_of(const protocol::Step& step) {
   PhaseBreakdown b;
   b.step_us = step_duration_us(step);
+  b.gpu_sampled = step.gpu_sampled;
+  b.gpu_busy_us = step.gpu_sampled ? static_cast<int64_t>(std::llround(step.gpu_busy_ms * 1000.0)) : 0;
   // Steps without a window (timing off) have no intervals to place: all idle.
   const bool has_window = step.end_us > step.start_us;
   const Span window{step.start_us, step.end_us};

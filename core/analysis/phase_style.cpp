@@ -29,6 +29,12 @@ std::string_view phase_label(Phase phase) {
       return "broadcast";
     case Phase::Other:
       return "other";
+    case Phase::HostWait:
+      return "GPU idle: host wait";
+    case Phase::LaunchGap:
+      return "GPU idle: launch gap";
+    case Phase::SyncWait:
+      return "GPU idle: sync";
   }
   return "other";
 }
@@ -48,7 +54,8 @@ std::string_view lane_label(Lane lane) {
 const std::vector<Phase>& legend_phases() {
   static const std::vector<Phase> phases = {
       Phase::DataWait,  Phase::HostToDevice, Phase::Forward,       Phase::Backward,  Phase::Recompute, Phase::Optimizer,
-      Phase::AllReduce, Phase::AllGather,    Phase::ReduceScatter, Phase::Broadcast, Phase::Other};
+      Phase::AllReduce, Phase::AllGather,    Phase::ReduceScatter, Phase::Broadcast, Phase::Other,
+      Phase::HostWait,  Phase::LaunchGap,    Phase::SyncWait};
   return phases;
 }
 
@@ -76,6 +83,13 @@ uint32_t phase_rgb(Phase phase) {
       return 0x9977aa;
     case Phase::Other:
       return 0x9e9e9e;
+    // GPU idle: pale, so that the work stands out (the window hatches them on the timeline).
+    case Phase::HostWait:
+      return 0xf4c7c3;
+    case Phase::LaunchGap:
+      return 0xfae3b0;
+    case Phase::SyncWait:
+      return 0xd7c4e8;
   }
   return 0x808080;
 }
@@ -96,6 +110,12 @@ uint32_t part_rgb(Part part) {
       return phase_rgb(Phase::Other);
     case Part::ExposedComm:
       return phase_rgb(Phase::AllReduce);
+    case Part::HostWait:
+      return phase_rgb(Phase::HostWait);
+    case Part::LaunchGap:
+      return phase_rgb(Phase::LaunchGap);
+    case Part::SyncWait:
+      return phase_rgb(Phase::SyncWait);
     case Part::Idle:
       return 0xb0b0b0;
   }

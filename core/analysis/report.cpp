@@ -128,7 +128,8 @@ std::string render_text(const Report& report) {
       }
       table.row(row);
     }
-    if (c.single_reference) {
+    if (c.single_reference && std::any_of(c.scaling_efficiency.begin(), c.scaling_efficiency.end(),
+                                          [](const std::optional<double>& e) { return e.has_value(); })) {
       std::vector<std::string> row{"Scaling efficiency (%)"};
       for (size_t i = 0; i < trials.size(); ++i) {
         row.push_back(c.scaling_efficiency[i] ? format_fixed(*c.scaling_efficiency[i] * 100.0, 1) : "-");
@@ -159,7 +160,19 @@ std::string render_text(const Report& report) {
     for (const auto& t : trials)
       total.push_back(format_fixed(t.breakdown.step_ms, 1));
     table.row(total);
+    // GPU busy: the union of kernel/memcpy/memset intervals (kernel-sampled steps only).
+    std::vector<std::string> busy{"GPU busy (kernels, %)"};
+    bool any_busy = false;
+    for (const auto& t : trials) {
+      busy.push_back(t.gpu_busy_share ? format_fixed(*t.gpu_busy_share * 100.0, 1) : "unknown");
+      any_busy = any_busy || t.gpu_busy_share.has_value();
+    }
+    if (any_busy) table.row(busy);
     out << table.render();
+    for (const auto& t : trials)
+      if (t.gpu_busy_share && t.sampled_steps > 0 && t.sampled_steps < t.measured_steps)
+        out << "  " << t.label << ": the breakdown is that of its " << t.sampled_steps
+            << " kernel-sampled steps (their compute is the time kernels ran).\n";
   }
 
   if (!c.throughput_statements.empty()) {

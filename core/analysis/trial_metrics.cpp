@@ -9,6 +9,7 @@
 #include "core/config/known_settings.h"
 #include "core/metrics/bus_bandwidth.h"
 #include "core/metrics/flops.h"
+#include "core/metrics/spans.h"
 #include "core/hardware/hardware.h"
 
 namespace tunebench::analysis {
@@ -67,7 +68,11 @@ constexpr double kCriticalTolerance = 0.01;
 const RankSample* critical_rank(const std::vector<RankSample>& samples) {
   int64_t longest = 0;
   for (const auto& smp : samples) longest = std::max(longest, smp.breakdown.step_us);
-  auto busy = [](const PhaseBreakdown& b) { return b.step_us - b.exposed_comm_us() - b[Part::Idle]; };
+  auto busy = [](const PhaseBreakdown& b) {
+    int64_t idle = 0;
+    for (Part p : kIdleParts) idle += b[p];
+    return b.step_us - b.exposed_comm_us() - idle;
+  };
   const RankSample* crit = nullptr;
   for (const auto& smp : samples) {
     if (static_cast<double>(smp.breakdown.step_us) < (1.0 - kCriticalTolerance) * static_cast<double>(longest)) continue;
@@ -76,7 +81,33 @@ const RankSample* critical_rank(const std::vector<RankSample>& samples) {
   return crit;
 }
 
+// ms per step of each label of one GPU-idle phase over `steps`, largest first, at most kTopOps: the
+// time the breakdown gives that part (a gap's time under a data wait or a copy is not counted).
+std::vector<std::pair<std::string, double>> top_labels(const std::vector<const protocol::Step*>& steps, Phase phase) {
+  std::map<std::string, double> ms;
+  for (const protocol::Step* s : steps) {
+    std::vector<metrics::Span> host;
+    for (const auto& in : s->intervals)
+      if (in.lane == protocol::Lane::Host) host.push_back({in.start_us, in.end_us});
+    for (const auto& in : s->intervals)
+      if (in.phase == phase)
+        ms[in.label] += static_cast<double>(metrics::uncovered_us({{in.start_us, in.end_us}}, host)) / 1000.0;
+  }
+  std::vector<std::pair<std::string, double>> out;
+  for (auto& [name, v] : ms)
+    if (v > 0) out.emplace_back(name, v / static_cast<double>(std::max<size_t>(1, steps.size())));
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (out.size() > kTopOps) out.resize(kTopOps);
+  return out;
+}
+
 }  // namespace
+
+double MeanBreakdown::idle_ms() const {
+  double v = 0;
+  for (Part p : kIdleParts) v += (*this)[p];
+  return v;
+}
 
 MeanBreakdown mean_of(const std::vector<PhaseBreakdown>& steps) {
   MeanBreakdown m;
@@ -126,8 +157,10 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
   m.label = m.config && !m.config->name.empty() ? m.config->name : (m.trial.empty() ? "trial" : m.trial);
 
   std::vector<double> step_ms, comm_ms, exposed_ms, wait_ms, tokens, grad_bytes, comm_bytes, bus_bytes;
-  std::vector<PhaseBreakdown> critical;
-  std::map<int, std::vector<PhaseBreakdown>> per_rank;
+  std::vector<PhaseBreakdown> critical, critical_sampled;
+  std::vector<double> busy_share, exposed_sampled_ms;
+  std::vector<const protocol::Step*> sampled_steps;
+  std::map<int, std::vector<PhaseBreakdown>> per_rank, per_rank_sampled;
   std::map<int, std::vector<double>> per_rank_ms;
   std::vector<std::pair<int64_t, double>> first_repeat_steps;  // (step index, ms) for the representative
   double bw_weighted = 0, bw_bytes = 0;
@@ -185,10 +218,18 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
                         : m.knows({"micro_batch", "seq_len", "grad_accum"}) ? m.config->tokens_per_rank_step()
                                                                             : 0;
         per_rank[smp.rank].push_back(smp.breakdown);
+        if (smp.breakdown.gpu_sampled) per_rank_sampled[smp.rank].push_back(smp.breakdown);
         per_rank_ms[smp.rank].push_back(static_cast<double>(smp.breakdown.step_us) / 1000.0);
       }
       const PhaseBreakdown& b = crit->breakdown;
       critical.push_back(b);
+      if (b.gpu_sampled) {
+        critical_sampled.push_back(b);
+        sampled_steps.push_back(crit->step);
+        exposed_sampled_ms.push_back(static_cast<double>(b.exposed_comm_us()) / 1000.0);
+        if (b.step_us > 0)
+          busy_share.push_back(std::min(1.0, static_cast<double>(b.gpu_busy_us) / static_cast<double>(b.step_us)));
+      }
       const double ms = step_times.at(index);  // the step time (step_time.h), not the critical rank's own
       step_ms.push_back(ms);
       if (ri == 0) first_repeat_steps.emplace_back(index, ms);
@@ -214,11 +255,20 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
   m.tokens_per_step = spread_of(tokens).median;
   m.tokens_per_s_total = throughput_of(m.step_ms, m.tokens_per_step);
   m.tokens_per_s_per_gpu = scaled(m.tokens_per_s_total, 1.0 / std::max(1, m.world_size));
-  m.breakdown = mean_of(critical);
-  for (const auto& [rank, bs] : per_rank)
-    m.ranks.push_back({rank, spread_of(per_rank_ms[rank]), mean_of(bs)});
+  // Kernel-sampled steps, where there are any, give the breakdown: their parts are measured on the
+  // device; the other steps' compute phases run from first kernel to last, gaps included.
+  const bool sampled = !critical_sampled.empty();
+  m.sampled_steps = static_cast<int64_t>(critical_sampled.size());
+  m.breakdown = mean_of(sampled ? critical_sampled : critical);
+  for (const auto& [rank, bs] : per_rank) {
+    const auto it = per_rank_sampled.find(rank);
+    m.ranks.push_back({rank, spread_of(per_rank_ms[rank]), mean_of(sampled && it != per_rank_sampled.end() ? it->second : bs)});
+  }
+  if (!busy_share.empty()) m.gpu_busy_share = spread_of(busy_share).median;
+  m.host_wait_ops = top_labels(sampled_steps, Phase::HostWait);
+  m.sync_ops = top_labels(sampled_steps, Phase::SyncWait);
   m.comm_ms = spread_of(comm_ms);
-  m.exposed_comm_ms = spread_of(exposed_ms);
+  m.exposed_comm_ms = spread_of(sampled ? exposed_sampled_ms : exposed_ms);
   m.data_wait_ms = spread_of(wait_ms);
   if (m.breakdown.comm_ms > 0) m.hidden_fraction = 1.0 - m.breakdown[Part::ExposedComm] / m.breakdown.comm_ms;
   if (bw_bytes > 0) m.busbw_gbps = bw_weighted / bw_bytes;
@@ -267,6 +317,9 @@ bool TrialMetrics::knows(std::initializer_list<std::string_view> keys) const {
 }
 
 std::optional<double> scaling_efficiency(const TrialMetrics& trial, const TrialMetrics& single) {
+  // Between trials of one world size there is no scaling to speak of (two single-GPU trials gave
+  // "809.9 %": the ratio of their throughputs).
+  if (trial.world_size == single.world_size) return std::nullopt;
   if (trial.tokens_per_s_per_gpu.n == 0 || single.tokens_per_s_per_gpu.n == 0 ||
       single.tokens_per_s_per_gpu.median <= 0)
     return std::nullopt;

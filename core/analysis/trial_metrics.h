@@ -23,6 +23,8 @@
 
 namespace tunebench::analysis {
 
+inline constexpr size_t kTopOps = 5;
+
 // Mean over measured steps of a breakdown, in ms. Means add up, so part_ms sums to step_ms.
 struct MeanBreakdown {
   std::array<double, kPartCount> part_ms{};
@@ -31,6 +33,8 @@ struct MeanBreakdown {
   double recompute_ms = 0.0;  // inside the backward part
   double compute_ms = 0.0;    // union of compute-lane intervals
   double operator[](Part p) const { return part_ms[static_cast<size_t>(p)]; }
+  // Host wait + launch gaps + sync wait + unattributed idle.
+  double idle_ms() const;
 };
 MeanBreakdown mean_of(const std::vector<PhaseBreakdown>& steps);
 
@@ -62,7 +66,18 @@ struct TrialMetrics {
   std::optional<double> peak_tflops;      // dense bf16 peak of the device
   std::optional<double> mfu;              // 0..1 from the median tokens/s per GPU
 
-  MeanBreakdown breakdown;  // critical rank per step, mean over steps
+  // Critical rank per step, mean over steps. When some measured steps are kernel-sampled (every
+  // imported step; sampled steps of native trials), over those only: their compute parts are the
+  // time kernels ran and their GPU-idle parts are measured (phase_breakdown.h).
+  MeanBreakdown breakdown;
+  int64_t sampled_steps = 0;              // measured steps (critical rank) with kernel intervals
+  // GPU busy: union of kernel/memcpy/memset intervals over the step (metrics/gpu_activity.h),
+  // median over the sampled steps; nullopt: unknown (no sampled step).
+  std::optional<double> gpu_busy_share;
+  // What the host ran during the GPU-idle gaps of the sampled steps, ms per step by name, largest
+  // first (at most kTopOps): the CPU op in host-wait gaps ("" = no op), the issuing op of syncs.
+  std::vector<std::pair<std::string, double>> host_wait_ops;
+  std::vector<std::pair<std::string, double>> sync_ops;
   std::vector<RankMetrics> ranks;
   Spread comm_ms;                         // per step: union of collective intervals
   Spread exposed_comm_ms;                 // per step: comm not overlapped by compute
@@ -101,7 +116,8 @@ TrialMetrics analyze(const protocol::TrialLog& log);
 // Repeats of one configuration pooled: their measured steps form one population.
 TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeats);
 
-// Scaling efficiency: tokens/s per GPU of `trial` over tokens/s per GPU of `single` (medians).
+// Scaling efficiency: tokens/s per GPU of `trial` over tokens/s per GPU of `single` (medians);
+// nullopt when both have the same world size (no scaling between them) or either lacks throughput.
 std::optional<double> scaling_efficiency(const TrialMetrics& trial, const TrialMetrics& single);
 
 }  // namespace tunebench::analysis

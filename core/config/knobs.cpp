@@ -138,6 +138,13 @@ const std::vector<KnobInfo>& knobs() {
       {"seed", kRun, "Seed", T::Int, {}, "", "Seed of weights and synthetic data.", ""},
       {"timing", kRun, "Phase timing", T::Bool, {}, "",
        "Record per-phase intervals. Off measures what the instrumentation itself costs.", ""},
+      {"kernel_sample_every", kRun, "Kernel sampling period", T::Int, {}, "steps",
+       "GPU: record the device's kernel intervals (Kineto) on kernel_sample_steps of every this many "
+       "measured steps; 0 = off. Those steps measure GPU busy and why the GPU idles (host wait, launch "
+       "gaps, synchronisation); the others run without the profiler.",
+       "\"GPU utilisation is low\": nvidia-smi's figure counts a kernel running, not how much of the step."},
+      {"kernel_sample_steps", kRun, "Kernel-sampled steps", T::Int, {}, "steps",
+       "Steps recorded at the start of each kernel sampling period.", ""},
       {"gpu_sample_hz", kRun, "Telemetry rate", T::Float, {}, "Hz", "GPU (NVML) or CPU sampling rate.", ""},
       {"rendezvous_timeout_s", kRun, "Rendezvous timeout", T::Float, {}, "s",
        "How long ranks wait for each other at start before giving up with an error.", ""},

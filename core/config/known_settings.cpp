@@ -36,6 +36,9 @@ bool is_known(const nlohmann::json& config_json, std::string_view key) {
   // Where a trial ran (launcher, hosts, SLURM) is not a knob of the training it measured, and
   // configs written before launchers existed lack those keys: absent means it ran here.
   if (const KnobInfo* k = find_knob(key); k && k->group == "Where") return true;
+  // Kernel sampling is how the worker observed the run, not what it trained; configs written
+  // before it existed lack the keys, and a trace's profiler recorded every step anyway.
+  if (key == "kernel_sample_every" || key == "kernel_sample_steps") return true;
   if (config_json.is_object() && config_json.contains(std::string(key))) return true;
   return added_later(key) && written_by_worker(config_json);
 }

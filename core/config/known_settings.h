@@ -20,8 +20,9 @@
 
 namespace tunebench::config {
 
-// Keys of knobs() that `config_json` does not hold, in knobs() order ("name" and the "Where"
-// group, where a trial ran, are never unknown). Empty for a config the worker wrote.
+// Keys of knobs() that `config_json` does not hold, in knobs() order ("name", the "Where" group,
+// where a trial ran, and the kernel sampling, how it was observed, are never unknown). Empty for a
+// config the worker wrote.
 std::vector<std::string> unknown_knobs(const nlohmann::json& config_json);
 bool is_known(const nlohmann::json& config_json, std::string_view key);
 

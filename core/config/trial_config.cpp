@@ -253,6 +253,8 @@ const std::vector<Field>& fields() {
       plain("warmup", &TrialConfig::warmup),
       plain("seed", &TrialConfig::seed),
       plain("timing", &TrialConfig::timing),
+      plain("kernel_sample_every", &TrialConfig::kernel_sample_every),
+      plain("kernel_sample_steps", &TrialConfig::kernel_sample_steps),
       plain("gpu_sample_hz", &TrialConfig::gpu_sample_hz),
       plain("rendezvous_timeout_s", &TrialConfig::rendezvous_timeout_s),
       plain("collective_timeout_s", &TrialConfig::collective_timeout_s),

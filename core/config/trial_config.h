@@ -136,6 +136,11 @@ struct TrialConfig {
   int64_t warmup = 3;         // first steps excluded from every summary
   uint64_t seed = 0;
   bool timing = true;         // per-phase timing; off measures the instrumentation's own cost
+  // Kernel sampling (GPU only): the device's kernel intervals are recorded (Kineto) on the first
+  // kernel_sample_steps measured steps of every kernel_sample_every; 0 turns it off. Those steps
+  // give GPU busy, the GPU-idle gaps and their causes; the others run without the profiler.
+  int64_t kernel_sample_every = 20;
+  int64_t kernel_sample_steps = 2;
   double gpu_sample_hz = 10.0;
   double rendezvous_timeout_s = 120.0;  // how long ranks wait for each other at start
   double collective_timeout_s = 300.0;  // a collective that takes longer ends the trial
@@ -160,6 +165,11 @@ struct TrialConfig {
   bool operator!=(const TrialConfig& o) const { return !(*this == o); }
 
   int64_t tokens_per_rank_step() const { return micro_batch * seq_len * grad_accum; }
+  // Whether step `index` records kernel intervals (kernel_sample_every/_steps; measured steps only).
+  bool kernel_sampled(int64_t index) const {
+    return timing && kernel_sample_every > 0 && kernel_sample_steps > 0 && index >= warmup &&
+           (index - warmup) % kernel_sample_every < kernel_sample_steps;
+  }
   int64_t head_dim() const { return dims.head_dim(); }
 };
 

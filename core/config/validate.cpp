@@ -145,6 +145,11 @@ std::vector<Problem> validate(const TrialConfig& c) {
   need(c.warmup < c.steps, "warmup",
        "warm-up (" + std::to_string(c.warmup) + ") must leave at least one measured step of " +
            std::to_string(c.steps));
+  need(c.kernel_sample_every >= 0 && c.kernel_sample_every <= 1000000, "kernel_sample_every",
+       "kernel sampling period must be between 0 (off) and 1000000 steps");
+  need(c.kernel_sample_steps >= 0 && c.kernel_sample_steps <= c.kernel_sample_every, "kernel_sample_steps",
+       "kernel-sampled steps must be between 0 and the sampling period (" + std::to_string(c.kernel_sample_every) +
+           ")");
   need(c.gpu_sample_hz > 0 && c.gpu_sample_hz <= 1000, "gpu_sample_hz", "sampling rate must be in (0, 1000] Hz");
   // Bounded, so that no clock arithmetic on them can overflow (1e30 s used to end a run at once).
   need(c.rendezvous_timeout_s > 0 && c.rendezvous_timeout_s <= kMaxTimeoutS, "rendezvous_timeout_s",

@@ -14,6 +14,9 @@
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
+#include <type_traits>
+#include <utility>
+
 #define TUNEBENCH_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
@@ -147,6 +150,32 @@ inline std::string attention_in_use(const at::Tensor& q, const at::Tensor& k, co
   (void)q, (void)k, (void)v, (void)scale;
   return "math";
 #endif
+}
+
+// ---- profiler events (Kineto) ---------------------------------------------------------------
+
+// torch::autograd::profiler::KinetoEvent's times: startUs()/durationUs() in 1.13, startNs()/endNs()
+// from 2.1 on (startUs is gone in 2.11). Detected, not versioned: a template on the event type, so
+// this header needs no profiler include.
+template <class E, class = void>
+struct has_start_ns : std::false_type {};
+template <class E>
+struct has_start_ns<E, std::void_t<decltype(std::declval<const E&>().startNs())>> : std::true_type {};
+
+template <class E>
+int64_t event_start_ns(const E& e) {
+  if constexpr (has_start_ns<E>::value)
+    return static_cast<int64_t>(e.startNs());
+  else
+    return static_cast<int64_t>(e.startUs()) * 1000;
+}
+
+template <class E>
+int64_t event_end_ns(const E& e) {
+  if constexpr (has_start_ns<E>::value)
+    return static_cast<int64_t>(e.endNs());
+  else
+    return static_cast<int64_t>(e.startUs() + e.durationUs()) * 1000;
 }
 
 // ---- version strings ------------------------------------------------------------------------

@@ -16,6 +16,7 @@
 #include "core/engine/stats.h"
 #include "core/engine/strategy/factory.h"
 #include "core/engine/strategy/strategy.h"
+#include "core/engine/timing/kernel_sampler.h"
 #include "core/engine/timing/timeline.h"
 #include "core/predict/attention.h"
 #include "core/predict/memory_model.h"
@@ -158,6 +159,9 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
                                     m_config.amp == Amp::Fp8, attention_head_dim});
 
   m_timeline = std::make_unique<Timeline>(m_device.is_cuda(), m_config.timing);
+  // Kernel intervals are a GPU's: on the CPU the phases' own host times are the work.
+  if (m_device.is_cuda() && m_config.timing && m_config.kernel_sample_every > 0 && m_config.kernel_sample_steps > 0)
+    m_sampler = std::make_unique<KernelSampler>(true);
   m_strategy = make_strategy(m_config, *m_model, m_comm, *m_timeline, m_rank.world_size);
   m_optimizer = std::make_unique<Optimizer>(m_config, m_strategy->optimizer_params());
   if (!m_optimizer->fallback_reason().empty())
@@ -337,16 +341,47 @@ protocol::Summary Trainer::run() {
   m_data = std::make_unique<DataPipeline>(m_config, m_rank.rank, m_rank.world_size, m_config.steps * m_config.grad_accum,
                                           m_config.pin_memory && m_device.is_cuda());
   m_device.reset_peak_memory();
+  if (m_sampler)
+    m_sink(protocol::Log{"info", "kernel sampling: the device's kernel intervals are recorded on " +
+                                     std::to_string(m_config.kernel_sample_steps) + " of every " +
+                                     std::to_string(m_config.kernel_sample_every) + " measured steps (Kineto)"});
   std::vector<protocol::Step> measured;
   for (int64_t i = 0; i < m_config.steps; ++i) {
     // compile: eager warm-up, capture on the last warm-up step, replay from then on.
     const bool graph = config::uses_cuda_graph(m_config.compile) && i >= m_config.warmup - 1;
+    const bool sampled = m_sampler && m_config.kernel_sampled(i);
+    if (sampled) begin_sample(i);
     protocol::Step step = graph ? run_graph_step(i, i == m_config.warmup - 1) : run_step(i);
+    if (sampled) finish_sample(step);
     if (!step.warmup) measured.push_back(step);
     m_sink(std::move(step));
   }
   return summarise(measured, m_model->flops_per_token(m_config.seq_len), m_device.peak_flops(),
                    m_device.memory().peak_bytes);
+}
+
+// ============================================================================================
+// Kernel sampling (diagnostics): outside the step's clock, on sampled steps only
+// ============================================================================================
+
+void Trainer::begin_sample(int64_t /*index*/) {
+  if (m_sampler && !m_sampler->begin()) {
+    m_sink(protocol::Warning{"kernel-sampling", "kernel sampling is off: " + m_sampler->problem() +
+                                                    ". GPU busy and the causes of GPU idle time are unknown."});
+    m_sampler.reset();
+  }
+}
+
+void Trainer::finish_sample(protocol::Step& step) {
+  if (!m_sampler || !m_sampler->active()) return;
+  metrics::StepActivity activity = m_sampler->finish(step.start_us, step.end_us, m_timeline->host_windows());
+  if (!m_sampler->problem().empty()) {
+    m_sink(protocol::Warning{"kernel-sampling", "kernel sampling is off: " + m_sampler->problem() +
+                                                    ". GPU busy and the causes of GPU idle time are unknown."});
+    m_sampler.reset();
+    return;
+  }
+  KernelSampler::apply(step, std::move(activity), m_rank.world_size);
 }
 
 at::Tensor Trainer::full_parameters() {

@@ -24,6 +24,7 @@ class LlamaModel;
 class Optimizer;
 class Strategy;
 class Timeline;
+class KernelSampler;
 class LossScaler;
 
 using EventSink = std::function<void(protocol::Payload)>;
@@ -68,6 +69,9 @@ class Trainer {
   void prepare_graph();
   protocol::Step run_graph_step(int64_t index, bool capture);
   protocol::Step finish_step(protocol::Step step, const at::Tensor& loss_sum);
+  // Kernel sampling (timing/kernel_sampler.h) around step `index` when the config samples it.
+  void begin_sample(int64_t index);
+  void finish_sample(protocol::Step& step);
 
   config::TrialConfig m_config;
   const DeviceContext& m_device;
@@ -78,6 +82,7 @@ class Trainer {
   std::unique_ptr<Strategy> m_strategy;
   std::unique_ptr<Optimizer> m_optimizer;
   std::unique_ptr<Timeline> m_timeline;
+  std::unique_ptr<KernelSampler> m_sampler;  // null: not sampling (CPU, timing off, period 0, or it failed)
   std::unique_ptr<LossScaler> m_scaler;
   std::unique_ptr<DataPipeline> m_data;
   std::vector<std::function<at::Tensor(const at::Tensor&)>> m_bodies;        // checkpointed unit bodies

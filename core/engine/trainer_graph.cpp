@@ -15,6 +15,7 @@
 #include "core/engine/model/llama.h"
 #include "core/engine/optim/optimizer.h"
 #include "core/engine/strategy/strategy.h"
+#include "core/engine/timing/kernel_sampler.h"
 #include "core/engine/timing/timeline.h"
 
 #ifdef TUNEBENCH_WITH_CUDA

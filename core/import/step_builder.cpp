@@ -6,7 +6,8 @@
 #include <set>
 
 #include "core/metrics/bus_bandwidth.h"
-#include "core/analysis/phase_breakdown.h"
+#include "core/metrics/exposed_comm.h"
+#include "core/metrics/gpu_activity.h"
 #include "core/import/span_index.h"
 #include "core/import/trace_error.h"
 
@@ -17,74 +18,8 @@ using protocol::Interval;
 using protocol::Lane;
 using protocol::Phase;
 
-// A compute activity starting at most this long after a collective ended was waiting for it.
-constexpr int64_t kStreamWaitUs = 10;
-
 // Nanoseconds on the trace clock -> microseconds on the host clock (rounded to nearest).
 int64_t to_us(int64_t base_us, int64_t ns) { return base_us + (ns >= 0 ? (ns + 500) / 1000 : -((500 - ns) / 1000)); }
-
-// Which phase wins where two intervals of one lane overlap: the breakdown's priorities
-// (phase_breakdown.h), recompute above backward because it is carved out of it.
-int priority(Phase p) {
-  switch (p) {
-    case Phase::Recompute:
-      return 6;
-    case Phase::Backward:
-      return 5;
-    case Phase::Forward:
-      return 4;
-    case Phase::Optimizer:
-      return 3;
-    case Phase::DataWait:
-      return 2;
-    case Phase::HostToDevice:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
-// Splits the overlapping intervals of one lane so that each instant belongs to the
-// highest-priority interval covering it (the later one on a tie); pieces of one interval that
-// touch are joined again. O(n log n).
-std::vector<Interval> flatten(std::vector<Interval> in) {
-  std::vector<Interval> out;
-  in.erase(std::remove_if(in.begin(), in.end(), [](const Interval& i) { return i.end_us <= i.start_us; }), in.end());
-  if (in.empty()) return out;
-  std::sort(in.begin(), in.end(), [](const Interval& a, const Interval& b) { return a.start_us < b.start_us; });
-  std::vector<int64_t> cuts;
-  cuts.reserve(in.size() * 2);
-  for (const auto& i : in) {
-    cuts.push_back(i.start_us);
-    cuts.push_back(i.end_us);
-  }
-  std::sort(cuts.begin(), cuts.end());
-  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-  using Entry = std::pair<std::pair<int, size_t>, int64_t>;  // ((priority, index), end)
-  std::priority_queue<Entry> active;
-  size_t next = 0;
-  size_t last_source = SIZE_MAX;
-  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
-    const int64_t a = cuts[k], b = cuts[k + 1];
-    while (next < in.size() && in[next].start_us <= a) {
-      active.push({{priority(in[next].phase), next}, in[next].end_us});
-      ++next;
-    }
-    while (!active.empty() && active.top().second <= a) active.pop();
-    if (active.empty()) continue;
-    const size_t src = active.top().first.second;
-    if (src == last_source && !out.empty() && out.back().end_us == a) {
-      out.back().end_us = b;
-    } else {
-      Interval piece = in[src];
-      piece.start_us = a;
-      piece.end_us = b;
-      out.push_back(std::move(piece));
-      last_source = src;
-    }
-  }
-  return out;
-}
 
 // The parts of `in` inside [start, end].
 void clip_into(std::vector<Interval>& in, int64_t start, int64_t end, std::vector<Interval>& out) {
@@ -100,6 +35,7 @@ struct Placed {
   Lane lane;
   Phase phase;
   size_t activity;  // index into TraceRecords::activities
+  int64_t launch_ns;
 };
 
 std::string version_text(int64_t v) {  // 13000 -> "13.0", 12040 -> "12.4"
@@ -208,7 +144,7 @@ void StepBuilder::build(RankTrace& out) {
     }
     ++devices[a.device];
     const size_t s = static_cast<size_t>(si);
-    Placed p{a.start_ns, a.end_ns, Lane::Compute, Phase::Other, ai};
+    Placed p{a.start_ns, a.end_ns, Lane::Compute, Phase::Other, ai, it->ts_ns};
     const bool in_backward = backward.covers(it->tid, it->ts_ns);
     const bool in_optimizer = optimizer.covers(it->tid, it->ts_ns);
     if (a.kind == ActivityKind::Collective) {
@@ -237,70 +173,86 @@ void StepBuilder::build(RankTrace& out) {
     gpu_end[s] = std::max(gpu_end[s], a.end_ns);
   }
 
-  // ---- step windows and lanes -------------------------------------------------------------------
-  std::vector<std::vector<CpuSpan>> waits(n_steps);
-  for (const CpuSpan& w : r.data_waits)
-    if (const int64_t i = step_of(w.start_ns); i >= 0) waits[static_cast<size_t>(i)].push_back(w);
-  int64_t prev_end_us = INT64_MIN;
+  // ---- step windows -----------------------------------------------------------------------------
+  // A step runs from its marker's start (never before the previous step's end) to the later of the
+  // marker's end and the end of the GPU work launched in it.
+  std::vector<std::pair<int64_t, int64_t>> window_ns(n_steps);  // [start, end] on the trace clock
   int64_t gpu_past_cpu = 0;
   for (size_t s = 0; s < n_steps; ++s) {
-    protocol::Step step;
-    step.step = markers[s].number;
-    step.start_us = std::max(to_us(base_us, markers[s].start_ns), prev_end_us);
+    const int64_t prev_end = s > 0 ? window_ns[s - 1].second : INT64_MIN;
     int64_t end_ns = markers[s].end_ns;
     if (gpu_end[s] > end_ns) {
       end_ns = gpu_end[s];
       ++gpu_past_cpu;
     }
-    step.end_us = std::max(to_us(base_us, end_ns), step.start_us);
-    prev_end_us = step.end_us;
-
-    auto& acts = placed[s];
-    std::sort(acts.begin(), acts.end(), [](const Placed& a, const Placed& b) {
-      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns < b.end_ns;
+    const int64_t start_ns = std::max(markers[s].start_ns, prev_end);
+    window_ns[s] = {start_ns, std::max(end_ns, start_ns)};
+  }
+  // The steps a CPU span overlaps: what the host ran (or waited in) during the GPU-idle gaps.
+  auto for_each_step_overlapping = [&](const CpuSpan& c, auto&& fn) {
+    auto it = std::upper_bound(window_ns.begin(), window_ns.end(), c.start_ns,
+                               [](int64_t t, const std::pair<int64_t, int64_t>& w) { return t < w.first; });
+    size_t i = it == window_ns.begin() ? 0 : static_cast<size_t>(it - window_ns.begin()) - 1;
+    for (; i < n_steps && window_ns[i].first <= c.end_ns; ++i)
+      if (window_ns[i].second >= c.start_ns) fn(i);
+  };
+  std::vector<std::vector<metrics::HostCall>> step_ops(n_steps), step_syncs(n_steps);
+  for (const CpuSpan& op : r.ops)
+    for_each_step_overlapping(op, [&](size_t i) {
+      step_ops[i].push_back({to_us(base_us, op.start_ns), to_us(base_us, op.end_ns), op.tid,
+                             r.labels[static_cast<size_t>(op.label)]});
     });
-    std::vector<Interval> compute, host, comm;
-    std::vector<int64_t> comm_ends;  // of this step's collectives, sorted
-    for (const Placed& p : acts) {
+  const SpanIndex op_index(r.ops);
+  for (const CpuSpan& sync : r.syncs)
+    for_each_step_overlapping(sync, [&](size_t i) {
+      // Named after the innermost op of its thread around it (aten::_local_scalar_dense of .item()).
+      const int32_t op = op_index.innermost_label(sync.tid, sync.start_ns);
+      std::string name = op >= 0 ? metrics::describe_sync_op(r.labels[static_cast<size_t>(op)])
+                                 : r.labels[static_cast<size_t>(sync.label)] + " (outside any op)";
+      step_syncs[i].push_back({to_us(base_us, sync.start_ns), to_us(base_us, sync.end_ns), sync.tid, std::move(name)});
+    });
+
+  // ---- lanes ----------------------------------------------------------------------------------------
+  std::vector<std::vector<CpuSpan>> waits(n_steps);
+  for (const CpuSpan& w : r.data_waits)
+    if (const int64_t i = step_of(w.start_ns); i >= 0) waits[static_cast<size_t>(i)].push_back(w);
+  for (size_t s = 0; s < n_steps; ++s) {
+    protocol::Step step;
+    step.step = markers[s].number;
+    step.start_us = to_us(base_us, window_ns[s].first);
+    if (!out.steps.empty()) step.start_us = std::max(step.start_us, out.steps.back().end_us);
+    step.end_us = std::max(to_us(base_us, window_ns[s].second), step.start_us);
+
+    // Every kernel, copy and memset of the step, on the host clock, with its launch: GPU busy, the
+    // compute lane (the time compute kernels ran, by phase) and the classified GPU-idle gaps come
+    // from metrics::summarise_gpu_activity, as for the worker's kernel-sampled steps.
+    metrics::StepActivity activity;
+    activity.start_us = step.start_us;
+    activity.end_us = step.end_us;
+    activity.host_ops = std::move(step_ops[s]);
+    activity.syncs = std::move(step_syncs[s]);
+    std::vector<Interval> host, comm;
+    for (const Placed& p : placed[s]) {
       const int64_t start = to_us(base_us, p.start_ns), end = to_us(base_us, p.end_ns);
-      if (p.lane == Lane::Host) {
-        host.push_back({Lane::Host, Phase::HostToDevice, start, end, "", 0, 0.0});
-      } else if (p.lane == Lane::Comm) {
-        const GpuActivity& a = r.activities[p.activity];
-        Interval in{
-            Lane::Comm,   p.phase, start, end, a.comm.name >= 0 ? r.labels[static_cast<size_t>(a.comm.name)] : "",
-            a.comm.bytes, 0.0};
-        const int group = a.comm.group_size > 0 ? a.comm.group_size : world;
-        in.busbw_gbps = metrics::bus_bandwidth_gbps(in.phase, in.bytes, in.duration_us(), group);
-        comm.push_back(std::move(in));
-        comm_ends.push_back(end);
-      }
+      activity.activities.push_back({start, end, p.lane, p.phase, to_us(base_us, p.launch_ns)});
+      if (p.lane != Lane::Comm) continue;
+      const GpuActivity& a = r.activities[p.activity];
+      Interval in{Lane::Comm,   p.phase, start, end, a.comm.name >= 0 ? r.labels[static_cast<size_t>(a.comm.name)] : "",
+                  a.comm.bytes, 0.0};
+      const int group = a.comm.group_size > 0 ? a.comm.group_size : world;
+      in.busbw_gbps = metrics::bus_bandwidth_gbps(in.phase, in.bytes, in.duration_us(), group);
+      comm.push_back(std::move(in));
     }
-    std::sort(comm_ends.begin(), comm_ends.end());
-    // The compute stream waited for a collective in the gap [from, to) when one ended inside it and
-    // the next activity started right after: an event wait releases the stream at once, while a
-    // kernel the host launched late starts tens of µs after anything else.
-    auto waited_for_comm = [&](int64_t from, int64_t to) {
-      const auto it = std::upper_bound(comm_ends.begin(), comm_ends.end(), to);
-      return it != comm_ends.begin() && *std::prev(it) >= from && to - *std::prev(it) <= kStreamWaitUs;
-    };
-    for (const Placed& p : acts) {
-      if (p.lane != Lane::Compute) continue;
-      const int64_t start = to_us(base_us, p.start_ns), end = to_us(base_us, p.end_ns);
-      // A run of one phase is one interval, as a CUDA-event bracket around it would measure, launch
-      // gaps included; a gap in which the stream waited for a collective splits it, so that the
-      // wait shows as exposed communication.
-      Interval* run = compute.empty() || compute.back().phase != p.phase ? nullptr : &compute.back();
-      if (run && (start <= run->end_us || !waited_for_comm(run->end_us, start)))
-        run->end_us = std::max(run->end_us, end);
+    metrics::GpuActivitySummary summary = metrics::summarise_gpu_activity(std::move(activity));
+    for (auto& in : summary.intervals) {
+      if (in.lane == Lane::Host)
+        host.push_back(std::move(in));
       else
-        compute.push_back({Lane::Compute, p.phase, start, end, "", 0, 0.0});
+        step.intervals.push_back(std::move(in));
     }
     for (const CpuSpan& w : waits[s])
       host.push_back({Lane::Host, Phase::DataWait, to_us(base_us, w.start_ns), to_us(base_us, w.end_ns), "", 0, 0.0});
-    compute = flatten(std::move(compute));
-    host = flatten(std::move(host));
-    clip_into(compute, step.start_us, step.end_us, step.intervals);
+    host = metrics::flatten_lane(std::move(host));
     clip_into(host, step.start_us, step.end_us, step.intervals);
     // Collectives stay as they ran, each with its own duration and bandwidth: two NCCL streams
     // (FSDP's all-gather and reduce-scatter) may overlap, and the analysis takes unions.
@@ -309,6 +261,8 @@ void StepBuilder::build(RankTrace& out) {
               [](const Interval& a, const Interval& b) { return a.start_us < b.start_us; });
 
     step.step_ms = static_cast<double>(step.end_us - step.start_us) / 1000.0;
+    step.gpu_sampled = true;
+    step.gpu_busy_ms = static_cast<double>(summary.busy_us) / 1000.0;
     double bytes = 0, weighted = 0;
     for (const auto& in : step.intervals) {
       if (in.lane != Lane::Comm) continue;
@@ -317,7 +271,7 @@ void StepBuilder::build(RankTrace& out) {
       weighted += static_cast<double>(in.bytes) * in.busbw_gbps;
     }
     if (bytes > 0) step.busbw_gbps = weighted / bytes;
-    step.exposed_comm_ms = static_cast<double>(analysis::breakdown_of(step).exposed_comm_us()) / 1000.0;
+    step.exposed_comm_ms = static_cast<double>(metrics::exposed_comm_us(step.intervals)) / 1000.0;
     out.steps.push_back(std::move(step));
   }
   out.first_step_number = markers.front().number;

@@ -8,8 +8,9 @@
 //     before the step's first backward (forward) > other;
 //   - NCCL kernels go to the comm lane with their collective, bytes and group size; host-to-device
 //     copies outside backward and optimizer, and the DataLoader's __next__, to the host lane;
-//   - on the compute lane a run of consecutive activities of one phase is one interval, as the
-//     worker's CUDA-event brackets measure it; overlaps are resolved by phase priority.
+//   - GPU busy, the compute lane (the time compute kernels ran, by phase) and the GPU-idle gaps
+//     with their causes are metrics::summarise_gpu_activity's, as for the worker's kernel-sampled
+//     steps: every imported step is a sampled step.
 // It does not read files (TorchTraceReader does) and writes nothing.
 #pragma once
 

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/metrics/gpu_activity.h"
+
 namespace tunebench::import {
 namespace {
 
@@ -93,9 +95,28 @@ CommArgs TraceCollector::comm_args(const TraceEvent& e) {
   return c;
 }
 
-void TraceCollector::add(const TraceEvent& e) {
+// PyTorch 1.8-1.10 (torch-tb-profiler's era) named the categories differently.
+const std::string& TraceCollector::category(const std::string& cat) {
+  static const std::pair<std::string, std::string> legacy[] = {{"Operator", "cpu_op"},
+                                                               {"Kernel", "kernel"},
+                                                               {"Runtime", "cuda_runtime"},
+                                                               {"Memcpy", "gpu_memcpy"},
+                                                               {"Memset", "gpu_memset"}};
+  for (const auto& [old_name, name] : legacy)
+    if (cat == old_name) return name;
+  return cat;
+}
+
+void TraceCollector::add(const TraceEvent& event) {
   ++m_records.events;
-  if (e.ph != 'X' || !e.ts_us) return;
+  if (event.ph != 'X' || !event.ts_us) return;
+  const TraceEvent* ep = &event;
+  if (const std::string& cat = category(event.cat); &cat != &event.cat) {
+    m_legacy = event;
+    m_legacy.cat = cat;
+    ep = &m_legacy;
+  }
+  const TraceEvent& e = *ep;
   int64_t start_ns = 0, dur_ns = 0;
   if (!to_ns(*e.ts_us, start_ns) || !to_ns(e.dur_us.value_or(0.0), dur_ns) || dur_ns < 0) return;
   const int64_t end_ns = start_ns + dur_ns;
@@ -103,7 +124,9 @@ void TraceCollector::add(const TraceEvent& e) {
     add_cpu(e, start_ns, end_ns);
   } else if (e.cat == "kernel" || e.cat == "gpu_memcpy" || e.cat == "gpu_memset") {
     add_gpu(e, start_ns, end_ns);
-  } else if ((e.cat == "cuda_runtime" || e.cat == "cuda_driver") && e.correlation && e.tid) {
+  } else if ((e.cat == "cuda_runtime" || e.cat == "cuda_driver") && e.tid) {
+    if (metrics::is_sync_call(e.name)) m_records.syncs.push_back({start_ns, end_ns, *e.tid, intern_label(e.name)});
+    if (!e.correlation) return;
     m_records.launches.push_back({*e.correlation, start_ns, *e.tid});
     m_records.first_ns = std::min(m_records.first_ns, start_ns);
     m_records.last_ns = std::max(m_records.last_ns, end_ns);
@@ -142,6 +165,7 @@ void TraceCollector::add_cpu(const TraceEvent& e, int64_t start_ns, int64_t end_
   } else if (e.cat == "cpu_op" && e.sequence_number && e.fwd_thread_id.value_or(0) == 0) {
     m_records.forward_ops.push_back(span);
   }
+  if (e.cat == "cpu_op" && !starts_with(n, "ProfilerStep#")) m_records.ops.push_back({start_ns, end_ns, *e.tid, intern_label(n)});
   if (e.cat == "user_annotation") {
     if (n == "DistributedDataParallel.forward") m_records.ddp = true;
     if (starts_with(n, "FSDP::") || starts_with(n, "FullyShardedDataParallel")) m_records.fsdp = true;

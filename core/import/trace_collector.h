@@ -25,6 +25,8 @@ class TraceCollector {
   // The collective a "Collective name" arg or an NCCL kernel name stands for; Other for
   // send/recv, all-to-all, barrier and anything unrecognised.
   static protocol::Phase collective_phase(const std::string& name);
+  // The category as current PyTorch names it ("Operator" of PyTorch 1.8-1.10 -> "cpu_op", ...).
+  static const std::string& category(const std::string& cat);
 
  private:
   void add_cpu(const TraceEvent& e, int64_t start_ns, int64_t end_ns);
@@ -33,6 +35,7 @@ class TraceCollector {
   int32_t intern_label(const std::string& name);
 
   TraceRecords m_records;
+  TraceEvent m_legacy;  // an event of a legacy category, renamed (reused, like the reader's)
   std::unordered_map<std::string, int32_t> m_label_ids;
 };
 

@@ -66,6 +66,8 @@ struct TraceRecords {
   std::vector<CpuSpan> backward;     // autograd::engine::evaluate_function: ...
   std::vector<CpuSpan> forward_ops;  // ops recorded with grad on (Sequence number, Fwd thread id 0)
   std::vector<CpuSpan> annotations;  // other user annotations (labels of collectives)
+  std::vector<CpuSpan> ops;          // every cpu_op (label: its name): what the host ran in a GPU-idle gap
+  std::vector<CpuSpan> syncs;        // blocking CUDA calls (label: cudaStreamSynchronize, ...): causes of GPU idle
   std::vector<Launch> launches;      // cuda_runtime / cuda_driver events with a correlation id
   std::vector<GpuActivity> activities;
   std::unordered_map<int64_t, CommArgs> param_comms;  // record_param_comms by External id

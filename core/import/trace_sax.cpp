@@ -1,5 +1,7 @@
 #include "core/import/trace_sax.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <limits>
 
@@ -27,7 +29,7 @@ bool TraceSaxHandler::open(bool object) {
     if (k == "traceEvents" && !object) {
       m_section = Section::Events;
       m_header.has_trace_events = true;
-    } else if (k == "deviceProperties" && !object) {
+    } else if ((k == "deviceProperties" || k == "computeProperties") && !object) {  // computeProperties: PyTorch 1.8-1.10
       m_section = Section::Devices;
     } else if (k == "distributedInfo" && object) {
       m_section = Section::Distributed;
@@ -172,6 +174,11 @@ bool TraceSaxHandler::string(string_t& value) {
       m_event.cat.assign(value);
     else if (*k == "ph")
       m_event.ph = value.empty() ? 0 : value[0];
+    else if ((*k == "tid" || *k == "pid") && !value.empty() && value.size() <= 18 &&
+             std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      // PyTorch 1.8-1.10 wrote thread ids as strings ("tid": "24572"); "stream 7" and the
+      // "Spans"/"Traces" rows stay unset.
+      (*k == "tid" ? m_event.tid : m_event.pid) = std::stoll(value);
   } else if (depth == 4 && m_in_args) {
     if (*k == "Collective name")
       m_event.collective.assign(value);

@@ -5,10 +5,11 @@
 namespace tunebench::metrics {
 namespace {
 
+// The spans of one lane; GPU-idle gaps (compute lane of sampled steps) are not work.
 std::vector<Span> lane_spans(const std::vector<protocol::Interval>& intervals, protocol::Lane lane) {
   std::vector<Span> out;
   for (const auto& in : intervals)
-    if (in.lane == lane) out.push_back({in.start_us, in.end_us});
+    if (in.lane == lane && !protocol::is_gpu_idle(in.phase)) out.push_back({in.start_us, in.end_us});
   return out;
 }
 

@@ -1,5 +1,7 @@
 // Exposed communication of one step: the time some collective is in flight on the comm lane while
-// no compute-lane interval runs, in µs. Overlapping collectives count once (union).
+// no compute-lane interval runs, in µs. Overlapping collectives count once (union). On a
+// kernel-sampled step the compute lane holds only the time compute kernels ran (gpu_activity.h),
+// so this is "collective time not overlapped by compute kernels"; its GPU-idle gaps are not compute.
 //
 // The worker puts it in every step event (Step::exposed_comm_ms) and the analysis' phase
 // breakdown must agree with it (tests/core/analysis/phase_breakdown_test.cpp checks that).

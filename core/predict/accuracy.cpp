@@ -33,7 +33,8 @@ bool same_model(const MeasuredTrial& a, const MeasuredTrial& b) { return a.confi
 // Repeats: configs that differ at most in run length, seed or instrumentation do the same work.
 bool same_work(const config::TrialConfig& a, const config::TrialConfig& b) {
   static const std::set<std::string> kRunOnly = {
-      "steps", "warmup", "seed", "timing", "gpu_sample_hz", "rendezvous_timeout_s", "collective_timeout_s"};
+      "steps", "warmup", "seed", "timing", "kernel_sample_every", "kernel_sample_steps", "gpu_sample_hz",
+      "rendezvous_timeout_s", "collective_timeout_s"};
   for (const auto& key : config::differing_knobs(a, b))
     if (!kRunOnly.count(key)) return false;
   return true;

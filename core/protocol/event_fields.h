@@ -116,6 +116,9 @@ void visit_fields(S& s, V&& v) {
     v(Field{"exposed_comm_ms"}, s.exposed_comm_ms);
     v(Field{"busbw_gbps"}, s.busbw_gbps);
     v(Field{"skipped", {}, {}, {}, P::OmitDefault}, s.skipped);
+    // Table step_gpu (schema 6), written only for sampled steps.
+    v(Field{"gpu_sampled", {}, Field::kNoColumn, {}, P::OmitDefault}, s.gpu_sampled);
+    v(Field{"gpu_busy_ms", {}, Field::kNoColumn, {}, P::OmitDefault}, s.gpu_busy_ms);
     v(Field{"intervals", {}, Field::kNoColumn}, s.intervals);  // table `intervals`
   } else if constexpr (detail::is<S, Interval>) {
     v(Field{"lane"}, s.lane);  // absent: the phase's default lane

@@ -22,9 +22,9 @@ template <class T>
 struct is_optional<std::optional<T>> : std::true_type {};
 
 constexpr std::array<std::string_view, 3> kLaneNames = {"host", "compute", "comm"};
-constexpr std::array<std::string_view, 11> kPhaseNames = {
-    "data_wait", "h2d",        "forward",        "backward",  "recompute", "optimizer",
-    "all_reduce", "all_gather", "reduce_scatter", "broadcast", "other"};
+constexpr std::array<std::string_view, 14> kPhaseNames = {
+    "data_wait",      "h2d",       "forward", "backward",  "recompute",  "optimizer", "all_reduce",
+    "all_gather", "reduce_scatter", "broadcast", "other", "host_wait", "launch_gap", "sync_wait"};
 
 // ---- writing ----------------------------------------------------------------------------------
 
@@ -232,6 +232,10 @@ Lane default_lane(Phase phase) {
     case Phase::Broadcast: return Lane::Comm;
     default: return Lane::Compute;
   }
+}
+
+bool is_gpu_idle(Phase phase) {
+  return phase == Phase::HostWait || phase == Phase::LaunchGap || phase == Phase::SyncWait;
 }
 
 namespace {

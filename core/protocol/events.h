@@ -43,6 +43,11 @@ enum class Phase {
   ReduceScatter,  // comm: FSDP gradient reduce-scatter
   Broadcast,      // comm: parameter broadcast at start
   Other,
+  // GPU idle (compute lane, kernel-sampled steps only): no kernel, copy or memset runs on the
+  // device. metrics/gpu_activity.h classifies each gap; the label names the CPU op behind it.
+  HostWait,   // the host had not issued the next work yet (label: the CPU op it was running)
+  LaunchGap,  // the next work was already issued: launch latency between consecutive kernels
+  SyncWait,   // the host was blocked in a synchronisation (label: the op that issued it)
 };
 
 std::string_view to_string(Lane lane);
@@ -51,6 +56,8 @@ std::optional<Lane> lane_from_string(std::string_view s);
 std::optional<Phase> phase_from_string(std::string_view s);
 // The lane a phase belongs on (collectives -> Comm, data/h2d -> Host, the rest -> Compute).
 Lane default_lane(Phase phase);
+// HostWait, LaunchGap or SyncWait: an interval in which the GPU ran nothing.
+bool is_gpu_idle(Phase phase);
 
 struct Interval {
   Lane lane = Lane::Compute;
@@ -122,6 +129,11 @@ struct Step {
   double exposed_comm_ms = 0.0;   // collective time not overlapped by the compute lane
   double busbw_gbps = 0.0;        // bytes-weighted mean bus bandwidth of the step's collectives
   bool skipped = false;           // fp16: optimizer step skipped because of inf/nan gradients
+  // Kernel-sampled step: the device's own kernel, memcpy and memset intervals were recorded
+  // (Kineto/CUPTI in the worker; every step of an imported trace). Its compute lane then holds
+  // only the time compute kernels ran, and the GPU-idle gaps (HostWait, LaunchGap, SyncWait).
+  bool gpu_sampled = false;
+  double gpu_busy_ms = 0.0;       // union of kernel/memcpy/memset intervals in the step (sampled steps only)
   std::vector<Interval> intervals;
 };
 

@@ -149,6 +149,14 @@ void EventInserter::step(int rank, const tp::Step& s) {
     bind_record(*m_interval, in, {step_id, idx++});
     run(*m_interval);
   }
+  if (s.gpu_sampled) {
+    // Prepared on first use: a file of schema < 6 (tests write such files) has no such table.
+    if (!m_step_gpu)
+      m_step_gpu = std::make_unique<Statement>(m_db, "INSERT INTO step_gpu (step_id, gpu_busy_ms) VALUES (?,?)");
+    m_step_gpu->bind(1, step_id);
+    m_step_gpu->bind(2, s.gpu_busy_ms);
+    run(*m_step_gpu);
+  }
 }
 
 void EventInserter::sample(int rank, int64_t t_us, const tp::GpuSample& g) {

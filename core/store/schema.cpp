@@ -219,6 +219,14 @@ const char* const kVersion5[] = {
 ))",
 };
 
+// ---- version 6: kernel-sampled steps (Step::gpu_sampled, gpu_busy_ms; metrics/gpu_activity.h) -----
+const char* const kVersion6[] = {
+    R"(CREATE TABLE step_gpu (
+  step_id INTEGER PRIMARY KEY REFERENCES steps(id) ON DELETE CASCADE,
+  gpu_busy_ms REAL NOT NULL
+))",
+};
+
 template <size_t N> void run_all(SQLite::Database& db, const char* const (&statements)[N]) {
   for (const char* sql : statements) db.exec(sql);
 }
@@ -235,6 +243,7 @@ void migrate(SQLite::Database& db, int from_version, int to_version) {
   if (from_version < 3 && to_version >= 3) run_all(db, kVersion3);
   if (from_version < 4 && to_version >= 4) run_all(db, kVersion4);
   if (from_version < 5 && to_version >= 5) run_all(db, kVersion5);
+  if (from_version < 6 && to_version >= 6) run_all(db, kVersion6);
   // Integer formatted by us, not user input: PRAGMA takes no bound parameters.
   db.exec("PRAGMA user_version = " + std::to_string(to_version));
   tx.commit();

@@ -68,6 +68,18 @@ void load_steps(SQLite::Database& db, int64_t id, tp::TrialLog& log, bool with_i
       intervals[r.i64(0)].push_back(std::move(in));
     }
   }
+  // Version 6 added kernel-sampled steps; older files (opened read-only, unmigrated) have no table.
+  std::unordered_map<int64_t, double> gpu_busy;
+  Statement has(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'step_gpu'");
+  if (has.executeStep()) {
+    Statement gq(db, "SELECT g.step_id, g.gpu_busy_ms FROM step_gpu g JOIN steps s ON s.id = g.step_id "
+                     "WHERE s.trial_id = ?");
+    gq.bind(1, id);
+    while (gq.executeStep()) {
+      RowReader r(gq, "step_gpu");
+      gpu_busy[r.i64(0)] = r.real(1);
+    }
+  }
   Statement q(db,
               "SELECT id, rank, " + sql_column_list<tp::Step>() + " FROM steps WHERE trial_id = ? ORDER BY rank, id");
   q.bind(1, id);
@@ -75,6 +87,10 @@ void load_steps(SQLite::Database& db, int64_t id, tp::TrialLog& log, bool with_i
     RowReader r(q, "steps");
     tp::Step s;
     read_record(r, 2, s);
+    if (auto it = gpu_busy.find(r.i64(0)); it != gpu_busy.end()) {
+      s.gpu_sampled = true;
+      s.gpu_busy_ms = it->second;
+    }
     if (auto it = intervals.find(r.i64(0)); it != intervals.end()) s.intervals = std::move(it->second);
     tp::RankLog& rl = log.ranks[rank_of(r, 1)];
     // A crafted file may hold a step twice; like the reader, keep the first.

@@ -2,6 +2,7 @@
 
 #include "ui/models/status_colors.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QBrush>
@@ -40,6 +41,7 @@ void MetricsModel::setComparison(const analysis::Comparison& comparison, const Q
     row.ratio.resize(n);
     row.ratio_low.resize(n);
     row.ratio_high.resize(n);
+    row.beyond_noise.resize(n);
     return row;
   };
   // GPU utilisation is asked for in every comparison; compare() leaves the row out when no trial
@@ -47,7 +49,9 @@ void MetricsModel::setComparison(const analysis::Comparison& comparison, const Q
   if (rowOf(QStringLiteral("gpu_util_pct")) < 0) m_rows.push_back(empty_row("gpu_util_pct", "GPU utilisation", "%"));
   // Scaling efficiency is not a per-step sample; it joins the table as one more row so it sits
   // beside the throughput it is computed from.
-  if (comparison.single_reference) {
+  if (comparison.single_reference && std::any_of(comparison.scaling_efficiency.begin(),
+                                                 comparison.scaling_efficiency.end(),
+                                                 [](const std::optional<double>& e) { return e.has_value(); })) {
     analysis::MetricRow row = empty_row("scaling_efficiency_pct", "Scaling efficiency vs 1 GPU", "%");
     for (size_t i = 0; i < n && i < comparison.scaling_efficiency.size(); ++i)
       if (comparison.scaling_efficiency[i])
@@ -148,8 +152,10 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
       return {};
     case Qt::ForegroundRole:
       if (col > n && (col - 1 - n) % 2 == 1 && row.better != analysis::Better::Neither) {
-        const auto& r = row.ratio[size_t(m_others[size_t((col - 1 - n) / 2)])];
-        if (!r || std::abs(*r - 1.0) < 0.02) return {};
+        const size_t t = size_t(m_others[size_t((col - 1 - n) / 2)]);
+        const auto& r = row.ratio[t];
+        // Within the noise (analysis::beyond_noise): neither better nor worse.
+        if (!r || t >= row.beyond_noise.size() || !row.beyond_noise[t]) return {};
         const bool better = (row.better == analysis::Better::Higher) == (*r > 1.0);
         return QBrush(better ? good_color() : bad_color());
       }

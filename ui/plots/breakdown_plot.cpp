@@ -70,7 +70,7 @@ void BreakdownPlot::setTrials(const QStringList& names, const std::vector<analys
     bars->setName(QString::fromUtf8(analysis::label(part).data(), int(analysis::label(part).size())));
     bars->setWidth(0.55);
     bars->setPen(QPen(palette().color(QPalette::Base), 1));
-    bars->setBrush(partColor(part));
+    bars->setBrush(partColor(part));  // GPU-idle parts in their pale colours
     bars->setStackingGap(0);
     bars->setData(keys, values, true);
     if (below) bars->moveAbove(below);

@@ -12,6 +12,7 @@ void PhaseLegendItem::draw(QCPPainter* painter) {
   painter->setPen(QPen(phase_color(m_phase).darker(130)));
   painter->setBrush(phase_color(m_phase));
   painter->drawRect(iconRect.adjusted(0, 1, -1, -1));
+  if (protocol::is_gpu_idle(m_phase)) painter->fillRect(iconRect.adjusted(1, 2, -1, -1), phase_brush(m_phase));
   painter->setFont(mFont);
   painter->setPen(QPen(mTextColor));
   const QRectF textRect(mRect.x() + icon.width() + mParentLegend->iconTextPadding(), mRect.y(),

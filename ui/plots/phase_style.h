@@ -3,8 +3,10 @@
 // Colours follow the lane: warm for host, greens/blues for compute, purples for communication.
 #pragma once
 
+#include <string>
 #include <vector>
 
+#include <QBrush>
 #include <QColor>
 #include <QString>
 
@@ -15,6 +17,12 @@ namespace tunebench::ui {
 QColor phase_color(protocol::Phase phase);
 QString phase_name(protocol::Phase phase);  // "all-reduce", "data wait", ...
 QString lane_name(protocol::Lane lane);
+// GPU-idle gaps (HostWait, LaunchGap, SyncWait) are drawn pale and hatched: the hatch over a bar
+// of phase_color(). Other phases: a solid phase_color() brush.
+QBrush phase_brush(protocol::Phase phase);
+// A GPU-idle gap in words, with the CPU op it names ("the host was blocked in .item() ..."); empty
+// for other phases.
+QString idle_explanation(protocol::Phase phase, const std::string& label);
 // The phases shown in the legend, in the order a step runs them.
 const std::vector<protocol::Phase>& legend_phases();
 // Distinct colours for series of rank/device `i` (step time, telemetry).

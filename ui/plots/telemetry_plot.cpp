@@ -86,6 +86,25 @@ void TelemetryPlot::addEvents(const EventBatch& batch) {
       m_haveOrigin = true;
       m_origin_us = e.header.t_us;
     }
+    if (e.is<protocol::Step>()) {
+      const auto& st = e.as<protocol::Step>();
+      if (!st.gpu_sampled || st.step_ms <= 0 || st.end_us <= 0) continue;
+      if (!m_modeSet || m_cpuMode) setMode(false);  // kernel samples are a GPU's (an imported trace has no NVML)
+      const int rank = e.header.rank;
+      QCPGraph*& g = m_busy[rank];
+      if (!g) {
+        g = addGraph(m_rects[0]->axis(QCPAxis::atBottom), m_rects[0]->axis(QCPAxis::atLeft));
+        g->setName(QStringLiteral("rank %1: GPU busy (kernels, sampled steps)").arg(rank));
+        QPen pen(series_color(rank), 1, Qt::DashLine);
+        g->setPen(pen);
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, series_color(rank), series_color(rank), 6));
+      }
+      const double t = double(st.end_us - m_origin_us) / 1e6;
+      m_latest_s = std::max(m_latest_s, t);
+      g->addData(t, std::clamp(100.0 * st.gpu_busy_ms / st.step_ms, 0.0, 100.0));
+      changed = true;
+      continue;
+    }
     if (!e.is<protocol::GpuSample>()) continue;
     const auto& g = e.as<protocol::GpuSample>();
     const bool cpu = g.index < 0;
@@ -114,6 +133,8 @@ void TelemetryPlot::clear() {
   for (auto& [name, s] : m_series)
     for (QCPGraph* g : s.graphs) removeGraph(g);
   m_series.clear();
+  for (auto& [rank, g] : m_busy) removeGraph(g);
+  m_busy.clear();
   m_haveOrigin = m_modeSet = false;
   setMode(m_defaultCpu);
   m_modeSet = false;
@@ -153,6 +174,17 @@ void TelemetryPlot::beforeReplot() {
   m_rects[0]->axis(QCPAxis::atLeft)->setRange(0, std::max(100.0, m_max[0] * 1.1));
   m_rects[1]->axis(QCPAxis::atLeft)->setRange(0, std::max(0.5, m_max[1] * 1.15));
   m_rects[2]->axis(QCPAxis::atLeft)->setRange(0, std::max(50.0, m_max[2] * 1.15));
+}
+
+int TelemetryPlot::busyPoints(int rank) const {
+  auto it = m_busy.find(rank);
+  return it == m_busy.end() ? 0 : it->second->dataCount();
+}
+
+std::optional<double> TelemetryPlot::lastBusyPct(int rank) const {
+  auto it = m_busy.find(rank);
+  if (it == m_busy.end() || it->second->dataCount() == 0) return std::nullopt;
+  return (it->second->data()->constEnd() - 1)->value;
 }
 
 int TelemetryPlot::samples(const QString& name, int panel) const {

@@ -1,8 +1,12 @@
 // Device telemetry over time: utilisation, memory and power per GPU (NVML samples), or CPU use
 // and resident memory per rank on CPU runs (/proc samples). One series per device or rank.
+// Beside NVML's utilisation (any kernel running during its sample period) the first panel shows
+// the share of each kernel-sampled step the GPU actually ran kernels (Step::gpu_busy_ms), one
+// point per sampled step and rank: a GPU that NVML calls 100 % busy may run kernels 14 % of it.
 #pragma once
 
 #include <map>
+#include <optional>
 
 #include "ui/plots/live_plot.h"
 #include "ui/runner/runner_types.h"
@@ -22,6 +26,9 @@ class TelemetryPlot : public LivePlot {
   void setDefaultMode(bool cpu);
   int seriesCount() const { return int(m_series.size()); }
   int samples(const QString& series, int panel) const;  // panel 0 util, 1 memory, 2 power
+  // Points of the GPU-busy series of `rank` (kernel-sampled steps), and its last value in %.
+  int busyPoints(int rank) const;
+  std::optional<double> lastBusyPct(int rank) const;
   QCPAxisRect* panel(int i) const { return m_rects[i]; }
   // Panels shown: all three when there is room, else utilisation (and memory) only.
   int shownPanels() const { return m_shown; }
@@ -39,6 +46,7 @@ class TelemetryPlot : public LivePlot {
 
   QCPAxisRect* m_rects[3] = {nullptr, nullptr, nullptr};
   std::map<QString, Series> m_series;
+  std::map<int, QCPGraph*> m_busy;  // rank -> GPU busy of its sampled steps
   bool m_haveOrigin = false;
   bool m_cpuMode = false;
   bool m_modeSet = false;

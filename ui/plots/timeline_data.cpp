@@ -133,6 +133,7 @@ QString describe_hit(const TimelineHit& hit) {
           .arg(lane_name(hit.lane))
           .arg(b.step)
           .arg(locale.toString((b.end_s - b.start_s) * 1e3, 'f', 3), locale.toString(b.start_s, 'f', 4));
+  if (protocol::is_gpu_idle(b.phase)) text += QStringLiteral("<br>") + idle_explanation(b.phase, b.label).toHtmlEscaped();
   if (b.bytes > 0) text += QStringLiteral("<br>%1 MiB").arg(locale.toString(double(b.bytes) / (1 << 20), 'f', 1));
   if (b.busbw_gbps > 0) text += QStringLiteral(", bus bandwidth %1 GB/s").arg(locale.toString(b.busbw_gbps, 'f', 1));
   return text;

@@ -66,7 +66,9 @@ void TimelinePlottable::drawRow(QCPPainter* painter, int dataRow, double top, do
     }
     QColor color = phase_color(b.phase);
     if (searching && !hit) color.setAlpha(45);
-    painter->fillRect(QRectF(x0, top, x1 - x0, height), color);
+    const QRectF rect(x0, top, x1 - x0, height);
+    painter->fillRect(rect, color);
+    if (protocol::is_gpu_idle(b.phase) && x1 - x0 >= 3.0) painter->fillRect(rect, phase_brush(b.phase));
     paintedUpTo = x1;
     ++m_lastDrawn;
   }

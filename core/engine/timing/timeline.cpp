@@ -63,8 +63,9 @@ int Timeline::begin(Phase phase, std::string label, int64_t bytes, void* stream)
   if (!m_enabled || m_paused) return -1;
   std::lock_guard<std::mutex> lock(m_mutex);
   Open o{phase, std::move(label), bytes};
+  o.host_begin_us = protocol::now_us();
   if (m_device_events) o.begin_event = m_cuda->record(stream);
-  else o.begin_us = protocol::now_us();
+  else o.begin_us = o.host_begin_us;
   m_open.push_back(std::move(o));
   return static_cast<int>(m_open.size() - 1);
 }
@@ -74,7 +75,8 @@ void Timeline::end(int handle, void* stream) {
   std::lock_guard<std::mutex> lock(m_mutex);
   Open& o = m_open.at(static_cast<size_t>(handle));
   if (m_device_events) o.end_event = m_cuda->record(stream);
-  else o.end_us = protocol::now_us();
+  o.host_end_us = protocol::now_us();
+  if (!m_device_events) o.end_us = o.host_end_us;
   o.closed = true;
 }
 
@@ -90,8 +92,11 @@ std::vector<Interval> Timeline::collect(int64_t sync_host_us) {
   if (!m_enabled) return out;
   out.reserve(m_open.size() + m_host.size());
   for (auto& h : m_host) out.push_back(std::move(h));
+  m_host_windows.clear();
   for (auto& o : m_open) {
     if (!o.closed) continue;  // an interval still open at step end belongs to no step
+    if (protocol::default_lane(o.phase) == Lane::Compute)
+      m_host_windows.push_back({Lane::Compute, o.phase, o.host_begin_us, o.host_end_us, o.label, 0, 0.0});
     Interval in{protocol::default_lane(o.phase), o.phase, 0, 0, std::move(o.label), o.bytes, 0.0};
     if (m_device_events) {
       in.start_us = sync_host_us - m_cuda->before_reference_us(o.begin_event);

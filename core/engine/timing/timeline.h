@@ -44,6 +44,10 @@ class Timeline {
   std::vector<protocol::Interval> collect(int64_t sync_host_us);
   // Records the reference event; call just before the step's synchronisation.
   void mark_step_end();
+  // The compute-lane intervals of the last collect() as the host saw them: from the begin() call
+  // to the end() call on the host clock. Kernel sampling gives each kernel the phase whose host
+  // window its launch fell in.
+  const std::vector<protocol::Interval>& host_windows() const { return m_host_windows; }
 
  private:
   struct Open {
@@ -52,6 +56,7 @@ class Timeline {
     int64_t bytes;
     int begin_event = -1, end_event = -1;  // CUDA event slots
     int64_t begin_us = 0, end_us = 0;      // host clock (CPU)
+    int64_t host_begin_us = 0, host_end_us = 0;  // when begin() and end() were called
     bool closed = false;
   };
   struct CudaEvents;
@@ -62,6 +67,7 @@ class Timeline {
   std::mutex m_mutex;
   std::vector<Open> m_open;
   std::vector<protocol::Interval> m_host;
+  std::vector<protocol::Interval> m_host_windows;
   std::unique_ptr<CudaEvents> m_cuda;
 };
 

@@ -57,8 +57,44 @@ TEST(Compare, DiffRatiosSpreadAndScalingEfficiency) {
   EXPECT_NEAR(*total->ratio_low[0], 1.6, 1e-12);  // no spread in synthetic steps
   ASSERT_TRUE(c.single_reference);
   EXPECT_NEAR(*c.scaling_efficiency[0], 0.8, 1e-12);
-  EXPECT_NEAR(*c.scaling_efficiency[1], 1.0, 1e-12);
+  EXPECT_FALSE(c.scaling_efficiency[1]);  // the single-GPU reference has no scaling to itself
   ASSERT_EQ(c.throughput_statements.size(), 1u);
+}
+
+TEST(Compare, NoScalingEfficiencyBetweenTrialsOfOneWorldSize) {
+  // Two single-GPU trials, one 8x faster: "scaling efficiency 809.9 %" was their throughput ratio.
+  tunebench::config::TrialConfig cfg;
+  cfg.world_size = 1;
+  SyntheticTrial eager("eager", cfg), graph("graph", cfg);
+  for (int i = 0; i < 5; ++i) {
+    eager.add_step(0, i, 9'800, {}, 1024);
+    graph.add_step(0, i, 1'210, {}, 1024);
+  }
+  const auto c = ta::compare({ta::analyze(eager.log()), ta::analyze(graph.log())});
+  ASSERT_EQ(c.scaling_efficiency.size(), 2u);
+  EXPECT_FALSE(c.scaling_efficiency[0]);
+  EXPECT_FALSE(c.scaling_efficiency[1]);
+}
+
+TEST(Compare, RatiosWithinTheNoiseAreNeitherBetterNorWorse) {
+  tunebench::config::TrialConfig cfg;
+  SyntheticTrial a("a", cfg), b("b", cfg), c("c", cfg);
+  for (int i = 0; i < 8; ++i) {
+    a.add_step(0, i, 100'000 + (i % 4) * 4'000, {}, 100);  // 100..112 ms
+    b.add_step(0, i, 101'000 + (i % 4) * 4'000, {}, 100);  // 1 % slower: inside both spreads
+    c.add_step(0, i, 130'000 + (i % 4) * 4'000, {}, 100);  // 30 % slower: beyond them
+  }
+  const auto cmp = ta::compare({ta::analyze(a.log()), ta::analyze(b.log()), ta::analyze(c.log())});
+  const auto* step = row(cmp, "step_ms");
+  ASSERT_TRUE(step);
+  ASSERT_EQ(step->beyond_noise.size(), 3u);
+  EXPECT_FALSE(step->beyond_noise[0]);  // the baseline
+  EXPECT_FALSE(step->beyond_noise[1]);
+  EXPECT_TRUE(step->beyond_noise[2]);
+  // A time too small to matter against the step is never a regression, whatever its ratio.
+  const ta::Spread tiny_a = ta::spread_of_value(0.1), tiny_b = ta::spread_of_value(0.3);
+  EXPECT_FALSE(ta::beyond_noise(tiny_a, tiny_b, "ms", ta::analyze(a.log()), ta::analyze(c.log())));
+  EXPECT_TRUE(ta::beyond_noise(tiny_a, tiny_b, "%", ta::analyze(a.log()), ta::analyze(c.log())));
 }
 
 TEST(Compare, RatioRangeComesFromTheQuartiles) {

@@ -163,9 +163,85 @@ TEST(Diagnosis, LaunchBoundSuggestsCudaGraphs) {
   const auto* compile = find_suggestion(d.findings[0], "compile");
   ASSERT_TRUE(compile);
   EXPECT_EQ(compile->changes[0].value, "graph");
+  EXPECT_EQ(d.findings[0].title.rfind("host-bound: the GPU is idle 30.0 ms per step (30 %) between its phases", 0), 0u)
+      << d.findings[0].title;
   const auto* batch = find_suggestion(d.findings[0], "micro_batch");
   ASSERT_TRUE(batch);
   EXPECT_EQ(batch->changes[0].value, "8");
+}
+
+// The tiny model on an H200 as the kernels saw it: a 10 ms step in which the GPU runs kernels
+// 1.4 ms; forward and backward "last" 3 and 6 ms from first kernel to last. Before kernel
+// sampling this read "compute-bound: 97 % of the step is compute".
+SyntheticTrial host_bound_trial(bool sampled) {
+  auto c = gpu(tc::Strategy::Single, 1);
+  c.micro_batch = 4;
+  SyntheticTrial t("tiny", c);
+  t.set_memory(2'000'000'000, 0);
+  for (int64_t i = 0; i < 4; ++i) {
+    std::vector<tunebench::protocol::Interval> in;
+    if (sampled) {
+      // forward: 5 kernels of 100 µs every 600 µs, backward 8 of 100 µs every 750 µs, optimizer 100 µs.
+      int64_t t0 = 200;
+      for (int k = 0; k < 5; ++k, t0 += 600) {
+        in.push_back(iv(Phase::Forward, t0, t0 + 100));
+        in.push_back(iv(k == 2 ? Phase::SyncWait : Phase::HostWait, t0 + 100, t0 + 600));
+        if (k == 2) in.back().label = ".item() (aten::_local_scalar_dense)";
+        else in.back().label = k % 2 ? "aten::linear" : "aten::layer_norm";
+      }
+      for (int k = 0; k < 8; ++k, t0 += 750) {
+        in.push_back(iv(Phase::Backward, t0, t0 + 100));
+        in.push_back(iv(k % 4 == 3 ? Phase::LaunchGap : Phase::HostWait, t0 + 100, t0 + 750));
+        in.back().label = k % 4 == 3 ? "" : "autograd::engine::evaluate_function: MmBackward0";
+      }
+      in.push_back(iv(Phase::Optimizer, t0, t0 + 100));
+      in.push_back(iv(Phase::HostWait, t0 + 100, 10'000));
+      in.push_back(iv(Phase::HostWait, 0, 200));
+    } else {
+      in = {iv(Phase::Forward, 200, 3'200), iv(Phase::Backward, 3'200, 9'200), iv(Phase::Optimizer, 9'200, 9'800)};
+    }
+    auto& st = t.add_step(0, i, 10'000, in, 1024, i == 0);
+    if (sampled) {
+      st.gpu_sampled = true;
+      st.gpu_busy_ms = 1.4;
+    }
+  }
+  return t;
+}
+
+TEST(Diagnosis, HostBoundSaysHowMuchTheGpuIdlesAndNamesTheCudaGraphFirst) {
+  const auto m = ta::analyze(host_bound_trial(true).log());
+  ASSERT_TRUE(m.gpu_busy_share);
+  EXPECT_NEAR(*m.gpu_busy_share, 0.14, 1e-9);
+  EXPECT_EQ(m.sampled_steps, 3);
+  EXPECT_NEAR(m.breakdown[ta::Part::Forward], 0.5, 1e-9);  // the kernels, not the 3 ms from first to last
+  EXPECT_NEAR(m.breakdown[ta::Part::Backward], 0.8, 1e-9);
+  const auto d = ta::diagnose(m);
+  ASSERT_FALSE(d.findings.empty());
+  const auto& f = d.findings[0];
+  EXPECT_EQ(f.kind, Kind::IdleBound);
+  EXPECT_EQ(ta::to_string(f.kind), "host-bound");
+  EXPECT_EQ(d.verdict.rfind("host-bound: the GPU is idle 86 % of the step (host wait ", 0), 0u) << d.verdict;
+  EXPECT_NE(d.verdict.find("launch gaps"), std::string::npos) << d.verdict;
+  EXPECT_NE(d.verdict.find("sync 0.5 ms"), std::string::npos) << d.verdict;
+  EXPECT_NEAR(f.impact_ms, 8.6, 1e-6);
+  // The ops the host ran while the GPU waited, and the op behind the sync.
+  EXPECT_NE(f.detail.find("autograd::engine::evaluate_function: MmBackward0 3.9 ms"), std::string::npos) << f.detail;
+  EXPECT_NE(f.detail.find(".item() (aten::_local_scalar_dense) 0.5 ms"), std::string::npos) << f.detail;
+  // The fixes in the order of their measured effect: CUDA graph, larger batch, fused kernels.
+  ASSERT_GE(f.suggestions.size(), 3u);
+  EXPECT_EQ(f.suggestions[0].title, "compile graph");
+  EXPECT_EQ(f.suggestions[1].title, "micro_batch 8");
+  EXPECT_EQ(f.suggestions[2].title, "compile fused");
+  for (const auto& other : d.findings) EXPECT_NE(other.kind, Kind::ComputeBound);
+}
+
+TEST(Diagnosis, WithoutKernelSamplesTheSameTrialLooksComputeBound) {
+  // What the phase brackets alone show: the gaps inside forward and backward count as compute.
+  const auto d = ta::diagnose(ta::analyze(host_bound_trial(false).log()));
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings[0].kind, Kind::ComputeBound) << d.verdict;
+  EXPECT_FALSE(ta::analyze(host_bound_trial(false).log()).gpu_busy_share);
 }
 
 TEST(Diagnosis, CleanTrialIsComputeBound) {

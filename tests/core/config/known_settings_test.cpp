@@ -19,13 +19,15 @@ TEST(KnownSettings, AbsentKeysAreUnknownAndWorkerConfigsKnowEverything) {
   const nlohmann::json partial = {{"strategy", "ddp"}, {"world_size", 2}};
   const auto unknown = tc::unknown_knobs(partial);
   ASSERT_GT(where_knobs(), 10u);
-  EXPECT_EQ(unknown.size(), tc::knobs().size() - 3 - where_knobs());  // all but name, strategy, world_size, Where
+  // All but name, strategy, world_size, Where and the kernel sampling (how the run was observed).
+  EXPECT_EQ(unknown.size(), tc::knobs().size() - 3 - where_knobs() - 2);
   EXPECT_TRUE(tc::is_known(partial, "launcher"));  // configs from before the launchers ran here
+  EXPECT_TRUE(tc::is_known(partial, "kernel_sample_every"));  // configs from before kernel sampling
   EXPECT_EQ(unknown.front(), "model");                // knobs() order
   EXPECT_TRUE(tc::is_known(partial, "strategy"));
   EXPECT_TRUE(tc::is_known(partial, "name"));
   EXPECT_FALSE(tc::is_known(partial, "micro_batch"));
-  EXPECT_EQ(tc::unknown_knobs(nullptr).size(), tc::knobs().size() - 1 - where_knobs());
+  EXPECT_EQ(tc::unknown_knobs(nullptr).size(), tc::knobs().size() - 1 - where_knobs() - 2);
 }
 
 TEST(KnownSettings, AWorkersConfigFromBeforeTheModelKnobsStillKnowsEverything) {

@@ -125,7 +125,9 @@ TEST(TorchTraceReader, PhasesFollowTheCpuSide) {
 TEST(TorchTraceReader, RecomputeOnlyWithCheckpointing) {
   const auto ckpt = mean_phase_ms(read_torch_trace(t::trace_files("single-ckpt").front()));
   const auto plain = mean_phase_ms(read_torch_trace(t::trace_files("single-nw4").front()));
-  EXPECT_GT(ckpt.count(Phase::Recompute) ? ckpt.at(Phase::Recompute) : 0.0, 1.0);
+  // The time recompute kernels ran (the compute lane of a kernel-sampled step), not the span
+  // from the first recompute kernel to the last.
+  EXPECT_GT(ckpt.count(Phase::Recompute) ? ckpt.at(Phase::Recompute) : 0.0, 0.3);
   EXPECT_EQ(plain.count(Phase::Recompute), 0u);
   EXPECT_EQ(read_torch_trace(t::trace_files("single-ckpt").front()).known.value("checkpointing", false), true);
   EXPECT_FALSE(read_torch_trace(t::trace_files("single-nw4").front()).known.contains("checkpointing"));

@@ -125,3 +125,27 @@ TEST(Planner, ATraceWithUnknownSettingsIsRefusedWithWhatToDo) {
     EXPECT_NE(std::string(e.what()).find("settings"), std::string::npos);
   }
 }
+
+TEST(Planner, HostBoundPlansTheCudaGraphFirst) {
+  // What kernel sampling found on the tiny model on an H200: the GPU ran kernels 14 % of the step.
+  auto metrics = measured(gpu(tc::Strategy::Single, 1), tt::PlantedModel{});
+  auto& b = metrics.breakdown;
+  b.part_ms.fill(0.0);
+  namespace ta = tunebench::analysis;
+  b.part_ms[size_t(ta::Part::Forward)] = 0.05 * b.step_ms;
+  b.part_ms[size_t(ta::Part::Backward)] = 0.08 * b.step_ms;
+  b.part_ms[size_t(ta::Part::Optimizer)] = 0.01 * b.step_ms;
+  b.part_ms[size_t(ta::Part::HostWait)] = 0.70 * b.step_ms;
+  b.part_ms[size_t(ta::Part::LaunchGap)] = 0.15 * b.step_ms;
+  b.part_ms[size_t(ta::Part::SyncWait)] = 0.01 * b.step_ms;
+  metrics.gpu_busy_share = 0.14;
+  metrics.sampled_steps = 2;
+  const auto plan = ti::plan_investigation(metrics, 1);
+  EXPECT_EQ(plan.diagnosis.rfind("host-bound: the GPU is idle 86 % of the step", 0), 0u) << plan.diagnosis;
+  ASSERT_GE(plan.variants.size(), 3u);
+  EXPECT_EQ(plan.variants[0].title, "compile graph");
+  EXPECT_EQ(plan.variants[0].source, "diagnosis: host-bound");
+  EXPECT_EQ(plan.variants[0].config.compile, tc::Compile::Graph);
+  EXPECT_EQ(plan.variants[1].title, "micro_batch 8");
+  EXPECT_EQ(plan.variants[2].title, "compile fused");
+}

@@ -59,7 +59,10 @@ TEST(Schema, MigratedFileEqualsNewFile) {
   ts::migrate(db, 4, 5);
   EXPECT_EQ(ts::read_schema(db), ts::expected_schema(5));
   EXPECT_NE(ts::expected_schema(4), ts::expected_schema(5));
-  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 5);
+  ts::migrate(db, 5, 6);
+  EXPECT_EQ(ts::read_schema(db), ts::expected_schema(6));
+  EXPECT_NE(ts::expected_schema(5), ts::expected_schema(6));
+  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 6);
   EXPECT_EQ(db.execAndGet("PRAGMA application_id").getInt(), ts::kApplicationId);
 }
 
@@ -212,4 +215,33 @@ TEST(Schema, Version5PlansMigrateAVersion4FileOnFirstWrite) {
   EXPECT_EQ(plan->result["verdict"], "ok");
   EXPECT_EQ(store.info().schema_version, ts::kSchemaVersion);
   EXPECT_THROW(ts::set_plan_state(store, id + 1, "done"), ts::StoreError);
+}
+
+// Version 6: kernel-sampled steps keep their flag and GPU busy; unsampled steps write nothing there.
+TEST(Schema, KernelSampledStepsRoundTrip) {
+  tt::TempDir dir;
+  const auto path = dir.file("v6.tbsession");
+  auto events = tt::full_trial(1, 3);
+  for (auto& e : events)
+    if (e.is<tunebench::protocol::Step>() && e.as<tunebench::protocol::Step>().step == 1) {
+      auto& s = e.as<tunebench::protocol::Step>();
+      s.gpu_sampled = true;
+      s.gpu_busy_ms = 1.25;
+    }
+  const auto log = tt::log_of(events);
+  const int64_t id = make_version_file(path, ts::kSchemaVersion, log);
+  auto store = ts::SessionStore::open(path, {ts::SessionStore::Mode::ReadOnly});
+  const auto loaded = store.load_trial(id).log;
+  EXPECT_EQ(tt::canonical(loaded), tt::canonical(log));
+  int sampled = 0;
+  for (const auto& s : loaded.ranks.at(0).steps) {
+    sampled += s.gpu_sampled;
+    if (s.step == 1) {
+      EXPECT_TRUE(s.gpu_sampled);
+      EXPECT_DOUBLE_EQ(s.gpu_busy_ms, 1.25);
+    }
+  }
+  EXPECT_EQ(sampled, 1);
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM step_gpu").getInt(), 1);
 }

@@ -24,52 +24,23 @@
 #include "ui/windows/session_actions.h"
 #include "ui/windows/theme.h"
 #include "ui/windows/trial_viewer.h"
+#include "tests/ui/windows/screenshot_support.h"
 
 using namespace tunebench;
 using namespace tunebench::ui;
 
-namespace {
-bool save(QWidget& w, const QString& file) {
-  QTest::qWait(300);
-  if (auto* c = qobject_cast<ComparisonWindow*>(&w)) c->replotNow();
-  if (auto* m = qobject_cast<MainWindow*>(&w)) m->liveView()->replotNow();
-  QTest::qWait(200);
-  const bool ok = w.grab().save(file);
-  if (!ok) fprintf(stderr, "could not write %s\n", qPrintable(file));
-  return ok;
-}
-
-void settle(MainWindow& w) {
-  w.jobs()->waitForIdle(60000);
-  QTest::qWaitFor([&] { return !w.viewer()->isLoading(); }, 60000);
-  QTest::qWait(300);
-}
-}  // namespace
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
-  QStandardPaths::setTestModeEnabled(true);
-  if (argc < 3) {
-    fprintf(stderr, "usage: %s OUT_PREFIX light|dark\n", argv[0]);
-    return 2;
-  }
-  remember_system_theme();
-  apply_theme(theme_from_string(QString::fromLocal8Bit(argv[2])));
+  if (!start_screenshots(argc, argv, 3, "OUT_PREFIX light|dark")) return 2;
   const QString prefix = QString::fromLocal8Bit(argv[1]);
   QTemporaryDir dir;
   const QString session = dir.filePath(QStringLiteral("h200-7b.tbsession"));
   QFile::copy(QStringLiteral(TUNEBENCH_SESSIONS_DIR "/h200-7b.tbsession"), session);
   QFile::setPermissions(session, QFile::permissions(session) | QFileDevice::WriteOwner);
 
-  MainWindow::Options o;
-  o.useSettings = false;
-  o.detectDevices = false;
-  o.devices.cpu_name = QStringLiteral("AMD EPYC");
-  o.devices.cpu_cores = 2;
-  MainWindow w(o);
-  w.resize(1600, 1000);
-  w.show();
-  QTest::qWaitForWindowExposed(&w);
+  MainWindow w(screenshot_window_options());
+  show_for_screenshots(w);
   w.sessionActions()->openSession(session);
   settle(w);
   // The NCCL_P2P_DISABLE=1 run: the exposed all-reduce is the story.
@@ -78,7 +49,7 @@ int main(int argc, char** argv) {
     if (QString::fromStdString(w.trialsModel()->record(r).config.name).contains(QStringLiteral("P2P"))) noP2p = r;
   w.selectRows({QString::number(noP2p)});
   settle(w);
-  bool ok = save(w, prefix + QStringLiteral("-stored.png"));
+  bool ok = save_screenshot(w, prefix + QStringLiteral("-stored.png"));
 
   // The timeline's tools: find the all-reduces, a span of two steps and its summary, groups.
   TimelinePlot* timeline = w.liveView()->timeline();
@@ -92,7 +63,7 @@ int main(int argc, char** argv) {
   if (marks.size() > 6) timeline->zoomToRange(marks[3].t_s - 0.1, marks[6].t_s + 0.1);
   auto* groupBy = w.findChild<QComboBox*>(QStringLiteral("groupBy"));
   groupBy->setCurrentIndex(groupBy->findData(QStringLiteral("strategy")));
-  ok = save(w, prefix + QStringLiteral("-timeline.png")) && ok;
+  ok = save_screenshot(w, prefix + QStringLiteral("-timeline.png")) && ok;
 
   // Three trials compared, as `tunebench-cli report --trials 2,4,5` does.
   QList<int> rows;
@@ -106,11 +77,11 @@ int main(int argc, char** argv) {
   QTest::qWaitFor([&] { return w.analysis()->lastComparison() != nullptr; }, 60000);
   if (ComparisonWindow* c = w.analysis()->lastComparison()) {
     c->resize(1600, 1000);
-    ok = save(*c, prefix + QStringLiteral("-compare.png")) && ok;
+    ok = save_screenshot(*c, prefix + QStringLiteral("-compare.png")) && ok;
     c->tabs()->setCurrentIndex(1);
-    ok = save(*c, prefix + QStringLiteral("-diagnosis.png")) && ok;
+    ok = save_screenshot(*c, prefix + QStringLiteral("-diagnosis.png")) && ok;
     c->tabs()->setCurrentIndex(2);
-    ok = save(*c, prefix + QStringLiteral("-curves.png")) && ok;
+    ok = save_screenshot(*c, prefix + QStringLiteral("-curves.png")) && ok;
   } else {
     ok = false;
   }

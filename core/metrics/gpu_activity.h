@@ -1,0 +1,83 @@
+// GPU busy and GPU idle of one step, from the device's own activity records.
+//
+// The one definition (docs/ANALYSIS.md, "GPU busy and GPU idle"):
+//   - GPU busy is the union of the step's kernel, memcpy and memset intervals on the device,
+//     collectives included, clipped to the step window [start_us, end_us);
+//   - every other instant of the window is GPU idle. Each gap is classified, after HTA's
+//     idle-time breakdown, with the host's own synchronisations added:
+//       SyncWait   the host was inside a blocking call when the GPU ran dry
+//                  (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize, a
+//                  blocking copy to the host); labelled with the op that issued it;
+//       LaunchGap  the next activity had already been launched when the GPU ran dry: the
+//                  latency between back-to-back kernels, which CUDA graphs remove;
+//       HostWait   otherwise: the host had not launched the next work yet; labelled with the CPU
+//                  op that overlapped the gap most (empty: no op, framework code between ops).
+//   - The compute lane of such a step holds only the time compute kernels ran (runs of one phase)
+//     and the gaps; a collective with no compute kernel beside it is exposed (exposed_comm.h).
+// The worker (kernel-sampled steps, core/engine/timing/kernel_sampler) and the trace import
+// (core/import/step_builder) both call summarise_gpu_activity, so native and imported trials share
+// every figure. Nothing here reads traces or talks to a profiler.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/protocol/events.h"
+
+namespace tunebench::metrics {
+
+// One kernel, memcpy or memset on the device, on the host clock.
+struct DeviceActivity {
+  int64_t start_us = 0;
+  int64_t end_us = 0;
+  protocol::Lane lane = protocol::Lane::Compute;   // Comm: a collective; Host: a host-to-device copy
+  protocol::Phase phase = protocol::Phase::Other;  // compute lane: the phase its launch ran in
+  int64_t launch_us = -1;                          // when the host launched it; -1 unknown
+};
+
+// A CPU op or a blocking host call, on the host clock.
+struct HostCall {
+  int64_t start_us = 0;
+  int64_t end_us = 0;
+  int64_t tid = 0;
+  std::string name;
+};
+
+struct StepActivity {
+  int64_t start_us = 0;  // the step window
+  int64_t end_us = 0;
+  std::vector<DeviceActivity> activities;
+  std::vector<HostCall> syncs;     // blocking synchronisations; name: the op that issued them
+  std::vector<HostCall> host_ops;  // CPU ops of any nesting; the outermost of each thread name host waits
+};
+
+struct GpuActivitySummary {
+  int64_t busy_us = 0;  // union of every activity within the window
+  int64_t idle_us = 0;  // window - busy_us
+  // Compute lane: runs of one phase while a compute activity ran, and the GPU-idle gaps
+  // (HostWait, LaunchGap, SyncWait) covering the rest of the window that no activity covers.
+  // Host lane: host-to-device copy runs. Collectives are the caller's own comm intervals.
+  std::vector<protocol::Interval> intervals;
+};
+
+// A gap with no launch information shorter than this is a launch gap, longer a host wait.
+inline constexpr int64_t kShortGapUs = 10;
+
+GpuActivitySummary summarise_gpu_activity(StepActivity step);
+
+// Which phase wins where two intervals of one lane overlap: recompute above backward (it is carved
+// out of it), then backward, forward, optimizer, data wait, host-to-device, the rest.
+int lane_priority(protocol::Phase phase);
+// Splits the overlapping intervals of one lane so that each instant belongs to the highest-priority
+// interval covering it (the later one on a tie); touching pieces of one interval are joined again.
+std::vector<protocol::Interval> flatten_lane(std::vector<protocol::Interval> in);
+
+// CUDA runtime/driver calls that block the host until the device is done (cudaStreamSynchronize,
+// cudaDeviceSynchronize, cudaEventSynchronize, the blocking cudaMemcpy...): a GPU-idle gap that
+// starts while one is in progress is a SyncWait.
+bool is_sync_call(const std::string& name);
+// Words for the op behind a synchronisation: "aten::_local_scalar_dense" -> ".item() (aten::_local_scalar_dense)".
+std::string describe_sync_op(const std::string& op);
+
+}  // namespace tunebench::metrics

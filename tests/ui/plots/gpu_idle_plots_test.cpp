@@ -1,0 +1,150 @@
+// GPU-idle gaps of kernel-sampled steps in the plots: the timeline draws them on the compute lane
+// with a legend entry and a hover that names the part and the CPU op, the telemetry plot shows
+// the share of each sampled step the GPU ran kernels beside NVML's utilisation.
+#include <gtest/gtest.h>
+
+#include "core/analysis/trial_metrics.h"
+#include "ui/plots/breakdown_plot.h"
+#include "ui/plots/phase_style.h"
+#include "ui/plots/telemetry_plot.h"
+#include "ui/plots/timeline_data.h"
+#include "ui/plots/timeline_plot.h"
+
+using namespace tunebench;
+using namespace tunebench::ui;
+using protocol::Lane;
+using protocol::Phase;
+
+namespace {
+
+constexpr int64_t kT0 = 1'700'000'000'000'000;
+
+// Three 10 ms steps of rank 0; the middle one kernel-sampled: 1.4 ms of kernels, the rest gaps.
+EventBatch sampled_run() {
+  EventBatch out;
+  for (int64_t i = 0; i < 3; ++i) {
+    protocol::Step s;
+    s.step = i;
+    s.start_us = kT0 + i * 10'000;
+    s.end_us = s.start_us + 10'000;
+    s.step_ms = 10.0;
+    auto at = [&](Phase p, int64_t a, int64_t b, std::string label = {}) {
+      s.intervals.push_back({protocol::default_lane(p), p, s.start_us + a, s.start_us + b, std::move(label), 0, 0.0});
+    };
+    if (i == 1) {
+      s.gpu_sampled = true;
+      s.gpu_busy_ms = 1.4;
+      at(Phase::HostWait, 0, 1'000, "aten::batch_norm");
+      at(Phase::Forward, 1'000, 1'500);
+      at(Phase::LaunchGap, 1'500, 1'600);
+      at(Phase::Forward, 1'600, 2'000);
+      at(Phase::SyncWait, 2'000, 5'000, ".item() (aten::_local_scalar_dense)");
+      at(Phase::Backward, 5'000, 5'500);
+      at(Phase::HostWait, 5'500, 10'000, "");
+    } else {
+      at(Phase::Forward, 1'000, 4'000);
+      at(Phase::Backward, 4'000, 9'500);
+    }
+    protocol::Event e;
+    e.header.rank = 0;
+    e.header.t_us = s.end_us;
+    e.payload = std::move(s);
+    out.push_back(std::move(e));
+    protocol::GpuSample g;
+    g.index = 0;
+    g.util_pct = 100.0;  // NVML: a kernel ran in every sample period
+    protocol::Event ge;
+    ge.header.rank = 0;
+    ge.header.t_us = kT0 + i * 10'000 + 5'000;
+    ge.payload = g;
+    out.push_back(std::move(ge));
+  }
+  return out;
+}
+
+const TimelineBar* bar_of(const TimelineData& data, Phase p) {
+  for (const auto& b : data.row(TimelineRows::row(0, Lane::Compute)))
+    if (b.phase == p) return &b;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(GpuIdlePlots, TimelineHoverNamesThePartAndTheOp) {
+  TimelineData data;
+  data.add(sampled_run());
+  for (Phase p : {Phase::HostWait, Phase::LaunchGap, Phase::SyncWait}) {
+    const TimelineBar* b = bar_of(data, p);
+    ASSERT_NE(b, nullptr) << protocol::to_string(p);
+    const auto hit = data.hit(TimelineRows::row(0, Lane::Compute), (b->start_s + b->end_s) / 2, 0.0);
+    ASSERT_TRUE(hit);
+    const QString tip = describe_hit(*hit);
+    EXPECT_TRUE(tip.contains(phase_name(p))) << tip.toStdString();
+    EXPECT_TRUE(tip.contains("the GPU ran nothing")) << tip.toStdString();
+    const char* names = p == Phase::HostWait ? "aten::batch_norm" : p == Phase::SyncWait ? ".item()" : "CUDA graph";
+    EXPECT_TRUE(tip.contains(QString::fromLatin1(names))) << tip.toStdString();
+  }
+  EXPECT_EQ(phase_name(Phase::HostWait), QStringLiteral("GPU idle: host wait"));
+  EXPECT_EQ(phase_brush(Phase::HostWait).style(), Qt::BDiagPattern);
+  EXPECT_EQ(phase_brush(Phase::Forward).style(), Qt::SolidPattern);
+  // Pale: lighter than every phase of work.
+  for (Phase idle : {Phase::HostWait, Phase::LaunchGap, Phase::SyncWait})
+    for (Phase work : {Phase::Forward, Phase::Backward, Phase::Optimizer})
+      EXPECT_GT(phase_color(idle).lightness(), phase_color(work).lightness());
+}
+
+TEST(GpuIdlePlots, TimelineDrawsTheGapsAndListsThemInTheLegend) {
+  TimelinePlot plot;
+  plot.resize(1000, 300);
+  plot.addEvents(sampled_run());
+  plot.setFollowLatest(false);
+  plot.xAxis->setRange(0, plot.data().latest_s());
+  plot.replot();
+  EXPECT_GT(plot.lastDrawnRects(), 8);
+  // The legend holds an item per legend phase, the GPU-idle parts among them.
+  EXPECT_GE(plot.legend->itemCount(), int(legend_phases().size()));
+  const auto& phases = legend_phases();
+  for (Phase p : {Phase::HostWait, Phase::LaunchGap, Phase::SyncWait})
+    EXPECT_NE(std::find(phases.begin(), phases.end(), p), phases.end());
+  const TimelineBar* sync = bar_of(plot.data(), Phase::SyncWait);
+  ASSERT_NE(sync, nullptr);
+  const QPointF pos(plot.xAxis->coordToPixel((sync->start_s + sync->end_s) / 2),
+                    plot.yAxis->coordToPixel(TimelineRows::row(0, Lane::Compute)));
+  EXPECT_TRUE(plot.tooltipAt(pos).contains("GPU idle: sync")) << plot.tooltipAt(pos).toStdString();
+}
+
+TEST(GpuIdlePlots, TelemetryShowsGpuBusyOfSampledStepsBesideNvml) {
+  TelemetryPlot plot;
+  plot.resize(600, 400);
+  plot.addEvents(sampled_run());
+  plot.replotIfDirty();
+  EXPECT_EQ(plot.samples("GPU 0", 0), 3);  // NVML: 100 %
+  EXPECT_EQ(plot.busyPoints(0), 1);        // one sampled step
+  ASSERT_TRUE(plot.lastBusyPct(0));
+  EXPECT_NEAR(*plot.lastBusyPct(0), 14.0, 1e-9);
+  plot.clear();
+  EXPECT_EQ(plot.busyPoints(0), 0);
+  // Kernel samples without NVML (an imported trace): still a GPU plot, not "CPU %".
+  EventBatch steps;
+  for (const auto& e : sampled_run())
+    if (e.is<protocol::Step>()) steps.push_back(e);
+  plot.addEvents(steps);
+  EXPECT_FALSE(plot.cpuMode());
+  EXPECT_EQ(plot.busyPoints(0), 1);
+}
+
+TEST(GpuIdlePlots, BreakdownShowsTheIdleParts) {
+  BreakdownPlot plot;
+  plot.resize(600, 400);
+  analysis::MeanBreakdown b;
+  b.step_ms = 10;
+  b.part_ms[size_t(analysis::Part::Forward)] = 0.9;
+  b.part_ms[size_t(analysis::Part::Backward)] = 0.5;
+  b.part_ms[size_t(analysis::Part::HostWait)] = 5.5;
+  b.part_ms[size_t(analysis::Part::LaunchGap)] = 0.1;
+  b.part_ms[size_t(analysis::Part::SyncWait)] = 3.0;
+  plot.setTrials({QStringLiteral("tiny")}, {b});
+  ASSERT_NE(plot.bars(analysis::Part::HostWait), nullptr);
+  EXPECT_EQ(plot.bars(analysis::Part::HostWait)->name(), QStringLiteral("GPU idle: host wait"));
+  EXPECT_NEAR(plot.stackedSum(0), 10.0, 1e-9);
+}
