@@ -276,6 +276,7 @@ case "$MODE" in
     ;;
   idle)
     TR="$OUT/traces"; MK="$ROOT/scripts/make_profiler_traces.py"
+    if [ -z "${IDLE_SKIP_TRACES:-}" ]; then
     T=(--out "$TR" --num-workers 2 --sample-cpu-ms 0.5 --active 3 --no-shapes)
     python3 "$MK" "${T[@]}" --name cnn-b8 --model cnn --batch 8 2>&1 | grep -E "TRACE|Error|error" | head -3
     python3 "$MK" "${T[@]}" --name gpt-item --item-every-step --batch 4 --seq 256 --dim 256 --layers 4 2>&1 \
@@ -288,15 +289,16 @@ case "$MODE" in
     else
       echo "-- cnn-b8-ddp: skipped (needs 2 GPUs)"
     fi
+    fi
     TINY=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --amp bf16 --steps 200 --warmup 10)
     run tiny-sampled "${TINY[@]}"
     run tiny-fusedgraph-sampled "${TINY[@]}" --compile fused+graph
-    run tiny-timed "${TINY[@]}" --kernel-sample-every 0
+    run tiny-timed "${TINY[@]}" --kernel-sample-every 0 --kernel-sample-steps 0
     run tiny-untimed "${TINY[@]}" --timing false
     run 7b-sampled "${B7[@]}" --steps 15 --kernel-sample-every 4 --kernel-sample-steps 2
-    run 7b-timed "${B7[@]}" --kernel-sample-every 0
+    run 7b-timed "${B7[@]}" --kernel-sample-every 0 --kernel-sample-steps 0
     run 7b-untimed "${B7[@]}" --timing false
-    tar -czf "$OUT/idle-traces.tar.gz" -C "$OUT" traces
+    [ -d "$OUT/traces" ] && tar -czf "$OUT/idle-traces.tar.gz" -C "$OUT" traces
     ;;
   smoke)
     run smoke-single --model tiny --device cuda --steps 3 --warmup 1 --amp bf16
