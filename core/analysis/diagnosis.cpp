@@ -99,7 +99,7 @@ void data_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
   f.impact_ms = wait + h2d;
   f.share = f.impact_ms / step_ms;
   f.title = "data-bound: data wait " + format_ms(wait) + (h2d > 0 ? " + host-to-device " + format_ms(h2d) : "") +
-            " per step (" + format_pct(f.share) + " of " + format_ms(step_ms) + ")";
+            " per step (mean; " + format_pct(f.share) + " of the mean step, " + format_ms(step_ms) + ")";
   if (m.config) {
     const auto& c = *m.config;
     if (m.knows({"sample_cpu_us", "micro_batch", "grad_accum", "num_workers"}) && c.sample_cpu_us > 0) {
@@ -129,8 +129,8 @@ void comm_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
   f.kind = FindingKind::CommBound;
   f.impact_ms = exposed;
   f.share = exposed / step_ms;
-  f.title = "communication-bound: exposed " + collective_name(m) + " " + format_ms(exposed) + " per step (" +
-            format_pct(f.share) + " of " + format_ms(step_ms) + ")";
+  f.title = "communication-bound: exposed " + collective_name(m) + " " + format_ms(exposed) + " per step (mean; " +
+            format_pct(f.share) + " of the mean step, " + format_ms(step_ms) + ")";
   const std::string clause = comm_clause(m);
   if (!clause.empty()) f.title += "; " + clause;
   const std::string fl = floor_clause(m);
@@ -180,7 +180,7 @@ void idle_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
   f.kind = FindingKind::IdleBound;
   f.impact_ms = idle;
   f.share = idle / step_ms;
-  f.title = "launch/host-bound: the " + device_noun(m) + " is idle " + format_ms(idle) + " per step (" +
+  f.title = "launch/host-bound: the " + device_noun(m) + " is idle " + format_ms(idle) + " per step (mean; " +
             format_pct(f.share) + ") with no compute, communication or data wait";
   f.detail =
       "Gaps between kernels: the host does not issue work fast enough (kernel launches, Python-free "

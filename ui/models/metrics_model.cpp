@@ -2,7 +2,10 @@
 
 #include "ui/models/status_colors.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "core/analysis/diagnosis_text.h"
 
 #include <QBrush>
 #include <QColor>
@@ -18,7 +21,29 @@ QString format_metric(double value, const std::string& unit) {
   return c.toString(value, 'f', 1);
 }
 
+namespace {
+// The value reads "0", "0.0" or "0.00" at the table's precision.
+bool shows_as_zero(double value, const std::string& unit) {
+  QString text = format_metric(value, unit);
+  return text.remove(QLatin1Char(',')).toDouble() == 0.0;
+}
+}  // namespace
+
 MetricsModel::MetricsModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+bool MetricsModel::withinNoise(const analysis::MetricRow& row, size_t trial) const {
+  const auto& r = row.ratio[trial];
+  if (!r) return true;
+  const auto& base = row.values[m_baseline];
+  const auto& value = row.values[trial];
+  // Both at or below what the table can show: their ratio is noise ("0.0 vs 0.0 ms: 1.60x").
+  if (base && value && shows_as_zero(base->median, row.unit) && shows_as_zero(value->median, row.unit)) return true;
+  // The quartile ranges overlap: the ratio range from the quartiles reaches across 1.
+  if (row.ratio_low[trial] && row.ratio_high[trial] && *row.ratio_low[trial] <= 1.0 && *row.ratio_high[trial] >= 1.0 &&
+      base && value && base->n > 1 && value->n > 1)
+    return true;
+  return std::abs(*r - 1.0) < 0.02;
+}
 
 void MetricsModel::setComparison(const analysis::Comparison& comparison, const QStringList& trialNames) {
   beginResetModel();
@@ -44,11 +69,17 @@ void MetricsModel::setComparison(const analysis::Comparison& comparison, const Q
   };
   // GPU utilisation is asked for in every comparison; compare() leaves the row out when no trial
   // has samples, and a missing row would read as "not looked at" rather than "not measured".
-  if (rowOf(QStringLiteral("gpu_util_pct")) < 0) m_rows.push_back(empty_row("gpu_util_pct", "GPU utilisation", "%"));
+  // (Trials on the CPU have no GPU to ask about.)
+  const bool anyGpu = std::any_of(comparison.trials.begin(), comparison.trials.end(),
+                                  [](const analysis::TrialMetrics& t) { return analysis::on_gpu(t); });
+  if (anyGpu && rowOf(QStringLiteral("gpu_util_pct")) < 0)
+    m_rows.push_back(empty_row("gpu_util_pct", "GPU utilisation", "%"));
   // Scaling efficiency is not a per-step sample; it joins the table as one more row so it sits
   // beside the throughput it is computed from.
   if (comparison.single_reference) {
-    analysis::MetricRow row = empty_row("scaling_efficiency_pct", "Scaling efficiency vs 1 GPU", "%");
+    // "vs 1 GPU", or "vs 1 CPU rank": a CPU trial is never called a GPU one.
+    const std::string one = "Scaling efficiency vs 1 " + analysis::device_noun(comparison.trials[*comparison.single_reference]);
+    analysis::MetricRow row = empty_row("scaling_efficiency_pct", one.c_str(), "%");
     for (size_t i = 0; i < n && i < comparison.scaling_efficiency.size(); ++i)
       if (comparison.scaling_efficiency[i])
         row.values[i] = analysis::spread_of_value(*comparison.scaling_efficiency[i] * 100.0);
@@ -138,19 +169,23 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
       }
       if (col > n && (col - 1 - n) % 2 == 1) {
         const size_t t = size_t(m_others[size_t((col - 1 - n) / 2)]);
+        const QString noise = row.ratio[t] && withinNoise(row, t)
+                                  ? QStringLiteral("\nwithin the noise: not coloured as better or worse")
+                                  : QString();
         if (row.ratio_low[t] && row.ratio_high[t])
-          return QStringLiteral("ratio range from the quartiles: %1x – %2x")
+          return QStringLiteral("ratio range from the quartiles: %1x – %2x%3")
               .arg(*row.ratio_low[t], 0, 'f', 2)
-              .arg(*row.ratio_high[t], 0, 'f', 2);
+              .arg(*row.ratio_high[t], 0, 'f', 2)
+              .arg(noise);
       }
       if (col >= 1 && col <= n && row.key == "gpu_util_pct")
         return QStringLiteral("not measured: no GPU samples during the measured steps");
       return {};
     case Qt::ForegroundRole:
       if (col > n && (col - 1 - n) % 2 == 1 && row.better != analysis::Better::Neither) {
-        const auto& r = row.ratio[size_t(m_others[size_t((col - 1 - n) / 2)])];
-        if (!r || std::abs(*r - 1.0) < 0.02) return {};
-        const bool better = (row.better == analysis::Better::Higher) == (*r > 1.0);
+        const size_t trial = size_t(m_others[size_t((col - 1 - n) / 2)]);
+        if (withinNoise(row, trial)) return {};  // no colour for a difference the noise explains
+        const bool better = (row.better == analysis::Better::Higher) == (*row.ratio[trial] > 1.0);
         return QBrush(better ? good_color() : bad_color());
       }
       return {};

@@ -1,7 +1,8 @@
 // MetricsModel: the key metrics of compared trials. One row per metric (analysis::compare's rows
 // plus scaling efficiency); columns: metric, one column per trial with "median (IQR p25–p75)",
 // then for each non-baseline trial its delta and ratio to the baseline. Ratios are coloured by
-// whether the metric got better or worse, so step time and throughput cannot be misread.
+// whether the metric got better or worse, so step time and throughput cannot be misread; a ratio
+// within the noise (the quartile ranges overlap, or both values show as zero) is not coloured.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -33,6 +34,8 @@ class MetricsModel : public QAbstractTableModel {
 
  private:
   QString cellText(const analysis::MetricRow& row, int column) const;
+  // The difference between `trial` and the baseline is no more than the noise.
+  bool withinNoise(const analysis::MetricRow& row, size_t trial) const;
 
   std::vector<analysis::MetricRow> m_rows;
   QStringList m_names;

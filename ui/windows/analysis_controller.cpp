@@ -157,10 +157,10 @@ void AnalysisController::queueFollowUp(const config::TrialConfig& config, const 
   request.what = QStringLiteral("follow-up: %1").arg(suggestion);
   request.fromSession = fromSession;
   request.source = QStringLiteral("follow-up: %1").arg(suggestion);
-  m_window->launcher()->launch(request, [this, config](const QStringList& ids) {
-    if (!ids.isEmpty())
-      m_window->statusBar()->showMessage(
-          QStringLiteral("Queued %1 (%2)").arg(QString::fromStdString(config.name), ids.first()), 8000);
+  m_window->launcher()->launch(request, [this](const QStringList& ids) {
+    // The name it was queued under (the launcher may have made it unique), never its internal id.
+    if (const TrialRecord* r = ids.isEmpty() ? nullptr : m_window->trialsModel()->find(ids.first()))
+      m_window->statusBar()->showMessage(QStringLiteral("Queued %1").arg(QString::fromStdString(r->config.name)), 8000);
   });
 }
 
@@ -205,17 +205,29 @@ InvestigateWindow* AnalysisController::investigateRow(int row) {
     m_window->statusBar()->showMessage(QStringLiteral("Only a trial stored in a session can be investigated"), 6000);
     return nullptr;
   }
-  auto launch = [this](const investigate::TrialRequest& r) { launchPlanTrial(r, QStringLiteral("investigate")); };
+  // The launcher's answer goes back to the window: a preview to answer, or a refusal that pauses
+  // the investigation (it would otherwise wait for a trial that never comes).
+  auto window = std::make_shared<QPointer<InvestigateWindow>>();
+  auto launch = [this, window](const investigate::TrialRequest& r) {
+    const auto result = launchPlanTrial(r, QStringLiteral("investigate"), [window](const QString& reason) {
+      if (*window) (*window)->launchRefused(reason);
+    });
+    if (result == TrialLauncher::Result::AwaitingConfirmation && *window) (*window)->launchWaiting();
+  };
   auto* w = new InvestigateWindow(session->path(), storeId, launch, m_window);
+  *window = w;
+  w->setWindowTitle(QStringLiteral("Investigate %1").arg(QString::fromStdString(m_window->trialsModel()->record(row).config.name)));
   w->setAttribute(Qt::WA_DeleteOnClose, true);
   connect(session, &SessionController::liveTrialStored, w, &InvestigateWindow::onTrialStored);
   w->show();
-  if (!w->start()) m_window->statusBar()->showMessage(w->errorText(), 8000);
+  // The plan and its budget first; Start runs it.
+  if (!w->prepare()) m_window->statusBar()->showMessage(w->errorText(), 8000);
   m_investigation = w;
   return w;
 }
 
-void AnalysisController::launchPlanTrial(const investigate::TrialRequest& r, const QString& what) {
+TrialLauncher::Result AnalysisController::launchPlanTrial(const investigate::TrialRequest& r, const QString& what,
+                                                          TrialLauncher::Refused refused) {
   QPointer<SessionController> guard(m_window->session());
   LaunchRequest request;
   request.configs = {r.config};
@@ -224,10 +236,13 @@ void AnalysisController::launchPlanTrial(const investigate::TrialRequest& r, con
   request.source = what;
   QStringList tags;
   for (const auto& t : r.tags) tags << QString::fromStdString(t);
-  m_window->launcher()->launch(request, [guard, tags](const QStringList& ids) {
-    if (guard)
-      for (const QString& id : ids) guard->annotateTrial(id, QString(), tags);
-  });
+  return m_window->launcher()->launch(
+      request,
+      [guard, tags](const QStringList& ids) {
+        if (guard)
+          for (const QString& id : ids) guard->annotateTrial(id, QString(), tags);
+      },
+      std::move(refused));
 }
 
 AutotuneDialog* AnalysisController::openAutotuneDialog() {
@@ -237,8 +252,14 @@ AutotuneDialog* AnalysisController::openAutotuneDialog() {
                                        6000);
     return nullptr;
   }
-  auto launch = [this](const investigate::TrialRequest& r) { launchPlanTrial(r, QStringLiteral("tune")); };
+  auto dialog = std::make_shared<QPointer<AutotuneDialog>>();
+  auto launch = [this, dialog](const investigate::TrialRequest& r) {
+    launchPlanTrial(r, QStringLiteral("tune"), [dialog](const QString& reason) {
+      if (*dialog) (*dialog)->launchRefused(reason);
+    });
+  };
   auto* d = new AutotuneDialog(m_window->form()->config(), session->path(), launch, m_window);
+  *dialog = d;
   d->setAttribute(Qt::WA_DeleteOnClose, true);
   connect(session, &SessionController::liveTrialStored, d, &AutotuneDialog::onTrialStored);
   d->show();

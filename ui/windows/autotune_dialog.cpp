@@ -159,6 +159,12 @@ void AutotuneDialog::onTrialStored() {
   launchNext();
 }
 
+void AutotuneDialog::launchRefused(const QString& reason) {
+  if (!m_running) return;
+  cancel();
+  m_status->setText(QStringLiteral("Not started: %1. Start tries again.").arg(reason));
+}
+
 void AutotuneDialog::cancel() {
   if (!m_running) return;
   m_running = false;

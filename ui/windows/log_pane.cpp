@@ -67,6 +67,12 @@ void LogPane::appendError(const QString& text) {
   if (!m_timer->isActive()) m_timer->start();
 }
 
+void LogPane::restart(const QString& firstLine) {
+  m_pending.clear();
+  clear();
+  if (!firstLine.isEmpty()) appendLine({-1, LogLine::Source::Runner, firstLine});
+}
+
 void LogPane::flush() {
   if (m_pending.isEmpty()) return;
   QScrollBar* bar = verticalScrollBar();

@@ -1,5 +1,7 @@
 #include "ui/windows/main_window.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
@@ -39,6 +41,7 @@
 #include "ui/runner/trial_queue.h"
 #include "ui/runner/trial_runner.h"
 #include "ui/windows/analysis_controller.h"
+#include "ui/windows/dialog_front.h"
 #include "ui/windows/link_probe_controller.h"
 #include "ui/windows/live_view.h"
 #include "ui/windows/prediction_controller.h"
@@ -124,6 +127,11 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   });
   connect(m_sessionActions, &SessionActions::errorLogged, m_log, &LogPane::appendError);
   connect(m_sessionActions, &SessionActions::startPageRequested, this, &MainWindow::showStartPage);
+  connect(m_sessionActions, &SessionActions::sessionSwitched, this, [this] {
+    // Nothing said about the previous session stays: its log and its last run's status.
+    m_log->restart(QStringLiteral("Session %1").arg(QFileInfo(m_session->path()).fileName()));
+    if (!isBusy()) setRunStatus(QString());
+  });
   connect(m_sessionActions, &SessionActions::recentChanged, m_startPage, &StartPage::setRecent);
   connect(m_sessionActions, &SessionActions::configRequested, this,
           [this](const config::TrialConfig& c, const QString& source) {
@@ -165,10 +173,10 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
           QStringLiteral("%1: %2 trial(s)").arg(QFileInfo(path).fileName()).arg(m_trials->rowCount()), 6000);
   });
 
-  m_prediction = new PredictionController(this);  // issue 11: the Prediction dock and Analysis > What if…
-
   createActions();
   m_analysis = new AnalysisController(this);
+  // The Prediction dock and Analysis > What if…: after the Analysis menu exists.
+  m_prediction = new PredictionController(this);
   m_linkProbe = new LinkProbeController(this);  // Trial > Measure the link… (issue 11 item 2)
   createStatusBar();
 
@@ -202,20 +210,22 @@ void MainWindow::createDocks() {
   m_table->setModel(m_trials);
   m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_table->horizontalHeader()->setSectionResizeMode(TrialsModel::Name, QHeaderView::Interactive);
   m_table->horizontalHeader()->setStretchLastSection(true);  // the reason gets the rest
   // ResizeToContents fits the columns when the model is reset, not when a row arrives (an import,
-  // a queued trial) or its values grow: refit them then, at most every 100 ms during a run.
-  auto* refit = new QTimer(this);
-  refit->setSingleShot(true);
-  refit->setInterval(100);
-  // The header's own fit (a protected slot), as on a reset: the last section keeps stretching.
-  connect(refit, &QTimer::timeout, m_table,
-          [this] { QMetaObject::invokeMethod(m_table->horizontalHeader(), "resizeSections"); });
-  auto refitSoon = [refit] {
-    if (!refit->isActive()) refit->start();
+  // a queued trial) or its values grow: refit them then, at most every 100 ms during a run, and
+  // when the table is resized.
+  m_refitTable = new QTimer(this);
+  m_refitTable->setSingleShot(true);
+  m_refitTable->setInterval(100);
+  connect(m_refitTable, &QTimer::timeout, this, &MainWindow::fitTrialsTable);
+  auto refitSoon = [this] {
+    if (!m_refitTable->isActive()) m_refitTable->start();
   };
-  connect(m_trials, &QAbstractItemModel::rowsInserted, refit, refitSoon);
-  connect(m_trials, &QAbstractItemModel::dataChanged, refit, refitSoon);
+  connect(m_trials, &QAbstractItemModel::rowsInserted, m_refitTable, refitSoon);
+  connect(m_trials, &QAbstractItemModel::dataChanged, m_refitTable, refitSoon);
+  connect(m_trials, &QAbstractItemModel::modelReset, m_refitTable, refitSoon);
+  m_table->viewport()->installEventFilter(this);
   m_table->verticalHeader()->setVisible(false);
   m_table->setAlternatingRowColors(true);
   m_table->setWordWrap(false);
@@ -266,7 +276,7 @@ void MainWindow::createDocks() {
   addDockWidget(Qt::BottomDockWidgetArea, logDock);
   splitDockWidget(tableDock, logDock, Qt::Horizontal);
   resizeDocks({tableDock}, {230}, Qt::Vertical);
-  resizeDocks({tableDock, logDock}, {3, 2}, Qt::Horizontal);  // the table's reasons need the room
+  resizeDocks({tableDock, logDock}, {2, 1}, Qt::Horizontal);  // the table's columns and reasons need the room
   resizeDocks({formDock}, {kFormDockWidth}, Qt::Horizontal);
 }
 
@@ -316,7 +326,7 @@ void MainWindow::createActions() {
     d->setFileMode(QFileDialog::ExistingFile);
     d->setAttribute(Qt::WA_DeleteOnClose);
     connect(d, &QFileDialog::fileSelected, this, [this](const QString& path) { replayLog(path, 1.0); });
-    d->open();
+    open_in_front(d);
   });
   connect(exportAct, &QAction::triggered, this, [this] {
     auto* d = new QFileDialog(this, QStringLiteral("Export plots"),
@@ -330,7 +340,7 @@ void MainWindow::createActions() {
                                                  : QStringLiteral("Wrote %1").arg(written.join(QStringLiteral(", "))),
                                8000);
     });
-    d->open();
+    open_in_front(d);
   });
   connect(quit, &QAction::triggered, this, &QWidget::close);
 
@@ -374,9 +384,13 @@ void MainWindow::createActions() {
   help->setObjectName(QStringLiteral("menuHelp"));
   help->addAction(m_sessionActions->examplesAction());
   help->addAction(QStringLiteral("&About Tunebench"), this, [this] {
-    QMessageBox::about(this, QStringLiteral("About Tunebench"),
-                       QStringLiteral("<b>Tunebench</b> runs short, instrumented training trials and shows where every "
-                                      "millisecond of a step goes."));
+    // Not QMessageBox::about: that one blocks the application until answered.
+    auto* box = new QMessageBox(QMessageBox::Information, QStringLiteral("About Tunebench"),
+                                QStringLiteral("<b>Tunebench</b> runs short, instrumented training trials and shows "
+                                               "where every millisecond of a step goes."),
+                                QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    open_in_front(box);
   });
 
   QToolBar* bar = addToolBar(QStringLiteral("Trial"));
@@ -388,7 +402,11 @@ void MainWindow::createActions() {
 }
 
 void MainWindow::createStatusBar() {
-  m_statusProgress = new QLabel(QStringLiteral("idle"));
+  // The run's status: a permanent widget (right of the messages), empty and hidden while nothing
+  // runs, so it is never drawn over a message ("idle" was, at start).
+  m_statusProgress = new QLabel;
+  m_statusProgress->setObjectName(QStringLiteral("runStatus"));
+  m_statusProgress->setVisible(false);
   m_progressBar = new QProgressBar;
   m_progressBar->setMaximumWidth(180);
   m_progressBar->setVisible(false);
@@ -403,7 +421,7 @@ void MainWindow::createStatusBar() {
   m_statusDevices = new QLabel(m_devices.hasGpu() ? QStringLiteral("%1 GPU(s)").arg(m_devices.gpus.size())
                                                   : QStringLiteral("CPU only"));
   m_statusDevices->setToolTip(m_devices.summary());
-  statusBar()->addWidget(m_statusProgress, 1);
+  statusBar()->addPermanentWidget(m_statusProgress);
   statusBar()->addPermanentWidget(m_jobLabel);
   statusBar()->addPermanentWidget(m_jobBar);
   statusBar()->addPermanentWidget(m_progressBar);
@@ -576,6 +594,16 @@ bool MainWindow::replayLog(const QString& path, double speed) {
   return true;
 }
 
+void MainWindow::setRunStatus(const QString& text) {
+  m_statusProgress->setText(text);
+  m_statusProgress->setVisible(!text.isEmpty());
+}
+
+QString MainWindow::displayName(const QString& id) const {
+  const TrialRecord* r = m_trials->find(id);
+  return r && !r->config.name.empty() ? QString::fromStdString(r->config.name) : id;
+}
+
 void MainWindow::onTrialStarting(const QString& id) {
   m_currentTrial = id;
   m_stats.clear();
@@ -596,7 +624,7 @@ void MainWindow::onTrialStarting(const QString& id) {
     m_trials->touch(id);
   }
   statusBar()->clearMessage();  // the run's progress is the news now
-  m_statusProgress->setText(QStringLiteral("running %1").arg(name));
+  setRunStatus(QStringLiteral("running %1").arg(name));
   m_progressBar->setVisible(true);
   m_progressBar->setValue(0);
   updateActions();
@@ -622,7 +650,7 @@ void MainWindow::onEvents(const EventBatch& batch) {
 
 void MainWindow::onProgress(const TrialProgress& progress) {
   m_live->setProgress(progress);
-  m_statusProgress->setText(QStringLiteral("%1: %2").arg(m_currentTrial, format_progress(progress)));
+  setRunStatus(QStringLiteral("%1: %2").arg(displayName(m_currentTrial), format_progress(progress)));
   m_progressBar->setMaximum(std::max(1, progress.steps));
   m_progressBar->setValue(std::min(progress.step, progress.steps));
   if (TrialRecord* r = m_trials->find(m_currentTrial)) {
@@ -655,12 +683,12 @@ void MainWindow::onFinished(const TrialOutcome& outcome, bool recorded) {
   m_sessionActions->setBusy(false);
   m_progressBar->setVisible(false);
   if (outcome.status == TrialOutcome::Status::Failed) {
-    m_log->appendError(QStringLiteral("trial %1 failed: %2").arg(outcome.trial_id, outcome.reason) +
+    m_log->appendError(QStringLiteral("trial %1 failed: %2").arg(displayName(m_currentTrial), outcome.reason) +
                        (outcome.stderr_tail.isEmpty() ? QString() : QStringLiteral("\n") + outcome.stderr_tail));
-    m_statusProgress->setText(QStringLiteral("%1 failed: %2").arg(outcome.trial_id, outcome.reason));
+    setRunStatus(QStringLiteral("%1 failed: %2").arg(displayName(m_currentTrial), outcome.reason));
   } else {
-    m_statusProgress->setText(QStringLiteral("%1 %2").arg(
-        outcome.trial_id,
+    setRunStatus(QStringLiteral("%1 %2").arg(
+        displayName(m_currentTrial),
         outcome.status == TrialOutcome::Status::Stopped ? QStringLiteral("stopped") : QStringLiteral("finished")));
   }
   updateActions();
@@ -717,7 +745,34 @@ void MainWindow::keepDockShares() {
     resizeDocks({form}, {std::min(kFormDockWidth, width() / 4)}, Qt::Horizontal);
 }
 
+void MainWindow::fitTrialsTable() {
+  // Every column fits its contents, as on a reset (the header's own protected slot); then the name
+  // gets what is left after a readable reason: a long name is elided (its tooltip has it whole)
+  // rather than pushing the reason off the table, and empty tag and note columns are left out.
+  QHeaderView* header = m_table->horizontalHeader();
+  bool tags = false, notes = false;
+  for (int row = 0; row < m_trials->rowCount(); ++row) {
+    tags = tags || !m_trials->record(row).tags.isEmpty();
+    notes = notes || !m_trials->record(row).notes.isEmpty();
+  }
+  m_table->setColumnHidden(TrialsModel::Tags, !tags);
+  m_table->setColumnHidden(TrialsModel::Notes, !notes);
+  QMetaObject::invokeMethod(header, "resizeSections");
+  int others = 0;
+  for (int c = 0; c < TrialsModel::ColumnCount; ++c)
+    if (c != TrialsModel::Name && c != TrialsModel::Reason && !m_table->isColumnHidden(c))
+      others += header->sectionSize(c);
+  const int chars = m_table->fontMetrics().averageCharWidth();
+  const int reasonMin = 26 * chars, nameMin = 14 * chars;
+  const int longest = std::max(static_cast<QAbstractItemView*>(m_table)->sizeHintForColumn(TrialsModel::Name),
+                               header->sectionSizeHint(TrialsModel::Name));
+  const int room = m_table->viewport()->width() - others - reasonMin;
+  header->resizeSection(TrialsModel::Name, std::clamp(room, nameMin, std::max(nameMin, longest)));
+}
+
 bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_table->viewport() && event->type() == QEvent::Resize && !m_refitTable->isActive())
+    m_refitTable->start();
   if (watched == this && (event->type() == QEvent::DragEnter || event->type() == QEvent::DragMove)) {
     auto* e = static_cast<QDragMoveEvent*>(event);
     if (event->type() == QEvent::DragEnter) m_dropAccepted = m_sessionActions->canDrop(e->mimeData());

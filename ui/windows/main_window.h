@@ -21,6 +21,7 @@ class QMenu;
 class QProgressBar;
 class QStackedWidget;
 class QTableView;
+class QTimer;
 
 namespace tunebench::ui {
 
@@ -73,6 +74,8 @@ class MainWindow : public QMainWindow {
   TrialViewer* viewer() const { return m_viewer; }
   BackgroundJobs* jobs() const { return m_jobs; }
   StartPage* startPage() const { return m_startPage; }
+  // Whether the window loads and saves QSettings (layout, last choices); tests run without.
+  bool usesSettings() const { return m_options.useSettings; }
   QAction* action(const QString& objectName) const;
   QMenu* menu(const QString& objectName) const;
   bool isBusy() const;
@@ -129,9 +132,14 @@ class MainWindow : public QMainWindow {
   void onProgress(const TrialProgress& progress);
   void onFinished(const TrialOutcome& outcome, bool recorded);
   void updateActions();
+  // The run's status in the status bar ("" hides it) and a trial's name for it (never its id).
+  void setRunStatus(const QString& text);
+  QString displayName(const QString& recordId) const;
   // An imported trial becomes the one shown, unless a run has the view or several rows are held.
   void showImported(const QString& recordId);
   void keepDockShares();
+  // The trials table's columns: fitted to their contents, the name elided before the reason is.
+  void fitTrialsTable();
   void loadSettings();
   void saveSettings();
 
@@ -165,6 +173,7 @@ class MainWindow : public QMainWindow {
   AnalysisController* m_analysis = nullptr;
   PredictionController* m_prediction = nullptr;
   LinkProbeController* m_linkProbe = nullptr;
+  QTimer* m_refitTable = nullptr;
   bool m_docksArranged = false;  // the user moved a dock splitter: keep their shares
   bool m_dropAccepted = false;   // asked once per drag (the importers may read the files' heads)
 };

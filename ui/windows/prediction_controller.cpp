@@ -4,6 +4,7 @@
 #include <QDockWidget>
 #include <QMenu>
 #include <QScrollArea>
+#include <QSettings>
 #include <QStatusBar>
 #include <QTableView>
 
@@ -11,6 +12,7 @@
 #include "ui/windows/analysis_controller.h"
 #include "ui/windows/main_window.h"
 #include "ui/windows/session_controller.h"
+#include "ui/windows/target_picker.h"
 #include "ui/windows/trial_form.h"
 
 namespace tunebench::ui {
@@ -40,8 +42,27 @@ PredictionController::PredictionController(MainWindow* window) : QObject(window)
   whatIf->setStatusTip(
       QStringLiteral("Predict the selected trial on other GPUs, GPU counts, links or knobs, next to what it measured"));
   connect(whatIf, &QAction::triggered, this, &PredictionController::whatIfSelected);
+  // The window makes this controller after the Analysis menu exists (AnalysisController).
   if (QMenu* analysis = window->menu(QStringLiteral("menuAnalysis"))) analysis->addAction(whatIf);
 
+  // Which GPUs: the detected ones, else the user's last choice (remembered when the window keeps
+  // settings).
+  if (window->usesSettings()) {
+    QSettings settings;
+    predict::Target last;
+    last.gpu = settings.value(QStringLiteral("prediction/gpu")).toString().toStdString();
+    last.link = settings.value(QStringLiteral("prediction/link")).toString().toStdString();
+    m_panel->setDefaultTarget(window->form()->devices(), last);
+  }
+  connect(m_panel, &PredictionPanel::targetChanged, this, [this] {
+    if (m_window->usesSettings()) {
+      const predict::Target t = m_panel->picker()->target();
+      QSettings settings;
+      settings.setValue(QStringLiteral("prediction/gpu"), QString::fromStdString(t.gpu));
+      settings.setValue(QStringLiteral("prediction/link"), QString::fromStdString(t.link));
+    }
+    refresh();
+  });
   connect(window->form(), &TrialForm::changed, this, &PredictionController::refresh);
   connect(window->session(), &SessionController::sessionChanged, this, [this] {
     // Another file: its trials are other trials (record ids "s<store id>" repeat across files).
@@ -57,7 +78,7 @@ void PredictionController::rebuild(QStringList* toLoad) {
   predict::Evidence fresh;
   TrialsModel* trials = m_window->trialsModel();
   SessionController* session = m_window->session();
-  AnalysisController* analysis = m_window->analysis();  // created after this controller
+  AnalysisController* analysis = m_window->analysis();
   for (int row = 0; row < trials->rowCount() && analysis; ++row) {
     const TrialRecord& r = trials->record(row);
     if (r.status != TrialRecord::Status::Succeeded) continue;
@@ -111,12 +132,33 @@ void PredictionController::refresh() {
 WhatIfDialog* PredictionController::openWhatIf(int row) {
   TrialsModel* trials = m_window->trialsModel();
   if (row < 0 || row >= trials->rowCount()) return nullptr;
+  const TrialRecord& record = trials->record(row);
   auto log = m_window->analysis()->logOfRow(row);
   predict::Evidence one;
   if (log) {
-    one.add(trials->record(row).id.toStdString(), std::make_shared<protocol::TrialLog>(std::move(*log)));
-  } else if (auto it = m_stored.constFind(trials->record(row).id); it != m_stored.constEnd() && *it) {
+    one.add(label_of(record), std::make_shared<protocol::TrialLog>(std::move(*log)));  // its name, not its id
+  } else if (auto it = m_stored.constFind(record.id); it != m_stored.constEnd() && *it) {
     one.add(**it);
+  } else if (m_stored.constFind(record.id) == m_stored.constEnd() && m_window->session()->storeId(record.id) >= 0) {
+    // Stored and not measured yet (the session's trials load in the background): load this one
+    // now and open when it is here, rather than saying it has nothing to predict from.
+    const QString id = record.id;
+    const QString path = m_window->session()->path();
+    m_window->statusBar()->showMessage(
+        QStringLiteral("Loading %1 for What if…").arg(QString::fromStdString(label_of(record))), 4000);
+    QPointer<PredictionController> self(this);
+    m_window->session()->loadTrialLogs({id}, [self, id, path](std::vector<std::optional<protocol::TrialLog>> logs) {
+      if (!self || self->m_window->session()->path() != path) return;
+      const int at = self->m_window->trialsModel()->rowOf(id);
+      if (at < 0) return;
+      std::optional<predict::MeasuredTrial> measured;
+      if (!logs.empty() && logs.front())
+        measured = predict::Evidence::measure(label_of(self->m_window->trialsModel()->record(at)),
+                                              std::make_shared<protocol::TrialLog>(std::move(*logs.front())));
+      self->m_stored.insert(id, measured);
+      self->openWhatIf(at);
+    });
+    return nullptr;
   }
   if (one.trials().empty()) {
     m_window->statusBar()->showMessage(QStringLiteral("The selected trial recorded no configuration to predict from"),
@@ -126,6 +168,8 @@ WhatIfDialog* PredictionController::openWhatIf(int row) {
   auto* dialog = new WhatIfDialog(one.trials().front(), m_evidence.trials(), m_window);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   dialog->show();
+  dialog->raise();
+  dialog->activateWindow();
   m_last = dialog;
   return dialog;
 }

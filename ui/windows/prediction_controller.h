@@ -3,8 +3,8 @@
 // opens a WhatIfDialog on the selected trial. Both are calibrated by the session's measured trials
 // and link probes: the events at hand (the window's cache: the running trial, replays) and the
 // trials stored in the session file, loaded by a background job (each measured once per session),
-// reloaded when the session changes or a trial finishes. New files only, so that the window itself
-// needs two lines (create it; nothing else).
+// reloaded when the session changes or a trial finishes. The window creates it after the
+// AnalysisController, whose menu it adds to.
 #pragma once
 
 #include <QHash>
@@ -27,7 +27,8 @@ class PredictionController : public QObject {
   PredictionPanel* panel() const { return m_panel; }
   const predict::Evidence& evidence() const { return m_evidence; }
   // Opens the What-if dialog on a row of the trials table; nullptr (with a status message) when the
-  // row has no recorded configuration.
+  // row has no recorded configuration, or while a stored trial is loaded for it (the dialog then
+  // opens by itself).
   WhatIfDialog* openWhatIf(int row);
   // Stored trials still being loaded for the evidence (0 when the evidence is complete).
   int loading() const { return m_loading; }

@@ -8,6 +8,7 @@
 
 #include "ui/models/status_colors.h"
 #include "ui/windows/knob_field.h"
+#include "ui/windows/wheel_guard.h"
 
 namespace tunebench::ui {
 
@@ -63,6 +64,7 @@ TrialForm::TrialForm(QWidget* parent) : QWidget(parent) {
   m_summary->setWordWrap(true);
   layout->addWidget(m_summary);
   layout->addStretch(1);
+  guard_wheel(this);  // the wheel scrolls the form; a field takes it once clicked into
   setConfig(config::TrialConfig{});
 }
 
