@@ -14,6 +14,7 @@
 #include "app/cli/trial_inputs.h"
 #include "core/predict/predictor.h"
 #include "core/predict/render.h"
+#include "core/predict/target.h"
 
 namespace tunebench::cli {
 
@@ -26,20 +27,6 @@ struct PredictOptions {
   double memory_gib = 0;
   bool json = false, list = false;
 };
-
-config::TrialConfig load_config(const PredictOptions& o) {
-  config::TrialConfig c = config_from_inputs(o.preset, o.config_file, o.sets, o.hf_config);
-  if (o.gpus > 0) {
-    c.world_size = o.gpus;
-    if (o.gpus > 1 && c.strategy == config::Strategy::Single) {
-      c.strategy = config::Strategy::Ddp;
-      std::cerr << "note: " << o.gpus << " GPUs with strategy single: predicting ddp\n";
-    }
-    if (o.gpus == 1) c.strategy = config::Strategy::Single;
-  }
-  if (!o.gpu.empty() && c.device == config::Device::Cpu) c.device = config::Device::Cuda;
-  return c;
-}
 
 void list_hardware(const hardware::Catalogue& cat) {
   std::cout << "GPUs (" << cat.origin << "): id, name, memory, dense bf16 / fp8 TFLOP/s, HBM GB/s, default link\n";
@@ -75,32 +62,21 @@ void run_predict(const PredictOptions& o) {
   }
   for (const auto& note : evidence.notes()) std::cerr << "note: " << note << "\n";
 
-  predict::Scenario s;
-  s.config = load_config(o);
-  s.link = o.link;
-  s.hosts = o.hosts;
-  s.device_memory_bytes = static_cast<int64_t>(o.memory_gib * 1024 * 1024 * 1024);
-  s.gpu = o.gpu;
-  if (s.gpu.empty() && s.config.device != config::Device::Cpu) {
-    // The machine the evidence was measured on.
-    for (const auto& t : evidence.trials())
-      if (t.cuda) {
-        s.gpu = t.device;
-        if (s.device_memory_bytes == 0) s.device_memory_bytes = t.device_memory_bytes;
-        break;
-      }
-    if (s.gpu.empty())
-      throw std::runtime_error(
-          "which GPU? Give --gpu ID (see --list-hardware) or --evidence with trials measured on it");
-  }
-  if (!o.link.empty() && !hardware::find_link(o.link, cat))
-    throw std::runtime_error("unknown link '" + o.link + "' (see --list-hardware)");
-  if (!o.gpu.empty() && !hardware::find_gpu(o.gpu, cat))
-    throw std::runtime_error("unknown GPU '" + o.gpu + "' (see --list-hardware)");
+  const auto basis = evidence.select([](const predict::MeasuredTrial&) { return true; });
+  predict::Target target;
+  target.gpu = o.gpu;
+  target.gpus = o.gpus;
+  target.link = o.link;
+  target.hosts = o.hosts;
+  target.memory_bytes = static_cast<int64_t>(o.memory_gib * 1024 * 1024 * 1024);
+  // The same scenario the GUI's Prediction dock and What-if dialog build from their pickers.
+  const predict::TargetedScenario targeted =
+      predict::scenario_for(config_from_inputs(o.preset, o.config_file, o.sets, o.hf_config), target, basis, cat);
+  for (const auto& note : targeted.notes) std::cerr << "note: " << note << "\n";
+  const predict::Scenario& s = targeted.scenario;
   if (const auto problems = config::validate(s.config); !problems.empty())
     std::cerr << "note: the worker would refuse this configuration:\n" << config::describe(problems);
 
-  const auto basis = evidence.select([](const predict::MeasuredTrial&) { return true; });
   const predict::Prediction p = predict::predict_scenario(s, basis, cat);
   if (o.json)
     std::cout << predict::render_json(p).dump(2) << "\n";

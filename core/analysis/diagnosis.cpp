@@ -99,7 +99,7 @@ void data_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
   f.impact_ms = wait + h2d;
   f.share = f.impact_ms / step_ms;
   f.title = "data-bound: data wait " + format_ms(wait) + (h2d > 0 ? " + host-to-device " + format_ms(h2d) : "") +
-            " per step (" + format_pct(f.share) + " of " + format_ms(step_ms) + ")";
+            " per step (mean; " + format_pct(f.share) + " of the mean step, " + format_ms(step_ms) + ")";
   if (m.config) {
     const auto& c = *m.config;
     if (m.knows({"sample_cpu_us", "micro_batch", "grad_accum", "num_workers"}) && c.sample_cpu_us > 0) {
@@ -129,8 +129,8 @@ void comm_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
   f.kind = FindingKind::CommBound;
   f.impact_ms = exposed;
   f.share = exposed / step_ms;
-  f.title = "communication-bound: exposed " + collective_name(m) + " " + format_ms(exposed) + " per step (" +
-            format_pct(f.share) + " of " + format_ms(step_ms) + ")";
+  f.title = "communication-bound: exposed " + collective_name(m) + " " + format_ms(exposed) + " per step (mean; " +
+            format_pct(f.share) + " of the mean step, " + format_ms(step_ms) + ")";
   const std::string clause = comm_clause(m);
   if (!clause.empty()) f.title += "; " + clause;
   const std::string fl = floor_clause(m);
@@ -200,7 +200,7 @@ void idle_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
     std::string parts;
     for (Part p : {Part::HostWait, Part::LaunchGap, Part::SyncWait})
       if (b[p] > 0) parts += (parts.empty() ? "" : ", ") + std::string(label(p)).substr(10) + " " + format_ms(b[p]);
-    f.title += parts + " per " + format_ms(step_ms) + " step)";
+    f.title += parts + " per " + format_ms(step_ms) + " step; means)";
     if (b[Part::HostWait] > 0)
       f.detail += "Host wait " + format_ms(b[Part::HostWait]) +
                   " per step: the CPU had not issued the next kernel yet. It was running: " +
@@ -220,7 +220,7 @@ void idle_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
                                 : std::string()) +
                 ".";
   } else {
-    f.title = "host-bound: the " + gpu + " is idle " + format_ms(idle) + " per step (" + format_pct(f.share) +
+    f.title = "host-bound: the " + gpu + " is idle " + format_ms(idle) + " per step (mean; " + format_pct(f.share) +
               ") between its phases";
     f.detail = "No kernel-sampled steps (GPU busy unknown): only the gaps between phases show; the time the " + gpu +
                " idles inside forward and backward is counted as compute. Record kernels (kernel_sample_every) to "

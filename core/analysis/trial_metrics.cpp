@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/analysis/step_time.h"
+#include "core/analysis/throughput.h"
 #include "core/config/known_settings.h"
 #include "core/metrics/bus_bandwidth.h"
 #include "core/metrics/flops.h"
@@ -19,21 +20,6 @@ using protocol::Phase;
 namespace {
 
 bool is_gradient_collective(Phase p) { return p == Phase::AllReduce || p == Phase::ReduceScatter; }
-
-// Throughput quartiles from step-time quartiles: tokens / t is decreasing in t.
-Spread throughput_of(const Spread& step_ms, double tokens) {
-  Spread s;
-  if (step_ms.n == 0 || step_ms.min <= 0) return s;
-  auto rate = [&](double ms) { return tokens / (ms / 1000.0); };
-  s.n = step_ms.n;
-  s.median = rate(step_ms.median);
-  s.p25 = rate(step_ms.p75);
-  s.p75 = rate(step_ms.p25);
-  s.mean = rate(step_ms.mean);  // the rate of the mean step, so that total work / total time holds
-  s.min = rate(step_ms.max);
-  s.max = rate(step_ms.min);
-  return s;
-}
 
 Spread scaled(Spread s, double k) {
   for (double* v : {&s.median, &s.p25, &s.p75, &s.mean, &s.min, &s.max})
@@ -210,13 +196,12 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
                         " ranks reported events" + (log.trial.empty() ? "" : " in trial " + log.trial));
 
     const auto step_times = step_times_ms(log);
+    const int64_t configured_tokens = configured_tokens_per_rank_step(log);
     for (const auto& [index, samples] : by_step) {
       const RankSample* crit = critical_rank(samples);
       int64_t tokens_total = 0;
       for (const auto& smp : samples) {
-        tokens_total += smp.step->tokens > 0                                ? smp.step->tokens
-                        : m.knows({"micro_batch", "seq_len", "grad_accum"}) ? m.config->tokens_per_rank_step()
-                                                                            : 0;
+        tokens_total += rank_step_tokens(*smp.step, configured_tokens);  // throughput.h
         per_rank[smp.rank].push_back(smp.breakdown);
         if (smp.breakdown.gpu_sampled) per_rank_sampled[smp.rank].push_back(smp.breakdown);
         per_rank_ms[smp.rank].push_back(static_cast<double>(smp.breakdown.step_us) / 1000.0);

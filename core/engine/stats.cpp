@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/analysis/step_time.h"
+#include "core/analysis/throughput.h"
 #include "core/metrics/bus_bandwidth.h"
 #include "core/metrics/exposed_comm.h"
 #include "core/metrics/flops.h"
@@ -12,17 +14,17 @@ namespace tunebench::engine {
 using metrics::percentile;
 
 void summarise_comm(protocol::Step& step, int world_size) {
-  int64_t comm_us = 0;
   double weighted = 0.0;
   int64_t bytes = 0;
   for (auto& in : step.intervals) {
     if (in.lane != protocol::Lane::Comm) continue;
-    comm_us += in.duration_us();
     in.busbw_gbps = metrics::bus_bandwidth_gbps(in.phase, in.bytes, in.duration_us(), world_size);
     weighted += in.busbw_gbps * static_cast<double>(in.bytes);
     bytes += in.bytes;
   }
-  step.comm_ms = static_cast<double>(comm_us) / 1000.0;
+  // The time any collective is in flight (overlapping ones count once), as the analysis reads a
+  // step's communication: summing durations counted FSDP's overlapping gathers twice.
+  step.comm_ms = static_cast<double>(metrics::comm_union_us(step.intervals)) / 1000.0;
   step.exposed_comm_ms = static_cast<double>(metrics::exposed_comm_us(step.intervals)) / 1000.0;
   step.busbw_gbps = bytes > 0 ? weighted / static_cast<double>(bytes) : 0.0;
 }
@@ -33,9 +35,8 @@ protocol::Summary summarise(const std::vector<protocol::Step>& measured, double 
   s.measured_steps = static_cast<int64_t>(measured.size());
   s.peak_bytes = peak_bytes;
   if (measured.empty()) return s;
-  std::vector<double> step_ms, comm_ms, exposed_ms, wait_ms;
+  std::vector<double> comm_ms, exposed_ms, wait_ms;
   for (const auto& st : measured) {
-    step_ms.push_back(st.step_ms);
     comm_ms.push_back(st.comm_ms);
     exposed_ms.push_back(st.exposed_comm_ms);
     double wait = 0;
@@ -43,10 +44,14 @@ protocol::Summary summarise(const std::vector<protocol::Step>& measured, double 
       if (in.phase == protocol::Phase::DataWait) wait += static_cast<double>(in.duration_us()) / 1000.0;
     wait_ms.push_back(wait);
   }
-  s.step_ms_median = percentile(step_ms, 0.5);
-  s.step_ms_p25 = percentile(step_ms, 0.25);
-  s.step_ms_p75 = percentile(step_ms, 0.75);
-  s.tokens_per_s = s.step_ms_median > 0 ? static_cast<double>(measured.back().tokens) / (s.step_ms_median / 1000.0) : 0;
+  // This rank's step time and throughput, by the analysis' definitions applied to its own steps.
+  protocol::TrialLog own;
+  own.ranks[0].steps = measured;
+  const analysis::Spread step = analysis::trial_step_ms(own);
+  s.step_ms_median = step.median;
+  s.step_ms_p25 = step.p25;
+  s.step_ms_p75 = step.p75;
+  s.tokens_per_s = analysis::trial_tokens_per_s(own).median;
   // On the wire -1 means unknown (no peak for this device).
   s.mfu = metrics::model_flops_utilisation(s.tokens_per_s, flops_per_token,
                                            peak_flops > 0 ? std::optional<double>(peak_flops / 1e12) : std::nullopt)

@@ -1,6 +1,7 @@
 // Per-step and per-run figures computed on the rank (the GUI's analysis recomputes them from the
 // intervals; these travel in the events so a headless log is readable on its own). Every formula
-// is core/metrics', shared with the analysis.
+// is core/metrics' or core/analysis' (step time, throughput), so a rank's own figures are the
+// trial's definitions applied to that rank.
 #pragma once
 
 #include <vector>
@@ -13,7 +14,8 @@ namespace tunebench::engine {
 // from the step's intervals.
 void summarise_comm(protocol::Step& step, int world_size);
 
-// Median/p25/p75 of the measured steps; MFU when `peak_flops` > 0 (else -1).
+// Step time (analysis::trial_step_ms of this rank's steps), throughput (trial_tokens_per_s), MFU
+// when `peak_flops` > 0 (else -1), medians of communication, exposed communication and data wait.
 protocol::Summary summarise(const std::vector<protocol::Step>& measured, double flops_per_token, double peak_flops,
                             int64_t peak_bytes);
 

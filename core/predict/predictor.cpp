@@ -112,7 +112,9 @@ Prediction predict_scenario(const Scenario& s, const std::vector<const MeasuredT
   out.device_memory_bytes = s.device_memory_bytes > 0 ? s.device_memory_bytes : (out.gpu ? out.gpu->memory_bytes : 0);
   mo.device_memory_bytes = out.device_memory_bytes;
   out.memory = predict_memory(s.config, mo);
-  out.fit = fit_of(out.memory, out.device_memory_bytes);
+  // CPU ranks are processes of one host: they share its memory, each with its share of it.
+  out.ranks_sharing_memory = out.cuda ? 1 : std::max(1, s.config.world_size / std::max(1, s.hosts));
+  out.fit = fit_of(out.memory, out.device_memory_bytes / out.ranks_sharing_memory);
   out.efficiency = default_efficiency(cat);
   if (!out.gpu) {
     // CPU ranks: no step time (the catalogue has no CPU peaks), but the link between them is what

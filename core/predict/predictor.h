@@ -53,7 +53,8 @@ struct Prediction {
   bool cuda = true;
   MemoryPrediction memory;
   int64_t device_memory_bytes = 0;  // what memory is compared against (0: unknown)
-  Fit fit = Fit::Fits;
+  int ranks_sharing_memory = 1;     // ranks whose needs add up in that memory: CPU ranks share their host's
+  Fit fit = Fit::Fits;              // of the ranks together
   std::optional<StepEstimate> step;  // nullopt: unknown device or precision without a peak
   std::optional<ScalingEstimate> scaling;
   std::optional<LinkCurve> link;

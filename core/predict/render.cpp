@@ -43,17 +43,46 @@ std::string format_bytes(double bytes) {
   return fmt("%.0f MiB", bytes / (1024.0 * 1024.0));
 }
 
+std::string memory_line(const Prediction& p) {
+  const bool shared = p.ranks_sharing_memory > 1;
+  std::string s = std::string(p.cuda ? "Memory per GPU" : "Memory per rank") + ": peak " +
+                  format_bytes(static_cast<double>(p.memory.peak_bytes)) + " (" + p.memory.peak_at + "); needs " +
+                  format_bytes(static_cast<double>(p.memory.device_needed_bytes));
+  if (shared)
+    s += " x " + std::to_string(p.ranks_sharing_memory) + " ranks = " +
+         format_bytes(static_cast<double>(p.memory.device_needed_bytes) * p.ranks_sharing_memory);
+  if (p.device_memory_bytes > 0)
+    s += " of " + format_bytes(static_cast<double>(p.device_memory_bytes)) + (p.cuda ? "" : " on this host") + ": " +
+         to_string(p.fit);
+  else
+    s += " (the device's memory is unknown: no fit verdict)";
+  return s;
+}
+
+std::string fit_sentence(const Prediction& p) {
+  if (p.device_memory_bytes <= 0) return "";
+  const double needed = static_cast<double>(p.memory.device_needed_bytes) * p.ranks_sharing_memory;
+  const std::string of = format_bytes(static_cast<double>(p.device_memory_bytes));
+  const std::string where = p.cuda ? "per GPU" : "for " + std::to_string(p.ranks_sharing_memory) + " rank(s) on this host";
+  switch (p.fit) {
+    case Fit::Fits:
+      return "Fits: " + format_bytes(needed) + " " + where + " of " + of + ".";
+    case Fit::Tight:
+      return "Tight: " + format_bytes(needed) + " needed of " + of +
+             "; the allocator may have to free its cache and retry.";
+    default:
+      return "Will not fit: needs " + format_bytes(needed) + " " + where + " but " +
+             (p.cuda ? std::string("the GPU") : std::string("this host")) + " has " + of +
+             ". Running it will end out of memory; try checkpointing, a smaller micro-batch, FSDP or pure-bf16.";
+  }
+}
+
 std::string render_text(const Prediction& p) {
   const auto& c = p.scenario.config;
   std::string s =
       "Prediction: " + (c.name.empty() ? c.model + " " + std::string(config::to_string(c.strategy)) : c.name) + " on " +
       where(p) + "\n";
-  s += "\nMemory per GPU: peak " + format_bytes(static_cast<double>(p.memory.peak_bytes)) + " (" + p.memory.peak_at +
-       ")";
-  s += "; needs " + format_bytes(static_cast<double>(p.memory.device_needed_bytes));
-  if (p.device_memory_bytes > 0)
-    s += " of " + format_bytes(static_cast<double>(p.device_memory_bytes)) + ": " + to_string(p.fit);
-  s += "\n";
+  s += "\n" + memory_line(p) + "\n";
   for (const auto& t : p.memory.at_peak) s += "  " + pad(format_bytes(t.bytes), 9) + "  " + t.name + "\n";
   for (const auto& o : p.memory.overheads)
     s += "+ " + pad(format_bytes(o.bytes), 9) + "  " + o.name + " (" + o.note + ")\n";
@@ -100,6 +129,7 @@ nlohmann::json render_json(const Prediction& p) {
   mem["peak_at"] = p.memory.peak_at;
   mem["device_needed_bytes"] = p.memory.device_needed_bytes;
   mem["device_memory_bytes"] = p.device_memory_bytes > 0 ? json(p.device_memory_bytes) : json(nullptr);
+  mem["ranks_sharing_memory"] = p.ranks_sharing_memory;
   mem["fit"] = to_string(p.fit);
   json terms = json::array();
   for (const auto& t : p.memory.at_peak) terms.push_back({{"name", t.name}, {"bytes", static_cast<int64_t>(t.bytes)}});

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/config/trial_config.h"
+#include "core/metrics/exposed_comm.h"
 #include "core/protocol/events.h"
 
 namespace tunebench::fake {
@@ -61,8 +62,7 @@ inline protocol::Step make_step(const config::TrialConfig& c, int rank, int64_t 
     }
   }
   add(Lane::Compute, Phase::Optimizer, bwd1 + u / 50, u);
-  for (const auto& in : s.intervals)
-    if (in.lane == Lane::Comm) s.comm_ms += double(in.duration_us()) / 1000.0;
+  s.comm_ms = double(metrics::comm_union_us(s.intervals)) / 1000.0;  // as the worker reports it
   const int64_t gib = int64_t(1) << 30;
   s.memory.allocated_bytes = gpu ? 60 * gib + rank * gib : 300 << 20;
   s.memory.reserved_bytes = s.memory.allocated_bytes + (gpu ? 8 * gib : 0);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/analysis/diagnosis_text.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QLocale>
@@ -20,6 +22,10 @@ QString format_metric(double value, const std::string& unit) {
 }
 
 MetricsModel::MetricsModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+bool MetricsModel::beyondNoise(const analysis::MetricRow& row, size_t trial) {
+  return trial < row.beyond_noise.size() && row.beyond_noise[trial];
+}
 
 void MetricsModel::setComparison(const analysis::Comparison& comparison, const QStringList& trialNames) {
   beginResetModel();
@@ -46,13 +52,19 @@ void MetricsModel::setComparison(const analysis::Comparison& comparison, const Q
   };
   // GPU utilisation is asked for in every comparison; compare() leaves the row out when no trial
   // has samples, and a missing row would read as "not looked at" rather than "not measured".
-  if (rowOf(QStringLiteral("gpu_util_pct")) < 0) m_rows.push_back(empty_row("gpu_util_pct", "GPU utilisation", "%"));
+  // (Trials on the CPU have no GPU to ask about.)
+  const bool anyGpu = std::any_of(comparison.trials.begin(), comparison.trials.end(),
+                                  [](const analysis::TrialMetrics& t) { return analysis::on_gpu(t); });
+  if (anyGpu && rowOf(QStringLiteral("gpu_util_pct")) < 0)
+    m_rows.push_back(empty_row("gpu_util_pct", "GPU utilisation", "%"));
   // Scaling efficiency is not a per-step sample; it joins the table as one more row so it sits
   // beside the throughput it is computed from.
   if (comparison.single_reference && std::any_of(comparison.scaling_efficiency.begin(),
                                                  comparison.scaling_efficiency.end(),
                                                  [](const std::optional<double>& e) { return e.has_value(); })) {
-    analysis::MetricRow row = empty_row("scaling_efficiency_pct", "Scaling efficiency vs 1 GPU", "%");
+    // "vs 1 GPU", or "vs 1 CPU rank": a CPU trial is never called a GPU one.
+    const std::string one = "Scaling efficiency vs 1 " + analysis::device_noun(comparison.trials[*comparison.single_reference]);
+    analysis::MetricRow row = empty_row("scaling_efficiency_pct", one.c_str(), "%");
     for (size_t i = 0; i < n && i < comparison.scaling_efficiency.size(); ++i)
       if (comparison.scaling_efficiency[i])
         row.values[i] = analysis::spread_of_value(*comparison.scaling_efficiency[i] * 100.0);
@@ -142,10 +154,14 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
       }
       if (col > n && (col - 1 - n) % 2 == 1) {
         const size_t t = size_t(m_others[size_t((col - 1 - n) / 2)]);
+        const QString noise = row.ratio[t] && !beyondNoise(row, t)
+                                  ? QStringLiteral("\nwithin the noise: not coloured as better or worse")
+                                  : QString();
         if (row.ratio_low[t] && row.ratio_high[t])
-          return QStringLiteral("ratio range from the quartiles: %1x – %2x")
+          return QStringLiteral("ratio range from the quartiles: %1x – %2x%3")
               .arg(*row.ratio_low[t], 0, 'f', 2)
-              .arg(*row.ratio_high[t], 0, 'f', 2);
+              .arg(*row.ratio_high[t], 0, 'f', 2)
+              .arg(noise);
       }
       if (col >= 1 && col <= n && row.key == "gpu_util_pct")
         return QStringLiteral("not measured: no GPU samples during the measured steps");
@@ -153,10 +169,8 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
     case Qt::ForegroundRole:
       if (col > n && (col - 1 - n) % 2 == 1 && row.better != analysis::Better::Neither) {
         const size_t t = size_t(m_others[size_t((col - 1 - n) / 2)]);
-        const auto& r = row.ratio[t];
-        // Within the noise (analysis::beyond_noise): neither better nor worse.
-        if (!r || t >= row.beyond_noise.size() || !row.beyond_noise[t]) return {};
-        const bool better = (row.better == analysis::Better::Higher) == (*r > 1.0);
+        if (!row.ratio[t] || !beyondNoise(row, t)) return {};  // a difference the noise explains: no colour
+        const bool better = (row.better == analysis::Better::Higher) == (*row.ratio[t] > 1.0);
         return QBrush(better ? good_color() : bad_color());
       }
       return {};

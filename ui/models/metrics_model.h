@@ -1,7 +1,9 @@
 // MetricsModel: the key metrics of compared trials. One row per metric (analysis::compare's rows
 // plus scaling efficiency); columns: metric, one column per trial with "median (IQR p25–p75)",
 // then for each non-baseline trial its delta and ratio to the baseline. Ratios are coloured by
-// whether the metric got better or worse, so step time and throughput cannot be misread.
+// whether the metric got better or worse, so step time and throughput cannot be misread; a ratio
+// within the noise (analysis::beyond_noise: the quartile ranges overlap, or a time too small
+// against the step) is not coloured.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -33,6 +35,9 @@ class MetricsModel : public QAbstractTableModel {
 
  private:
   QString cellText(const analysis::MetricRow& row, int column) const;
+  // The difference between `trial` and the baseline is beyond the noise (analysis::beyond_noise,
+  // which compare() has put in the row).
+  static bool beyondNoise(const analysis::MetricRow& row, size_t trial);
 
   std::vector<analysis::MetricRow> m_rows;
   QStringList m_names;

@@ -4,20 +4,23 @@
 #include <cmath>
 
 #include "core/analysis/step_time.h"
+#include "core/analysis/throughput.h"
 
 namespace tunebench::ui {
 
 void TrialStats::add(const EventBatch& batch) {
   for (const auto& e : batch) {
     m_worldSize = std::max(m_worldSize, e.header.rank + 1);
-    if (e.is<protocol::Hello>()) m_worldSize = std::max(m_worldSize, e.as<protocol::Hello>().world_size);
+    if (e.is<protocol::Hello>()) {
+      m_worldSize = std::max(m_worldSize, e.as<protocol::Hello>().world_size);
+      m_steps.ranks[e.header.rank].hello = e.as<protocol::Hello>();  // the config: tokens a step carries
+    }
     if (!e.is<protocol::Step>()) continue;
     const auto& s = e.as<protocol::Step>();
     if (s.warmup) continue;
     protocol::Step window = s;
     window.intervals.clear();
     m_steps.ranks[e.header.rank].steps.push_back(std::move(window));
-    if (e.header.rank == 0) m_tokensPerStep = s.tokens;
   }
 }
 
@@ -29,9 +32,8 @@ double TrialStats::stepMsMedian() const {
 }
 
 double TrialStats::tokensPerSecond() const {
-  const double ms = stepMsMedian();
-  if (!(ms > 0)) return std::nan("");
-  return double(m_worldSize) * double(m_tokensPerStep) / (ms / 1000.0);
+  const analysis::Spread rate = analysis::trial_tokens_per_s(m_steps);
+  return rate.empty() ? std::nan("") : rate.median;
 }
 
 }  // namespace tunebench::ui

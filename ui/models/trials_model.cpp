@@ -35,9 +35,9 @@ QVariant TrialsModel::headerData(int section, Qt::Orientation orientation, int r
     case Progress:
       return QStringLiteral("Steps");
     case StepMs:
-      return QStringLiteral("Step ms (median)");
+      return QStringLiteral("Step ms\n(median)");  // two lines: the table fits without sideways scrolling
     case TokensPerS:
-      return QStringLiteral("Tokens/s (all ranks)");
+      return QStringLiteral("Tokens/s\n(all ranks)");
     case Tags:
       return QStringLiteral("Tags");
     case Notes:
@@ -65,6 +65,7 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
       return {};
     case Qt::ToolTipRole:
       if (index.column() == Notes && !r.notes.isEmpty()) return r.notes;
+      if (index.column() == Name && r.reason.isEmpty()) return QString::fromStdString(r.config.name);  // when elided
       if (r.reason.isEmpty()) return {};
       return r.stderr_tail.isEmpty() ? r.reason
                                      : r.reason + QStringLiteral("\n\nstderr (last lines):\n") + r.stderr_tail;

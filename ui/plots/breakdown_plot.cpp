@@ -10,15 +10,26 @@ namespace tunebench::ui {
 using analysis::Part;
 
 namespace {
-// A trial name on at most two lines of about `width` characters, so long names stay under their
-// own bar instead of running into (or past) the next one.
+// A trial name on at most three lines of about `width` characters, broken between words only, so
+// long names stay under their own bar instead of running into (or past) the next one. A word
+// longer than a line keeps its line; what does not fit in three lines ends in "…" after a word.
 QString wrap_label(const QString& name, int width) {
-  if (name.size() <= width) return name;
-  int cut = name.lastIndexOf(QLatin1Char(' '), width);
-  if (cut <= 0) cut = width;
-  QString second = name.mid(cut).trimmed();
-  if (second.size() > width) second = second.left(width - 1) + QStringLiteral("…");
-  return name.left(cut).trimmed() + QLatin1Char('\n') + second;
+  const QStringList words = name.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+  QStringList lines;
+  QString line;
+  int used = 0;
+  for (; used < words.size(); ++used) {
+    const QString& word = words[used];
+    if (!line.isEmpty() && line.size() + 1 + word.size() > width) {
+      if (lines.size() == 2) break;  // a third line is full
+      lines << line;
+      line.clear();
+    }
+    line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
+  }
+  if (used < words.size()) line += QStringLiteral(" …");
+  if (!line.isEmpty()) lines << line;
+  return lines.join(QLatin1Char('\n'));
 }
 }  // namespace
 
@@ -43,7 +54,8 @@ BreakdownPlot::BreakdownPlot(QWidget* parent) : LivePlot(parent) {
   applyPalette();
 }
 
-void BreakdownPlot::setTrials(const QStringList& names, const std::vector<analysis::MeanBreakdown>& breakdowns) {
+void BreakdownPlot::setTrials(const QStringList& names, const std::vector<analysis::MeanBreakdown>& breakdowns,
+                              const std::vector<double>& medianSteps) {
   clearPlottables();
   clearItems();
   m_bars.clear();
@@ -83,13 +95,17 @@ void BreakdownPlot::setTrials(const QStringList& names, const std::vector<analys
     auto* text = new QCPItemText(this);
     text->position->setCoords(double(i), m_steps[i]);
     text->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-    text->setText(QStringLiteral("%1 ms").arg(m_steps[i], 0, 'f', m_steps[i] < 100 ? 1 : 0));
+    auto ms = [](double v) { return QStringLiteral("%1 ms").arg(v, 0, 'f', v < 100 ? 1 : 0); };
+    // The bar's top is the mean step (means add up); the metrics' figure is the median step.
+    text->setText(i < medianSteps.size() && medianSteps[i] > 0
+                      ? QStringLiteral("mean %1\n(median %2)").arg(ms(m_steps[i]), ms(medianSteps[i]))
+                      : QStringLiteral("mean %1").arg(ms(m_steps[i])));
     text->setColor(palette().color(QPalette::WindowText));
     text->setPadding(QMargins(0, 0, 0, 3));
   }
   xAxis->setRange(-0.6, std::max(0.6, double(m_steps.size()) - 0.4));
   xAxis->setPadding(4);
-  yAxis->setRange(0, top > 0 ? top * 1.15 : 1.0);
+  yAxis->setRange(0, top > 0 ? top * 1.22 : 1.0);  // room for the two-line label above the tallest bar
   markDirty();
 }
 

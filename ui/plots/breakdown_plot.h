@@ -1,6 +1,8 @@
 // BreakdownPlot: where the step time goes, one stacked bar per trial. The parts are the analysis'
 // phase breakdown (mean ms per measured step on the critical rank), which add up to the mean step
-// time exactly, so the top of each bar is the step (labelled). Legend under the plot, ms axis.
+// time exactly, so the top of each bar is the mean step, labelled "mean"; beside it the median
+// step the metrics show, labelled "median", so the two numbers never look like one that
+// disagrees. Trial names under the bars break between words. Legend under the plot, ms axis.
 #pragma once
 
 #include <vector>
@@ -17,7 +19,9 @@ class BreakdownPlot : public LivePlot {
  public:
   explicit BreakdownPlot(QWidget* parent = nullptr);
 
-  void setTrials(const QStringList& names, const std::vector<analysis::MeanBreakdown>& breakdowns);
+  // `medianSteps`: each trial's median step time (ms), shown beside the bar's mean (optional).
+  void setTrials(const QStringList& names, const std::vector<analysis::MeanBreakdown>& breakdowns,
+                 const std::vector<double>& medianSteps = {});
 
   // The bars of one part (nullptr when the part is zero in every trial and therefore not drawn).
   QCPBars* bars(analysis::Part part) const;

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 
+#include <QLabel>
+
+#include "core/analysis/phase_breakdown.h"
+#include "core/analysis/throughput.h"
+
 #include "ui/plots/phase_style.h"
 
 namespace tunebench::ui {
@@ -87,6 +92,14 @@ StepTimePlot::StepTimePlot(QWidget* parent) : LivePlot(parent) {
   m_warmupLabel->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
   m_warmupLabel->setPadding(QMargins(3, 2, 3, 2));
   m_warmupLabel->setVisible(false);
+  m_throughputNote = new QLabel(this);
+  m_throughputNote->setObjectName(QStringLiteral("throughputNote"));
+  m_throughputNote->setWordWrap(true);
+  m_throughputNote->setAlignment(Qt::AlignCenter);
+  m_throughputNote->setAttribute(Qt::WA_TransparentForMouseEvents);
+  m_throughputNote->setText(QStringLiteral("tokens/s unknown: the trial does not say how many tokens a step carries "
+                                           "(set micro_batch, seq_len and grad_accum in Trial > Settings…)"));
+  m_throughputNote->hide();
   applyPalette();
   clear();
 }
@@ -134,14 +147,15 @@ void StepTimePlot::addStep(int rank, const protocol::Step& s) {
     m_maxMeasuredMs = std::max(m_maxMeasuredMs, s.step_ms);
   Pending& p = m_pending[s.step];
   p.tokens += s.tokens;
-  p.max_ms = std::max(p.max_ms, s.step_ms);
+  p.max_ms = std::max(p.max_ms, double(analysis::step_duration_us(s)) / 1000.0);  // the slowest rank: step_time.h
   if (++p.ranks < m_worldSize) return;
-  if (p.max_ms > 0) {
-    const double total = double(p.tokens) / (p.max_ms / 1000.0);
+  if (p.tokens <= 0) {
+    m_tokensUnknown = true;  // unknown, not 0 tokens/s
+  } else if (p.max_ms > 0) {
+    const double total = analysis::tokens_per_second(double(p.tokens), p.max_ms);  // the analysis' rate
     m_total->addData(double(s.step), total);
     m_perGpu->addData(double(s.step), total / m_worldSize);
     m_maxTokens = std::max(m_maxTokens, total);
-    if (!warm) m_maxMeasuredTokens = std::max(m_maxMeasuredTokens, total);
   }
   m_pending.erase(s.step);
 }
@@ -152,10 +166,11 @@ void StepTimePlot::clear() {
   m_total->data()->clear();
   m_perGpu->data()->clear();
   m_pending.clear();
+  m_tokensUnknown = false;
   m_worldSize = 1;
   m_warmupSteps = 0;
   m_maxStep = m_maxMs = m_maxTokens = 0.0;
-  m_maxMeasuredMs = m_maxMeasuredTokens = m_maxWarmupMs = 0.0;
+  m_maxMeasuredMs = m_maxWarmupMs = 0.0;
   m_stepRect->axis(QCPAxis::atBottom)->setRange(-0.5, 10.5);
   m_stepRect->axis(QCPAxis::atLeft)->setRange(0, 100);
   m_throughputRect->axis(QCPAxis::atLeft)->setRange(0, 1000);
@@ -186,7 +201,10 @@ void StepTimePlot::beforeReplot() {
   m_stepRect->axis(QCPAxis::atBottom)->setRange(-0.5, std::max(10.0, m_maxStep) + 0.5);
   // Scaled to the measured steps once there are any; before that, to what there is.
   const double topMs = m_maxMeasuredMs > 0 ? m_maxMeasuredMs : m_maxMs;
-  const double topTokens = m_maxMeasuredTokens > 0 ? m_maxMeasuredTokens : m_maxTokens;
+  // Throughput is scaled to every point: a warm-up step faster than the measured ones (a machine
+  // that got busier) would otherwise draw the line above its panel. Slow warm-up steps are low
+  // points and flatten nothing.
+  const double topTokens = m_maxTokens;
   if (topMs > 0) m_stepRect->axis(QCPAxis::atLeft)->setRange(0, topMs * 1.15);
   if (topTokens > 0) m_throughputRect->axis(QCPAxis::atLeft)->setRange(0, topTokens * 1.15);
   // Markers help with a few steps and cost a lot with thousands (each is drawn): drop them then.
@@ -199,6 +217,9 @@ void StepTimePlot::beforeReplot() {
     }
   for (QCPGraph* g : {m_total, m_perGpu})
     g->setScatterStyle(markers ? QCPScatterStyle(QCPScatterStyle::ssDisc, 4) : QCPScatterStyle());
+  const bool unknown = m_tokensUnknown && m_total->dataCount() == 0 && m_throughputShown;
+  m_throughputNote->setVisible(unknown);
+  if (unknown) m_throughputNote->setGeometry(m_throughputRect->rect().adjusted(8, 4, -8, -4));
   m_warmup->setVisible(m_warmupSteps > 0);
   m_warmup->topLeft->setCoords(-0.5, 0.0);
   m_warmup->bottomRight->setCoords(double(m_warmupSteps) - 0.5, 1.0);

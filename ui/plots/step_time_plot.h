@@ -1,14 +1,18 @@
 // Step time per step and rank (top) and throughput (bottom): tokens/s of all ranks together and
 // per GPU, computed for a step once every rank has reported it (the slowest rank sets the pace).
-// The axes are scaled to the measured steps: a 3.5 s warm-up step would otherwise flatten 400 ms
-// steps against the bottom; warm-up points above the range are clipped, their span shaded and
-// labelled with their longest time. The legends sit in a row above the plots, never on an axis.
+// The step-time axis is scaled to the measured steps: a 3.5 s warm-up step would otherwise flatten
+// 400 ms steps against the bottom; warm-up points above the range are clipped, their span shaded
+// and labelled with their longest time. The throughput axis holds every point. The legends sit in a row above the plots, never on an axis.
+// A step whose tokens are unknown (an imported trace without its settings) has no throughput
+// point: the panel says "unknown" instead of drawing 0.
 #pragma once
 
 #include <map>
 
 #include "ui/plots/live_plot.h"
 #include "ui/runner/runner_types.h"
+
+class QLabel;
 
 namespace tunebench::ui {
 
@@ -57,8 +61,10 @@ class StepTimePlot : public LivePlot {
   int64_t m_warmupSteps = 0;
   QCPItemText* m_warmupLabel = nullptr;
   bool m_throughputShown = true;
+  bool m_tokensUnknown = false;  // a step came without its tokens
+  QLabel* m_throughputNote = nullptr;
   double m_maxStep = 0.0, m_maxMs = 0.0, m_maxTokens = 0.0;
-  double m_maxMeasuredMs = 0.0, m_maxMeasuredTokens = 0.0, m_maxWarmupMs = 0.0;
+  double m_maxMeasuredMs = 0.0, m_maxWarmupMs = 0.0;
 };
 
 }  // namespace tunebench::ui

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <QLabel>
+
 #include "ui/plots/phase_style.h"
 #include "ui/plots/time_axis_ticker.h"
 
@@ -40,8 +42,59 @@ TelemetryPlot::TelemetryPlot(QWidget* parent) : LivePlot(parent) {
   legend->setVisible(true);
   setMode(false);
   m_modeSet = false;
+  m_note = new QLabel(this);
+  m_note->setObjectName(QStringLiteral("telemetryNote"));
+  m_note->setWordWrap(true);
+  m_note->setAlignment(Qt::AlignCenter);
+  m_note->setAttribute(Qt::WA_TransparentForMouseEvents);
+  m_note->hide();
+  // The note's row under the panels: an empty layout element one line high, the label over it.
+  m_noteRow = new QCPLayoutElement(this);
+  const int line = m_note->fontMetrics().height() + 6;
+  m_noteRow->setMinimumSize(0, line);
+  m_noteRow->setMaximumSize(QWIDGETSIZE_MAX, line);
+  m_noteRow->setVisible(false);
+  connect(this, &QCustomPlot::afterLayout, this, &TelemetryPlot::placeNote);
   applyPalette();
   clear();
+}
+
+void TelemetryPlot::setComplete(bool complete) {
+  m_complete = complete;
+  markDirty();
+}
+
+QString TelemetryPlot::note() const { return m_note->isHidden() ? QString() : m_note->text(); }
+
+bool TelemetryPlot::hasSamples(int panel) const {
+  for (const auto& [name, s] : m_series)
+    if (s.graphs[panel]->dataCount() > 0) return true;
+  return false;
+}
+
+QString TelemetryPlot::noteText() const {
+  if (m_series.empty() && m_complete && m_busy.empty())
+    return QStringLiteral("No telemetry in this trial: it has no device samples (a torch.profiler trace records none; "
+                          "a run's come from NVML on GPUs, /proc on the CPU).");
+  if (m_series.empty() && m_complete)
+    return QStringLiteral("No device samples in this trial (a torch.profiler trace records none): only the GPU busy "
+                          "share of its kernel-sampled steps.");
+  if (m_cpuMode && !m_series.empty())
+    return QStringLiteral("CPU ranks: CPU use and resident memory per rank; power is measured on GPUs only (NVML).");
+  return {};
+}
+
+void TelemetryPlot::placeNote() {
+  if (m_note->isHidden()) return;
+  // Over the empty plot, centred; or in its own row under the panels (the layout keeps it free).
+  if (m_shown == 0) {
+    m_note->setGeometry(8, 0, width() - 16, height());
+    m_note->setAlignment(Qt::AlignCenter);
+  } else {
+    const QRect strip = m_noteRow->outerRect();
+    m_note->setGeometry(strip.left() + 8, strip.top(), std::max(0, strip.width() - 16), strip.height());
+    m_note->setAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+  }
 }
 
 void TelemetryPlot::setDefaultMode(bool cpu) {
@@ -74,7 +127,7 @@ TelemetryPlot::Series& TelemetryPlot::series(const QString& name, int colorIndex
     s.graphs[i]->setName(name);
     s.graphs[i]->setPen(QPen(series_color(colorIndex), 1));  // width 1: the raster engine's fast path
     if (i > 0) s.graphs[i]->removeFromLegend(legend);
-    s.graphs[i]->setVisible(i < m_shown);
+    s.graphs[i]->setVisible(m_rects[i]->visible());
   }
   return m_series.emplace(name, s).first->second;
 }
@@ -136,6 +189,7 @@ void TelemetryPlot::clear() {
   for (auto& [rank, g] : m_busy) removeGraph(g);
   m_busy.clear();
   m_haveOrigin = m_modeSet = false;
+  m_complete = false;
   setMode(m_defaultCpu);
   m_modeSet = false;
   m_latest_s = 0.0;
@@ -148,24 +202,58 @@ void TelemetryPlot::clear() {
 }
 
 void TelemetryPlot::fitPanels() {
+  // The panels that can have data: none of a complete trial without samples, not power for CPU
+  // ranks (only NVML measures it). Before the first sample of a live run: all of them, waiting.
+  std::vector<int> wanted;
+  for (int i = 0; i < 3; ++i) {
+    // A complete trial without samples: nothing, or only the GPU busy of its kernel-sampled steps.
+    if (m_complete && m_series.empty() && (m_busy.empty() || i > 0)) continue;
+    if (i == 2 && m_cpuMode && !m_series.empty() && !hasSamples(2)) continue;
+    wanted.push_back(i);
+  }
   // About 70 px per panel, so each keeps a readable axis: memory and power leave first.
-  const int shown = std::clamp((height() - 50) / 70, 1, 3);
-  if (shown == m_shown) return;
-  m_shown = shown;
-  for (int i = 0; i < 3; ++i) {
-    if (plotLayout()->hasElement(i, 0) && plotLayout()->element(i, 0) == m_rects[i]) plotLayout()->take(m_rects[i]);
+  const int room = std::clamp((height() - 50) / 70, 1, 3);
+  if (int(wanted.size()) > room) wanted.resize(size_t(room));
+  const int shown = int(wanted.size());
+  const QString note = noteText();
+  const bool noteRow = !note.isEmpty() && shown > 0;
+  m_note->setText(note);
+  m_note->setVisible(!note.isEmpty());
+  bool same = shown == m_shown && noteRow == m_noteInLayout;
+  for (int i = 0; i < 3 && same; ++i)
+    same = m_rects[i]->visible() == (std::find(wanted.begin(), wanted.end(), i) != wanted.end());
+  if (!same) {
+    m_shown = shown;
+    m_noteInLayout = noteRow;
+    for (QCPLayoutElement* e : {static_cast<QCPLayoutElement*>(m_rects[0]), static_cast<QCPLayoutElement*>(m_rects[1]),
+                                static_cast<QCPLayoutElement*>(m_rects[2]), m_noteRow})
+      if (plotLayout()->elements(false).contains(e)) plotLayout()->take(e);
+    plotLayout()->simplify();
+    for (int i = 0; i < 3; ++i) m_rects[i]->setVisible(false);
+    for (int row = 0; row < shown; ++row) {
+      QCPAxisRect* rect = m_rects[wanted[size_t(row)]];
+      rect->setVisible(true);
+      plotLayout()->addElement(row, 0, rect);
+    }
+    m_noteRow->setVisible(noteRow);
+    if (noteRow) {
+      plotLayout()->addElement(shown, 0, m_noteRow);
+      plotLayout()->setRowStretchFactor(shown, 0.001);
+    }
+    for (int i = 0; i < 3; ++i) {
+      QCPAxis* x = m_rects[i]->axis(QCPAxis::atBottom);
+      const bool lowest = shown > 0 && i == wanted.back();
+      x->setTickLabels(lowest);  // one time scale, under the lowest panel shown
+      x->setLabel(lowest ? QStringLiteral("time since the first event") : QString());
+    }
   }
-  plotLayout()->simplify();
-  for (int i = 0; i < 3; ++i) {
-    m_rects[i]->setVisible(i < shown);
-    if (i < shown) plotLayout()->addElement(i, 0, m_rects[i]);
-    QCPAxis* x = m_rects[i]->axis(QCPAxis::atBottom);
-    x->setTickLabels(i == shown - 1);  // one time scale, under the lowest panel shown
-    x->setLabel(i == shown - 1 ? QStringLiteral("time since the first event") : QString());
-  }
-  // A panel out of the layout keeps its old rectangle: its graphs must not draw there.
+  // A panel out of the layout keeps its old rectangle: its graphs must not draw there. (The legend
+  // is in the utilisation panel, the first shown whenever any is.)
   for (auto& [name, s] : m_series)
-    for (int i = 0; i < 3; ++i) s.graphs[i]->setVisible(i < m_shown);
+    for (int i = 0; i < 3; ++i) s.graphs[i]->setVisible(m_rects[i]->visible());
+  for (auto& [rank, g] : m_busy) g->setVisible(m_rects[0]->visible());
+  legend->setVisible(shown > 0);
+  placeNote();
 }
 
 void TelemetryPlot::beforeReplot() {

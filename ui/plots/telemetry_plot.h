@@ -3,6 +3,8 @@
 // Beside NVML's utilisation (any kernel running during its sample period) the first panel shows
 // the share of each kernel-sampled step the GPU actually ran kernels (Step::gpu_busy_ms), one
 // point per sampled step and rank: a GPU that NVML calls 100 % busy may run kernels 14 % of it.
+// A panel nothing can fill is not drawn empty: CPU ranks have no power reading, and a trial without
+// samples (an imported trace) has none at all; a note over the plot says why.
 #pragma once
 
 #include <map>
@@ -10,6 +12,8 @@
 
 #include "ui/plots/live_plot.h"
 #include "ui/runner/runner_types.h"
+
+class QLabel;
 
 namespace tunebench::ui {
 
@@ -30,8 +34,12 @@ class TelemetryPlot : public LivePlot {
   int busyPoints(int rank) const;
   std::optional<double> lastBusyPct(int rank) const;
   QCPAxisRect* panel(int i) const { return m_rects[i]; }
-  // Panels shown: all three when there is room, else utilisation (and memory) only.
+  // Panels shown: those that can have data (not power for CPU ranks), as many as there is room for.
   int shownPanels() const { return m_shown; }
+  // The whole trial is in the plot (a stored trial): no sample will come, so an empty plot says so.
+  void setComplete(bool complete);
+  // The note over the plot ("" when none).
+  QString note() const;
 
  protected:
   void beforeReplot() override;
@@ -43,6 +51,9 @@ class TelemetryPlot : public LivePlot {
   Series& series(const QString& name, int colorIndex);
   void setMode(bool cpu);
   void fitPanels();
+  QString noteText() const;
+  void placeNote();
+  bool hasSamples(int panel) const;
 
   QCPAxisRect* m_rects[3] = {nullptr, nullptr, nullptr};
   std::map<QString, Series> m_series;
@@ -52,6 +63,10 @@ class TelemetryPlot : public LivePlot {
   bool m_modeSet = false;
   bool m_defaultCpu = false;
   int m_shown = 3;
+  bool m_complete = false;
+  bool m_noteInLayout = false;
+  QLabel* m_note = nullptr;
+  QCPLayoutElement* m_noteRow = nullptr;  // the note's strip under the panels
   int64_t m_origin_us = 0;
   double m_latest_s = 0.0;
   double m_max[3] = {0, 0, 0};

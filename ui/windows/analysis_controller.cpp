@@ -149,9 +149,10 @@ void AnalysisController::queueFollowUp(const config::TrialConfig& config, const 
   request.what = QStringLiteral("follow-up: %1").arg(suggestion);
   request.fromSession = fromSession;
   request.source = QStringLiteral("follow-up: %1").arg(suggestion);
-  m_context.launcher->launch(request, [this, config](const QStringList& ids) {
-    if (!ids.isEmpty())
-      emit statusMessage(QStringLiteral("Queued %1 (%2)").arg(QString::fromStdString(config.name), ids.first()), 8000);
+  m_context.launcher->launch(request, [this](const QStringList& ids) {
+    // The name it was queued under (the launcher may have made it unique), never its internal id.
+    if (const TrialRecord* r = ids.isEmpty() ? nullptr : m_context.trials->find(ids.first()))
+      emit statusMessage(QStringLiteral("Queued %1").arg(QString::fromStdString(r->config.name)), 8000);
   });
 }
 
@@ -196,18 +197,31 @@ InvestigateWindow* AnalysisController::investigateRow(int row) {
     emit statusMessage(QStringLiteral("Only a trial stored in a session can be investigated"), 6000);
     return nullptr;
   }
-  auto launch = [this](const investigate::TrialRequest& r) { launchPlanTrial(r, QStringLiteral("investigate")); };
+  // The launcher's answer goes back to the window: a preview to answer, or a refusal that pauses
+  // the investigation (it would otherwise wait for a trial that never comes).
+  auto window = std::make_shared<QPointer<InvestigateWindow>>();
+  auto launch = [this, window](const investigate::TrialRequest& r) {
+    const auto result = launchPlanTrial(r, QStringLiteral("investigate"), [window](const QString& reason) {
+      if (*window) (*window)->launchRefused(reason);
+    });
+    if (result == TrialLauncher::Result::AwaitingConfirmation && *window) (*window)->launchWaiting();
+  };
   auto* w = new InvestigateWindow(session->path(), storeId, launch, session->jobs(), m_context.dialogParent);
+  *window = w;
+  w->setWindowTitle(
+      QStringLiteral("Investigate %1").arg(QString::fromStdString(m_context.trials->record(row).config.name)));
   w->setAttribute(Qt::WA_DeleteOnClose, true);
   connect(session, &SessionController::liveTrialStored, w, &InvestigateWindow::onTrialStored);
   connect(w, &InvestigateWindow::failed, this, [this](const QString& message) { emit statusMessage(message, 8000); });
   w->show();
-  w->start();
+  // The plan and its budget first; Start runs it.
+  w->prepare();
   m_investigation = w;
   return w;
 }
 
-void AnalysisController::launchPlanTrial(const investigate::TrialRequest& r, const QString& what) {
+TrialLauncher::Result AnalysisController::launchPlanTrial(const investigate::TrialRequest& r, const QString& what,
+                                                          TrialLauncher::Refused refused) {
   QPointer<SessionController> guard(m_context.session);
   LaunchRequest request;
   request.configs = {r.config};
@@ -216,10 +230,13 @@ void AnalysisController::launchPlanTrial(const investigate::TrialRequest& r, con
   request.source = what;
   QStringList tags;
   for (const auto& t : r.tags) tags << QString::fromStdString(t);
-  m_context.launcher->launch(request, [guard, tags](const QStringList& ids) {
-    if (guard)
-      for (const QString& id : ids) guard->annotateTrial(id, QString(), tags);
-  });
+  return m_context.launcher->launch(
+      request,
+      [guard, tags](const QStringList& ids) {
+        if (guard)
+          for (const QString& id : ids) guard->annotateTrial(id, QString(), tags);
+      },
+      std::move(refused));
 }
 
 AutotuneDialog* AnalysisController::openAutotuneDialog() {
@@ -228,9 +245,15 @@ AutotuneDialog* AnalysisController::openAutotuneDialog() {
     emit statusMessage(QStringLiteral("Open or create a session file first: the search is kept in it"), 6000);
     return nullptr;
   }
-  auto launch = [this](const investigate::TrialRequest& r) { launchPlanTrial(r, QStringLiteral("tune")); };
+  auto dialog = std::make_shared<QPointer<AutotuneDialog>>();
+  auto launch = [this, dialog](const investigate::TrialRequest& r) {
+    launchPlanTrial(r, QStringLiteral("tune"), [dialog](const QString& reason) {
+      if (*dialog) (*dialog)->launchRefused(reason);
+    });
+  };
   auto* d =
       new AutotuneDialog(m_context.form->config(), session->path(), launch, session->jobs(), m_context.dialogParent);
+  *dialog = d;
   d->setAttribute(Qt::WA_DeleteOnClose, true);
   connect(session, &SessionController::liveTrialStored, d, &AutotuneDialog::onTrialStored);
   d->show();

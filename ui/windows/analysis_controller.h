@@ -25,6 +25,7 @@
 #include "ui/windows/comparison_window.h"  // QPointer needs the complete types
 #include "ui/windows/investigate_window.h"
 #include "ui/windows/sweep_dialog.h"
+#include "ui/windows/trial_launcher.h"
 #include "ui/windows/workbench_context.h"
 
 class QAction;
@@ -59,9 +60,9 @@ class AnalysisController : public QObject {
   ComparisonWindow* openComparison(std::vector<protocol::TrialLog> logs, const QStringList& names,
                                    bool fromSession = false);
   SweepDialog* openSweepDialog();
-  // "Investigate…" on a row of the trials table (a stored trial): the plan view, its trials
-  // queued through the window's TrialLauncher and tagged with the plan. nullptr (and a status
-  // message) when the row is not a stored trial.
+  // "Investigate…" on a row of the trials table (a stored trial): the plan view with its budget
+  // (nothing runs until Start), its trials queued through the window's TrialLauncher and tagged
+  // with the plan. nullptr (and a status message) when the row is not a stored trial.
   InvestigateWindow* investigateRow(int row);
   InvestigateWindow* lastInvestigation() const { return m_investigation; }
   // "Find the fastest…" around the form's trial (the session must be a file).
@@ -80,8 +81,10 @@ class AnalysisController : public QObject {
  private:
   void queueFollowUp(const config::TrialConfig& config, const QString& suggestion, bool fromSession);
   void showSweep(const QStringList& ids, const std::vector<std::string>& keys);
-  // A plan's trial (investigation or search) through the TrialLauncher, tagged with the plan.
-  void launchPlanTrial(const investigate::TrialRequest& request, const QString& what);
+  // A plan's trial (investigation or search) through the TrialLauncher, tagged with the plan;
+  // `refused` hears when it will not run.
+  TrialLauncher::Result launchPlanTrial(const investigate::TrialRequest& request, const QString& what,
+                                        TrialLauncher::Refused refused = {});
 
   WorkbenchContext m_context;
   TrialLogProvider m_provider;

@@ -193,6 +193,12 @@ void AutotuneDialog::onTrialStored() {
       [this](const QString& message) { fail(message); });
 }
 
+void AutotuneDialog::launchRefused(const QString& reason) {
+  if (!m_running) return;
+  cancel();
+  m_status->setText(QStringLiteral("Not started: %1. Start tries again.").arg(reason));
+}
+
 void AutotuneDialog::cancel() {
   if (!m_running) return;
   m_running = false;

@@ -64,6 +64,8 @@ class AutotuneDialog : public QDialog {
  public slots:
   void onTrialStored();
   void cancel();
+  // The trial handed to `launch` will not run (refused, or its preview cancelled): pause, say why.
+  void launchRefused(const QString& reason);
 
  signals:
   void searchFinished(qint64 planId);

@@ -173,7 +173,9 @@ QWidget* ComparisonWindow::buildComparisonTab() {
              m_metricsView),
       1);
   auto* right = new QSplitter(Qt::Vertical);
-  right->addWidget(titled(QStringLiteral("Where the step time goes (phase breakdown, critical rank)"), m_breakdown));
+  right->addWidget(titled(QStringLiteral("Where the step time goes: the mean step on the critical rank, by phase (the "
+                                         "parts of a mean add up; the metrics show medians)"),
+                          m_breakdown));
   right->addWidget(titled(QStringLiteral("One representative step of each trial (closest to the median)"), m_steps));
   right->setStretchFactor(0, 1);
   right->setStretchFactor(1, 1);
@@ -211,13 +213,18 @@ QWidget* ComparisonWindow::buildSweepTab() {
 
 void ComparisonWindow::setTrials(std::vector<protocol::TrialLog> logs, const QStringList& names) {
   m_logs = std::move(logs);
-  m_report = analysis::make_report(m_logs);
+  // The display names label every sentence too (headline, throughput, diagnosis), as they label
+  // the titles and columns: a log's own trial id or config name never stands in for them.
+  std::vector<std::string> labels;
+  for (const QString& n : names) labels.push_back(n.toStdString());
+  m_report = analysis::make_report(m_logs, std::nullopt, labels);
   const auto& trials = m_report.comparison.trials;
   // Names and the log drawn for each (pooled) trial: its first repeat's.
   m_names.clear();
   std::vector<const protocol::TrialLog*> drawn;
   std::vector<int64_t> steps;
   std::vector<analysis::MeanBreakdown> breakdowns;
+  std::vector<double> medians;
   for (const auto& m : trials) {
     int index = -1;
     for (size_t i = 0; i < m_logs.size() && index < 0; ++i)
@@ -229,6 +236,7 @@ void ComparisonWindow::setTrials(std::vector<protocol::TrialLog> logs, const QSt
     drawn.push_back(index >= 0 ? &m_logs[size_t(index)] : nullptr);
     steps.push_back(m.representative_step);
     breakdowns.push_back(m.breakdown);
+    medians.push_back(m.step_ms.median);
   }
   m_title->setText(QStringLiteral("%1 trials compared · baseline: %2")
                        .arg(trials.size())
@@ -243,7 +251,7 @@ void ComparisonWindow::setTrials(std::vector<protocol::TrialLog> logs, const QSt
   m_diffModel->setComparison(m_report.comparison, m_names);
   m_metricsModel->setComparison(m_report.comparison, m_names);
   fitTables();
-  m_breakdown->setTrials(m_names, breakdowns);
+  m_breakdown->setTrials(m_names, breakdowns, medians);
   m_steps->setSteps(m_names, drawn, steps);
   m_diagnosis->setReport(m_report, m_names);
   // Every compared log as its own curve (repeats too: their spread is the noise).

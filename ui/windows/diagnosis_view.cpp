@@ -10,6 +10,7 @@
 #include <QTextDocument>
 #include <QVBoxLayout>
 
+#include "core/analysis/diagnosis_text.h"
 #include "core/analysis/format.h"
 
 namespace tunebench::ui {
@@ -83,11 +84,14 @@ void DiagnosisView::setReport(const analysis::Report& report, const QStringList&
       const QString answer = f.can_beat_single
                                  ? QStringLiteral("<span style='color:%1'><b>Yes</b></span>").arg(good_color().name())
                                  : QStringLiteral("<span style='color:%1'><b>No</b></span>").arg(bad_color().name());
+      // GPUs, or CPU ranks (Gloo processes): named as the analysis names them.
+      const QString many = q(analysis::device_noun(trials[t], true));
+      const QString one = q(analysis::device_noun(trials[t]));
       addParagraph(
-          QStringLiteral("<b>Can %1 GPUs beat one GPU on this interconnect?</b> %2 — %3 Speed-up over one GPU: "
-                         "%4 with nothing overlapped, %5 at best, %6 measured.")
+          QStringLiteral("<b>Can %1 %2 beat one %3 on this interconnect?</b> %4 — %5 Speed-up over one %3: "
+                         "%6 with nothing overlapped, %7 at best, %8 measured.")
               .arg(f.world_size)
-              .arg(answer, esc(f.statement), q(analysis::format_ratio(f.speedup_no_overlap)),
+              .arg(many, one, answer, esc(f.statement), q(analysis::format_ratio(f.speedup_no_overlap)),
                    q(analysis::format_ratio(f.speedup_full_overlap)), q(analysis::format_ratio(f.speedup_measured))),
           QStringLiteral("canBeatSingle"));
     }

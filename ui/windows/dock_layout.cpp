@@ -50,7 +50,7 @@ void DockLayout::addBottom(QWidget* trials, QWidget* log) {
   m_window->addDockWidget(Qt::BottomDockWidgetArea, logDock);
   m_window->splitDockWidget(m_trials, logDock, Qt::Horizontal);
   m_window->resizeDocks({m_trials}, {230}, Qt::Vertical);
-  m_window->resizeDocks({m_trials, logDock}, {3, 2}, Qt::Horizontal);  // the table's reasons need the room
+  m_window->resizeDocks({m_trials, logDock}, {2, 1}, Qt::Horizontal);  // the table's columns and reasons need the room
   if (m_form) m_window->resizeDocks({m_form}, {kFormDockWidth}, Qt::Horizontal);
   m_docks << m_trials << logDock;
 }

@@ -18,6 +18,16 @@ namespace tunebench::ui {
 
 using config::KnobType;
 
+namespace {
+// A count's unit agrees with it: "1 process", "2 processes", "1 micro-step". Units that are not
+// plural nouns ("ms", "MiB") stay as they are.
+QString unit_for(const std::string& unit, long long value) {
+  QString u = QString::fromStdString(unit);
+  if (value != 1 || u.size() < 4 || !u.endsWith(QLatin1Char('s'))) return u;
+  return u.endsWith(QStringLiteral("sses")) ? u.chopped(2) : u.chopped(1);
+}
+}  // namespace
+
 QString KnobField::tooltipFor(const config::KnobInfo& knob) {
   QString tip =
       QStringLiteral("<p><b>%1</b> <code>--%2</code></p><p>%3</p>")
@@ -44,7 +54,12 @@ KnobField::KnobField(const config::KnobInfo& knob, QWidget* parent) : QWidget(pa
         auto* spin = new QSpinBox(this);
         spin->setRange(0, std::numeric_limits<int>::max());
         spin->setGroupSeparatorShown(true);
-        if (!knob.unit.empty()) spin->setSuffix(QStringLiteral(" ") + QString::fromStdString(knob.unit));
+        if (!knob.unit.empty()) {
+          spin->setSuffix(QStringLiteral(" ") + unit_for(knob.unit, spin->value()));
+          connect(spin, &QSpinBox::valueChanged, spin, [spin, unit = knob.unit](int v) {
+            spin->setSuffix(QStringLiteral(" ") + unit_for(unit, v));
+          });
+        }
         connect(spin, &QSpinBox::valueChanged, this, &KnobField::edited);
         m_editor = spin;
       }
@@ -111,9 +126,10 @@ QString KnobField::text() const {
 
 void KnobField::setText(const QString& text) {
   const QSignalBlocker block(m_editor);  // programmatic changes are not user edits
-  if (auto* spin = qobject_cast<QSpinBox*>(m_editor))
+  if (auto* spin = qobject_cast<QSpinBox*>(m_editor)) {
     spin->setValue(text.toInt());
-  else if (auto* box = qobject_cast<QCheckBox*>(m_editor))
+    if (!m_knob.unit.empty()) spin->setSuffix(QStringLiteral(" ") + unit_for(m_knob.unit, spin->value()));
+  } else if (auto* box = qobject_cast<QCheckBox*>(m_editor))
     box->setChecked(text == "true");
   else if (auto* combo = qobject_cast<QComboBox*>(m_editor))
     combo->setCurrentText(text);

@@ -330,6 +330,7 @@ void LiveView::showTrial(TrialViewData data, bool live) {
   m_stepTime->addEvents(data.events);
   m_telemetry->addEvents(data.events);
   if (!live) {
+    m_telemetry->setComplete(true);  // every sample it has is here
     // A stored trial: the whole run, as Nsight opens a report.
     m_timeline->setFollowLatest(false);
     m_timeline->fitToData();
@@ -349,6 +350,7 @@ void LiveView::setProgress(const TrialProgress& progress) {
 }
 
 void LiveView::setOutcome(const TrialOutcome& outcome) {
+  m_telemetry->setComplete(true);  // the run ended: no sample will come
   const QString unit = m_lastProgress.unit;  // "step", or "size" for a link probe
   const QString where =
       QStringLiteral("%1 %2 of %3").arg(unit).arg(m_lastProgress.step).arg(m_lastProgress.steps);

@@ -69,6 +69,12 @@ void LogPane::appendError(const QString& text) {
 
 void LogPane::appendNote(const QString& text) { appendLine({-1, LogLine::Source::Runner, text}); }
 
+void LogPane::restart(const QString& firstLine) {
+  m_pending.clear();
+  clear();
+  if (!firstLine.isEmpty()) appendNote(firstLine);
+}
+
 void LogPane::flush() {
   if (m_pending.isEmpty()) return;
   QScrollBar* bar = verticalScrollBar();

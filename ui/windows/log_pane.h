@@ -23,6 +23,8 @@ class LogPane : public QPlainTextEdit {
   void appendError(const QString& text);  // highlighted (a trial failed)
   void appendNote(const QString& text);   // the window's own line (a session's import, say)
   void flush();
+  // Starts over (another session): nothing of the previous one stays, pending lines included.
+  void restart(const QString& firstLine);
   static QString format(const LogLine& line);
   // A worker's stderr line that reports a problem ("error", "exception", "out of memory", ...).
   static bool looksLikeAnError(const QString& text);

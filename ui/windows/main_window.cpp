@@ -120,6 +120,11 @@ void MainWindow::createSession() {
   connect(m_sessionActions, &SessionActions::logMessage, m_log, &LogPane::appendNote);
   connect(m_sessionActions, &SessionActions::errorLogged, m_log, &LogPane::appendError);
   connect(m_sessionActions, &SessionActions::startPageRequested, this, &MainWindow::showStartPage);
+  connect(m_sessionActions, &SessionActions::sessionSwitched, this, [this] {
+    // Nothing said about the previous session stays: its log and its last run's status.
+    m_log->restart(QStringLiteral("Session %1").arg(QFileInfo(m_session->path()).fileName()));
+    if (!isBusy()) m_runStatus->clear();
+  });
   connect(m_sessionActions, &SessionActions::recentChanged, m_startPage, &StartPage::setRecent);
   connect(m_sessionActions, &SessionActions::configRequested, this,
           [this](const config::TrialConfig& c, const QString& source) {
@@ -175,6 +180,7 @@ void MainWindow::createControllers() {
   context.launcher = m_launcher;
   context.live = m_tracker;
   context.queue = m_queue;
+  context.useSettings = m_options.useSettings;
   m_analysis = new AnalysisController(context, this);
   m_prediction = new PredictionController(context, m_analysis, this);
   m_linkProbe = new LinkProbeController(context, this);
@@ -229,7 +235,8 @@ void MainWindow::createStatusBar() {
   auto* devices = new QLabel(m_devices.hasGpu() ? QStringLiteral("%1 GPU(s)").arg(m_devices.gpus.size())
                                                 : QStringLiteral("CPU only"));
   devices->setToolTip(m_devices.summary());
-  statusBar()->addWidget(m_runStatus, 1);
+  // Permanent, right of the messages: the run's line is never drawn over one.
+  statusBar()->addPermanentWidget(m_runStatus);
   statusBar()->addPermanentWidget(m_jobStatus);
   statusBar()->addPermanentWidget(m_runStatus->bar());
   statusBar()->addPermanentWidget(devices);
@@ -349,7 +356,7 @@ void MainWindow::onEvents(const EventBatch& batch) {
 
 void MainWindow::onProgress(const TrialProgress& progress) {
   m_live->setProgress(progress);
-  m_runStatus->setProgress(m_tracker->current(), progress);
+  m_runStatus->setProgress(progress);
   m_tracker->setProgress(progress);
 }
 
@@ -358,7 +365,7 @@ void MainWindow::onFinished(const TrialOutcome& outcome, bool recorded) {
   m_sessionActions->setBusy(false);
   m_runStatus->finished(outcome);
   if (outcome.status == protocol::TrialStatus::Failed)
-    m_log->appendError(QStringLiteral("trial %1 failed: %2").arg(outcome.trial_id, outcome.reason) +
+    m_log->appendError(QStringLiteral("%1 failed: %2").arg(m_runStatus->name(), outcome.reason) +
                        (outcome.stderr_tail.isEmpty() ? QString() : QStringLiteral("\n") + outcome.stderr_tail));
   updateActions();
   m_tracker->finish(outcome, recorded);  // last: it may announce the end (trialFinished)

@@ -2,11 +2,13 @@
 
 #include <QAction>
 #include <QItemSelectionModel>
+#include <QSettings>
 
 #include "ui/models/trials_model.h"
 #include "ui/windows/analysis_controller.h"
 #include "ui/windows/live_trial_tracker.h"
 #include "ui/windows/session_controller.h"
+#include "ui/windows/target_picker.h"
 #include "ui/windows/trial_form.h"
 
 namespace tunebench::ui {
@@ -28,6 +30,24 @@ PredictionController::PredictionController(const WorkbenchContext& context, cons
       QStringLiteral("Predict the selected trial on other GPUs, GPU counts, links or knobs, next to what it measured"));
   connect(m_whatIf, &QAction::triggered, this, &PredictionController::whatIfSelected);
 
+  // Which GPUs: the detected ones, else the user's last choice (remembered when the window keeps
+  // settings).
+  if (m_context.useSettings) {
+    QSettings settings;
+    predict::Target last;
+    last.gpu = settings.value(QStringLiteral("prediction/gpu")).toString().toStdString();
+    last.link = settings.value(QStringLiteral("prediction/link")).toString().toStdString();
+    m_panel->setDefaultTarget(m_context.form->devices(), last);
+  }
+  connect(m_panel, &PredictionPanel::targetChanged, this, [this] {
+    if (m_context.useSettings) {
+      const predict::Target t = m_panel->picker()->target();
+      QSettings settings;
+      settings.setValue(QStringLiteral("prediction/gpu"), QString::fromStdString(t.gpu));
+      settings.setValue(QStringLiteral("prediction/link"), QString::fromStdString(t.link));
+    }
+    refresh();
+  });
   connect(m_context.form, &TrialForm::changed, this, &PredictionController::refresh);
   connect(m_context.session, &SessionController::sessionChanged, this, [this] {
     // Another file: its trials are other trials (record ids "s<store id>" repeat across files).
@@ -94,12 +114,32 @@ void PredictionController::refresh() { m_panel->showPrediction(m_context.form->c
 WhatIfDialog* PredictionController::openWhatIf(int row) {
   TrialsModel* trials = m_context.trials;
   if (row < 0 || row >= trials->rowCount()) return nullptr;
+  const TrialRecord& record = trials->record(row);
   auto log = m_analysis->logOfRow(row);
   predict::Evidence one;
   if (log) {
-    one.add(trials->record(row).id.toStdString(), std::make_shared<protocol::TrialLog>(std::move(*log)));
-  } else if (auto it = m_stored.constFind(trials->record(row).id); it != m_stored.constEnd() && *it) {
+    one.add(label_of(record), std::make_shared<protocol::TrialLog>(std::move(*log)));  // its name, not its id
+  } else if (auto it = m_stored.constFind(record.id); it != m_stored.constEnd() && *it) {
     one.add(**it);
+  } else if (m_stored.constFind(record.id) == m_stored.constEnd() && m_context.session->storeId(record.id) >= 0) {
+    // Stored and not measured yet (the session's trials load in the background): load this one
+    // now and open when it is here, rather than saying it has nothing to predict from.
+    const QString id = record.id;
+    const QString path = m_context.session->path();
+    emit statusMessage(QStringLiteral("Loading %1 for What if…").arg(QString::fromStdString(label_of(record))), 4000);
+    QPointer<PredictionController> self(this);
+    m_context.session->loadTrialLogs({id}, [self, id, path](std::vector<std::optional<protocol::TrialLog>> logs) {
+      if (!self || self->m_context.session->path() != path) return;
+      const int at = self->m_context.trials->rowOf(id);
+      if (at < 0) return;
+      std::optional<predict::MeasuredTrial> measured;
+      if (!logs.empty() && logs.front())
+        measured = predict::Evidence::measure(label_of(self->m_context.trials->record(at)),
+                                              std::make_shared<protocol::TrialLog>(std::move(*logs.front())));
+      self->m_stored.insert(id, measured);
+      self->openWhatIf(at);
+    });
+    return nullptr;
   }
   if (one.trials().empty()) {
     emit statusMessage(QStringLiteral("The selected trial recorded no configuration to predict from"), 5000);
@@ -108,6 +148,8 @@ WhatIfDialog* PredictionController::openWhatIf(int row) {
   auto* dialog = new WhatIfDialog(one.trials().front(), m_evidence.trials(), m_context.dialogParent);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   dialog->show();
+  dialog->raise();
+  dialog->activateWindow();
   m_last = dialog;
   return dialog;
 }

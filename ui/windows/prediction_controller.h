@@ -1,10 +1,11 @@
 // PredictionController: the workbench's predictions. Its PredictionPanel (which the window docks
-// under the trial form) is updated whenever a knob changes, and its "What if…" action (which the
-// window puts in the Analysis menu) opens a WhatIfDialog on the selected trial. Both are
-// calibrated by the session's measured trials and link probes: the logs at hand (the
-// AnalysisController's provider: the running trial, replays) and the trials stored in the session
-// file, loaded by a background job (each measured once per session), reloaded when the session
-// changes or a trial finishes.
+// under the trial form) is updated whenever a knob changes or its GPU / count / link picker does
+// (the detected GPUs by default, else the last choice, remembered where the window keeps settings),
+// and its "What if…" action (which the window puts in the Analysis menu) opens a WhatIfDialog on
+// the selected trial. Both are calibrated by the session's measured trials and link probes: the
+// logs at hand (the AnalysisController's provider: the running trial, replays) and the trials
+// stored in the session file, loaded by a background job (each measured once per session),
+// reloaded when the session changes or a trial finishes.
 #pragma once
 
 #include <QHash>
@@ -32,7 +33,8 @@ class PredictionController : public QObject {
   QAction* whatIfAction() const { return m_whatIf; }
   const predict::Evidence& evidence() const { return m_evidence; }
   // Opens the What-if dialog on a row of the trials table; nullptr (with a status message) when the
-  // row has no recorded configuration.
+  // row has no recorded configuration, or while a stored trial is loaded for it (the dialog then
+  // opens by itself).
   WhatIfDialog* openWhatIf(int row);
   // Stored trials still being loaded for the evidence (0 when the evidence is complete).
   int loading() const { return m_loading; }

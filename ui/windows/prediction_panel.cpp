@@ -1,7 +1,5 @@
 #include "ui/windows/prediction_panel.h"
 
-#include <unistd.h>
-
 #include <QLabel>
 #include <QLocale>
 #include <QProgressBar>
@@ -11,6 +9,7 @@
 #include <algorithm>
 
 #include "core/predict/render.h"
+#include "ui/windows/target_picker.h"
 
 namespace tunebench::ui {
 
@@ -22,6 +21,7 @@ QString ms(double v) { return QString::number(v, 'f', v < 10 ? 1 : 0) + QStringL
 
 QString thousands(double v) { return QLocale(QLocale::English).toString(qint64(v + 0.5)); }
 
+// Where the worker would run the form's trial: device auto means the GPUs when there are any.
 bool uses_gpu(const config::TrialConfig& c, const DeviceInventory& d) {
   return c.device == config::Device::Cuda || (c.device == config::Device::Auto && d.hasGpu());
 }
@@ -32,6 +32,15 @@ PredictionPanel::PredictionPanel(QWidget* parent) : QWidget(parent) {
   setObjectName(QStringLiteral("predictionPanel"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 6, 6, 6);
+  m_picker = new TargetPicker(QStringLiteral("prediction"), this);
+  connect(m_picker, &TargetPicker::changed, this, [this] {
+    m_defaulted = true;  // the user's choice from now on
+    emit targetChanged();
+  });
+  m_pickerNote = new QLabel(this);
+  m_pickerNote->setObjectName(QStringLiteral("predictionTargetNote"));
+  m_pickerNote->setWordWrap(true);
+  m_pickerNote->setStyleSheet(QStringLiteral("color: palette(mid);"));
   m_memory = new QLabel(this);
   m_memory->setObjectName(QStringLiteral("predictedMemory"));
   m_memory->setWordWrap(true);
@@ -58,8 +67,9 @@ PredictionPanel::PredictionPanel(QWidget* parent) : QWidget(parent) {
   m_basis->setWordWrap(true);
   m_basis->setStyleSheet(QStringLiteral("color: palette(mid);"));
   for (QWidget* w :
-       {static_cast<QWidget*>(m_memory), static_cast<QWidget*>(m_memoryBar), static_cast<QWidget*>(m_warning),
-        static_cast<QWidget*>(m_step), static_cast<QWidget*>(m_scaling), static_cast<QWidget*>(m_link)})
+       {static_cast<QWidget*>(m_picker), static_cast<QWidget*>(m_pickerNote), static_cast<QWidget*>(m_memory),
+        static_cast<QWidget*>(m_memoryBar), static_cast<QWidget*>(m_warning), static_cast<QWidget*>(m_step),
+        static_cast<QWidget*>(m_scaling), static_cast<QWidget*>(m_link)})
     layout->addWidget(w);
   m_measureLink = new QToolButton(this);
   m_measureLink->setObjectName(QStringLiteral("measureLinkButton"));
@@ -73,53 +83,79 @@ void PredictionPanel::setEvidence(std::vector<const predict::MeasuredTrial*> evi
   m_evidence = std::move(evidence);
 }
 
-int64_t PredictionPanel::hostMemoryBytes() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? int64_t(pages) * page : 0;
-}
-
-predict::Scenario PredictionPanel::scenarioFor(const config::TrialConfig& c, const DeviceInventory& d) {
-  predict::Scenario s;
-  s.config = c;
-  if (uses_gpu(c, d) && d.hasGpu()) {
-    s.gpu = d.gpus.front().name.toStdString();
-    s.device_memory_bytes = d.gpus.front().memory_bytes;
-  } else if (!uses_gpu(c, d)) {
-    s.config.device = config::Device::Cpu;
-    s.device_memory_bytes = hostMemoryBytes();
-  }
-  return s;
+void PredictionPanel::setDefaultTarget(const DeviceInventory& devices, const predict::Target& fallback) {
+  if (!fallback.gpu.empty()) m_fallback = fallback;
+  if (m_defaulted) return;  // the user chose, or the detected GPUs were applied
+  predict::Target t = m_fallback;
+  if (devices.hasGpu())
+    if (const auto* g = hardware::find_gpu(devices.gpus.front().name.toStdString())) {
+      t.gpu = g->id;
+      t.gpus = int(devices.gpus.size());
+      m_defaulted = true;
+    }
+  m_picker->setTarget(t);
 }
 
 void PredictionPanel::showPrediction(const config::TrialConfig& config, const DeviceInventory& devices) {
-  predict::Scenario scenario = scenarioFor(config, devices);
-  if (scenario.config.device == config::Device::Cpu && m_hostMemory > 0) scenario.device_memory_bytes = m_hostMemory;
-  m_prediction = predict::predict_scenario(scenario, m_evidence);
-  const auto& p = m_prediction;
-  const bool gpu = p.cuda;
-  // CPU ranks are processes on this host: they share its memory.
-  const double ranks_here = gpu ? 1.0 : double(std::max(1, config.world_size));
-  const double needed = double(p.memory.device_needed_bytes) * ranks_here;
-  const double available = double(p.device_memory_bytes);
-  if (available > 0) {
-    m_fit = needed <= available ? predict::Fit::Fits : predict::Fit::DoesNotFit;
-    if (m_fit == predict::Fit::Fits && gpu) m_fit = predict::fit_of(p.memory, p.device_memory_bytes);
+  setDefaultTarget(devices);
+  const bool gpu = uses_gpu(config, devices);
+  config::TrialConfig c = config;
+  predict::Target target;
+  if (gpu) {
+    // The count follows the form's ranks; changed in the picker, it asks "what if on N GPUs?".
+    if (config.world_size != m_formWorld) {
+      m_formWorld = config.world_size;
+      predict::Target follow = m_picker->target();
+      follow.gpus = config.world_size;
+      m_picker->setTarget(follow);
+    }
+    target = m_picker->target();
+    // The GPU this machine has keeps the memory it reported.
+    if (devices.hasGpu())
+      if (const auto* g = hardware::find_gpu(devices.gpus.front().name.toStdString()); g && g->id == target.gpu)
+        target.memory_bytes = devices.gpus.front().memory_bytes;
+    c.device = config::Device::Cuda;
   } else {
-    m_fit = predict::Fit::Fits;
+    c.device = config::Device::Cpu;
+    target.memory_bytes = m_hostMemory;
   }
-  QString where = gpu ? (p.gpu ? QString::fromStdString(p.gpu->name) : QString::fromStdString(scenario.gpu))
-                      : QStringLiteral("this host (%1 rank(s))").arg(config.world_size);
-  QString memory = QStringLiteral("<b>Memory %1</b>: peak %2 (%3); needs %4")
-                       .arg(gpu ? QStringLiteral("per GPU") : QStringLiteral("per rank"))
-                       .arg(bytes(double(p.memory.peak_bytes)))
-                       .arg(QString::fromStdString(p.memory.peak_at).toHtmlEscaped())
-                       .arg(bytes(double(p.memory.device_needed_bytes)));
-  if (available > 0) memory += QStringLiteral(" of %1 on %2").arg(bytes(available)).arg(where.toHtmlEscaped());
+  m_picker->setEnabled(gpu);
+  m_pickerNote->setText(gpu ? (target.gpus != config.world_size
+                                   ? QStringLiteral("What if on %1 GPU(s): the form's trial runs %2 rank(s).")
+                                         .arg(target.gpus)
+                                         .arg(config.world_size)
+                                   : QString())
+                            : QStringLiteral("CPU ranks: predicted against this host's memory."));
+  m_pickerNote->setVisible(!m_pickerNote->text().isEmpty());
+  try {
+    const predict::TargetedScenario scenario = predict::scenario_for(c, target, m_evidence);
+    m_prediction = predict::predict_scenario(scenario.scenario, m_evidence);
+    m_problem.clear();
+  } catch (const std::exception& e) {
+    m_prediction = predict::Prediction{};
+    m_problem = QString::fromStdString(e.what());
+  }
+  const auto& p = m_prediction;
+  if (!m_problem.isEmpty()) {
+    m_memory->setText(QStringLiteral("No prediction: %1").arg(m_problem.toHtmlEscaped()));
+    for (QWidget* w : {static_cast<QWidget*>(m_memoryBar), static_cast<QWidget*>(m_warning),
+                       static_cast<QWidget*>(m_step), static_cast<QWidget*>(m_scaling), static_cast<QWidget*>(m_link)})
+      w->setVisible(false);
+    m_basis->clear();
+    return;
+  }
+  // The memory line of `tunebench-cli predict`, with its verdict; the label in bold.
+  QString memory = QString::fromStdString(predict::memory_line(p)).toHtmlEscaped();
+  if (const int colon = memory.indexOf(QLatin1Char(':')); colon > 0)
+    memory = QStringLiteral("<b>%1</b>%2").arg(memory.left(colon), memory.mid(colon));
+  if (p.cuda && p.gpu) memory += QStringLiteral(" (%1)").arg(QString::fromStdString(p.gpu->name).toHtmlEscaped());
   m_memory->setText(memory);
+  const double needed = double(p.memory.device_needed_bytes) * p.ranks_sharing_memory;
+  const double available = double(p.device_memory_bytes);
   m_memoryBar->setVisible(available > 0);
   m_memoryBar->setValue(available > 0 ? int(std::min(1.0, needed / available) * 1000) : 0);
   m_memoryBar->setStyleSheet(
-      m_fit == predict::Fit::DoesNotFit ? QStringLiteral("QProgressBar::chunk { background: #c62828; }") : QString());
+      p.fit == predict::Fit::DoesNotFit ? QStringLiteral("QProgressBar::chunk { background: #c62828; }") : QString());
   m_warning->setText(warningText());
   m_warning->setVisible(!m_warning->text().isEmpty());
 
@@ -127,7 +163,7 @@ void PredictionPanel::showPrediction(const config::TrialConfig& config, const De
     const auto& s = *p.step;
     QString step = QStringLiteral("<b>Step</b> %1: forward %2, backward %3, optimizer %4")
                        .arg(ms(s.step_ms), ms(s.forward_ms), ms(s.backward_ms), ms(s.optimizer_ms));
-    if (config.world_size > 1)
+    if (p.scenario.config.world_size > 1)
       step += QStringLiteral(", exposed communication %1 (floor %2)").arg(ms(s.exposed_comm_ms), ms(s.comm_floor_ms));
     if (s.data_wait_ms >= 0.05) step += QStringLiteral(", data wait %1").arg(ms(s.data_wait_ms));
     step += QStringLiteral("<br><b>%1 tokens/s</b> per GPU, %2 in all")
@@ -135,9 +171,12 @@ void PredictionPanel::showPrediction(const config::TrialConfig& config, const De
     if (s.mfu) step += QStringLiteral(", MFU %1 %").arg(100.0 * *s.mfu, 0, 'f', 1);
     m_step->setText(step);
   } else {
-    m_step->setText(gpu ? QStringLiteral("Step time: unknown for this device (not in the hardware catalogue).")
-                        : QStringLiteral("Step time: predicted for GPUs only (the catalogue has no CPU peaks)."));
+    m_step->setText(p.cuda ? QStringLiteral("Step time: unknown for this GPU (not in the hardware catalogue, or no "
+                                            "peak for this precision).")
+                           : QStringLiteral("Step time: not predicted for CPU ranks (the hardware catalogue has GPU "
+                                            "peaks only); Run measures it."));
   }
+  m_step->setVisible(true);
   m_scaling->setText(p.scaling ? QString::fromStdString(p.scaling->statement).toHtmlEscaped() : QString());
   m_scaling->setVisible(p.scaling.has_value());
   m_link->setText(linkText());
@@ -185,20 +224,8 @@ void PredictionPanel::setMeasureLinkAction(QAction* action) {
 }
 
 QString PredictionPanel::warningText() const {
-  const auto& p = m_prediction;
-  if (p.device_memory_bytes <= 0 || m_fit == predict::Fit::Fits) return {};
-  if (m_fit == predict::Fit::Tight)
-    return QStringLiteral("Tight: %1 needed of %2; the allocator may have to free its cache and retry.")
-        .arg(bytes(double(p.memory.device_needed_bytes)), bytes(double(p.device_memory_bytes)));
-  const bool gpu = p.cuda;
-  const double ranks = gpu ? 1.0 : double(std::max(1, p.scenario.config.world_size));
-  return QStringLiteral(
-             "Will not fit: needs %1 %2 but %3 has %4. Running it will end out of memory; try "
-             "checkpointing, a smaller micro-batch, FSDP or pure-bf16.")
-      .arg(bytes(double(p.memory.device_needed_bytes) * ranks))
-      .arg(gpu ? QStringLiteral("per GPU") : QStringLiteral("for %1 rank(s) on this host").arg(int(ranks)))
-      .arg(gpu ? QStringLiteral("the GPU") : QStringLiteral("this host"))
-      .arg(bytes(double(p.device_memory_bytes)));
+  if (m_prediction.fit == predict::Fit::Fits) return {};
+  return QString::fromStdString(predict::fit_sentence(m_prediction));
 }
 
 QString PredictionPanel::summaryText() const { return m_memory->text() + QStringLiteral("\n") + m_step->text(); }

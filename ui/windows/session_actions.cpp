@@ -18,6 +18,7 @@
 #include "core/report/embedded_session.h"
 #include "ui/models/trials_model.h"
 #include "ui/runner/background_jobs.h"
+#include "ui/windows/dialog_front.h"
 #include "ui/windows/session_controller.h"
 #include "ui/windows/trial_notes_dialog.h"
 
@@ -84,6 +85,7 @@ SessionActions::SessionActions(SessionController* session, TrialsModel* trials, 
   setObjectName(QStringLiteral("sessionActions"));
   if (m_useSettings) {
     m_recent = QSettings().value(QStringLiteral("session/recent")).toStringList();
+    m_own = QSettings().value(QStringLiteral("session/own")).toStringList();
     m_exportDir = QSettings().value(QStringLiteral("export/lastDir")).toString();
   }
   if (m_exportDir.isEmpty() || !QFileInfo(m_exportDir).isDir()) m_exportDir = QDir::homePath();
@@ -99,15 +101,25 @@ SessionActions::SessionActions(SessionController* session, TrialsModel* trials, 
 
   connect(m_session, &SessionController::trialCountChanged, this, [this](int) { updateTrialActions(); });
   connect(m_session, &SessionController::openFailed, this, [this](const QString& path, const QString& message) {
+    emit statusMessage(QStringLiteral("%1 was not opened").arg(QFileInfo(path).fileName()), 8000);  // not "Opening…"
     showError(QStringLiteral("Open session"),
               QStringLiteral("%1 was not opened: %2\nNothing was changed (the current session stays open).")
                   .arg(QFileInfo(path).fileName(), message));
   });
   connect(m_session, &SessionController::sessionChanged, this, [this] {
     if (!m_session->path().isEmpty() && !m_session->isScratch()) addRecent(m_session->path());
+    // Another session (not Save As continuing in its copy): what was said about the last one is old.
+    const QString path = QFileInfo(m_session->path()).absoluteFilePath();
+    if (path == m_current) return;
+    const bool continued = path == m_continuesIn;
+    m_current = path;
+    m_continuesIn.clear();
+    if (!continued) emit sessionSwitched();
   });
-  connect(m_session, &SessionController::savedAs, this,
-          [this](const QString& path) { emit statusMessage(QStringLiteral("Saved %1").arg(path), 6000); });
+  connect(m_session, &SessionController::savedAs, this, [this](const QString& path) {
+    m_continuesIn = QFileInfo(path).absoluteFilePath();
+    emit statusMessage(QStringLiteral("Saved %1").arg(path), 6000);
+  });
   connect(m_session, &SessionController::exported, this, [this](const QString& path, int n) {
     emit statusMessage(QStringLiteral("Wrote %1 trial(s) to %2").arg(n).arg(path), 8000);
   });
@@ -126,6 +138,7 @@ SessionActions::SessionActions(SessionController* session, TrialsModel* trials, 
   connect(m_session->jobs(), &BackgroundJobs::jobFailed, this, [this](const JobFailure& f) {
     switch (f.kind) {
       case JobKind::OpenSession:  // openFailed does not fire for a file that failed its checks
+        emit statusMessage(QStringLiteral("%1 was not opened").arg(f.subject), 8000);  // not "Opening…" still
         showError(QStringLiteral("Open session"),
                   QStringLiteral("%1 was not opened: %2\nNothing was changed (the current session stays open).")
                       .arg(f.subject, f.message));
@@ -222,14 +235,14 @@ void SessionActions::createActions() {
     d->setAttribute(Qt::WA_DeleteOnClose);
     connect(d, &QFileDialog::fileSelected, this,
             [this](const QString& path) { newSession(with_suffix(path, QStringLiteral("tbsession"))); });
-    d->open();
+    open_in_front(d);
   });
   connect(open, &QAction::triggered, this, [this] {
     auto* d = new QFileDialog(m_parent, QStringLiteral("Open session"), user_sessions_dir(), kOpenFilter);
     d->setFileMode(QFileDialog::ExistingFile);
     d->setAttribute(Qt::WA_DeleteOnClose);
     connect(d, &QFileDialog::fileSelected, this, [this](const QString& path) { openSession(path); });
-    d->open();
+    open_in_front(d);
   });
   connect(saveAs, &QAction::triggered, this, [this] {
     askSavePath(QStringLiteral("Save session as"), m_session->sessionName() + QStringLiteral(".tbsession"),
@@ -241,7 +254,7 @@ void SessionActions::createActions() {
     d->setFileMode(QFileDialog::ExistingFiles);  // one run's traces are one file per rank
     d->setAttribute(Qt::WA_DeleteOnClose);
     connect(d, &QFileDialog::filesSelected, this, [this](const QStringList& paths) { importFiles(paths); });
-    d->open();
+    open_in_front(d);
   });
   connect(exportReportAct, &QAction::triggered, this, [this] { askExportReport(selectedTrialIds()); });
   connect(exportTrialsAct, &QAction::triggered, this, [this] {
@@ -280,7 +293,7 @@ void SessionActions::createActions() {
       if (!m_session->renameTrial(id, name.trimmed()))
         showError(QStringLiteral("Rename trial"), m_session->errorString());
     });
-    d->open();
+    open_in_front(d);
   });
   connect(del, &QAction::triggered, this, [this] {
     const QStringList ids = selectedTrialIds();
@@ -297,7 +310,7 @@ void SessionActions::createActions() {
       for (const QString& id : ids)
         if (!m_session->deleteTrial(id)) showError(QStringLiteral("Delete trial"), m_session->errorString());
     });
-    box->open();
+    open_in_front(box);
   });
   connect(again, &QAction::triggered, this, [this] {
     const QStringList ids = selectedTrialIds();
@@ -314,7 +327,7 @@ void SessionActions::createActions() {
       if (!m_session->annotateTrial(id, dialog->notes(), dialog->tags()))
         showError(QStringLiteral("Annotate trial"), m_session->errorString());
     });
-    dialog->open();
+    open_in_front(dialog);
   });
   connect(m_examples, &QAction::triggered, this, [this] { emit startPageRequested(true); });
 
@@ -365,7 +378,7 @@ void SessionActions::openInitialSession(const QString& sessionPath) {
     const QString last = QSettings().value(QStringLiteral("session/last")).toString();
     // Ours (we made it): its configs run without a preview. Opening is a background job; a
     // failure reports, and a fresh session is made below only when no file is there at all.
-    if (!last.isEmpty() && QFileInfo::exists(last)) ok = m_session->openSession(last, false);
+    if (!last.isEmpty() && QFileInfo::exists(last)) ok = m_session->openSession(last, !isOwn(last));
     if (!ok) {
       const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
       ok = newSession(unused_path(user_sessions_dir(), QStringLiteral("session-") + stamp));
@@ -386,6 +399,7 @@ bool SessionActions::newSession(const QString& path) {
     showError(QStringLiteral("New session"), m_session->errorString());
     return false;
   }
+  addOwn(path);
   return true;
 }
 
@@ -405,8 +419,9 @@ bool SessionActions::openSession(const QString& path) {
     emit statusMessage(QStringLiteral("Opening the trials of %1…").arg(path), 4000);
     return true;
   }
-  // A file opened from disk may come from anyone: its configs are shown before they run.
-  if (!m_session->openSession(path, true)) {
+  // A file opened from disk may come from anyone: its configs are shown before they run. Not the
+  // user's own sessions (made here with New, or saved from one): they stay theirs however opened.
+  if (!m_session->openSession(path, !isOwn(path))) {
     showError(QStringLiteral("Open session"),
               QStringLiteral("%1 was not opened: %2\nNothing was changed (the current session stays open).")
                   .arg(QFileInfo(path).fileName(), m_session->errorString()));
@@ -429,11 +444,23 @@ bool SessionActions::openExample(const QString& examplePath) {
 }
 
 bool SessionActions::saveSessionAs(const QString& path) {
+  const bool own = !m_session->isForeign();
   if (!m_session->saveAs(path)) {
     showError(QStringLiteral("Save session as"), m_session->errorString());
     return false;
   }
+  if (own) addOwn(path);  // a copy of the user's own session is theirs too
   return true;
+}
+
+bool SessionActions::isOwn(const QString& path) const { return m_own.contains(QFileInfo(path).absoluteFilePath()); }
+
+void SessionActions::addOwn(const QString& path) {
+  const QString abs = QFileInfo(path).absoluteFilePath();
+  if (m_own.contains(abs)) return;
+  m_own.prepend(abs);
+  while (m_own.size() > 200) m_own.removeLast();  // a long list of files the user made is plenty
+  if (m_useSettings) QSettings().setValue(QStringLiteral("session/own"), m_own);
 }
 
 bool SessionActions::importFiles(const QStringList& paths) {
@@ -639,7 +666,7 @@ void SessionActions::showError(const QString& title, const QString& message) {
   m_lastBox = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, m_parent);
   m_lastBox->setObjectName(QStringLiteral("sessionErrorBox"));
   m_lastBox->setAttribute(Qt::WA_DeleteOnClose);
-  m_lastBox->open();
+  open_in_front(m_lastBox);
 }
 
 void SessionActions::askSavePath(const QString& title, const QString& fileName, const QString& filter,
@@ -648,7 +675,7 @@ void SessionActions::askSavePath(const QString& title, const QString& fileName, 
   d->setAcceptMode(QFileDialog::AcceptSave);
   d->setAttribute(Qt::WA_DeleteOnClose);
   connect(d, &QFileDialog::fileSelected, this, [chosen = std::move(chosen)](const QString& path) { chosen(path); });
-  d->open();
+  open_in_front(d);
 }
 
 }  // namespace tunebench::ui

@@ -92,6 +92,10 @@ class SessionActions : public QObject {
 
   QStringList selectedTrialIds() const;
   QStringList recentSessions() const { return m_recent; }
+  // A session the user made here (New, the first session, Save As of their own): opened again by
+  // any way (Open recent, Open, the start page, a drop) it stays theirs, so its configs run without
+  // the preview meant for someone else's file. Everything else opened from disk is foreign.
+  bool isOwn(const QString& path) const;
   // The folder export dialogs start in: the last one used (remembered in the settings).
   QString exportDir() const { return m_exportDir; }
   void setBusy(bool busy) { m_busy = busy; }  // a trial runs: no switching sessions
@@ -109,6 +113,9 @@ class SessionActions : public QObject {
   // "Run again with changes": put this config into the form (origin: the stored trial).
   void configRequested(const tunebench::config::TrialConfig& config, const QString& source);
   void startPageRequested(bool show);
+  // Another session is the window's now (opened, new, an example; not Save As continuing in its
+  // copy): the log and the last run's status belong to the previous one.
+  void sessionSwitched();
   void recentChanged(const QStringList& recent);
 
  protected:
@@ -118,6 +125,7 @@ class SessionActions : public QObject {
   void createActions();
   void updateTrialActions();
   void addRecent(const QString& path);
+  void addOwn(const QString& path);
   void rebuildRecentMenu();
   void rememberExportDir(const QString& path);
   QString importFilter() const;
@@ -137,6 +145,9 @@ class SessionActions : public QObject {
   QList<QAction*> m_trialMenuActions;
   QList<Importer> m_importers;
   QStringList m_recent;
+  QStringList m_own;  // absolute paths of the sessions the user made (isOwn)
+  QString m_current;      // the session shown (absolute path)
+  QString m_continuesIn;  // Save As wrote this copy: the session continues there
   QString m_exportDir;
   QString m_lastError;
   QPointer<QMessageBox> m_lastBox;

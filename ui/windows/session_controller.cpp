@@ -12,6 +12,7 @@
 #include <QThread>
 
 #include "core/analysis/step_time.h"
+#include "core/analysis/throughput.h"
 #include "core/config/known_settings.h"
 #include "core/config/trial_config.h"
 #include "core/report/embedded_session.h"
@@ -72,8 +73,7 @@ void forget_job_stores() {
 }
 
 TrialRecord record_of(const store::SessionStore& s, const store::TrialInfo& info) {
-  return to_trial_record(info, s.trial_summaries(info.id),
-                         info.step_count > 0 ? s.trial_steps(info.id) : protocol::TrialLog{});
+  return to_trial_record(info, info.step_count > 0 ? s.trial_steps(info.id) : protocol::TrialLog{});
 }
 
 QString view_title(const store::LoadedTrial& t) {
@@ -84,8 +84,7 @@ QString view_title(const store::LoadedTrial& t) {
 }
 }  // namespace
 
-TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, protocol::Done>& summaries,
-                            const protocol::TrialLog& steps) {
+TrialRecord to_trial_record(const store::TrialInfo& info, const protocol::TrialLog& steps) {
   TrialRecord r;
   r.id = loaded_id(info.id);
   // A config a newer or older Tunebench wrote may carry unknown knobs: keep what parses.
@@ -103,11 +102,11 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, pr
   r.notes = QString::fromStdString(info.notes);
   for (const std::string& t : info.tags) r.tags << QString::fromStdString(t);
   r.source = QString::fromStdString(info.source);
-  double tokens = 0.0;
-  const analysis::Spread step = analysis::trial_step_ms(steps);  // not rank 0's own median
+  // The analysis' figures, as the live row and the comparison show them: not rank 0's own median,
+  // nor a sum of each rank's own throughput.
+  const analysis::Spread step = analysis::trial_step_ms(steps);
   if (!step.empty()) r.step_ms_median = step.median;
-  for (const auto& [rank, done] : summaries) tokens += done.summary.tokens_per_s;
-  if (tokens > 0.0) r.tokens_per_s = tokens;
+  if (const analysis::Spread rate = analysis::trial_tokens_per_s(steps); !rate.empty()) r.tokens_per_s = rate.median;
   return r;
 }
 
@@ -230,15 +229,18 @@ bool SessionController::adopt(const QString& path, const QString& name, bool for
 bool SessionController::saveAs(const QString& path) {
   if (!m_store) return false;
   const std::string from = m_path.toStdString(), to = path.toStdString();
+  const bool foreign = m_foreign;
   m_jobs->submit(QStringLiteral("Saving %1").arg(QFileInfo(path).fileName()),
-                 [this, from, to, path](JobProgress& progress) {
+                 [this, from, to, path, foreign](JobProgress& progress) {
                    progress.report(0, 0, QStringLiteral("writing a compact copy"));
                    job_store(from, false).save_as(to);
-                   return [this, path] {
+                   return [this, path, foreign] {
                      emit savedAs(path);
-                     // Continue in the copy, as Save As does everywhere (it is ours: we just wrote it). While a
-                     // trial records, it keeps recording where it started; the copy is a snapshot.
-                     if (!m_recording) openSession(path, false);
+                     // Continue in the copy, as Save As does everywhere. A copy of someone else's
+                     // session still holds their configs: it stays foreign; a copy of the user's own
+                     // is theirs. While a trial records, it keeps recording where it started; the
+                     // copy is a snapshot.
+                     if (!m_recording) openSession(path, foreign);
                    };
                  },
                  {}, {JobKind::SaveSession, QFileInfo(path).fileName()});
@@ -559,6 +561,12 @@ void SessionController::markStopped(const QString& recordId, const QString& reas
   } catch (const std::exception& e) {
     fail(e);
   }
+}
+
+QStringList SessionController::trialNames() const {
+  QStringList names;
+  for (int row = 0; row < m_model->rowCount(); ++row) names << QString::fromStdString(m_model->record(row).config.name);
+  return names;
 }
 
 bool SessionController::renameTrial(const QString& recordId, const QString& name) {

@@ -51,11 +51,11 @@ class LiveRecorder;
 class TrialsModel;
 struct TrialViewData;
 
-// A stored trial as a row of the trials table; `summaries` are its ranks' done events.
-// `steps`: the trial's step windows (SessionStore::trial_steps), from which the row's step time is
-// analysis::trial_step_ms, the same figure as the comparison's and the CLI's.
-TrialRecord to_trial_record(const store::TrialInfo& info, const std::map<int, protocol::Done>& summaries,
-                            const protocol::TrialLog& steps);
+// A stored trial as a row of the trials table. `steps`: the trial's hellos and step windows
+// (SessionStore::trial_steps), from which the row's step time and throughput are
+// analysis::trial_step_ms and analysis::trial_tokens_per_s, the figures of the live row, the
+// comparison and the CLI (not a sum of the ranks' own summaries).
+TrialRecord to_trial_record(const store::TrialInfo& info, const protocol::TrialLog& steps);
 
 class SessionController : public QObject {
   Q_OBJECT
@@ -126,6 +126,8 @@ class SessionController : public QObject {
   std::optional<store::TrialInfo> trialInfo(const QString& recordId) const;
   // Loads a trial on the calling thread. Tests and tools only: the window uses the jobs.
   std::optional<store::LoadedTrial> loadTrial(const QString& recordId);
+  // The names of the session's trials (the table's rows), for names that must be new.
+  QStringList trialNames() const;
   qint64 storeId(const QString& recordId) const { return m_storeIds.value(recordId, -1); }
   QString recordIdOf(qint64 storeId) const { return m_storeIds.key(storeId); }
 

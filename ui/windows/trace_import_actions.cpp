@@ -1,5 +1,7 @@
 #include "ui/windows/trace_import_actions.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QDir>
 #include <QFileInfo>
@@ -10,6 +12,7 @@
 #include "core/import/torch_trace_reader.h"
 #include "core/import/trace_import.h"
 #include "ui/runner/background_jobs.h"
+#include "ui/windows/dialog_front.h"
 #include "ui/windows/session_actions.h"
 #include "ui/windows/session_controller.h"
 
@@ -98,11 +101,11 @@ bool TraceImportActions::importTraces(const QStringList& files, const QString& n
 void TraceImportActions::reportImported(const QStringList& files, const import::TraceImportResult& result,
                                         const QString& recordId) {
   const QString message =
-      QStringLiteral("Imported %1 from torch.profiler traces: %2 of %3 rank(s), %4 steps, %5 of JSON")
+      QStringLiteral("Imported %1 from torch.profiler traces: %2 of %3 rank(s), %4 steps per rank, %5 of JSON")
           .arg(QString::fromStdString(result.name))
           .arg(result.ranks)
           .arg(result.world_size)
-          .arg(result.steps)
+          .arg(result.steps / std::max(1, result.world_size))  // as the table counts them (records / ranks)
           .arg(QLocale().formattedDataSize(result.json_bytes, 1, QLocale::DataSizeSIFormat));
   emit statusMessage(message, 10000);
   emit logMessage(message);
@@ -145,7 +148,7 @@ KnownSettingsDialog* TraceImportActions::showSettings(const QString& recordId) {
       m_dialog->showProblems(m_session->errorString());
     }
   });
-  m_dialog->open();  // window-modal, not blocking
+  open_in_front(m_dialog);  // window-modal, not blocking
   return m_dialog;
 }
 

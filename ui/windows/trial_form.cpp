@@ -13,7 +13,9 @@
 #include "core/config/hf_config.h"
 
 #include "ui/models/status_colors.h"
+#include "ui/windows/dialog_front.h"
 #include "ui/windows/knob_field.h"
+#include "ui/windows/wheel_guard.h"
 
 namespace tunebench::ui {
 
@@ -79,6 +81,7 @@ TrialForm::TrialForm(QWidget* parent) : QWidget(parent) {
   m_summary->setWordWrap(true);
   layout->addWidget(m_summary);
   layout->addStretch(1);
+  guard_wheel(this);  // the wheel scrolls the form; a field takes it once clicked into
   setConfig(config::TrialConfig{});
 }
 
@@ -169,18 +172,23 @@ bool TrialForm::loadHfConfig(const QString& path, QString* report) {
 }
 
 void TrialForm::chooseHfConfig() {
-  const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Model from config.json"), QString(),
-                                                    QStringLiteral("Hugging Face config (*.json);;All files (*)"));
-  if (path.isEmpty()) return;
-  QString report;
-  if (!loadHfConfig(path, &report)) {
-    QMessageBox::warning(this, QStringLiteral("Model from config.json"), report);
-    return;
-  }
-  if (report.contains(QStringLiteral("•")))
-    QMessageBox::information(
-        this, QStringLiteral("Model from config.json"),
-        report + QStringLiteral("\n\nThese fields are not modelled; the trial runs without them."));
+  // Window-modal and raised, never a blocking exec(): a run in progress keeps being drawn.
+  auto* d = new QFileDialog(this, QStringLiteral("Model from config.json"), QString(),
+                            QStringLiteral("Hugging Face config (*.json);;All files (*)"));
+  d->setFileMode(QFileDialog::ExistingFile);
+  d->setAttribute(Qt::WA_DeleteOnClose);
+  connect(d, &QFileDialog::fileSelected, this, [this](const QString& path) {
+    QString report;
+    const bool ok = loadHfConfig(path, &report);
+    if (ok && !report.contains(QStringLiteral("•"))) return;
+    auto* box = new QMessageBox(
+        ok ? QMessageBox::Information : QMessageBox::Warning, QStringLiteral("Model from config.json"),
+        ok ? report + QStringLiteral("\n\nThese fields are not modelled; the trial runs without them.") : report,
+        QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    open_in_front(box);
+  });
+  open_in_front(d);
 }
 
 void TrialForm::onEdited(KnobField* field) {

@@ -5,6 +5,7 @@
 #include <QFileInfo>
 #include <QSet>
 
+#include "core/config/trial_names.h"
 #include "ui/windows/launch_preview.h"
 #include "ui/windows/session_controller.h"
 
@@ -27,15 +28,23 @@ TrialLauncher::Result TrialLauncher::refuse(const QString& message) {
   return Result::Refused;
 }
 
-TrialLauncher::Result TrialLauncher::launch(const LaunchRequest& request, Queued queued) {
-  if (request.configs.empty()) return refuse(QStringLiteral("%1: nothing to run").arg(request.what));
+TrialLauncher::Result TrialLauncher::launch(const LaunchRequest& request, Queued queued, Refused refused) {
+  auto no = [this, &refused](const QString& message) {
+    const Result r = refuse(message);
+    if (refused) refused(message);
+    return r;
+  };
+  if (request.configs.empty()) return no(QStringLiteral("%1: nothing to run").arg(request.what));
   // 1. The same checks as the form, for every trial of the request.
   for (const config::TrialConfig& c : request.configs)
     if (const auto found = problems(c); !found.empty())
-      return refuse(QStringLiteral("Not started (%1): %2")
-                        .arg(request.what, QString::fromStdString(config::describe(found)).trimmed()));
-  if (m_preview)
-    return refuse(QStringLiteral("Not started (%1): answer the open launch preview first").arg(request.what));
+      return no(QStringLiteral("Not started (%1): %2")
+                    .arg(request.what, QString::fromStdString(config::describe(found)).trimmed()));
+  if (m_preview) {
+    m_preview->raise();  // the question still open: in front again
+    m_preview->activateWindow();
+    return no(QStringLiteral("Not started (%1): answer the open launch preview first").arg(request.what));
+  }
 
   // 2. Nothing stored in a session someone else made runs unseen, and nothing runs on other
   // machines unseen.
@@ -71,10 +80,17 @@ TrialLauncher::Result TrialLauncher::launch(const LaunchRequest& request, Queued
       if (queued) queued(ids);
       emit launched(ids);
     });
-    connect(m_preview, &QDialog::rejected, this, [this, request] {
-      refuse(QStringLiteral("Not started (%1): cancelled in the launch preview").arg(request.what));
+    connect(m_preview, &QDialog::rejected, this, [this, request, refused] {
+      const QString message = QStringLiteral("Not started (%1): cancelled in the launch preview").arg(request.what);
+      refuse(message);
+      if (refused) refused(message);
     });
-    m_preview->open();  // window-modal, returns at once: a run in progress keeps being drawn
+    // Not modal: a modal question that the window manager did not raise left every window
+    // ignoring clicks. This one blocks nothing, and is put in front with the focus so it is seen.
+    m_preview->setWindowModality(Qt::NonModal);
+    m_preview->show();
+    m_preview->raise();
+    m_preview->activateWindow();
     m_lastMessage = QStringLiteral("%1: waiting for the launch preview").arg(request.what);
     return Result::AwaitingConfirmation;
   }
@@ -90,7 +106,12 @@ TrialLauncher::Result TrialLauncher::launch(const LaunchRequest& request, Queued
 QStringList TrialLauncher::enqueueAll(const LaunchRequest& request) {
   QStringList ids;
   if (!m_enqueue) return ids;
-  for (const config::TrialConfig& c : request.configs) {
+  std::vector<std::string> taken;
+  if (m_session)
+    for (const QString& name : m_session->trialNames()) taken.push_back(name.toStdString());
+  for (config::TrialConfig c : request.configs) {
+    c.name = config::unique_trial_name(config::default_trial_name(c), taken);
+    taken.push_back(c.name);
     const QString id = m_enqueue(c, request);
     if (!id.isEmpty()) ids << id;
   }

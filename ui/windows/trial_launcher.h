@@ -5,12 +5,15 @@
 //      CPU-only machine, or more ranks than devices, is refused with the reason, nothing queued;
 //   2. a config taken from a trial stored in someone else's session file (fromSession, and the
 //      current session is foreign) is shown first: every rank's argv and environment in a
-//      LaunchPreviewDialog, opened without blocking (open(), Cancel the default); the trials are
-//      queued when the user accepts, dropped when they cancel. A trial of the user's own that runs
+//      LaunchPreviewDialog, not modal (it blocks no window; it is raised and given the focus, so it
+//      is seen; Cancel the default); the trials are queued when the user accepts, dropped when they
+//      cancel. A trial of the user's own that runs
 //      on other machines (launcher ssh or slurm) is shown the same way, asking "Run on gpu1, gpu2
 //      over SSH?": the ssh commands and the scripts the hosts run, or srun's command / the sbatch
 //      script. Local trials of the user's own are not previewed. One preview per request (a sweep);
-//   3. the trials are queued in order (the queue starts the first when idle).
+//   3. the trials are queued in order (the queue starts the first when idle), each under a name
+//      of its own: a preset's name on a config that is no longer that preset becomes a description
+//      of it (config::default_trial_name), and a name the session already has gets " #2", " #3".
 // A link probe (LaunchRequest::linkProbe) goes the same way: its trial is queued with the probe's
 // range, and its ranks measure the link instead of training.
 // The outcome is reported as launched / refused signals (also for requests decided at once) and
@@ -60,9 +63,13 @@ class TrialLauncher : public QObject {
 
   // Called with the queued trials' ids once they are queued (at once, or after the preview).
   using Queued = std::function<void(const QStringList& ids)>;
+  // Called with the reason when the request is not started: refused at once, or cancelled in the
+  // preview later.
+  using Refused = std::function<void(const QString& reason)>;
 
-  // Returns what happened at once; `queued` runs when (if ever) the trials are queued.
-  Result launch(const LaunchRequest& request, Queued queued = {});
+  // Returns what happened at once; `queued` runs when (if ever) the trials are queued, `refused`
+  // when they will not be.
+  Result launch(const LaunchRequest& request, Queued queued = {}, Refused refused = {});
   // Validation and device problems of one config, as launch() checks them.
   std::vector<config::Problem> problems(const config::TrialConfig& config) const;
   // The preview waiting for an answer, if any.

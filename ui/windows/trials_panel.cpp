@@ -1,6 +1,9 @@
 #include "ui/windows/trials_panel.h"
 
+#include <algorithm>
+
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -24,20 +27,22 @@ TrialsPanel::TrialsPanel(TrialsModel* trials, QWidget* parent) : QWidget(parent)
   m_table->setModel(m_trials);
   m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_table->horizontalHeader()->setSectionResizeMode(TrialsModel::Name, QHeaderView::Interactive);
   m_table->horizontalHeader()->setStretchLastSection(true);  // the reason gets the rest
   // ResizeToContents fits the columns when the model is reset, not when a row arrives (an import,
-  // a queued trial) or its values grow: refit them then, at most every 100 ms during a run.
-  auto* refit = new QTimer(this);
-  refit->setSingleShot(true);
-  refit->setInterval(100);
-  // The header's own fit (a protected slot), as on a reset: the last section keeps stretching.
-  connect(refit, &QTimer::timeout, m_table,
-          [this] { QMetaObject::invokeMethod(m_table->horizontalHeader(), "resizeSections"); });
-  auto refitSoon = [refit] {
-    if (!refit->isActive()) refit->start();
+  // a queued trial) or its values grow: refit them then, at most every 100 ms during a run, and
+  // when the table is resized.
+  m_refit = new QTimer(this);
+  m_refit->setSingleShot(true);
+  m_refit->setInterval(100);
+  connect(m_refit, &QTimer::timeout, this, &TrialsPanel::fitColumns);
+  auto refitSoon = [this] {
+    if (!m_refit->isActive()) m_refit->start();
   };
-  connect(m_trials, &QAbstractItemModel::rowsInserted, refit, refitSoon);
-  connect(m_trials, &QAbstractItemModel::dataChanged, refit, refitSoon);
+  connect(m_trials, &QAbstractItemModel::rowsInserted, m_refit, refitSoon);
+  connect(m_trials, &QAbstractItemModel::dataChanged, m_refit, refitSoon);
+  connect(m_trials, &QAbstractItemModel::modelReset, m_refit, refitSoon);
+  m_table->viewport()->installEventFilter(this);
   m_table->verticalHeader()->setVisible(false);
   m_table->setAlternatingRowColors(true);
   m_table->setWordWrap(false);
@@ -113,6 +118,36 @@ void TrialsPanel::setContextMenu(QMenu* menu, const QList<QAction*>& shortcuts) 
   connect(m_table, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
     if (m_contextMenu) m_contextMenu->popup(m_table->viewport()->mapToGlobal(pos));
   });
+}
+
+void TrialsPanel::fitColumns() {
+  // Every column fits its contents, as on a reset (the header's own protected slot); then the name
+  // gets what is left after a readable reason: a long name is elided (its tooltip has it whole)
+  // rather than pushing the reason off the table, and empty tag and note columns are left out.
+  QHeaderView* header = m_table->horizontalHeader();
+  bool tags = false, notes = false;
+  for (int row = 0; row < m_trials->rowCount(); ++row) {
+    tags = tags || !m_trials->record(row).tags.isEmpty();
+    notes = notes || !m_trials->record(row).notes.isEmpty();
+  }
+  m_table->setColumnHidden(TrialsModel::Tags, !tags);
+  m_table->setColumnHidden(TrialsModel::Notes, !notes);
+  QMetaObject::invokeMethod(header, "resizeSections");
+  int others = 0;
+  for (int c = 0; c < TrialsModel::ColumnCount; ++c)
+    if (c != TrialsModel::Name && c != TrialsModel::Reason && !m_table->isColumnHidden(c))
+      others += header->sectionSize(c);
+  const int chars = m_table->fontMetrics().averageCharWidth();
+  const int reasonMin = 26 * chars, nameMin = 14 * chars;
+  const int longest = std::max(static_cast<QAbstractItemView*>(m_table)->sizeHintForColumn(TrialsModel::Name),
+                               header->sectionSizeHint(TrialsModel::Name));
+  const int room = m_table->viewport()->width() - others - reasonMin;
+  header->resizeSection(TrialsModel::Name, std::clamp(room, nameMin, std::max(nameMin, longest)));
+}
+
+bool TrialsPanel::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_table->viewport() && event->type() == QEvent::Resize && !m_refit->isActive()) m_refit->start();
+  return QWidget::eventFilter(watched, event);
 }
 
 }  // namespace tunebench::ui

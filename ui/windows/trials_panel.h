@@ -1,5 +1,6 @@
 // TrialsPanel: the Trials dock's content. The trials table (every row of the TrialsModel; the
-// columns refit as rows arrive and values grow), and "Group by" a knob, which shows the same
+// columns refit as rows arrive, values grow and the table is resized, the reason readable without
+// scrolling sideways), and "Group by" a knob, which shows the same
 // trials as a tree (TrialGroupsView) sharing the table's selection. Clicking a row or a tree
 // item asks for that trial to be shown (trialActivated), also when its row is current already.
 #pragma once
@@ -14,6 +15,7 @@ class QItemSelectionModel;
 class QMenu;
 class QStackedWidget;
 class QTableView;
+class QTimer;
 
 namespace tunebench::ui {
 
@@ -44,13 +46,20 @@ class TrialsPanel : public QWidget {
  signals:
   void trialActivated(const QString& recordId);
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
+  // The columns: fitted to their contents, the name elided before the reason is.
+  void fitColumns();
+
   TrialsModel* m_trials;
   QTableView* m_table = nullptr;
   TrialGroupsView* m_groups = nullptr;
   QComboBox* m_groupBy = nullptr;
   QStackedWidget* m_stack = nullptr;
   QMenu* m_contextMenu = nullptr;
+  QTimer* m_refit = nullptr;  // refits the columns soon (coalesced)
 };
 
 }  // namespace tunebench::ui

@@ -13,6 +13,7 @@
 #include <QVBoxLayout>
 
 #include "core/predict/render.h"
+#include "ui/windows/target_picker.h"
 
 namespace tunebench::ui {
 
@@ -45,23 +46,14 @@ WhatIfDialog::WhatIfDialog(predict::MeasuredTrial trial, std::vector<predict::Me
   const config::TrialConfig& c = m_trial.config;
 
   auto* form = new QFormLayout;
-  m_gpu = new QComboBox(this);
-  m_gpu->setObjectName(QStringLiteral("whatIfGpu"));
-  for (const auto& g : hardware::catalogue().gpus)
-    m_gpu->addItem(QString::fromStdString(g.name), QString::fromStdString(g.id));
-  if (m_trial.gpu) m_gpu->setCurrentIndex(m_gpu->findData(QString::fromStdString(m_trial.gpu->id)));
-  form->addRow(QStringLiteral("GPU"), m_gpu);
-  m_count = new QSpinBox(this);
-  m_count->setObjectName(QStringLiteral("whatIfGpus"));
-  m_count->setRange(1, 1024);
-  m_count->setValue(c.world_size);
-  form->addRow(QStringLiteral("GPUs"), m_count);
-  m_link = new QComboBox(this);
-  m_link->setObjectName(QStringLiteral("whatIfLink"));
-  m_link->addItem(QStringLiteral("as measured here, else what the GPU implies"), QString());
-  for (const auto& l : hardware::catalogue().links)
-    m_link->addItem(QString::fromStdString(l.name), QString::fromStdString(l.id));
-  form->addRow(QStringLiteral("Link"), m_link);
+  // The GPUs, their count and link: the picker the Prediction dock has (tunebench-cli's --gpu,
+  // --gpus, --link), starting from what the trial ran on.
+  m_picker = new TargetPicker(QStringLiteral("whatIf"), this);
+  predict::Target ran;
+  ran.gpu = m_trial.gpu ? m_trial.gpu->id : std::string();
+  ran.gpus = c.world_size;
+  m_picker->setTarget(ran);
+  form->addRow(QStringLiteral("GPUs"), m_picker);
   m_strategy = choices({"single", "ddp", "fsdp"}, std::string(config::to_string(c.strategy)), this);
   m_strategy->setObjectName(QStringLiteral("whatIfStrategy"));
   form->addRow(QStringLiteral("Strategy"), m_strategy);
@@ -108,9 +100,10 @@ WhatIfDialog::WhatIfDialog(predict::MeasuredTrial trial, std::vector<predict::Me
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
   layout->addWidget(buttons);
 
-  for (QComboBox* box : {m_gpu, m_link, m_strategy, m_amp, m_compression})
+  connect(m_picker, &TargetPicker::changed, this, &WhatIfDialog::recompute);
+  for (QComboBox* box : {m_strategy, m_amp, m_compression})
     connect(box, &QComboBox::currentIndexChanged, this, &WhatIfDialog::recompute);
-  for (QSpinBox* spin : {m_count, m_microBatch, m_accum})
+  for (QSpinBox* spin : {m_microBatch, m_accum})
     connect(spin, &QSpinBox::valueChanged, this, &WhatIfDialog::recompute);
   connect(m_checkpointing, &QCheckBox::toggled, this, &WhatIfDialog::recompute);
   fillMeasured();
@@ -119,27 +112,27 @@ WhatIfDialog::WhatIfDialog(predict::MeasuredTrial trial, std::vector<predict::Me
 }
 
 predict::Scenario WhatIfDialog::scenario() const {
-  predict::Scenario s;
-  s.config = m_trial.config;
-  config::TrialConfig& c = s.config;
+  config::TrialConfig c = m_trial.config;
   config::set_knob(c, "strategy", m_strategy->currentText().toStdString());
-  c.world_size = m_count->value();
-  if (c.world_size > 1 && c.strategy == config::Strategy::Single) c.strategy = config::Strategy::Ddp;
-  if (c.world_size == 1) c.strategy = config::Strategy::Single;
   c.micro_batch = m_microBatch->value();
   c.grad_accum = m_accum->value();
   c.checkpointing = m_checkpointing->isChecked();
   config::set_knob(c, "amp", m_amp->currentText().toStdString());
-  config::set_knob(
-      c, "compression",
-      c.strategy == config::Strategy::Ddp ? m_compression->currentText().toStdString() : std::string("none"));
-  if (c.device == config::Device::Cpu) c.device = config::Device::Cuda;  // the what-if is on the chosen GPU
-  s.gpu = m_gpu->currentData().toString().toStdString();
-  s.link = m_link->currentData().toString().toStdString();
+  predict::Target t = m_picker->target();
   // The trial's own GPU keeps the memory it reported.
-  if (m_trial.gpu && s.gpu == m_trial.gpu->id) s.device_memory_bytes = m_trial.device_memory_bytes;
+  if (m_trial.gpu && t.gpu == m_trial.gpu->id) t.memory_bytes = m_trial.device_memory_bytes;
+  // The same scenario `tunebench-cli predict --gpu --gpus --link` builds (a count of 1 is single,
+  // more is ddp when the strategy was single; a CPU trial is asked about on the chosen GPU).
+  predict::Scenario s = predict::scenario_for(c, t, m_evidence).scenario;
+  config::set_knob(s.config, "compression",
+                   s.config.strategy == config::Strategy::Ddp ? m_compression->currentText().toStdString()
+                                                              : std::string("none"));
   return s;
 }
+
+QComboBox* WhatIfDialog::gpuCombo() const { return m_picker->gpuCombo(); }
+QSpinBox* WhatIfDialog::gpuCount() const { return m_picker->countBox(); }
+QComboBox* WhatIfDialog::linkCombo() const { return m_picker->linkCombo(); }
 
 void WhatIfDialog::fillMeasured() {
   const auto& m = m_trial.metrics;
@@ -155,7 +148,12 @@ void WhatIfDialog::fillMeasured() {
 }
 
 void WhatIfDialog::recompute() {
-  m_prediction = predict::predict_scenario(scenario(), m_evidence);
+  try {
+    m_prediction = predict::predict_scenario(scenario(), m_evidence);
+  } catch (const std::exception& e) {  // a GPU or link the catalogue does not know: said, not a crash
+    m_verdict->setText(QString::fromStdString(e.what()));
+    return;
+  }
   const auto& p = m_prediction;
   auto set = [this](int row, const QString& text) { m_table->setItem(row, 1, new QTableWidgetItem(text)); };
   const bool fits = p.fit != predict::Fit::DoesNotFit;

@@ -19,6 +19,8 @@ class QTableWidget;
 
 namespace tunebench::ui {
 
+class TargetPicker;
+
 class WhatIfDialog : public QDialog {
   Q_OBJECT
  public:
@@ -30,9 +32,9 @@ class WhatIfDialog : public QDialog {
   predict::Scenario scenario() const;
   const predict::Prediction& prediction() const { return m_prediction; }
   QTableWidget* table() const { return m_table; }
-  QComboBox* gpuCombo() const { return m_gpu; }
-  QSpinBox* gpuCount() const { return m_count; }
-  QComboBox* linkCombo() const { return m_link; }
+  QComboBox* gpuCombo() const;
+  QSpinBox* gpuCount() const;
+  QComboBox* linkCombo() const;
   QComboBox* strategyCombo() const { return m_strategy; }
   QSpinBox* accumulation() const { return m_accum; }
   QLabel* verdict() const { return m_verdict; }
@@ -47,9 +49,7 @@ class WhatIfDialog : public QDialog {
   std::vector<predict::MeasuredTrial> m_session;
   std::vector<const predict::MeasuredTrial*> m_evidence;  // the trial first, then the session
   predict::Prediction m_prediction;
-  QComboBox* m_gpu = nullptr;
-  QSpinBox* m_count = nullptr;
-  QComboBox* m_link = nullptr;
+  TargetPicker* m_picker = nullptr;
   QComboBox* m_strategy = nullptr;
   QSpinBox* m_microBatch = nullptr;
   QSpinBox* m_accum = nullptr;

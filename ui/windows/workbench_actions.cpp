@@ -9,6 +9,7 @@
 #include <QMessageBox>
 #include <QToolBar>
 
+#include "ui/windows/dialog_front.h"
 #include "ui/windows/theme.h"
 
 namespace tunebench::ui {
@@ -49,7 +50,7 @@ WorkbenchActions::WorkbenchActions(QMainWindow* window) : QObject(window), m_win
     d->setFileMode(QFileDialog::ExistingFile);
     d->setAttribute(Qt::WA_DeleteOnClose);
     connect(d, &QFileDialog::fileSelected, this, &WorkbenchActions::replayChosen);
-    d->open();
+    open_in_front(d);
   });
   connect(m_export, &QAction::triggered, this, [this] {
     const QString dir = m_exportDir ? m_exportDir() : QString();
@@ -59,7 +60,7 @@ WorkbenchActions::WorkbenchActions(QMainWindow* window) : QObject(window), m_win
     d->setAcceptMode(QFileDialog::AcceptSave);
     d->setAttribute(Qt::WA_DeleteOnClose);
     connect(d, &QFileDialog::fileSelected, this, &WorkbenchActions::exportChosen);
-    d->open();
+    open_in_front(d);
   });
 }
 
@@ -105,9 +106,13 @@ void WorkbenchActions::buildMenus(const Parts& parts) {
   help->setObjectName(QStringLiteral("menuHelp"));
   if (parts.examples) help->addAction(parts.examples);
   help->addAction(QStringLiteral("&About Tunebench"), m_window, [this] {
-    QMessageBox::about(m_window, QStringLiteral("About Tunebench"),
-                       QStringLiteral("<b>Tunebench</b> runs short, instrumented training trials and shows where every "
-                                      "millisecond of a step goes."));
+    // Not QMessageBox::about: that one blocks the application until answered.
+    auto* box = new QMessageBox(QMessageBox::Information, QStringLiteral("About Tunebench"),
+                                QStringLiteral("<b>Tunebench</b> runs short, instrumented training trials and shows "
+                                               "where every millisecond of a step goes."),
+                                QMessageBox::Ok, m_window);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    open_in_front(box);
   });
 
   QToolBar* tools = m_window->addToolBar(QStringLiteral("Trial"));

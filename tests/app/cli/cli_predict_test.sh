@@ -16,6 +16,11 @@ out="$("$cli" predict --preset 7b-fsdp --set model=1b --set checkpointing=true -
 grep -q '"fit": "fits"' <<<"$out" || fail "1B FSDP on 4090s: $out"
 grep -q '"can_beat_single"' <<<"$out" || fail "no scaling verdict: $out"
 
+# A CPU preset is predicted against this host's memory, which its ranks share, with a verdict
+# (the GUI's Prediction dock prints the same line).
+out="$("$cli" predict --preset cpu-tiny-ddp)"
+grep -q "Memory per rank: .* x 2 ranks = .* on this host: fits" <<<"$out" || fail "cpu-tiny-ddp: $out"
+
 # Calibrated from the recorded H200 session: the basis says so.
 out="$("$cli" predict --preset 7b-ddp --evidence "$sessions/h200-7b.tbsession" 2>/dev/null)"
 grep -q "calibrated on NVIDIA H200" <<<"$out" || fail "not calibrated: $out"

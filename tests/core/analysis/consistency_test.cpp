@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "core/analysis/diagnosis.h"
@@ -13,6 +14,7 @@
 #include "core/analysis/pair_diagnosis.h"
 #include "core/analysis/report.h"
 #include "core/analysis/step_time.h"
+#include "core/analysis/throughput.h"
 #include "tests/core/analysis/scenarios.h"
 
 namespace ta = tunebench::analysis;
@@ -238,4 +240,69 @@ TEST(Suggestions, EverySuggestedTrialPassesValidation) {
   ta::keep_valid_suggestions(findings, c);
   ASSERT_EQ(findings[0].suggestions.size(), 1u);
   EXPECT_EQ(findings[0].suggestions[0].title, "num_workers 64");
+}
+
+TEST(MetricsEverywhere, EveryMetricOfATrialIsOneFigureInEveryCoreView) {
+  // Tokens/s read 657 in the comparison and 666 in the table; communication read three
+  // ways. Every metric the views show comes from one analysis function; here each core view is
+  // checked against it: the per-metric functions, TrialMetrics, the report's JSON, the worker's
+  // windows-only log (what the trials table loads), and the diagnosis's words.
+  auto c = config_of("ddp", tc::Device::Cuda, tc::Strategy::Ddp, 2);
+  SyntheticTrial t("ddp-1", c);
+  t.set_parameters(1'000'000'000);
+  const int64_t times0[] = {100'000, 120'000, 110'000, 150'000, 105'000, 130'000};
+  for (int64_t i = 0; i < 6; ++i) {
+    const int64_t u = times0[i];
+    // Two all-reduces that overlap each other and backward: the union, not the sum, is the comm.
+    t.add_step(0, i, u,
+               {iv(Phase::DataWait, 0, 5'000), iv(Phase::Forward, 5'000, u / 3), iv(Phase::Backward, u / 3, u - 20'000),
+                iv(Phase::AllReduce, u / 2, u - 10'000, 400'000'000, 100.0),
+                iv(Phase::AllReduce, u / 2 + 5'000, u - 5'000, 400'000'000, 100.0)},
+               4096, i == 0);
+    t.add_step(1, i, u - 2'000,
+               {iv(Phase::Forward, 0, u / 3), iv(Phase::Backward, u / 3, u - 30'000),
+                iv(Phase::AllReduce, u / 2, u - 2'000, 800'000'000, 100.0)},
+               4096, i == 0);
+  }
+  const auto log = t.log();
+  const auto m = ta::analyze(log);
+  // The per-metric functions.
+  EXPECT_DOUBLE_EQ(ta::trial_step_ms(log).median, m.step_ms.median);
+  const auto rate = ta::trial_tokens_per_s(log);
+  EXPECT_DOUBLE_EQ(rate.median, m.tokens_per_s_total.median);
+  EXPECT_DOUBLE_EQ(rate.p25, m.tokens_per_s_total.p25);
+  EXPECT_DOUBLE_EQ(rate.p75, m.tokens_per_s_total.p75);
+  EXPECT_DOUBLE_EQ(ta::trial_tokens_per_step(log), m.tokens_per_step);
+  EXPECT_DOUBLE_EQ(m.tokens_per_s_total.median, ta::tokens_per_second(8192, m.step_ms.median));
+  EXPECT_DOUBLE_EQ(m.tokens_per_s_per_gpu.median, m.tokens_per_s_total.median / 2);
+  // What the trials table loads (steps without intervals) gives the same step time and throughput.
+  tp::TrialLog windows = log;
+  for (auto& [rank, r] : windows.ranks)
+    for (auto& s : r.steps) s.intervals.clear();
+  EXPECT_DOUBLE_EQ(ta::trial_step_ms(windows).median, m.step_ms.median);
+  EXPECT_DOUBLE_EQ(ta::trial_tokens_per_s(windows).median, m.tokens_per_s_total.median);
+  // The report (CLI, "Copy report as text", scripts) carries TrialMetrics' figures, key by key.
+  const auto json = ta::render_json(ta::make_report(std::vector<tp::TrialLog>{log}));
+  std::map<std::string, double> expected = {{"step_ms", m.step_ms.median},
+                                            {"tokens_per_s_total", m.tokens_per_s_total.median},
+                                            {"tokens_per_s_per_gpu", m.tokens_per_s_per_gpu.median},
+                                            {"comm_ms", m.comm_ms.median},
+                                            {"exposed_comm_ms", m.exposed_comm_ms.median},
+                                            {"data_wait_ms", m.data_wait_ms.median}};
+  for (const auto& row : json["metrics"]) {
+    const auto it = expected.find(row["key"].get<std::string>());
+    if (it == expected.end()) continue;
+    EXPECT_DOUBLE_EQ(row["values"][0]["median"].get<double>(), it->second) << it->first;
+    expected.erase(it);
+  }
+  EXPECT_TRUE(expected.empty()) << "metrics missing from the report: " << expected.begin()->first;
+  // Communication is the union of the collectives (the critical rank's): never more than the step.
+  EXPECT_LE(m.comm_ms.max, m.step_ms.max);
+  // The diagnosis's exposed communication is the breakdown's mean and says so.
+  const auto d = ta::diagnose(m);
+  for (const auto& f : d.findings)
+    if (f.kind == ta::FindingKind::CommBound) {
+      EXPECT_DOUBLE_EQ(f.impact_ms, m.breakdown[ta::Part::ExposedComm]);
+      EXPECT_NE(f.title.find("(mean;"), std::string::npos) << f.title;
+    }
 }

@@ -163,7 +163,7 @@ TEST(Diagnosis, LaunchBoundSuggestsCudaGraphs) {
   const auto* compile = find_suggestion(d.findings[0], "compile");
   ASSERT_TRUE(compile);
   EXPECT_EQ(compile->changes[0].value, "graph");
-  EXPECT_EQ(d.findings[0].title.rfind("host-bound: the GPU is idle 30.0 ms per step (30 %) between its phases", 0), 0u)
+  EXPECT_EQ(d.findings[0].title.rfind("host-bound: the GPU is idle 30.0 ms per step (mean; 30 %) between its phases", 0), 0u)
       << d.findings[0].title;
   const auto* batch = find_suggestion(d.findings[0], "micro_batch");
   ASSERT_TRUE(batch);

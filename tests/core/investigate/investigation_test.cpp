@@ -179,3 +179,27 @@ TEST(Investigation, InterruptedTrialsAreRunAgainOnResume) {
     EXPECT_EQ(next->arm, ti::kBaselineArm);
   }
 }
+
+TEST(Investigation, NoVerdictAboutVariantsBeforeAnyVariantRan) {
+  // The plan view showed "No variant is faster beyond the noise" while only the baseline had run.
+  TempSession session("early");
+  tt::PlantedModel m;
+  m.data_wait_ms_no_workers = 43;
+  const int64_t trial = store_baseline(session.path, gpu_single(), m);
+  int calls = 0;
+  int64_t plan = 0;
+  ti::Budget b;
+  b.max_trials = 1;  // the baseline's first run only
+  const auto a = investigate(session.path, trial, m, b, &calls, &plan);
+  ASSERT_EQ(calls, 1);
+  EXPECT_TRUE(a.factors.empty());
+  EXPECT_EQ(a.verdict.find("No variant is faster"), std::string::npos) << a.verdict;
+  EXPECT_NE(a.verdict.find("No variant has run yet"), std::string::npos) << a.verdict;
+  // Nothing run at all: no attribution either.
+  TempSession fresh("fresh");
+  const int64_t t2 = store_baseline(fresh.path, gpu_single(), m);
+  auto s = ts::SessionStore::open(fresh.path);
+  const int64_t p2 = ti::open_investigation(s, t2, {});
+  const auto none = ti::current_attribution(s, p2);
+  EXPECT_EQ(none.verdict.find("No variant is faster"), std::string::npos) << none.verdict;
+}

@@ -2,10 +2,12 @@
 // guarded against formula injection, JSON with summaries and steps.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "core/analysis/trial_metrics.h"
 #include "core/store/export.h"
 #include "core/store/store_error.h"
 #include "tests/core/store/test_support.h"
@@ -213,4 +215,37 @@ TEST(ExportTrials, AFailedStreamIsAStoreError) {
   std::ostringstream out;
   out.setstate(std::ios::badbit);
   EXPECT_THROW(ts::export_trials({sample_trial(1, 1)}, ts::ExportFormat::StepsCsv, out), ts::StoreError);
+}
+
+// A trial's communication read one figure in the comparison and another per rank in the
+// CSV. The exports carry the analysis' own trial figures beside each rank's.
+TEST(CsvExport, TheTrialsFiguresAreTheAnalysisOwn) {
+  const ts::LoadedTrial t = sample_trial(2, 6);
+  const auto m = tunebench::analysis::analyze(t.log);
+  std::ostringstream summaries;
+  ts::write_summaries_csv({t}, summaries);
+  const auto lines = lines_of(summaries.str());
+  ASSERT_EQ(lines.size(), 3u);
+  auto cells = [](const std::string& line) {
+    std::vector<std::string> out;
+    std::string cell;
+    std::istringstream in(line);
+    while (std::getline(in, cell, ',')) out.push_back(cell);
+    return out;
+  };
+  const auto header = cells(lines[0]);
+  const auto row = cells(lines[1]);
+  auto column = [&](const std::string& name) -> double {
+    const auto it = std::find(header.begin(), header.end(), name);
+    EXPECT_NE(it, header.end()) << name << " missing from " << lines[0];
+    return it == header.end() ? -1 : std::stod(row.at(size_t(it - header.begin())));
+  };
+  EXPECT_DOUBLE_EQ(column("trial_step_ms"), m.step_ms.median);
+  EXPECT_DOUBLE_EQ(column("trial_tokens_per_s"), m.tokens_per_s_total.median);
+  EXPECT_DOUBLE_EQ(column("trial_comm_ms"), m.comm_ms.median);
+  EXPECT_DOUBLE_EQ(column("trial_exposed_comm_ms"), m.exposed_comm_ms.median);
+  const json j = json::parse(ts::trials_to_json({t}).dump());
+  ASSERT_TRUE(j["trials"][0].contains("metrics"));
+  EXPECT_DOUBLE_EQ(j["trials"][0]["metrics"]["comm_ms"].get<double>(), m.comm_ms.median);
+  EXPECT_DOUBLE_EQ(j["trials"][0]["metrics"]["tokens_per_s_total"].get<double>(), m.tokens_per_s_total.median);
 }

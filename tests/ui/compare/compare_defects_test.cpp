@@ -18,6 +18,8 @@
 #include "tests/ui/compare/compare_test_util.h"
 #include "tests/ui/wait_for.h"
 #include "ui/models/config_diff_model.h"
+#include "ui/models/metrics_model.h"
+#include "ui/windows/diagnosis_view.h"
 #include "ui/plots/breakdown_plot.h"
 #include "ui/plots/curves_plot.h"
 #include "ui/plots/step_compare_plot.h"
@@ -135,6 +137,131 @@ TEST(SweepPlotDefects, IntegerKnobsGetIntegerTicks) {
   w.sweepPlot()->replot();
   for (double t : w.sweepPlot()->xAxis->tickVector())
     if (w.sweepPlot()->xAxis->range().contains(t)) EXPECT_DOUBLE_EQ(t, std::round(t)) << "tick at " << t;
+}
+
+
+// ---- one name everywhere, honest colours, CPU ranks, whole words ----
+
+// Two CPU trials shaped like the forum pair: one rank, then two Gloo ranks.
+std::vector<protocol::TrialLog> cpu_pair() {
+  auto single = test::with_knob(test::forum_log("forum_single.jsonl"), "device", std::string("cpu"), "cpu-single");
+  auto ddp = test::with_knob(test::forum_log("forum_ddp.jsonl"), "device", std::string("cpu"), "cpu-ddp");
+  for (auto* log : {&single, &ddp})
+    for (auto& [rank, r] : log->ranks)
+      if (r.hello) r.hello->device = "cpu";
+  return {single, ddp};
+}
+
+TEST(ComparisonNames, TheHeadlineAndSentencesUseTheNamesTheTitlesUse) {
+  // The headline said "w-7b-ddp-ckpt-nop2p" (the file's own name) where the titles said the trial's.
+  ComparisonWindow w;
+  auto logs = three_trials();
+  logs.resize(2);
+  w.setTrials(logs, {QStringLiteral("One RTX 4090"), QStringLiteral("Two RTX 4090s")});
+  EXPECT_TRUE(w.throughputText().contains(QStringLiteral("Two RTX 4090s vs One RTX 4090")))
+      << w.throughputText().toStdString();
+  const QString diagnosis = w.diagnosisView()->text();
+  EXPECT_TRUE(diagnosis.contains(QStringLiteral("Two RTX 4090s step"))) << diagnosis.toStdString();
+  EXPECT_FALSE(diagnosis.contains(QStringLiteral("forum"))) << diagnosis.toStdString();
+}
+
+TEST(ComparisonColours, RatiosOfValuesInsideTheNoiseAreNotColoured) {
+  // 0.0 vs 0.0 ms read "1.60x" in red.
+  analysis::Comparison c;
+  c.trials.resize(2);
+  c.baseline = 0;
+  analysis::MetricRow row;
+  row.key = "data_wait_ms";
+  row.label = "Data wait";
+  row.unit = "ms";
+  row.better = analysis::Better::Lower;
+  auto spread = [](double median, double p25, double p75) {
+    analysis::Spread s;
+    s.n = 10;
+    s.median = median;
+    s.p25 = p25;
+    s.p75 = p75;
+    s.mean = median;
+    s.min = p25;
+    s.max = p75;
+    return s;
+  };
+  row.values = {spread(0.025, 0.02, 0.03), spread(0.04, 0.03, 0.05)};  // both show as 0.0 ms
+  row.delta = {std::nullopt, 0.015};
+  row.ratio = {std::nullopt, 1.6};
+  row.ratio_low = {std::nullopt, 1.0};
+  row.ratio_high = {std::nullopt, 2.5};
+  c.metrics.push_back(row);
+  analysis::MetricRow step = row;
+  step.key = "step_ms";
+  step.label = "Step time";
+  step.values = {spread(1200, 1190, 1210), spread(1500, 1490, 1510)};  // well apart
+  step.delta = {std::nullopt, 300};
+  step.ratio = {std::nullopt, 1.25};
+  step.ratio_low = {std::nullopt, 1490.0 / 1210};
+  step.ratio_high = {std::nullopt, 1510.0 / 1190};
+  c.metrics.push_back(step);
+  analysis::MetricRow wide = step;  // overlapping quartiles: the difference is within the noise
+  wide.key = "comm_ms";
+  wide.label = "Communication";
+  wide.values = {spread(100, 80, 130), spread(110, 85, 140)};
+  wide.ratio = {std::nullopt, 1.1};
+  wide.ratio_low = {std::nullopt, 85.0 / 130};
+  wide.ratio_high = {std::nullopt, 140.0 / 80};
+  c.metrics.push_back(wide);
+  // The rows carry the analysis' one verdict on the noise, as compare() puts it there; the step
+  // the times are measured against is the trials' own.
+  c.trials[0].step_ms = spread(1200, 1190, 1210);
+  c.trials[1].step_ms = spread(1500, 1490, 1510);
+  for (auto& r : c.metrics)
+    r.beyond_noise = {false, analysis::beyond_noise(*r.values[0], *r.values[1], r.unit, c.trials[0], c.trials[1])};
+  MetricsModel model;
+  model.setComparison(c, {QStringLiteral("a"), QStringLiteral("b")});
+  const int ratio = model.ratioColumn(1);
+  ASSERT_GT(ratio, 0);
+  EXPECT_FALSE(model.index(model.rowOf("data_wait_ms"), ratio).data(Qt::ForegroundRole).isValid());
+  EXPECT_FALSE(model.index(model.rowOf("comm_ms"), ratio).data(Qt::ForegroundRole).isValid());
+  EXPECT_TRUE(model.index(model.rowOf("step_ms"), ratio).data(Qt::ForegroundRole).isValid());  // still red
+}
+
+TEST(ComparisonCpu, CpuRanksAreNeverCalledGpus) {
+  // "Can 2 GPUs beat one GPU on this interconnect?" and "Scaling efficiency vs 1 GPU" for Gloo ranks.
+  ComparisonWindow w;
+  w.setTrials(cpu_pair(), {QStringLiteral("one rank"), QStringLiteral("two ranks")});
+  const QString diagnosis = w.diagnosisView()->text();
+  EXPECT_FALSE(diagnosis.contains(QStringLiteral("GPU"))) << diagnosis.toStdString();
+  MetricsModel* m = w.metricsModel();
+  for (int r = 0; r < m->rowCount(); ++r) {
+    const QString label = m->index(r, 0).data().toString();
+    EXPECT_FALSE(label.contains(QStringLiteral("GPU"))) << label.toStdString();
+  }
+}
+
+TEST(BreakdownLabels, BarLabelsBreakBetweenWordsAndSayMeanAndMedian) {
+  // "7B DDP x2, checkpointing, no peer-to-peer" was cut to "…checkpoint" / "ing, no pe…".
+  ComparisonWindow w;
+  w.resize(1500, 950);
+  const QString long1 = QStringLiteral("7B DDP x2, checkpointing, no peer-to-peer over PCIe");
+  const QString long2 = QStringLiteral("7B single GPU, bf16, compile fused and CUDA graphs");
+  auto logs = three_trials();
+  logs.resize(2);
+  w.setTrials(logs, {long2, long1});
+  w.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  auto ticker = qSharedPointerCast<QCPAxisTickerText>(w.breakdownPlot()->xAxis->ticker());
+  ASSERT_TRUE(ticker);
+  const QStringList words = (long1 + QLatin1Char(' ') + long2).split(QLatin1Char(' ')) << QStringLiteral("#1")
+                                                                                           << QStringLiteral("#2");
+  for (const QString& label : ticker->ticks().values())
+    for (const QString& word : QString(label).replace(QLatin1Char('\n'), QLatin1Char(' ')).split(QLatin1Char(' '),
+                                                                                               Qt::SkipEmptyParts))
+      EXPECT_TRUE(words.contains(word) || word == QStringLiteral("…")) << "cut word: " << word.toStdString();
+  // The number on a bar is a mean; where a median step is shown too, both are named.
+  bool mean = false;
+  for (int i = 0; i < w.breakdownPlot()->itemCount(); ++i)
+    if (auto* text = qobject_cast<QCPItemText*>(w.breakdownPlot()->item(i)))
+      mean = mean || (text->text().contains(QStringLiteral("mean")) && text->text().contains(QStringLiteral("median")));
+  EXPECT_TRUE(mean) << "the bar's number says neither mean nor median";
 }
 
 }  // namespace

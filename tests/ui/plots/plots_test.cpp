@@ -5,6 +5,7 @@
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QLabel>
 #include <QTest>
 #include <QThread>
 
@@ -174,4 +175,78 @@ TEST(LivePlot, ManyBatchesCoalesceIntoFewReplots) {
   const qint64 elapsed = clock.elapsed();
   EXPECT_GE(replotsWhileFeeding, 1) << "no replot while batches arrived";
   EXPECT_LE(plot.replotCount(), 1 + elapsed / intervalMs) << plot.replotCount() << " replots in " << elapsed << " ms";
+}
+
+namespace {
+QLabel* shown_note(const QWidget& plot, const char* name) {
+  auto* note = plot.findChild<QLabel*>(QString::fromLatin1(name));
+  return note && !note->isHidden() ? note : nullptr;
+}
+}  // namespace
+
+TEST(TelemetryDefects, ACpuTrialHidesThePowerPanelAndSaysWhy) {
+  // An empty "power (W)" panel was drawn for every CPU trial.
+  TelemetryPlot plot;
+  plot.resize(600, 400);
+  EventBatch batch;
+  for (int i = 0; i < 4; ++i) {
+    protocol::GpuSample s;
+    s.cpu_pct = 95.0;
+    s.rss_bytes = int64_t(1) << 30;
+    batch.push_back({{1, "t", 0, 1000000 + i * 100000}, s});
+  }
+  plot.addEvents(batch);
+  plot.replotIfDirty();
+  EXPECT_TRUE(plot.panel(0)->visible());
+  EXPECT_TRUE(plot.panel(1)->visible());
+  EXPECT_FALSE(plot.panel(2)->visible());
+  QLabel* note = shown_note(plot, "telemetryNote");
+  ASSERT_NE(note, nullptr);
+  EXPECT_TRUE(note->text().contains(QStringLiteral("power"), Qt::CaseInsensitive)) << note->text().toStdString();
+}
+
+TEST(StepTimeDefects, UnknownTokensAreNotPlottedAsZeroThroughput) {
+  // An imported trace without its settings: tokens/s was drawn as 0 at every step.
+  StepTimePlot plot;
+  plot.resize(600, 400);
+  EventBatch batch;
+  for (int i = 0; i < 4; ++i) {
+    protocol::Step s;
+    s.step = i;
+    s.start_us = i * 100'000;
+    s.end_us = s.start_us + 90'000;
+    s.step_ms = 90.0;
+    s.tokens = 0;  // unknown
+    batch.push_back({{1, "t", 0, s.end_us}, s});
+  }
+  plot.addEvents(batch);
+  plot.replotIfDirty();
+  EXPECT_EQ(plot.stepPoints(0), 4);
+  EXPECT_EQ(plot.throughputPoints(), 0);
+  QLabel* note = shown_note(plot, "throughputNote");
+  ASSERT_NE(note, nullptr);
+  EXPECT_TRUE(note->text().contains(QStringLiteral("unknown"))) << note->text().toStdString();
+}
+
+TEST(StepTimeDefects, TheTotalThroughputLineStaysInsideItsPlot) {
+  // A fast warm-up step (the machine got busier later) drew the "total" line above its panel: the
+  // axis was scaled to the measured steps only.
+  StepTimePlot plot;
+  plot.resize(600, 400);
+  EventBatch batch;
+  const double ms[] = {40, 60, 200, 210, 205, 220};  // warm-up steps 0-1 fast, then slow
+  for (int i = 0; i < 6; ++i) {
+    protocol::Step s;
+    s.step = i;
+    s.warmup = i < 2;
+    s.start_us = i * 1'000'000;
+    s.end_us = s.start_us + int64_t(ms[i] * 1000);
+    s.step_ms = ms[i];
+    s.tokens = 4096;
+    batch.push_back({{1, "t", 0, s.end_us}, s});
+  }
+  plot.addEvents(batch);
+  plot.replotIfDirty();
+  const double top = plot.throughputRect()->axis(QCPAxis::atLeft)->range().upper;
+  EXPECT_GE(top, 4096.0 / 0.040) << "the fastest step's throughput is above the axis";
 }

@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QLabel>
+#include <QMenu>
 #include <QSpinBox>
 #include <QTableWidget>
 
@@ -103,4 +104,75 @@ TEST(WhatIfDialog, PutsARecordedTrialNextToItsPredictionOnOtherHardware) {
   dialog.gpuCount()->setValue(1);
   EXPECT_FALSE(dialog.prediction().scaling.has_value());
   EXPECT_EQ(dialog.prediction().scenario.config.strategy, config::Strategy::Single);
+}
+
+namespace {
+// The visible text of an action or menu, without the mnemonic's '&'.
+QString plain(const QString& text) {
+  QString t = text;
+  return t.remove(QLatin1Char('&'));
+}
+}  // namespace
+
+TEST(PredictionDefects, WhatIfIsInTheAnalysisMenu) {
+  // The action existed but was added before the Analysis menu was made: no menu showed it.
+  auto w = make_window(two_4090s());
+  QMenu* analysis = w->menu(QStringLiteral("menuAnalysis"));
+  ASSERT_NE(analysis, nullptr);
+  QStringList texts;
+  for (QAction* a : analysis->actions()) texts << plain(a->text());
+  EXPECT_TRUE(texts.contains(QStringLiteral("What if…"))) << texts.join(", ").toStdString();
+}
+
+TEST(PredictionDefects, TheDockAsksWhichGpusAndDefaultsToTheDetectedOnes) {
+  auto w = make_window(two_4090s());
+  auto* gpu = w->findChild<QComboBox*>(QStringLiteral("predictionGpu"));
+  auto* count = w->findChild<QSpinBox*>(QStringLiteral("predictionGpuCount"));
+  auto* link = w->findChild<QComboBox*>(QStringLiteral("predictionLink"));
+  ASSERT_NE(gpu, nullptr);
+  ASSERT_NE(count, nullptr);
+  ASSERT_NE(link, nullptr);
+  EXPECT_EQ(gpu->currentData().toString(), QStringLiteral("rtx4090"));
+  w->form()->applyPreset(QStringLiteral("7b-ddp"));
+  EXPECT_EQ(count->value(), 2);
+}
+
+TEST(PredictionDefects, TheDockAndTheCliGiveOnePredictionForOneConfig) {
+  // On a CPU-only machine the dock said "peak 125.5 GiB; needs 125.5 GiB" (no GPU, so the CPU
+  // memory model, no "of", no verdict) where `tunebench-cli predict --preset 7b-ddp --gpu h200`
+  // says 114.4 GiB of 139.8 GiB: fits.
+  auto w = make_window(cpu_machine());
+  auto* panel = w->findChild<PredictionPanel*>(QStringLiteral("predictionPanel"));
+  ASSERT_NE(panel, nullptr);
+  w->form()->applyPreset(QStringLiteral("7b-ddp"));
+  auto* gpu = w->findChild<QComboBox*>(QStringLiteral("predictionGpu"));
+  ASSERT_NE(gpu, nullptr);
+  gpu->setCurrentIndex(gpu->findData(QStringLiteral("h200")));
+  // What `tunebench-cli predict --preset 7b-ddp --gpu h200` computes.
+  predict::Scenario cli;
+  cli.config = *config::trial_preset("7b-ddp");
+  cli.gpu = "h200";
+  const predict::Prediction expected = predict::predict_scenario(cli);
+  EXPECT_EQ(panel->prediction().memory.device_needed_bytes, expected.memory.device_needed_bytes);
+  EXPECT_EQ(panel->prediction().memory.peak_bytes, expected.memory.peak_bytes);
+  const QString memory = panel->findChild<QLabel*>(QStringLiteral("predictedMemory"))->text();
+  EXPECT_TRUE(memory.contains(QStringLiteral(" of "))) << memory.toStdString();
+  EXPECT_TRUE(memory.contains(QStringLiteral("fits"))) << memory.toStdString();
+  ASSERT_TRUE(panel->prediction().step.has_value());
+  EXPECT_NEAR(panel->prediction().step->step_ms, expected.step->step_ms, 1e-9);
+  EXPECT_FALSE(panel->findChild<QLabel*>(QStringLiteral("predictedStep"))->text().contains("GPUs only"));
+}
+
+TEST(PredictionDefects, ACpuPresetSaysHowMuchOfTheHostItNeeds) {
+  auto w = make_window(cpu_machine());
+  auto* panel = w->findChild<PredictionPanel*>(QStringLiteral("predictionPanel"));
+  ASSERT_NE(panel, nullptr);
+  w->form()->applyPreset(QStringLiteral("cpu-tiny-ddp"));
+  const QString memory = panel->findChild<QLabel*>(QStringLiteral("predictedMemory"))->text();
+  EXPECT_TRUE(memory.contains(QStringLiteral(" of "))) << memory.toStdString();
+  EXPECT_TRUE(memory.contains(QStringLiteral("fits"))) << memory.toStdString();
+  // The GPU picker does not apply to CPU ranks.
+  auto* gpu = w->findChild<QComboBox*>(QStringLiteral("predictionGpu"));
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_FALSE(gpu->isEnabled());
 }

@@ -21,6 +21,8 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QLabel>
+#include <QMenu>
+#include <QSpinBox>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStatusBar>
@@ -41,7 +43,10 @@
 #include "ui/windows/analysis_controller.h"
 #include "ui/windows/comparison_window.h"
 #include "ui/windows/diagnosis_view.h"
+#include "ui/windows/investigate_window.h"
+#include "ui/windows/launch_preview.h"
 #include "ui/windows/live_trial_tracker.h"
+#include "ui/windows/trial_launcher.h"
 #include "ui/windows/live_view.h"
 #include "ui/windows/log_pane.h"
 #include "ui/windows/session_actions.h"
@@ -105,7 +110,14 @@ QString copy_of(const QTemporaryDir& dir, const QString& shipped) {
 
 QString example(const char* name) { return QStringLiteral(TUNEBENCH_SESSIONS_DIR "/") + QString::fromLatin1(name); }
 
-// Watches for a modal dialog for `ms`; records whether one appeared and answers it with `role`.
+// The launch preview on screen, if any (it is not modal: it blocks nothing while it asks).
+QWidget* shown_preview() {
+  for (QWidget* top : QApplication::topLevelWidgets())
+    if (qobject_cast<LaunchPreviewDialog*>(top) && top->isVisible()) return top;
+  return nullptr;
+}
+
+// Watches for a modal dialog (or the launch preview) for `ms`; records whether one appeared and answers it with `role`.
 struct DialogWatch {
   bool seen = false;
   QString title;
@@ -114,6 +126,7 @@ struct DialogWatch {
   void poll(QDialogButtonBox::ButtonRole role, int left) {
     QTimer::singleShot(50, [this, role, left] {
       QWidget* modal = QApplication::activeModalWidget();
+      if (!modal) modal = shown_preview();  // not modal (it blocks nothing) but shown
       if (!modal) {
         if (left > 0) poll(role, left - 50);
         return;
@@ -300,4 +313,135 @@ TEST(SessionDefects, NotesAndTagsAreShownInTheTable) {
   const int row = m->rowOf(id);
   TB_WAIT_FOR(m->index(row, tagsColumn).data().toString().contains(QStringLiteral("p2p")), kTimeoutMs);
   EXPECT_TRUE(m->index(row, notesColumn).data().toString().contains(QStringLiteral("battery")));
+}
+
+// ---- the user's own session stays theirs; nothing blocks the window unseen ----
+
+namespace {
+config::TrialConfig quick_cpu_trial(const char* name) {
+  config::TrialConfig c = *config::trial_preset("cpu-tiny");
+  c.steps = 6;
+  c.warmup = 1;
+  c.name = name;
+  return c;
+}
+
+void run_and_wait(MainWindow& w, const config::TrialConfig& c) {
+  QSignalSpy finished(&w, &MainWindow::trialFinished);
+  w.form()->setConfig(c);
+  ASSERT_TRUE(w.runTrial());
+  TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
+}
+
+QAction* recent_entry(MainWindow& w, const QString& fileName) {
+  auto* recent = w.findChild<QMenu*>(QStringLiteral("menuRecent"));
+  if (!recent) return nullptr;
+  for (QAction* a : recent->actions())
+    if (a->text() == fileName) return a;
+  return nullptr;
+}
+}  // namespace
+
+TEST(SessionIdentity, OpeningTheUsersOwnSessionAgainKeepsItTheirs) {
+  // Open an example, then Open recent back to your own session: it was taken for a stranger's,
+  // so every trial derived from it asked "Run a trial from another session?".
+  QTemporaryDir dir;
+  auto w = make_window();
+  const QString mine = dir.filePath(QStringLiteral("mine.tbsession"));
+  ASSERT_TRUE(w->sessionActions()->newSession(mine));
+  TB_WAIT_FOR(w->jobs()->waitForIdle(kTimeoutMs), kTimeoutMs);
+  EXPECT_FALSE(w->session()->isForeign());
+  ASSERT_TRUE(w->sessionActions()->openExample(example("cpu-tiny.tbsession")));
+  TB_WAIT_FOR(w->jobs()->waitForIdle(kTimeoutMs), kTimeoutMs);
+  const QString copy = w->session()->path();
+  EXPECT_TRUE(w->session()->isForeign());
+  QAction* back = recent_entry(*w, QStringLiteral("mine.tbsession"));
+  ASSERT_NE(back, nullptr);
+  back->trigger();
+  TB_WAIT_FOR(w->session()->path() == mine, kTimeoutMs);
+  EXPECT_FALSE(w->session()->isForeign()) << "the user's own session, reopened from Open recent";
+  // The example's copy stays someone else's, however it is opened again.
+  QAction* example = recent_entry(*w, QFileInfo(copy).fileName());
+  ASSERT_NE(example, nullptr);
+  example->trigger();
+  TB_WAIT_FOR(w->session()->path() == copy, kTimeoutMs);
+  EXPECT_TRUE(w->session()->isForeign());
+  // And File > Open of the user's own file.
+  ASSERT_TRUE(w->sessionActions()->openSession(mine));
+  TB_WAIT_FOR(w->session()->path() == mine, kTimeoutMs);
+  EXPECT_FALSE(w->session()->isForeign());
+  w.reset();
+  QFile::remove(copy);
+}
+
+TEST(SessionIdentity, TheLaunchPreviewIsRaisedAndBlocksNothing) {
+  // The preview was application-modal and was never drawn on top: every click was ignored.
+  QTemporaryDir dir;
+  auto w = make_window();
+  ASSERT_TRUE(w->sessionActions()->openSession(copy_of(dir, example("cpu-tiny.tbsession"))));
+  TB_WAIT_FOR(w->trialsModel()->rowCount() == 2, kTimeoutMs);
+  ASSERT_TRUE(w->session()->isForeign());
+  w->trialsView()->selectRow(0);
+  ASSERT_TRUE(w->sessionActions()->rerunWithChanges(w->sessionActions()->selectedTrialIds()[0]));
+  EXPECT_FALSE(w->runTrial());
+  LaunchPreviewDialog* preview = w->launcher()->pendingPreview();
+  ASSERT_NE(preview, nullptr);
+  EXPECT_EQ(preview->windowModality(), Qt::NonModal);
+  EXPECT_EQ(QApplication::activeModalWidget(), nullptr);
+  EXPECT_TRUE(preview->isVisible());
+  TB_EXPECT_WAIT_FOR(QApplication::activeWindow() == preview, 3000);  // raised and focused
+  EXPECT_TRUE(w->isEnabled());
+  preview->reject();
+  TB_WAIT_FOR(w->launcher()->pendingPreview() == nullptr, kTimeoutMs);
+}
+
+TEST(InvestigateDefects, ThePlanAndItsBudgetComeFirstAndStartRunsIt) {
+  // Investigate… queued its first trial the moment the menu item was chosen.
+  auto w = make_window();
+  run_and_wait(*w, quick_cpu_trial("baseline"));
+  TB_WAIT_FOR(w->session()->storeId(w->trialsModel()->record(0).id) >= 0, kTimeoutMs);
+  InvestigateWindow* inv = w->analysis()->investigateRow(0);
+  ASSERT_NE(inv, nullptr);
+  TB_WAIT_FOR(inv->isPrepared() && !inv->isBusy(), kTimeoutMs);  // the plan is read in the background
+  EXPECT_EQ(w->trialsModel()->rowCount(), 1) << "a trial was queued before Start";
+  EXPECT_GT(inv->variantsTable()->rowCount(), 0) << "the plan is shown first";
+  EXPECT_TRUE(inv->verdictLabel()->text().isEmpty()) << inv->verdictLabel()->text().toStdString();
+  auto* budget = inv->findChild<QSpinBox*>(QStringLiteral("investigateBudget"));
+  auto* start = inv->findChild<QPushButton*>(QStringLiteral("investigateStart"));
+  ASSERT_NE(budget, nullptr);
+  ASSERT_NE(start, nullptr);
+  budget->setValue(2);
+  start->click();
+  TB_WAIT_FOR(!inv->isRunning(), 4 * kTimeoutMs);
+  TB_WAIT_FOR(!w->queue()->runner()->isActive(), kTimeoutMs);
+  EXPECT_EQ(w->trialsModel()->rowCount(), 3);  // the baseline and the budget's two trials
+  EXPECT_EQ(inv->verdictLabel()->text().indexOf(QStringLiteral("No variant is faster")), -1);
+  inv->close();
+}
+
+TEST(InvestigateDefects, AnInvestigationWhosePreviewIsCancelledPausesAndSaysSo) {
+  // Each variant of an investigation waited for a preview nobody saw, forever.
+  QTemporaryDir dir;
+  auto w = make_window();
+  const QString path = dir.filePath(QStringLiteral("theirs.tbsession"));
+  ASSERT_TRUE(w->sessionActions()->newSession(path));
+  TB_WAIT_FOR(w->jobs()->waitForIdle(kTimeoutMs), kTimeoutMs);
+  run_and_wait(*w, quick_cpu_trial("theirs"));
+  // The same file as a stranger's (File > Open of a file someone sent).
+  ASSERT_TRUE(w->session()->openSession(path, true));
+  TB_WAIT_FOR(w->session()->isForeign() && w->trialsModel()->rowCount() == 1, kTimeoutMs);
+  InvestigateWindow* inv = w->analysis()->investigateRow(0);
+  ASSERT_NE(inv, nullptr);
+  auto* start = inv->findChild<QPushButton*>(QStringLiteral("investigateStart"));
+  ASSERT_NE(start, nullptr);
+  start->click();
+  TB_WAIT_FOR(w->launcher()->pendingPreview() != nullptr, kTimeoutMs);  // once Start has read the plan
+  LaunchPreviewDialog* preview = w->launcher()->pendingPreview();
+  ASSERT_NE(preview, nullptr);
+  EXPECT_TRUE(inv->statusLabel()->text().contains(QStringLiteral("preview"))) << inv->statusLabel()->text().toStdString();
+  preview->reject();
+  TB_WAIT_FOR(!inv->isRunning(), kTimeoutMs);
+  EXPECT_TRUE(inv->statusLabel()->text().contains(QStringLiteral("Not started"))) << inv->statusLabel()->text().toStdString();
+  EXPECT_EQ(w->trialsModel()->rowCount(), 1);
+  inv->close();
 }

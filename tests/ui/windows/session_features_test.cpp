@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/analysis/step_time.h"
+#include "core/analysis/trial_metrics.h"
 #include "core/protocol/trial_log.h"
 #include "core/store/records.h"
 #include "tests/ui/windows/window_test_util.h"
@@ -37,6 +38,7 @@
 #include "ui/windows/analysis_controller.h"
 #include "ui/windows/comparison_window.h"
 #include "ui/windows/diagnosis_view.h"
+#include "ui/models/metrics_model.h"
 #include "ui/windows/launch_preview.h"
 #include "ui/windows/session_actions.h"
 #include "ui/windows/session_controller.h"
@@ -201,12 +203,8 @@ TEST(SessionFeatures, StoredTrialRowShowsTheTrialsStepTime) {
   info.id = 7;
   info.name = "ddp";
   info.step_count = 6;
-  std::map<int, protocol::Done> summaries;
-  protocol::TrialLog steps;
+  protocol::TrialLog steps;  // rank 0's own median was 4709 ms, rank 1's 5051 ms
   for (int rank = 0; rank < 2; ++rank) {
-    protocol::Done d;
-    d.summary.step_ms_median = rank == 0 ? 4709.0 : 5051.0;  // each rank's own median
-    summaries[rank] = d;
     for (int i = 0; i < 3; ++i) {
       protocol::Step s;
       s.step = i;
@@ -215,7 +213,65 @@ TEST(SessionFeatures, StoredTrialRowShowsTheTrialsStepTime) {
       steps.ranks[rank].steps.push_back(s);
     }
   }
-  const ui::TrialRecord r = ui::to_trial_record(info, summaries, steps);
+  const ui::TrialRecord r = ui::to_trial_record(info, steps);
   EXPECT_DOUBLE_EQ(r.step_ms_median, 5051.0);
   EXPECT_DOUBLE_EQ(r.step_ms_median, analysis::trial_step_ms(steps).median);
+}
+
+TEST(MetricsEverywhere, AStoredRowsThroughputIsTheComparisonsNotASumOfRanks) {
+  // DDP tokens/s read 657 live and in the comparison, 666 in the table after reopening: the
+  // stored row summed each rank's own figure (tokens over that rank's median step).
+  store::TrialInfo info;
+  info.id = 7;
+  info.name = "ddp";
+  info.step_count = 6;
+  protocol::TrialLog steps;  // each rank's own figure: 4096 tokens over 4.709 s and over 5.051 s
+  for (int rank = 0; rank < 2; ++rank) {
+    for (int i = 0; i < 3; ++i) {
+      protocol::Step s;
+      s.step = i;
+      s.tokens = 4096;
+      s.start_us = 10'000'000 * i;
+      s.end_us = s.start_us + (rank == 0 ? 4'709'000 : 5'051'000);
+      steps.ranks[rank].steps.push_back(s);
+    }
+  }
+  const ui::TrialRecord r = ui::to_trial_record(info, steps);
+  const double defined = analysis::analyze(steps).tokens_per_s_total.median;  // 8192 / 5.051 s
+  EXPECT_NEAR(defined, 8192.0 / 5.051, 1e-6);
+  EXPECT_NEAR(r.tokens_per_s, defined, 1e-6);
+}
+
+TEST(MetricsEverywhere, TheTableTheLiveRowAndTheComparisonShowOneThroughput) {
+  // A real H200 DDP log whose ranks' medians differ: imported (the stored row), replayed (the
+  // live row, TrialStats) and compared (the metrics table) must show the analysis' one figure.
+  const QString log = QStringLiteral(TUNEBENCH_TEST_DATA_DIR "/gpu/h200x2-7b-ddp-ckpt-no-p2p.jsonl");
+  const auto metrics = analysis::analyze(protocol::read_trial_log_file(log.toStdString()));
+  const double tokens = metrics.tokens_per_s_total.median;
+  const double step = metrics.step_ms.median;
+  ASSERT_GT(tokens, 0);
+  auto w = make_window(two_gpu_machine());
+  ASSERT_TRUE(w->sessionActions()->importLog(log));
+  wait_jobs(*w);
+  ASSERT_EQ(w->trialsModel()->rowCount(), 1);
+  const TrialRecord stored = w->trialsModel()->record(0);
+  EXPECT_NEAR(stored.tokens_per_s, tokens, 1e-6 * tokens);
+  EXPECT_NEAR(stored.step_ms_median, step, 1e-9);
+  QSignalSpy finished(w.get(), &MainWindow::trialFinished);
+  ASSERT_TRUE(w->replayLog(log, 0));
+  TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
+  const TrialRecord live = w->trialsModel()->record(1);
+  ASSERT_TRUE(live.replay);
+  EXPECT_NEAR(live.tokens_per_s, tokens, 1e-6 * tokens);
+  EXPECT_NEAR(live.step_ms_median, step, 1e-9);
+  ComparisonWindow* c = w->analysis()->compareRows({0});
+  if (!c) {
+    TB_WAIT_FOR((c = w->analysis()->lastComparison()) != nullptr, kTimeoutMs);
+  }
+  auto* model = c->findChild<MetricsModel*>();
+  ASSERT_NE(model, nullptr);
+  const int row = model->rowOf(QStringLiteral("tokens_per_s_total"));
+  ASSERT_GE(row, 0);
+  EXPECT_NEAR(model->index(row, 1).data(MetricsModel::MedianRole).toDouble(), tokens, 1e-6 * tokens);
+  c->close();
 }

@@ -77,10 +77,12 @@ void select_row(MainWindow& w, int row) {
   ASSERT_EQ(w.sessionActions()->selectedTrialIds().size(), 1);
 }
 
-// Clicks `button` of the next modal dialog once it is shown.
+// Clicks `button` of the next modal dialog, or of the launch preview (not modal), once it is shown.
 void answer_next_dialog(QDialogButtonBox::ButtonRole role, QString* text = nullptr) {
   QTimer::singleShot(200, [role, text] {
     QWidget* modal = QApplication::activeModalWidget();
+    for (QWidget* top : QApplication::topLevelWidgets())
+      if (!modal && qobject_cast<LaunchPreviewDialog*>(top) && top->isVisible()) modal = top;
     if (!modal) return answer_next_dialog(role, text);
     if (text)
       if (auto* edit = modal->findChild<QPlainTextEdit*>()) *text = edit->toPlainText();
@@ -305,7 +307,7 @@ TEST(SessionWindow, AConfigFromAForeignSessionIsShownBeforeItRuns) {
   EXPECT_EQ(w->form()->config().world_size, 2);
   ASSERT_TRUE(w->form()->origin().fromSession);
 
-  // Cancel: nothing runs, nothing is queued. The preview does not block (it is window-modal).
+  // Cancel: nothing runs, nothing is queued. The preview does not block (it is not modal).
   QString shown;
   answer_next_dialog(QDialogButtonBox::RejectRole, &shown);
   EXPECT_FALSE(w->runTrial());

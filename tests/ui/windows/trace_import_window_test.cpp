@@ -35,7 +35,10 @@
 #include "core/store/session_store.h"
 #include "tests/ui/windows/window_test_util.h"
 #include "ui/models/trials_model.h"
+#include "ui/plots/step_time_plot.h"
+#include "ui/plots/telemetry_plot.h"
 #include "ui/plots/timeline_plot.h"
+#include "ui/windows/log_pane.h"
 #include "ui/runner/background_jobs.h"
 #include "ui/windows/analysis_controller.h"
 #include "ui/windows/comparison_window.h"
@@ -164,6 +167,32 @@ TEST(TraceImportWindow, DdpTracesBecomeOneTrialWithTwoRanks) {
     for (const auto& f : d.findings) data_bound = data_bound || f.kind == analysis::FindingKind::DataBound;
   EXPECT_TRUE(data_bound);
   c->close();
+}
+
+TEST(TraceImportDefects, AnImportedTrialSaysWhatItLacksAndCountsItsStepsAsTheTableDoes) {
+  // Empty telemetry axes with no note, tokens/s drawn as 0 at every step, and "8 steps" in the
+  // log for a trial whose row says 4.
+  auto w = make_window();
+  ASSERT_TRUE(import_and_wait(*w, traces("ddp-nw4")));
+  wait_jobs(*w);
+  const TrialRecord r = w->trialsModel()->record(0);
+  ASSERT_EQ(w->viewer()->shown(), r.id);
+  w->liveView()->replotNow();
+  TelemetryPlot* telemetry = w->liveView()->telemetry();
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(telemetry->panel(i)->visible()) << "empty panel " << i;
+  auto* note = telemetry->findChild<QLabel*>(QStringLiteral("telemetryNote"));
+  ASSERT_NE(note, nullptr);
+  EXPECT_FALSE(note->isHidden());
+  EXPECT_TRUE(note->text().contains(QStringLiteral("no telemetry"), Qt::CaseInsensitive)) << note->text().toStdString();
+  StepTimePlot* steps = w->liveView()->stepTime();
+  EXPECT_EQ(steps->throughputPoints(), 0);  // unknown, not 0
+  auto* unknown = steps->findChild<QLabel*>(QStringLiteral("throughputNote"));
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_FALSE(unknown->isHidden());
+  w->logPane()->flush();
+  const QString log = w->logPane()->toPlainText();
+  EXPECT_TRUE(log.contains(QStringLiteral("%1 steps").arg(r.step))) << log.toStdString();
+  EXPECT_FALSE(log.contains(QStringLiteral("%1 steps").arg(2 * r.step))) << log.toStdString();
 }
 
 TEST(TraceImportWindow, DroppingTracesImportsThemAsOneTrial) {

@@ -2,14 +2,18 @@
 
 #include <cstdlib>
 
+#include <QApplication>
 #include <QComboBox>
 #include <QFile>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QTest>
+#include <QWheelEvent>
 
 #include "tests/ui/windows/window_test_util.h"
 #include "ui/windows/knob_field.h"
@@ -255,4 +259,57 @@ TEST(TrialForm, GroupedQueryAttentionThatDoesNotDivideIsShownAtItsField) {
   EXPECT_GE(form.validateAndShow(), 1);
   EXPECT_TRUE(form.field("kv_heads")->problem().contains("does not divide"))
       << form.field("kv_heads")->problem().toStdString();
+}
+
+namespace {
+// Turns the mouse wheel once (one notch down) over `target`'s centre, as the platform delivers it.
+void wheel_over(QWidget* target) {
+  const QPointF local(target->width() / 2.0, target->height() / 2.0);
+  QWheelEvent event(local, target->mapToGlobal(local), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier,
+                    Qt::NoScrollPhase, false);
+  QApplication::sendEvent(target, &event);
+}
+}  // namespace
+
+TEST(TrialFormDefects, TheWheelOverAnUnfocusedFieldScrollsTheFormInstead) {
+  // Scrolling the form with the wheel turned Ranks from 1 to 0 when the pointer passed over it.
+  auto w = make_window();
+  auto* scroll = qobject_cast<QScrollArea*>(w->form()->parentWidget()->parentWidget());
+  ASSERT_NE(scroll, nullptr);
+  scroll->verticalScrollBar()->setValue(0);
+  w->form()->applyPreset(QStringLiteral("cpu-tiny"));
+  auto* ranks = qobject_cast<QSpinBox*>(w->form()->field(QStringLiteral("world_size"))->editor());
+  auto* strategy = qobject_cast<QComboBox*>(w->form()->field(QStringLiteral("strategy"))->editor());
+  ASSERT_NE(ranks, nullptr);
+  ASSERT_NE(strategy, nullptr);
+  ASSERT_GT(scroll->verticalScrollBar()->maximum(), 0) << "the form should need scrolling in a 1400x900 window";
+  w->form()->setFocus();
+  ASSERT_FALSE(ranks->hasFocus());
+  const int before = ranks->value();
+  wheel_over(ranks);
+  EXPECT_EQ(ranks->value(), before);
+  EXPECT_GT(scroll->verticalScrollBar()->value(), 0);  // the form scrolled
+  const QString chosen = strategy->currentText();
+  wheel_over(strategy);
+  EXPECT_EQ(strategy->currentText(), chosen);
+  // A focused field still takes the wheel: the user clicked into it to change it.
+  ranks->setFocus();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return ranks->hasFocus(); }, 2000));
+  ranks->setValue(3);
+  wheel_over(ranks);
+  EXPECT_EQ(ranks->value(), 2);
+}
+
+TEST(TrialFormDefects, UnitsAgreeWithTheirNumber) {
+  // "1 processes", "1 micro-steps", "1 sequences".
+  TrialForm form;
+  form.applyPreset(QStringLiteral("cpu-tiny"));
+  for (const char* key : {"world_size", "grad_accum", "micro_batch"}) {
+    auto* spin = qobject_cast<QSpinBox*>(form.field(QString::fromLatin1(key))->editor());
+    ASSERT_NE(spin, nullptr) << key;
+    spin->setValue(1);
+    EXPECT_FALSE(spin->suffix().endsWith(QLatin1Char('s'))) << key << ": 1" << spin->suffix().toStdString();
+    spin->setValue(2);
+    EXPECT_TRUE(spin->suffix().endsWith(QLatin1Char('s'))) << key << ": 2" << spin->suffix().toStdString();
+  }
 }

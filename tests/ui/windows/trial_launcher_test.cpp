@@ -149,3 +149,39 @@ TEST(TrialLauncher, ALocalTrialOfTheUsersOwnStartsWithoutAPreview) {
   TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
   EXPECT_EQ(w->trialsModel()->record(0).status, protocol::TrialStatus::Done);
 }
+
+TEST(TrialNames, DefaultNamesAreUniqueAndSayWhatDiffers) {
+  // Two trials of different strategies both got "tiny on CPU": "Why tiny on CPU differs from tiny
+  // on CPU" and duplicate legend entries followed.
+  auto w = make_window();
+  w->form()->applyPreset(QStringLiteral("cpu-tiny"));
+  config::TrialConfig single = w->form()->config();
+  single.steps = 3;
+  single.warmup = 1;
+  config::TrialConfig ddp = single;
+  ddp.strategy = config::Strategy::Ddp;
+  ddp.world_size = 2;
+  ddp.bucket_mb = 5;
+  QSignalSpy finished(w.get(), &MainWindow::trialFinished);
+  for (const config::TrialConfig& c : {single, ddp, single}) {
+    w->form()->setConfig(c);  // the name field still says the preset's "tiny on CPU"
+    ASSERT_TRUE(w->runTrial());
+  }
+  TB_WAIT_FOR(finished.size() == 3, 3 * kTimeoutMs);
+  const QString a = QString::fromStdString(w->trialsModel()->record(0).config.name);
+  const QString b = QString::fromStdString(w->trialsModel()->record(1).config.name);
+  const QString c = QString::fromStdString(w->trialsModel()->record(2).config.name);
+  EXPECT_NE(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_NE(b, c);
+  EXPECT_TRUE(b.contains(QStringLiteral("DDP"), Qt::CaseInsensitive)) << b.toStdString();
+  EXPECT_TRUE(b.contains(QStringLiteral("x2"))) << b.toStdString();
+  EXPECT_TRUE(b.contains(QStringLiteral("bucket_mb"))) << b.toStdString();  // a knob that differs
+  // A name the user typed is kept (made unique only when it is taken).
+  config::TrialConfig named = single;
+  named.name = "my run";
+  w->form()->setConfig(named);
+  ASSERT_TRUE(w->runTrial());
+  TB_WAIT_FOR(finished.size() == 4, kTimeoutMs);
+  EXPECT_EQ(w->trialsModel()->record(3).config.name, "my run");
+}

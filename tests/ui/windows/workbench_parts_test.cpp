@@ -243,18 +243,26 @@ TEST(JobStatus, ShowsTheRunningJobAndHidesWhenIdle) {
 
 TEST(RunStatus, SaysWhatRunsHowFarAndHowItEnded) {
   RunStatus status;
-  EXPECT_EQ(status.text(), QStringLiteral("idle"));
+  EXPECT_EQ(status.text(), QString()) << "nothing to say before a run";
+  EXPECT_TRUE(status.isHidden());
   status.starting(QStringLiteral("tiny on CPU"));
   EXPECT_EQ(status.text(), QStringLiteral("running tiny on CPU"));
+  EXPECT_FALSE(status.isHidden());
   EXPECT_FALSE(status.bar()->isHidden());
-  status.setProgress(QStringLiteral("t1"), {QStringLiteral("t1"), 3, 10, 1.5, 0});
+  status.setProgress({QStringLiteral("t1"), 3, 10, 1.5, 0});
   EXPECT_EQ(status.bar()->value(), 3);
   EXPECT_EQ(status.bar()->maximum(), 10);
+  EXPECT_TRUE(status.text().startsWith(QStringLiteral("tiny on CPU: "))) << status.text().toStdString();
+  // The trial is named by its name, never by its id.
   status.finished({QStringLiteral("t1"), protocol::TrialStatus::Failed, QStringLiteral("rank 1 crashed"), {}, 1});
-  EXPECT_EQ(status.text(), QStringLiteral("t1 failed: rank 1 crashed"));
+  EXPECT_EQ(status.text(), QStringLiteral("tiny on CPU failed: rank 1 crashed"));
   EXPECT_TRUE(status.bar()->isHidden());
+  status.starting(QStringLiteral("ddp x2"));
   status.finished({QStringLiteral("t2"), protocol::TrialStatus::Stopped, {}, {}, -1});
-  EXPECT_EQ(status.text(), QStringLiteral("t2 stopped"));
+  EXPECT_EQ(status.text(), QStringLiteral("ddp x2 stopped"));
+  status.clear();
+  EXPECT_EQ(status.text(), QString());
+  EXPECT_TRUE(status.isHidden());
 }
 
 // ---- WorkbenchActions and the window's menus ----

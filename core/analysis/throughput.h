@@ -1,0 +1,33 @@
+// The throughput of a trial, defined once (as its step time is, step_time.h).
+//
+// Tokens per second of all ranks together: the tokens one step carries on every rank (the median
+// over measured steps; a step without a token count takes the config's micro_batch x seq_len x
+// grad_accum when those are known) over the trial's step time (trial_step_ms: per step the slowest
+// rank). Per GPU (per rank) it is that over the world size. Its quartiles come from the step
+// time's (tokens / t decreases in t). TrialMetrics, the trials table (the live row and a stored
+// row), the comparison, reports, the worker's own summary (one rank's steps) and the diagnosis
+// all use these, so a trial reads the same everywhere; nobody sums per-rank figures.
+#pragma once
+
+#include <cstdint>
+
+#include "core/analysis/statistics.h"
+#include "core/protocol/trial_log.h"
+
+namespace tunebench::analysis {
+
+// The rate: `tokens` per step in steps of `step_ms`; 0 when the step time is not positive.
+double tokens_per_second(double tokens, double step_ms);
+// The rate's spread from a step time's (n, quartiles, mean and extremes of tokens / t).
+Spread throughput_of(const Spread& step_ms, double tokens);
+
+// Tokens one rank's step carries: its own count, else what the config says (0: unknown).
+int64_t rank_step_tokens(const protocol::Step& step, int64_t configured_tokens_per_rank_step);
+// micro_batch x seq_len x grad_accum of the log's config when all three are known, else 0.
+int64_t configured_tokens_per_rank_step(const protocol::TrialLog& log);
+// All ranks' tokens per step: the median over measured steps (0: unknown).
+double trial_tokens_per_step(const protocol::TrialLog& log);
+// The trial's throughput, all ranks together (n = 0 when the tokens or the steps are unknown).
+Spread trial_tokens_per_s(const protocol::TrialLog& log);
+
+}  // namespace tunebench::analysis
