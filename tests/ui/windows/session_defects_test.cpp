@@ -318,21 +318,6 @@ TEST(SessionDefects, NotesAndTagsAreShownInTheTable) {
 // ---- the user's own session stays theirs; nothing blocks the window unseen ----
 
 namespace {
-config::TrialConfig quick_cpu_trial(const char* name) {
-  config::TrialConfig c = *config::trial_preset("cpu-tiny");
-  c.steps = 6;
-  c.warmup = 1;
-  c.name = name;
-  return c;
-}
-
-void run_and_wait(MainWindow& w, const config::TrialConfig& c) {
-  QSignalSpy finished(&w, &MainWindow::trialFinished);
-  w.form()->setConfig(c);
-  ASSERT_TRUE(w.runTrial());
-  TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
-}
-
 QAction* recent_entry(MainWindow& w, const QString& fileName) {
   auto* recent = w.findChild<QMenu*>(QStringLiteral("menuRecent"));
   if (!recent) return nullptr;

@@ -61,14 +61,6 @@ int64_t stored_steps(const QString& path, int64_t trial) {
   return s.trial(trial).step_count;
 }
 
-// Runs one trial through the window and waits for its end.
-void run_and_wait(MainWindow& w, const config::TrialConfig& c) {
-  QSignalSpy finished(&w, &MainWindow::trialFinished);
-  w.form()->setConfig(c);
-  ASSERT_TRUE(w.runTrial());
-  TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
-}
-
 // Opening, importing, exporting, Save As and deleting are background jobs: wait for them.
 void wait_jobs(MainWindow& w) { TB_WAIT_FOR(w.jobs()->waitForIdle(kTimeoutMs), kTimeoutMs); }
 

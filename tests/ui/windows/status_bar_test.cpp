@@ -33,21 +33,6 @@ using namespace tunebench::ui::test;
 namespace {
 constexpr int kTimeoutMs = 30000;
 
-config::TrialConfig quick(const char* name) {
-  config::TrialConfig c = *config::trial_preset("cpu-tiny");
-  c.steps = 4;
-  c.warmup = 1;
-  c.name = name;
-  return c;
-}
-
-void run_and_wait(MainWindow& w, const config::TrialConfig& c) {
-  QSignalSpy finished(&w, &MainWindow::trialFinished);
-  w.form()->setConfig(c);
-  ASSERT_TRUE(w.runTrial());
-  TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
-}
-
 // Everything the status bar shows now: its message and every visible label's text.
 QStringList status_texts(MainWindow& w) {
   QStringList out;
@@ -98,7 +83,7 @@ TEST(StatusBar, AFailedOpenDoesNotStillSayOpening) {
 TEST(StatusBar, AnotherSessionClearsTheLastRunAndTheLog) {
   QTemporaryDir dir;
   auto w = make_window();
-  run_and_wait(*w, quick("first of its session"));
+  run_and_wait(*w, quick_cpu_trial("first of its session", 4));
   const QString id = w->trialsModel()->record(0).id;
   w->logPane()->flush();
   const QStringList before = w->logPane()->toPlainText().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
@@ -120,7 +105,7 @@ TEST(StatusBar, AnotherSessionClearsTheLastRunAndTheLog) {
 TEST(StatusBar, TrialsAreNamedNotNumbered) {
   auto w = make_window();
   QSignalSpy finished(w.get(), &MainWindow::trialFinished);
-  w->form()->setConfig(quick("named run"));
+  w->form()->setConfig(quick_cpu_trial("named run", 4));
   ASSERT_TRUE(w->runTrial());
   const QString id = w->trialsModel()->record(0).id;
   bool sawName = false;
@@ -146,7 +131,7 @@ TEST(TrialsTable, TheReasonColumnIsReadableWithoutScrollingSideways) {
   for (int i = 0; i < 3; ++i) {
     TrialRecord r;
     r.id = QStringLiteral("t%1").arg(i);
-    r.config = quick("a trial with a fairly long descriptive name [bucket_mb=5, micro_batch=8]");
+    r.config = quick_cpu_trial("a trial with a fairly long descriptive name [bucket_mb=5, micro_batch=8]", 4);
     r.status = protocol::TrialStatus::Failed;
     r.reason = QStringLiteral("rank 1 failed: exit code 4 (watchdog: no progress for 300 s in all-reduce of bucket 3)");
     m->upsert(r);

@@ -5,9 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <QSignalSpy>
 #include <QTest>
 
+#include "core/config/trial_config.h"
+#include "tests/ui/wait_for.h"
 #include "ui/windows/main_window.h"
+#include "ui/windows/trial_form.h"
 
 namespace tunebench::ui::test {
 
@@ -45,6 +49,23 @@ inline std::unique_ptr<MainWindow> make_window(const DeviceInventory& devices = 
   w->activateWindow();
   EXPECT_TRUE(QTest::qWaitForWindowActive(w.get()));
   return w;
+}
+
+// The tiny CPU preset, a few steps: a trial the fake worker runs in moments.
+inline config::TrialConfig quick_cpu_trial(const char* name, int steps = 6) {
+  config::TrialConfig c = *config::trial_preset("cpu-tiny");
+  c.steps = steps;
+  c.warmup = 1;
+  c.name = name;
+  return c;
+}
+
+// Runs one trial through the window (Run) and waits for its end.
+inline void run_and_wait(MainWindow& w, const config::TrialConfig& c, int timeoutMs = 30000) {
+  QSignalSpy finished(&w, &MainWindow::trialFinished);
+  w.form()->setConfig(c);
+  ASSERT_TRUE(w.runTrial());
+  TB_WAIT_FOR(finished.size() == 1, timeoutMs);
 }
 
 }  // namespace tunebench::ui::test
