@@ -231,6 +231,18 @@ ref() {
   grep RESULT "$OUT/logs/$name.log" | sed 's/^RESULT //' | while read -r j; do printf 'ref\t%s\t%s\n' "$name" "$j" >> "$RESULTS"; done
 }
 
+# predict_configs: with the packed CLI (.gpu/cli.tar.xz), the step-time and memory prediction of each
+# $OUT/configs/*.json, calibrated on the example session, into $OUT/predict (one JSON each).
+predict_configs() {
+  [ -f "$ROOT/.gpu/cli.tar.xz" ] || { echo "-- no .gpu/cli.tar.xz: predictions left out"; return 0; }
+  tar -xJf "$ROOT/.gpu/cli.tar.xz" -C /tmp
+  mkdir -p "$OUT/predict"
+  for cfg in "$OUT"/configs/*.json; do
+    /tmp/clibundle/run-cli.sh predict --config "$cfg" --gpu h200 --evidence "$ROOT/sessions/h200-7b.tbsession" \
+      --json > "$OUT/predict/$(basename "$cfg")" 2> /dev/null
+  done
+}
+
 B7=(--model 7b --device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 11 --warmup 3)
 B125=(--model 125m --device cuda --seq-len 1024 --micro-batch 8 --amp bf16 --steps 23 --warmup 3)
 case "$MODE" in
@@ -474,14 +486,7 @@ case "$MODE" in
       run "w-$n-fp8" "${M[@]}" "${S[@]}" --compile fused --amp fp8
     done
     grep -ho '"message":"attention kernel[^"]*"' "$OUT"/logs/w-*.jsonl | sort | uniq -c
-    if [ -f "$ROOT/.gpu/cli.tar.xz" ]; then
-      tar -xJf "$ROOT/.gpu/cli.tar.xz" -C /tmp
-      mkdir -p "$OUT/predict"
-      for cfg in "$OUT"/configs/*.json; do
-        /tmp/clibundle/run-cli.sh predict --config "$cfg" --gpu h200 --evidence "$ROOT/sessions/h200-7b.tbsession" \
-          --json > "$OUT/predict/$(basename "$cfg")" 2> /dev/null
-      done
-    fi
+    predict_configs
     python3 "$ROOT/scripts/models_table.py" "$RESULTS" "$OUT/predict" > "$OUT/models-table.txt"
     ;;
   models-final)
@@ -500,14 +505,7 @@ case "$MODE" in
       run "w-$n" "${WM[@]}" "${S[@]}"
       ref "r-$n" 1 "${FINAL_REF[@]}" "${RM[@]}" --steps 5 --warmup 2
     done
-    if [ -f "$ROOT/.gpu/cli.tar.xz" ]; then
-      tar -xJf "$ROOT/.gpu/cli.tar.xz" -C /tmp
-      mkdir -p "$OUT/predict"
-      for cfg in "$OUT"/configs/*.json; do
-        /tmp/clibundle/run-cli.sh predict --config "$cfg" --gpu h200 --evidence "$ROOT/sessions/h200-7b.tbsession" \
-          --json > "$OUT/predict/$(basename "$cfg")" 2> /dev/null
-      done
-    fi
+    predict_configs
     python3 "$ROOT/scripts/models_final_table.py" "$RESULTS" "$OUT/predict" "$LAYERS" > "$OUT/models-table.txt"
     ;;
   *) echo "unknown mode $MODE" >&2; exit 2 ;;
