@@ -328,6 +328,7 @@ TEST(Walkthrough, AsAPersonUsesTheWindow) {
   minutes->setValue(1.0);
   const int beforeTune = w->trialsModel()->rowCount();
   tune->startButton()->click();
+  TB_WAIT_FOR(!tune->isBusy(), kTimeoutMs);  // the search space is scored in the background first
   // The search runs trials until its minute of trial time is spent; two stored trials show it works.
   TB_WAIT_FOR(!tune->isRunning() || w->trialsModel()->rowCount() >= beforeTune + 2, 4 * kTimeoutMs);
   if (tune->isRunning()) tune->cancelButton()->click();
