@@ -82,6 +82,9 @@ std::string verdict_of(const InvestigationPlan& plan, const Attribution& a) {
     for (size_t i = 1; i < faster.size(); ++i)
       out += (i == 1 ? "Also faster: " : "; ") + faster[i]->title + " " + pct(faster[i]->effect.ratio);
     if (faster.size() > 1) out += ". ";
+  } else if (a.factors.empty()) {
+    // Before any variant ran, "no variant is faster" would read as a result.
+    out += "No variant has run yet: nothing is attributed. ";
   } else {
     out += "No variant is faster beyond the noise: nothing tried here explains the step time better than chance. ";
   }

@@ -77,8 +77,8 @@ QString TelemetryPlot::noteText() const {
     return QStringLiteral("No telemetry in this trial: it has no device samples (a torch.profiler trace records none; "
                           "a run's come from NVML on GPUs, /proc on the CPU).");
   if (m_series.empty() && m_complete)
-    return QStringLiteral("No device samples in this trial (a torch.profiler trace records none): only the GPU busy "
-                          "share of its kernel-sampled steps.");
+    return QStringLiteral("No telemetry samples in this trial (a torch.profiler trace records none): only the GPU "
+                          "busy share of its kernel-sampled steps.");
   if (m_cpuMode && !m_series.empty())
     return QStringLiteral("CPU ranks: CPU use and resident memory per rank; power is measured on GPUs only (NVML).");
   return {};

@@ -47,6 +47,7 @@ QWidget* titled(const QString& title, QWidget* body) {
   l->setContentsMargins(0, 0, 0, 0);
   l->setSpacing(2);
   auto* label = new QLabel(QStringLiteral("<b>%1</b>").arg(title.toHtmlEscaped()));
+  label->setWordWrap(true);  // a long title wraps rather than widening its pane over the tables
   l->addWidget(label);
   l->addWidget(body, 1);
   return w;

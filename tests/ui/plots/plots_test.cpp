@@ -30,6 +30,18 @@ EventBatch recorded() {
   return events;
 }
 
+// `n` /proc samples of rank 0 (CPU use and resident memory, no power), 100 ms apart.
+EventBatch cpu_samples(int n) {
+  EventBatch batch;
+  for (int i = 0; i < n; ++i) {
+    protocol::GpuSample s;
+    s.cpu_pct = 95.0;
+    s.rss_bytes = int64_t(1) << 30;
+    batch.push_back({{1, "t", 0, 1000000 + i * 100000}, s});
+  }
+  return batch;
+}
+
 size_t intervals_in(const EventBatch& events) {
   size_t n = 0;
   for (const auto& e : events)
@@ -137,14 +149,7 @@ TEST(TelemetryPlot, GpuSamplesGiveOneSeriesPerGpu) {
 
 TEST(TelemetryPlot, CpuSamplesShowCpuUseAndRss) {
   TelemetryPlot plot;
-  EventBatch batch;
-  for (int i = 0; i < 4; ++i) {
-    protocol::GpuSample s;
-    s.cpu_pct = 95.0;
-    s.rss_bytes = int64_t(1) << 30;
-    batch.push_back({{1, "t", 0, 1000000 + i * 100000}, s});
-  }
-  plot.addEvents(batch);
+  plot.addEvents(cpu_samples(4));
   EXPECT_TRUE(plot.cpuMode());
   EXPECT_EQ(plot.samples("rank 0", 0), 4);
   EXPECT_EQ(plot.samples("rank 0", 1), 4);
@@ -188,14 +193,7 @@ TEST(TelemetryDefects, ACpuTrialHidesThePowerPanelAndSaysWhy) {
   // An empty "power (W)" panel was drawn for every CPU trial.
   TelemetryPlot plot;
   plot.resize(600, 400);
-  EventBatch batch;
-  for (int i = 0; i < 4; ++i) {
-    protocol::GpuSample s;
-    s.cpu_pct = 95.0;
-    s.rss_bytes = int64_t(1) << 30;
-    batch.push_back({{1, "t", 0, 1000000 + i * 100000}, s});
-  }
-  plot.addEvents(batch);
+  plot.addEvents(cpu_samples(4));
   plot.replotIfDirty();
   EXPECT_TRUE(plot.panel(0)->visible());
   EXPECT_TRUE(plot.panel(1)->visible());

@@ -308,8 +308,11 @@ TEST(TrialFormDefects, UnitsAgreeWithTheirNumber) {
     auto* spin = qobject_cast<QSpinBox*>(form.field(QString::fromLatin1(key))->editor());
     ASSERT_NE(spin, nullptr) << key;
     spin->setValue(1);
-    EXPECT_FALSE(spin->suffix().endsWith(QLatin1Char('s'))) << key << ": 1" << spin->suffix().toStdString();
+    const QString one = spin->suffix();
     spin->setValue(2);
-    EXPECT_TRUE(spin->suffix().endsWith(QLatin1Char('s'))) << key << ": 2" << spin->suffix().toStdString();
+    const QString two = spin->suffix();
+    // " process" / " processes", " micro-step" / " micro-steps": the plural is the singular and more.
+    EXPECT_NE(one, two) << key << ": 1" << one.toStdString() << ", 2" << two.toStdString();
+    EXPECT_TRUE(two.startsWith(one)) << key << ": 1" << one.toStdString() << ", 2" << two.toStdString();
   }
 }
