@@ -153,11 +153,10 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
     case Qt::ForegroundRole:
       if (col > n && (col - 1 - n) % 2 == 1 && row.better != analysis::Better::Neither) {
         const size_t t = size_t(m_others[size_t((col - 1 - n) / 2)]);
-        const auto& r = row.ratio[t];
         // Within the noise (analysis::beyond_noise): neither better nor worse.
-        if (!r || t >= row.beyond_noise.size() || !row.beyond_noise[t]) return {};
-        const bool better = (row.better == analysis::Better::Higher) == (*r > 1.0);
-        return QBrush(better ? good_color() : bad_color());
+        const analysis::Standing st = analysis::standing(row, t);
+        if (st == analysis::Standing::Neither) return {};
+        return QBrush(st == analysis::Standing::Better ? good_color() : bad_color());
       }
       return {};
     default:
