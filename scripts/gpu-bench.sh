@@ -45,6 +45,16 @@
 #                                 # head size 80 and 112 customs): worker eager vs PyTorch eager, compile
 #                                 # fused vs torch.compile, fp8 + fused; with .gpu/cli.tar.xz also the
 #                                 # step-time and memory predictions (--evidence sessions/h200-7b.tbsession)
+#   scripts/gpu-bench.sh models-final  # 1 GPU, about 8 min with the build: every preset (7b, llama3.1-8b,
+#                                 # mistral-7b, qwen2.5-7b, phi3-mini, llama3.2-1b) and head sizes 80, 112
+#                                 # and 100 (dim 3200), each at LAYERS (default 4) layers of its own
+#                                 # per-layer shape: worker `compile fused` against torch.compile of
+#                                 # scripts/pytorch_reference.py at the same shape in this call (fewer
+#                                 # layers and steps keep torch.compile's compile time small; its
+#                                 # compiles are pre-warmed three at a time while the worker builds),
+#                                 # the attention kernel each ran, and (with .gpu/cli.tar.xz) the step
+#                                 # prediction calibrated on sessions/h200-7b.tbsession. Kernel sampling
+#                                 # is off (sampled steps carry profiler cost). Table printed last.
 #   scripts/gpu-bench.sh reference-check  # 1 GPU, no build, about 3 min: scripts/pytorch_reference.py
 #                                 # alone: tiny/125m/llama3.2-1b eager and torch.compile, then tiny
 #                                 # through every precision, checkpointing + accumulation, DDP and
@@ -134,6 +144,41 @@ if [ "$MODE" = reference-check ]; then
   exit 0
 fi
 
+# models-final: one row per shape, "name|worker model flags|reference model flags" at LAYERS layers.
+LAYERS="${LAYERS:-4}"
+FINAL_ROWS=(
+  "7b|--dim 4096 --heads 32 --ffn 11008 --vocab 32000|--dim 4096 --heads 32 --ffn 11008 --vocab 32000"
+  "llama3.1-8b|--dim 4096 --heads 32 --kv-heads 8 --ffn 14336 --vocab 128256 --rope-theta 500000|--dim 4096 --heads 32 --kv-heads 8 --ffn 14336 --vocab 128256 --rope-theta 500000"
+  "mistral-7b|--dim 4096 --heads 32 --kv-heads 8 --ffn 14336 --vocab 32768 --rope-theta 1000000|--dim 4096 --heads 32 --kv-heads 8 --ffn 14336 --vocab 32768 --rope-theta 1000000"
+  "qwen2.5-7b|--dim 3584 --heads 28 --kv-heads 4 --ffn 18944 --vocab 152064 --rope-theta 1000000|--dim 3584 --heads 28 --kv-heads 4 --ffn 18944 --vocab 152064 --rope-theta 1000000"
+  "phi3-mini|--dim 3072 --heads 32 --ffn 8192 --vocab 32064|--dim 3072 --heads 32 --ffn 8192 --vocab 32064"
+  "llama3.2-1b|--dim 2048 --heads 32 --kv-heads 8 --ffn 8192 --vocab 128256 --tie-embeddings true --rope-theta 500000|--dim 2048 --heads 32 --kv-heads 8 --ffn 8192 --vocab 128256 --tie --rope-theta 500000"
+  "hd80|--dim 2560 --heads 32 --kv-heads 8 --ffn 6912 --vocab 50304|--dim 2560 --heads 32 --kv-heads 8 --ffn 6912 --vocab 50304"
+  "hd112|--dim 3584 --heads 32 --kv-heads 8 --ffn 9728 --vocab 32000|--dim 3584 --heads 32 --kv-heads 8 --ffn 9728 --vocab 32000"
+  "hd100|--dim 3200 --heads 32 --ffn 8640 --vocab 32000|--dim 3200 --heads 32 --ffn 8640 --vocab 32000"
+)
+FINAL_REF=(--model 7b --layers "$LAYERS" --seq 2048 --batch 1 --compile)
+if [ "$MODE" = models-final ]; then
+  # torch.compile's compiles (Dynamo, Inductor, Triton) land in the on-disk caches: run them now,
+  # three at a time while the worker builds, so that the timed runs below mostly read the caches.
+  mkdir -p "$OUT/logs/prewarm"
+  prewarm() {
+    local n="$1"; shift
+    python3 "$REF" --label "warm-$n" "$@" --steps 1 --warmup 1 > "$OUT/logs/prewarm/$n.log" 2>&1
+  }
+  (
+    i=0
+    for row in "${FINAL_ROWS[@]}"; do
+      IFS='|' read -r n _ rf <<< "$row"
+      read -r -a RM <<< "$rf"
+      prewarm "$n" "${FINAL_REF[@]}" "${RM[@]}" &
+      i=$((i + 1)); [ $((i % 3)) -eq 0 ] && wait
+    done
+    wait
+  ) &
+  PREWARM_PID=$!
+fi
+
 echo "== build"
 if ! [ -f "$ROOT/.gpu/include/nlohmann/json.hpp" ] && ! [ -f /usr/include/nlohmann/json.hpp ] &&
    ! [ -f /usr/local/include/nlohmann/json.hpp ]; then
@@ -190,6 +235,18 @@ ref() {
   fi
   echo "-- $name: exit $? in $(( $(date +%s) - t )) s"
   grep RESULT "$OUT/logs/$name.log" | sed 's/^RESULT //' | while read -r j; do printf 'ref\t%s\t%s\n' "$name" "$j" >> "$RESULTS"; done
+}
+
+# predict_configs: with the packed CLI (.gpu/cli.tar.xz), the step-time and memory prediction of each
+# $OUT/configs/*.json, calibrated on the example session, into $OUT/predict (one JSON each).
+predict_configs() {
+  [ -f "$ROOT/.gpu/cli.tar.xz" ] || { echo "-- no .gpu/cli.tar.xz: predictions left out"; return 0; }
+  tar -xJf "$ROOT/.gpu/cli.tar.xz" -C /tmp
+  mkdir -p "$OUT/predict"
+  for cfg in "$OUT"/configs/*.json; do
+    /tmp/clibundle/run-cli.sh predict --config "$cfg" --gpu h200 --evidence "$ROOT/sessions/h200-7b.tbsession" \
+      --json > "$OUT/predict/$(basename "$cfg")" 2> /dev/null
+  done
 }
 
 B7=(--model 7b --device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 11 --warmup 3)
@@ -443,15 +500,27 @@ case "$MODE" in
       run "w-$n-fp8" "${M[@]}" "${S[@]}" --compile fused --amp fp8
     done
     grep -ho '"message":"attention kernel[^"]*"' "$OUT"/logs/w-*.jsonl | sort | uniq -c
-    if [ -f "$ROOT/.gpu/cli.tar.xz" ]; then
-      tar -xJf "$ROOT/.gpu/cli.tar.xz" -C /tmp
-      mkdir -p "$OUT/predict"
-      for cfg in "$OUT"/configs/*.json; do
-        /tmp/clibundle/run-cli.sh predict --config "$cfg" --gpu h200 --evidence "$ROOT/sessions/h200-7b.tbsession" \
-          --json > "$OUT/predict/$(basename "$cfg")" 2> /dev/null
-      done
-    fi
+    predict_configs
     python3 "$ROOT/scripts/models_table.py" "$RESULTS" "$OUT/predict" > "$OUT/models-table.txt"
+    ;;
+  models-final)
+    # Wait for the pre-warm compiles (they hold the GPU), then time each row: worker compile fused,
+    # torch.compile at the same shape, the configuration for the prediction.
+    wait "$PREWARM_PID"
+    echo "-- prewarm: $(grep -l '^RESULT' "$OUT"/logs/prewarm/*.log 2>/dev/null | wc -l) of ${#FINAL_ROWS[@]} compiled"
+    S=(--device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 8 --warmup 3 --compile fused
+       --kernel-sample-every 0 --kernel-sample-steps 0)
+    mkdir -p "$OUT/configs"
+    for row in "${FINAL_ROWS[@]}"; do
+      IFS='|' read -r n wf rf <<< "$row"
+      read -r -a WM <<< "--model custom --layers $LAYERS $wf"
+      read -r -a RM <<< "$rf"
+      "$W" --events file:/dev/null "${WM[@]}" "${S[@]}" --print-config > "$OUT/configs/w-$n.json" 2>/dev/null
+      run "w-$n" "${WM[@]}" "${S[@]}"
+      ref "r-$n" 1 "${FINAL_REF[@]}" "${RM[@]}" --steps 5 --warmup 2
+    done
+    predict_configs
+    python3 "$ROOT/scripts/models_final_table.py" "$RESULTS" "$OUT/predict" "$LAYERS" > "$OUT/models-table.txt"
     ;;
   *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac

@@ -95,11 +95,11 @@ const std::vector<KnobInfo>& knobs() {
        "GPU only). fused+graph: both. On the CPU 'fused' runs the same ops unfused (no speed-up).",
        "\"torch.compile speeds it up\" / \"torch.compile breaks DDP\"."},
       {"attention", kPrecision, "Attention kernel", T::Choice, {"auto", "flash", "cudnn", "efficient", "math"}, "",
-       "Which scaled-dot-product attention kernel runs. auto: cuDNN's fused attention for bf16/fp16 "
-       "head sizes that are multiples of 8 up to 128, FlashAttention-2 for the other 16-bit head sizes "
-       "(up to 256), the memory-efficient kernel for fp32, the composite math on the CPU. The others "
-       "force one; a kernel that cannot run the shape is refused before launch. The trial records which "
-       "one ran.",
+       "Which scaled-dot-product attention kernel runs. auto: in bf16/fp16 the kernel (cuDNN, "
+       "FlashAttention-2 or memory-efficient) measured fastest at the model's head size and grouping "
+       "on an H200, each handed the head size padded to a multiple of 8; the memory-efficient kernel "
+       "for fp32, the composite math on the CPU. The others force one; a kernel that cannot run the "
+       "shape is refused before launch. The trial records which one ran.",
        "\"Use FlashAttention\"."},
       {"optimizer", kPrecision, "Optimizer", T::Choice, {"adamw", "sgd"}, "", "AdamW (fused where available) or SGD.", ""},
       {"fused_optimizer", kPrecision, "Fused optimizer", T::Bool, {}, "",

@@ -67,16 +67,18 @@ void check_kernel_support(const config::TrialConfig& c, const DeviceContext& dev
                                           ", the fused ops run as their composite reference (same math, no speed-up)"});
 }
 
-// The attention kernel, chosen on purpose (predict::attention_choice: by head size, dtype and
-// device) and set through PyTorch's SDPA switches; which one runs is said in the trial's log. A
-// kernel the config forces that cannot run the shape is refused before any work; `auto` falls
-// back to PyTorch's own choice with a warning.
-int64_t choose_attention(const config::TrialConfig& c, const DeviceContext& device, at::ScalarType compute,
-                         const EventSink& sink) {
-  const predict::AttentionChoice want = predict::attention_choice(c, device.is_cuda());
-  if (!device.is_cuda()) return want.padded_head_dim;
-  const auto kernel = [&] {
-    switch (want.kernel) {
+// The attention kernel, chosen on purpose: predict::attention_candidates ranks the kernels by
+// their measured speed at the trial's head size and grouping (or names the one the config forces);
+// the first that PyTorch's SDPA can run on tensors of the trial's layout runs, set through SDPA's
+// switches. Which one ran and why goes into the trial's log and its model event. A forced kernel
+// that cannot run the shape is refused before any work; if no ranked kernel can, `auto` falls
+// back to PyTorch's own choice with a warning. Returns the head size handed to SDPA and the kernel.
+std::pair<int64_t, std::string> choose_attention(const config::TrialConfig& c, const DeviceContext& device,
+                                                 at::ScalarType compute, const EventSink& sink) {
+  const std::vector<predict::AttentionChoice> candidates = predict::attention_candidates(c, device.is_cuda());
+  if (!device.is_cuda()) return {candidates.front().padded_head_dim, predict::to_string(candidates.front().kernel)};
+  const auto sdpa_kernel = [](predict::AttentionKernel k) {
+    switch (k) {
       case predict::AttentionKernel::Flash:
         return compat::SdpaKernel::Flash;
       case predict::AttentionKernel::Cudnn:
@@ -86,47 +88,59 @@ int64_t choose_attention(const config::TrialConfig& c, const DeviceContext& devi
       default:
         return compat::SdpaKernel::Math;
     }
-  }();
+  };
   // Probe tensors in the layout the model hands SDPA ([B, T, heads, hd] memory, seen as
-  // [B, heads, T, hd]; on the composite path v stays a slice of the q/k/v projection); SDPA's
-  // choice reads only their metadata.
+  // [B, heads, T, hd]; padded heads are fresh tensors on both paths, an unpadded v of the composite
+  // path a slice of the q/k/v projection); SDPA's choice reads only their metadata.
   const bool fused = config::uses_fused_kernels(c.compile);
   const int64_t B = c.micro_batch, T = c.seq_len, H = c.dims.heads, KV = c.dims.kv_head_count();
-  const int64_t hd = fused ? want.padded_head_dim : want.head_dim;
-  // Factory ops refuse requires_grad in their options: the leaves are marked after creation.
   const auto opts = at::TensorOptions().device(device.device()).dtype(compute);
+  // Factory ops refuse requires_grad in their options: the leaves are marked after creation.
   const auto leaf = [&](at::IntArrayRef sizes) { return at::empty(sizes, opts).requires_grad_(true); };
-  const at::Tensor q = leaf({B, T, H, hd}).transpose(1, 2);
-  const at::Tensor k = leaf({B, T, KV, hd}).transpose(1, 2);
-  const at::Tensor v = fused ? leaf({B, T, KV, hd}).transpose(1, 2)
-                             : leaf({B, T, (H + 2 * KV) * hd})
-                                   .narrow(-1, (H + KV) * hd, KV * hd)
-                                   .view({B, T, KV, hd})
-                                   .transpose(1, 2);
-  const std::optional<double> scale =
-      hd != want.head_dim ? std::optional<double>(1.0 / std::sqrt(static_cast<double>(want.head_dim))) : std::nullopt;
-  compat::select_attention(kernel);
-  std::string ran, why_not;
-  try {
-    ran = compat::attention_in_use(q, k, v, scale);
-  } catch (const c10::Error& e) {
-    ran = "none";
-    why_not = e.what_without_backtrace();
-  }
-  if (ran != predict::to_string(want.kernel)) {
+  std::string refused;
+  for (const auto& want : candidates) {
+    const int64_t hd = want.padded_head_dim;
+    const at::Tensor q = leaf({B, T, H, hd}).transpose(1, 2);
+    const at::Tensor k = leaf({B, T, KV, hd}).transpose(1, 2);
+    const at::Tensor v = fused || hd != want.head_dim ? leaf({B, T, KV, hd}).transpose(1, 2)
+                                                      : leaf({B, T, (H + 2 * KV) * hd})
+                                                            .narrow(-1, (H + KV) * hd, KV * hd)
+                                                            .view({B, T, KV, hd})
+                                                            .transpose(1, 2);
+    const std::optional<double> scale =
+        hd != want.head_dim ? std::optional<double>(1.0 / std::sqrt(static_cast<double>(want.head_dim))) : std::nullopt;
+    compat::select_attention(sdpa_kernel(want.kernel));
+    std::string ran, why_not;
+    try {
+      ran = compat::attention_in_use(q, k, v, scale);
+    } catch (const c10::Error& e) {
+      ran = "none";
+      why_not = e.what_without_backtrace();
+    }
+    if (ran == predict::to_string(want.kernel)) {
+      sink(protocol::Log{"info", "attention kernel: " + ran + " (" + want.why + ")" +
+                                     (refused.empty() ? "" : "; could not run: " + refused)});
+      return {hd, ran + " (" + want.why + ")"};
+    }
     const std::string cannot = std::string(predict::to_string(want.kernel)) + " attention cannot run head size " +
                                std::to_string(want.head_dim) + " with " + std::to_string(H) + " query / " +
                                std::to_string(KV) + " key-value heads here" +
                                (why_not.empty() ? "" : " (" + why_not.substr(0, 300) + ")");
     if (c.attention != config::Attention::Auto)
       throw EngineError("config", protocol::kExitConfig, "attention: " + cannot);
-    // auto: PyTorch's own order over every kernel.
-    compat::allow_every_attention_kernel();
-    ran = compat::attention_in_use(q, k, v, scale);
-    sink(protocol::Warning{"attention", cannot + "; PyTorch's choice runs: " + ran});
+    refused += (refused.empty() ? "" : "; ") + cannot;
   }
-  sink(protocol::Log{"info", "attention kernel: " + ran + " (" + want.why + ")"});
-  return hd;
+  // auto, and none of the ranked kernels runs here: PyTorch's own order over every kernel, on the
+  // unpadded head size (SDPA pads what its kernels need).
+  const int64_t hd = c.dims.head_dim();
+  const at::Tensor q = leaf({B, T, H, hd}).transpose(1, 2);
+  const at::Tensor k = leaf({B, T, KV, hd}).transpose(1, 2);
+  const at::Tensor v = leaf({B, T, KV, hd}).transpose(1, 2);
+  compat::allow_every_attention_kernel();
+  const std::string ran = compat::attention_in_use(q, k, v);
+  sink(protocol::Warning{"attention", refused + "; PyTorch's choice runs: " + ran});
+  sink(protocol::Log{"info", "attention kernel: " + ran + " (PyTorch's choice)"});
+  return {hd, ran + " (PyTorch's choice)"};
 }
 
 void apply_kernel_settings(const config::TrialConfig& c) {
@@ -154,7 +168,8 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   const auto options = at::TensorOptions().device(m_device.device()).dtype(param_dtype(m_config.amp));
   m_model = std::make_unique<LlamaModel>(m_config.dims, options);
   m_model->prepare_rope(m_config.seq_len, m_device.device());
-  const int64_t attention_head_dim = choose_attention(m_config, m_device, compute_dtype(m_config), m_sink);
+  const auto [attention_head_dim, attention] = choose_attention(m_config, m_device, compute_dtype(m_config), m_sink);
+  m_attention = attention;
   m_model->set_kernels(ModelKernels{config::uses_fused_kernels(m_config.compile), compute_dtype(m_config),
                                     m_config.amp == Amp::Fp8, attention_head_dim});
 
@@ -211,6 +226,7 @@ protocol::ModelInfo Trainer::model_info() const {
   int64_t bytes = 0;
   for (const auto& p : m_strategy->optimizer_params()) bytes += p.numel() * static_cast<int64_t>(p.element_size());
   m.parameter_bytes = bytes;
+  m.attention = m_attention;
   return m;
 }
 

@@ -89,6 +89,7 @@ class Trainer {
   std::vector<std::function<void(bool)>> m_recompute_observers;              // one per unit
   std::vector<int> m_recompute_handles;
   at::Tensor m_last_found_inf;
+  std::string m_attention;        // the SDPA kernel that runs and why (the model event's `attention`)
   bool m_weight_copies = false;    // AdamW writes the next forward's 16-bit weights (predict::optimizer_weight_copies)
   std::shared_ptr<Graph> m_graph;  // shared_ptr: Graph is complete only in trainer_graph.cpp
 };

@@ -1,6 +1,9 @@
 #include "core/predict/attention.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <iterator>
+#include <map>
 
 namespace tunebench::predict {
 
@@ -8,9 +11,6 @@ namespace {
 
 using config::Amp;
 using config::Attention;
-
-// Largest head size cuDNN 9.19's fused attention runs backward for on Hopper.
-constexpr int64_t kCudnnMaxHeadDim = 128;
 
 bool sixteen_bit(const config::TrialConfig& c) {
   if (c.strategy == config::Strategy::Fsdp && c.fsdp_param_dtype != config::DType::Fp32) return true;
@@ -21,71 +21,91 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 }  // namespace
 
-AttentionChoice attention_choice(const config::TrialConfig& c, bool cuda) {
-  AttentionChoice a;
-  a.head_dim = c.dims.head_dim();
-  a.padded_head_dim = a.head_dim;
-  const std::string dtype = sixteen_bit(c) ? (c.amp == Amp::Fp16 ? "fp16" : "bf16") : "fp32";
-  const std::string size = " head size " + std::to_string(a.head_dim);
-  if (!cuda) {
-    a.kernel = AttentionKernel::Math;
-    a.why = "the CPU runs the composite math";
+std::vector<AttentionKernel> rank_attention(const std::vector<std::pair<AttentionKernel, double>>& measured) {
+  std::vector<std::pair<AttentionKernel, double>> runnable;
+  for (const auto& m : measured)
+    if (m.second > 0) runnable.push_back(m);
+  std::stable_sort(runnable.begin(), runnable.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<AttentionKernel> out;
+  for (const auto& r : runnable) out.push_back(r.first);
+  return out;
+}
+
+double attention_tflops(AttentionKernel kernel, int64_t head_dim, bool grouped, const hardware::Catalogue& cat) {
+  if (head_dim <= 0) return 0;
+  if (kernel == AttentionKernel::Math)
+    return cat.constant("attention_math_relative") * attention_tflops(AttentionKernel::Cudnn, 128, false, cat);
+  const std::string prefix =
+      std::string("attention_tflops_") + to_string(kernel) + (grouped ? "_gqa" : "_mha") + "_hd";
+  std::map<int64_t, double> table;  // handed head size -> TFLOP/s computed at that size
+  for (auto it = cat.constants.lower_bound(prefix); it != cat.constants.end() && it->first.rfind(prefix, 0) == 0; ++it)
+    table[std::stoll(it->first.substr(prefix.size()))] = it->second.value;
+  if (table.empty()) return 0;
+  const int64_t handed = round_up(head_dim, 8);
+  double at_handed;
+  const auto hi = table.lower_bound(handed);
+  if (hi == table.end())
+    at_handed = std::prev(hi)->second;
+  else if (hi->first == handed || hi == table.begin())
+    at_handed = hi->second;
+  else {
+    const auto lo = std::prev(hi);
+    const double f = static_cast<double>(handed - lo->first) / static_cast<double>(hi->first - lo->first);
+    at_handed = lo->second + f * (hi->second - lo->second);
+  }
+  return at_handed * static_cast<double>(head_dim) / static_cast<double>(handed);  // padded columns do no work
+}
+
+double attention_speed(AttentionKernel kernel, int64_t head_dim, bool grouped, const hardware::Catalogue& cat) {
+  const double reference = attention_tflops(AttentionKernel::Cudnn, 128, false, cat);
+  return reference > 0 ? attention_tflops(kernel, head_dim, grouped, cat) / reference : 1.0;
+}
+
+std::vector<AttentionChoice> attention_candidates(const config::TrialConfig& c, bool cuda,
+                                                  const hardware::Catalogue& cat) {
+  const int64_t hd = c.dims.head_dim();
+  const bool grouped = c.dims.kv_head_count() < c.dims.heads;
+  const bool half = sixteen_bit(c);
+  const std::string dtype = half ? (c.amp == Amp::Fp16 ? "fp16" : "bf16") : "fp32";
+  const std::string size = " head size " + std::to_string(hd);
+  const auto make = [&](AttentionKernel k, const std::string& why) {
+    AttentionChoice a;
+    a.kernel = k;
+    a.head_dim = hd;
+    a.padded_head_dim = half && k != AttentionKernel::Math ? round_up(hd, 8) : hd;
+    a.why = why;
+    if (a.padded_head_dim != hd) a.why += ", padded to " + std::to_string(a.padded_head_dim);
     return a;
-  }
-  switch (c.attention) {
-    case Attention::Flash:
-      a.kernel = AttentionKernel::Flash;
-      break;
-    case Attention::Cudnn:
-      a.kernel = AttentionKernel::Cudnn;
-      break;
-    case Attention::Efficient:
-      a.kernel = AttentionKernel::Efficient;
-      break;
-    case Attention::Math:
-      a.kernel = AttentionKernel::Math;
-      break;
-    case Attention::Auto:
-      if (!sixteen_bit(c))
-        a.kernel = AttentionKernel::Efficient;
-      else if (a.head_dim % 8 == 0 && a.head_dim <= kCudnnMaxHeadDim)
-        a.kernel = AttentionKernel::Cudnn;
-      else
-        a.kernel = AttentionKernel::Flash;
-      break;
-  }
-  if (a.kernel == AttentionKernel::Flash) a.padded_head_dim = round_up(a.head_dim, 8);
-  a.why = c.attention == Attention::Auto ? std::string("auto: ") + to_string(a.kernel) + " for " + dtype + size
-                                         : std::string("attention=") + to_string(a.kernel) + " (" + dtype + size + ")";
-  if (a.padded_head_dim != a.head_dim) a.why += ", padded to " + std::to_string(a.padded_head_dim);
-  return a;
-}
-
-double attention_head_speed(AttentionKernel kernel, int64_t head_dim, const hardware::Catalogue& cat) {
-  if (head_dim <= 0) return 1.0;
-  const double s = cat.constant("attention_softmax_flops");
-  // Per score: 4 x head columns of QK^T and PV, computed on whole tiles, and the softmax's work.
-  const auto per_useful_flop = [&](int64_t hd) {
-    const int64_t tile = kernel == AttentionKernel::Math ? 1 : (hd <= 128 ? 32 : 64);
-    const double computed =
-        4.0 * static_cast<double>(round_up(round_up(hd, kernel == AttentionKernel::Flash ? 8 : 1), tile));
-    return (computed + s) / (4.0 * static_cast<double>(hd));
   };
-  return per_useful_flop(128) / per_useful_flop(head_dim);
+  if (!cuda) return {make(AttentionKernel::Math, "the CPU runs the composite math")};
+  const auto forced = [&](AttentionKernel k) {
+    return std::vector<AttentionChoice>{make(k, std::string("attention=") + to_string(k) + " (" + dtype + size + ")")};
+  };
+  switch (c.attention) {
+    case Attention::Flash: return forced(AttentionKernel::Flash);
+    case Attention::Cudnn: return forced(AttentionKernel::Cudnn);
+    case Attention::Efficient: return forced(AttentionKernel::Efficient);
+    case Attention::Math: return forced(AttentionKernel::Math);
+    case Attention::Auto: break;
+  }
+  if (!half) return {make(AttentionKernel::Efficient, "auto: efficient for fp32" + size + " (flash and cuDNN run 16 bits)")};
+  std::vector<std::pair<AttentionKernel, double>> measured;
+  for (const auto k : {AttentionKernel::Cudnn, AttentionKernel::Flash, AttentionKernel::Efficient})
+    measured.emplace_back(k, attention_tflops(k, hd, grouped, cat));
+  std::vector<AttentionChoice> out;
+  for (const auto k : rank_attention(measured)) {
+    const double tf = std::find_if(measured.begin(), measured.end(), [&](const auto& m) { return m.first == k; })->second;
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%.0f", tf);
+    out.push_back(make(k, std::string("auto: ") + to_string(k) + " for " + dtype + size + (grouped ? " grouped" : "") +
+                              ", measured " + rate + " TFLOP/s"));
+  }
+  if (out.empty()) out.push_back(make(AttentionKernel::Flash, "auto: flash for " + dtype + size + " (nothing measured)"));
+  return out;
 }
 
-double attention_kernel_relative(AttentionKernel kernel, const hardware::Catalogue& cat) {
-  switch (kernel) {
-    case AttentionKernel::Cudnn:
-      return 1.0;
-    case AttentionKernel::Flash:
-      return cat.constant("attention_flash_relative");
-    case AttentionKernel::Efficient:
-      return cat.constant("attention_efficient_relative");
-    case AttentionKernel::Math:
-      return cat.constant("attention_math_relative");
-  }
-  return 1.0;
+AttentionChoice attention_choice(const config::TrialConfig& c, bool cuda, const hardware::Catalogue& cat) {
+  return attention_candidates(c, cuda, cat).front();
 }
 
 const char* to_string(AttentionKernel kernel) {

@@ -2,15 +2,17 @@
 // size relative to head size 128. One rule for the engine (which sets PyTorch's backend switches
 // from it and records what ran) and for the step-time prediction.
 //
-// `auto` picks, on a GPU: cuDNN's fused attention for 16-bit head sizes that are multiples of 8 up
-// to 128 (its backward takes no more in cuDNN 9.19, the wheel's); FlashAttention-2 for the other
-// 16-bit head sizes up to 256 (a head size that is no multiple of 8 is padded to one: flash needs
-// it, and the fused rotary kernel writes q, k and v padded so that SDPA need not copy them); the
-// memory-efficient kernel for fp32; on the CPU the composite math.
+// `auto` picks, on a GPU, the kernel measured fastest at the trial's head size and grouping (the
+// catalogue's attention_tflops_* constants, docs/BENCHMARKS.md "SDPA kernels and GEMMs by shape"):
+// in 16 bits cuDNN, flash or memory-efficient, each handed the head size rounded up to a multiple
+// of 8 (the fused rotary kernel writes q, k and v padded; the eager block pads them), so that SDPA
+// need not pad and copy itself; fp32: the memory-efficient kernel; on the CPU the composite math.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/config/trial_config.h"
 #include "core/hardware/hardware.h"
@@ -22,21 +24,38 @@ enum class AttentionKernel { Math, Flash, Cudnn, Efficient };
 struct AttentionChoice {
   AttentionKernel kernel = AttentionKernel::Math;
   int64_t head_dim = 0;         // dim / heads
-  int64_t padded_head_dim = 0;  // what the kernel is handed (flash: a multiple of 8)
+  int64_t padded_head_dim = 0;  // what the kernel is handed (16-bit kernels: a multiple of 8)
   std::string why;              // "auto: cuDNN for bf16 head size 128" / "forced by attention=flash"
 };
 
-// `cuda`: the trial runs on a GPU (false: the CPU, which runs math whatever is asked).
-AttentionChoice attention_choice(const config::TrialConfig& config, bool cuda);
+// `cuda`: the trial runs on a GPU (false: the CPU, which runs math whatever is asked). The first
+// of attention_candidates.
+AttentionChoice attention_choice(const config::TrialConfig& config, bool cuda,
+                                 const hardware::Catalogue& cat = hardware::catalogue());
 
-// Throughput of the kernel at `head_dim` against the same kernel at head size 128, in useful
-// FLOPs: FlashAttention-2 and cuDNN compute tiles of 32 (64 above 128) head columns, so 80 runs at
-// 80/96 of its tile; the softmax work per score does not shrink with the head, so small heads do
-// fewer FLOPs per exponent. Constants from the catalogue (`attention_softmax_flops`).
-double attention_head_speed(AttentionKernel kernel, int64_t head_dim, const hardware::Catalogue& cat);
-// The kernel's speed at head size 128 against cuDNN's (the calibrated attention efficiency is
-// cuDNN's, what PyTorch 2.11 runs on Hopper): catalogue constants attention_<kernel>_relative.
-double attention_kernel_relative(AttentionKernel kernel, const hardware::Catalogue& cat);
+// The kernels a trial may run, fastest first: `auto` in 16 bits ranks cuDNN, flash and the
+// memory-efficient kernel, each handed the head size rounded up to a multiple of 8, by their
+// measured speed at that size (attention_tflops); a kernel without a measurement there (cuDNN and
+// flash in fp32, the memory-efficient kernel with grouped-query attention) is left out. fp32: the
+// memory-efficient kernel; a forced kernel: that one alone; the CPU: math. The engine takes the
+// first that PyTorch can run on the trial's tensors.
+std::vector<AttentionChoice> attention_candidates(const config::TrialConfig& config, bool cuda,
+                                                  const hardware::Catalogue& cat = hardware::catalogue());
+
+// The decision rule on its own: kernels with their measured TFLOP/s (0: cannot run), fastest first;
+// equal speeds keep the given order; those that cannot run are dropped.
+std::vector<AttentionKernel> rank_attention(const std::vector<std::pair<AttentionKernel, double>>& measured);
+
+// Measured forward + backward TFLOP/s (useful FLOPs, causal) of `kernel` at `head_dim`, handed the
+// size rounded up to a multiple of 8: the catalogue's attention_tflops_<kernel>_<mha|gqa>_hd<N>
+// (scripts/fit_models_probe.py from scripts/gpu-bench.sh models-probe), interpolated linearly
+// between measured sizes and held flat beyond them. 0 where the kernel has no measurement for the
+// grouping (it could not run there). Math: attention_math_relative x cuDNN's at head size 128.
+double attention_tflops(AttentionKernel kernel, int64_t head_dim, bool grouped, const hardware::Catalogue& cat);
+
+// attention_tflops against cuDNN's at head size 128 without grouping: the factor the step model
+// applies to the calibrated attention efficiency (which is cuDNN's at 128).
+double attention_speed(AttentionKernel kernel, int64_t head_dim, bool grouped, const hardware::Catalogue& cat);
 
 const char* to_string(AttentionKernel kernel);
 

@@ -4,7 +4,9 @@
 // that), and the per-tile prologue and epilogue against the length of the K loop. A factor of 1 is
 // a large GEMM (8192 cubed); the calibrated matmul efficiency is the peak fraction of that one, so
 // a trial measured on one model's shapes predicts another's through this factor, not a copy of
-// its own efficiency. Constants (tile, K overhead, wave weight) are the catalogue's.
+// its own efficiency, and a fixed cost per GEMM. Constants (tile, K overhead, wave weight, fixed
+// cost) are the catalogue's, fitted to measured GEMMs by scripts/fit_models_probe.py (which holds
+// the same formula).
 #pragma once
 
 #include "core/hardware/hardware.h"

@@ -18,11 +18,11 @@ double op_ms(const OpCost& op, const DeviceRates& rates, double matmul_eff, cons
   const double memory_ms = op.bytes / (rates.hbm_gbps * 1e9 * eff.memory) * 1e3;
   if (op.kind == OpKind::Memory) return memory_ms;
   // A GEMM runs at the calibrated efficiency of a large one times its shape's factor; attention at
-  // the calibrated ratio of cuDNN's head-128 speed, times its kernel's and head size's.
+  // the calibrated ratio of cuDNN's head-128 speed, times its kernel's measured speed at the head
+  // size and grouping against that.
   const hardware::Catalogue& cat = hardware::catalogue();
   const double e = op.kind == OpKind::Attention
-                       ? matmul_eff * eff.attention_ratio * attention_kernel_relative(op.attention, cat) *
-                             attention_head_speed(op.attention, op.head_dim, cat)
+                       ? matmul_eff * eff.attention_ratio * attention_speed(op.attention, op.head_dim, op.grouped, cat)
                        : matmul_eff * gemm_shape_factor(op.gemm, rates.sms, cat);
   const double peak = op.fp8 && rates.fp8_tflops > 0 ? rates.fp8_tflops : rates.matmul_tflops;
   const double compute_ms = op.flops / (peak * 1e12 * e) * 1e3;

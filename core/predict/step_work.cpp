@@ -107,6 +107,7 @@ void block_forward(PhaseWork& w, const Ctx& x, const std::string& tag) {
   OpCost att = make_op(tag + "attention", OpKind::Attention, false, 2 * t * x.T * D, 2 * t * (D + x.KV) * c * pad, 1);
   att.attention = x.attention.kernel;
   att.head_dim = x.attention.head_dim;
+  att.grouped = x.KV < D;
   w.ops.push_back(att);
   if (pad > 1) w.ops.push_back(memory(tag + "attention output unpadded", 2 * t * D * c, 1));
   if (x.mode.math_attention) w.ops.push_back(memory(tag + "attention output copy", 2 * t * D * c, 1));

@@ -33,6 +33,7 @@ struct OpCost {
   GemmShape gemm;      // Matmul: the shape of one of its GEMMs (its efficiency; gemm_shape.h)
   AttentionKernel attention = AttentionKernel::Cudnn;  // Attention: the kernel that runs
   int64_t head_dim = 0;                                // Attention: the head size
+  bool grouped = false;  // attention: fewer key/value heads than query heads
 };
 
 struct PhaseWork {

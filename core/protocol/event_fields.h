@@ -100,6 +100,7 @@ void visit_fields(S& s, V&& v) {
     v(Field{"flops_formula"}, s.flops_formula);
     v(Field{"predicted_peak_bytes", {}, {}, kCountRange}, s.predicted_peak_bytes);
     v(Field{"parameter_bytes", {}, {}, kCountRange}, s.parameter_bytes);
+    v(Field{"attention", {}, Field::kNoColumn, {}, P::OmitDefault}, s.attention);  // the event log's record
   } else if constexpr (detail::is<S, Step>) {
     v(Field{"step", {}, {}, kCountRange, P::Required}, s.step);
     v(Field{"warmup"}, s.warmup);

@@ -107,6 +107,7 @@ struct ModelInfo {
   std::string flops_formula;      // e.g. "6*N_matmul + 12*L*D*T (PaLM appendix B)"
   int64_t predicted_peak_bytes = 0;  // per-rank prediction before launch, 0 if unknown
   int64_t parameter_bytes = 0;       // per rank, as stored (sharded for FSDP)
+  std::string attention;             // SDPA kernel that runs and why: "cudnn (auto: ... , padded to 104)"
 };
 
 struct MemoryStats {

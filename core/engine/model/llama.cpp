@@ -124,11 +124,19 @@ at::Tensor LlamaModel::block_forward(const at::Tensor& x, const std::vector<at::
   const auto sin = m_rope_sin.narrow(0, 0, T);
   // attention: q, k, v split off the fused projection (k and v kv_heads wide)
   const auto parts = at::linear(rms_norm(x, p[0]), p[1]).split({D, KV * hd, KV * hd}, -1);
-  const at::Tensor q = fused::rotate_pairs(parts[0].view({B, T, H, hd}), cos, sin).transpose(1, 2);
-  const at::Tensor k = fused::rotate_pairs(parts[1].view({B, T, KV, hd}), cos, sin).transpose(1, 2);
-  const at::Tensor v = parts[2].view({B, T, KV, hd}).transpose(1, 2);
-  const at::Tensor a = compat::causal_attention(q, k, v);
-  const at::Tensor h = x + at::linear(a.transpose(1, 2).reshape({B, T, D}), p[2]);
+  // A head size the chosen kernel takes padded (trainer's choose_attention: a multiple of 8) is
+  // padded here with zero columns, which add nothing to QK^T and give zero output columns; the
+  // scale stays the real head size's. SDPA would otherwise pad and copy inside, and only for flash.
+  const int64_t hdp = m_kernels.attention_head_dim > hd ? m_kernels.attention_head_dim : hd;
+  const auto heads = [&](const at::Tensor& t) { return hdp != hd ? at::constant_pad_nd(t, {0, hdp - hd}) : t; };
+  const at::Tensor q = heads(fused::rotate_pairs(parts[0].view({B, T, H, hd}), cos, sin)).transpose(1, 2);
+  const at::Tensor k = heads(fused::rotate_pairs(parts[1].view({B, T, KV, hd}), cos, sin)).transpose(1, 2);
+  const at::Tensor v = heads(parts[2].view({B, T, KV, hd})).transpose(1, 2);
+  const std::optional<double> scale =
+      hdp != hd ? std::optional<double>(1.0 / std::sqrt(static_cast<double>(hd))) : std::nullopt;
+  at::Tensor a = compat::causal_attention(q, k, v, scale).transpose(1, 2);
+  if (hdp != hd) a = a.narrow(-1, 0, hd);
+  const at::Tensor h = x + at::linear(a.reshape({B, T, D}), p[2]);
   // SwiGLU feed-forward
   const auto gu = at::linear(rms_norm(h, p[3]), p[4]).chunk(2, -1);
   return h + at::linear(at::silu(gu[0]) * gu[1], p[5]);

@@ -291,11 +291,17 @@ TEST(Validate, ForcedAttentionKernelsNeedWhatTheyRun) {
   EXPECT_FALSE(flags(c, "attention"));
   c = *tc::trial_preset("7b-single");
   c.model = "custom";
-  c.dims = {3200, 2, 32, 8640, 32000};  // head size 100
+  c.dims = {3200, 2, 32, 8640, 32000};  // head size 100: handed padded to 104 in 16 bits
   c.attention = tc::Attention::Cudnn;
-  EXPECT_TRUE(flags(c, "attention"));
+  EXPECT_FALSE(flags(c, "attention"));
   c.attention = tc::Attention::Flash;
   EXPECT_FALSE(flags(c, "attention"));
+  c.attention = tc::Attention::Efficient;
+  EXPECT_FALSE(flags(c, "attention"));
+  c.amp = tc::Amp::Fp32;  // fp32 hands 100 unpadded: fine for the memory-efficient kernel (fours)
+  EXPECT_FALSE(flags(c, "attention"));
+  c.dims = {3136, 2, 32, 8640, 32000};  // head size 98: not in fours
+  EXPECT_TRUE(flags(c, "attention"));
 }
 
 TEST(Validate, Fp8NeedsTheKeyValueProjectionInMultiplesOf16) {

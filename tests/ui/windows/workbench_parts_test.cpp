@@ -125,7 +125,7 @@ TEST(LiveTrialTracker, AReplayIsAnnouncedAtOnceARecordedTrialOnlyOnceStored) {
   b.tracker.addEvents(events);
   EXPECT_EQ(b.trials.find(id)->config.num_workers, 3) << "a replay learns its config from the log's hello";
   EXPECT_EQ(b.trials.find(id)->config.name, "run.jsonl") << "and keeps its name";
-  b.tracker.finish({id, protocol::TrialStatus::Done, {}, {}, -1}, false);
+  b.tracker.finish({id, protocol::TrialStatus::Done, 0, {}, {}, -1}, false);
   ASSERT_EQ(finished.size(), 1);
   EXPECT_EQ(b.trials.find(id)->status, protocol::TrialStatus::Done);
   EXPECT_TRUE(b.tracker.logs().contains(id)) << "a replay is in no file: its events stay at hand";
@@ -136,11 +136,11 @@ TEST(LiveTrialTracker, AReplayIsAnnouncedAtOnceARecordedTrialOnlyOnceStored) {
   b.queue.clearPending();
   b.tracker.start(live);
   b.tracker.addEvents(steps_of(live, 0, 0, 2));
-  b.tracker.finish({live, protocol::TrialStatus::Failed, QStringLiteral("rank 0 ran out of memory"), {}, 0}, true);
+  b.tracker.finish({live, protocol::TrialStatus::Failed, 3, QStringLiteral("rank 0 ran out of memory"), {}, 0}, true);
   EXPECT_EQ(finished.size(), 1);
   EXPECT_EQ(b.trials.find(live)->status, protocol::TrialStatus::Failed);
   EXPECT_EQ(b.trials.find(live)->reason, QStringLiteral("rank 0 ran out of memory"));
-  emit b.session.liveTrialStored({live, protocol::TrialStatus::Failed, {}, {}, 0});
+  emit b.session.liveTrialStored({live, protocol::TrialStatus::Failed, 3, {}, {}, 0});
   ASSERT_EQ(finished.size(), 2);
   EXPECT_FALSE(b.tracker.logs().contains(live)) << "stored trials load from the file, not the cache";
 }
@@ -250,10 +250,10 @@ TEST(RunStatus, SaysWhatRunsHowFarAndHowItEnded) {
   status.setProgress(QStringLiteral("t1"), {QStringLiteral("t1"), 3, 10, 1.5, 0});
   EXPECT_EQ(status.bar()->value(), 3);
   EXPECT_EQ(status.bar()->maximum(), 10);
-  status.finished({QStringLiteral("t1"), protocol::TrialStatus::Failed, QStringLiteral("rank 1 crashed"), {}, 1});
+  status.finished({QStringLiteral("t1"), protocol::TrialStatus::Failed, 1, QStringLiteral("rank 1 crashed"), {}, 1});
   EXPECT_EQ(status.text(), QStringLiteral("t1 failed: rank 1 crashed"));
   EXPECT_TRUE(status.bar()->isHidden());
-  status.finished({QStringLiteral("t2"), protocol::TrialStatus::Stopped, {}, {}, -1});
+  status.finished({QStringLiteral("t2"), protocol::TrialStatus::Stopped, 130, {}, {}, -1});
   EXPECT_EQ(status.text(), QStringLiteral("t2 stopped"));
 }
 
