@@ -344,7 +344,7 @@ case "$MODE" in
     python3 "$MK" "${T[@]}" --name cnn-b8 --model cnn --batch 8 2>&1 | grep -E "TRACE|Error|error" | head -3
     python3 "$MK" "${T[@]}" --name gpt-item --item-every-step --batch 4 --seq 256 --dim 256 --layers 4 2>&1 \
       | grep -E "TRACE|Error|error" | head -3
-    python3 "$MK" "${T[@]}" --name gpt-gpubound --batch 16 --seq 1024 --dim 1024 --layers 8 2>&1 \
+    python3 "$MK" "${T[@]}" --name gpt-gpubound --batch 16 --seq 1024 --dim 2048 --layers 8 2>&1 \
       | grep -E "TRACE|Error|error" | head -3
     if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
       torchrun --standalone --nproc-per-node 2 "$MK" "${T[@]}" --name cnn-b8-ddp --model cnn --batch 8 --mode ddp 2>&1 \

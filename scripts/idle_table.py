@@ -53,7 +53,10 @@ def worker(path):
 def trace_busy(path):
     with gzip.open(path, "rt") as f:
         events = json.load(f)["traceEvents"]
-    steps = [e for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")]
+    # the host's ProfilerStep spans (user_annotation; cpu_op in old PyTorch), not their GPU-side
+    # copies (gpu_user_annotation), which cover only the kernels' extent
+    steps = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("user_annotation", "cpu_op")
+             and str(e.get("name", "")).startswith("ProfilerStep#")]
     dev = sorted((e["ts"], e["ts"] + e.get("dur", 0)) for e in events
                  if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
     shares = []

@@ -152,7 +152,7 @@ const analysis::Finding* finding(const analysis::Diagnosis& d, analysis::Finding
   return nullptr;
 }
 
-TEST(GpuBusy, LaunchBoundAndItemEveryStepAreHostBoundAndTheGpuBoundControlIsNot) {
+TEST(GpuBusy, LaunchBoundAndItemEveryStepAreHostBoundAndTheControlIsMostlyBusy) {
   for (const char* run : {"cnn-b8", "gpt-item"}) {
     SCOPED_TRACE(run);
     const auto m = metrics_of_run(run);
@@ -168,16 +168,25 @@ TEST(GpuBusy, LaunchBoundAndItemEveryStepAreHostBoundAndTheGpuBoundControlIsNot)
   ASSERT_FALSE(item.sync_ops.empty());
   EXPECT_EQ(item.sync_ops.front().first, ".item() (aten::_local_scalar_dense)");
   EXPECT_GT(item.breakdown[analysis::Part::SyncWait], 0.0);
-  const auto* host = finding(analysis::diagnose(item), analysis::FindingKind::IdleBound);
+  const auto item_diagnosis = analysis::diagnose(item);
+  const auto* host = finding(item_diagnosis, analysis::FindingKind::IdleBound);
   ASSERT_NE(host, nullptr);
   EXPECT_NE(host->detail.find(".item() (aten::_local_scalar_dense)"), std::string::npos) << host->detail;
   EXPECT_NE(host->title.find("sync"), std::string::npos) << host->title;
 
+  // The control: busy most of the step, no synchronisation inside it, a fraction of the others' idle
+  // time. It is not GPU-bound enough to clear the 10 % rule (tests/data/traces/IDLE-README.md): the
+  // script synchronises after every step, so each step starts with an empty GPU, and under the
+  // profiler the host issues the forward's ops and torch's AdamW barely faster than a 118 M model at
+  // 16 x 1024 tokens runs them: 13-19 % idle, diagnosed host-bound.
   const auto control = metrics_of_run("gpt-gpubound");
-  ASSERT_TRUE(control.gpu_busy_share);
-  EXPECT_GT(*control.gpu_busy_share, 0.6);
-  const auto d = analysis::diagnose(control);
-  EXPECT_EQ(finding(d, analysis::FindingKind::IdleBound), nullptr) << d.verdict;
+  const auto cnn = metrics_of_run("cnn-b8");
+  ASSERT_TRUE(control.gpu_busy_share && cnn.gpu_busy_share && item.gpu_busy_share);
+  EXPECT_GT(*control.gpu_busy_share, 0.8);
+  EXPECT_GT(*control.gpu_busy_share, 3.0 * std::max(*cnn.gpu_busy_share, *item.gpu_busy_share));
+  EXPECT_LT(control.breakdown.idle_ms(), 0.25 * control.breakdown.step_ms);
+  EXPECT_LT(control.breakdown[analysis::Part::SyncWait], 0.01 * control.breakdown.step_ms);
+  for (const auto& [op, ms] : control.sync_ops) EXPECT_EQ(op.find(".item()"), std::string::npos) << op;
 }
 
 TEST(GpuBusy, OtherProjectsTracesMatchWithinFivePointsAndTenPercent) {
