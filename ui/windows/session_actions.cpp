@@ -95,6 +95,15 @@ SessionActions::SessionActions(SessionController* session, TrialsModel* trials, 
                  for (const QString& path : paths) ok = importLog(path) && ok;
                  return ok;
                }});
+  // A report written by Tunebench carries its trials (File > Open makes them a new session).
+  addImporter({QStringLiteral("Tunebench reports"),
+               {QStringLiteral("*.html")},
+               [](const QString& path) { return report::is_report_file(path.toStdString()); },
+               [this](const QStringList& paths) {
+                 bool ok = true;
+                 for (const QString& path : paths) ok = importReport(path) && ok;
+                 return ok;
+               }});
   createActions();
 
   connect(m_session, &SessionController::trialCountChanged, this, [this](int) { updateTrialActions(); });

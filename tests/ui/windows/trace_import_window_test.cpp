@@ -232,7 +232,7 @@ TEST(TraceImportWindow, CancelAndBadFilesAddNothing) {
   f.close();
   EXPECT_FALSE(w->sessionActions()->importFiles({other}));
   EXPECT_TRUE(w->sessionActions()->lastError().contains(
-      "other.json is none of the kinds of file Tunebench imports (Event logs, torch.profiler traces)"))
+      "other.json is none of the kinds of file Tunebench imports (Event logs, Tunebench reports, torch.profiler traces)"))
       << w->sessionActions()->lastError().toStdString();
   EXPECT_FALSE(w->sessionActions()->importFiles({dir.filePath("missing.pt.trace.json")}));
   EXPECT_TRUE(w->sessionActions()->lastError().contains("missing.pt.trace.json cannot be read"));
