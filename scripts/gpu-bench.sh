@@ -25,7 +25,9 @@
 #                                 # calling loss.item() every step, a GPU-bound control; the DDP CNN only
 #                                 # with 2 GPUs) into idle-traces.tar.gz, then kernel-sampled worker runs:
 #                                 # tiny at seq 256 micro-batch 4 eager vs compile fused+graph, 7B single,
-#                                 # and untimed / timed / sampled at tiny and 7B (the sampling's cost).
+#                                 # 7B eager and fused, untimed / timed (tiny: interleaved 3x) / sampled
+#                                 # at tiny and 7B (the costs of timing and sampling), and tiny sampled
+#                                 # with TEARDOWN_CUPTI=1. IDLE_SKIP_TRACES=1: worker runs only.
 #                                 # The table (scripts/idle_table.py) is printed last.
 #   scripts/gpu-bench.sh investigate  # 2 GPUs, about 3 min: issue 12 with the packed CLI (.gpu/cli.tar.xz,
 #                                 # scripts/bundle.sh cli): 125m DDP autotune with a small budget and the
@@ -207,11 +209,13 @@ run() {
   for ((i = 0; i < ${#args[@]}; i++)); do [ "${args[$i]}" = "--world-size" ] && world="${args[$((i + 1))]}"; done
   rm -f "$log"
   local t=$(date +%s)
+  # RUN_TIMEOUT=S: end a run that may hang (an experiment) after S seconds.
+  local limit=(); [ -n "${RUN_TIMEOUT:-}" ] && limit=(timeout "$RUN_TIMEOUT")
   if [ "$world" -gt 1 ]; then
     torchrun --standalone --nproc-per-node "$world" --no-python "$W" --events "file:$log" --trial "$name" \
       "$@" > "$OUT/logs/$name.stderr" 2>&1
   else
-    "$W" --events "file:$log" --trial "$name" "$@" > "$OUT/logs/$name.stderr" 2>&1
+    "${limit[@]}" "$W" --events "file:$log" --trial "$name" "$@" > "$OUT/logs/$name.stderr" 2>&1
   fi
   local rc=$?
   echo "-- $name: exit $rc in $(( $(date +%s) - t )) s"; [ $rc -ne 0 ] && tail -5 "$OUT/logs/$name.stderr"
@@ -222,6 +226,8 @@ run() {
 ref() {
   local name="$1" world="$2"; shift 2
   local t=$(date +%s)
+  # RUN_TIMEOUT=S: end a run that may hang (an experiment) after S seconds.
+  local limit=(); [ -n "${RUN_TIMEOUT:-}" ] && limit=(timeout "$RUN_TIMEOUT")
   if [ "$world" -gt 1 ]; then
     torchrun --standalone --nproc-per-node "$world" "$REF" --label "$name" "$@" > "$OUT/logs/$name.log" 2>&1
   else
@@ -338,7 +344,7 @@ case "$MODE" in
     python3 "$MK" "${T[@]}" --name cnn-b8 --model cnn --batch 8 2>&1 | grep -E "TRACE|Error|error" | head -3
     python3 "$MK" "${T[@]}" --name gpt-item --item-every-step --batch 4 --seq 256 --dim 256 --layers 4 2>&1 \
       | grep -E "TRACE|Error|error" | head -3
-    python3 "$MK" "${T[@]}" --name gpt-gpubound --batch 16 --seq 1024 --dim 1024 --layers 8 2>&1 \
+    python3 "$MK" "${T[@]}" --name gpt-gpubound --batch 16 --seq 1024 --dim 2048 --layers 8 2>&1 \
       | grep -E "TRACE|Error|error" | head -3
     if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
       torchrun --standalone --nproc-per-node 2 "$MK" "${T[@]}" --name cnn-b8-ddp --model cnn --batch 8 --mode ddp 2>&1 \
@@ -350,11 +356,24 @@ case "$MODE" in
     TINY=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --amp bf16 --steps 200 --warmup 10)
     run tiny-sampled "${TINY[@]}"
     run tiny-fusedgraph-sampled "${TINY[@]}" --compile fused+graph
-    run tiny-timed "${TINY[@]}" --kernel-sample-every 0 --kernel-sample-steps 0
-    run tiny-untimed "${TINY[@]}" --timing false
+    # Kineto leaves CUPTI attached after a profile unless TEARDOWN_CUPTI=1: does that slow the
+    # unsampled steps of a launch-bound run? (eager only: teardown and CUDA graphs do not mix.)
+    TEARDOWN_CUPTI=1 RUN_TIMEOUT=90 run tiny-sampled-teardown "${TINY[@]}" --steps 70
+    # Timed against untimed, interleaved three times: a launch-bound 12 ms step varies by more
+    # between runs than the timeline's few CUDA events per step can cost.
+    # IDLE_QUICK=1 (a short device budget): one pair, and no 7B timed/untimed (their cost was
+    # measured on 2026-12-02: +0.21 / +0.55 %).
+    rounds=3; [ -n "${IDLE_QUICK:-}" ] && rounds=1
+    for k in $(seq "$rounds"); do
+      run tiny-untimed-$k "${TINY[@]}" --timing false
+      run tiny-timed-$k "${TINY[@]}" --kernel-sample-every 0
+    done
     run 7b-sampled "${B7[@]}" --steps 15 --kernel-sample-every 4 --kernel-sample-steps 2
-    run 7b-timed "${B7[@]}" --kernel-sample-every 0 --kernel-sample-steps 0
-    run 7b-untimed "${B7[@]}" --timing false
+    run 7b-fused-sampled "${B7[@]}" --steps 15 --kernel-sample-every 4 --kernel-sample-steps 2 --compile fused
+    if [ -z "${IDLE_QUICK:-}" ]; then
+      run 7b-untimed "${B7[@]}" --timing false
+      run 7b-timed "${B7[@]}" --kernel-sample-every 0
+    fi
     [ -d "$OUT/traces" ] && tar -czf "$OUT/idle-traces.tar.gz" -C "$OUT" traces
     ;;
   smoke)

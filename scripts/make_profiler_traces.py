@@ -8,7 +8,7 @@ worker: it is what a user's script looks like (nn.Module, DataLoader, torch.opti
 The GPU-idle test data (docs/ANALYSIS.md, "GPU busy and GPU idle"):
     --model cnn --batch 8          a small ResNet-like CNN with BatchNorm: launch-bound (single or ddp)
     --item-every-step              calls loss.item() after the forward of every step: sync-bound
-    --dim 1024 --layers 8 --seq 1024 --batch 16   the GPU-bound control
+    --dim 2048 --layers 8 --seq 1024 --batch 16   the GPU-bound control (dim 1024 was not: 16 % idle)
 
 Writes DIR/NAME/rank<R>.pt.trace.json.gz (tensorboard_trace_handler's naming, gzip) and, with
 --plain, also an export_chrome_trace() .json of rank 0; DIR/NAME/meta.json holds what a test can

@@ -18,17 +18,22 @@ DEV = torch.device("cuda")
 BACKEND_NAMES = {0: "math", 1: "flash", 2: "efficient", 3: "cudnn"}
 
 
-def time_ms(fn, reps=10, warmup=3):
+def time_ms(fn, reps=10, warmup=3, inner=10):
+    # `inner` calls between two events: a single call would count the host's launch of it (tens of
+    # microseconds from Python, the GPU idle after the first event), which a training step, queuing
+    # its kernels ahead, does not pay. (The 2026-12-02 probe timed single calls: its small GEMMs
+    # carry that launch, see scripts/fit_models_probe.py's MAX_FIXED_GFLOP.)
     for _ in range(warmup):
         fn()
     times = []
     for _ in range(reps):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
-        fn()
+        for _ in range(inner):
+            fn()
         b.record()
         b.synchronize()
-        times.append(a.elapsed_time(b))
+        times.append(a.elapsed_time(b) / inner)
     return statistics.median(times)
 
 

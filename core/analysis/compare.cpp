@@ -68,6 +68,13 @@ const MetricDef kMetrics[] = {
 
 }  // namespace
 
+Standing standing(const MetricRow& row, size_t trial) {
+  if (row.better == Better::Neither || trial >= row.ratio.size() || !row.ratio[trial]) return Standing::Neither;
+  if (trial >= row.beyond_noise.size() || !row.beyond_noise[trial]) return Standing::Neither;
+  const bool higher = *row.ratio[trial] > 1.0;
+  return (row.better == Better::Higher) == higher ? Standing::Better : Standing::Worse;
+}
+
 bool beyond_noise(const Spread& base, const Spread& other, std::string_view unit, const TrialMetrics& base_trial,
                   const TrialMetrics& other_trial) {
   const double d = std::abs(other.median - base.median);

@@ -40,6 +40,11 @@ struct MetricRow {
   std::vector<bool> beyond_noise;
 };
 
+// How trial i's value reads against the baseline: better, worse, or neither (no direction for this
+// metric, no ratio, or within the noise). The window and the report colour by this alone.
+enum class Standing { Neither, Better, Worse };
+Standing standing(const MetricRow& row, size_t trial);
+
 // A difference smaller than this share of the larger median is noise.
 inline constexpr double kNoiseRatio = 0.02;
 // A time metric (ms) whose medians both stay below this share of the step is noise.

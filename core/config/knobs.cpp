@@ -144,7 +144,7 @@ const std::vector<KnobInfo>& knobs() {
        "gaps, synchronisation); the others run without the profiler.",
        "\"GPU utilisation is low\": nvidia-smi's figure counts a kernel running, not how much of the step."},
       {"kernel_sample_steps", kRun, "Kernel-sampled steps", T::Int, {}, "steps",
-       "Steps recorded at the start of each kernel sampling period.", ""},
+       "Steps recorded at the start of each kernel sampling period (ignored when the period is 0).", ""},
       {"gpu_sample_hz", kRun, "Telemetry rate", T::Float, {}, "Hz", "GPU (NVML) or CPU sampling rate.", ""},
       {"rendezvous_timeout_s", kRun, "Rendezvous timeout", T::Float, {}, "s",
        "How long ranks wait for each other at start before giving up with an error.", ""},

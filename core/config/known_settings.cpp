@@ -11,12 +11,17 @@ bool added_later(std::string_view key) {
   return key == "kv_heads" || key == "tie_embeddings" || key == "rope_theta" || key == "attention";
 }
 
+// Kernel sampling is how the worker observed the run, not what it trained: configs written before
+// it existed lack the keys, and a trace's profiler recorded every step anyway. Always known.
+bool how_observed(std::string_view key) { return key == "kernel_sample_every" || key == "kernel_sample_steps"; }
+
 // A worker writes every knob of its time; an imported trace's config holds only what was read off
 // the trace or typed in. So a config holding every knob but the later ones is a worker's.
 bool written_by_worker(const nlohmann::json& config_json) {
   if (!config_json.is_object()) return false;
   for (const auto& k : knobs())
-    if (k.group != "Where" && !added_later(k.key) && !config_json.contains(k.key)) return false;
+    if (k.group != "Where" && !added_later(k.key) && !how_observed(k.key) && !config_json.contains(k.key))
+      return false;
   return true;
 }
 
@@ -36,9 +41,7 @@ bool is_known(const nlohmann::json& config_json, std::string_view key) {
   // Where a trial ran (launcher, hosts, SLURM) is not a knob of the training it measured, and
   // configs written before launchers existed lack those keys: absent means it ran here.
   if (const KnobInfo* k = find_knob(key); k && k->group == "Where") return true;
-  // Kernel sampling is how the worker observed the run, not what it trained; configs written
-  // before it existed lack the keys, and a trace's profiler recorded every step anyway.
-  if (key == "kernel_sample_every" || key == "kernel_sample_steps") return true;
+  if (how_observed(key)) return true;
   if (config_json.is_object() && config_json.contains(std::string(key))) return true;
   return added_later(key) && written_by_worker(config_json);
 }

@@ -145,7 +145,9 @@ std::vector<Problem> validate(const TrialConfig& c) {
            std::to_string(c.steps));
   need(c.kernel_sample_every >= 0 && c.kernel_sample_every <= 1000000, "kernel_sample_every",
        "kernel sampling period must be between 0 (off) and 1000000 steps");
-  need(c.kernel_sample_steps >= 0 && c.kernel_sample_steps <= c.kernel_sample_every, "kernel_sample_steps",
+  // A period of 0 turns sampling off whatever the number of sampled steps says (the default 2 stays).
+  need(c.kernel_sample_steps >= 0 && (c.kernel_sample_every == 0 || c.kernel_sample_steps <= c.kernel_sample_every),
+       "kernel_sample_steps",
        "kernel-sampled steps must be between 0 and the sampling period (" + std::to_string(c.kernel_sample_every) +
            ")");
   need(c.gpu_sample_hz > 0 && c.gpu_sample_hz <= 1000, "gpu_sample_hz", "sampling rate must be in (0, 1000] Hz");

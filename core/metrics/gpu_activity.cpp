@@ -190,10 +190,15 @@ GpuActivitySummary summarise_gpu_activity(StepActivity step) {
     if (b <= a) return;
     Interval gap{Lane::Compute, Phase::HostWait, a, b, "", 0, 0.0};
     const int64_t launch = has_next ? launch_at(b) : -1;
-    if (const HostCall* s = sync_at(a)) {
+    // Work launched before the GPU ran dry makes it a launch gap even while the host sits in a
+    // synchronisation: a GPU-bound step's host waits in the step's own sync while the device works
+    // through its queue, and the gaps between those queued kernels are the device's, not the sync's.
+    if (launch >= 0 && launch <= a) {
+      gap.phase = Phase::LaunchGap;
+    } else if (const HostCall* s = sync_at(a)) {
       gap.phase = Phase::SyncWait;
       gap.label = s->name;
-    } else if (launch >= 0 ? launch <= a : has_next && b - a <= kShortGapUs) {
+    } else if (launch < 0 && has_next && b - a <= kShortGapUs) {
       gap.phase = Phase::LaunchGap;
     } else {
       gap.label = busiest_op(threads, a, b);

@@ -5,11 +5,12 @@
 //     collectives included, clipped to the step window [start_us, end_us);
 //   - every other instant of the window is GPU idle. Each gap is classified, after HTA's
 //     idle-time breakdown, with the host's own synchronisations added:
-//       SyncWait   the host was inside a blocking call when the GPU ran dry
+//       LaunchGap  the next activity had already been launched when the GPU ran dry: the
+//                  latency between back-to-back kernels, which CUDA graphs reduce (also while
+//                  the host sits in a synchronisation: the device's queue was not empty);
+//       SyncWait   otherwise, the host was inside a blocking call when the GPU ran dry
 //                  (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize, a
 //                  blocking copy to the host); labelled with the op that issued it;
-//       LaunchGap  the next activity had already been launched when the GPU ran dry: the
-//                  latency between back-to-back kernels, which CUDA graphs remove;
 //       HostWait   otherwise: the host had not launched the next work yet; labelled with the CPU
 //                  op that overlapped the gap most (empty: no op, framework code between ops).
 //   - The compute lane of such a step holds only the time compute kernels ran (runs of one phase)
@@ -75,7 +76,7 @@ std::vector<protocol::Interval> flatten_lane(std::vector<protocol::Interval> in)
 
 // CUDA runtime/driver calls that block the host until the device is done (cudaStreamSynchronize,
 // cudaDeviceSynchronize, cudaEventSynchronize, the blocking cudaMemcpy...): a GPU-idle gap that
-// starts while one is in progress is a SyncWait.
+// starts while one is in progress, before the next work was launched, is a SyncWait.
 bool is_sync_call(const std::string& name);
 // Words for the op behind a synchronisation: "aten::_local_scalar_dense" -> ".item() (aten::_local_scalar_dense)".
 std::string describe_sync_op(const std::string& op);

@@ -154,12 +154,10 @@ void metrics_section(std::ostream& o, const ReportContents& rc) {
           o << "<small>" << esc(analysis::format_metric_value(v->p25, m.unit)) << "–"
             << esc(with_unit(analysis::format_metric_value(v->p75, m.unit), m.unit)) << "</small>";
         if (several && i != c.baseline && m.ratio[i]) {
-          // Green when better than the baseline by more than 2 %, red when worse, as in the window.
+          // Green when better than the baseline beyond the noise, red when worse: as in the window.
           const double r = *m.ratio[i];
-          const bool up = r > 1.02, down = r < 0.98;
-          const char* cls = m.better == analysis::Better::Higher ? (up ? "better" : down ? "worse" : "")
-                            : m.better == analysis::Better::Lower ? (down ? "better" : up ? "worse" : "")
-                                                                   : "";
+          const analysis::Standing st = analysis::standing(m, i);
+          const char* cls = st == analysis::Standing::Better ? "better" : st == analysis::Standing::Worse ? "worse" : "";
           o << "<small" << (*cls ? std::string(" class=\"") + cls + "\"" : std::string()) << ">"
             << analysis::format_ratio(r) << "</small>";
         }

@@ -23,9 +23,6 @@ QString format_metric(double value, const std::string& unit) {
 
 MetricsModel::MetricsModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-bool MetricsModel::beyondNoise(const analysis::MetricRow& row, size_t trial) {
-  return trial < row.beyond_noise.size() && row.beyond_noise[trial];
-}
 
 void MetricsModel::setComparison(const analysis::Comparison& comparison, const QStringList& trialNames) {
   beginResetModel();
@@ -154,7 +151,8 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
       }
       if (col > n && (col - 1 - n) % 2 == 1) {
         const size_t t = size_t(m_others[size_t((col - 1 - n) / 2)]);
-        const QString noise = row.ratio[t] && !beyondNoise(row, t)
+        const QString noise = row.ratio[t] && row.better != analysis::Better::Neither &&
+                                      analysis::standing(row, t) == analysis::Standing::Neither
                                   ? QStringLiteral("\nwithin the noise: not coloured as better or worse")
                                   : QString();
         if (row.ratio_low[t] && row.ratio_high[t])
@@ -169,9 +167,10 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
     case Qt::ForegroundRole:
       if (col > n && (col - 1 - n) % 2 == 1 && row.better != analysis::Better::Neither) {
         const size_t t = size_t(m_others[size_t((col - 1 - n) / 2)]);
-        if (!row.ratio[t] || !beyondNoise(row, t)) return {};  // a difference the noise explains: no colour
-        const bool better = (row.better == analysis::Better::Higher) == (*row.ratio[t] > 1.0);
-        return QBrush(better ? good_color() : bad_color());
+        // Within the noise (analysis::beyond_noise): neither better nor worse.
+        const analysis::Standing st = analysis::standing(row, t);
+        if (st == analysis::Standing::Neither) return {};
+        return QBrush(st == analysis::Standing::Better ? good_color() : bad_color());
       }
       return {};
     default:

@@ -2,8 +2,8 @@
 // plus scaling efficiency); columns: metric, one column per trial with "median (IQR p25–p75)",
 // then for each non-baseline trial its delta and ratio to the baseline. Ratios are coloured by
 // whether the metric got better or worse, so step time and throughput cannot be misread; a ratio
-// within the noise (analysis::beyond_noise: the quartile ranges overlap, or a time too small
-// against the step) is not coloured.
+// within the noise (analysis::standing, the report's rule too: the quartile ranges overlap, or a
+// time too small against the step) is not coloured.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -35,9 +35,6 @@ class MetricsModel : public QAbstractTableModel {
 
  private:
   QString cellText(const analysis::MetricRow& row, int column) const;
-  // The difference between `trial` and the baseline is beyond the noise (analysis::beyond_noise,
-  // which compare() has put in the row).
-  static bool beyondNoise(const analysis::MetricRow& row, size_t trial);
 
   std::vector<analysis::MetricRow> m_rows;
   QStringList m_names;

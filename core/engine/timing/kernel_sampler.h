@@ -4,8 +4,10 @@
 // in between (a forward of 2 ms may hold 0.3 ms of kernels). On a sampled step this records
 // what the device did through libtorch's Kineto profiler (profiler_kineto.h: CUPTI underneath),
 // and metrics::summarise_gpu_activity turns it into GPU busy and the classified GPU-idle gaps, the
-// same function the trace import uses. Only sampled steps pay for the profiler: begin() and
-// finish() run outside the step's clock, and the other steps never see it.
+// same function the trace import uses. begin() and finish() run outside the step's clock. The
+// other steps do not record, but Kineto leaves CUPTI attached to the process after the first
+// profile (unless TEARDOWN_CUPTI=1): on an H200 that slowed the unsampled steps of a launch-bound
+// run from 12.3 to 16-19 ms, and a GPU-bound 7B step by 0.2 % (docs/BENCHMARKS.md).
 //
 // Clock: one user scope recorded right after the profiler starts, with the host clock read on
 // both sides, maps the profiler's timestamps onto protocol::now_us().
@@ -30,7 +32,9 @@ class KernelSampler {
   KernelSampler(const KernelSampler&) = delete;
   KernelSampler& operator=(const KernelSampler&) = delete;
 
-  // Starts recording, before the step's clock starts. False (and problem() set) when it cannot.
+  // Starts recording, before the step's clock starts, and on a GPU runs one small kernel to a
+  // synchronisation so that the profiler's first-activity set-up is paid outside the step.
+  // False (and problem() set) when it cannot.
   bool begin();
   // Stops recording (after the step's synchronisation) and returns what the step's window held.
   // `windows`: the step's compute-phase windows on the host clock (Timeline::host_windows); a

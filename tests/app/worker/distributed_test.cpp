@@ -196,7 +196,6 @@ TEST(Ddp, RankThatNeverArrivesIsARendezvousErrorOnTheOthers) {
   tt::kill_all(runs);
   EXPECT_EQ(code, tunebench::protocol::kExitCommunication);
   const auto log = tt::events_of(runs[0]);
-  ASSERT_FALSE(log.ranks.at(0).steps.empty()) << "rank 0 never trained beside rank 1";
   ASSERT_FALSE(log.ranks.at(0).errors.empty());
   EXPECT_EQ(log.ranks.at(0).errors[0].value.kind, "rendezvous");
   EXPECT_NE(log.ranks.at(0).errors[0].value.message.find("1 of 2"), std::string::npos);

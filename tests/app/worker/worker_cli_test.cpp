@@ -142,6 +142,19 @@ Outcome outcome_of(const tt::RankRun& run) {
 
 }  // namespace
 
+TEST(WorkerCli, KernelSamplePeriodZeroTurnsSamplingOffWithoutNamingTheSteps) {
+  // --kernel-sample-steps keeps its default (2): a period of 0 alone means "off", not a config error.
+  auto run = run_one(with(tt::small_model_args(), {"--steps", "3", "--warmup", "1", "--kernel-sample-every", "0"}),
+                     "sampleoff");
+  ASSERT_EQ(run.exit_code, 0) << tt::stderr_of(run);
+  const auto log = tt::events_of(run);
+  const auto& r = log.ranks.at(0);
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.hello->config.at("kernel_sample_every"), 0);
+  ASSERT_EQ(r.steps.size(), 3u);
+  for (const auto& s : r.steps) EXPECT_FALSE(s.gpu_sampled);
+}
+
 TEST(WorkerCli, ConfigThatIsADirectoryIsAConfigErrorNotAnAbort) {
   // libstdc++ used to throw __ios_failure out of the JSON parser: SIGABRT, no event.
   const auto o = outcome_of(run_one({"--config", ::testing::TempDir()}, "configdir"));

@@ -112,6 +112,26 @@ TEST(Validate, WarmupMustLeaveMeasuredSteps) {
   EXPECT_FALSE(flags(c, "warmup"));
 }
 
+TEST(Validate, KernelSamplePeriodZeroIsOffWhateverTheSampledSteps) {
+  tc::TrialConfig c;  // defaults: 2 of every 20
+  EXPECT_FALSE(flags(c, "kernel_sample_steps"));
+  c.kernel_sample_every = 0;  // "off", with kernel_sample_steps left at its default
+  EXPECT_FALSE(flags(c, "kernel_sample_steps"));
+  EXPECT_FALSE(flags(c, "kernel_sample_every"));
+  EXPECT_TRUE(tc::validate(c).empty());
+  c.warmup = 1;
+  for (int64_t i = 0; i < c.steps; ++i) EXPECT_FALSE(c.kernel_sampled(i)) << i;  // and nothing is sampled
+  c.kernel_sample_steps = -1;  // still never negative
+  EXPECT_TRUE(flags(c, "kernel_sample_steps"));
+  c.kernel_sample_every = 4;
+  c.kernel_sample_steps = 5;  // more sampled steps than the period
+  EXPECT_TRUE(flags(c, "kernel_sample_steps"));
+  c.kernel_sample_steps = 4;
+  EXPECT_FALSE(flags(c, "kernel_sample_steps"));
+  c.kernel_sample_every = -1;
+  EXPECT_TRUE(flags(c, "kernel_sample_every"));
+}
+
 TEST(Validate, DeviceDependentKnobs) {
   tc::TrialConfig c;
   c.device = tc::Device::Cpu;

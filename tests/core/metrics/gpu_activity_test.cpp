@@ -114,6 +114,31 @@ TEST(GpuActivity, TailAfterTheLastKernelIsASyncWhenTheHostWaitsThereElseAHostWai
   EXPECT_EQ(of_phase(b, Phase::HostWait)[0]->label, "");  // no op: framework code
 }
 
+TEST(GpuActivity, GapsBetweenQueuedKernelsAreLaunchGapsWhileTheHostSitsInASync) {
+  // A GPU-bound step: the host launched everything by 50 and waits in the step's own sync from 60
+  // on while the device works through its queue. The gaps between those queued kernels are the
+  // device's launch latency; only the tail after the last kernel is the synchronisation's.
+  StepActivity st;
+  st.start_us = 0;
+  st.end_us = 400;
+  st.activities = {kernel(0, 100, Phase::Forward, 5), kernel(102, 200, Phase::Backward, 20),
+                   kernel(203, 350, Phase::Optimizer, 50)};
+  st.syncs = {{60, 399, 1, "cudaDeviceSynchronize (the step's own synchronisation)"}};
+  const auto s = summarise_gpu_activity(st);
+  EXPECT_EQ(total(s, Phase::LaunchGap), 2 + 3);
+  EXPECT_EQ(total(s, Phase::SyncWait), 50);  // 350..400: nothing left to run, the host still waiting
+  EXPECT_EQ(total(s, Phase::HostWait), 0);
+  // A kernel launched after the sync returned: the gap before it is the sync's.
+  st.activities.push_back(kernel(500, 600, Phase::Forward, 450));
+  st.end_us = 600;
+  st.syncs = {{60, 440, 1, ".item() (aten::_local_scalar_dense)"}};
+  const auto t = summarise_gpu_activity(st);
+  ASSERT_EQ(of_phase(t, Phase::SyncWait).size(), 1u);
+  EXPECT_EQ(of_phase(t, Phase::SyncWait)[0]->start_us, 350);
+  EXPECT_EQ(of_phase(t, Phase::SyncWait)[0]->end_us, 500);
+  EXPECT_EQ(of_phase(t, Phase::SyncWait)[0]->label, ".item() (aten::_local_scalar_dense)");
+}
+
 TEST(GpuActivity, WithoutLaunchTimesShortGapsAreLaunchGapsAndLongOnesHostWaits) {
   StepActivity st;
   st.start_us = 0;

@@ -68,12 +68,16 @@ TEST(GemmShape, FactorsFollowTheMeasuredGemmsOfEveryProbedModel) {
     worst = std::max(worst, std::abs(predicted / measured - 1));
     squares += (predicted / measured - 1) * (predicted / measured - 1);
   }
-  // The assumed constants before the fit: worst 97 %, rms 24 %; fitted: 22 % and 11 %.
-  EXPECT_LT(worst, 0.25);
-  EXPECT_LT(std::sqrt(squares / static_cast<double>(rows.size())), 0.12);
-  // The small GEMMs of a 1B model run at half a large one's rate (a fixed cost per GEMM): 2048 cubed
-  // measured 356 TFLOP/s against 706 for 7B's q/k/v projection.
-  EXPECT_NEAR(tp::gemm_shape_factor({2048, 2048, 2048}, 132) / ref_f, 356.0 / 705.5, 0.06);
+  // The assumed constants before the fit: worst 97 %, rms 24 %. Fitted with the fixed cost per GEMM
+  // bounded (scripts/fit_models_probe.py, MAX_FIXED_GFLOP): the probe timed single calls, so its
+  // small GEMMs carry the host's launch, which the model leaves out; those are the worst rows.
+  EXPECT_LT(worst, 0.5);
+  EXPECT_LT(std::sqrt(squares / static_cast<double>(rows.size())), 0.15);
+  // A 2048-cubed GEMM runs below a large one's rate (a fixed cost per GEMM), but above the probe's
+  // single-call figure, which counted the launch: 356 TFLOP/s against 706 for 7B's q/k/v projection.
+  const double cube = tp::gemm_shape_factor({2048, 2048, 2048}, 132) / ref_f;
+  EXPECT_LT(cube, 0.95);
+  EXPECT_GT(cube, 356.0 / 705.5);
   // dim 3200 runs below 7B (ragged tiles, shorter K).
   EXPECT_LT(tp::gemm_shape_factor({2048, 9600, 3200}, 132), ref_f - 0.03);
 }

@@ -186,3 +186,19 @@ TEST(MarkdownReport, HostileNamesDoNotBecomeMarkupOrBreakTheTable) {
   }
   EXPECT_EQ(ts::valid_utf8(md), md);
 }
+
+// The report colours a ratio only where the window does (analysis::standing): a data wait of 0.0
+// against 0.0 ms is noise, not "0.74x better"; the DDP trials' slower step is worse beyond it.
+TEST(HtmlReport, ColoursOnlyDifferencesBeyondTheNoise) {
+  const auto trials = rt::h200_trials({2, 4, 5});
+  const std::string html = render(trials, tr::ReportFormat::Html, false);
+  const auto row = [&](const std::string& label) {
+    const size_t at = html.find("<tr><th>" + label + "</th>");
+    EXPECT_NE(at, std::string::npos) << label;
+    return at == std::string::npos ? std::string() : html.substr(at, html.find("</tr>", at) - at);
+  };
+  const std::string data_wait = row("Data wait");
+  EXPECT_EQ(data_wait.find("class=\"better\""), std::string::npos) << data_wait;
+  EXPECT_EQ(data_wait.find("class=\"worse\""), std::string::npos) << data_wait;
+  EXPECT_NE(row("Step time").find("class=\"worse\""), std::string::npos);
+}

@@ -112,7 +112,7 @@ TEST(ReportExport, TheSelectedTrialsBecomeAReportThatOpensAsTheirSession) {
   EXPECT_GT(restored->log.ranks.at(0).steps.size(), 5u);  // the steps came back, not just names
 
   // Import of the same report adds them to the open session.
-  ASSERT_TRUE(w->sessionActions()->importFiles({html + QStringLiteral(".html")}));
+  ASSERT_TRUE(w->sessionActions()->importFiles({html + QStringLiteral(".html")})) << w->sessionActions()->lastError().toStdString();
   wait_jobs(*w);
   TB_WAIT_FOR(w->trialsModel()->rowCount() == 6, kTimeoutMs);
 
