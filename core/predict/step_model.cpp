@@ -20,7 +20,7 @@ double op_ms(const OpCost& op, const DeviceRates& rates, double matmul_eff, cons
   // A GEMM runs at the calibrated efficiency of a large one times its shape's factor; attention at
   // the calibrated ratio of cuDNN's head-128 speed, times its kernel's measured speed at the head
   // size and grouping against that.
-  const hardware::Catalogue& cat = hardware::catalogue();
+  const hardware::Catalogue& cat = eff.catalogue ? *eff.catalogue : hardware::catalogue();
   const double e = op.kind == OpKind::Attention
                        ? matmul_eff * eff.attention_ratio * attention_speed(op.attention, op.head_dim, op.grouped, cat)
                        : matmul_eff * gemm_shape_factor(op.gemm, rates.sms, cat);
@@ -99,6 +99,7 @@ Efficiency default_efficiency(const hardware::Catalogue& cat) {
   e.memory = cat.constant("memory_efficiency");
   e.launch_us = cat.constant("kernel_launch_us");
   e.source = "catalogue defaults (" + cat.origin + ")";
+  e.catalogue = &cat;
   return e;
 }
 

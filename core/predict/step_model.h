@@ -31,8 +31,11 @@ struct Efficiency {
   double matmul_backward = 0.81;
   double attention_ratio = 0.57;  // attention efficiency / matmul efficiency
   double memory = 0.75;           // of the HBM bandwidth
-  double launch_us = 4.0;         // host time per eager kernel launch
+  double launch_us = 25.0;        // host time per eager kernel launch
   std::string source = "catalogue defaults";
+  // The catalogue of the per-shape constants (GEMM tiles, attention speeds); null: the built-in
+  // one. Set by default_efficiency, so `predict --catalogue FILE` prices every op from FILE.
+  const hardware::Catalogue* catalogue = nullptr;
 };
 Efficiency default_efficiency(const hardware::Catalogue& cat = hardware::catalogue());
 

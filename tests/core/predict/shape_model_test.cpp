@@ -219,3 +219,18 @@ TEST(ShapeModel, TiedEmbeddingsDropTheHeadsMatrixButNotItsGemm) {
   EXPECT_NEAR(static_cast<double>(mu.resident_bytes - mt.resident_bytes), 12.0 * VD, 1.0);  // params + 2 moments
   EXPECT_LT(mt.peak_bytes, mu.peak_bytes);
 }
+
+// `predict --catalogue FILE` prices the GEMMs with FILE's shape constants, not the built-in ones
+// (op_ms read the built-in catalogue whatever the efficiency came from).
+TEST(ShapeModel, AnEditedCatalogueChangesTheGemmsPrice) {
+  const auto* gpu = hw::find_gpu("h200");
+  const auto c = single("7b");
+  const auto rates = *tp::device_rates(*gpu, c);
+  const auto work = tp::step_work(c, tp::precision_of(c), tp::execution_mode(c, true));
+  hw::Catalogue edited = hw::catalogue();
+  edited.constants["gemm_k_overhead"].value = 4096;  // every GEMM's K-loop twice as costly
+  const tp::Efficiency built_in = tp::default_efficiency();
+  tp::Efficiency from_file = tp::default_efficiency(edited);
+  from_file.matmul_forward = built_in.matmul_forward;  // the same level: only the shape factor differs
+  EXPECT_GT(matmul_ms(work.forward, rates, from_file), 1.2 * matmul_ms(work.forward, rates, built_in));
+}
