@@ -1,7 +1,6 @@
 #include "ui/windows/main_window.h"
 
 #include <QAction>
-#include <QApplication>
 #include <QCloseEvent>
 #include <QFileInfo>
 #include <QLabel>
@@ -13,7 +12,6 @@
 
 #include "ui/models/trials_model.h"
 #include "ui/runner/background_jobs.h"
-#include "ui/runner/replay_source.h"
 #include "ui/runner/trial_queue.h"
 #include "ui/runner/trial_runner.h"
 #include "ui/windows/analysis_controller.h"
@@ -25,6 +23,7 @@
 #include "ui/windows/log_pane.h"
 #include "ui/windows/plot_export.h"
 #include "ui/windows/prediction_controller.h"
+#include "ui/windows/run_control.h"
 #include "ui/windows/run_status.h"
 #include "ui/windows/session_actions.h"
 #include "ui/windows/session_controller.h"
@@ -62,6 +61,7 @@ MainWindow::MainWindow(const Options& options, QWidget* parent) : QMainWindow(pa
   m_form = new TrialForm;
   m_trials = new TrialsModel(this);
   m_log = new LogPane;
+  m_runStatus = new RunStatus;  // placed in the status bar by createStatusBar
   m_queue = new TrialQueue(this);
   m_panel = new TrialsPanel(m_trials);
   m_docks = new DockLayout(this);
@@ -94,8 +94,6 @@ void MainWindow::createSession() {
   connect(m_queue->runner(), &LiveSource::finished, m_session, &SessionController::finishLiveTrial);
   m_tracker = new LiveTrialTracker(m_trials, m_session, m_queue, this);
   connect(m_tracker, &LiveTrialTracker::trialFinished, this, &MainWindow::trialFinished);
-  connectSource(m_queue->runner(), true);
-  connect(m_queue, &TrialQueue::trialStarting, this, &MainWindow::onTrialStarting);
   connect(m_queue, &TrialQueue::queueChanged, this, &MainWindow::updateActions);
 
   m_viewer = new TrialViewer(m_live, m_trials, m_panel->selection(), m_session, &m_tracker->logs(), this);
@@ -130,6 +128,14 @@ void MainWindow::createSession() {
           [this](const config::TrialConfig& c, const QString& source) {
             m_form->setConfig(c, TrialForm::Origin{!source.isEmpty(), source});
           });
+  // Run, Queue, Stop, cancel and replay, and what the live sources say (before the controllers
+  // connect to the runner).
+  m_run = new RunControl(
+      {m_form, m_launcher, m_queue, m_tracker, m_viewer, m_panel, m_live, m_runStatus, m_sessionActions, m_log}, this);
+  connect(m_run, &RunControl::statusMessage, this, &MainWindow::showStatus);
+  connect(m_run, &RunControl::statusCleared, this, [this] { statusBar()->clearMessage(); });
+  connect(m_run, &RunControl::liveShown, this, [this] { showStartPage(false); });
+  connect(m_run, &RunControl::busyChanged, this, &MainWindow::updateActions);
   // torch.profiler traces: an importer of SessionActions, and Trial > Settings….
   m_traceImport = new TraceImportActions(m_session, m_sessionActions, m_panel->selection(), this, this);
   connect(m_traceImport, &TraceImportActions::statusMessage, this, &MainWindow::showStatus);
@@ -140,14 +146,7 @@ void MainWindow::createSession() {
   connect(m_traceImport, &TraceImportActions::settingsSaved, this, [this](const QString& id) {
     if (m_viewer->shown() == id && !m_viewer->isShowingLive()) m_viewer->reload();  // throughput may now be known
   });
-  // Each example is opened and checked to describe it: a background job, like every session read.
-  m_jobs->submit(QStringLiteral("Listing the example sessions"),
-                 [page = QPointer<StartPage>(m_startPage)](JobProgress&) {
-                   auto examples = list_examples(examples_dir(QCoreApplication::applicationDirPath()));
-                   return [page, examples] {
-                     if (page) page->setExamples(examples);
-                   };
-                 });
+  m_startPage->listExamples(m_jobs);
   m_startPage->setRecent(m_sessionActions->recentSessions());
   connect(m_startPage, &StartPage::exampleActivated, m_sessionActions, &SessionActions::openExample);
   connect(m_startPage, &StartPage::recentActivated, m_sessionActions, &SessionActions::openSession);
@@ -230,7 +229,6 @@ void MainWindow::createActions() {
 }
 
 void MainWindow::createStatusBar() {
-  m_runStatus = new RunStatus;
   m_jobStatus = new JobStatus(m_jobs);
   auto* devices = new QLabel(m_devices.hasGpu() ? QStringLiteral("%1 GPU(s)").arg(m_devices.gpus.size())
                                                 : QStringLiteral("CPU only"));
@@ -268,108 +266,15 @@ void MainWindow::selectRows(const QStringList& rows) {
   showStartPage(false);
 }
 
-void MainWindow::connectSource(LiveSource* source, bool recorded) {
-  connect(source, &LiveSource::started, this, &MainWindow::updateActions);
-  connect(source, &LiveSource::eventsArrived, this, &MainWindow::onEvents);
-  connect(source, &LiveSource::progress, this, &MainWindow::onProgress);
-  connect(source, &LiveSource::logLine, m_log, &LogPane::appendLine);
-  connect(source, &LiveSource::finished, this,
-          [this, recorded](const TrialOutcome& outcome) { onFinished(outcome, recorded); });
-}
+bool MainWindow::runTrial() { return m_run->runTrial(); }
 
-bool MainWindow::runTrial() {
-  if (const int n = m_form->validateAndShow()) {
-    showStatus(QStringLiteral("Not started: %1 problem(s) in the form, shown next to the fields").arg(n), 6000);
-    return false;
-  }
-  if (m_replay && m_replay->isActive()) {
-    showStatus(QStringLiteral("Stop the replay first (Ctrl+.)"), 6000);
-    return false;
-  }
-  LaunchRequest request;
-  request.configs = {m_form->config()};
-  request.what = QStringLiteral("Run");
-  request.fromSession = m_form->origin().fromSession;
-  if (!m_form->origin().source.isEmpty()) request.source = m_form->origin().source;
-  // Once the user has seen and accepted a stored config, the form's copy is theirs: asked once.
-  const auto result = m_launcher->launch(request, [this](const QStringList& ids) {
-    if (!ids.isEmpty() && m_form->origin().fromSession) m_form->setConfig(m_form->config());
-  });
-  return result == TrialLauncher::Result::Queued;
-}
+QString MainWindow::queueConfig(const config::TrialConfig& config) { return m_run->queueConfig(config); }
 
-QString MainWindow::queueConfig(const config::TrialConfig& config) {
-  LaunchRequest request;
-  request.configs = {config};
-  request.what = QStringLiteral("queue %1").arg(QString::fromStdString(config.name));
-  auto id = std::make_shared<QString>();
-  m_launcher->launch(request, [id](const QStringList& ids) { *id = ids.value(0); });
-  return *id;
-}
+void MainWindow::stopTrial() { m_run->stopTrial(); }
 
-void MainWindow::stopTrial() {
-  if (m_tracker->stop()) showStatus(QStringLiteral("Stopping every rank…"), 3000);
-}
+bool MainWindow::cancelTrial(const QString& id) { return m_run->cancelTrial(id); }
 
-bool MainWindow::cancelTrial(const QString& id) {
-  const bool running = m_queue->runner()->isActive() && m_queue->runner()->trialId() == id;
-  if (!m_tracker->cancel(id)) return false;
-  if (running) showStatus(QStringLiteral("Stopping every rank…"), 3000);
-  updateActions();
-  return true;
-}
-
-bool MainWindow::replayLog(const QString& path, double speed) {
-  if (isBusy()) {
-    showStatus(QStringLiteral("A trial is running; stop it before replaying"), 6000);
-    return false;
-  }
-  if (m_replay) m_replay->deleteLater();  // this may run inside the old replay's finished signal
-  m_replay = new ReplaySource(this);
-  if (!m_replay->load(path)) {
-    m_log->appendError(m_replay->errorString());
-    showStatus(m_replay->errorString(), 8000);
-    return false;
-  }
-  connectSource(m_replay, false);
-  onTrialStarting(m_tracker->addReplay(m_replay, QFileInfo(path).fileName()));
-  m_replay->start(speed);
-  return true;
-}
-
-void MainWindow::onTrialStarting(const QString& id) {
-  const QString name = m_tracker->start(id);
-  m_viewer->liveStarting(id, name);
-  // The row of what is shown is the current one, unless the user holds several rows.
-  m_panel->makeCurrent(id);
-  showStartPage(false);
-  m_sessionActions->setBusy(true);
-  statusBar()->clearMessage();  // the run's progress is the news now
-  m_runStatus->starting(name);
-  updateActions();
-}
-
-void MainWindow::onEvents(const EventBatch& batch) {
-  m_viewer->liveEvents(batch);
-  m_tracker->addEvents(batch);
-}
-
-void MainWindow::onProgress(const TrialProgress& progress) {
-  m_live->setProgress(progress);
-  m_runStatus->setProgress(progress);
-  m_tracker->setProgress(progress);
-}
-
-void MainWindow::onFinished(const TrialOutcome& outcome, bool recorded) {
-  m_viewer->liveFinished(outcome);
-  m_sessionActions->setBusy(false);
-  m_runStatus->finished(outcome);
-  if (outcome.status == protocol::TrialStatus::Failed)
-    m_log->appendError(QStringLiteral("%1 failed: %2").arg(m_runStatus->name(), outcome.reason) +
-                       (outcome.stderr_tail.isEmpty() ? QString() : QStringLiteral("\n") + outcome.stderr_tail));
-  updateActions();
-  m_tracker->finish(outcome, recorded);  // last: it may announce the end (trialFinished)
-}
+bool MainWindow::replayLog(const QString& path, double speed) { return m_run->replayLog(path, speed); }
 
 void MainWindow::showImported(const QString& recordId) {
   if (!isBusy() && m_panel->makeCurrent(recordId)) showStartPage(false);
@@ -385,7 +290,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   // Closing the window must not leave ranks training in the background.
   m_queue->clearPending();
   if (m_queue->runner()->isActive()) m_queue->runner()->stopAndWait();
-  if (m_replay) m_replay->stop();
+  m_run->stopReplay();
   if (m_options.useSettings) {
     m_docks->keepShares();
     save_window_settings(*this, *m_form);

@@ -5,13 +5,14 @@
 //   - TrialsPanel: the trials table and its grouping; TrialViewer: which trial the centre shows;
 //   - SessionController / SessionActions / TraceImportActions: the session file and its gestures;
 //   - TrialLauncher: every way to start a trial; TrialQueue: one trial after another;
+//   - RunControl: Run, Queue, Stop, cancel and replay, and what the live sources say (the slots
+//     below forward to it);
 //   - AnalysisController, PredictionController, LinkProbeController: the Analysis menu, the
 //     Prediction dock and the link probe, given a WorkbenchContext (never this window);
 //   - DockLayout, RunStatus, JobStatus: where the docks go, and the status bar.
 #pragma once
 
 #include <QMainWindow>
-#include <QPointer>
 
 #include "ui/runner/device_inventory.h"
 #include "ui/runner/runner_types.h"
@@ -28,12 +29,11 @@ class BackgroundJobs;
 class DockLayout;
 class JobStatus;
 class LinkProbeController;
-class LiveSource;
 class LiveTrialTracker;
 class LiveView;
 class LogPane;
 class PredictionController;
-class ReplaySource;
+class RunControl;
 class RunStatus;
 class SessionActions;
 class SessionController;
@@ -123,11 +123,6 @@ class MainWindow : public QMainWindow {
   void createControllers();
   void createActions();  // the window's own (WorkbenchActions), wired, and every menu
   void createStatusBar();
-  void connectSource(LiveSource* source, bool recorded);
-  void onTrialStarting(const QString& id);
-  void onEvents(const EventBatch& batch);
-  void onProgress(const TrialProgress& progress);
-  void onFinished(const TrialOutcome& outcome, bool recorded);
   void updateActions();
   // An imported trial becomes the one shown, unless a run has the view or several rows are held.
   void showImported(const QString& recordId);
@@ -144,7 +139,6 @@ class MainWindow : public QMainWindow {
   LogPane* m_log = nullptr;
   TrialQueue* m_queue = nullptr;
   LiveTrialTracker* m_tracker = nullptr;
-  QPointer<ReplaySource> m_replay;
   BackgroundJobs* m_jobs = nullptr;
   DockLayout* m_docks = nullptr;
   RunStatus* m_runStatus = nullptr;
@@ -157,6 +151,7 @@ class MainWindow : public QMainWindow {
   AnalysisController* m_analysis = nullptr;
   PredictionController* m_prediction = nullptr;
   LinkProbeController* m_linkProbe = nullptr;
+  RunControl* m_run = nullptr;
   WorkbenchActions* m_actions = nullptr;
 };
 

@@ -1,13 +1,16 @@
 #include "ui/windows/start_page.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QLabel>
 #include <QListWidget>
+#include <QPointer>
 #include <QPushButton>
 #include <QVBoxLayout>
 
 #include "core/store/session_store.h"
+#include "ui/runner/background_jobs.h"
 
 #ifndef TUNEBENCH_SESSIONS_DIR
 #define TUNEBENCH_SESSIONS_DIR ""
@@ -82,6 +85,15 @@ void StartPage::setExamples(const QList<ExampleSession>& examples) {
     auto* none = new QListWidgetItem(QStringLiteral("No example sessions found (sessions/ beside the program)."), m_examples);
     none->setFlags(Qt::NoItemFlags);
   }
+}
+
+void StartPage::listExamples(BackgroundJobs* jobs) {
+  jobs->submit(QStringLiteral("Listing the example sessions"), [page = QPointer<StartPage>(this)](JobProgress&) {
+    auto examples = list_examples(examples_dir(QCoreApplication::applicationDirPath()));
+    return [page, examples] {
+      if (page) page->setExamples(examples);
+    };
+  });
 }
 
 void StartPage::setRecent(const QStringList& paths) {

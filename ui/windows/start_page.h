@@ -12,6 +12,8 @@ class QListWidgetItem;
 
 namespace tunebench::ui {
 
+class BackgroundJobs;
+
 struct ExampleSession {
   QString path;
   QString name;         // the session's name
@@ -32,6 +34,9 @@ class StartPage : public QWidget {
   explicit StartPage(QWidget* parent = nullptr);
 
   void setExamples(const QList<ExampleSession>& examples);
+  // Lists the examples (examples_dir beside the application) as a job on `jobs`: each is opened
+  // and checked to describe it, like every session read. They are shown when the job ends.
+  void listExamples(BackgroundJobs* jobs);
   void setRecent(const QStringList& paths);
   QListWidget* examplesList() const { return m_examples; }
   QListWidget* recentList() const { return m_recent; }
