@@ -119,6 +119,10 @@ BlockActivations block_activations(const config::ModelDims& d, int64_t seq_len, 
   return b;
 }
 
+int64_t loss_chunk_rows(int64_t rows, int64_t vocab) {
+  return std::max<int64_t>(1, std::min<int64_t>(rows, (int64_t{1} << 28) / std::max<int64_t>(vocab, 1)));
+}
+
 HeadActivations head_activations(const config::ModelDims& d, const Precision& p, const ExecutionMode& mode,
                                  double tokens) {
   const double D = static_cast<double>(d.dim), V = static_cast<double>(d.vocab);
@@ -141,8 +145,12 @@ HeadActivations head_activations(const config::ModelDims& d, const Precision& p,
     h.saved.push_back({"linear_cross_entropy", "input gradient dh (compute dtype)", c * D});
     const double weight_bytes = p.param_bytes == 4 ? 4.0 : c;
     h.saved_fixed_bytes = V * D * weight_bytes;
-    const double chunk_rows = std::max(1.0, std::min(tokens, std::floor(268435456.0 / V)));
-    h.forward_transient_fixed_bytes = chunk_rows * V * c + V * D * weight_bytes;
+    // While the loss runs: one chunk's logits and, from the second chunk on, that chunk's dW beside
+    // the sum (one chunk: its dW is the sum, already counted as saved).
+    const double chunk_rows =
+        static_cast<double>(loss_chunk_rows(static_cast<int64_t>(tokens), static_cast<int64_t>(d.vocab)));
+    const bool chunked = chunk_rows < tokens;
+    h.forward_transient_fixed_bytes = chunk_rows * V * c + (chunked ? V * D * weight_bytes : 0.0);
     h.backward_transient_per_token = r * D;  // dh scaled into the residual dtype
     // (dW scaled by the loss gradient becomes the weight's gradient: counted as the head's gradient)
   }

@@ -195,6 +195,8 @@ struct Simulation {
         candidate("loss, end of forward" + suffix,
                   {{"logits while the loss runs",
                     head.forward_transient_per_token * tokens + head.forward_transient_fixed_bytes, ""}});
+        // The fused loss computed the head's gradients already and kept no weight: its copy goes.
+        if (mode.kernels == KernelMode::Fused) uncast(u);
       }
       if (full_shard && u + 1 < units.size()) release(u);  // ZeRO-3 frees all but the head after forward
     }
@@ -234,7 +236,11 @@ struct Simulation {
       const bool accumulates = ddp || (single && (mode.cuda_graph || !first));
       if (accumulates || fsdp) weight_transient += largest * (fsdp ? p.gathered_bytes : p.param_bytes);
       extra.push_back({"gradient temporaries", std::max(act_transient, weight_transient), ""});
-      if (single && first && !mode.cuda_graph) live.add(kGrads, static_cast<double>(units[u].numel()) * p.param_bytes);
+      // The tied matrix's gradient: the lookup's is summed in place into the head's waiting one,
+      // which then becomes the gradient (two copies at most, not three).
+      const bool tied_lookup = c.dims.tie_embeddings && u == 0;
+      const bool new_grads = single && first && !mode.cuda_graph;
+      if (new_grads && !tied_lookup) live.add(kGrads, static_cast<double>(units[u].numel()) * p.param_bytes);
       if (fsdp) {
         // on_grad_ready: the unit's gradients, converted to the reduce dtype, are reduce-scattered
         // into a shard kept until the end of backward.
@@ -251,7 +257,10 @@ struct Simulation {
                          static_cast<double>(units[0].numel()) * weight_bytes(), ""});
       }
       candidate("backward of " + units[u].name + suffix, extra);
-      if (c.dims.tie_embeddings && u == 0) live.sub(kTiedGrad, static_cast<double>(units[0].numel()) * weight_bytes());
+      if (tied_lookup) {
+        live.sub(kTiedGrad, static_cast<double>(units[0].numel()) * weight_bytes());
+        if (new_grads) live.add(kGrads, static_cast<double>(units[0].numel()) * p.param_bytes);
+      }
       // The unit's backward is done: its saved tensors, copies and buffers go.
       if (is_head(u)) live.sub(kHead, head.saved_bytes_per_token() * tokens + head.saved_fixed_bytes);
       if (is_block(u)) {

@@ -6,6 +6,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "core/engine/compat.h"
+#include "core/predict/activations.h"
 
 #ifdef TUNEBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -375,10 +376,6 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
 // Linear + cross-entropy
 // ============================================================================================
 
-// Rows per chunk: logits of at most 2^28 elements (512 MB in bf16) exist at a time.
-int64_t ce_chunk_rows(int64_t rows, int64_t vocab) {
-  return std::max<int64_t>(1, std::min<int64_t>(rows, (int64_t{1} << 28) / std::max<int64_t>(vocab, 1)));
-}
 
 // Loss per row and, in place of the logits, their gradient (softmax - onehot) * scale.
 at::Tensor cross_entropy_in_place(at::Tensor& logits, const at::Tensor& targets, double scale) {
@@ -414,7 +411,7 @@ struct LinearCrossEntropyFunction : torch::autograd::Function<LinearCrossEntropy
     const at::Tensor hc = (h.scalar_type() == cd ? h : h.to(cd)).contiguous();
     const at::Tensor wc = wsrc.scalar_type() == cd ? wsrc : wsrc.to(cd);
     const int64_t rows = hc.size(0), vocab = wc.size(0);
-    const int64_t chunk = chunk_rows > 0 ? chunk_rows : ce_chunk_rows(rows, vocab);
+    const int64_t chunk = chunk_rows > 0 ? chunk_rows : predict::loss_chunk_rows(rows, vocab);
     const double scale = 1.0 / static_cast<double>(rows);
     at::Tensor dh = at::empty_like(hc);
     at::Tensor dw;
