@@ -82,12 +82,13 @@ def shape_factor(m, n, k, sms, tm, tn, k0, ww, fixed_gflop):
     return min(1.0, raw(m, n, k) / raw(8192, 8192, 8192))
 
 
-# The fixed cost per GEMM is seen only through GEMMs of 2,048 tokens. Unbounded, the fit puts 16 GFLOP
-# there (~23 us): most of it is the probe's, which timed one torch.mm between two events and so counted
-# the host's launch from Python (scripts/models_probe.py now times 10 calls). A training step queues its
-# GEMMs ahead and does not pay it. Bound: the tiny model's `compile fused+graph` step on the same
-# H200 kept the GPU busy 0.59 ms (1.19 ms step, 49.7 % busy; docs/BENCHMARKS.md, "GPU busy and GPU
-# idle") for ~100 GEMMs and every other kernel, so at most ~6 us, about 4 GFLOP at a large GEMM's rate.
+# The fixed cost per GEMM is seen only through GEMMs of 2,048 tokens. The first probe (2026-12-02)
+# timed one torch.mm between two events and so counted the host's launch from Python; unbounded, the
+# fit put 16 GFLOP (~23 us) there. The probe now times 10 calls per pair of events, and the fit on it
+# chooses 4 GFLOP unbounded (rms 0.063). The bound stays as a guard: the tiny model's `compile
+# fused+graph` step on the same H200 kept the GPU busy 0.59 ms (1.19 ms step; docs/BENCHMARKS.md,
+# "GPU busy and GPU idle") for ~100 GEMMs and every other kernel, so at most ~6 us, about 4 GFLOP at
+# a large GEMM's rate.
 MAX_FIXED_GFLOP = 4.0
 
 
