@@ -55,6 +55,16 @@
 #                                 # the attention kernel each ran, and (with .gpu/cli.tar.xz) the step
 #                                 # prediction calibrated on sessions/h200-7b.tbsession. Kernel sampling
 #                                 # is off (sampled steps carry profiler cost). Table printed last.
+#   scripts/gpu-bench.sh models-check  # 1 GPU, about 9 min with the build: the GEMM probe (10 calls per
+#                                 # pair of events) for the catalogue's shape fit, every models-final row
+#                                 # at LAYERS layers in `compile fused` with the allocator's peak per
+#                                 # phase (TUNEBENCH_MEMORY_PHASES=1), and the full-depth presets'
+#                                 # peaks; configs in $OUT/configs for `predict` on a developer machine.
+#                                 # Table (scripts/models_check_table.py) printed last.
+#   scripts/gpu-bench.sh sampling # 1 GPU, about 6 min with the build: the cost of kernel sampling on a
+#                                 # launch-bound run (tiny eager untimed vs sampled, PAIRS=6 interleaved
+#                                 # pairs; CUPTI detached after host-bound samples), tiny fused+graph sampled, 7B
+#                                 # `compile fused` unsampled / sampled and `fused+graph` (46 % MFU).
 #   scripts/gpu-bench.sh reference-check  # 1 GPU, no build, about 3 min: scripts/pytorch_reference.py
 #                                 # alone: tiny/125m/llama3.2-1b eager and torch.compile, then tiny
 #                                 # through every precision, checkpointing + accumulation, DDP and
@@ -196,7 +206,13 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_
 grep -E "Tunebench" "$OUT/logs/cmake.log"
 TARGETS=(tunebench-worker)
 case "$MODE" in kernels|kernels7b|compile-dist|models-probe) TARGETS+=(tunebench-kernel-check) ;; esac
-ninja -C "$BUILD" "${TARGETS[@]}" > "$OUT/logs/build.log" 2>&1 || { grep -E "error|Error" -A3 "$OUT/logs/build.log" | head -60; exit 1; }
+if ! ninja -C "$BUILD" "${TARGETS[@]}" > "$OUT/logs/build.log" 2>&1; then
+  grep -E "error|Error" -A3 "$OUT/logs/build.log" | head -60
+  # A kernel-sampling build problem must not cost the call: once more without CUPTI (Kineto's path).
+  echo "-- build failed; again with -DTUNEBENCH_CUPTI=OFF"
+  cmake "$BUILD" -DTUNEBENCH_CUPTI=OFF > /dev/null 2>&1
+  ninja -C "$BUILD" "${TARGETS[@]}" > "$OUT/logs/build2.log" 2>&1 || { grep -E "error|Error" -A3 "$OUT/logs/build2.log" | head -40; exit 1; }
+fi
 echo "built in $(( $(date +%s) - t0 )) s"
 W="$BUILD/app/worker/tunebench-worker"
 RESULTS="$OUT/results.tsv"
@@ -526,6 +542,52 @@ case "$MODE" in
     done
     predict_configs
     python3 "$ROOT/scripts/models_final_table.py" "$RESULTS" "$OUT/predict" "$LAYERS" > "$OUT/models-table.txt"
+    ;;
+  models-check)
+    python3 "$ROOT/scripts/models_probe.py" --only gemm > "$OUT/gemm-probe.txt" 2>&1
+    echo "-- gemm probe: $(grep -c '^PROBE' "$OUT/gemm-probe.txt") GEMMs"; grep '^PROBE' "$OUT/gemm-probe.txt" > "$OUT/gemm-probe.jsonl"
+    grep -A12 "all GEMMs of a step" "$OUT/gemm-probe.txt"
+    export TUNEBENCH_MEMORY_PHASES=1
+    S=(--device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 8 --warmup 3 --compile fused
+       --kernel-sample-every 0 --kernel-sample-steps 0)
+    mkdir -p "$OUT/configs"
+    for row in "${FINAL_ROWS[@]}"; do
+      IFS='|' read -r n wf _ <<< "$row"
+      read -r -a WM <<< "--model custom --layers $LAYERS $wf"
+      "$W" --events file:/dev/null "${WM[@]}" "${S[@]}" --print-config > "$OUT/configs/w-$n.json" 2>/dev/null
+      run "w-$n" "${WM[@]}" "${S[@]}"
+    done
+    # Full depth, for the memory model (fewer steps: the peak is reached in the first one).
+    F=(--device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 4 --warmup 2 --compile fused
+       --kernel-sample-every 0 --kernel-sample-steps 0)
+    for m in llama3.2-1b phi3-mini llama3.1-8b qwen2.5-7b mistral-7b; do
+      "$W" --events file:/dev/null --model "$m" "${F[@]}" --print-config > "$OUT/configs/full-$m.json" 2>/dev/null
+      run "full-$m" --model "$m" "${F[@]}"
+    done
+    for x in "hd80|--dim 2560 --layers 24 --heads 32 --kv-heads 8 --ffn 6912 --vocab 50304" \
+             "hd112|--dim 3584 --layers 24 --heads 32 --kv-heads 8 --ffn 9728 --vocab 32000"; do
+      IFS='|' read -r n wf <<< "$x"; read -r -a WM <<< "--model custom $wf"
+      "$W" --events file:/dev/null "${WM[@]}" "${F[@]}" --print-config > "$OUT/configs/full-$n.json" 2>/dev/null
+      run "full-$n" "${WM[@]}" "${F[@]}"
+    done
+    unset TUNEBENCH_MEMORY_PHASES
+    python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" > "$OUT/models-table.txt"
+    mkdir -p "$OUT/keep" && cp "$OUT"/logs/*.jsonl "$OUT/keep/"
+    ;;
+  sampling)
+    TINY=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --amp bf16 --steps 200 --warmup 10)
+    # Interleaved pairs: a launch-bound 14 ms step varies by several per cent between processes.
+    for k in $(seq "${PAIRS:-6}"); do
+      run tiny-untimed-$k "${TINY[@]}" --timing false
+      run tiny-sampled-$k "${TINY[@]}"
+    done
+    run tiny-fusedgraph-sampled "${TINY[@]}" --compile fused+graph
+    run 7b-fused-untimed "${B7[@]}" --compile fused --timing false
+    run 7b-fused-sampled "${B7[@]}" --steps 15 --kernel-sample-every 4 --kernel-sample-steps 2 --compile fused
+    run 7b-fusedgraph "${B7[@]}" --compile fused+graph --kernel-sample-every 0
+    grep -h '"kernel sampling\|kernel-sampling' "$OUT"/logs/*.jsonl | cut -c1-300 | sort | uniq -c | head
+    mkdir -p "$OUT/keep" && cp "$OUT"/logs/tiny-*-1.jsonl "$OUT"/logs/tiny-fusedgraph-sampled.jsonl "$OUT/keep/" 2>/dev/null
+    python3 "$ROOT/scripts/idle_table.py" "$OUT/logs" > "$OUT/models-table.txt"
     ;;
   *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac

@@ -1,6 +1,7 @@
 #include "core/engine/trainer.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <ATen/Context.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -174,9 +175,10 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
                                     m_config.amp == Amp::Fp8, attention_head_dim});
 
   m_timeline = std::make_unique<Timeline>(m_device.is_cuda(), m_config.timing);
+  if (const char* v = std::getenv("TUNEBENCH_MEMORY_PHASES")) m_memory_phases = std::string(v) == "1";
   // Kernel intervals are a GPU's: on the CPU the phases' own host times are the work.
   if (m_device.is_cuda() && m_config.timing && m_config.kernel_sample_every > 0 && m_config.kernel_sample_steps > 0)
-    m_sampler = std::make_unique<KernelSampler>(true);
+    m_sampler = std::make_unique<KernelSampler>(true, config::uses_cuda_graph(m_config.compile));
   m_strategy = make_strategy(m_config, *m_model, m_comm, *m_timeline, m_rank.world_size);
   m_optimizer = std::make_unique<Optimizer>(m_config, m_strategy->optimizer_params());
   if (!m_optimizer->fallback_reason().empty())
@@ -265,10 +267,12 @@ at::Tensor Trainer::micro_step(const at::Tensor& tokens, bool last, double loss_
   const int fwd = m_timeline->begin(Phase::Forward);
   const at::Tensor loss = forward_loss(tokens) / loss_divisor;
   m_timeline->end(fwd);
+  note_memory_phase("forward");
   const int bwd = m_timeline->begin(Phase::Backward);
   (m_scaler ? m_scaler->scale(loss) : loss).backward();
   m_timeline->end(bwd);
   m_strategy->after_backward(last);
+  note_memory_phase("backward");
   return loss.detach();
 }
 
@@ -333,8 +337,22 @@ protocol::Step Trainer::run_step(int64_t index) {
   const int opt = m_timeline->begin(Phase::Optimizer);
   optimizer_step();
   m_timeline->end(opt);
+  note_memory_phase("optimizer");
+  if (m_memory_phases) {
+    m_sink(protocol::Log{"info", "memory phases, step " + std::to_string(index) + ":" + m_memory_phase_log});
+    m_memory_phase_log.clear();
+  }
 
   return finish_step(std::move(step), loss_sum);
+}
+
+void Trainer::note_memory_phase(const char* phase) {
+  if (!m_memory_phases) return;
+  const protocol::MemoryStats m = m_device.memory();  // the allocator's own counters: no synchronisation
+  m_memory_phase_log += std::string(" ") + phase + " peak " + std::to_string(m.peak_bytes) + " then " +
+                        std::to_string(m.allocated_bytes) + ";";
+  m_memory_phase_peak = std::max(m_memory_phase_peak, m.peak_bytes);
+  m_device.reset_peak_memory();
 }
 
 protocol::Step Trainer::finish_step(protocol::Step step, const at::Tensor& loss_sum) {
@@ -346,6 +364,7 @@ protocol::Step Trainer::finish_step(protocol::Step step, const at::Tensor& loss_
   step.loss = loss_sum.item<double>();
   step.tokens = m_config.tokens_per_rank_step();
   step.memory = m_device.memory();
+  if (m_memory_phases) step.memory.peak_bytes = std::max(step.memory.peak_bytes, m_memory_phase_peak);
   if (m_last_found_inf.defined()) step.skipped = m_last_found_inf.item<float>() != 0.f;
   step.intervals = m_timeline->collect(step.end_us);
   summarise_comm(step, m_rank.world_size);
@@ -360,7 +379,8 @@ protocol::Summary Trainer::run() {
   if (m_sampler)
     m_sink(protocol::Log{"info", "kernel sampling: the device's kernel intervals are recorded on " +
                                      std::to_string(m_config.kernel_sample_steps) + " of every " +
-                                     std::to_string(m_config.kernel_sample_every) + " measured steps (Kineto)"});
+                                     std::to_string(m_config.kernel_sample_every) + " measured steps (" +
+                                     m_sampler->source() + ")"});
   std::vector<protocol::Step> measured;
   for (int64_t i = 0; i < m_config.steps; ++i) {
     // compile: eager warm-up, capture on the last warm-up step, replay from then on.
@@ -373,7 +393,7 @@ protocol::Summary Trainer::run() {
     m_sink(std::move(step));
   }
   return summarise(measured, m_model->flops_per_token(m_config.seq_len), m_device.peak_flops(),
-                   m_device.memory().peak_bytes);
+                   std::max(m_device.memory().peak_bytes, m_memory_phase_peak));
 }
 
 // ============================================================================================

@@ -90,6 +90,13 @@ class Trainer {
   std::vector<int> m_recompute_handles;
   at::Tensor m_last_found_inf;
   std::string m_attention;        // the SDPA kernel that runs and why (the model event's `attention`)
+  // TUNEBENCH_MEMORY_PHASES=1 (a diagnostic for the memory model, docs/PREDICT.md): each eager
+  // step logs the allocator's peak of its forward, backward and optimizer, resetting the peak at
+  // every boundary (the steps' peak_bytes stay the run's peak: the largest phase peak so far).
+  void note_memory_phase(const char* phase);
+  bool m_memory_phases = false;
+  int64_t m_memory_phase_peak = 0;
+  std::string m_memory_phase_log;
   bool m_weight_copies = false;    // AdamW writes the next forward's 16-bit weights (predict::optimizer_weight_copies)
   std::shared_ptr<Graph> m_graph;  // shared_ptr: Graph is complete only in trainer_graph.cpp
 };

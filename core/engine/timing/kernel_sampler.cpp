@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cmath>
+#include <tuple>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <unordered_map>
 
@@ -12,6 +17,10 @@
 
 #ifdef TUNEBENCH_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
+#endif
+#ifdef TUNEBENCH_WITH_CUPTI
+#include "core/analysis/diagnosis.h"
+#include "core/engine/timing/cupti_activity.h"
 #endif
 
 #include "core/engine/compat.h"
@@ -28,6 +37,12 @@ using protocol::Phase;
 namespace {
 
 constexpr const char* kClockScope = "tunebench::clock";
+
+#ifdef TUNEBENCH_WITH_CUPTI
+constexpr bool kOwnCupti = true;  // device records from cupti_activity.h, host ops from Kineto
+#else
+constexpr bool kOwnCupti = false;  // both from Kineto
+#endif
 
 // libkineto::ActivityType, as KinetoEvent::activityType() returns it (stable since Kineto's first
 // release: new kinds are appended): the device activities and the host's CUDA API calls.
@@ -58,9 +73,26 @@ Phase phase_at(const std::vector<Interval>& windows, int64_t t) {
   return best ? best->phase : Phase::Other;
 }
 
+#ifdef TUNEBENCH_WITH_CUPTI
+// One reading of the host clock (ns, protocol::now_us's clock) and CUPTI's, taken together.
+std::pair<int64_t, int64_t> cupti_clock_reading() {
+  using namespace std::chrono;
+  const auto host_ns = [] {
+    return static_cast<int64_t>(duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count());
+  };
+  const int64_t before = host_ns();
+  const int64_t t = cupti::timestamp_ns();
+  return {(before + host_ns()) / 2, t};
+}
+#endif
+
 }  // namespace
 
-KernelSampler::KernelSampler(bool cuda) : m_cuda(cuda) {}
+std::string KernelSampler::source() const {
+  return m_own_cupti ? "CUPTI, detached after a host-bound sample; host ops from Kineto" : "Kineto";
+}
+
+KernelSampler::KernelSampler(bool cuda, bool cuda_graphs) : m_cuda(cuda), m_own_cupti(cuda && kOwnCupti && !cuda_graphs) {}
 
 KernelSampler::~KernelSampler() {
   if (m_active) {
@@ -75,14 +107,27 @@ bool KernelSampler::begin() {
   if (!m_problem.empty()) return false;
   try {
     const auto config = profiler_config();
-    kp::prepareProfiler(config, activities(m_cuda));
-    kp::enableProfiler(config, activities(m_cuda));
+    // With CUPTI at hand, Kineto records only the host's ops: its CUDA part would leave CUPTI
+    // attached to the process after the first sample (kernel_sampler.h).
+    const auto kinds = activities(m_cuda && !m_own_cupti);
+    kp::prepareProfiler(config, kinds);
+    kp::enableProfiler(config, kinds);
     m_active = true;
     const int64_t before = protocol::now_us();
     { RECORD_USER_SCOPE(kClockScope); }
     m_clock_host_us = (before + protocol::now_us()) / 2;
 #ifdef TUNEBENCH_WITH_CUDA
     if (m_cuda) {
+#ifdef TUNEBENCH_WITH_CUPTI
+      std::string error;
+      if (m_own_cupti && !cupti::start(&error)) {
+        m_problem = error;
+        kp::disableProfiler();
+        m_active = false;
+        return false;
+      }
+      std::tie(m_cupti_host0_ns, m_cupti_t0) = cupti_clock_reading();
+#endif
       // The first op and device activity after the profiler starts pay its set-up (recorded on an
       // H200: 0.5-1.2 ms, 2-3 ms the first time, in every sampled step before its first kernel,
       // seen there as host wait). One small kernel and a synchronisation here pay it before the
@@ -105,6 +150,29 @@ metrics::StepActivity KernelSampler::finish(int64_t start_us, int64_t end_us, co
   out.end_us = end_us;
   if (!m_active) return out;
   m_active = false;
+  std::vector<Raw> raw;
+#ifdef TUNEBENCH_WITH_CUPTI
+  if (m_own_cupti) {
+    const auto [host1_ns, t1] = cupti_clock_reading();
+    m_cupti_scale = t1 > m_cupti_t0 ? static_cast<double>(host1_ns - m_cupti_host0_ns) / static_cast<double>(t1 - m_cupti_t0)
+                                    : 1.0;
+    std::string error;
+    for (auto& r : cupti::stop(&error)) {
+      const auto us = [this](int64_t t) {
+        return static_cast<int64_t>(
+            std::llround((static_cast<double>(m_cupti_host0_ns) + static_cast<double>(t - m_cupti_t0) * m_cupti_scale) /
+                         1000.0));
+      };
+      const Raw::Kind kind = r.kind == cupti::Kind::Kernel   ? Raw::Kernel
+                             : r.kind == cupti::Kind::Memcpy ? Raw::Memcpy
+                             : r.kind == cupti::Kind::Memset ? Raw::Memset
+                                                             : Raw::Api;
+      raw.push_back({kind, us(r.start_ns), us(r.end_ns), r.correlation, static_cast<int64_t>(r.thread_id),
+                     std::move(r.name)});
+    }
+    if (!error.empty()) m_problem = error;
+  }
+#endif
   std::unique_ptr<kp::ProfilerResult> result;
   try {
     result = kp::disableProfiler();
@@ -112,7 +180,7 @@ metrics::StepActivity KernelSampler::finish(int64_t start_us, int64_t end_us, co
     m_problem = std::string("the profiler failed: ") + e.what_without_backtrace();
     return out;
   }
-  if (!result) return out;
+  if (!m_problem.empty() || !result) return out;
   const auto& events = result->events();
 
   // The clock: the calibration scope's profiler time against the host time read around it.
@@ -123,7 +191,59 @@ metrics::StepActivity KernelSampler::finish(int64_t start_us, int64_t end_us, co
       break;
     }
   auto host_us = [offset_ns](int64_t ns) { return (ns + offset_ns + 500) / 1000; };
+  for (const auto& e : events) {
+    const uint8_t type = e.activityType();
+    Raw r{Raw::CpuOp, host_us(compat::event_start_ns(e)), host_us(compat::event_end_ns(e)), e.correlationId(),
+          static_cast<int64_t>(e.startThreadId()), {}};
+    if (e.deviceType() == c10::DeviceType::CUDA && (type == kKernel || type == kGpuMemcpy || type == kGpuMemset))
+      r.kind = type == kKernel ? Raw::Kernel : type == kGpuMemcpy ? Raw::Memcpy : Raw::Memset;
+    else if (type == kCudaRuntime || type == kCudaDriver)
+      r.kind = Raw::Api;
+    else if (type != kCpuOp && type != kUserAnnotation)
+      continue;
+    r.name = e.name();
+    raw.push_back(std::move(r));
+  }
+  out = classify(std::move(raw), std::move(out), windows);
+#ifdef TUNEBENCH_WITH_CUPTI
+  // Host-bound: the launches between samples would pay for an attached CUPTI (kernel_sampler.h).
+  if (m_own_cupti && m_problem.empty() && end_us > start_us) {
+    const auto busy = static_cast<double>(metrics::summarise_gpu_activity(out).busy_us);
+    if (1.0 - busy / static_cast<double>(end_us - start_us) >= analysis::kIdleShare) {
+      std::string error;
+      cupti::detach(&error);
+      if (!error.empty()) m_problem = error;
+    }
+  }
+#endif
+  return out;
+}
 
+metrics::StepActivity KernelSampler::classify(std::vector<Raw> raw, metrics::StepActivity out,
+                                              const std::vector<Interval>& windows) {
+  // TUNEBENCH_SAMPLER_DUMP=FILE (a diagnostic): the records and windows of each sampled step, one
+  // JSON array per line, appended.
+  if (const char* dump = std::getenv("TUNEBENCH_SAMPLER_DUMP")) {
+    if (std::FILE* f = std::fopen(dump, "a")) {
+      std::fprintf(f, "{\"start\":%lld,\"end\":%lld,\"windows\":[", static_cast<long long>(out.start_us),
+                   static_cast<long long>(out.end_us));
+      for (size_t i = 0; i < windows.size(); ++i)
+        std::fprintf(f, "%s[%d,%lld,%lld]", i ? "," : "", static_cast<int>(windows[i].phase),
+                     static_cast<long long>(windows[i].start_us), static_cast<long long>(windows[i].end_us));
+      std::fprintf(f, "],\"raw\":[");
+      for (size_t i = 0; i < raw.size(); ++i) {
+        std::string name = raw[i].name.substr(0, 60);
+        for (char& c : name)
+          if (c == '"' || c == '\\') c = ' ';
+        std::fprintf(f, "%s[%d,%lld,%lld,%llu,%lld,\"%s\"]", i ? "," : "", static_cast<int>(raw[i].kind),
+                     static_cast<long long>(raw[i].start_us), static_cast<long long>(raw[i].end_us),
+                     static_cast<unsigned long long>(raw[i].correlation), static_cast<long long>(raw[i].tid),
+                     name.c_str());
+      }
+      std::fprintf(f, "]}\n");
+      std::fclose(f);
+    }
+  }
   struct Device {
     metrics::DeviceActivity activity;
     uint64_t correlation;
@@ -131,27 +251,28 @@ metrics::StepActivity KernelSampler::finish(int64_t start_us, int64_t end_us, co
   std::vector<Device> device;
   std::unordered_map<uint64_t, int64_t> launch_us;  // correlation id -> the launch call's start
   std::vector<metrics::HostCall> syncs;
-  for (const auto& e : events) {
-    const uint8_t type = e.activityType();
-    const int64_t start = host_us(compat::event_start_ns(e)), end = host_us(compat::event_end_ns(e));
-    if (e.deviceType() == c10::DeviceType::CUDA && (type == kKernel || type == kGpuMemcpy || type == kGpuMemset)) {
-      const std::string name = e.name();
-      metrics::DeviceActivity a;
-      a.start_us = start;
-      a.end_us = end;
-      if (type == kKernel && is_nccl(name))
-        a.lane = Lane::Comm;
-      else if (type == kGpuMemcpy && starts_with(name, "Memcpy HtoD"))
-        a.lane = Lane::Host;
-      device.push_back({a, e.correlationId()});
-    } else if (type == kCudaRuntime || type == kCudaDriver) {
-      launch_us.emplace(e.correlationId(), start);
-      const std::string name = e.name();
-      if (metrics::is_sync_call(name)) syncs.push_back({start, end, static_cast<int64_t>(e.startThreadId()), name});
-    } else if (type == kCpuOp || type == kUserAnnotation) {  // not Kineto's own spans
-      const std::string name = e.name();
-      if (!starts_with(name, "tunebench::"))
-        out.host_ops.push_back({start, end, static_cast<int64_t>(e.startThreadId()), name});
+  for (auto& e : raw) {
+    switch (e.kind) {
+      case Raw::Kernel:
+      case Raw::Memcpy:
+      case Raw::Memset: {
+        metrics::DeviceActivity a;
+        a.start_us = e.start_us;
+        a.end_us = e.end_us;
+        if (e.kind == Raw::Kernel && is_nccl(e.name))
+          a.lane = Lane::Comm;
+        else if (e.kind == Raw::Memcpy && starts_with(e.name, "Memcpy HtoD"))
+          a.lane = Lane::Host;
+        device.push_back({a, e.correlation});
+        break;
+      }
+      case Raw::Api:
+        launch_us.emplace(e.correlation, e.start_us);
+        if (metrics::is_sync_call(e.name)) syncs.push_back({e.start_us, e.end_us, e.tid, e.name});
+        break;
+      case Raw::CpuOp:  // not Kineto's own spans
+        if (!starts_with(e.name, "tunebench::")) out.host_ops.push_back({e.start_us, e.end_us, e.tid, std::move(e.name)});
+        break;
     }
   }
   if (device.empty() && m_cuda) {
@@ -160,13 +281,20 @@ metrics::StepActivity KernelSampler::finish(int64_t start_us, int64_t end_us, co
     return out;
   }
 
-  // A synchronisation is named after the innermost op of its thread around it.
-  for (auto& s : syncs) {
+  // A synchronisation is named after the innermost op around it on its thread; the host ops and
+  // the CUDA calls may number threads differently (Kineto's ids, CUPTI's system ids), so when no
+  // op of that thread holds it, after the innermost op of any thread that does.
+  auto innermost = [&out](const metrics::HostCall& s, bool same_thread) {
     const metrics::HostCall* inner = nullptr;
     for (const auto& op : out.host_ops)
-      if (op.tid == s.tid && op.start_us <= s.start_us && op.end_us >= s.end_us &&
+      if ((!same_thread || op.tid == s.tid) && op.start_us <= s.start_us && op.end_us >= s.end_us &&
           (!inner || op.start_us >= inner->start_us))
         inner = &op;
+    return inner;
+  };
+  for (auto& s : syncs) {
+    const metrics::HostCall* inner = innermost(s, true);
+    if (!inner) inner = innermost(s, false);
     s.name = inner ? metrics::describe_sync_op(inner->name) : s.name + " (the step's own synchronisation)";
   }
   out.syncs = std::move(syncs);

@@ -2,12 +2,19 @@
 //
 // The CUDA events of the timeline bracket phases; they cannot say whether the GPU ran anything
 // in between (a forward of 2 ms may hold 0.3 ms of kernels). On a sampled step this records
-// what the device did through libtorch's Kineto profiler (profiler_kineto.h: CUPTI underneath),
-// and metrics::summarise_gpu_activity turns it into GPU busy and the classified GPU-idle gaps, the
-// same function the trace import uses. begin() and finish() run outside the step's clock. The
-// other steps do not record, but Kineto leaves CUPTI attached to the process after the first
-// profile (unless TEARDOWN_CUPTI=1): on an H200 that slowed the unsampled steps of a launch-bound
-// run from 12.3 to 16-19 ms, and a GPU-bound 7B step by 0.2 % (docs/BENCHMARKS.md).
+// what the device did: the host's ops through libtorch's Kineto profiler (profiler_kineto.h), the
+// device's records and the CUDA API calls through CUPTI's activity API (cupti_activity.h). Then
+// metrics::summarise_gpu_activity turns them into GPU busy and the classified GPU-idle gaps, the
+// same function the trace import uses. begin() and finish() run outside the step's clock.
+//
+// What sampling costs the other steps: CUPTI, once attached, stays attached, and every launch pays
+// for it. A host-bound step pays in full (a launch-bound run's unsampled steps were 41 % slower on
+// an H200), a GPU-bound one not at all (0.1 % at 7B): the host is ahead of the GPU. So after a
+// sample that shows the GPU idle at least analysis::kIdleShare of the step, CUPTI is detached; the
+// next sample attaches it again, and its step pays each kernel's first-launch set-up (more host
+// wait in that sampled step, none in the others). A GPU-bound run keeps CUPTI attached, so its
+// samples stay exact. CUDA-graph trials (few launches, and CUPTI's own records showed no kernels
+// of graphs captured before it attached) and builds without CUPTI record the device via Kineto.
 //
 // Clock: one user scope recorded right after the profiler starts, with the host clock read on
 // both sides, maps the profiler's timestamps onto protocol::now_us().
@@ -27,7 +34,8 @@ namespace tunebench::engine {
 class KernelSampler {
  public:
   // `cuda`: the device is a GPU (otherwise only CPU ops are recorded, for the tests).
-  explicit KernelSampler(bool cuda);
+  // `cuda_graphs`: the trial replays CUDA graphs (the device is then recorded through Kineto).
+  explicit KernelSampler(bool cuda, bool cuda_graphs = false);
   ~KernelSampler();
   KernelSampler(const KernelSampler&) = delete;
   KernelSampler& operator=(const KernelSampler&) = delete;
@@ -48,11 +56,29 @@ class KernelSampler {
   static void apply(protocol::Step& step, metrics::StepActivity activity, int world_size);
 
   bool active() const { return m_active; }
+  // Where the device's records come from, for the trial's log.
+  std::string source() const;
   const std::string& problem() const { return m_problem; }
 
  private:
+  // One record of either source, on the host clock, before classification.
+  struct Raw {
+    enum Kind { Kernel, Memcpy, Memset, Api, CpuOp } kind;
+    int64_t start_us, end_us;
+    uint64_t correlation;
+    int64_t tid;
+    std::string name;
+  };
+  metrics::StepActivity classify(std::vector<Raw> raw, metrics::StepActivity out,
+                                 const std::vector<protocol::Interval>& windows);
+
   bool m_cuda;
+  bool m_own_cupti;  // device records from cupti_activity.h (else from Kineto)
   bool m_active = false;
+  // CUPTI's clock against the host's, read when the sample starts and before it stops: records map
+  // linearly between the two readings (CUPTI's timestamps need not be nanoseconds of the host clock).
+  int64_t m_cupti_host0_ns = 0, m_cupti_t0 = 0;
+  double m_cupti_scale = 1.0;
   int64_t m_clock_host_us = 0;  // host time of the calibration scope
   std::string m_problem;
 };
