@@ -103,3 +103,39 @@ TEST(RecordedIdleLogs, FusedGraphReplayLeavesAFractionOfTheIdleTime) {
       for (const auto& c : s.changes)
         EXPECT_FALSE(c.key == "compile" && (c.value == "graph" || c.value == "fused+graph")) << f.title;
 }
+
+// The 7B `compile fused` step sampled through CUPTI (the sampler's own CUPTI path, on the host's
+// clock): GPU-bound, its kernels in their phases. The first CUPTI build stamped records in CUPTI's
+// units; the optimizer's kernels then fell after its window and read "other" (58.7 ms a step), and
+// the step's start read 1.7 ms of host wait.
+TEST(RecordedIdleLogs, SevenBFusedSampledThroughCuptiIsComputeBoundWithEveryKernelInItsPhase) {
+  const auto log = load("h200-7b-fused-sampled-cupti.jsonl");
+  ASSERT_TRUE(log.problems.empty());
+  const Raw raw = raw_of(log);
+  ASSERT_EQ(raw.busy_share.size(), 2u);  // steps 3 and 4: 2 of every 4 measured steps
+  for (double b : raw.busy_share) EXPECT_GT(b, 0.98);
+  for (const auto& s : log.ranks.at(0).steps) {
+    if (!s.gpu_sampled) continue;
+    double optimizer_ms = 0, other_ms = 0, first_gap_ms = 0;
+    const tp::Interval* first = nullptr;
+    for (const auto& i : s.intervals) {
+      if (i.lane != tp::Lane::Compute) continue;
+      const double ms = static_cast<double>(i.end_us - i.start_us) / 1000.0;
+      if (i.phase == tp::Phase::Optimizer) optimizer_ms += ms;
+      if (i.phase == tp::Phase::Other) other_ms += ms;
+      if (!first || i.start_us < first->start_us) first = &i;
+    }
+    ASSERT_NE(first, nullptr);
+    if (first->phase == tp::Phase::HostWait) first_gap_ms = static_cast<double>(first->end_us - first->start_us) / 1000.0;
+    EXPECT_GT(optimizer_ms, 45.0) << "step " << s.step;  // AdamW over 6.7 G parameters, ~52 ms
+    EXPECT_LT(other_ms, 1.0) << "step " << s.step;
+    EXPECT_LT(first_gap_ms, 0.5) << "step " << s.step;
+  }
+  const auto m = ta::analyze(log);
+  ASSERT_TRUE(m.gpu_busy_share);
+  EXPECT_NEAR(*m.gpu_busy_share, median(raw.busy_share), 0.01);
+  EXPECT_LT(m.breakdown.idle_ms(), 0.02 * m.breakdown.step_ms);
+  const auto d = ta::diagnose(m);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().kind, ta::FindingKind::ComputeBound) << d.verdict;
+}
