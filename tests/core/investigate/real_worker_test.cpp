@@ -68,6 +68,14 @@ TEST(RealWorker, DataBoundTinyTrialRanksNumWorkersFirst) {
                  << a.noise_floor * 100 << " %\n" << ti::render(a);
   EXPECT_EQ(a.factors.front().category, ti::Category::Data) << ti::render(a);
   EXPECT_TRUE(a.factors.front().effect.beyond_noise) << ti::render(a);
+  // Which phase the fix moved needs a baseline that is data-bound as set up (40 ms of hashing in a
+  // step of ~50). With a CPU hog on both cores the tiny model's own phases stretched to 300 ms
+  // (backward 189 ms, data wait a tenth of the step; seen in scripts/suite-under-load.sh), and the
+  // loader threads then moved the backward most.
+  const auto& base = a.baseline.breakdown;
+  if (base[tunebench::analysis::Part::DataWait] < 0.25 * base.step_ms)
+    GTEST_SKIP() << "the machine is too busy for the phase part: the baseline's data wait is "
+                 << base[tunebench::analysis::Part::DataWait] << " of " << base.step_ms << " ms\n" << ti::render(a);
   EXPECT_EQ(a.factors.front().phase_moved, "data wait") << ti::render(a);
 }
 
