@@ -168,6 +168,17 @@ FINAL_ROWS=(
   "hd100|--dim 3200 --heads 32 --ffn 8640 --vocab 32000|--dim 3200 --heads 32 --ffn 8640 --vocab 32000"
 )
 FINAL_REF=(--model 7b --layers "$LAYERS" --seq 2048 --batch 1 --compile)
+# The worker side of every row (models-final, models-check): compile fused, kernel sampling off.
+FINAL_S=(--device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 8 --warmup 3 --compile fused
+         --kernel-sample-every 0 --kernel-sample-steps 0)
+# final_row NAME WORKER_FLAGS: the row's configuration into $OUT/configs and its run, at LAYERS layers.
+final_row() {
+  local -a WM
+  read -r -a WM <<< "--model custom --layers $LAYERS $2"
+  mkdir -p "$OUT/configs"
+  "$W" --events file:/dev/null "${WM[@]}" "${FINAL_S[@]}" --print-config > "$OUT/configs/w-$1.json" 2>/dev/null
+  run "w-$1" "${WM[@]}" "${FINAL_S[@]}"
+}
 if [ "$MODE" = models-final ]; then
   # torch.compile's compiles (Dynamo, Inductor, Triton) land in the on-disk caches: run them now,
   # three at a time while the worker builds, so that the timed runs below mostly read the caches.
@@ -529,15 +540,10 @@ case "$MODE" in
     # torch.compile at the same shape, the configuration for the prediction.
     wait "$PREWARM_PID"
     echo "-- prewarm: $(grep -l '^RESULT' "$OUT"/logs/prewarm/*.log 2>/dev/null | wc -l) of ${#FINAL_ROWS[@]} compiled"
-    S=(--device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 8 --warmup 3 --compile fused
-       --kernel-sample-every 0 --kernel-sample-steps 0)
-    mkdir -p "$OUT/configs"
     for row in "${FINAL_ROWS[@]}"; do
       IFS='|' read -r n wf rf <<< "$row"
-      read -r -a WM <<< "--model custom --layers $LAYERS $wf"
       read -r -a RM <<< "$rf"
-      "$W" --events file:/dev/null "${WM[@]}" "${S[@]}" --print-config > "$OUT/configs/w-$n.json" 2>/dev/null
-      run "w-$n" "${WM[@]}" "${S[@]}"
+      final_row "$n" "$wf"
       ref "r-$n" 1 "${FINAL_REF[@]}" "${RM[@]}" --steps 5 --warmup 2
     done
     predict_configs
@@ -548,14 +554,9 @@ case "$MODE" in
     echo "-- gemm probe: $(grep -c '^PROBE' "$OUT/gemm-probe.txt") GEMMs"; grep '^PROBE' "$OUT/gemm-probe.txt" > "$OUT/gemm-probe.jsonl"
     grep -A12 "all GEMMs of a step" "$OUT/gemm-probe.txt"
     export TUNEBENCH_MEMORY_PHASES=1
-    S=(--device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 8 --warmup 3 --compile fused
-       --kernel-sample-every 0 --kernel-sample-steps 0)
-    mkdir -p "$OUT/configs"
     for row in "${FINAL_ROWS[@]}"; do
       IFS='|' read -r n wf _ <<< "$row"
-      read -r -a WM <<< "--model custom --layers $LAYERS $wf"
-      "$W" --events file:/dev/null "${WM[@]}" "${S[@]}" --print-config > "$OUT/configs/w-$n.json" 2>/dev/null
-      run "w-$n" "${WM[@]}" "${S[@]}"
+      final_row "$n" "$wf"
     done
     # Full depth, for the memory model (fewer steps: the peak is reached in the first one).
     F=(--device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 4 --warmup 2 --compile fused

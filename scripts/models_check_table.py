@@ -15,6 +15,16 @@ PHASE = re.compile(r"(\w+) peak (\d+) then (\d+);")
 GIB = 1 << 30
 
 
+def logged_peak(events):
+    """The allocator's peak of a TUNEBENCH_MEMORY_PHASES run: the largest phase peak logged (or the
+    steps' own peak_bytes, whichever is larger)."""
+    peaks = [s["memory"]["peak_bytes"] for s in events if s.get("type") == "step"]
+    for e in events:
+        if e.get("type") == "log":
+            peaks += [int(p) for _, p, _ in PHASE.findall(e.get("message", ""))]
+    return max(peaks, default=0)
+
+
 def row(path):
     steps, model, peaks, err = [], None, {}, None
     for e in read_events(path):

@@ -8,13 +8,14 @@ hello's), the median measured step and phases (forward, backward, optimizer, ms)
 peak (the largest phase peak the worker logged, GiB), against `tunebench-cli predict --config C
 --gpu h200 --evidence EVIDENCE --json`. tests/core/predict/recorded_models_test.cpp asserts on the
 same numbers."""
-import glob, json, os, re, statistics, subprocess, sys, tempfile
+import glob, json, os, statistics, subprocess, sys, tempfile
+
+from models_check_table import logged_peak
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLI = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build/app/cli/tunebench-cli")
 LOGS = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "tests/data/models-h200")
 EVIDENCE = sys.argv[3] if len(sys.argv) > 3 else os.path.join(ROOT, "sessions/h200-7b.tbsession")
-PHASE = re.compile(r"(\w+) peak (\d+) then (\d+);")
 
 
 def measured(path):
@@ -27,8 +28,7 @@ def measured(path):
             if i["lane"] == "compute":
                 d = phases.setdefault(i["phase"], {})
                 d[s["step"]] = d.get(s["step"], 0) + (i["end_us"] - i["start_us"]) / 1000
-    peak = max([s["memory"]["peak_bytes"] for s in steps] +
-               [int(p) for e in events if e["type"] == "log" for _, p, _ in PHASE.findall(e["message"])])
+    peak = logged_peak(events)
     med = {k: statistics.median(v.values()) for k, v in phases.items()}
     return config, statistics.median(s["step_ms"] for s in steps), med, peak
 

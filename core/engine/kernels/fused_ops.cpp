@@ -376,7 +376,6 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
 // Linear + cross-entropy
 // ============================================================================================
 
-
 // Loss per row and, in place of the logits, their gradient (softmax - onehot) * scale.
 at::Tensor cross_entropy_in_place(at::Tensor& logits, const at::Tensor& targets, double scale) {
   const int64_t rows = logits.size(0);

@@ -5,8 +5,8 @@
 // (it finalizes CUPTI only with TEARDOWN_CUPTI=1, and then records no GPU activity in later
 // profiles). Every later kernel launch pays for it: the unsampled steps of a launch-bound run were
 // 41 % slower than untimed ones on an H200 (docs/BENCHMARKS.md). Here each sample enables the
-// activity kinds, and stop() flushes them and, when asked, calls cuptiFinalize() so that the
-// steps between samples run without CUPTI. A later start() re-initialises CUPTI.
+// activity kinds, stop() flushes them, and detach() (cuptiFinalize) lets the steps between samples
+// run without CUPTI. A later start() re-initialises CUPTI.
 //
 // Torch-free, and built only where CUPTI is found (TUNEBENCH_WITH_CUPTI); KernelSampler merges
 // these records with the host ops that Kineto records without its CUDA part.

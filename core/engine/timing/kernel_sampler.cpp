@@ -4,9 +4,9 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
-#include <tuple>
 #include <cstdio>
 #include <cstdlib>
+#include <tuple>
 #include <set>
 #include <unordered_map>
 
@@ -154,15 +154,14 @@ metrics::StepActivity KernelSampler::finish(int64_t start_us, int64_t end_us, co
 #ifdef TUNEBENCH_WITH_CUPTI
   if (m_own_cupti) {
     const auto [host1_ns, t1] = cupti_clock_reading();
-    m_cupti_scale = t1 > m_cupti_t0 ? static_cast<double>(host1_ns - m_cupti_host0_ns) / static_cast<double>(t1 - m_cupti_t0)
-                                    : 1.0;
+    const double scale =
+        t1 > m_cupti_t0 ? static_cast<double>(host1_ns - m_cupti_host0_ns) / static_cast<double>(t1 - m_cupti_t0) : 1.0;
+    const auto us = [this, scale](int64_t t) {
+      return static_cast<int64_t>(std::llround(
+          (static_cast<double>(m_cupti_host0_ns) + static_cast<double>(t - m_cupti_t0) * scale) / 1000.0));
+    };
     std::string error;
     for (auto& r : cupti::stop(&error)) {
-      const auto us = [this](int64_t t) {
-        return static_cast<int64_t>(
-            std::llround((static_cast<double>(m_cupti_host0_ns) + static_cast<double>(t - m_cupti_t0) * m_cupti_scale) /
-                         1000.0));
-      };
       const Raw::Kind kind = r.kind == cupti::Kind::Kernel   ? Raw::Kernel
                              : r.kind == cupti::Kind::Memcpy ? Raw::Memcpy
                              : r.kind == cupti::Kind::Memset ? Raw::Memset
@@ -219,31 +218,33 @@ metrics::StepActivity KernelSampler::finish(int64_t start_us, int64_t end_us, co
   return out;
 }
 
+// TUNEBENCH_SAMPLER_DUMP=FILE (a diagnostic): the records and windows of each sampled step, one
+// JSON object per line, appended.
+void KernelSampler::dump(const char* path, const std::vector<Raw>& raw, const metrics::StepActivity& step,
+                         const std::vector<Interval>& windows) {
+  std::FILE* f = std::fopen(path, "a");
+  if (!f) return;
+  std::fprintf(f, "{\"start\":%lld,\"end\":%lld,\"windows\":[", static_cast<long long>(step.start_us),
+               static_cast<long long>(step.end_us));
+  for (size_t i = 0; i < windows.size(); ++i)
+    std::fprintf(f, "%s[%d,%lld,%lld]", i ? "," : "", static_cast<int>(windows[i].phase),
+                 static_cast<long long>(windows[i].start_us), static_cast<long long>(windows[i].end_us));
+  std::fprintf(f, "],\"raw\":[");
+  for (size_t i = 0; i < raw.size(); ++i) {
+    std::string name = raw[i].name.substr(0, 60);
+    for (char& c : name)
+      if (c == '"' || c == '\\') c = ' ';
+    std::fprintf(f, "%s[%d,%lld,%lld,%llu,%lld,\"%s\"]", i ? "," : "", static_cast<int>(raw[i].kind),
+                 static_cast<long long>(raw[i].start_us), static_cast<long long>(raw[i].end_us),
+                 static_cast<unsigned long long>(raw[i].correlation), static_cast<long long>(raw[i].tid), name.c_str());
+  }
+  std::fprintf(f, "]}\n");
+  std::fclose(f);
+}
+
 metrics::StepActivity KernelSampler::classify(std::vector<Raw> raw, metrics::StepActivity out,
                                               const std::vector<Interval>& windows) {
-  // TUNEBENCH_SAMPLER_DUMP=FILE (a diagnostic): the records and windows of each sampled step, one
-  // JSON array per line, appended.
-  if (const char* dump = std::getenv("TUNEBENCH_SAMPLER_DUMP")) {
-    if (std::FILE* f = std::fopen(dump, "a")) {
-      std::fprintf(f, "{\"start\":%lld,\"end\":%lld,\"windows\":[", static_cast<long long>(out.start_us),
-                   static_cast<long long>(out.end_us));
-      for (size_t i = 0; i < windows.size(); ++i)
-        std::fprintf(f, "%s[%d,%lld,%lld]", i ? "," : "", static_cast<int>(windows[i].phase),
-                     static_cast<long long>(windows[i].start_us), static_cast<long long>(windows[i].end_us));
-      std::fprintf(f, "],\"raw\":[");
-      for (size_t i = 0; i < raw.size(); ++i) {
-        std::string name = raw[i].name.substr(0, 60);
-        for (char& c : name)
-          if (c == '"' || c == '\\') c = ' ';
-        std::fprintf(f, "%s[%d,%lld,%lld,%llu,%lld,\"%s\"]", i ? "," : "", static_cast<int>(raw[i].kind),
-                     static_cast<long long>(raw[i].start_us), static_cast<long long>(raw[i].end_us),
-                     static_cast<unsigned long long>(raw[i].correlation), static_cast<long long>(raw[i].tid),
-                     name.c_str());
-      }
-      std::fprintf(f, "]}\n");
-      std::fclose(f);
-    }
-  }
+  if (const char* path = std::getenv("TUNEBENCH_SAMPLER_DUMP")) dump(path, raw, out, windows);
   struct Device {
     metrics::DeviceActivity activity;
     uint64_t correlation;

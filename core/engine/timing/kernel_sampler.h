@@ -71,6 +71,8 @@ class KernelSampler {
   };
   metrics::StepActivity classify(std::vector<Raw> raw, metrics::StepActivity out,
                                  const std::vector<protocol::Interval>& windows);
+  static void dump(const char* path, const std::vector<Raw>& raw, const metrics::StepActivity& step,
+                   const std::vector<protocol::Interval>& windows);
 
   bool m_cuda;
   bool m_own_cupti;  // device records from cupti_activity.h (else from Kineto)
@@ -78,7 +80,6 @@ class KernelSampler {
   // CUPTI's clock against the host's, read when the sample starts and before it stops: records map
   // linearly between the two readings (CUPTI's timestamps need not be nanoseconds of the host clock).
   int64_t m_cupti_host0_ns = 0, m_cupti_t0 = 0;
-  double m_cupti_scale = 1.0;
   int64_t m_clock_host_us = 0;  // host time of the calibration scope
   std::string m_problem;
 };

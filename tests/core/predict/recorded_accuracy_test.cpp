@@ -13,7 +13,7 @@
 #include "core/predict/accuracy.h"
 
 #ifdef TUNEBENCH_HAVE_STORE
-#include "core/store/session_store.h"
+#include "tests/core/predict/example_session.h"
 #endif
 
 namespace tp = tunebench::predict;
@@ -35,14 +35,7 @@ const tp::Evidence& evidence() {
       e.add(f.stem().string(),
             std::make_shared<tunebench::protocol::TrialLog>(tunebench::protocol::read_trial_log_file(f.string())));
 #ifdef TUNEBENCH_HAVE_STORE
-    tunebench::store::SessionStore::OpenOptions ro;
-    ro.mode = tunebench::store::SessionStore::Mode::ReadOnly;
-    const auto session =
-        tunebench::store::SessionStore::open(std::string(TUNEBENCH_SESSIONS_DIR) + "/h200-7b.tbsession", ro);
-    for (const auto& info : session.list_trials()) {
-      auto loaded = session.load_trial(info.id);
-      e.add(info.name, std::make_shared<tunebench::protocol::TrialLog>(std::move(loaded.log)));
-    }
+    tp::testing::add_example_session(e);
 #endif
     return e;
   }();

@@ -19,7 +19,7 @@
 #include "core/protocol/trial_log.h"
 
 #ifdef TUNEBENCH_HAVE_STORE
-#include "core/store/session_store.h"
+#include "tests/core/predict/example_session.h"
 #endif
 
 namespace tp = tunebench::predict;
@@ -86,14 +86,7 @@ TEST(RecordedModels, PeakMemoryWithinThreePercentOnEveryShape) {
 #ifdef TUNEBENCH_HAVE_STORE
 TEST(RecordedModels, StepTimeFromTheExampleSessionOnEveryShape) {
   tp::Evidence evidence;
-  tunebench::store::SessionStore::OpenOptions ro;
-  ro.mode = tunebench::store::SessionStore::Mode::ReadOnly;
-  const auto session =
-      tunebench::store::SessionStore::open(std::string(TUNEBENCH_SESSIONS_DIR) + "/h200-7b.tbsession", ro);
-  for (const auto& info : session.list_trials()) {
-    auto loaded = session.load_trial(info.id);
-    evidence.add(info.name, std::make_shared<tunebench::protocol::TrialLog>(std::move(loaded.log)));
-  }
+  tp::testing::add_example_session(evidence);
   const auto basis = evidence.select([](const tp::MeasuredTrial&) { return true; });
   tp::Target target;
   target.gpu = "h200";
