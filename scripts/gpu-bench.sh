@@ -65,6 +65,15 @@
 #                                 # launch-bound run (tiny eager untimed vs sampled, PAIRS=6 interleaved
 #                                 # pairs; CUPTI detached after host-bound samples), tiny fused+graph sampled, 7B
 #                                 # `compile fused` unsampled / sampled and `fused+graph` (46 % MFU).
+#   scripts/gpu-bench.sh sampling-cost  # 1 GPU, about 5 min with the build: the cost of kernel sampling
+#                                 # to the unsampled steps, within each process (scripts/sampling_cost.py):
+#                                 # ROUNDS (default 5) rounds of tiny eager untimed and sampled (the
+#                                 # default 2 of every 20), 400 warm-up steps (block A, never sampled)
+#                                 # then 600 measured (block B), wall and thread CPU time. Table last.
+#   scripts/gpu-bench.sh profile7b  # 1 GPU, about 3 min with the build: 7B `compile fused` with two
+#                                 # kernel-sampled steps dumped, GPU time by phase and by kernel.
+#   scripts/gpu-bench.sh cublas-workspace  # 1 GPU, about 3 min with the build: 7B `compile fused` with
+#                                 # cuBLASLt's default workspace against 256 MiB, interleaved.
 #   scripts/gpu-bench.sh reference-check  # 1 GPU, no build, about 3 min: scripts/pytorch_reference.py
 #                                 # alone: tiny/125m/llama3.2-1b eager and torch.compile, then tiny
 #                                 # through every precision, checkpointing + accumulation, DDP and
@@ -238,6 +247,8 @@ run() {
   local t=$(date +%s)
   # RUN_TIMEOUT=S: end a run that may hang (an experiment) after S seconds.
   local limit=(); [ -n "${RUN_TIMEOUT:-}" ] && limit=(timeout "$RUN_TIMEOUT")
+  # PIN=CPUS: the run on those cores only (taskset), so its host threads do not move between cores.
+  [ -n "${PIN:-}" ] && limit+=(taskset -c "$PIN")
   if [ "$world" -gt 1 ]; then
     torchrun --standalone --nproc-per-node "$world" --no-python "$W" --events "file:$log" --trial "$name" \
       "$@" > "$OUT/logs/$name.stderr" 2>&1
@@ -255,6 +266,8 @@ ref() {
   local t=$(date +%s)
   # RUN_TIMEOUT=S: end a run that may hang (an experiment) after S seconds.
   local limit=(); [ -n "${RUN_TIMEOUT:-}" ] && limit=(timeout "$RUN_TIMEOUT")
+  # PIN=CPUS: the run on those cores only (taskset), so its host threads do not move between cores.
+  [ -n "${PIN:-}" ] && limit+=(taskset -c "$PIN")
   if [ "$world" -gt 1 ]; then
     torchrun --standalone --nproc-per-node "$world" "$REF" --label "$name" "$@" > "$OUT/logs/$name.log" 2>&1
   else
@@ -589,6 +602,40 @@ case "$MODE" in
     grep -h '"kernel sampling\|kernel-sampling' "$OUT"/logs/*.jsonl | cut -c1-300 | sort | uniq -c | head
     mkdir -p "$OUT/keep" && cp "$OUT"/logs/tiny-*-1.jsonl "$OUT"/logs/tiny-fusedgraph-sampled.jsonl "$OUT/keep/" 2>/dev/null
     python3 "$ROOT/scripts/idle_table.py" "$OUT/logs" > "$OUT/models-table.txt"
+    ;;
+  profile7b)
+    # Where the 7B `compile fused` step's GPU time goes: two kernel-sampled steps dumped
+    # (TUNEBENCH_SAMPLER_DUMP), summarised by phase and by kernel (scripts/sampler_dump_summary.py).
+    TUNEBENCH_SAMPLER_DUMP="$OUT/7b-dump.jsonl" run 7b-fused-profile "${B7[@]}" --steps 7 --compile fused \
+      --kernel-sample-every 4 --kernel-sample-steps 2
+    python3 "$ROOT/scripts/sampler_dump_summary.py" "$OUT/7b-dump.jsonl" --top 45 | tee "$OUT/7b-profile.txt"
+    gzip -f "$OUT/7b-dump.jsonl"
+    ;;
+  cublas-workspace)
+    # The 7B `compile fused` step with cuBLASLt's workspace at PyTorch's default and at 256 MiB
+    # (CUBLASLT_WORKSPACE_SIZE, KiB): a larger workspace lets the heuristic pick other GEMM kernels.
+    # Interleaved, ROUNDS (default 2) rounds.
+    for k in $(seq "${ROUNDS:-2}"); do
+      run 7b-fused-default-$k "${B7[@]}" --compile fused --kernel-sample-every 0
+      CUBLASLT_WORKSPACE_SIZE=262144 run 7b-fused-ws256m-$k "${B7[@]}" --compile fused --kernel-sample-every 0
+    done
+    ;;
+  sampling-cost)
+    # Block A: warm-up steps 100-399, before any sample; block B: steps 400-999 (sampling_cost.py),
+    # in wall time and in the training thread's CPU time (TUNEBENCH_THREAD_CPU=1): a launch-bound
+    # step wanders by +-15 % over seconds on this shared host (a run beside on other cores wandered
+    # differently), the thread's CPU time leaves out the waits for a core. Each round: untimed, then
+    # sampled (the default 2 of every 20), pinned to the same cores.
+    COST=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --amp bf16 --warmup 400 --steps 1000)
+    export TUNEBENCH_THREAD_CPU=1 PIN="${PIN:-4-7}"
+    grep '^cpu ' /proc/stat | sed 's/^/before: /'
+    for k in $(seq "${ROUNDS:-5}"); do
+      run tiny-untimed-$k "${COST[@]}" --timing false
+      run tiny-sampled-$k "${COST[@]}" --kernel-sample-every 20 --kernel-sample-steps 2
+    done
+    grep '^cpu ' /proc/stat | sed 's/^/after:  /'  # user nice system idle iowait irq softirq steal
+    grep -h 'kernel sampling' "$OUT"/logs/tiny-sampled-1.jsonl | cut -c1-300 | head -3
+    python3 "$ROOT/scripts/sampling_cost.py" "$OUT/logs" | tee "$OUT/sampling-cost.txt"
     ;;
   *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <ctime>
 
 #include <ATen/Context.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -176,6 +177,8 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
 
   m_timeline = std::make_unique<Timeline>(m_device.is_cuda(), m_config.timing);
   if (const char* v = std::getenv("TUNEBENCH_MEMORY_PHASES")) m_memory_phases = std::string(v) == "1";
+  // TUNEBENCH_THREAD_CPU=1 (a diagnostic): each step's CPU time of the training thread, as a log line.
+  if (const char* v = std::getenv("TUNEBENCH_THREAD_CPU")) m_thread_cpu = std::string(v) == "1";
   // Kernel intervals are a GPU's: on the CPU the phases' own host times are the work.
   if (m_device.is_cuda() && m_config.timing && m_config.kernel_sample_every > 0 && m_config.kernel_sample_steps > 0)
     m_sampler = std::make_unique<KernelSampler>(true, config::uses_cuda_graph(m_config.compile));
@@ -346,6 +349,14 @@ protocol::Step Trainer::run_step(int64_t index) {
   return finish_step(std::move(step), loss_sum);
 }
 
+// The training thread's CPU time (µs): what a launch-bound step costs the host, without the time
+// the thread waited for a core (a shared machine's noise).
+int64_t Trainer::thread_cpu_us() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1000000 + t.tv_nsec / 1000;
+}
+
 void Trainer::note_memory_phase(const char* phase) {
   if (!m_memory_phases) return;
   const protocol::MemoryStats m = m_device.memory();  // the allocator's own counters: no synchronisation
@@ -387,7 +398,11 @@ protocol::Summary Trainer::run() {
     const bool graph = config::uses_cuda_graph(m_config.compile) && i >= m_config.warmup - 1;
     const bool sampled = m_sampler && m_config.kernel_sampled(i);
     if (sampled) begin_sample(i);
+    const int64_t cpu0 = m_thread_cpu ? thread_cpu_us() : 0;
     protocol::Step step = graph ? run_graph_step(i, i == m_config.warmup - 1) : run_step(i);
+    if (m_thread_cpu)
+      m_sink(protocol::Log{"info", "thread cpu, step " + std::to_string(i) + ": " +
+                                       std::to_string(thread_cpu_us() - cpu0) + " us"});
     if (sampled) finish_sample(step);
     if (!step.warmup) measured.push_back(step);
     m_sink(std::move(step));

@@ -95,6 +95,8 @@ class Trainer {
   // every boundary (the steps' peak_bytes stay the run's peak: the largest phase peak so far).
   void note_memory_phase(const char* phase);
   bool m_memory_phases = false;
+  bool m_thread_cpu = false;  // TUNEBENCH_THREAD_CPU=1: each step's training-thread CPU time logged
+  static int64_t thread_cpu_us();
   int64_t m_memory_phase_peak = 0;
   std::string m_memory_phase_log;
   bool m_weight_copies = false;    // AdamW writes the next forward's 16-bit weights (predict::optimizer_weight_copies)

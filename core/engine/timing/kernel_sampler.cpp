@@ -95,7 +95,7 @@ std::string KernelSampler::source() const {
 KernelSampler::KernelSampler(bool cuda, bool cuda_graphs) : m_cuda(cuda), m_own_cupti(cuda && kOwnCupti && !cuda_graphs) {}
 
 KernelSampler::~KernelSampler() {
-  if (m_active) {
+  if (m_active && m_kineto) {
     try {
       kp::disableProfiler();
     } catch (...) {  // nothing to report from a destructor
@@ -110,8 +110,14 @@ bool KernelSampler::begin() {
     // With CUPTI at hand, Kineto records only the host's ops: its CUDA part would leave CUPTI
     // attached to the process after the first sample (kernel_sampler.h).
     const auto kinds = activities(m_cuda && !m_own_cupti);
-    kp::prepareProfiler(config, kinds);
-    kp::enableProfiler(config, kinds);
+    // TUNEBENCH_SAMPLER_HOST_OPS=0 (a diagnostic, CUPTI builds only): no Kineto at all, so no host
+    // ops and no op names on synchronisations; isolates what Kineto's host side costs.
+    const char* host_ops = std::getenv("TUNEBENCH_SAMPLER_HOST_OPS");
+    m_kineto = !(m_own_cupti && host_ops && std::string(host_ops) == "0");
+    if (m_kineto) {
+      kp::prepareProfiler(config, kinds);
+      kp::enableProfiler(config, kinds);
+    }
     m_active = true;
     const int64_t before = protocol::now_us();
     { RECORD_USER_SCOPE(kClockScope); }
@@ -122,7 +128,7 @@ bool KernelSampler::begin() {
       std::string error;
       if (m_own_cupti && !cupti::start(&error)) {
         m_problem = error;
-        kp::disableProfiler();
+        if (m_kineto) kp::disableProfiler();
         m_active = false;
         return false;
       }
@@ -173,14 +179,18 @@ metrics::StepActivity KernelSampler::finish(int64_t start_us, int64_t end_us, co
   }
 #endif
   std::unique_ptr<kp::ProfilerResult> result;
-  try {
-    result = kp::disableProfiler();
-  } catch (const c10::Error& e) {
-    m_problem = std::string("the profiler failed: ") + e.what_without_backtrace();
-    return out;
+  if (m_kineto) {
+    try {
+      result = kp::disableProfiler();
+    } catch (const c10::Error& e) {
+      m_problem = std::string("the profiler failed: ") + e.what_without_backtrace();
+      return out;
+    }
+    if (!result) return out;
   }
-  if (!m_problem.empty() || !result) return out;
-  const auto& events = result->events();
+  if (!m_problem.empty()) return out;
+  static const std::vector<torch::autograd::profiler::KinetoEvent> kNoEvents;
+  const auto& events = result ? result->events() : kNoEvents;
 
   // The clock: the calibration scope's profiler time against the host time read around it.
   int64_t offset_ns = 0;

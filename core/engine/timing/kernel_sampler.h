@@ -77,6 +77,7 @@ class KernelSampler {
   bool m_cuda;
   bool m_own_cupti;  // device records from cupti_activity.h (else from Kineto)
   bool m_active = false;
+  bool m_kineto = true;  // host ops through Kineto (off only for a diagnostic)
   // CUPTI's clock against the host's, read when the sample starts and before it stops: records map
   // linearly between the two readings (CUPTI's timestamps need not be nanoseconds of the host clock).
   int64_t m_cupti_host0_ns = 0, m_cupti_t0 = 0;
