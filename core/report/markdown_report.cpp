@@ -32,6 +32,13 @@ const char* glyph(Part p) {
       return "=";
     case Part::ExposedComm:
       return "░";
+    // GPU idle, told apart: the host was late, launches between kernels, a synchronisation
+    case Part::HostWait:
+      return "-";
+    case Part::LaunchGap:
+      return ",";
+    case Part::SyncWait:
+      return "!";
     case Part::Idle:
       return "·";
   }

@@ -10,6 +10,7 @@
 
 #include "core/analysis/format.h"
 #include "core/analysis/report.h"
+#include "core/protocol/trial_log.h"
 #include "core/report/report_contents.h"
 #include "core/store/limits.h"
 #include "tests/core/report/report_fixtures.h"
@@ -155,6 +156,26 @@ TEST(MarkdownReport, TheSummaryFitsSixtyLines) {
   }
   const std::string all = render(rt::all_h200_trials(), tr::ReportFormat::Markdown);
   EXPECT_NE(all.find("more"), std::string::npos);  // 15 trials are cut to fit, and it says so
+}
+
+// A kernel-sampled trial's bar shows the GPU-idle parts, each with its own glyph named in the legend
+// (they used to be drawn as '?', and the legend had '? GPU idle: host wait').
+TEST(MarkdownReport, GpuIdlePartsHaveTheirOwnGlyphs) {
+  ts::LoadedTrial t;
+  t.info.id = 1;
+  t.info.name = "tiny eager, sampled";
+  t.info.status = ts::TrialStatus::Done;
+  t.log = tunebench::protocol::read_trial_log_file(std::string(TUNEBENCH_TEST_DATA_DIR) +
+                                                   "/idle/h200-tiny-eager-sampled.jsonl");
+  const std::string md = render({t}, tr::ReportFormat::Markdown, false);
+  SCOPED_TRACE(md);
+  const size_t fence = md.find("```text");
+  ASSERT_NE(fence, std::string::npos);
+  const std::string block = md.substr(fence, md.find("```", fence + 3) - fence);
+  EXPECT_EQ(block.find('?'), std::string::npos);
+  EXPECT_NE(block.find("- GPU idle: host wait"), std::string::npos);
+  // The host-bound tiny step is mostly host wait: its bar is mostly that glyph.
+  EXPECT_GT(count(block, "-"), 10u);
 }
 
 TEST(MarkdownReport, HostileNamesDoNotBecomeMarkupOrBreakTheTable) {
