@@ -113,6 +113,55 @@ TEST(GpuIdlePlots, TimelineDrawsTheGapsAndListsThemInTheLegend) {
   EXPECT_TRUE(plot.tooltipAt(pos).contains("GPU idle: sync")) << plot.tooltipAt(pos).toStdString();
 }
 
+// A sampled 7B forward is thousands of kernels with launch gaps of microseconds between them: at a
+// step's zoom a pixel holds several of each. The pixel takes the phase that covers most of it; it
+// used to take the first bar starting in it, and nine pixels in ten showed the gaps' colour.
+TEST(GpuIdlePlots, SubPixelLaunchGapsDoNotPaintAKernelBusyForwardAsIdle) {
+  protocol::Step s;
+  s.step = 0;
+  s.start_us = kT0;
+  s.end_us = kT0 + 20'000;
+  s.step_ms = 20.0;
+  s.gpu_sampled = true;
+  s.gpu_busy_ms = 18.0;
+  for (int64_t t = 0; t < 20'000; t += 10) {  // 9 µs kernels, 1 µs gaps: the GPU busy 90 %
+    s.intervals.push_back({Lane::Compute, Phase::Forward, kT0 + t, kT0 + t + 9, {}, 0, 0.0});
+    s.intervals.push_back({Lane::Compute, Phase::LaunchGap, kT0 + t + 9, kT0 + t + 10, {}, 0, 0.0});
+  }
+  protocol::Event e;
+  e.header.rank = 0;
+  e.header.t_us = s.end_us;
+  e.payload = std::move(s);
+  EventBatch batch;
+  batch.push_back(std::move(e));
+
+  TimelinePlot plot;
+  plot.resize(1000, 300);
+  plot.addEvents(batch);
+  plot.setFollowLatest(false);
+  const auto& bars = plot.data().row(TimelineRows::row(0, Lane::Compute));
+  ASSERT_EQ(bars.size(), 4000u);
+  plot.xAxis->setRange(bars.front().start_s, bars.back().end_s);  // ~20 µs a pixel
+  plot.replot();
+  const QImage image = plot.toPixmap(1000, 300, 1.0).toImage();
+  const int y = int(plot.yAxis->coordToPixel(TimelineRows::row(0, Lane::Compute)));
+  const int x0 = int(plot.xAxis->coordToPixel(bars.front().start_s)) + 2;
+  const int x1 = int(plot.xAxis->coordToPixel(bars.back().end_s)) - 2;
+  ASSERT_GT(x1 - x0, 500);
+  const QColor forward = phase_color(Phase::Forward), gap = phase_color(Phase::LaunchGap);
+  auto distance = [](QColor a, QColor b) {
+    return std::abs(a.red() - b.red()) + std::abs(a.green() - b.green()) + std::abs(a.blue() - b.blue());
+  };
+  int as_forward = 0, as_gap = 0;
+  for (int x = x0; x < x1; ++x) {
+    const QColor c = image.pixelColor(x, y);
+    if (distance(c, forward) <= 6) ++as_forward;
+    if (distance(c, gap) <= 6) ++as_gap;
+  }
+  EXPECT_GE(as_forward, (x1 - x0) * 95 / 100) << as_forward << " forward, " << as_gap << " gap pixels of " << x1 - x0;
+  EXPECT_EQ(as_gap, 0);
+}
+
 TEST(GpuIdlePlots, TelemetryShowsGpuBusyOfSampledStepsBesideNvml) {
   TelemetryPlot plot;
   plot.resize(600, 400);
