@@ -13,8 +13,12 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 session="$dir/s.tbsession"
 q() { sqlite3 "$session" "$1"; }
 steps_of() { q "select count(*) from steps where trial_id=$1"; }
-# This test's workers only: other checkouts on the machine run the same tests with the same trial ids.
-workers_of() { pgrep -f -- "$worker .*--trial trial-$1( |\$)" || true; }
+# This test's workers only: the trial folders (and so the workers' --config) are under this test's
+# own TMPDIR. Other tests of this build run the same worker with the same trial ids at the same time
+# (ctest -j), so the worker's path and the trial id alone matched theirs too (a failure under load).
+export TMPDIR="$dir/tmp"
+mkdir -p "$TMPDIR"
+workers_of() { pgrep -f -- "$worker .*--config $TMPDIR/.*--trial trial-$1( |\$)" || true; }
 tiny=(--preset cpu-tiny --worker "$worker" --set warmup=1)
 
 # ---- a 2-rank DDP run, --json ----------------------------------------------------------------

@@ -69,9 +69,11 @@ common=(--preset cpu-tiny --set world_size=2 --set strategy=ddp --set warmup=1
         --set remote_worker="$worker" --set rendezvous_timeout_s=60)
 q() { sqlite3 "$session" "$1"; }
 steps_of() { q "select count(*) from steps where trial_id=$1"; }
-workers_of() {  # pids of this test's workers (and node scripts) still running for trial id $1; other
-  # checkouts on the machine run the same tests with the same trial ids, but not this worker binary
-  pgrep -f -- "$worker .*--trial trial-$1( |\$)" || true
+workers_of() {  # pids of this test's workers (and node scripts) still running for trial id $1: other
+  # checkouts run other worker binaries, and other tests of this build run this one with the same
+  # trial ids (ctest -j), but locally, with their events on a socket in the trial's folder; an ssh
+  # rank's events go to the forwarded /tmp/tunebench-NONCE-NODE.sock
+  pgrep -f -- "$worker .*unix:/tmp/tunebench-[0-9a-f]+-[0-9]+\.sock.*--trial '?trial-$1'?( |\$)" || true
 }
 
 # ---- 1. a full 2-node run ------------------------------------------------------------------
