@@ -115,7 +115,7 @@ TEST(GpuIdlePlots, TimelineDrawsTheGapsAndListsThemInTheLegend) {
 
 // A sampled 7B forward is thousands of kernels with launch gaps of microseconds between them: at a
 // step's zoom a pixel holds several of each. The pixel takes the phase that covers most of it; it
-// used to take the first bar starting in it, and nine pixels in ten showed the gaps' colour.
+// used to take the first bar starting in it, and four pixels in ten showed the gaps' colour.
 TEST(GpuIdlePlots, SubPixelLaunchGapsDoNotPaintAKernelBusyForwardAsIdle) {
   protocol::Step s;
   s.step = 0;
