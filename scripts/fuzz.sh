@@ -25,7 +25,7 @@ only="${3:-}"
 case "$mode" in smoke | run | build) ;; *) echo "usage: $0 {smoke|run [SECONDS] [TARGET]|build}" >&2; exit 2 ;; esac
 command -v clang++ >/dev/null || { echo "fuzz: clang++ is missing (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
 
-export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
+export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1 CCACHE_DEPEND=1  # as tunebench.sh
 if [ ! -f "$BUILD/build.ninja" ]; then
   # TUNEBENCH_BUILD_FUZZERS instruments every library (ASan, UBSan, libFuzzer coverage). -O1 with
   # line tables, as libFuzzer's documentation builds: reports keep file:line, the build is faster.
