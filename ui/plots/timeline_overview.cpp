@@ -6,6 +6,7 @@
 #include <QPainter>
 #include <QWheelEvent>
 
+#include "ui/plots/bar_pixels.h"
 #include "ui/plots/phase_style.h"
 #include "ui/plots/timeline_data.h"
 #include "ui/plots/timeline_layout.h"
@@ -52,18 +53,13 @@ void TimelineOverview::paintEvent(QPaintEvent*) {
     const double band = double(height() - 2) / std::max<size_t>(1, rows.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const auto& bars = m_data->row(rows[i]);
-      const double top = 1 + i * band;
-      double paintedUpTo = -1e300;
-      for (const TimelineBar& b : bars) {
-        double x0 = xAt(b.start_s), x1 = xAt(b.end_s);
-        if (x1 - x0 < 1.0) {
-          if (x0 < paintedUpTo) continue;
-          x1 = x0 + 1.0;
-        }
-        p.fillRect(QRectF(x0, top, x1 - x0, std::max(1.0, band - (band > 3 ? 1 : 0))), phase_color(b.phase));
-        paintedUpTo = x1;
-        ++m_drawn;
-      }
+      const double top = 1 + i * band, h = std::max(1.0, band - (band > 3 ? 1 : 0));
+      paint_bar_row(
+          bars, 0, bars.size(), [this](double t) { return xAt(t); }, [](size_t) { return false; },
+          [&](const BarRect& r) {
+            p.fillRect(QRectF(r.x0, top, r.x1 - r.x0, h), phase_color(r.phase));
+            ++m_drawn;
+          });
     }
     // The frame: what the timeline shows; the rest is dimmed.
     const double a = std::clamp(xAt(m_view0), 0.0, double(width())), b = std::clamp(xAt(m_view1), 0.0, double(width()));

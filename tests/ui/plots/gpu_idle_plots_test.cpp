@@ -8,6 +8,7 @@
 #include "ui/plots/phase_style.h"
 #include "ui/plots/telemetry_plot.h"
 #include "ui/plots/timeline_data.h"
+#include "ui/plots/timeline_overview.h"
 #include "ui/plots/timeline_plot.h"
 
 using namespace tunebench;
@@ -114,9 +115,13 @@ TEST(GpuIdlePlots, TimelineDrawsTheGapsAndListsThemInTheLegend) {
 }
 
 // A sampled 7B forward is thousands of kernels with launch gaps of microseconds between them: at a
-// step's zoom a pixel holds several of each. The pixel takes the phase that covers most of it; it
-// used to take the first bar starting in it, and four pixels in ten showed the gaps' colour.
-TEST(GpuIdlePlots, SubPixelLaunchGapsDoNotPaintAKernelBusyForwardAsIdle) {
+// step's zoom a pixel holds several of each. The pixel takes the phase that covers most of it
+// (bar_pixels.h); it used to take the first bar starting in it, and four pixels in ten showed the
+// gaps' colour, in the timeline and in its overview strip.
+namespace {
+
+// One 20 ms kernel-sampled step: 9 µs kernels and 1 µs launch gaps, the GPU busy 90 %.
+EventBatch busy_forward_with_tiny_gaps() {
   protocol::Step s;
   s.step = 0;
   s.start_us = kT0;
@@ -124,7 +129,7 @@ TEST(GpuIdlePlots, SubPixelLaunchGapsDoNotPaintAKernelBusyForwardAsIdle) {
   s.step_ms = 20.0;
   s.gpu_sampled = true;
   s.gpu_busy_ms = 18.0;
-  for (int64_t t = 0; t < 20'000; t += 10) {  // 9 µs kernels, 1 µs gaps: the GPU busy 90 %
+  for (int64_t t = 0; t < 20'000; t += 10) {
     s.intervals.push_back({Lane::Compute, Phase::Forward, kT0 + t, kT0 + t + 9, {}, 0, 0.0});
     s.intervals.push_back({Lane::Compute, Phase::LaunchGap, kT0 + t + 9, kT0 + t + 10, {}, 0, 0.0});
   }
@@ -134,10 +139,29 @@ TEST(GpuIdlePlots, SubPixelLaunchGapsDoNotPaintAKernelBusyForwardAsIdle) {
   e.payload = std::move(s);
   EventBatch batch;
   batch.push_back(std::move(e));
+  return batch;
+}
 
+// Pixels of row y in [x0, x1) of the colour of `a` and of `b` (within a small tolerance).
+std::pair<int, int> count_colours(const QImage& image, int y, int x0, int x1, Phase a, Phase b) {
+  auto near = [](QColor c, QColor d) {
+    return std::abs(c.red() - d.red()) + std::abs(c.green() - d.green()) + std::abs(c.blue() - d.blue()) <= 6;
+  };
+  int na = 0, nb = 0;
+  for (int x = x0; x < x1; ++x) {
+    const QColor c = image.pixelColor(x, y);
+    na += near(c, phase_color(a));
+    nb += near(c, phase_color(b));
+  }
+  return {na, nb};
+}
+
+}  // namespace
+
+TEST(GpuIdlePlots, SubPixelLaunchGapsDoNotPaintAKernelBusyForwardAsIdle) {
   TimelinePlot plot;
   plot.resize(1000, 300);
-  plot.addEvents(batch);
+  plot.addEvents(busy_forward_with_tiny_gaps());
   plot.setFollowLatest(false);
   const auto& bars = plot.data().row(TimelineRows::row(0, Lane::Compute));
   ASSERT_EQ(bars.size(), 4000u);
@@ -148,18 +172,24 @@ TEST(GpuIdlePlots, SubPixelLaunchGapsDoNotPaintAKernelBusyForwardAsIdle) {
   const int x0 = int(plot.xAxis->coordToPixel(bars.front().start_s)) + 2;
   const int x1 = int(plot.xAxis->coordToPixel(bars.back().end_s)) - 2;
   ASSERT_GT(x1 - x0, 500);
-  const QColor forward = phase_color(Phase::Forward), gap = phase_color(Phase::LaunchGap);
-  auto distance = [](QColor a, QColor b) {
-    return std::abs(a.red() - b.red()) + std::abs(a.green() - b.green()) + std::abs(a.blue() - b.blue());
-  };
-  int as_forward = 0, as_gap = 0;
-  for (int x = x0; x < x1; ++x) {
-    const QColor c = image.pixelColor(x, y);
-    if (distance(c, forward) <= 6) ++as_forward;
-    if (distance(c, gap) <= 6) ++as_gap;
-  }
+  const auto [as_forward, as_gap] = count_colours(image, y, x0, x1, Phase::Forward, Phase::LaunchGap);
   EXPECT_GE(as_forward, (x1 - x0) * 95 / 100) << as_forward << " forward, " << as_gap << " gap pixels of " << x1 - x0;
   EXPECT_EQ(as_gap, 0);
+
+  // The overview strip under the timeline paints the same way (the whole run across its width).
+  TimelineOverview overview(&plot.data(), &plot.layout());
+  overview.resize(600, 24);
+  overview.setView(bars.front().start_s - 1.0, bars.back().end_s + 1.0);  // nothing dimmed over the step
+  const QImage strip = overview.grab().toImage();
+  int left = strip.width(), right = 0;  // the step's columns: everything not background
+  const QColor base = overview.palette().color(QPalette::Base);
+  const int row = strip.height() / 4;   // the compute band (compute, then comm)
+  for (int x = 0; x < strip.width(); ++x)
+    if (strip.pixelColor(x, row) != base) left = std::min(left, x), right = std::max(right, x);
+  ASSERT_GT(right - left, 100) << "the step spans the strip";
+  const auto [strip_forward, strip_gap] = count_colours(strip, row, left + 1, right, Phase::Forward, Phase::LaunchGap);
+  EXPECT_GE(strip_forward, (right - left - 1) * 95 / 100) << strip_forward << " forward, " << strip_gap << " gap";
+  EXPECT_EQ(strip_gap, 0);
 }
 
 TEST(GpuIdlePlots, TelemetryShowsGpuBusyOfSampledStepsBesideNvml) {
