@@ -239,16 +239,23 @@ RESULTS="$OUT/results.tsv"
 : > "$RESULTS"
 
 # run NAME [worker flags...]: one worker run (torchrun when --world-size N > 1), logged.
+# run_limits: the wrapper of every run in the caller's `limit` array. RUN_TIMEOUT=S ends a run that
+# may hang (an experiment) after S seconds; PIN=CPUS keeps it on those cores (taskset), so its host
+# threads do not move between cores.
+run_limits() {
+  limit=()
+  [ -n "${RUN_TIMEOUT:-}" ] && limit=(timeout "$RUN_TIMEOUT")
+  [ -n "${PIN:-}" ] && limit+=(taskset -c "$PIN")
+  return 0
+}
+
 run() {
   local name="$1"; shift
   local log="$OUT/logs/$name.jsonl" world=1 args=("$@")
   for ((i = 0; i < ${#args[@]}; i++)); do [ "${args[$i]}" = "--world-size" ] && world="${args[$((i + 1))]}"; done
   rm -f "$log"
   local t=$(date +%s)
-  # RUN_TIMEOUT=S: end a run that may hang (an experiment) after S seconds.
-  local limit=(); [ -n "${RUN_TIMEOUT:-}" ] && limit=(timeout "$RUN_TIMEOUT")
-  # PIN=CPUS: the run on those cores only (taskset), so its host threads do not move between cores.
-  [ -n "${PIN:-}" ] && limit+=(taskset -c "$PIN")
+  local limit; run_limits
   if [ "$world" -gt 1 ]; then
     torchrun --standalone --nproc-per-node "$world" --no-python "$W" --events "file:$log" --trial "$name" \
       "$@" > "$OUT/logs/$name.stderr" 2>&1
@@ -264,10 +271,7 @@ run() {
 ref() {
   local name="$1" world="$2"; shift 2
   local t=$(date +%s)
-  # RUN_TIMEOUT=S: end a run that may hang (an experiment) after S seconds.
-  local limit=(); [ -n "${RUN_TIMEOUT:-}" ] && limit=(timeout "$RUN_TIMEOUT")
-  # PIN=CPUS: the run on those cores only (taskset), so its host threads do not move between cores.
-  [ -n "${PIN:-}" ] && limit+=(taskset -c "$PIN")
+  local limit; run_limits
   if [ "$world" -gt 1 ]; then
     torchrun --standalone --nproc-per-node "$world" "$REF" --label "$name" "$@" > "$OUT/logs/$name.log" 2>&1
   else

@@ -20,6 +20,8 @@ row per round and, per variant, the mean with its standard error (means of the s
 the step after each sample, which re-attaches CUPTI)."""
 import glob, gzip, json, os, statistics, sys
 
+from gpu_table import read_events
+
 # The untimed run each variant ran beside (at the same time, on other cores: gpu-bench.sh).
 PARTNER = {"nohostops": "untimedb"}
 WARM_FROM = 100  # the first steps of a process settle (allocator, clocks): left out of block A
@@ -29,21 +31,16 @@ def steps(path, cpu=False):
     """{step: (ms, sampled)} of rank 0; with `cpu` the training thread's CPU ms instead of the
     wall-clock step (TUNEBENCH_THREAD_CPU=1 log lines), where the log has them."""
     out, config, cpu_ms = {}, None, {}
-    with open(path) as f:
-        for line in f:
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            if e.get("rank", 0) != 0:
-                continue
-            if "config" in e and config is None:
-                config = e["config"]
-            if e.get("type") == "step":
-                out[e["step"]] = (e["step_ms"], bool(e.get("gpu_sampled")))
-            elif e.get("type") == "log" and e.get("message", "").startswith("thread cpu, step "):
-                head, us = e["message"][len("thread cpu, step "):].split(": ")
-                cpu_ms[int(head)] = float(us.split()[0]) / 1000
+    for e in read_events(path):
+        if e.get("rank", 0) != 0:
+            continue
+        if "config" in e and config is None:
+            config = e["config"]
+        if e.get("type") == "step":
+            out[e["step"]] = (e["step_ms"], bool(e.get("gpu_sampled")))
+        elif e.get("type") == "log" and e.get("message", "").startswith("thread cpu, step "):
+            head, us = e["message"][len("thread cpu, step "):].split(": ")
+            cpu_ms[int(head)] = float(us.split()[0]) / 1000
     if cpu:
         out = {i: (cpu_ms[i], v[1]) for i, v in out.items() if i in cpu_ms}
     return out, config
