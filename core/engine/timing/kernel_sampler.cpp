@@ -73,13 +73,15 @@ Phase phase_at(const std::vector<Interval>& windows, int64_t t) {
   return best ? best->phase : Phase::Other;
 }
 
-#ifdef TUNEBENCH_WITH_CUPTI
-// One reading of the host clock (ns, protocol::now_us's clock) and CUPTI's, taken together.
-std::pair<int64_t, int64_t> cupti_clock_reading() {
+// The host clock in ns (protocol::now_us's clock).
+int64_t host_ns() {
   using namespace std::chrono;
-  const auto host_ns = [] {
-    return static_cast<int64_t>(duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count());
-  };
+  return static_cast<int64_t>(duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count());
+}
+
+#ifdef TUNEBENCH_WITH_CUPTI
+// One reading of the host clock and CUPTI's, taken together.
+std::pair<int64_t, int64_t> cupti_clock_reading() {
   const int64_t before = host_ns();
   const int64_t t = cupti::timestamp_ns();
   return {(before + host_ns()) / 2, t};
@@ -103,6 +105,17 @@ KernelSampler::~KernelSampler() {
   }
 }
 
+int64_t KernelSampler::clock_offset_ns(const std::vector<std::pair<int64_t, int64_t>>& brackets,
+                                       const std::vector<std::pair<int64_t, int64_t>>& scopes) {
+  const size_t n = std::min(brackets.size(), scopes.size());
+  if (n == 0) return 0;
+  size_t best = 0;
+  for (size_t i = 1; i < n; ++i)
+    if (brackets[i].second - brackets[i].first < brackets[best].second - brackets[best].first) best = i;
+  const auto mid = [](const std::pair<int64_t, int64_t>& p) { return p.first + (p.second - p.first) / 2; };
+  return mid(brackets[best]) - mid(scopes[best]);
+}
+
 bool KernelSampler::begin() {
   if (!m_problem.empty()) return false;
   try {
@@ -119,9 +132,14 @@ bool KernelSampler::begin() {
       kp::enableProfiler(config, kinds);
     }
     m_active = true;
-    const int64_t before = protocol::now_us();
-    { RECORD_USER_SCOPE(kClockScope); }
-    m_clock_host_us = (before + protocol::now_us()) / 2;
+    // Several calibration scopes, each bracketed by host readings; finish() keeps the tightest
+    // bracket. One alone was off by 0.3 ms when the thread lost its core inside the bracket (CI,
+    // ctest -j2 on two cores), which moved every host op of the sample by that much.
+    for (auto& bracket : m_clock_brackets) {
+      bracket.first = host_ns();
+      { RECORD_USER_SCOPE(kClockScope); }
+      bracket.second = host_ns();
+    }
 #ifdef TUNEBENCH_WITH_CUDA
     if (m_cuda) {
 #ifdef TUNEBENCH_WITH_CUPTI
@@ -192,13 +210,13 @@ metrics::StepActivity KernelSampler::finish(int64_t start_us, int64_t end_us, co
   static const std::vector<torch::autograd::profiler::KinetoEvent> kNoEvents;
   const auto& events = result ? result->events() : kNoEvents;
 
-  // The clock: the calibration scope's profiler time against the host time read around it.
-  int64_t offset_ns = 0;
+  // The clock: the calibration scopes' profiler times against the host times read around them,
+  // from the scope whose host bracket is the narrowest.
+  std::vector<std::pair<int64_t, int64_t>> scopes;  // profiler start, end
   for (const auto& e : events)
-    if (e.name() == kClockScope) {
-      offset_ns = m_clock_host_us * 1000 - compat::event_start_ns(e);
-      break;
-    }
+    if (e.name() == kClockScope) scopes.emplace_back(compat::event_start_ns(e), compat::event_end_ns(e));
+  std::sort(scopes.begin(), scopes.end());
+  const int64_t offset_ns = clock_offset_ns(m_clock_brackets, scopes);
   auto host_us = [offset_ns](int64_t ns) { return (ns + offset_ns + 500) / 1000; };
   for (const auto& e : events) {
     const uint8_t type = e.activityType();

@@ -16,14 +16,15 @@
 // samples stay exact. CUDA-graph trials (few launches, and CUPTI's own records showed no kernels
 // of graphs captured before it attached) and builds without CUPTI record the device via Kineto.
 //
-// Clock: one user scope recorded right after the profiler starts, with the host clock read on
-// both sides, maps the profiler's timestamps onto protocol::now_us().
+// Clock: a few user scopes recorded right after the profiler starts, each with the host clock read
+// on both sides, map the profiler's timestamps onto protocol::now_us() (the tightest bracket wins).
 // A build whose profiler records no GPU activity (no Kineto or no CUPTI) says so once in
 // problem(); the trainer reports it and stops sampling, and its steps stay unsampled.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/metrics/gpu_activity.h"
@@ -55,6 +56,12 @@ class KernelSampler {
   // communication summary is recomputed (exposed = collectives not overlapped by compute kernels).
   static void apply(protocol::Step& step, metrics::StepActivity activity, int world_size);
 
+  // The profiler-to-host clock offset (ns to add to a profiler time): `brackets` are host readings
+  // around each calibration scope, `scopes` the profiler's start and end of each, in the same order.
+  // The scope with the narrowest bracket decides, midpoint against midpoint; 0 without scopes.
+  static int64_t clock_offset_ns(const std::vector<std::pair<int64_t, int64_t>>& brackets,
+                                 const std::vector<std::pair<int64_t, int64_t>>& scopes);
+
   bool active() const { return m_active; }
   // Where the device's records come from, for the trial's log.
   std::string source() const;
@@ -81,7 +88,8 @@ class KernelSampler {
   // CUPTI's clock against the host's, read when the sample starts and before it stops: records map
   // linearly between the two readings (CUPTI's timestamps need not be nanoseconds of the host clock).
   int64_t m_cupti_host0_ns = 0, m_cupti_t0 = 0;
-  int64_t m_clock_host_us = 0;  // host time of the calibration scope
+  // Host readings (ns) taken just before and just after each calibration scope.
+  std::vector<std::pair<int64_t, int64_t>> m_clock_brackets = std::vector<std::pair<int64_t, int64_t>>(5);
   std::string m_problem;
 };
 

@@ -51,6 +51,17 @@ TEST(KernelSampler, RecordsTheHostsOpsOnTheHostClock) {
   EXPECT_GE(timeline.host_windows()[0].start_us, start);
 }
 
+TEST(KernelSampler, TheTightestCalibrationBracketSetsTheClock) {
+  // Profiler clock = host clock - 1000 ns. The first scope's thread lost its core before the scope
+  // (a 600 ns bracket around a 10 ns scope); the third was read tightly.
+  const std::vector<std::pair<int64_t, int64_t>> brackets = {{5000, 5600}, {7000, 7100}, {9000, 9020}};
+  const std::vector<std::pair<int64_t, int64_t>> scopes = {{4590, 4600}, {6040, 6050}, {8005, 8015}};
+  EXPECT_EQ(te::KernelSampler::clock_offset_ns(brackets, scopes), 1000);
+  // The first alone would have been off by 290 ns.
+  EXPECT_EQ(te::KernelSampler::clock_offset_ns({brackets[0]}, {scopes[0]}), 5300 - 4595);
+  EXPECT_EQ(te::KernelSampler::clock_offset_ns(brackets, {}), 0);
+}
+
 TEST(KernelSampler, ApplyRebuildsTheComputeLaneFromTheKernels) {
   tunebench::protocol::Step step;
   step.start_us = 1000;
