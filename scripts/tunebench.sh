@@ -14,13 +14,16 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${TUNEBENCH_BUILD_DIR:-$ROOT/build}"
-PACKAGES=(
+# What the build needs; then what only the tests need, which `test` installs while it builds.
+BUILD_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   qt6-base-dev qt6-svg-dev libqcustomplot-dev fonts-dejavu-core
   libtorch-dev libgloo-dev libopenblas0-pthread
   libsqlite3-dev libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcli11-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev
+)
+TEST_PACKAGES=(
+  clang libclang-rt-14-dev   # the fuzzers' build (scripts/fuzz.sh)
   xvfb xauth
   chromium   # the HTML report renders in a real browser (tests/app/cli/cli_report_browser_test.sh)
   openssh-server openssh-client   # the ssh launcher's end-to-end test (tests/app/cli/cli_ssh_test.sh)
@@ -29,9 +32,10 @@ PACKAGES=(
 
 log() { printf '\033[1m[tunebench]\033[0m %s\n' "$*" >&2; }
 
+# install_deps PACKAGE...: installs those not installed yet.
 install_deps() {
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -41,9 +45,17 @@ install_deps() {
     sudo=(sudo)
   fi
   log "installing ${#missing[@]} Debian packages: ${missing[*]}"
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  [ -n "${APT_UPDATED:-}" ] || "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  APT_UPDATED=1
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
+}
+
+# Seconds since the last call, for the phase times `test` prints (where a fresh setup spends them).
+phase_start=$SECONDS
+phase() {
+  log "$1: $((SECONDS - phase_start)) s"
+  phase_start=$SECONDS
 }
 
 # build [TARGET...]: everything, or only the given targets (and what they need).
@@ -97,20 +109,33 @@ build_cuda_worker() {
 cmd="${1:-gui}"
 shift || true
 case "$cmd" in
-  deps) install_deps ;;
-  build) install_deps; build ;;
+  deps) install_deps "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" ;;
+  build) install_deps "${BUILD_PACKAGES[@]}"; build ;;
   gui)
     # Only what the window runs: the GUI and the CPU worker (the tests and the CLI wait for `test`).
-    install_deps; build tunebench tunebench-worker
+    install_deps "${BUILD_PACKAGES[@]}"; build tunebench tunebench-worker
     if prefix="$(cuda_libtorch_prefix)"; then
       build_cuda_worker "$prefix"
       export TUNEBENCH_WORKER="${TUNEBENCH_WORKER:-$CUDA_WORKER}"
     fi
     exec "$BUILD/app/gui/tunebench" "$@" ;;
   test)
-    install_deps; build
+    start=$SECONDS
+    install_deps "${BUILD_PACKAGES[@]}"
+    # The test-only packages (clang, chromium, slurm, ...) download and unpack while the build
+    # compiles: nothing the build configures or compiles uses them.
+    deps_log="${TMPDIR:-/tmp}/tunebench-test-deps.$$.log"
+    (install_deps "${TEST_PACKAGES[@]}") >"$deps_log" 2>&1 &
+    test_deps=$!
+    phase "build packages"
+    build
     # The suite runs on the CPU worker; a GPU machine also gets the CUDA worker built (and so checked).
     if prefix="$(cuda_libtorch_prefix)"; then build_cuda_worker "$prefix"; fi
+    phase "build"
+    wait "$test_deps" || { log "installing the test packages failed:"; cat "$deps_log" >&2; exit 1; }
+    cat "$deps_log" >&2
+    rm -f "$deps_log"
+    phase "test packages (after the build)"
     # The fuzzers' clang build (build-fuzz/) compiles while the suite runs: many tests wait on
     # processes and sockets, and none depends on the machine being idle (docs/RELIABILITY.md).
     fuzz_log="$BUILD/fuzz-build.log"
@@ -118,9 +143,13 @@ case "$cmd" in
     fuzz_build=$!
     status=0
     (cd "$BUILD" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@") || status=$?
+    phase "tests"
     wait "$fuzz_build" || { log "the fuzzers' build failed: $fuzz_log"; tail -20 "$fuzz_log" >&2; exit 1; }
+    phase "fuzzers' build (after the tests)"
     [ "$status" -eq 0 ] || exit "$status"
     # A few seconds of libFuzzer per parser; ctest above replayed their seeds.
-    "$ROOT/scripts/fuzz.sh" smoke ;;
+    "$ROOT/scripts/fuzz.sh" smoke
+    phase "fuzz smoke"
+    log "test: $((SECONDS - start)) s in all" ;;
   *) echo "usage: $0 {gui|test|build|deps}" >&2; exit 2 ;;
 esac
