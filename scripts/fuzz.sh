@@ -29,8 +29,10 @@ export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1 CCACHE_DEPEND=1  # as tunebench
 if [ ! -f "$BUILD/build.ninja" ]; then
   # TUNEBENCH_BUILD_FUZZERS instruments every library (ASan, UBSan, libFuzzer coverage). -O1 with
   # line tables, as libFuzzer's documentation builds: reports keep file:line, the build is faster.
+  # A unity build, as tunebench.sh's.
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_CXX_FLAGS="-fno-omit-frame-pointer" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
+    -DCMAKE_UNITY_BUILD=ON \
     -DTUNEBENCH_BUILD_WORKER=OFF -DTUNEBENCH_BUILD_GUI=OFF -DTUNEBENCH_BUILD_TESTS=ON -DTUNEBENCH_BUILD_FUZZERS=ON \
     -DTUNEBENCH_FUZZ_SMOKE_S="$seconds" >/dev/null
 fi

@@ -67,10 +67,12 @@ build() {
   if [ ! -f "$BUILD/build.ninja" ]; then
     log "configuring $BUILD"
     # Line tables only (-g1): backtraces keep file:line, and a file compiles a third faster than
-    # with full debug information (docs/BENCHMARKS.md, "Build time"). For a debugger, configure a
-    # build directory of your own with -DCMAKE_BUILD_TYPE=Debug.
+    # with full debug information. Unity build: each target compiles its files eight to a
+    # translation unit, so the headers and templates they share are parsed and instantiated once
+    # (docs/BENCHMARKS.md, "Build time"). For a debugger or quick edit-compile cycles, configure a
+    # build directory of your own (-DCMAKE_BUILD_TYPE=Debug, no unity build).
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DTUNEBENCH_BUILD_TESTS=ON >/dev/null
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_UNITY_BUILD=ON -DTUNEBENCH_BUILD_TESTS=ON >/dev/null
   fi
   # Two cores: libtorch translation units need ~1.5 GB each; -j follows the core count.
   cmake --build "$BUILD" ${1:+--target "$@"} -- -j"$(nproc)"

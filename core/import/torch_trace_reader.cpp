@@ -13,11 +13,6 @@
 namespace tunebench::import {
 namespace {
 
-std::string file_name(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 std::string size_text(int64_t bytes) {
   char buf[32];
   if (bytes >= 1000000)
@@ -111,6 +106,11 @@ FileKind detect_file_kind(const std::string& path) {
   const size_t first = sample.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && (sample[first] == '{' || sample[first] == '[')) return FileKind::TorchTrace;
   return FileKind::Unknown;
+}
+
+std::string file_name(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 }  // namespace tunebench::import

@@ -26,6 +26,9 @@ enum class FileKind {
   TorchTrace,  // gzip, or JSON naming "traceEvents" in its first MiB, or other multi-line JSON
   Unknown,     // neither (one-line JSON that is not an event, text, binary)
 };
+// The file's name without its folders: how every import message names a trace.
+std::string file_name(const std::string& path);
+
 // Looks at the first MiB of the file (uncompressed); throws TraceError when it cannot be read.
 FileKind detect_file_kind(const std::string& path);
 

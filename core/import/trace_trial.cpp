@@ -15,11 +15,6 @@
 namespace tunebench::import {
 namespace {
 
-std::string file_name(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 std::string steps_text(const RankTrace& r) {
   return "ProfilerStep#" + std::to_string(r.first_step_number) +
          (r.last_step_number != r.first_step_number ? "–#" + std::to_string(r.last_step_number) : "");

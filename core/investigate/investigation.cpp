@@ -13,7 +13,7 @@
 namespace tunebench::investigate {
 namespace {
 
-constexpr const char* kKind = "investigate";
+constexpr const char* kInvestigationKind = "investigate";
 
 struct Stored {
   std::map<std::string, std::vector<store::TrialInfo>> arms;
@@ -101,18 +101,18 @@ int64_t open_investigation(store::SessionStore& s, int64_t trial, const PlanOpti
   if (resume) {
     const auto plans = store::list_plans(s);
     for (auto it = plans.rbegin(); it != plans.rend(); ++it)
-      if (it->kind == kKind && it->baseline_trial == trial && it->state != "cancelled") return it->id;
+      if (it->kind == kInvestigationKind && it->baseline_trial == trial && it->state != "cancelled") return it->id;
   }
   const auto loaded = s.load_trial(trial);
   const auto metrics = analysis::analyze(loaded.log);
   auto plan = plan_investigation(metrics, trial, options);
   if (plan.baseline.name.empty()) plan.baseline.name = loaded.info.name;
-  return store::add_plan(s, kKind, trial, to_json(plan));
+  return store::add_plan(s, kInvestigationKind, trial, to_json(plan));
 }
 
 InvestigationPlan load_investigation(store::SessionStore& s, int64_t plan_id) {
   const auto row = store::find_plan(s, plan_id);
-  if (!row || row->kind != kKind) throw std::runtime_error("no investigation plan " + std::to_string(plan_id));
+  if (!row || row->kind != kInvestigationKind) throw std::runtime_error("no investigation plan " + std::to_string(plan_id));
   return plan_from_json(row->spec);
 }
 

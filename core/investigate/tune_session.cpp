@@ -17,7 +17,7 @@
 namespace tunebench::investigate {
 namespace {
 
-constexpr const char* kKind = "tune";
+constexpr const char* kTuneKind = "tune";
 
 nlohmann::json options_json(const TuneOptions& o) {
   return {{"short_steps", o.short_steps}, {"long_steps", o.long_steps}, {"warmup", o.warmup},
@@ -241,16 +241,16 @@ int64_t open_tune(store::SessionStore& s, const TuneSpec& spec, bool resume) {
   if (resume) {
     const auto plans = store::list_plans(s);
     for (auto it = plans.rbegin(); it != plans.rend(); ++it)
-      if (it->kind == kKind && identity(it->spec) == wanted && it->state != "cancelled") return it->id;
+      if (it->kind == kTuneKind && identity(it->spec) == wanted && it->state != "cancelled") return it->id;
   }
   TuneSpec ranked = spec;
   if (ranked.predicted.empty() && !ranked.options.exhaustive) predict_space(ranked, session_evidence(s));
-  return store::add_plan(s, kKind, std::nullopt, to_json(ranked));
+  return store::add_plan(s, kTuneKind, std::nullopt, to_json(ranked));
 }
 
 TuneSpec load_tune(store::SessionStore& s, int64_t plan_id) {
   const auto row = store::find_plan(s, plan_id);
-  if (!row || row->kind != kKind) throw std::runtime_error("no tune plan " + std::to_string(plan_id));
+  if (!row || row->kind != kTuneKind) throw std::runtime_error("no tune plan " + std::to_string(plan_id));
   return tune_spec_from_json(row->spec);
 }
 

@@ -16,7 +16,8 @@
 
 namespace tunebench::launch {
 
-namespace {
+// Named, not anonymous: EventListener::Connection (external linkage) holds these types.
+namespace event_listener_detail {
 constexpr size_t kReadBytes = 256 * 1024;  // per read, as the GUI's EventChannel
 
 struct Forward final : protocol::ReadListener {
@@ -47,7 +48,8 @@ std::string peer_name(int fd) {
   }
   return std::string(host) + ":" + std::to_string(port);
 }
-}  // namespace
+}  // namespace event_listener_detail
+using namespace event_listener_detail;
 
 struct EventListener::Connection {
   Connection(int f, bool t, const Callbacks& c) : fd(f), needs_token(t), forward(c), reader(forward) {}

@@ -7,18 +7,11 @@
 
 #include "core/predict/model_shape.h"
 #include "core/predict/predictor.h"
+#include "core/predict/text.h"
 
 namespace tunebench::predict {
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), f, v);
-  return buf;
-}
 
 // Up to three names, then how many more (the full list is AccuracyRow::basis_trials).
 std::string labels(const std::vector<const MeasuredTrial*>& trials) {

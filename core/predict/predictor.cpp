@@ -7,16 +7,11 @@
 #include <set>
 
 #include "core/metrics/data_parallel_bounds.h"
+#include "core/predict/text.h"
 
 namespace tunebench::predict {
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), f, v);
-  return buf;
-}
 
 // Merges the points of several measured curves (one trial's sizes may complete another's).
 LinkCurve merged(const std::vector<LinkCurve>& curves, const std::string& name) {

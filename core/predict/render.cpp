@@ -2,17 +2,11 @@
 
 #include <cstdio>
 
+#include "core/predict/text.h"
+
 namespace tunebench::predict {
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-std::string fmt(const char* f, double v) {
-  char buf[96];
-  std::snprintf(buf, sizeof(buf), f, v);
-  return buf;
-}
 
 std::string pad(const std::string& text, size_t width) {
   return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;

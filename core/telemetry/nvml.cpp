@@ -9,7 +9,8 @@
 #include <map>
 
 namespace tunebench::telemetry {
-namespace {
+// Named, not anonymous: Nvml::Api (external linkage) holds these types.
+namespace nvml_abi {
 
 using nvmlReturn_t = int;
 using nvmlDevice_t = struct nvmlDevice_st*;
@@ -44,7 +45,8 @@ struct nvmlFieldValue_t {
   } value;
 };
 
-}  // namespace
+}  // namespace nvml_abi
+using namespace nvml_abi;
 
 struct Nvml::Api {
   void* handle = nullptr;

@@ -7,7 +7,8 @@
 #include "core/engine/data/token_source.h"
 
 namespace tunebench::engine {
-namespace {
+// Named, not anonymous: DataPipeline::Impl (external linkage) holds these types.
+namespace data_pipeline_detail {
 
 class WindowDataset : public torch::data::datasets::BatchDataset<WindowDataset, at::Tensor> {
  public:
@@ -48,7 +49,8 @@ class WindowDataset : public torch::data::datasets::BatchDataset<WindowDataset, 
 using Sampler = torch::data::samplers::SequentialSampler;
 using Loader = torch::data::StatelessDataLoader<WindowDataset, Sampler>;
 
-}  // namespace
+}  // namespace data_pipeline_detail
+using namespace data_pipeline_detail;
 
 struct DataPipeline::Impl {
   std::unique_ptr<Loader> loader;

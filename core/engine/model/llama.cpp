@@ -132,8 +132,7 @@ at::Tensor LlamaModel::block_forward(const at::Tensor& x, const std::vector<at::
   const at::Tensor q = heads(fused::rotate_pairs(parts[0].view({B, T, H, hd}), cos, sin)).transpose(1, 2);
   const at::Tensor k = heads(fused::rotate_pairs(parts[1].view({B, T, KV, hd}), cos, sin)).transpose(1, 2);
   const at::Tensor v = heads(parts[2].view({B, T, KV, hd})).transpose(1, 2);
-  const std::optional<double> scale =
-      hdp != hd ? std::optional<double>(1.0 / std::sqrt(static_cast<double>(hd))) : std::nullopt;
+  const double scale = hdp != hd ? 1.0 / std::sqrt(static_cast<double>(hd)) : 0.0;  // 0: SDPA's own
   at::Tensor a = compat::causal_attention(q, k, v, scale).transpose(1, 2);
   if (hdp != hd) a = a.narrow(-1, 0, hd);
   const at::Tensor h = x + at::linear(a.reshape({B, T, D}), p[2]);
@@ -156,8 +155,7 @@ at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, co
   const auto [q, k, v] = fused::rope_qkv(qkv, m_rope_cos, m_rope_sin, m_dims.heads, m_dims.kv_head_count(), hdp);
   // Padded heads: zero columns add nothing to QK^T and give zero output columns; the scale stays
   // the real head size's.
-  const std::optional<double> scale =
-      hdp != hd ? std::optional<double>(1.0 / std::sqrt(static_cast<double>(hd))) : std::nullopt;
+  const double scale = hdp != hd ? 1.0 / std::sqrt(static_cast<double>(hd)) : 0.0;  // 0: SDPA's own
   at::Tensor a =
       compat::causal_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), scale).transpose(1, 2);
   if (hdp != hd) a = a.narrow(-1, 0, hd);

@@ -18,10 +18,7 @@ namespace tt = tunebench::testing;
 
 namespace {
 
-std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
-  base.insert(base.end(), more.begin(), more.end());
-  return base;
-}
+using tunebench::testing::with;
 
 // Trains with `args` on `world` ranks and returns rank 0's final parameters.
 // A run that failed, or a file left by an earlier run, must not pass as a result: the file is

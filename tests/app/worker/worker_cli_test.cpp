@@ -19,10 +19,7 @@ tt::RankRun run_one(const std::vector<std::string>& args, const std::string& tag
   return runs[0];
 }
 
-std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
-  base.insert(base.end(), more.begin(), more.end());
-  return base;
-}
+using tunebench::testing::with;
 
 }  // namespace
 

@@ -22,6 +22,12 @@ struct RankRun {
 // A free TCP port on 127.0.0.1 (bound, then released).
 int free_port();
 
+// `base` with `more` appended: a worker's arguments plus a test's own.
+inline std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
+}
+
 // Starts `world` ranks of the worker with `args` (events go to a file per rank).
 std::vector<RankRun> start_ranks(int world, const std::vector<std::string>& args, const std::string& tag,
                                  const std::map<std::string, std::string>& extra_env = {}, int only_rank = -1);

@@ -91,7 +91,9 @@ TEST(StepTime, TheTrialsStepTimeIsTheSlowestRanksStepEverywhere) {
   EXPECT_FALSE(curve[1].warmup);
   for (const auto& p : curve) {
     EXPECT_DOUBLE_EQ(p.ms, 100.5);
-    if (!p.warmup) EXPECT_DOUBLE_EQ(ta::step_times_ms(log).at(p.step), p.ms);
+    if (!p.warmup) {
+      EXPECT_DOUBLE_EQ(ta::step_times_ms(log).at(p.step), p.ms);
+    }
   }
 }
 

@@ -17,7 +17,7 @@ namespace tp = tunebench::protocol;
 
 namespace {
 
-tp::TrialLog load(const char* name) {
+tp::TrialLog load_idle_log(const char* name) {
   return tp::read_trial_log_file(std::string(TUNEBENCH_TEST_DATA_DIR) + "/idle/" + name);
 }
 
@@ -52,7 +52,7 @@ Raw raw_of(const tp::TrialLog& log) {
 }  // namespace
 
 TEST(RecordedIdleLogs, TinyEagerIsHostBoundAndItsFirstFixIsTheCudaGraph) {
-  const auto log = load("h200-tiny-eager-sampled.jsonl");
+  const auto log = load_idle_log("h200-tiny-eager-sampled.jsonl");
   ASSERT_TRUE(log.problems.empty());
   const Raw raw = raw_of(log);
   ASSERT_EQ(raw.busy_share.size(), 2u);  // steps 10 and 11 of the kept 30
@@ -82,8 +82,8 @@ TEST(RecordedIdleLogs, TinyEagerIsHostBoundAndItsFirstFixIsTheCudaGraph) {
 }
 
 TEST(RecordedIdleLogs, FusedGraphReplayLeavesAFractionOfTheIdleTime) {
-  const auto eager_log = load("h200-tiny-eager-sampled.jsonl");
-  const auto graph_log = load("h200-tiny-fusedgraph-sampled.jsonl");
+  const auto eager_log = load_idle_log("h200-tiny-eager-sampled.jsonl");
+  const auto graph_log = load_idle_log("h200-tiny-fusedgraph-sampled.jsonl");
   const Raw eager = raw_of(eager_log), graph = raw_of(graph_log);
   ASSERT_FALSE(graph.idle_ms.empty());
   const auto me = ta::analyze(eager_log), mg = ta::analyze(graph_log);
@@ -109,7 +109,7 @@ TEST(RecordedIdleLogs, FusedGraphReplayLeavesAFractionOfTheIdleTime) {
 // units; the optimizer's kernels then fell after its window and read "other" (58.7 ms a step), and
 // the step's start read 1.7 ms of host wait.
 TEST(RecordedIdleLogs, SevenBFusedSampledThroughCuptiIsComputeBoundWithEveryKernelInItsPhase) {
-  const auto log = load("h200-7b-fused-sampled-cupti.jsonl");
+  const auto log = load_idle_log("h200-7b-fused-sampled-cupti.jsonl");
   ASSERT_TRUE(log.problems.empty());
   const Raw raw = raw_of(log);
   ASSERT_EQ(raw.busy_share.size(), 2u);  // steps 3 and 4: 2 of every 4 measured steps

@@ -31,14 +31,7 @@ std::map<Phase, double> mean_phase_ms(const RankTrace& r) {
   return ms;
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const TraceError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::message_of;
 
 TEST(TorchTraceReader, StepsAreTheTracesOwnProfilerStepsAndTheirPartsAddUp) {
   for (const char* run : kAllRuns)

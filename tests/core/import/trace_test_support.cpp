@@ -8,6 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/import/trace_error.h"
+
 namespace tunebench::import::test {
 
 std::string trace_dir(const std::string& run) { return std::string(TUNEBENCH_TEST_DATA_DIR) + "/traces/" + run; }
@@ -73,6 +75,15 @@ void drop_events(nlohmann::json& trace, const std::function<bool(const nlohmann:
   for (auto& e : events)
     if (!drop(e)) kept.push_back(std::move(e));
   events = std::move(kept);
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const TraceError& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 }  // namespace tunebench::import::test

@@ -18,6 +18,9 @@ std::string trace_dir(const std::string& run);
 std::vector<std::string> trace_files(const std::string& run);
 nlohmann::json meta(const std::string& run);
 
+// What `f` threw as a TraceError, or "(no error)".
+std::string message_of(const std::function<void()>& f);
+
 std::string gunzip_file(const std::string& path);  // the whole uncompressed text
 void gzip_file(const std::string& path, const std::string& text);
 

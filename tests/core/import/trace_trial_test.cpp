@@ -17,14 +17,7 @@ using protocol::Phase;
 using store::test::TempDir;
 namespace t = test;
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const TraceError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::message_of;
 
 // Per step of one rank: collective -> summed bytes, and how many.
 std::vector<std::map<Phase, std::pair<int64_t, int>>> collectives(const protocol::RankLog& r) {

@@ -101,8 +101,12 @@ TEST(Investigation, ComputeBoundSingleRankHasNoCommunicationFactorAndNoFalseWinn
       EXPECT_FALSE(f.effect.beyond_noise) << f.effect.ratio;
       EXPECT_EQ(f.repeats, 2);  // within the noise: repeated once (max_repeats 2)
     }
-    if (f.title.find("num_workers") != std::string::npos) EXPECT_FALSE(f.effect.beyond_noise);
-    if (f.effect.beyond_noise && f.effect.ratio > 1) EXPECT_NE(f.title.find("micro_batch"), std::string::npos) << f.title;
+    if (f.title.find("num_workers") != std::string::npos) {
+      EXPECT_FALSE(f.effect.beyond_noise);
+    }
+    if (f.effect.beyond_noise && f.effect.ratio > 1) {
+      EXPECT_NE(f.title.find("micro_batch"), std::string::npos) << f.title;
+    }
   }
   EXPECT_EQ(a.verdict.find("What fixes it: compile"), std::string::npos) << a.verdict;
 }

@@ -1,6 +1,7 @@
 // ChildProcess: what the headless runner relies on (exit statuses, exec errors in words, the
 // process group reached by one signal, the environment added on top of ours).
 #include "core/launch/child_process.h"
+#include "tests/core/launch/process_state.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -13,13 +14,7 @@ namespace tl = tunebench::launch;
 
 namespace {
 // Alive and not a zombie (an orphan's zombie lingers where PID 1 does not reap, e.g. containers).
-bool running(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const auto close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
-}
+using tunebench::launch::test::running;
 
 void wait_exit(tl::ChildProcess& c) {
   for (int i = 0; i < 400 && !c.poll_exit(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));

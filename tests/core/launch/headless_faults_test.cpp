@@ -15,8 +15,6 @@ using tunebench::test::FaultCase;
 
 namespace {
 
-class HeadlessFaults : public ::testing::TestWithParam<FaultCase> {};
-
 struct TempDir {
   std::filesystem::path path;
   TempDir() {
@@ -30,6 +28,9 @@ struct TempDir {
 };
 
 }  // namespace
+
+// At namespace scope: TEST_P derives a class with external linkage from it.
+class HeadlessFaults : public ::testing::TestWithParam<FaultCase> {};
 
 TEST_P(HeadlessFaults, EndsWithTheSharedWords) {
   const FaultCase& c = GetParam();

@@ -15,6 +15,7 @@
 
 #include "core/launch/child_process.h"
 #include "core/launch/event_listener.h"
+#include "tests/core/launch/process_state.h"
 
 namespace tl = tunebench::launch;
 namespace tc = tunebench::config;
@@ -148,13 +149,7 @@ TEST(RankExit, ParsesTheNodeScriptsReports) {
 namespace {
 
 // Alive and not a zombie (an orphan's zombie lingers where PID 1 does not reap, e.g. containers).
-bool running(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const auto close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
-}
+using tunebench::launch::test::running;
 
 struct NodeRun {
   std::vector<std::string> stdout_lines;

@@ -25,7 +25,7 @@ tc::TrialConfig slurm(tc::SlurmMode mode) {
   return c;
 }
 
-tl::LaunchContext context() {
+tl::LaunchContext sbatch_context() {
   tl::LaunchContext ctx;
   ctx.trial_id = "trial-3";
   ctx.master_port = 24567;
@@ -41,7 +41,7 @@ tl::LaunchContext context() {
 TEST(SbatchScript, AsksForTheResourcesAndRunsOneTaskPerRank) {
   const auto c = slurm(tc::SlurmMode::Sbatch);
   EXPECT_TRUE(tc::validate(c).empty()) << tc::describe(tc::validate(c));
-  const std::string script = tl::sbatch_script(c, context());
+  const std::string script = tl::sbatch_script(c, sbatch_context());
   const std::string dir = "/home/bob/.cache/tunebench/slurm";
   EXPECT_EQ(script,
             "#!/bin/sh\n"
@@ -62,7 +62,7 @@ TEST(SbatchScript, AsksForTheResourcesAndRunsOneTaskPerRank) {
 }
 
 TEST(SbatchScript, PlanWritesConfigAndScriptAndWaitsForTheJob) {
-  const auto plan = tl::plan_launch(slurm(tc::SlurmMode::Sbatch), context());
+  const auto plan = tl::plan_launch(slurm(tc::SlurmMode::Sbatch), sbatch_context());
   ASSERT_EQ(plan.files.size(), 2u);
   EXPECT_EQ(plan.files[0].first, "/home/bob/.cache/tunebench/slurm/tunebench-trial-3-n1.json");
   EXPECT_EQ(plan.files[1].first, "/home/bob/.cache/tunebench/slurm/tunebench-trial-3-n1.sbatch");
@@ -86,7 +86,7 @@ TEST(SrunPlan, RunsTheStepInsideTheAllocation) {
   c.slurm_gpus_per_node = 0;
   c.slurm_partition = c.slurm_account = c.slurm_time = "";
   c.slurm_dir = "/shared/tb";
-  const auto plan = tl::plan_launch(c, context());
+  const auto plan = tl::plan_launch(c, sbatch_context());
   ASSERT_EQ(plan.processes.size(), 1u);
   const auto& a = plan.processes[0].argv;
   ASSERT_EQ(a.size(), 8u);
@@ -100,7 +100,7 @@ TEST(SrunPlan, RunsTheStepInsideTheAllocation) {
 }
 
 TEST(SrunPlan, NeedsTheEventAddress) {
-  auto ctx = context();
+  auto ctx = sbatch_context();
   ctx.tcp_events.clear();
   EXPECT_THROW(tl::plan_launch(slurm(tc::SlurmMode::Srun), ctx), std::invalid_argument);
 }

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Row {
+struct ModelRun {
   std::string name;
   tunebench::config::TrialConfig config;
   double step_ms = 0;      // median of the measured steps
@@ -46,8 +46,8 @@ int64_t logged_peak(const tunebench::protocol::RankLog& rank) {
   return peak;
 }
 
-std::vector<Row> rows() {
-  std::vector<Row> out;
+std::vector<ModelRun> model_runs() {
+  std::vector<ModelRun> out;
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(std::string(TUNEBENCH_TEST_DATA_DIR) + "/models-h200"))
     if (e.path().extension() == ".jsonl") files.push_back(e.path());
@@ -55,7 +55,7 @@ std::vector<Row> rows() {
   for (const auto& f : files) {
     const auto log = tunebench::protocol::read_trial_log_file(f.string());
     const auto& rank = log.ranks.at(0);
-    Row r;
+    ModelRun r;
     r.name = f.stem().string();
     r.config = tunebench::config::from_json(log.config()).config;
     std::vector<double> steps;
@@ -71,7 +71,7 @@ std::vector<Row> rows() {
 }  // namespace
 
 TEST(RecordedModels, PeakMemoryWithinThreePercentOnEveryShape) {
-  const auto all = rows();
+  const auto all = model_runs();
   ASSERT_EQ(all.size(), 16u) << "tests/data/models-h200 holds 9 rows at 4 layers and 7 at full depth";
   for (const auto& r : all) {
     tp::MemoryOptions options;
@@ -90,7 +90,7 @@ TEST(RecordedModels, StepTimeFromTheExampleSessionOnEveryShape) {
   const auto basis = evidence.select([](const tp::MeasuredTrial&) { return true; });
   tp::Target target;
   target.gpu = "h200";
-  const auto all = rows();
+  const auto all = model_runs();
   for (const auto& r : all) {
     const auto scenario = tp::scenario_for(r.config, target, basis);
     const auto p = tp::predict_scenario(scenario.scenario, basis);

@@ -74,7 +74,7 @@ TEST(Events, HelloRoundTrip) {
 }
 
 TEST(Events, ModelRoundTrip) {
-  tp::ModelInfo m{6738415616, 6607343616, 4.2e10, "6*N_matmul + 12*L*D*T", 110000000000, 26953662464};
+  tp::ModelInfo m{6738415616, 6607343616, 4.2e10, "6*N_matmul + 12*L*D*T", 110000000000, 26953662464, "flash"};
   const auto out = roundtrip(with(m));
   const auto& g = out.as<tp::ModelInfo>();
   EXPECT_EQ(g.parameters, m.parameters);
@@ -83,6 +83,7 @@ TEST(Events, ModelRoundTrip) {
   EXPECT_EQ(g.flops_formula, m.flops_formula);
   EXPECT_EQ(g.predicted_peak_bytes, m.predicted_peak_bytes);
   EXPECT_EQ(g.parameter_bytes, m.parameter_bytes);
+  EXPECT_EQ(g.attention, m.attention);
 }
 
 TEST(Events, StepRoundTripKeepsEveryInterval) {

@@ -22,11 +22,11 @@ namespace tt = tunebench::store::test;
 
 namespace {
 
-struct Session {
+struct LiveSession {
   tt::TempDir dir;
   std::string path = dir.file("live.tbsession");
   int64_t trial = 0;
-  Session() { trial = ts::SessionStore::create(path, "live").add_trial("t", {{"steps", 1000}}); }
+  LiveSession() { trial = ts::SessionStore::create(path, "live").add_trial("t", {{"steps", 1000}}); }
 };
 
 size_t stored_steps(const std::string& path, int64_t id) {
@@ -39,7 +39,7 @@ size_t stored_steps(const std::string& path, int64_t id) {
 }  // namespace
 
 TEST(TrialWriter, CommitsWhenTheBatchIsFull) {
-  Session s;
+  LiveSession s;
   ts::TrialWriter::Options o;
   o.max_batch_events = 10;
   o.background_flush = false;
@@ -53,7 +53,7 @@ TEST(TrialWriter, CommitsWhenTheBatchIsFull) {
 }
 
 TEST(TrialWriter, BackgroundThreadCommitsAQuietTrial) {
-  Session s;
+  LiveSession s;
   ts::TrialWriter::Options o;
   o.flush_interval = std::chrono::milliseconds(50);
   o.max_batch_events = 1000000;
@@ -69,7 +69,7 @@ TEST(TrialWriter, BackgroundThreadCommitsAQuietTrial) {
 }
 
 TEST(TrialWriter, RunningWhileTheWriterLivesThenFinalStatus) {
-  Session s;
+  LiveSession s;
   {
     ts::TrialWriter w(s.path, s.trial);
     w.add(tt::step_event(0, 0));
@@ -88,7 +88,7 @@ TEST(TrialWriter, RunningWhileTheWriterLivesThenFinalStatus) {
 }
 
 TEST(TrialWriter, ClosedWithoutFinishIsInterrupted) {
-  Session s;
+  LiveSession s;
   {
     ts::TrialWriter w(s.path, s.trial);
     w.add(tt::step_event(0, 0));
@@ -99,7 +99,7 @@ TEST(TrialWriter, ClosedWithoutFinishIsInterrupted) {
 }
 
 TEST(TrialWriter, TwoThreadsAddingConcurrently) {
-  Session s;
+  LiveSession s;
   ts::TrialWriter::Options o;
   o.max_batch_events = 97;  // commits interleave with adds from both threads
   o.flush_interval = std::chrono::milliseconds(1);
@@ -124,14 +124,14 @@ TEST(TrialWriter, TwoThreadsAddingConcurrently) {
 }
 
 TEST(TrialWriter, MissingTrialIsAStoreError) {
-  Session s;
+  LiveSession s;
   EXPECT_THROW(ts::TrialWriter(s.path, s.trial + 100), ts::StoreError);
 }
 
 // The child writes steps as fast as it can (with a short sleep) and reports through a pipe how
 // many it has committed. The parent kills it with SIGKILL after a few batches, then reopens.
 TEST(TrialWriterCrash, SigkillKeepsEveryCommittedStepAndMarksInterrupted) {
-  Session s;
+  LiveSession s;
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
   const pid_t child = fork();

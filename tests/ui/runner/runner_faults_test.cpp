@@ -16,12 +16,12 @@ using tunebench::test::FaultCase;
 
 namespace {
 
-constexpr int kTimeoutMs = 60000;
 const char* const kFakeSsh = TUNEBENCH_TEST_DATA_DIR "/../core/launch/fake_ssh.sh";
 
-class RunnerFaults : public ::testing::TestWithParam<FaultCase> {};
-
 }  // namespace
+
+// At namespace scope: TEST_P derives a class with external linkage from it.
+class RunnerFaults : public ::testing::TestWithParam<FaultCase> {};
 
 TEST_P(RunnerFaults, EndsWithTheSharedWords) {
   const FaultCase& c = GetParam();

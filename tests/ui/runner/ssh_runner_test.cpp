@@ -17,8 +17,6 @@ using namespace tunebench::ui::test;
 
 namespace {
 
-constexpr int kTimeoutMs = 30000;
-
 TrialRequest ssh_request(const QString& id, int steps) {
   TrialRequest r = fake_request(id, 2, steps);
   r.config.launcher = config::Launcher::Ssh;

@@ -39,8 +39,6 @@ struct Recorder {
   TrialOutcome outcome;
 };
 
-constexpr int kTimeoutMs = 30000;
-
 }  // namespace
 
 TEST(TrialRunner, RunsTwoRanksToCompletion) {

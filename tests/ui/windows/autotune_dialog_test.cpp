@@ -24,8 +24,8 @@ using tunebench::ui::BackgroundJobs;
 
 namespace {
 
-struct Fixture {
-  Fixture() {
+struct AutotuneFixture {
+  AutotuneFixture() {
     dir = std::filesystem::temp_directory_path() / ("tb-ui-autotune-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
@@ -38,7 +38,7 @@ struct Fixture {
     base.device = tunebench::config::Device::Cuda;
     base.amp = tunebench::config::Amp::Bf16;
   }
-  ~Fixture() { std::filesystem::remove_all(dir); }
+  ~AutotuneFixture() { std::filesystem::remove_all(dir); }
   bool step(AutotuneDialog& d) {
     if (!pending) return false;
     auto r = *pending;
@@ -68,7 +68,7 @@ struct Fixture {
 }  // namespace
 
 TEST(AutotuneDialog, SearchesShowsTheBestAndSavesIt) {
-  Fixture f;
+  AutotuneFixture f;
   AutotuneDialog d(f.base, QString::fromStdString(f.path), f.launch(), &f.jobs);
   d.setBudgetMinutes(0);
   d.setSteps(5, 12);
@@ -93,7 +93,7 @@ TEST(AutotuneDialog, SearchesShowsTheBestAndSavesIt) {
 }
 
 TEST(AutotuneDialog, CancelThenStartResumesTheSameSearch) {
-  Fixture f;
+  AutotuneFixture f;
   AutotuneDialog d(f.base, QString::fromStdString(f.path), f.launch(), &f.jobs);
   d.setBudgetMinutes(0);
   d.setSteps(5, 12);
@@ -119,7 +119,7 @@ TEST(AutotuneDialog, CancelThenStartResumesTheSameSearch) {
 }
 
 TEST(AutotuneDialog, OpeningTheSearchRunsOffTheGuiThreadAndAFailureIsAMessage) {
-  Fixture f;
+  AutotuneFixture f;
   {
     AutotuneDialog d(f.base, QString::fromStdString(f.path), f.launch(), &f.jobs);
     ASSERT_TRUE(d.start());

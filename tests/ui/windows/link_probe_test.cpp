@@ -31,8 +31,6 @@ using namespace tunebench::ui::test;
 
 namespace {
 
-constexpr int kTimeoutMs = 30000;
-
 config::TrialConfig cpu_ddp() {
   config::TrialConfig c = *config::trial_preset("cpu-tiny-ddp");
   c.device = config::Device::Cpu;

@@ -33,8 +33,6 @@ using namespace tunebench::ui;
 using namespace tunebench::ui::test;
 
 namespace {
-constexpr int kTimeoutMs = 30000;
-
 protocol::TrialStatus status_of(MainWindow& w, int row) { return w.trialsModel()->record(row).status; }
 
 // Fills the form the way a user does: preset, then typed values.

@@ -35,7 +35,7 @@ using namespace tunebench::ui::test;
 
 namespace {
 // libtorch start-up and Gloo rendezvous on a loaded 2-core machine take a while.
-constexpr int kTimeoutMs = 180000;
+constexpr int kRealWorkerTimeoutMs = 180000;  // a real worker, built in RelWithDebInfo
 
 QString real_worker() {
   const QString built = QStringLiteral(TUNEBENCH_REAL_WORKER);
@@ -86,7 +86,7 @@ void run_to_completion(MainWindow& w, int world, int steps) {
   ASSERT_EQ(w.form()->validateAndShow(), 0);
   QSignalSpy finished(&w, &MainWindow::trialFinished);
   ASSERT_TRUE(w.runTrial());
-  TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
+  TB_WAIT_FOR(finished.size() == 1, kRealWorkerTimeoutMs);
   const TrialRecord& r = w.trialsModel()->record(w.trialsModel()->rowCount() - 1);
   ASSERT_EQ(r.status, protocol::TrialStatus::Done) << r.reason.toStdString() << "\n" << r.stderr_tail.toStdString();
   LiveView* live = w.liveView();
@@ -132,7 +132,7 @@ TEST(RealWorker, StopEndsEveryRank) {
   // Both ranks have shown two steps (a loaded machine can leave one rank's event behind the
   // other's): those four steps must be stored after Stop.
   TB_WAIT_FOR(w->liveView()->stepTime()->stepPoints(0) >= 2 && w->liveView()->stepTime()->stepPoints(1) >= 2,
-              kTimeoutMs);
+              kRealWorkerTimeoutMs);
   const auto pids = w->queue()->runner()->pids();
   ASSERT_EQ(pids.size(), 2u);
   w->stopTrial();
@@ -153,7 +153,7 @@ TEST(RealWorker, ACrashingWorkerIsReported) {
   w->form()->setConfig(small_config(2, 100000));
   QSignalSpy finished(w.get(), &MainWindow::trialFinished);
   ASSERT_TRUE(w->runTrial());
-  TB_WAIT_FOR(w->liveView()->stepTime()->stepPoints(1) >= 2, kTimeoutMs);
+  TB_WAIT_FOR(w->liveView()->stepTime()->stepPoints(1) >= 2, kRealWorkerTimeoutMs);
   const auto pids = w->queue()->runner()->pids();
   ASSERT_EQ(pids.size(), 2u);
   ::kill(pid_t(pids[1]), SIGKILL);
@@ -179,7 +179,7 @@ TEST(RealWorker, AWorkerRefusingItsConfigIsReported) {
   w->form()->setConfig(c);
   QSignalSpy finished(w.get(), &MainWindow::trialFinished);
   if (!w->runTrial()) GTEST_SKIP() << "the form refuses this config before launch (also fine)";
-  TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
+  TB_WAIT_FOR(finished.size() == 1, kRealWorkerTimeoutMs);
   const TrialRecord& r = w->trialsModel()->record(0);
   EXPECT_EQ(r.status, protocol::TrialStatus::Failed);
   EXPECT_FALSE(r.reason.isEmpty());
@@ -205,9 +205,9 @@ TEST(RealWorker, MeasuringTheLinkStoresAProbeThatThePredictionsUse) {
   QSignalSpy finished(w.get(), &MainWindow::trialFinished);
   QSignalSpy progress(w->queue()->runner(), &LiveSource::progress);
   d->measureButton()->click();
-  TB_WAIT_FOR(d->state() == LinkProbeDialog::State::Running, kTimeoutMs);
+  TB_WAIT_FOR(d->state() == LinkProbeDialog::State::Running, kRealWorkerTimeoutMs);
   EXPECT_EQ(d->cancelButton()->text(), "Cancel");
-  TB_WAIT_FOR(finished.size() == 1, kTimeoutMs);
+  TB_WAIT_FOR(finished.size() == 1, kRealWorkerTimeoutMs);
   ASSERT_EQ(d->state(), LinkProbeDialog::State::Stored) << d->statusText().toStdString();
   EXPECT_TRUE(d->statusText().contains("link probe, 2 x cpu")) << d->statusText().toStdString();
   EXPECT_EQ(d->points()->rowCount(), 2);  // rank 0's two sizes, as they arrived
@@ -235,7 +235,7 @@ TEST(RealWorker, MeasuringTheLinkStoresAProbeThatThePredictionsUse) {
   }
 
   // The Prediction dock: the form's 2 CPU ranks now have a link, the probe's.
-  TB_WAIT_FOR(w->prediction()->loading() == 0 && panel->linkText().contains("link probe, 2 x cpu"), kTimeoutMs);
+  TB_WAIT_FOR(w->prediction()->loading() == 0 && panel->linkText().contains("link probe, 2 x cpu"), kRealWorkerTimeoutMs);
   EXPECT_TRUE(panel->linkText().contains("measured by a link probe")) << panel->linkText().toStdString();
   EXPECT_TRUE(panel->findChild<QLabel*>("predictedLink")->isVisibleTo(w.get()));
   ASSERT_TRUE(panel->prediction().link.has_value());

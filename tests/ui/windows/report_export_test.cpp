@@ -30,10 +30,6 @@ using namespace tunebench::ui;
 using namespace tunebench::ui::test;
 
 namespace {
-constexpr int kTimeoutMs = 60000;
-
-void wait_jobs(MainWindow& w) { TB_WAIT_FOR(w.jobs()->waitForIdle(kTimeoutMs), kTimeoutMs); }
-
 QString read_all(const QString& path) {
   QFile f(path);
   if (!f.open(QIODevice::ReadOnly)) return {};

@@ -60,8 +60,6 @@ using namespace tunebench::ui;
 using namespace tunebench::ui::test;
 
 namespace {
-constexpr int kTimeoutMs = 30000;
-
 // ---- SQLite hooks installed in every connection this process opens (sqlite3_auto_extension) ----
 std::atomic<int> g_maxPages{0};  // > 0: PRAGMA max_page_count, a full disk for new connections
 std::atomic<bool> g_tracing{false};
@@ -101,12 +99,6 @@ int page_count(const QString& path) {
   return n;
 }
 
-QString copy_of(const QTemporaryDir& dir, const QString& shipped) {
-  const QString path = dir.filePath(QFileInfo(shipped).fileName());
-  QFile::copy(shipped, path);
-  QFile::setPermissions(path, QFile::permissions(path) | QFileDevice::WriteOwner);
-  return path;
-}
 
 QString example(const char* name) { return QStringLiteral(TUNEBENCH_SESSIONS_DIR "/") + QString::fromLatin1(name); }
 

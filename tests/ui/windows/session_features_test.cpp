@@ -51,16 +51,6 @@ using namespace tunebench::ui;
 using namespace tunebench::ui::test;
 
 namespace {
-constexpr int kTimeoutMs = 30000;
-
-void wait_jobs(MainWindow& w) { TB_WAIT_FOR(w.jobs()->waitForIdle(kTimeoutMs), kTimeoutMs); }
-
-QString copy_of(const QTemporaryDir& dir, const QString& shipped) {
-  const QString path = dir.filePath(QFileInfo(shipped).fileName());
-  QFile::copy(shipped, path);
-  QFile::setPermissions(path, QFile::permissions(path) | QFileDevice::WriteOwner);
-  return path;
-}
 
 void stop_everything(MainWindow& w) {
   w.queue()->stopAll();

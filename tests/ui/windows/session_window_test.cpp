@@ -44,8 +44,6 @@ using namespace tunebench::ui;
 using namespace tunebench::ui::test;
 
 namespace {
-constexpr int kTimeoutMs = 30000;
-
 config::TrialConfig fake_config(int world, int steps) {
   config::TrialConfig c = config::trial_presets().at(world > 1 ? 1 : 0).config;  // cpu-tiny(-ddp)
   c.world_size = world;
@@ -62,8 +60,6 @@ int64_t stored_steps(const QString& path, int64_t trial) {
 }
 
 // Opening, importing, exporting, Save As and deleting are background jobs: wait for them.
-void wait_jobs(MainWindow& w) { TB_WAIT_FOR(w.jobs()->waitForIdle(kTimeoutMs), kTimeoutMs); }
-
 void select_row(MainWindow& w, int row) {
   w.trialsView()->selectRow(row);
   ASSERT_EQ(w.sessionActions()->selectedTrialIds().size(), 1);

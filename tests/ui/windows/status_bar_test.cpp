@@ -31,8 +31,6 @@ using namespace tunebench::ui;
 using namespace tunebench::ui::test;
 
 namespace {
-constexpr int kTimeoutMs = 30000;
-
 // Everything the status bar shows now: its message and every visible label's text.
 QStringList status_texts(MainWindow& w) {
   QStringList out;

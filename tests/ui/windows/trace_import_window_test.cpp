@@ -53,8 +53,6 @@ using namespace tunebench::ui;
 using namespace tunebench::ui::test;
 
 namespace {
-constexpr int kTimeoutMs = 60000;
-
 QStringList traces(const char* run) {
   const QString dir = QStringLiteral(TUNEBENCH_TEST_DATA_DIR "/traces/") + QLatin1String(run);
   QStringList files;
@@ -67,8 +65,6 @@ QStringList traces(const char* run) {
   std::sort(files.begin(), files.end());
   return files;
 }
-
-void wait_jobs(MainWindow& w) { TB_WAIT_FOR(w.jobs()->waitForIdle(kTimeoutMs), kTimeoutMs); }
 
 // Imports through the window's own path and waits for the job to end; true when a row was added.
 bool import_and_wait(MainWindow& w, const QStringList& files, const QStringList& settings = {}) {

@@ -26,7 +26,6 @@ using namespace tunebench::ui::test;
 
 namespace {
 
-constexpr int kTimeoutMs = 30000;
 const char* const kFakeSsh = TUNEBENCH_TEST_DATA_DIR "/../core/launch/fake_ssh.sh";
 
 config::TrialConfig own_config(int steps) {

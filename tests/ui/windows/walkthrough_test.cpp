@@ -59,8 +59,6 @@ using namespace tunebench::ui;
 using namespace tunebench::ui::test;
 
 namespace {
-constexpr int kTimeoutMs = 60000;
-
 // The visible text of a menu entry: no mnemonic '&'.
 QString visible(const QString& text) {
   QString t = text;

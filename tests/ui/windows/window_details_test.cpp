@@ -29,7 +29,6 @@ using namespace tunebench::ui;
 using namespace tunebench::ui::test;
 
 namespace {
-constexpr int kTimeoutMs = 30000;
 }  // namespace
 
 TEST(WindowDetails, TheTimelineHasFitToData) {

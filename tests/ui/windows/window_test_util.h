@@ -5,11 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <QFile>
+#include <QFileInfo>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "core/config/trial_config.h"
 #include "tests/ui/wait_for.h"
+#include "ui/runner/background_jobs.h"
 #include "ui/windows/main_window.h"
 #include "ui/windows/trial_form.h"
 
@@ -66,6 +70,17 @@ inline void run_and_wait(MainWindow& w, const config::TrialConfig& c, int timeou
   w.form()->setConfig(c);
   ASSERT_TRUE(w.runTrial());
   TB_WAIT_FOR(finished.size() == 1, timeoutMs);
+}
+
+// Waits until the window's background jobs (session reads and writes) are done.
+inline void wait_jobs(MainWindow& w) { TB_WAIT_FOR(w.jobs()->waitForIdle(kTimeoutMs), kTimeoutMs); }
+
+// A writable copy of a shipped file (a session in sessions/ or tests/data) in `dir`.
+inline QString copy_of(const QTemporaryDir& dir, const QString& shipped) {
+  const QString path = dir.filePath(QFileInfo(shipped).fileName());
+  QFile::copy(shipped, path);
+  QFile::setPermissions(path, QFile::permissions(path) | QFileDevice::WriteOwner);
+  return path;
 }
 
 }  // namespace tunebench::ui::test

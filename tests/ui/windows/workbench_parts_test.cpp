@@ -40,8 +40,6 @@ using namespace tunebench;
 using namespace tunebench::ui;
 
 namespace {
-constexpr int kTimeoutMs = 30000;
-
 EventBatch steps_of(const QString& trial, int rank, int first, int n, int64_t step_us = 10000) {
   EventBatch batch;
   for (int i = first; i < first + n; ++i) {
