@@ -422,6 +422,11 @@ case "$MODE" in
     ;;
   smoke)
     run smoke-single --model tiny --device cuda --steps 3 --warmup 1 --amp bf16
+    # Kernel sampling (2 of every 20 steps, the default) with its sample dump: the host ops must
+    # land inside their steps' windows on the host clock (scripts/sampler_dump_summary.py --clock).
+    TUNEBENCH_SAMPLER_DUMP="$OUT/logs/smoke-sampled.dump" \
+      run smoke-sampled --model tiny --device cuda --seq-len 256 --micro-batch 4 --steps 60 --warmup 2 --amp bf16
+    python3 "$ROOT/scripts/sampler_dump_summary.py" --clock "$OUT/logs/smoke-sampled.dump" || true
     ;;
   single)
     run smoke-tiny --model tiny --device cuda --steps 4 --warmup 1 --amp bf16
