@@ -42,7 +42,8 @@ cmake --build "$BUILD" --target "${targets[@]}" -- -j"$(nproc)"
 [ "$mode" = build ] && exit 0
 cd "$BUILD"
 status=0
-ctest -L fuzz ${only:+-R "fuzz\\.$only\\."} --output-on-failure --verbose >"$BUILD/fuzz-ctest.log" 2>&1 || status=$?
+# One libFuzzer process per core (each is single-threaded).
+ctest -L fuzz ${only:+-R "fuzz\\.$only\\."} -j"$(nproc)" --output-on-failure --verbose >"$BUILD/fuzz-ctest.log" 2>&1 || status=$?
 grep -E "^[0-9]+: stat::|Test +#|tests passed|FAILED|SUMMARY|==[0-9]+==" "$BUILD/fuzz-ctest.log" || true
 [ "$status" -eq 0 ] || echo "fuzz: a target failed; its log and input are under $BUILD/tests/fuzz/work/" >&2
 exit "$status"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole ctest suite N times in a row (default 5) while a CPU hog keeps every core busy,
+# Runs the whole ctest suite N times in a row (default 5, two tests per core as `tunebench.sh test`
+# runs them) while a CPU hog keeps every core busy,
 # the check that no test depends on timing (docs/RELIABILITY.md, "Tests under load"). Stops at the
 # first failing round and prints its failures; the hog ends with the script.
 #
@@ -14,6 +15,7 @@ BUILD="${TUNEBENCH_BUILD_DIR:-$ROOT/build}"
 rounds="${1:-5}"
 shift || true
 cores="$(nproc)"
+jobs=$((2 * cores))  # as scripts/tunebench.sh test runs the suite
 [ -f "$BUILD/CTestTestfile.cmake" ] || { echo "no build in $BUILD: run scripts/tunebench.sh build first" >&2; exit 2; }
 
 hogs=()
@@ -30,12 +32,12 @@ else
   done
   hog="$cores x yes > /dev/null"
 fi
-echo "[suite-under-load] hog: $hog; $rounds round(s) of ctest -j$cores" >&2
+echo "[suite-under-load] hog: $hog; $rounds round(s) of ctest -j$jobs" >&2
 
 for round in $(seq "$rounds"); do
   start=$(date +%s)
   log="$BUILD/suite-under-load-$round.log"
-  if (cd "$BUILD" && QT_QPA_PLATFORM=offscreen ctest -j"$cores" --timeout 900 --output-on-failure "$@" >"$log" 2>&1); then
+  if (cd "$BUILD" && QT_QPA_PLATFORM=offscreen ctest -j"$jobs" --timeout 900 --output-on-failure "$@" >"$log" 2>&1); then
     echo "[suite-under-load] round $round: $(grep -E 'tests passed' "$log") in $(($(date +%s) - start)) s" >&2
   else
     echo "[suite-under-load] round $round FAILED after $(($(date +%s) - start)) s (log: $log):" >&2
