@@ -1,4 +1,5 @@
 // tunebench: the workbench window. Only argument wiring lives here; see ui/windows/main_window.h.
+#include <cstdio>
 #include <functional>
 #include <memory>
 
@@ -38,11 +39,12 @@ struct Options {
   QCommandLineOption fresh{QStringLiteral("no-restore"),
                            QStringLiteral("Neither restore nor save the window layout and last trial.")};
   QCommandLineOption screenshot{QStringLiteral("screenshot"),
-                                QStringLiteral("Save a PNG of the window after --screenshot-after ms, then quit."),
+                                QStringLiteral("Save a PNG of the window after --screenshot-after, then quit."),
                                 QStringLiteral("png")};
   QCommandLineOption after{QStringLiteral("screenshot-after"),
-                           QStringLiteral("Delay before the screenshot in ms (default 3000)."), QStringLiteral("ms"),
-                           QStringLiteral("3000")};
+                           QStringLiteral("When to take the screenshot: a delay in ms (default 3000), or "
+                                          "'finished': once the trial --run started has ended and is saved."),
+                           QStringLiteral("ms|finished"), QStringLiteral("3000")};
   QCommandLineOption session{QStringLiteral("open"),
                              QStringLiteral("Open this session file (created when missing). (Not --session: "
                                             "QGuiApplication takes that one for X11 session management.)"),
@@ -165,13 +167,31 @@ int main(int argc, char** argv) {
   }
   if (parser.isSet(options.screenshot)) {
     const QString png = parser.value(options.screenshot);
-    QTimer::singleShot(parser.value(options.after).toInt(), &window, [&window, png] {
+    auto shoot = [&window, png] {
       window.liveView()->replotNow();
       const bool ok = window.grab().save(png);
       if (!ok) qWarning("could not write %s", qPrintable(png));
       window.close();
       QApplication::exit(ok ? 0 : 1);
-    });
+    };
+    const QString when = parser.value(options.after);
+    bool isNumber = false;
+    const int ms = when.toInt(&isNumber);
+    if (when == QLatin1String("finished") && parser.isSet(options.run)) {
+      // After the trial's end, once its last writes to the session are done (background jobs).
+      QObject::connect(&window, &tunebench::ui::MainWindow::trialFinished, &window, [&window, whenOpen, shoot] {
+        whenOpen(shoot);
+      }, Qt::SingleShotConnection);
+    } else if (isNumber && ms >= 0) {
+      QTimer::singleShot(ms, &window, shoot);
+    } else if (when == QLatin1String("finished")) {
+      std::fprintf(stderr, "tunebench: --screenshot-after finished needs --run (the trial it waits for)\n");
+      return 2;
+    } else {
+      std::fprintf(stderr, "tunebench: --screenshot-after takes milliseconds or 'finished', not '%s'\n",
+                   qPrintable(when));
+      return 2;
+    }
   }
   return app.exec();
 }

@@ -22,10 +22,13 @@ done
   --events "file:$PREFIX/run.jsonl" --trial installed > "$PREFIX/worker.log" 2>&1
 "$BIN/tunebench-cli" import "$PREFIX/s.tbsession" "$PREFIX/run.jsonl" --name installed-worker | grep -q "imported trial 1"
 
-# The installed GUI, offscreen: runs a three-step CPU trial and quits after a screenshot.
+# The installed GUI, offscreen: runs a three-step CPU trial and quits after a screenshot once the
+# trial has ended (not after a fixed time: on a loaded machine a step took 2.4 s). The guard only
+# catches a window that never quits.
 echo '{"model": "tiny", "device": "cpu", "steps": 3, "warmup": 1, "micro_batch": 2, "seq_len": 16}' > "$PREFIX/trial.json"
-QT_QPA_PLATFORM=offscreen "$BIN/tunebench" --no-restore --open "$PREFIX/gui.tbsession" --config "$PREFIX/trial.json" --run \
-  --screenshot "$PREFIX/gui.png" --screenshot-after 20000 > "$PREFIX/gui.log" 2>&1 || { cat "$PREFIX/gui.log"; exit 1; }
+QT_QPA_PLATFORM=offscreen timeout 240 "$BIN/tunebench" --no-restore --open "$PREFIX/gui.tbsession" --config "$PREFIX/trial.json" \
+  --run --screenshot "$PREFIX/gui.png" --screenshot-after finished > "$PREFIX/gui.log" 2>&1 || { cat "$PREFIX/gui.log"; exit 1; }
+[ -s "$PREFIX/gui.png" ] || { echo "the installed GUI wrote no screenshot"; exit 1; }
 "$BIN/tunebench-cli" list "$PREFIX/gui.tbsession" > "$PREFIX/list.txt"
 grep -Eq "^ +1 +done" "$PREFIX/list.txt" || { echo "the installed GUI did not run a trial with the installed worker:"; cat "$PREFIX/list.txt" "$PREFIX/gui.log"; exit 1; }
 echo "installed programs ok"

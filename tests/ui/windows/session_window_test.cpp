@@ -460,3 +460,37 @@ TEST(SessionWindow, ALoadThatFailsStillAnswersAndSaysWhichTrial) {
   EXPECT_TRUE(w->sessionActions()->lastError().contains(QStringLiteral("Could not load one of 2 trials")))
       << w->sessionActions()->lastError().toStdString();
 }
+
+// --screenshot-after finished quits once the --run trial has ended and is saved (with the fake
+// worker here; the installed programs' test does it with the real one); values it cannot wait
+// for are refused with the option named.
+TEST(SessionWindow, ScreenshotAfterTheRunFinishedSavesTheTrialThenQuits) {
+  QTemporaryDir dir;
+  const QString session = dir.filePath("shot.tbsession");
+  const QString png = dir.filePath("shot.png");
+  auto run_gui = [&](const QStringList& args, QString* err) {
+    QProcess gui;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    gui.setProcessEnvironment(env);
+    gui.setProgram(QStringLiteral(TUNEBENCH_GUI));
+    gui.setArguments(QStringList{"--no-restore", "--worker", TUNEBENCH_FAKE_WORKER, "--screenshot", png} + args);
+    gui.start();
+    EXPECT_TRUE(gui.waitForFinished(120000));
+    *err = QString::fromUtf8(gui.readAllStandardError());
+    return gui.exitCode();
+  };
+  QString err;
+  EXPECT_EQ(run_gui({"--open", session, "--preset", "cpu-tiny", "--run", "--screenshot-after", "finished"}, &err), 0)
+      << err.toStdString();
+  EXPECT_TRUE(QFileInfo(png).size() > 0);
+  const auto s = store::SessionStore::open(session.toStdString(), {store::SessionStore::Mode::ReadOnly});
+  const auto trials = s.list_trials();
+  ASSERT_EQ(trials.size(), 1u);
+  EXPECT_EQ(trials[0].status, protocol::TrialStatus::Done);
+
+  EXPECT_EQ(run_gui({"--screenshot-after", "finished"}, &err), 2);
+  EXPECT_TRUE(err.contains("needs --run")) << err.toStdString();
+  EXPECT_EQ(run_gui({"--screenshot-after", "soon"}, &err), 2);
+  EXPECT_TRUE(err.contains("milliseconds or 'finished'")) << err.toStdString();
+}
