@@ -93,6 +93,23 @@ TEST(LlamaModel, GroupedQueryAttentionIsMultiHeadAttentionWithKeyValueHeadsShare
   EXPECT_LT((ya - yb).abs().max().item<double>(), 1e-10);
 }
 
+TEST(LlamaModel, PaddedAttentionHeadsComputeTheSameBlock) {
+  // A head size the attention kernel takes padded (16 -> 24 here) gets zero columns, which add
+  // nothing to QK^T, and the real head size's scale: the block's output is unchanged.
+  const auto dims = small_config().dims;  // dim 64, 4 heads of 16
+  at::manual_seed(5);
+  te::LlamaModel m(dims, at::TensorOptions().dtype(at::kDouble));
+  m.prepare_rope(16, at::kCPU);
+  const at::Tensor x = at::randn({2, 16, dims.dim}, at::kDouble);
+  at::NoGradGuard no_grad;
+  const at::Tensor plain = m.unit_forward(1, x, m.units()[1].params);
+  te::ModelKernels padded = m.kernels();
+  padded.attention_head_dim = dims.head_dim() + 8;
+  m.set_kernels(padded);
+  const at::Tensor with_padding = m.unit_forward(1, x, m.units()[1].params);
+  EXPECT_LT((plain - with_padding).abs().max().item<double>(), 1e-10);
+}
+
 TEST(LlamaModel, TiedEmbeddingsShareOneMatrixWhoseGradientSumsBothUses) {
   auto tied = small_config().dims;
   tied.tie_embeddings = true;
