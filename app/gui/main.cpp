@@ -177,16 +177,16 @@ int main(int argc, char** argv) {
     const QString when = parser.value(options.after);
     bool isNumber = false;
     const int ms = when.toInt(&isNumber);
-    if (when == QLatin1String("finished") && parser.isSet(options.run)) {
+    if (when == QLatin1String("finished")) {
+      if (!parser.isSet(options.run)) {
+        std::fprintf(stderr, "tunebench: --screenshot-after finished needs --run (the trial it waits for)\n");
+        return 2;
+      }
       // After the trial's end, once its last writes to the session are done (background jobs).
-      QObject::connect(&window, &tunebench::ui::MainWindow::trialFinished, &window, [&window, whenOpen, shoot] {
-        whenOpen(shoot);
-      }, Qt::SingleShotConnection);
+      QObject::connect(&window, &tunebench::ui::MainWindow::trialFinished, &window,
+                       [whenOpen, shoot] { whenOpen(shoot); }, Qt::SingleShotConnection);
     } else if (isNumber && ms >= 0) {
       QTimer::singleShot(ms, &window, shoot);
-    } else if (when == QLatin1String("finished")) {
-      std::fprintf(stderr, "tunebench: --screenshot-after finished needs --run (the trial it waits for)\n");
-      return 2;
     } else {
       std::fprintf(stderr, "tunebench: --screenshot-after takes milliseconds or 'finished', not '%s'\n",
                    qPrintable(when));

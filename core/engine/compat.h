@@ -80,27 +80,33 @@ class AutocastGuard {
 
 // ---- attention ------------------------------------------------------------------------------
 
+#if TORCH_VERSION_MAJOR >= 2
+// SDPA's scale argument: none (its own 1/sqrt(hd)) for 0.
+inline std::optional<double> sdpa_scale(double scale) {
+  return scale > 0 ? std::optional<double>(scale) : std::nullopt;
+}
+#endif
+
 // Causal scaled-dot-product attention over [B, H, T, hd] queries and [B, KV, T, hd] keys and
 // values, KV dividing H (grouped-query attention: query head h reads key/value head h / (H / KV),
 // as SDPA's enable_gqa and repeat_interleave both mean). `scale` defaults to 1/sqrt(hd); padded
 // heads pass the real head size's (a plain double, 0 for the default: GCC's -Wmaybe-uninitialized
-// misfires on an std::optional<double> passed by value). Flash, cuDNN or the memory-efficient kernel on 2.x
-// (select_attention), the math on the CPU and on 1.13.
+// misfires on an std::optional<double> passed by value). Flash, cuDNN or the memory-efficient kernel
+// on 2.x (select_attention), the math on the CPU and on 1.13.
 inline at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                    double scale = 0.0) {
-  const std::optional<double> sdpa_scale = scale > 0 ? std::optional<double>(scale) : std::nullopt;
   const int64_t group = q.size(1) / k.size(1);
 #if TUNEBENCH_TORCH_AT_LEAST(2, 5)
-  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, sdpa_scale, /*enable_gqa=*/group > 1);
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, sdpa_scale(scale),
+                                          /*enable_gqa=*/group > 1);
 #else
   const at::Tensor kr = group > 1 ? k.repeat_interleave(group, 1) : k;
   const at::Tensor vr = group > 1 ? v.repeat_interleave(group, 1) : v;
 #if TORCH_VERSION_MAJOR >= 2
-  return at::scaled_dot_product_attention(q, kr, vr, {}, 0.0, /*is_causal=*/true, sdpa_scale);
+  return at::scaled_dot_product_attention(q, kr, vr, {}, 0.0, /*is_causal=*/true, sdpa_scale(scale));
 #else
   // 1.13 takes no scale: fold a non-default one into q.
   const double natural = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-  (void)sdpa_scale;
   const at::Tensor qs = scale > 0 && scale != natural ? q * (scale / natural) : q;
   return std::get<0>(at::_scaled_dot_product_attention(qs, kr, vr, {}, 0.0, false, /*is_causal=*/true));
 #endif

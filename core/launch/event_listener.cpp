@@ -16,20 +16,8 @@
 
 namespace tunebench::launch {
 
-// Named, not anonymous: EventListener::Connection (external linkage) holds these types.
-namespace event_listener_detail {
+namespace {
 constexpr size_t kReadBytes = 256 * 1024;  // per read, as the GUI's EventChannel
-
-struct Forward final : protocol::ReadListener {
-  explicit Forward(const EventListener::Callbacks& c) : callbacks(c) {}
-  void on_event(protocol::Event&& e) override {
-    if (callbacks.event) callbacks.event(std::move(e));
-  }
-  void on_problem(const protocol::ReadProblem& p) override {
-    if (callbacks.problem) callbacks.problem(p);
-  }
-  const EventListener::Callbacks& callbacks;
-};
 
 std::string peer_name(int fd) {
   sockaddr_storage addr{};
@@ -48,15 +36,28 @@ std::string peer_name(int fd) {
   }
   return std::string(host) + ":" + std::to_string(port);
 }
+}  // namespace
+
+// Named, not anonymous: EventListener::Connection (external linkage) holds it.
+namespace event_listener_detail {
+struct Forward final : protocol::ReadListener {
+  explicit Forward(const EventListener::Callbacks& c) : callbacks(c) {}
+  void on_event(protocol::Event&& e) override {
+    if (callbacks.event) callbacks.event(std::move(e));
+  }
+  void on_problem(const protocol::ReadProblem& p) override {
+    if (callbacks.problem) callbacks.problem(p);
+  }
+  const EventListener::Callbacks& callbacks;
+};
 }  // namespace event_listener_detail
-using namespace event_listener_detail;
 
 struct EventListener::Connection {
   Connection(int f, bool t, const Callbacks& c) : fd(f), needs_token(t), forward(c), reader(forward) {}
   int fd;
   bool needs_token;
   std::string first_line;  // bytes before the token line's '\n'
-  Forward forward;
+  event_listener_detail::Forward forward;
   protocol::EventReader reader;
 };
 

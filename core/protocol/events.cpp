@@ -270,9 +270,11 @@ Event event_from_json(const json& j) {
   return e;
 }
 
-int64_t now_us() {
+int64_t now_ns() {
   using namespace std::chrono;
-  return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
+  return duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count();
 }
+
+int64_t now_us() { return now_ns() / 1000; }
 
 }  // namespace tunebench::protocol

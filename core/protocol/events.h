@@ -230,5 +230,7 @@ Event event_from_json(const nlohmann::json& j);
 
 // Microseconds since the Unix epoch on this host.
 int64_t now_us();
+// The same clock in nanoseconds (for readings that bracket a few microseconds).
+int64_t now_ns();
 
 }  // namespace tunebench::protocol

@@ -9,19 +9,11 @@
 #include <map>
 
 namespace tunebench::telemetry {
-// Named, not anonymous: Nvml::Api (external linkage) holds these types.
+// NVML's types. Named, not anonymous: Nvml::Api (external linkage) holds them.
 namespace nvml_abi {
 
 using nvmlReturn_t = int;
 using nvmlDevice_t = struct nvmlDevice_st*;
-constexpr nvmlReturn_t kSuccess = 0;
-constexpr int kClockSm = 1;           // NVML_CLOCK_SM
-constexpr int kTemperatureGpu = 0;    // NVML_TEMPERATURE_GPU
-constexpr int kPcieTx = 0;            // NVML_PCIE_UTIL_TX_BYTES
-constexpr int kPcieRx = 1;            // NVML_PCIE_UTIL_RX_BYTES
-constexpr unsigned kFieldNvlinkTx = 138;  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX (KiB, cumulative)
-constexpr unsigned kFieldNvlinkRx = 139;  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX
-constexpr int kMaxNvlinks = 18;           // NVML_NVLINK_MAX_LINKS
 
 struct nvmlMemory_t {
   unsigned long long total, free, used;
@@ -46,7 +38,22 @@ struct nvmlFieldValue_t {
 };
 
 }  // namespace nvml_abi
-using namespace nvml_abi;
+using nvml_abi::nvmlDevice_t;
+using nvml_abi::nvmlFieldValue_t;
+using nvml_abi::nvmlMemory_t;
+using nvml_abi::nvmlReturn_t;
+using nvml_abi::nvmlUtilization_t;
+
+namespace {
+constexpr nvmlReturn_t kSuccess = 0;
+constexpr int kClockSm = 1;           // NVML_CLOCK_SM
+constexpr int kTemperatureGpu = 0;    // NVML_TEMPERATURE_GPU
+constexpr int kPcieTx = 0;            // NVML_PCIE_UTIL_TX_BYTES
+constexpr int kPcieRx = 1;            // NVML_PCIE_UTIL_RX_BYTES
+constexpr unsigned kFieldNvlinkTx = 138;  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX (KiB, cumulative)
+constexpr unsigned kFieldNvlinkRx = 139;  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX
+constexpr int kMaxNvlinks = 18;           // NVML_NVLINK_MAX_LINKS
+}  // namespace
 
 struct Nvml::Api {
   void* handle = nullptr;

@@ -50,10 +50,9 @@ using Sampler = torch::data::samplers::SequentialSampler;
 using Loader = torch::data::StatelessDataLoader<WindowDataset, Sampler>;
 
 }  // namespace data_pipeline_detail
-using namespace data_pipeline_detail;
 
 struct DataPipeline::Impl {
-  std::unique_ptr<Loader> loader;
+  std::unique_ptr<data_pipeline_detail::Loader> loader;
   std::optional<torch::data::Iterator<at::Tensor>> it;
   bool started = false;
 };
@@ -61,13 +60,13 @@ struct DataPipeline::Impl {
 DataPipeline::DataPipeline(const config::TrialConfig& c, int rank, int world, int64_t batches, bool pin)
     : m_impl(std::make_unique<Impl>()) {
   const int64_t samples = batches * c.micro_batch;
-  WindowDataset dataset(make_token_source(c), samples, c.seq_len + 1, rank, world, c.sample_cpu_us, pin);
+  data_pipeline_detail::WindowDataset dataset(make_token_source(c), samples, c.seq_len + 1, rank, world, c.sample_cpu_us, pin);
   auto options = torch::data::DataLoaderOptions(static_cast<size_t>(c.micro_batch))
                      .workers(static_cast<size_t>(c.num_workers))
                      .max_jobs(static_cast<size_t>(2 * c.num_workers))  // 0 with no workers: libtorch 1.13 drops prefetched jobs otherwise
                      .enforce_ordering(true)
                      .drop_last(true);
-  m_impl->loader = std::make_unique<Loader>(std::move(dataset), Sampler(static_cast<size_t>(samples)), options);
+  m_impl->loader = std::make_unique<data_pipeline_detail::Loader>(std::move(dataset), data_pipeline_detail::Sampler(static_cast<size_t>(samples)), options);
 }
 
 DataPipeline::~DataPipeline() = default;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -73,18 +72,12 @@ Phase phase_at(const std::vector<Interval>& windows, int64_t t) {
   return best ? best->phase : Phase::Other;
 }
 
-// The host clock in ns (protocol::now_us's clock).
-int64_t host_ns() {
-  using namespace std::chrono;
-  return static_cast<int64_t>(duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count());
-}
-
 #ifdef TUNEBENCH_WITH_CUPTI
 // One reading of the host clock and CUPTI's, taken together.
 std::pair<int64_t, int64_t> cupti_clock_reading() {
-  const int64_t before = host_ns();
+  const int64_t before = protocol::now_ns();
   const int64_t t = cupti::timestamp_ns();
-  return {(before + host_ns()) / 2, t};
+  return {(before + protocol::now_ns()) / 2, t};
 }
 #endif
 
@@ -136,9 +129,9 @@ bool KernelSampler::begin() {
     // bracket. One alone was off by 0.3 ms when the thread lost its core inside the bracket (CI,
     // ctest -j2 on two cores), which moved every host op of the sample by that much.
     for (auto& bracket : m_clock_brackets) {
-      bracket.first = host_ns();
+      bracket.first = protocol::now_ns();
       { RECORD_USER_SCOPE(kClockScope); }
-      bracket.second = host_ns();
+      bracket.second = protocol::now_ns();
     }
 #ifdef TUNEBENCH_WITH_CUDA
     if (m_cuda) {
