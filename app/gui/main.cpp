@@ -146,12 +146,17 @@ int main(int argc, char** argv) {
     });
     poll->start();
   };
+  auto refused = std::make_shared<std::function<void()>>();  // set by --screenshot-after finished
   if (parser.isSet(options.replay)) {
     const QString path = parser.value(options.replay);
     const double x = parser.value(options.speed).toDouble();
     whenOpen([&window, path, x] { window.replayLog(path, x); });
   } else if (parser.isSet(options.run)) {
-    whenOpen([&window] { window.runTrial(); });
+    // A trial the window refuses (problems in the form) never finishes: a screenshot waiting for
+    // it is taken at once, and the exit status says it did not run.
+    whenOpen([&window, refused] {
+      if (!window.runTrial() && *refused) (*refused)();
+    });
   }
   if (parser.isSet(options.select)) {
     // Once the session's trials are in the table (opening is a background job).
@@ -167,13 +172,14 @@ int main(int argc, char** argv) {
   }
   if (parser.isSet(options.screenshot)) {
     const QString png = parser.value(options.screenshot);
-    auto shoot = [&window, png] {
+    auto shoot_and_exit = [&window, png](bool ran) {
       window.liveView()->replotNow();
       const bool ok = window.grab().save(png);
       if (!ok) qWarning("could not write %s", qPrintable(png));
       window.close();
-      QApplication::exit(ok ? 0 : 1);
+      QApplication::exit(ok && ran ? 0 : 1);
     };
+    auto shoot = [shoot_and_exit] { shoot_and_exit(true); };
     const QString when = parser.value(options.after);
     bool isNumber = false;
     const int ms = when.toInt(&isNumber);
@@ -185,6 +191,10 @@ int main(int argc, char** argv) {
       // After the trial's end, once its last writes to the session are done (background jobs).
       QObject::connect(&window, &tunebench::ui::MainWindow::trialFinished, &window,
                        [whenOpen, shoot] { whenOpen(shoot); }, Qt::SingleShotConnection);
+      *refused = [shoot_and_exit] {
+        std::fprintf(stderr, "tunebench: the trial did not start: the form has problems (shown in the screenshot)\n");
+        shoot_and_exit(false);
+      };
     } else if (isNumber && ms >= 0) {
       QTimer::singleShot(ms, &window, shoot);
     } else {

@@ -489,6 +489,22 @@ TEST(SessionWindow, ScreenshotAfterTheRunFinishedSavesTheTrialThenQuits) {
   ASSERT_EQ(trials.size(), 1u);
   EXPECT_EQ(trials[0].status, protocol::TrialStatus::Done);
 
+  // A trial the form refuses never finishes: the picture is taken at once, and the status says so.
+  const QString bad = dir.filePath("refused.json");
+  {
+    QFile f(bad);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(R"({"strategy": "ddp", "world_size": 2, "optimizer_overlap": true})");
+  }
+  QFile::remove(png);
+  EXPECT_EQ(run_gui({"--open", dir.filePath("refused.tbsession"), "--config", bad, "--run", "--screenshot-after",
+                     "finished"},
+                    &err),
+            1)
+      << err.toStdString();
+  EXPECT_TRUE(err.contains("did not start")) << err.toStdString();
+  EXPECT_TRUE(QFileInfo(png).size() > 0);
+
   EXPECT_EQ(run_gui({"--screenshot-after", "finished"}, &err), 2);
   EXPECT_TRUE(err.contains("needs --run")) << err.toStdString();
   EXPECT_EQ(run_gui({"--screenshot-after", "soon"}, &err), 2);
