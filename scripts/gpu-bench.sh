@@ -55,6 +55,10 @@
 #                                 # the attention kernel each ran, and (with .gpu/cli.tar.xz) the step
 #                                 # prediction calibrated on sessions/h200-7b.tbsession. Kernel sampling
 #                                 # is off (sampled steps carry profiler cost). Table printed last.
+#   scripts/gpu-bench.sh overlap  # 1 GPU, about 4 min with the build: 7B `compile fused` with
+#                                 # optimizer_overlap against the serial update, interleaved ROUNDS
+#                                 # (default 2), phases and the allocator's peak per phase; the tiny
+#                                 # model both ways (losses). Table printed last.
 #   scripts/gpu-bench.sh models-check  # 1 GPU, about 9 min with the build: the GEMM probe (10 calls per
 #                                 # pair of events) for the catalogue's shape fit, every models-final row
 #                                 # at LAYERS layers in `compile fused` with the allocator's peak per
@@ -629,6 +633,33 @@ case "$MODE" in
       CUBLASLT_WORKSPACE_SIZE=262144 run 7b-fused-ws256m-$k "${B7[@]}" --compile fused --kernel-sample-every 0
     done
     ;;
+  overlap)
+    # optimizer_overlap: the 7B `compile fused` step with each block's AdamW queued under the
+    # backward on a second stream, against the serial update, interleaved ROUNDS (default 2) rounds,
+    # kernel sampling off, the allocator's peak per phase; then the tiny model both ways (the same
+    # losses). Table printed last (models_check_table.py, then the tiny runs' losses).
+    export TUNEBENCH_MEMORY_PHASES=1
+    # OVERLAP_BLOCKS: the AdamW kernel's grid caps to try (TUNEBENCH_OVERLAP_BLOCKS; 0 = uncapped).
+    for k in $(seq "${ROUNDS:-2}"); do
+      run 7b-fused-serial-$k "${B7[@]}" --compile fused --kernel-sample-every 0
+      for b in ${OVERLAP_BLOCKS:-0}; do
+        for pr in ${OVERLAP_PRIORITY:-0}; do  # 1: the step's kernels on a high-priority stream
+          TUNEBENCH_OVERLAP_PRIORITY=$pr TUNEBENCH_OVERLAP_BLOCKS=$b run 7b-fused-overlap-b$b-p$pr-$k "${B7[@]}" \
+            --compile fused --kernel-sample-every 0 --optimizer-overlap true
+        done
+      done
+    done
+    grep -h '"warning"' "$OUT"/logs/*.jsonl | cut -c1-300 | sort | uniq -c | head
+    TINY_O=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --amp bf16 --compile fused --steps 12 --warmup 2
+            --kernel-sample-every 0)
+    run tiny-serial "${TINY_O[@]}"
+    run tiny-overlap "${TINY_O[@]}" --optimizer-overlap true
+    python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" > "$OUT/overlap-table.txt"
+    for f in "$OUT"/logs/tiny-*.jsonl; do
+      printf '%s losses: ' "$(basename "$f" .jsonl)"
+      python3 -c 'import json,sys; print(" ".join("%.6f" % e["loss"] for e in map(json.loads, open(sys.argv[1])) if e.get("type") == "step"))' "$f"
+    done >> "$OUT/overlap-table.txt"
+    ;;
   sampling-cost)
     # Block A: warm-up steps 100-399, before any sample; block B: steps 400-999 (sampling_cost.py),
     # in wall time and in the training thread's CPU time (TUNEBENCH_THREAD_CPU=1): a launch-bound
@@ -661,4 +692,7 @@ if [ "$MODE" = investigate ] && [ -f "$OUT/investigate/summary.txt" ]; then
 fi
 if [ -f "$OUT/models-table.txt" ]; then
   echo "== models"; cat "$OUT/models-table.txt"
+fi
+if [ -f "$OUT/overlap-table.txt" ]; then
+  echo "== optimizer overlap"; cat "$OUT/overlap-table.txt"
 fi

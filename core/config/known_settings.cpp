@@ -8,7 +8,8 @@ namespace {
 // Knobs added after sessions were first written, with what the workers of before ran: a config
 // the worker wrote then lacks them, and they are known all the same (as the Where group below).
 bool added_later(std::string_view key) {
-  return key == "kv_heads" || key == "tie_embeddings" || key == "rope_theta" || key == "attention";
+  return key == "kv_heads" || key == "tie_embeddings" || key == "rope_theta" || key == "attention" ||
+         key == "optimizer_overlap";
 }
 
 // Kernel sampling is how the worker observed the run, not what it trained: configs written before

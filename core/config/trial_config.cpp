@@ -239,6 +239,7 @@ const std::vector<Field>& fields() {
       plain("lr", &TrialConfig::lr),
       plain("weight_decay", &TrialConfig::weight_decay),
       plain("grad_clip", &TrialConfig::grad_clip),
+      plain("optimizer_overlap", &TrialConfig::optimizer_overlap),
       plain("bucket_mb", &TrialConfig::bucket_mb),
       plain("first_bucket_mb", &TrialConfig::first_bucket_mb),
       plain("ddp_overlap", &TrialConfig::ddp_overlap),

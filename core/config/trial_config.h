@@ -119,6 +119,7 @@ struct TrialConfig {
   double lr = 1e-4;
   double weight_decay = 0.0;
   double grad_clip = 0.0;      // max global grad norm; 0 = off
+  bool optimizer_overlap = false;  // each unit's update queued as its gradients complete (one rank)
 
   // ---- communication ----
   double bucket_mb = 25.0;       // DDP bucket cap (MiB), as torch DDP's bucket_cap_mb

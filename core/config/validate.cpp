@@ -120,6 +120,17 @@ std::vector<Problem> validate(const TrialConfig& c) {
   need(std::isfinite(c.weight_decay) && c.weight_decay >= 0, "weight_decay", "weight decay must not be negative");
   need(std::isfinite(c.grad_clip) && c.grad_clip >= 0, "grad_clip",
        "gradient clipping norm must not be negative (0 = off)");
+  if (c.optimizer_overlap) {
+    // Each needs every gradient (or the reduced ones) before the first update can start.
+    need(c.strategy == Strategy::Single, "optimizer_overlap",
+         "optimizer_overlap runs one rank: " + std::string(to_string(c.strategy)) +
+             " must reduce the gradients before any update");
+    need(c.grad_clip == 0, "optimizer_overlap",
+         "optimizer_overlap cannot clip: the global norm needs every gradient first (set grad_clip 0)");
+    need(c.amp != Amp::Fp16, "optimizer_overlap",
+         "optimizer_overlap cannot skip an fp16 step: loss scaling checks every gradient first (use bf16)");
+    need(!graph, "optimizer_overlap", "optimizer_overlap does not run inside a CUDA graph (use compile 'fused')");
+  }
 
   // communication
   need(c.bucket_mb > 0 && c.bucket_mb <= 16384, "bucket_mb", "bucket size must be between 0 and 16384 MiB");

@@ -15,6 +15,7 @@
 #include "core/engine/model/checkpoint.h"
 #include "core/engine/model/llama.h"
 #include "core/engine/optim/optimizer.h"
+#include "core/engine/optim/optimizer_overlap.h"
 #include "core/engine/stats.h"
 #include "core/engine/strategy/factory.h"
 #include "core/engine/strategy/strategy.h"
@@ -166,6 +167,10 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   check_kernel_support(m_config, m_device, m_sink);
   apply_kernel_settings(m_config);
 
+  // TUNEBENCH_OVERLAP_PRIORITY=1 (an experiment): the step's own kernels on a high-priority stream.
+  if (m_config.optimizer_overlap && m_device.is_cuda())
+    if (const char* v = std::getenv("TUNEBENCH_OVERLAP_PRIORITY"); v && std::string(v) == "1")
+      OptimizerOverlap::prioritise_current_stream();
   at::manual_seed(m_config.seed);  // identical initial weights on every rank
   const auto options = at::TensorOptions().device(m_device.device()).dtype(param_dtype(m_config.amp));
   m_model = std::make_unique<LlamaModel>(m_config.dims, options);
@@ -194,6 +199,13 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   copies.device_memory_bytes = m_device.total_memory_bytes();
   m_weight_copies = m_optimizer->own_kernel() && predict::optimizer_weight_copies(m_config, copies);
   if (m_config.amp == Amp::Fp16) m_scaler = std::make_unique<LossScaler>(m_device.device());
+  if (m_config.optimizer_overlap) {  // config::validate: one rank, no clipping, no fp16, no graph
+    std::vector<std::vector<at::Tensor>> units;
+    for (const auto& u : m_model->units()) units.push_back(u.params);
+    std::function<std::vector<at::Tensor>(size_t)> copies;
+    if (m_weight_copies) copies = [this](size_t u) { return m_model->new_weight_copies(u); };
+    m_overlap = std::make_unique<OptimizerOverlap>(*m_optimizer, std::move(units), std::move(copies), m_device.is_cuda());
+  }
   if (config::uses_cuda_graph(m_config.compile)) prepare_graph();  // says why before any training happens
 
   // Checkpointed bodies and their recompute observers live as long as the trainer, because the
@@ -272,6 +284,7 @@ at::Tensor Trainer::micro_step(const at::Tensor& tokens, bool last, double loss_
   m_timeline->end(fwd);
   note_memory_phase("forward");
   const int bwd = m_timeline->begin(Phase::Backward);
+  if (m_overlap && last) m_overlap->arm();
   (m_scaler ? m_scaler->scale(loss) : loss).backward();
   m_timeline->end(bwd);
   m_strategy->after_backward(last);
@@ -284,6 +297,13 @@ double Trainer::forward_backward(const at::Tensor& tokens, double loss_divisor) 
 }
 
 void Trainer::optimizer_step() {
+  if (m_overlap) {  // most units were updated during the backward; the rest, and the wait, here
+    if (!m_overlap->finish()) m_model->drop_weight_copies();
+    m_strategy->after_optimizer();
+    m_last_found_inf = at::Tensor();
+    m_model->end_step();
+    return;
+  }
   std::vector<at::Tensor> grads = m_strategy->optimizer_grads();
   at::Tensor found_inf;
   if (m_scaler) found_inf = m_scaler->unscale(grads);

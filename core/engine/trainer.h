@@ -26,6 +26,7 @@ class Strategy;
 class Timeline;
 class KernelSampler;
 class LossScaler;
+class OptimizerOverlap;
 
 using EventSink = std::function<void(protocol::Payload)>;
 
@@ -53,6 +54,7 @@ class Trainer {
   // For tests: the model and the parameters the optimizer updates.
   LlamaModel& model() { return *m_model; }
   Strategy& strategy() { return *m_strategy; }
+  const OptimizerOverlap* optimizer_overlap() const { return m_overlap.get(); }  // optimizer_overlap on
   // One micro-batch forward + backward on explicit tokens [B, T+1], no optimizer (tests compare
   // gradients). Returns the loss.
   double forward_backward(const at::Tensor& tokens, double loss_divisor = 1.0);
@@ -81,6 +83,7 @@ class Trainer {
   std::unique_ptr<LlamaModel> m_model;
   std::unique_ptr<Strategy> m_strategy;
   std::unique_ptr<Optimizer> m_optimizer;
+  std::unique_ptr<OptimizerOverlap> m_overlap;  // optimizer_overlap: updates queued during the backward
   std::unique_ptr<Timeline> m_timeline;
   std::unique_ptr<KernelSampler> m_sampler;  // null: not sampling (CPU, timing off, period 0, or it failed)
   std::unique_ptr<LossScaler> m_scaler;

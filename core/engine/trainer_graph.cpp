@@ -14,6 +14,7 @@
 #include "core/engine/errors.h"
 #include "core/engine/model/llama.h"
 #include "core/engine/optim/optimizer.h"
+#include "core/engine/optim/optimizer_overlap.h"
 #include "core/engine/strategy/strategy.h"
 #include "core/engine/timing/kernel_sampler.h"
 #include "core/engine/timing/timeline.h"

@@ -65,6 +65,7 @@ struct Simulation {
   double tokens = 0;
   bool fsdp = false, ddp = false, single = false;
   bool full_shard = false;
+  bool weight_copies = false;  // AdamW writes the next forward's 16-bit weights
 
   Live live;
   std::vector<bool> gathered;
@@ -211,6 +212,7 @@ struct Simulation {
   void backward(int64_t micro) {
     const std::string suffix = c.grad_accum > 1 ? " (micro-step " + std::to_string(micro + 1) + ")" : "";
     const bool first = micro == 0;
+    const bool last = micro + 1 == std::max<int64_t>(1, c.grad_accum);
     for (size_t k = units.size(); k-- > 0;) {
       const size_t u = k;
       std::vector<MemoryTerm> extra;
@@ -276,6 +278,8 @@ struct Simulation {
         live.sub(kGradFull, full_numel(u) * p.gathered_bytes);
         release(u);
       }
+      // optimizer_overlap: the unit's update runs now, as in optimizer() below, unit by unit.
+      if (c.optimizer_overlap && last) update(u);
     }
     if (fsdp) {
       // after_backward: the reduced shards become (or are added to) the optimizer's gradients.
@@ -286,18 +290,25 @@ struct Simulation {
     }
   }
 
-  void optimizer(bool fused_adamw, bool weight_copies) {
+  // One unit's update when its gradients go with it: its 16-bit copies are allocated, the kernel
+  // updates it, its gradients go (the serial step with weight copies, and optimizer_overlap).
+  void update(size_t u) {
+    // (The embedding's copies only when it is the tied head: the lookup reads the fp32 table.)
+    if (weight_copies && (u > 0 || c.dims.tie_embeddings))
+      live.add(kNextCopies, static_cast<double>(units[u].numel()) * p.compute_bytes);
+    candidate("optimizer step (" + units[u].name + ")");
+    live.sub(kGrads, static_cast<double>(units[u].numel()) * p.param_bytes);
+  }
+
+  void optimizer(bool fused_adamw) {
     std::vector<MemoryTerm> extra;
-    if (weight_copies) {
-      // Unit by unit: its 16-bit copies are allocated, the kernel updates it, its gradients go.
+    if (c.optimizer_overlap) {  // every unit was updated in the backward
       candidate("optimizer step");
-      for (size_t u = 0; u < units.size(); ++u) {
-        // (The embedding's only when it is the tied head: the lookup reads the fp32 table.)
-        if (u > 0 || c.dims.tie_embeddings)
-          live.add(kNextCopies, static_cast<double>(units[u].numel()) * p.compute_bytes);
-        candidate("optimizer step (" + units[u].name + ")");
-        live.sub(kGrads, static_cast<double>(units[u].numel()) * p.param_bytes);
-      }
+      return;
+    }
+    if (weight_copies) {
+      candidate("optimizer step");
+      for (size_t u = 0; u < units.size(); ++u) update(u);
       return;
     }
     const double params = fsdp ? all_shards() * p.param_bytes : all_numel() * p.param_bytes;
@@ -317,6 +328,7 @@ namespace {
 MemoryPrediction simulate(const config::TrialConfig& c, const MemoryOptions& options, bool weight_copies) {
   const hardware::Catalogue& cat = options.catalogue ? *options.catalogue : hardware::catalogue();
   Simulation sim(c, options.cuda);
+  sim.weight_copies = weight_copies;
   sim.resident();
   MemoryPrediction out;
   out.weight_copies = weight_copies;
@@ -326,7 +338,7 @@ MemoryPrediction simulate(const config::TrialConfig& c, const MemoryOptions& opt
     sim.forward(micro);
     sim.backward(micro);
   }
-  sim.optimizer(fused, weight_copies);
+  sim.optimizer(fused);
   out.peak_bytes = static_cast<int64_t>(sim.best);
   out.peak_at = sim.best_at;
   out.at_peak = sim.best_terms;

@@ -220,6 +220,7 @@ void TrialForm::updateDependentFields() {
   for (const char* k : {"bucket_mb", "first_bucket_mb", "ddp_overlap", "compression"}) m_fields[k]->setEnabled(ddp);
   for (const char* k : {"fsdp_mode", "fsdp_prefetch", "fsdp_param_dtype", "fsdp_reduce_dtype"})
     m_fields[k]->setEnabled(fsdp);
+  m_fields["optimizer_overlap"]->setEnabled(c.strategy == config::Strategy::Single);
   // The Where group shows what the chosen launcher uses (no SSH hosts for local ranks, no SLURM
   // fields over SSH, ...); hidden fields keep their values for when the choice comes back.
   for (const auto& knob : config::knobs()) {

@@ -24,7 +24,7 @@ namespace {
 bool own_adamw(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
                const std::vector<at::Tensor>& exp_avg, const std::vector<at::Tensor>& exp_avg_sq,
                const at::Tensor& step, double lr, double beta1, double beta2, double weight_decay, double eps,
-               const std::vector<at::Tensor>& copies = {}) {
+               const std::vector<at::Tensor>& copies = {}, int max_blocks = 0) {
   auto copy_type = kernels::ElemType::F32;  // none
   for (const auto& c : copies) {
     if (!c.defined()) continue;
@@ -54,7 +54,7 @@ bool own_adamw(const std::vector<at::Tensor>& params, const std::vector<at::Tens
   }
   if (!kernels::adamw_step(table.data(), static_cast<int>(table.size()), step.data_ptr<float>(), static_cast<float>(lr),
                            static_cast<float>(beta1), static_cast<float>(beta2), static_cast<float>(weight_decay),
-                           static_cast<float>(eps), copy_type, at::cuda::getCurrentCUDAStream()))
+                           static_cast<float>(eps), copy_type, at::cuda::getCurrentCUDAStream(), max_blocks))
     return false;
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return true;
@@ -64,21 +64,26 @@ bool own_adamw(const std::vector<at::Tensor>& params, const std::vector<at::Tens
 // the 16-byte path over several chunks, the element-wise path, and a few elements.
 bool own_adamw_agrees(c10::Device device, double lr, double wd, std::string* why) {
   const auto opts = at::TensorOptions().device(device).dtype(at::kFloat);
-  std::vector<at::Tensor> p1, p2, g, m1, m2, v1, v2, steps;
+  std::vector<at::Tensor> p1, p2, p3, g, m1, m2, m3, v1, v2, v3, steps;
   for (int64_t n : {int64_t{3} * (int64_t{1} << 16) + 4, int64_t{4099}, int64_t{8}}) {
     p1.push_back(at::randn({n}, opts));
     p2.push_back(p1.back().clone());
+    p3.push_back(p1.back().clone());
     g.push_back(at::randn({n}, opts));
     m1.push_back(at::zeros({n}, opts));
     m2.push_back(at::zeros({n}, opts));
+    m3.push_back(at::zeros({n}, opts));
     v1.push_back(at::zeros({n}, opts));
     v2.push_back(at::zeros({n}, opts));
+    v3.push_back(at::zeros({n}, opts));
     steps.push_back(at::zeros({}, opts));
   }
   at::Tensor step = at::zeros({1}, opts);
   for (int k = 0; k < 2; ++k) {
     step.add_(1);
-    if (!own_adamw(p1, g, m1, v1, step, lr, 0.9, 0.999, wd, 1e-8)) {
+    // The capped grid (two blocks looping over the chunks) must compute the same.
+    if (!own_adamw(p1, g, m1, v1, step, lr, 0.9, 0.999, wd, 1e-8) ||
+        !own_adamw(p3, g, m3, v3, step, lr, 0.9, 0.999, wd, 1e-8, {}, 2)) {
       *why = "the kernel does not take these tensors";
       return false;
     }
@@ -91,6 +96,11 @@ bool own_adamw_agrees(c10::Device device, double lr, double wd, std::string* why
     const double scale = p2[i].abs().max().item<double>() + 1e-12;
     worst = std::max(worst, diff / scale);
   }
+  for (size_t i = 0; i < p1.size(); ++i)
+    if (!at::equal(p1[i], p3[i])) {
+      *why = "its capped grid differs from its full grid";
+      return false;
+    }
   if (!(worst < 1e-5)) {
     *why = "it differs from at::_fused_adamw_ by " + std::to_string(worst) + " (relative)";
     return false;
@@ -176,57 +186,89 @@ bool Optimizer::step(const std::vector<at::Tensor>& grads, const at::Tensor& fou
   // Foreach path: one host read decides a skipped fp16 step (the fused path needs none).
   if (found_inf.defined() && found_inf.item<float>() != 0.f) return false;
   ++m_step;
+  foreach_update(m_params, grads, m_exp_avg, m_exp_avg_sq);
+  return false;
+}
+
+void Optimizer::foreach_update(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+                               const std::vector<at::Tensor>& exp_avg, const std::vector<at::Tensor>& exp_avg_sq) {
   if (m_kind == config::Optimizer::Sgd) {
-    if (m_weight_decay > 0) at::_foreach_mul_(m_params, 1.0 - m_lr * m_weight_decay);
-    at::_foreach_add_(m_params, grads, -m_lr);
-    return false;
+    if (m_weight_decay > 0) at::_foreach_mul_(params, 1.0 - m_lr * m_weight_decay);
+    at::_foreach_add_(params, grads, -m_lr);
+    return;
   }
   // AdamW (Loshchilov & Hutter), as torch.optim.AdamW: decoupled decay, bias-corrected moments.
   const double bias1 = 1.0 - std::pow(m_beta1, static_cast<double>(m_step));
   const double bias2 = 1.0 - std::pow(m_beta2, static_cast<double>(m_step));
-  if (m_weight_decay > 0) at::_foreach_mul_(m_params, 1.0 - m_lr * m_weight_decay);
-  at::_foreach_mul_(m_exp_avg, m_beta1);
-  at::_foreach_add_(m_exp_avg, grads, 1.0 - m_beta1);
-  at::_foreach_mul_(m_exp_avg_sq, m_beta2);
-  at::_foreach_addcmul_(m_exp_avg_sq, grads, grads, 1.0 - m_beta2);
-  std::vector<at::Tensor> denom = at::_foreach_sqrt(m_exp_avg_sq);
+  if (m_weight_decay > 0) at::_foreach_mul_(params, 1.0 - m_lr * m_weight_decay);
+  at::_foreach_mul_(exp_avg, m_beta1);
+  at::_foreach_add_(exp_avg, grads, 1.0 - m_beta1);
+  at::_foreach_mul_(exp_avg_sq, m_beta2);
+  at::_foreach_addcmul_(exp_avg_sq, grads, grads, 1.0 - m_beta2);
+  std::vector<at::Tensor> denom = at::_foreach_sqrt(exp_avg_sq);
   at::_foreach_div_(denom, std::sqrt(bias2));
   at::_foreach_add_(denom, m_eps);
-  at::_foreach_addcdiv_(m_params, m_exp_avg, denom, -m_lr / bias1);
+  at::_foreach_addcdiv_(params, exp_avg, denom, -m_lr / bias1);
+}
+
+void Optimizer::begin_step() {
+  at::NoGradGuard no_grad;
+  ++m_step;
+#if TORCH_VERSION_MAJOR >= 2 && defined(TUNEBENCH_WITH_CUDA)
+  if (m_own_kernel) m_step_count.add_(1);
+  else if (m_fused) at::_foreach_add_(m_state_steps, 1);
+#endif
+}
+
+bool Optimizer::update(size_t first, size_t n, const std::vector<at::Tensor>& grads,
+                       const std::vector<at::Tensor>& copies) {
+  at::NoGradGuard no_grad;
+  (void)copies;  // only the project's kernel (CUDA, libtorch 2.x) writes them
+  if (first + n > m_params.size() || grads.size() != n)
+    throw EngineError("internal", protocol::kExitInternal, "optimizer update outside its parameters");
+  const auto slice = [first, n](const std::vector<at::Tensor>& v) {
+    if (v.empty()) return v;  // SGD has no state
+    return std::vector<at::Tensor>(v.begin() + static_cast<std::ptrdiff_t>(first),
+                                   v.begin() + static_cast<std::ptrdiff_t>(first + n));
+  };
+  const std::vector<at::Tensor> params = slice(m_params);
+#if TORCH_VERSION_MAJOR >= 2 && defined(TUNEBENCH_WITH_CUDA)
+  if (m_own_kernel) {
+    if (!own_adamw(params, grads, slice(m_exp_avg), slice(m_exp_avg_sq), m_step_count, m_lr, m_beta1, m_beta2,
+                   m_weight_decay, m_eps, copies, m_max_blocks))
+      throw EngineError("internal", protocol::kExitInternal, "the AdamW kernel refused a parameter group");
+    return !copies.empty();
+  }
+  if (m_fused) {
+    at::_fused_adamw_(params, grads, slice(m_exp_avg), slice(m_exp_avg_sq), {}, slice(m_state_steps), m_lr, m_beta1,
+                      m_beta2, m_weight_decay, m_eps, /*amsgrad=*/false, /*maximize=*/false, /*grad_scale=*/{},
+                      /*found_inf=*/{});
+    return false;
+  }
+#endif
+  foreach_update(params, grads, slice(m_exp_avg), slice(m_exp_avg_sq));
   return false;
 }
 
 bool Optimizer::step_in_groups(std::vector<at::Tensor>& grads, const std::vector<size_t>& group_sizes,
                                const std::function<std::vector<at::Tensor>(size_t)>& copies_for) {
-#if TORCH_VERSION_MAJOR >= 2 && defined(TUNEBENCH_WITH_CUDA)
-  if (m_own_kernel) {
-    at::NoGradGuard no_grad;
-    size_t total = 0;
-    for (size_t n : group_sizes) total += n;
-    if (total != m_params.size() || grads.size() != m_params.size())
-      throw EngineError("internal", protocol::kExitInternal, "optimizer groups do not cover the parameters");
-    m_step_count.add_(1);
-    const auto slice = [](const std::vector<at::Tensor>& v, size_t first, size_t n) {
-      return std::vector<at::Tensor>(v.begin() + static_cast<std::ptrdiff_t>(first),
-                                     v.begin() + static_cast<std::ptrdiff_t>(first + n));
-    };
-    size_t first = 0;
-    for (size_t group = 0; group < group_sizes.size(); ++group) {
-      const size_t n = group_sizes[group];
-      if (!own_adamw(slice(m_params, first, n), slice(grads, first, n), slice(m_exp_avg, first, n),
-                     slice(m_exp_avg_sq, first, n), m_step_count, m_lr, m_beta1, m_beta2, m_weight_decay, m_eps,
-                     copies_for(group)))
-        throw EngineError("internal", protocol::kExitInternal, "the AdamW kernel refused a parameter group");
-      for (size_t i = first; i < first + n; ++i) grads[i] = at::Tensor();
-      first += n;
-    }
-    ++m_step;
-    return true;
+  if (!m_own_kernel) return step(grads);
+  size_t total = 0;
+  for (size_t n : group_sizes) total += n;
+  if (total != m_params.size() || grads.size() != m_params.size())
+    throw EngineError("internal", protocol::kExitInternal, "optimizer groups do not cover the parameters");
+  begin_step();
+  size_t first = 0;
+  for (size_t group = 0; group < group_sizes.size(); ++group) {
+    const size_t n = group_sizes[group];
+    update(first, n,
+           std::vector<at::Tensor>(grads.begin() + static_cast<std::ptrdiff_t>(first),
+                                   grads.begin() + static_cast<std::ptrdiff_t>(first + n)),
+           copies_for(group));
+    for (size_t i = first; i < first + n; ++i) grads[i] = at::Tensor();
+    first += n;
   }
-#endif
-  (void)group_sizes;
-  (void)copies_for;
-  return step(grads);
+  return true;
 }
 
 at::Tensor clip_grad_norm(const std::vector<at::Tensor>& grads, double max_norm) {

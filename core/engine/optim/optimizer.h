@@ -37,6 +37,18 @@ class Optimizer {
   bool step_in_groups(std::vector<at::Tensor>& grads, const std::vector<size_t>& group_sizes,
                       const std::function<std::vector<at::Tensor>(size_t)>& copies_for);
 
+  // One update in pieces, for an update that runs while the backward still computes other
+  // gradients (optim/optimizer_overlap.h): begin_step() once, then update() for each run of
+  // parameters `first` .. `first + n - 1` as its gradients (`grads`, n of them) are complete, each
+  // parameter once, on the current stream. Each piece computes exactly what step() computes for
+  // those parameters. `copies`: as step()'s, for the project's kernel. Returns whether they were
+  // written. No loss scaling (found_inf needs every gradient first).
+  void begin_step();
+  // The project's kernel keeps to at most `blocks` thread blocks in update() (0: one per chunk over
+  // the whole GPU), leaving the other SMs to the kernels that run beside it.
+  void set_update_blocks(int blocks) { m_max_blocks = blocks; }
+  bool update(size_t first, size_t n, const std::vector<at::Tensor>& grads, const std::vector<at::Tensor>& copies = {});
+
   bool fused() const { return m_fused; }
   bool own_kernel() const { return m_own_kernel; }
   const std::string& fallback_reason() const { return m_fallback_reason; }
@@ -46,11 +58,16 @@ class Optimizer {
   const std::vector<at::Tensor>& params() const { return m_params; }
 
  private:
+  // The foreach (multi-tensor, unfused) update of these parameters with the step count m_step.
+  void foreach_update(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+                      const std::vector<at::Tensor>& exp_avg, const std::vector<at::Tensor>& exp_avg_sq);
+
   config::Optimizer m_kind;
   double m_lr, m_weight_decay;
   double m_beta1 = 0.9, m_beta2 = 0.999, m_eps = 1e-8;
   bool m_fused = false;
   bool m_own_kernel = false;
+  int m_max_blocks = 0;  // update(): the project's kernel's grid cap (0 = none)
   std::string m_fallback_reason;
   at::Tensor m_step_count;  // own kernel: the step as a device float (a CUDA graph replays its increment)
   int64_t m_step = 0;

@@ -1,6 +1,10 @@
 // One test per validation rule: each bad value yields a problem naming its knob.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "core/config/trial_config.h"
 
 namespace tc = tunebench::config;
@@ -313,4 +317,21 @@ TEST(Validate, Fp8NeedsTheKeyValueProjectionInMultiplesOf16) {
   EXPECT_FALSE(flags(c, "amp"));
   c.dims = {1200, 2, 12, 4096, 32000, 3};  // head size 100: 1200 + 2 x 300 = 1800, not a multiple of 16
   EXPECT_TRUE(flags(c, "amp"));
+}
+
+TEST(Validate, OptimizerInBackwardNeedsEveryGradientOnOneRank) {
+  tc::TrialConfig c;
+  c.optimizer_overlap = true;
+  EXPECT_FALSE(flags(c, "optimizer_overlap"));
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"strategy", "ddp"}, {"strategy", "fsdp"}, {"grad_clip", "1.0"}, {"amp", "fp16"}, {"compile", "graph"},
+           {"compile", "fused+graph"}}) {
+    tc::TrialConfig bad = c;
+    ASSERT_FALSE(tc::set_knob(bad, key, value)) << key;
+    if (key == "strategy") bad.world_size = 2;
+    if (key == "amp" || key == "compile") bad.device = tc::Device::Cuda;
+    EXPECT_TRUE(flags(bad, "optimizer_overlap")) << key << "=" << value;
+    bad.optimizer_overlap = false;
+    EXPECT_FALSE(flags(bad, "optimizer_overlap")) << key << "=" << value;
+  }
 }

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "core/engine/device.h"
 #include "core/engine/errors.h"
 #include "core/engine/model/llama.h"
+#include "core/engine/optim/optimizer_overlap.h"
 #include "core/engine/stats.h"
 #include "core/engine/strategy/strategy.h"
 #include "core/engine/trainer.h"
@@ -94,6 +96,48 @@ TEST(Trainer, AccumulatingKMicroBatchesEqualsOneBatchOfKTimesB) {
   const double lb = b2.train_step({batch});
   EXPECT_NEAR(la, lb, 1e-5);
   EXPECT_LT(te::testing::max_rel_diff(a2.model().parameters(), b2.model().parameters()), 1e-6);
+}
+
+// optimizer_overlap updates each unit inside the backward as its gradients complete. The update is
+// the same, so parameters and losses must match the serial step exactly, and every unit must have
+// been updated by the hooks (finish() updates the rest: without the count this could pass with
+// hooks that never fire).
+TEST(Trainer, OptimizerInBackwardGivesTheSameStepsAndUpdatesEveryUnitDuringTheBackward) {
+  const auto device = cpu();
+  struct Variant {
+    const char* name;
+    std::function<void(tc::TrialConfig&)> set;
+  };
+  const std::vector<Variant> variants = {
+      {"adamw", [](tc::TrialConfig&) {}},
+      {"sgd", [](tc::TrialConfig& c) { c.optimizer = tc::Optimizer::Sgd; }},
+      {"accumulation 2", [](tc::TrialConfig& c) { c.grad_accum = 2; }},
+      {"tied embeddings", [](tc::TrialConfig& c) { c.dims.tie_embeddings = true; }},
+      {"checkpointing", [](tc::TrialConfig& c) { c.checkpointing = true; }},
+      {"bf16 autocast", [](tc::TrialConfig& c) { c.amp = tc::Amp::Bf16; }},
+  };
+  for (const auto& v : variants) {
+    SCOPED_TRACE(v.name);
+    auto serial_cfg = small_config();
+    serial_cfg.weight_decay = 0.01;
+    v.set(serial_cfg);
+    auto overlap_cfg = serial_cfg;
+    overlap_cfg.optimizer_overlap = true;
+    ASSERT_TRUE(tc::validate(overlap_cfg).empty());
+    te::Trainer serial(serial_cfg, device, {}, [](auto) {});
+    te::Trainer overlap(overlap_cfg, device, {}, [](auto) {});
+    ASSERT_EQ(serial.optimizer_overlap(), nullptr);
+    ASSERT_NE(overlap.optimizer_overlap(), nullptr);
+    for (int step = 0; step < 3; ++step) {
+      const at::Tensor batch = te::testing::random_tokens(serial_cfg, 4 * serial_cfg.grad_accum, 20 + step);
+      std::vector<at::Tensor> micro;
+      for (int64_t i = 0; i < serial_cfg.grad_accum; ++i) micro.push_back(batch.narrow(0, 4 * i, 4));
+      EXPECT_EQ(serial.train_step(micro), overlap.train_step(micro)) << "step " << step;
+      EXPECT_EQ(overlap.optimizer_overlap()->updated_in_backward(), overlap.model().unit_count()) << "step " << step;
+    }
+    EXPECT_EQ(te::testing::max_rel_diff(overlap.model().parameters(), serial.model().parameters()), 0.0);
+    for (const auto& p : overlap.model().parameters()) EXPECT_FALSE(p.grad().defined());
+  }
 }
 
 TEST(Trainer, Bf16AutocastRunsAndStaysCloseToFp32) {
