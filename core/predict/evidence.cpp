@@ -20,8 +20,10 @@ std::string run_identity(const protocol::TrialLog& log) {
 bool MeasuredTrial::has_steps() const { return !probe && metrics.measured_steps > 0 && !metrics.oom; }
 
 bool MeasuredTrial::has_phases() const {
-  return has_steps() && !config::uses_cuda_graph(config.compile) && metrics.breakdown[analysis::Part::Forward] > 0 &&
-         metrics.breakdown[analysis::Part::Backward] > 0;
+  // A CUDA graph's step is one replay; with optimizer_overlap the backward's interval holds most of
+  // the update: neither separates the phases the calibration fits.
+  return has_steps() && !config::uses_cuda_graph(config.compile) && !config.optimizer_overlap &&
+         metrics.breakdown[analysis::Part::Forward] > 0 && metrics.breakdown[analysis::Part::Backward] > 0;
 }
 
 void Evidence::add(std::string label, std::shared_ptr<const protocol::TrialLog> log) {

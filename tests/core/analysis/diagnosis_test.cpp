@@ -125,6 +125,19 @@ TEST(Diagnosis, MemoryBoundWithAllocatorRetriesOwnsTheIdleTime) {
   for (const auto& s : f.suggestions)
     bigger_batch = bigger_batch || s.title == "checkpointing true + micro_batch 8";
   EXPECT_TRUE(bigger_batch);
+  // One rank, no clipping: the update can free each block's gradients during the backward.
+  const auto* overlap = find_suggestion(f, "optimizer_overlap");
+  ASSERT_TRUE(overlap);
+  std::vector<tc::Problem> problems;
+  EXPECT_TRUE(ta::apply(*overlap, c, &problems).optimizer_overlap);
+  EXPECT_TRUE(problems.empty()) << tc::describe(problems);
+  c.grad_clip = 1.0;  // the global norm needs every gradient first: not suggested
+  SyntheticTrial clipped("mem-clip", c, "NVIDIA GeForce RTX 4090", 25'757'220'864);
+  clipped.set_memory(24'984'503'838, 5);
+  clipped.add_steps(1, 4, 100'000, {iv(Phase::Forward, 0, 40'000), iv(Phase::Backward, 40'000, 90'000)}, 512);
+  const auto dc = ta::diagnose(ta::analyze(clipped.log()));
+  ASSERT_FALSE(dc.findings.empty());
+  EXPECT_FALSE(find_suggestion(dc.findings.front(), "optimizer_overlap"));
 }
 
 TEST(Diagnosis, OutOfMemoryIsBlockingAndFirst) {

@@ -60,15 +60,19 @@ TEST(Calibration, RecoversTheEfficienciesOfTheMeasuredDevice) {
   EXPECT_EQ(cal.used.size(), 2u);
 }
 
-TEST(Calibration, IgnoresOtherDevicesGraphsAndFailedTrials) {
+TEST(Calibration, IgnoresOtherDevicesGraphsOverlappedUpdatesAndFailedTrials) {
   auto c = *tc::trial_preset("7b-single");
   auto other = synthetic(c, device_efficiency());
   other.gpu = hw::find_gpu("rtx4090");
   auto graph = synthetic(c, device_efficiency());
   graph.config.compile = tc::Compile::Graph;
+  auto overlapped = synthetic(c, device_efficiency());  // its backward holds the update
+  overlapped.config.optimizer_overlap = true;
   auto oom = synthetic(c, device_efficiency());
   oom.metrics.oom = true;
-  const auto cal = tp::calibrate({&other, &graph, &oom}, h200());
+  ASSERT_TRUE(synthetic(c, device_efficiency()).has_phases());
+  EXPECT_FALSE(overlapped.has_phases());
+  const auto cal = tp::calibrate({&other, &graph, &overlapped, &oom}, h200());
   EXPECT_FALSE(cal.calibrated());
   EXPECT_DOUBLE_EQ(cal.efficiency.matmul_forward, tp::default_efficiency().matmul_forward);
   EXPECT_FALSE(cal.notes.empty());

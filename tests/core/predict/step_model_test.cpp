@@ -139,3 +139,18 @@ TEST(StepModel, UnknownPrecisionPeakIsNoPrediction) {
   in.efficiency = tp::default_efficiency();
   EXPECT_FALSE(tp::estimate_step(in).has_value());
 }
+
+// optimizer_overlap moves the update into the backward's interval: the step as measured on an H200
+// (unchanged), the optimizer phase what was left after the backward.
+TEST(StepModel, OptimizerInBackwardMovesTheUpdateIntoTheBackward) {
+  auto c = *tc::trial_preset("7b-single");
+  c.compile = tc::Compile::Fused;
+  const auto serial = estimate(c);
+  c.optimizer_overlap = true;
+  const auto overlapped = estimate(c);
+  ASSERT_GT(serial.optimizer_ms, 10.0);
+  EXPECT_NEAR(overlapped.step_ms, serial.step_ms, 1e-6 * serial.step_ms);
+  EXPECT_LT(overlapped.optimizer_ms, 0.05 * serial.optimizer_ms);
+  EXPECT_NEAR(overlapped.backward_ms - serial.backward_ms, serial.optimizer_ms - overlapped.optimizer_ms, 1e-6);
+  EXPECT_DOUBLE_EQ(overlapped.forward_ms, serial.forward_ms);
+}
