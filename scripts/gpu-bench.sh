@@ -59,6 +59,8 @@
 #                                 # optimizer_overlap against the serial update, interleaved ROUNDS
 #                                 # (default 2), phases and the allocator's peak per phase; the tiny
 #                                 # model both ways (losses). Table printed last.
+#   scripts/gpu-bench.sh mfu7b    # 1 GPU, about 3 min with the build: 7B `compile fused` at micro-batch
+#                                 # 1, 2 and 3, ROUNDS (default 2) interleaved rounds, phases and peaks
 #   scripts/gpu-bench.sh models-check  # 1 GPU, about 9 min with the build: the GEMM probe (10 calls per
 #                                 # pair of events) for the catalogue's shape fit, every models-final row
 #                                 # at LAYERS layers in `compile fused` with the allocator's peak per
@@ -659,6 +661,18 @@ case "$MODE" in
       printf '%s losses: ' "$(basename "$f" .jsonl)"
       python3 -c 'import json,sys; print(" ".join("%.6f" % e["loss"] for e in map(json.loads, open(sys.argv[1])) if e.get("type") == "step"))' "$f"
     done >> "$OUT/overlap-table.txt"
+    ;;
+  mfu7b)
+    # The 7B `compile fused` at micro-batch 1, 2 and 3 (the reference's MFU, llm-foundry's MPT-7B on
+    # H100, runs its micro-batch at what fits), two interleaved rounds, kernel sampling off, the
+    # allocator's peak per phase. Table printed last (models_check_table.py).
+    export TUNEBENCH_MEMORY_PHASES=1
+    for k in $(seq "${ROUNDS:-2}"); do
+      for mb in 1 2 3; do
+        run 7b-fused-mb$mb-$k "${B7[@]}" --compile fused --kernel-sample-every 0 --micro-batch "$mb"
+      done
+    done
+    python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" > "$OUT/overlap-table.txt"
     ;;
   sampling-cost)
     # Block A: warm-up steps 100-399, before any sample; block B: steps 400-999 (sampling_cost.py),
