@@ -59,6 +59,9 @@
 #                                 # optimizer_overlap against the serial update, interleaved ROUNDS
 #                                 # (default 2), phases and the allocator's peak per phase; the tiny
 #                                 # model both ways (losses). Table printed last.
+#   scripts/gpu-bench.sh models-eager  # 1 GPU, about 4 min with the build: models-final's rows at
+#                                 # LAYERS layers, worker eager vs PyTorch eager and fp8 + fused vs
+#                                 # bf16 fused in this call. Table printed last.
 #   scripts/gpu-bench.sh mfu7b    # 1 GPU, about 3 min with the build: 7B `compile fused` at micro-batch
 #                                 # 1, 2 and 3, ROUNDS (default 2) interleaved rounds, phases and peaks
 #   scripts/gpu-bench.sh models-check  # 1 GPU, about 9 min with the build: the GEMM probe (10 calls per
@@ -662,6 +665,22 @@ case "$MODE" in
       python3 -c 'import json,sys; print(" ".join("%.6f" % e["loss"] for e in map(json.loads, open(sys.argv[1])) if e.get("type") == "step"))' "$f"
     done >> "$OUT/overlap-table.txt"
     ;;
+  models-eager)
+    # models-final's rows at LAYERS layers: the worker's eager step against PyTorch eager at the same
+    # shape, and its fp8 + fused step against bf16 fused, all in this call (kernel sampling off).
+    EAGER_S=(--device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 8 --warmup 3 --kernel-sample-every 0
+             --kernel-sample-steps 0)
+    for row in "${FINAL_ROWS[@]}"; do
+      IFS='|' read -r n wf rf <<< "$row"
+      read -r -a WM <<< "--model custom --layers $LAYERS $wf"
+      read -r -a RM <<< "$rf"
+      run "w-$n" "${WM[@]}" "${EAGER_S[@]}"
+      ref "r-$n" 1 --model 7b --layers "$LAYERS" --seq 2048 --batch 1 "${RM[@]}" --steps 5 --warmup 2
+      run "w-$n-fused" "${WM[@]}" "${EAGER_S[@]}" --compile fused
+      run "w-$n-fp8" "${WM[@]}" "${EAGER_S[@]}" --compile fused --amp fp8
+    done
+    python3 "$ROOT/scripts/models_eager_table.py" "$RESULTS" "$LAYERS" > "$OUT/models-table.txt"
+    ;;
   mfu7b)
     # The 7B `compile fused` at micro-batch 1, 2 and 3 (the reference's MFU, llm-foundry's MPT-7B on
     # H100, runs its micro-batch at what fits), two interleaved rounds, kernel sampling off, the
@@ -672,7 +691,7 @@ case "$MODE" in
         run 7b-fused-mb$mb-$k "${B7[@]}" --compile fused --kernel-sample-every 0 --micro-batch "$mb"
       done
     done
-    python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" > "$OUT/overlap-table.txt"
+    python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" > "$OUT/models-table.txt"
     ;;
   sampling-cost)
     # Block A: warm-up steps 100-399, before any sample; block B: steps 400-999 (sampling_cost.py),
