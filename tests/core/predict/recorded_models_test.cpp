@@ -46,10 +46,11 @@ int64_t logged_peak(const tunebench::protocol::RankLog& rank) {
   return peak;
 }
 
-std::vector<ModelRun> model_runs() {
+// The event logs directly in tests/data/<folder> (not its subfolders).
+std::vector<ModelRun> model_runs(const std::string& folder = "models-h200") {
   std::vector<ModelRun> out;
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(std::string(TUNEBENCH_TEST_DATA_DIR) + "/models-h200"))
+  for (const auto& e : fs::directory_iterator(std::string(TUNEBENCH_TEST_DATA_DIR) + "/" + folder))
     if (e.path().extension() == ".jsonl") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
@@ -83,6 +84,19 @@ TEST(RecordedModels, PeakMemoryWithinThreePercentOnEveryShape) {
   }
 }
 
+// The 7B `compile fused` at micro-batch 1, 2 and 3 (models-h200/micro-batch, README there): the peak
+// grows with the activations, the optimizer's share of the step shrinks.
+TEST(RecordedModels, PeakMemoryWithinThreePercentAtEveryMicroBatch) {
+  const auto all = model_runs("models-h200/micro-batch");
+  ASSERT_EQ(all.size(), 6u);
+  for (const auto& r : all) {
+    tp::MemoryOptions options;
+    options.device_memory_bytes = int64_t{150109880320};
+    const double predicted = static_cast<double>(tp::predict_memory(r.config, options).peak_bytes);
+    EXPECT_NEAR(predicted / static_cast<double>(r.peak_bytes), 1.0, 0.03) << r.name;
+  }
+}
+
 #ifdef TUNEBENCH_HAVE_STORE
 TEST(RecordedModels, StepTimeFromTheExampleSessionOnEveryShape) {
   tp::Evidence evidence;
@@ -90,7 +104,8 @@ TEST(RecordedModels, StepTimeFromTheExampleSessionOnEveryShape) {
   const auto basis = evidence.select([](const tp::MeasuredTrial&) { return true; });
   tp::Target target;
   target.gpu = "h200";
-  const auto all = model_runs();
+  auto all = model_runs();
+  for (auto& r : model_runs("models-h200/micro-batch")) all.push_back(r);
   for (const auto& r : all) {
     const auto scenario = tp::scenario_for(r.config, target, basis);
     const auto p = tp::predict_scenario(scenario.scenario, basis);
