@@ -8,34 +8,24 @@ Usage: models_eager_table.py results.tsv [layers]
   results.tsv: lines "worker<TAB>w-NAME[-fused|-fp8]<TAB>event log" and "ref<TAB>r-NAME<TAB>RESULT json".
   Targets (issue): eager / PyTorch eager <= 1.00; fp8 + fused / bf16 fused <= 0.85.
 """
-import json, sys
+import sys
 
-from models_final_table import worker_row
+from models_final_table import read_results
 
 
 def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__)
     layers = argv[2] if len(argv) > 2 else "?"
-    ours, ref, order = {}, {}, []
-    for line in open(argv[1]):
-        parts = line.rstrip("\n").split("\t", 2)
-        if len(parts) != 3:
-            continue
-        kind, name, data = parts
-        if kind == "worker" and name.startswith("w-"):
-            ours[name[2:]] = worker_row(data)
-            base = name[2:]
-            for suffix in ("-fused", "-fp8"):
-                if base.endswith(suffix):
-                    base = base[: -len(suffix)]
-            if base not in order:
-                order.append(base)
-        elif kind == "ref" and name.startswith("r-"):
-            try:
-                ref[name[2:]] = json.loads(data).get("step_ms")
-            except ValueError:
-                pass
+    ours, ref, names = read_results(argv[1])
+    order = []
+    for name in names:  # w-ROW, w-ROW-fused, w-ROW-fp8: one row each
+        base = name
+        for suffix in ("-fused", "-fp8"):
+            if base.endswith(suffix):
+                base = base[: -len(suffix)]
+        if base not in order:
+            order.append(base)
     print("models-eager: %s layers each (the model's per-layer shape), seq 2048, micro-batch 1" % layers)
     print("%-12s %9s %9s %6s | %9s %9s %6s" % ("row", "eager", "PyTorch", "ratio", "fused", "fp8", "ratio"))
     print("-" * 70)

@@ -37,13 +37,11 @@ def worker_row(path):
     return dict(step_ms=step, attention=attention or "?", error=error)
 
 
-def main(argv):
-    if len(argv) < 2:
-        sys.exit(__doc__)
-    results, pred_dir = argv[1], argv[2] if len(argv) > 2 else ""
-    layers = argv[3] if len(argv) > 3 else "?"
+def read_results(path):
+    """results.tsv as (worker rows by name, reference step ms by name, worker names in order), the
+    "w-" and "r-" prefixes taken off."""
     ours, ref, order = {}, {}, []
-    for line in open(results):
+    for line in open(path):
         parts = line.rstrip("\n").split("\t", 2)
         if len(parts) != 3:
             continue
@@ -56,6 +54,15 @@ def main(argv):
                 ref[name[2:]] = json.loads(data).get("step_ms")
             except ValueError:
                 pass
+    return ours, ref, order
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.exit(__doc__)
+    results, pred_dir = argv[1], argv[2] if len(argv) > 2 else ""
+    layers = argv[3] if len(argv) > 3 else "?"
+    ours, ref, order = read_results(results)
     print("models-final: %s layers each (same per-layer shape as the model), seq 2048, micro-batch 1, bf16" % layers)
     print("%-12s %9s %9s %6s %9s %7s  %s" % ("row", "ours ms", "compile", "ratio", "pred ms", "error", "attention"))
     print("-" * 68)

@@ -2,11 +2,8 @@
 
 #include <cstdlib>
 
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/utils/lambda_post_hook.h>
-#include <torch/csrc/autograd/variable.h>
-
 #include "core/engine/errors.h"
+#include "core/engine/grad_hooks.h"
 #include "core/engine/optim/optimizer.h"
 
 #ifdef TUNEBENCH_WITH_CUDA
@@ -46,19 +43,8 @@ OptimizerOverlap::OptimizerOverlap(Optimizer& optimizer, std::vector<std::vector
 #else
   if (cuda) throw EngineError("internal", protocol::kExitInternal, "optimizer_overlap: a CUDA device in a CPU build");
 #endif
-  // Post-accumulate hooks: they fire once per backward, after .grad holds the parameter's whole
-  // gradient (a parameter used twice, as a tied embedding, is summed first).
-  for (size_t u = 0; u < m_units.size(); ++u) {
-    for (const auto& p : m_units[u]) {
-      auto acc = torch::autograd::impl::grad_accumulator(p);
-      acc->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-          [this, u](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
-            on_gradient(u);
-            return outputs;
-          }));
-      m_accumulators.push_back(std::move(acc));
-    }
-  }
+  for (size_t u = 0; u < m_units.size(); ++u)
+    for (const auto& p : m_units[u]) m_accumulators.push_back(on_gradient_accumulated(p, [this, u] { on_gradient(u); }));
 }
 
 OptimizerOverlap::~OptimizerOverlap() = default;

@@ -1,9 +1,6 @@
 #include "core/engine/strategy/ddp.h"
 
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/utils/lambda_post_hook.h>
-#include <torch/csrc/autograd/variable.h>
-
+#include "core/engine/grad_hooks.h"
 #include "core/engine/model/llama.h"
 
 namespace tunebench::engine {
@@ -51,13 +48,7 @@ DdpStrategy::DdpStrategy(const config::TrialConfig& config, LlamaModel& model, C
   }
   // Post-accumulate hooks: fire after .grad was updated (as c10d::Reducer's hooks do).
   for (size_t k = 0; k < m_params.size(); ++k) {
-    auto acc = torch::autograd::impl::grad_accumulator(m_params[k]);
-    acc->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-        [this, k](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
-          on_grad_ready(k);
-          return outputs;
-        }));
-    m_accumulators.push_back(std::move(acc));
+    m_accumulators.push_back(on_gradient_accumulated(m_params[k], [this, k] { on_grad_ready(k); }));
   }
 }
 

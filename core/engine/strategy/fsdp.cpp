@@ -1,9 +1,6 @@
 #include "core/engine/strategy/fsdp.h"
 
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/utils/lambda_post_hook.h>
-#include <torch/csrc/autograd/variable.h>
-
+#include "core/engine/grad_hooks.h"
 #include "core/engine/model/llama.h"
 
 namespace tunebench::engine {
@@ -84,13 +81,7 @@ FsdpStrategy::FsdpStrategy(const config::TrialConfig& config, LlamaModel& model,
   }
   for (size_t u = 0; u < m_units.size(); ++u)
     for (const at::Tensor& p : m_units[u].params) {
-      auto acc = torch::autograd::impl::grad_accumulator(p);
-      acc->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-          [this, u](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
-            on_grad_ready(u);
-            return outputs;
-          }));
-      m_accumulators.push_back(std::move(acc));
+      m_accumulators.push_back(on_gradient_accumulated(p, [this, u] { on_grad_ready(u); }));
     }
 }
 
