@@ -36,6 +36,7 @@ void RunControl::connectSource(LiveSource* source, bool recorded) {
 bool RunControl::runTrial() {
   TrialForm* form = m_parts.form;
   if (const int n = form->validateAndShow()) {
+    form->revealFirstProblem();
     emit statusMessage(QStringLiteral("Not started: %1 problem(s) in the form, shown next to the fields").arg(n), 6000);
     return false;
   }

@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QVBoxLayout>
 
 #include "core/config/hf_config.h"
@@ -220,7 +221,6 @@ void TrialForm::updateDependentFields() {
   for (const char* k : {"bucket_mb", "first_bucket_mb", "ddp_overlap", "compression"}) m_fields[k]->setEnabled(ddp);
   for (const char* k : {"fsdp_mode", "fsdp_prefetch", "fsdp_param_dtype", "fsdp_reduce_dtype"})
     m_fields[k]->setEnabled(fsdp);
-  m_fields["optimizer_overlap"]->setEnabled(c.strategy == config::Strategy::Single);
   // The Where group shows what the chosen launcher uses (no SSH hosts for local ranks, no SLURM
   // fields over SSH, ...); hidden fields keep their values for when the choice comes back.
   for (const auto& knob : config::knobs()) {
@@ -247,6 +247,23 @@ std::vector<config::Problem> TrialForm::problems() const {
   for (auto& p : config::validate(c)) out.push_back(std::move(p));
   for (auto& p : device_problems(c, m_devices)) out.push_back(std::move(p));
   return out;
+}
+
+void TrialForm::revealFirstProblem() {
+  QWidget* target = m_summary;
+  for (const auto& knob : config::knobs()) {
+    const auto it = m_fields.find(knob.key);
+    if (it != m_fields.end() && !it->second->problem().isEmpty()) {
+      target = it->second;
+      break;
+    }
+  }
+  for (QWidget* w = parentWidget(); w; w = w->parentWidget())
+    if (auto* scroll = qobject_cast<QScrollArea*>(w)) {
+      scroll->ensureWidgetVisible(target);
+      break;
+    }
+  if (auto* field = qobject_cast<KnobField*>(target)) field->editor()->setFocus();
 }
 
 int TrialForm::validateAndShow() {

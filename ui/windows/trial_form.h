@@ -53,6 +53,9 @@ class TrialForm : public QWidget {
   std::vector<config::Problem> problems() const;
   // Shows problems() next to the fields; returns how many there are.
   int validateAndShow();
+  // Scrolls the form's scroll area (when it has one) to the first field validateAndShow() marked,
+  // or to the summary when the problems are not a shown field's, and focuses it.
+  void revealFirstProblem();
 
   void setDevices(const DeviceInventory& devices);
   const DeviceInventory& devices() const { return m_devices; }

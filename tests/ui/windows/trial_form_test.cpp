@@ -63,6 +63,31 @@ TEST(TrialForm, ProblemsAppearNextToTheirFields) {
   EXPECT_FALSE(form.field("warmup")->editor()->property("invalid").toBool());
 }
 
+// A refused Run scrolls the form to the field that says why (the Precision group's knob here lies
+// far below the fold of a short dock).
+TEST(TrialForm, TheFirstProblemIsScrolledIntoView) {
+  QScrollArea scroll;
+  auto* form = new TrialForm;
+  scroll.setWidget(form);
+  scroll.setWidgetResizable(true);
+  scroll.resize(400, 300);
+  scroll.show();
+  form->setDevices(cpu_machine());
+  form->applyPreset("cpu-tiny");
+  form->field("optimizer_overlap")->setText("true");
+  form->field("grad_clip")->setText("1.0");  // clipping needs every gradient first
+  ASSERT_GT(form->validateAndShow(), 0);
+  KnobField* bad = form->field("optimizer_overlap");
+  ASSERT_FALSE(bad->problem().isEmpty());
+  const auto inView = [&] {
+    const QPoint top = bad->mapTo(scroll.viewport(), QPoint(0, 0));
+    return top.y() >= 0 && top.y() + bad->height() <= scroll.viewport()->height();
+  };
+  ASSERT_FALSE(inView()) << "the test needs the field below the fold";
+  form->revealFirstProblem();
+  EXPECT_TRUE(inView());
+}
+
 TEST(TrialForm, DevicesLimitTheWorldSize) {
   TrialForm form;
   form.setDevices(one_gpu_machine());
