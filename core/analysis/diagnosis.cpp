@@ -39,10 +39,16 @@ void memory_suggestions(const TrialMetrics& m, std::vector<Suggestion>& out, boo
   }
   if (oom && m.knows({"micro_batch"}) && c.micro_batch > 1)
     out.push_back(change("micro_batch", num(c.micro_batch / 2), "halves the activation memory"));
-  // Needs every gradient first: more than one rank, clipping, fp16 loss scaling, a CUDA graph.
+  // Only where config::validate allows it (one rank, no clipping, no fp16, no CUDA graph).
+  const auto overlap_allowed = [&c] {
+    config::TrialConfig overlapped = c;
+    overlapped.optimizer_overlap = true;
+    const auto problems = config::validate(overlapped);
+    return std::none_of(problems.begin(), problems.end(),
+                        [](const config::Problem& p) { return p.key == "optimizer_overlap"; });
+  };
   if (m.knows({"optimizer_overlap", "strategy", "world_size", "grad_clip", "amp", "compile"}) && !c.optimizer_overlap &&
-      c.strategy == Strategy::Single && c.world_size == 1 && c.grad_clip == 0 && c.amp != config::Amp::Fp16 &&
-      !config::uses_cuda_graph(c.compile))
+      overlap_allowed())
     out.push_back(change("optimizer_overlap", "true",
                          "updates each block and frees its gradients as soon as the backward has them, instead "
                          "of holding every gradient until the backward ends (7B on an H200: 3 GiB less at the "

@@ -619,22 +619,26 @@ __device__ __forceinline__ void adamw_one(float& p, float g, float& m, float& v,
 }
 
 // TC: the copies' element type (float when no tensor of the launch has one; never written then).
-// One chunk of AdamW: block-wide, chunk `chunk` of the launch's table.
 template <typename TC>
-__device__ __forceinline__ void adamw_chunk(const AdamwTable& t, const AdamwScalars& s, int64_t chunk, float step_size,
-                                            float bc2_sqrt, int* tensor) {
+__global__ void __launch_bounds__(kAdamwThreads)
+    adamw_kernel(const __grid_constant__ AdamwTable t, AdamwScalars s, const float* __restrict__ step) {
+  __shared__ int tensor;
   if (threadIdx.x == 0) {
-    int lo = 0, hi = t.count - 1;  // the last tensor whose first chunk is <= this chunk
+    int lo = 0, hi = t.count - 1;  // the last tensor whose first chunk is <= this block
     while (lo < hi) {
       const int mid = (lo + hi + 1) / 2;
-      if (t.first_chunk[mid] <= chunk) lo = mid;
+      if (t.first_chunk[mid] <= static_cast<int64_t>(blockIdx.x)) lo = mid;
       else hi = mid - 1;
     }
-    *tensor = lo;
+    tensor = lo;
   }
   __syncthreads();
-  const int i = *tensor;
-  const int64_t begin = (chunk - t.first_chunk[i]) * kAdamwChunk;
+  const int i = tensor;
+  const float st = *step;
+  const float bc1 = 1.f - powf(s.beta1, st);
+  const float bc2_sqrt = sqrtf(1.f - powf(s.beta2, st));
+  const float step_size = s.lr / bc1;
+  const int64_t begin = (static_cast<int64_t>(blockIdx.x) - t.first_chunk[i]) * kAdamwChunk;
   const int64_t end = min(begin + kAdamwChunk, t.n[i]);
   float* __restrict__ p = t.p[i];
   const float* __restrict__ g = t.g[i];
@@ -672,23 +676,6 @@ __device__ __forceinline__ void adamw_chunk(const AdamwTable& t, const AdamwScal
       if (c) c[e] = from_f<TC>(pv);
     }
   }
-  __syncthreads();  // `tensor` is rewritten for the next chunk
-}
-
-// Block b works on chunks b, b + gridDim.x, ...: one chunk per block over the whole GPU, or a
-// capped grid that leaves the other SMs to kernels running beside it (optimizer_overlap).
-// TC: the copies' element type (float when no tensor of the launch has one; never written then).
-template <typename TC>
-__global__ void __launch_bounds__(kAdamwThreads)
-    adamw_kernel(const __grid_constant__ AdamwTable t, AdamwScalars s, const float* __restrict__ step) {
-  __shared__ int tensor;
-  const float st = *step;
-  const float bc1 = 1.f - powf(s.beta1, st);
-  const float bc2_sqrt = sqrtf(1.f - powf(s.beta2, st));
-  const float step_size = s.lr / bc1;
-  const int64_t chunks = t.first_chunk[t.count];
-  for (int64_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x)
-    adamw_chunk<TC>(t, s, chunk, step_size, bc2_sqrt, &tensor);
 }
 
 // The widest vector (8, 4 or 2 elements) that divides every given extent and keeps every pointer
@@ -902,7 +889,7 @@ void fp8_roll_history(float* history, float* current, int n, cudaStream_t stream
 }
 
 bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float lr, float beta1, float beta2,
-                float weight_decay, float eps, ElemType copy_type, cudaStream_t stream, int max_blocks) {
+                float weight_decay, float eps, ElemType copy_type, cudaStream_t stream) {
   if (copy_type == ElemType::F32) {
     for (int i = 0; i < count; ++i)
       if (tensors[i].copy) return false;  // 16-bit copies only
@@ -927,13 +914,12 @@ bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float 
     if (t.count == 0) continue;
     t.first_chunk[t.count] = chunks;
     if (chunks > INT32_MAX) return false;
-    const auto grid = static_cast<unsigned>(max_blocks > 0 ? std::min<int64_t>(chunks, max_blocks) : chunks);
     if (copy_type == ElemType::BF16)
-      adamw_kernel<__nv_bfloat16><<<grid, kAdamwThreads, 0, stream>>>(t, s, step);
+      adamw_kernel<__nv_bfloat16><<<static_cast<unsigned>(chunks), kAdamwThreads, 0, stream>>>(t, s, step);
     else if (copy_type == ElemType::F16)
-      adamw_kernel<__half><<<grid, kAdamwThreads, 0, stream>>>(t, s, step);
+      adamw_kernel<__half><<<static_cast<unsigned>(chunks), kAdamwThreads, 0, stream>>>(t, s, step);
     else
-      adamw_kernel<float><<<grid, kAdamwThreads, 0, stream>>>(t, s, step);
+      adamw_kernel<float><<<static_cast<unsigned>(chunks), kAdamwThreads, 0, stream>>>(t, s, step);
   }
   return true;
 }

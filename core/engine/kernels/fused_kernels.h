@@ -98,9 +98,7 @@ struct AdamwTensor {
   int64_t numel;
   void* copy = nullptr;
 };
-// `max_blocks` > 0 caps the grid (each block then loops over chunks): the update keeps to that many
-// SMs and leaves the rest to the kernels running beside it (optimizer_overlap).
 bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float lr, float beta1, float beta2,
-                float weight_decay, float eps, ElemType copy_type, cudaStream_t stream, int max_blocks = 0);
+                float weight_decay, float eps, ElemType copy_type, cudaStream_t stream);
 
 }  // namespace tunebench::kernels
