@@ -644,15 +644,9 @@ case "$MODE" in
     # kernel sampling off, the allocator's peak per phase; then the tiny model both ways (the same
     # losses). Table printed last (models_check_table.py, then the tiny runs' losses).
     export TUNEBENCH_MEMORY_PHASES=1
-    # OVERLAP_BLOCKS: the AdamW kernel's grid caps to try (TUNEBENCH_OVERLAP_BLOCKS; 0 = uncapped).
     for k in $(seq "${ROUNDS:-2}"); do
       run 7b-fused-serial-$k "${B7[@]}" --compile fused --kernel-sample-every 0
-      for b in ${OVERLAP_BLOCKS:-0}; do
-        for pr in ${OVERLAP_PRIORITY:-0}; do  # 1: the step's kernels on a high-priority stream
-          TUNEBENCH_OVERLAP_PRIORITY=$pr TUNEBENCH_OVERLAP_BLOCKS=$b run 7b-fused-overlap-b$b-p$pr-$k "${B7[@]}" \
-            --compile fused --kernel-sample-every 0 --optimizer-overlap true
-        done
-      done
+      run 7b-fused-overlap-$k "${B7[@]}" --compile fused --kernel-sample-every 0 --optimizer-overlap true
     done
     grep -h '"warning"' "$OUT"/logs/*.jsonl | cut -c1-300 | sort | uniq -c | head
     TINY_O=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --amp bf16 --compile fused --steps 12 --warmup 2

@@ -167,10 +167,6 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   check_kernel_support(m_config, m_device, m_sink);
   apply_kernel_settings(m_config);
 
-  // TUNEBENCH_OVERLAP_PRIORITY=1 (an experiment): the step's own kernels on a high-priority stream.
-  if (m_config.optimizer_overlap && m_device.is_cuda())
-    if (const char* v = std::getenv("TUNEBENCH_OVERLAP_PRIORITY"); v && std::string(v) == "1")
-      OptimizerOverlap::prioritise_current_stream();
   at::manual_seed(m_config.seed);  // identical initial weights on every rank
   const auto options = at::TensorOptions().device(m_device.device()).dtype(param_dtype(m_config.amp));
   m_model = std::make_unique<LlamaModel>(m_config.dims, options);

@@ -44,9 +44,6 @@ class Optimizer {
   // those parameters. `copies`: as step()'s, for the project's kernel. Returns whether they were
   // written. No loss scaling (found_inf needs every gradient first).
   void begin_step();
-  // The project's kernel keeps to at most `blocks` thread blocks in update() (0: one per chunk over
-  // the whole GPU), leaving the other SMs to the kernels that run beside it.
-  void set_update_blocks(int blocks) { m_max_blocks = blocks; }
   bool update(size_t first, size_t n, const std::vector<at::Tensor>& grads, const std::vector<at::Tensor>& copies = {});
 
   bool fused() const { return m_fused; }
@@ -67,7 +64,6 @@ class Optimizer {
   double m_beta1 = 0.9, m_beta2 = 0.999, m_eps = 1e-8;
   bool m_fused = false;
   bool m_own_kernel = false;
-  int m_max_blocks = 0;  // update(): the project's kernel's grid cap (0 = none)
   std::string m_fallback_reason;
   at::Tensor m_step_count;  // own kernel: the step as a device float (a CUDA graph replays its increment)
   int64_t m_step = 0;

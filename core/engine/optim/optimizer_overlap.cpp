@@ -1,7 +1,5 @@
 #include "core/engine/optim/optimizer_overlap.h"
 
-#include <cstdlib>
-
 #include "core/engine/errors.h"
 #include "core/engine/grad_hooks.h"
 #include "core/engine/optim/optimizer.h"
@@ -39,7 +37,6 @@ OptimizerOverlap::OptimizerOverlap(Optimizer& optimizer, std::vector<std::vector
   m_done.assign(m_units.size(), true);
 #ifdef TUNEBENCH_WITH_CUDA
   if (cuda) m_impl = std::make_unique<Impl>(m_units.size());
-  if (const char* v = std::getenv("TUNEBENCH_OVERLAP_BLOCKS")) m_optimizer.set_update_blocks(std::atoi(v));
 #else
   if (cuda) throw EngineError("internal", protocol::kExitInternal, "optimizer_overlap: a CUDA device in a CPU build");
 #endif
@@ -96,15 +93,6 @@ void OptimizerOverlap::update(size_t unit) {
   if (!copies.empty() && !wrote) m_copies_written = false;
   for (auto& p : m_units[unit]) p.mutable_grad().reset();  // zero_grad(set_to_none=True), unit by unit
   m_done[unit] = true;
-}
-
-bool OptimizerOverlap::prioritise_current_stream() {
-#ifdef TUNEBENCH_WITH_CUDA
-  at::cuda::setCurrentCUDAStream(at::cuda::getStreamFromPool(/*isHighPriority=*/true));
-  return true;
-#else
-  return false;
-#endif
 }
 
 bool OptimizerOverlap::finish() {

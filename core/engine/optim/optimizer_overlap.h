@@ -44,11 +44,6 @@ class OptimizerOverlap {
   // the updates, and disarms. Returns whether every update wrote its copies.
   bool finish();
 
-  // Makes the calling thread's current CUDA stream one of high priority (the backward's kernels then
-  // go first where both streams have work ready; the updates' stream keeps the default, lowest one).
-  // Call before the model's first kernel. Returns whether it did (CUDA builds).
-  static bool prioritise_current_stream();
-
   // Units updated during the last backward (the rest were left to finish()).
   size_t updated_in_backward() const { return m_in_backward; }
 
