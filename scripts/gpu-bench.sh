@@ -62,6 +62,14 @@
 #   scripts/gpu-bench.sh models-eager  # 1 GPU, about 4 min with the build: models-final's rows at
 #                                 # LAYERS layers, worker eager vs PyTorch eager and fp8 + fused vs
 #                                 # bf16 fused in this call. Table printed last.
+#   scripts/gpu-bench.sh models-fp8  # 1 GPU, about 8 min with the build: every preset and the head-size
+#                                 # customs (hd80, hd112 at 24 layers, hd100 at 26) at full depth, `amp
+#                                 # fp8` + `compile fused` against bf16 `compile fused`, ROUNDS (default 2)
+#                                 # interleaved rounds (the second in the other order), phases and peaks.
+#                                 # Table (scripts/models_fp8_table.py) printed last. FP8_ONLY="ROW ..."
+#                                 # runs those rows only, FP8_MB=N at micro-batch N (default 1), and
+#                                 # FP8_PROFILE=ROW first dumps two kernel-sampled steps of that row's
+#                                 # bf16 and fp8 runs (scripts/sampler_dump_summary.py tables).
 #   scripts/gpu-bench.sh mfu7b    # 1 GPU, about 3 min with the build: 7B `compile fused` at micro-batch
 #                                 # 1, 2 and 3, ROUNDS (default 2) interleaved rounds, phases and peaks
 #   scripts/gpu-bench.sh models-check  # 1 GPU, about 9 min with the build: the GEMM probe (10 calls per
@@ -674,6 +682,45 @@ case "$MODE" in
       run "w-$n-fp8" "${WM[@]}" "${EAGER_S[@]}" --compile fused --amp fp8
     done
     python3 "$ROOT/scripts/models_eager_table.py" "$RESULTS" "$LAYERS" > "$OUT/models-table.txt"
+    ;;
+  models-fp8)
+    # Full depth: fp8 + fused against bf16 fused per model, interleaved rounds; round 2 runs fp8 first
+    # so that a drift of the machine's speed over the call does not favour one side.
+    export TUNEBENCH_MEMORY_PHASES=1
+    FP8_ROWS=("7b|--model 7b" "llama3.1-8b|--model llama3.1-8b" "mistral-7b|--model mistral-7b"
+              "qwen2.5-7b|--model qwen2.5-7b" "phi3-mini|--model phi3-mini" "llama3.2-1b|--model llama3.2-1b"
+              "hd80|--model custom --dim 2560 --layers 24 --heads 32 --kv-heads 8 --ffn 6912 --vocab 50304"
+              "hd112|--model custom --dim 3584 --layers 24 --heads 32 --kv-heads 8 --ffn 9728 --vocab 32000"
+              "hd100|--model custom --dim 3200 --layers 26 --heads 32 --ffn 8640 --vocab 32000")
+    FP8_S=(--device cuda --seq-len 2048 --micro-batch "${FP8_MB:-1}" --steps "${FP8_STEPS:-8}" --warmup 3
+           --compile fused)
+    FP8_OFF=(--kernel-sample-every 0 --kernel-sample-steps 0)
+    chosen() { [ -z "${FP8_ONLY:-}" ] || [[ " $FP8_ONLY " == *" $1 "* ]]; }
+    mkdir -p "$OUT/profile"
+    for row in "${FP8_ROWS[@]}"; do
+      IFS='|' read -r n wf <<< "$row"; read -r -a WM <<< "$wf"
+      [ "$n" = "${FP8_PROFILE:-}" ] || continue
+      for amp in bf16 fp8; do  # steps 3 and 4 sampled, outside the table (their own names)
+        TUNEBENCH_SAMPLER_DUMP="$OUT/profile/$n-$amp.jsonl" run "profile-$n-$amp" "${WM[@]}" "${FP8_S[@]}" \
+          --amp "$amp" --steps 7 --kernel-sample-every 4 --kernel-sample-steps 2
+        python3 "$ROOT/scripts/sampler_dump_summary.py" "$OUT/profile/$n-$amp.jsonl" --top 25 > "$OUT/profile/$n-$amp.txt"
+        gzip -f "$OUT/profile/$n-$amp.jsonl"
+      done
+    done
+    for k in $(seq "${ROUNDS:-2}"); do
+      for row in "${FP8_ROWS[@]}"; do
+        IFS='|' read -r n wf <<< "$row"; read -r -a WM <<< "$wf"
+        chosen "$n" || continue
+        order=(bf16 fp8); [ $((k % 2)) -eq 0 ] && order=(fp8 bf16)
+        for amp in "${order[@]}"; do
+          run "$n-$amp-$k" "${WM[@]}" "${FP8_S[@]}" "${FP8_OFF[@]}" --amp "$amp"
+        done
+      done
+    done
+    python3 "$ROOT/scripts/models_fp8_table.py" "$OUT/logs" > "$OUT/models-table.txt"
+    for f in "$OUT"/profile/*.txt; do
+      [ -f "$f" ] && { echo "== profile $(basename "$f" .txt)"; head -32 "$f"; } >> "$OUT/models-table.txt"
+    done
     ;;
   mfu7b)
     # The 7B `compile fused` at micro-batch 1, 2 and 3 (the reference's MFU, llm-foundry's MPT-7B on

@@ -65,7 +65,7 @@ def main():
         by_phase[phase] += (b - a) / 1000
         by_kind[(phase, kind_of(name))][0] += 1
         by_kind[(phase, kind_of(name))][1] += (b - a) / 1000
-        key = name[:60]
+        key = short_name(name)
         by_name[key][0] += 1
         by_name[key][1] += (b - a) / 1000
     span = (step["end"] - step["start"]) / 1000
@@ -79,6 +79,23 @@ def main():
     print(f"top {args.top} by total time: ms | calls | mean us | name")
     for name, (n, ms) in sorted(by_name.items(), key=lambda kv: -kv[1][1])[: args.top]:
         print(f"{ms:8.2f} | {n:5d} | {1000 * ms / n:8.1f} | {name}")
+
+
+def short_name(name):
+    """A mangled C++ name (_ZN...) as its innermost name (the project's kernels all share one long
+    anonymous-namespace prefix); any other name cut at 60 characters."""
+    if name.startswith("_ZN"):
+        i, parts = 3, []
+        while i < len(name) and name[i].isdigit():
+            j = i
+            while j < len(name) and name[j].isdigit():
+                j += 1
+            n = int(name[i:j])
+            parts.append(name[j:j + n])
+            i = j + n
+        if parts and i <= len(name):
+            return "::".join(p for p in parts if "GLOBAL__N" not in p)[-60:]
+    return name[:60]
 
 
 def launch_share(launches, ops, shift):

@@ -252,7 +252,7 @@ void KernelSampler::dump(const char* path, const std::vector<Raw>& raw, const me
                  static_cast<long long>(windows[i].start_us), static_cast<long long>(windows[i].end_us));
   std::fprintf(f, "],\"raw\":[");
   for (size_t i = 0; i < raw.size(); ++i) {
-    std::string name = raw[i].name.substr(0, 60);
+    std::string name = raw[i].name.substr(0, 160);  // past a namespace's mangled prefix
     for (char& c : name)
       if (c == '"' || c == '\\') c = ' ';
     std::fprintf(f, "%s[%d,%lld,%lld,%llu,%lld,\"%s\"]", i ? "," : "", static_cast<int>(raw[i].kind),

@@ -97,6 +97,25 @@ TEST(RecordedModels, PeakMemoryWithinThreePercentAtEveryMicroBatch) {
   }
 }
 
+// Every preset and head-size custom at full depth, `amp fp8` + `compile fused` and bf16 `compile
+// fused`, two rounds each (models-h200/fp8-full, README there), and the two smallest at micro-batch 4:
+// fp8 keeps no weight copy and saves the casts' transposes for the backward, which the model counts.
+TEST(RecordedModels, PeakMemoryWithinThreePercentInFp8AndBf16AtFullDepth) {
+  auto all = model_runs("models-h200/fp8-full");
+  ASSERT_EQ(all.size(), 36u) << "9 models x {bf16, fp8} x 2 rounds";
+  for (auto& r : model_runs("models-h200/fp8-full/micro-batch-4")) all.push_back(r);
+  ASSERT_EQ(all.size(), 44u);
+  int fp8 = 0;
+  for (const auto& r : all) {
+    fp8 += r.config.amp == tunebench::config::Amp::Fp8;
+    tp::MemoryOptions options;
+    options.device_memory_bytes = int64_t{150109880320};
+    const double predicted = static_cast<double>(tp::predict_memory(r.config, options).peak_bytes);
+    EXPECT_NEAR(predicted / static_cast<double>(r.peak_bytes), 1.0, 0.03) << r.name;
+  }
+  EXPECT_EQ(fp8, 22);
+}
+
 #ifdef TUNEBENCH_HAVE_STORE
 TEST(RecordedModels, StepTimeFromTheExampleSessionOnEveryShape) {
   tp::Evidence evidence;
@@ -106,6 +125,7 @@ TEST(RecordedModels, StepTimeFromTheExampleSessionOnEveryShape) {
   target.gpu = "h200";
   auto all = model_runs();
   for (auto& r : model_runs("models-h200/micro-batch")) all.push_back(r);
+  for (auto& r : model_runs("models-h200/fp8-full")) all.push_back(r);  // fp8 and bf16 at full depth
   for (const auto& r : all) {
     const auto scenario = tp::scenario_for(r.config, target, basis);
     const auto p = tp::predict_scenario(scenario.scenario, basis);
