@@ -70,6 +70,9 @@
 #                                 # runs those rows only, FP8_MB=N at micro-batch N (default 1), and
 #                                 # FP8_PROFILE=ROW first dumps two kernel-sampled steps of that row's
 #                                 # bf16 and fp8 runs (scripts/sampler_dump_summary.py tables).
+#                                 # FP8_KERNEL_CHECK=1 first runs tunebench-kernel-check (its AdamW rows);
+#                                 # FP8_AGAINST=TARBALL (git archive of another commit) compares the tiny
+#                                 # model's fp8 losses of that commit's worker and this one.
 #   scripts/gpu-bench.sh mfu7b    # 1 GPU, about 3 min with the build: 7B `compile fused` at micro-batch
 #                                 # 1, 2 and 3, ROUNDS (default 2) interleaved rounds, phases and peaks
 #   scripts/gpu-bench.sh models-check  # 1 GPU, about 9 min with the build: the GEMM probe (10 calls per
@@ -243,6 +246,7 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_
 grep -E "Tunebench" "$OUT/logs/cmake.log"
 TARGETS=(tunebench-worker)
 case "$MODE" in kernels|kernels7b|compile-dist|models-probe) TARGETS+=(tunebench-kernel-check) ;; esac
+[ "$MODE" = models-fp8 ] && [ "${FP8_KERNEL_CHECK:-0}" = 1 ] && TARGETS+=(tunebench-kernel-check)
 if ! ninja -C "$BUILD" "${TARGETS[@]}" > "$OUT/logs/build.log" 2>&1; then
   grep -E "error|Error" -A3 "$OUT/logs/build.log" | head -60
   # A kernel-sampling build problem must not cost the call: once more without CUPTI (Kineto's path).
@@ -697,6 +701,30 @@ case "$MODE" in
     FP8_OFF=(--kernel-sample-every 0 --kernel-sample-steps 0)
     chosen() { [ -z "${FP8_ONLY:-}" ] || [[ " $FP8_ONLY " == *" $1 "* ]]; }
     mkdir -p "$OUT/profile"
+    if [ "${FP8_KERNEL_CHECK:-0}" = 1 ]; then  # the AdamW kernel that writes the float8 weights, to the bit
+      "$BUILD/tests/gpu/tunebench-kernel-check" > "$OUT/kernel-check.txt" 2>&1
+      echo "-- kernel check: exit $?"
+      { echo "== kernel check (adamw)"; grep -E "^adamw|FAIL" "$OUT/kernel-check.txt"; } >> "$OUT/models-table.txt"
+    fi
+    if [ -n "${FP8_AGAINST:-}" ]; then
+      # FP8_AGAINST=TARBALL (`git archive` of another commit): its worker built beside this one, and
+      # the tiny model in fp8 + fused for 12 steps with each: the losses, which must agree where
+      # the two differ only in how the float8 weights are made.
+      A="$ROOT/build-cuda-against"; rm -rf "$A/src"; mkdir -p "$A/src"; tar -xf "$FP8_AGAINST" -C "$A/src"
+      cmake -S "$A/src" -B "$A/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PREFIX" \
+        -DTUNEBENCH_BUILD_GUI=OFF -DTUNEBENCH_BUILD_TESTS=OFF -DTUNEBENCH_HEADER_DIR="$ROOT/.gpu/include" \
+        > "$OUT/logs/cmake-against.log" 2>&1 && ninja -C "$A/build" tunebench-worker > "$OUT/logs/build-against.log" 2>&1 ||
+        { grep -E "error" -A3 "$OUT/logs/build-against.log" | head -20; }
+      TINY8=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --compile fused --amp fp8 --steps 12 --warmup 2
+             --kernel-sample-every 0)
+      run tiny-fp8-this "${TINY8[@]}"
+      W_THIS="$W"; W="$A/build/app/worker/tunebench-worker"; run tiny-fp8-against "${TINY8[@]}"; W="$W_THIS"
+      for f in "$OUT"/logs/tiny-fp8-*.jsonl; do
+        printf '%s losses: ' "$(basename "$f" .jsonl)"
+        python3 -c 'import json,sys; print(" ".join("%.6f" % e["loss"] for e in map(json.loads, open(sys.argv[1])) if e.get("type") == "step"))' "$f"
+      done >> "$OUT/models-table.txt"
+      grep -h '"warning"\|weight cop' "$OUT"/logs/tiny-fp8-this.jsonl | cut -c1-200 | head -3 >> "$OUT/models-table.txt"
+    fi
     for row in "${FP8_ROWS[@]}"; do
       IFS='|' read -r n wf <<< "$row"; read -r -a WM <<< "$wf"
       [ "$n" = "${FP8_PROFILE:-}" ] || continue
@@ -717,7 +745,7 @@ case "$MODE" in
         done
       done
     done
-    python3 "$ROOT/scripts/models_fp8_table.py" "$OUT/logs" > "$OUT/models-table.txt"
+    python3 "$ROOT/scripts/models_fp8_table.py" "$OUT/logs" >> "$OUT/models-table.txt"
     for f in "$OUT"/profile/*.txt; do
       [ -f "$f" ] && { echo "== profile $(basename "$f" .txt)"; head -32 "$f"; } >> "$OUT/models-table.txt"
     done

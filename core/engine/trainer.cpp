@@ -198,7 +198,7 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   if (m_config.optimizer_overlap) {  // config::validate: one rank, no clipping, no fp16, no graph
     std::vector<std::vector<at::Tensor>> units;
     for (const auto& u : m_model->units()) units.push_back(u.params);
-    std::function<std::vector<at::Tensor>(size_t)> copies;
+    std::function<WeightCopies(size_t)> copies;
     if (m_weight_copies) copies = [this](size_t u) { return m_model->new_weight_copies(u); };
     m_overlap = std::make_unique<OptimizerOverlap>(*m_optimizer, std::move(units), std::move(copies), m_device.is_cuda());
   }
@@ -300,6 +300,10 @@ void Trainer::optimizer_step() {
     m_model->end_step();
     return;
   }
+  // This step's float8 amax becomes the history now, before the update: the AdamW kernel that
+  // writes the next forward's float8 weights scales them with it, as that forward's cast would
+  // have (kernels/fp8_linear.h), and records their amax for the step after.
+  m_model->end_step();
   std::vector<at::Tensor> grads = m_strategy->optimizer_grads();
   at::Tensor found_inf;
   if (m_scaler) found_inf = m_scaler->unscale(grads);
@@ -318,7 +322,6 @@ void Trainer::optimizer_step() {
     m_strategy->after_optimizer();
   }
   m_last_found_inf = found_inf;
-  m_model->end_step();
 }
 
 double Trainer::train_step(const std::vector<at::Tensor>& micro_batches) {

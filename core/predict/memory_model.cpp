@@ -51,7 +51,7 @@ constexpr const char* kGathered = "FSDP gathered units";
 constexpr const char* kGradFull = "FSDP unit gradient buffers";
 constexpr const char* kReduced = "FSDP reduce-scattered gradient shards";
 constexpr const char* kShardGrads = "FSDP gradient shards (accumulated)";
-constexpr const char* kNextCopies = "16-bit weights for the next forward (written by AdamW)";
+constexpr const char* kNextCopies = "weights for the next forward, 16-bit or float8 (written by AdamW)";
 constexpr const char* kTiedGrad = "tied embedding gradient from the head (waiting for the lookup's)";
 
 struct Simulation {
@@ -294,8 +294,10 @@ struct Simulation {
   // updates it, its gradients go (the serial step with weight copies, and optimizer_overlap).
   void update(size_t u) {
     // (The embedding's copies only when it is the tied head: the lookup reads the fp32 table.)
+    // Under amp fp8 a block's copies are its matmul weights in float8, both layouts (2 bytes).
     if (weight_copies && (u > 0 || c.dims.tie_embeddings))
-      live.add(kNextCopies, static_cast<double>(units[u].numel()) * p.compute_bytes);
+      live.add(kNextCopies, p.fp8 && is_block(u) ? static_cast<double>(units[u].matmul_numel()) * 2
+                                                 : static_cast<double>(units[u].numel()) * p.compute_bytes);
     candidate("optimizer step (" + units[u].name + ")");
     live.sub(kGrads, static_cast<double>(units[u].numel()) * p.param_bytes);
   }
@@ -372,7 +374,10 @@ MemoryPrediction simulate(const config::TrialConfig& c, const MemoryOptions& opt
 }  // namespace
 
 bool optimizer_weight_copies_apply(const config::TrialConfig& c, bool cuda) {
-  return cuda && c.compile == config::Compile::Fused && c.amp == config::Amp::Bf16 &&
+  // fp8 not with optimizer_overlap: its updates run before the step's float8 amax is rolled into
+  // the history that scales the weights they would write.
+  return cuda && c.compile == config::Compile::Fused &&
+         (c.amp == config::Amp::Bf16 || (c.amp == config::Amp::Fp8 && !c.optimizer_overlap)) &&
          c.optimizer == config::Optimizer::AdamW && c.fused_optimizer && c.strategy == config::Strategy::Single;
 }
 

@@ -36,7 +36,7 @@ struct MemoryPrediction {
   int64_t device_needed_bytes = 0;    // max(peak, construction) + overheads: what must fit in the device
   BlockActivations block;             // the saved-tensor list per block that was used
   HeadActivations head;
-  bool weight_copies = false;  // AdamW writes the next forward's 16-bit weights (below)
+  bool weight_copies = false;  // AdamW writes the next forward's weights (below)
 };
 
 struct MemoryOptions {
@@ -50,8 +50,11 @@ struct MemoryOptions {
 // the next forward in its pass, which then reads it instead of casting: the bytes a forward's casts
 // hold until backward, here from the optimizer step on. The step goes unit by unit, each unit's
 // gradients freed once its update is queued, so the copies take the gradients' place (one unit
-// beside them at most). It does so on one GPU with fused kernels and no CUDA graph, bf16, fused
-// AdamW, when that peak fits the device (`device_memory_bytes`; unknown counts as fitting).
+// beside them at most). Under amp fp8 a block's copies are its matmul weights' float8 casts (the
+// weight and its transpose, as the forward's cast would write them) and the rest keep 16 bits. It
+// does so on one GPU with fused kernels and no CUDA graph, bf16 or fp8 (fp8 not with
+// optimizer_overlap), fused AdamW, when that peak fits the device (`device_memory_bytes`; unknown
+// counts as fitting).
 // predict_memory applies the same rule.
 bool optimizer_weight_copies_apply(const config::TrialConfig& config, bool cuda);
 bool optimizer_weight_copies(const config::TrialConfig& config, const MemoryOptions& options);

@@ -177,8 +177,8 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
   // fused ops); under amp fp8 the blocks' weights to float8 with their transposes.
   const double output_matrix = V * D;  // the head's matmul weight, tied to the embedding or not
   const double cast_per_param = 4 + (p.fp8 ? 2 : x.c);
-  // (None where AdamW wrote the 16-bit weights in its own pass: memory_model.h.)
-  if ((p.weight_copy_bytes > 0 && !mode.weight_copies) || p.fp8)
+  // (None where AdamW wrote the 16-bit or float8 weights in its own pass: memory_model.h.)
+  if ((p.weight_copy_bytes > 0 || p.fp8) && !mode.weight_copies)
     f.ops.push_back(memory(
         "weight casts", L * block_matmul * cast_per_param + (p.weight_copy_bytes > 0 ? output_matrix * (4 + x.c) : 0.0),
         4 * L + 1));
@@ -291,7 +291,7 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
     const double passes = fused ? 7 : 21 + (c.weight_decay > 0 ? 2 : 0);
     o.ops.push_back(memory(fused ? "AdamW (fused)" : "AdamW (foreach)", opt_params * passes * ob, fused ? 4 : 9 * 4));
     if (fused && mode.weight_copies)
-      o.ops.push_back(memory("AdamW's 16-bit weights for the next forward",
+      o.ops.push_back(memory("AdamW's weights for the next forward (16-bit; float8 for fp8's linears)",
                              (numel - (c.dims.tie_embeddings ? 0.0 : V * D)) * x.c, 0));
   } else {
     o.ops.push_back(memory("SGD (foreach)", opt_params * (3 + (c.weight_decay > 0 ? 2 : 0)) * ob, 2));

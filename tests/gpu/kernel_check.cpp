@@ -18,10 +18,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/engine/kernels/fp8_linear.h"
+#include "core/engine/kernels/fused_kernels.h"
 #include "core/engine/kernels/fused_ops.h"
 #include "core/engine/optim/optimizer.h"
 
@@ -240,7 +243,7 @@ void check_adamw() {
   // A fourth step that also writes each parameter's bf16 copy (compile fused's next-forward weights).
   std::vector<at::Tensor> bf16;
   for (const auto& p : params) bf16.push_back(at::empty(p.sizes(), cuda(at::kBFloat16)));
-  if (!own.step(grads, {}, bf16)) {
+  if (!own.step(grads, {}, tunebench::engine::WeightCopies(bf16.begin(), bf16.end()))) {
     std::printf("adamw: FAIL (the bf16 copies were not written)\n");
     g_failed = true;
   }
@@ -259,6 +262,93 @@ void check_adamw() {
   std::printf("adamw: %.0f M parameters, Tunebench kernel %.2f ms (%.0f GB/s), at::_fused_adamw_ %.2f ms (%.0f GB/s)\n",
               elements / 1e6, own_ms, elements * 28 / own_ms / 1e6, torch_ms, elements * 28 / torch_ms / 1e6);
   g_timings.push_back({"adamw (4 7B blocks)", own_ms, torch_ms});
+}
+
+// The AdamW kernel that also writes a float8 linear's next weights (amp fp8 with compile fused)
+// against the plain kernel followed by the forward's own cast of the updated weight: the same
+// parameters, moments, float8 bytes in both layouts, scale and amax, to the bit. Shapes: a 7B
+// block's four weights, Llama-3.2-1B's and hd80's projections, and one that is no multiple of the
+// 64x64 tile. Then the time of both updates over the 7B weights.
+void check_adamw_fp8() {
+  using tunebench::engine::WeightCopies;
+  auto c = tunebench::config::TrialConfig{};
+  c.compile = tunebench::config::Compile::Fused;
+  c.amp = tunebench::config::Amp::Fp8;
+  c.lr = 1e-3;
+  c.weight_decay = 0.1;
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {
+      {12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008}, {3072, 2048}, {3840, 2560}, {2560, 6912}, {1040, 2064}};
+  std::vector<at::Tensor> pa, pb, grads;
+  std::vector<std::unique_ptr<Fp8Linear>> linears;
+  for (const auto& [rows, cols] : shapes) {
+    pa.push_back(at::randn({rows, cols}, cuda(at::kFloat)) * 0.02);
+    pb.push_back(pa.back().clone());
+    grads.push_back(at::randn({rows, cols}, cuda(at::kFloat)) * 1e-3);
+    linears.push_back(std::make_unique<Fp8Linear>());
+    linears.back()->forward(at::randn({16, cols}, cuda(at::kBFloat16)), pb.back());  // creates the scaling state
+    linears.back()->end_step();  // the weight's amax becomes its history, as after a training step
+  }
+  Optimizer plain(c, pa), with_copies(c, pb);
+  if (!plain.own_kernel() || !with_copies.own_kernel()) {
+    std::printf("adamw fp8: FAIL (the kernel was not taken: %s)\n", plain.fallback_reason().c_str());
+    g_failed = true;
+    return;
+  }
+  for (int k = 0; k < 2; ++k) {  // the moments too must stay equal from step to step
+    WeightCopies copies;
+    for (size_t i = 0; i < shapes.size(); ++i) copies.push_back(linears[i]->new_weight_copy(pb[i]));
+    plain.step(grads);
+    if (!with_copies.step(grads, {}, copies)) {
+      std::printf("adamw fp8: FAIL (the float8 copies were not written)\n");
+      g_failed = true;
+      return;
+    }
+    double p_diff = 0, q_diff = 0, qt_diff = 0, scale_diff = 0, amax_diff = 0;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const auto [rows, cols] = shapes[i];
+      auto& l = *linears[i];
+      p_diff = std::max(p_diff, (pa[i] - pb[i]).abs().max().item<double>());
+      // The forward's cast of the plain update, with the same history, into fresh slots.
+      at::Tensor hist = l.amax_history.narrow(0, 4, 1).clone(), cur = at::zeros({1}, cuda(at::kFloat)),
+                 inv = at::zeros({1}, cuda(at::kFloat));
+      at::Tensor q = at::empty({rows, cols}, cuda(at::kByte)), qt = at::empty({cols, rows}, cuda(at::kByte));
+      tunebench::kernels::fp8_cast(tunebench::kernels::ElemType::F32, tunebench::kernels::Fp8Kind::E4M3,
+                                   pa[i].data_ptr(), rows, cols, hist.data_ptr<float>(), cur.data_ptr<float>(),
+                                   inv.data_ptr<float>(), q.data_ptr(), qt.data_ptr(),
+                                   at::cuda::getCurrentCUDAStream());
+      const auto bytes = [](const at::Tensor& t) { return t.view(at::kByte).to(at::kInt); };
+      q_diff = std::max(q_diff, (bytes(copies[i].fp8) - q.to(at::kInt)).abs().max().item<double>());
+      qt_diff = std::max(qt_diff, (bytes(copies[i].fp8_t) - qt.to(at::kInt)).abs().max().item<double>());
+      scale_diff = std::max(scale_diff, (l.inv_scale.narrow(0, 4, 1) - inv).abs().item<double>());
+      // The kernel raised the current amax to the update's; the forward's cast of step 0 had
+      // recorded the old weight's, rolled away by end_step.
+      amax_diff = std::max(amax_diff, (l.amax_current.narrow(0, 4, 1) - cur).abs().item<double>());
+      l.end_step();
+    }
+    const std::string step = " step " + std::to_string(k + 1);
+    row("adamw fp8" + step, "p", p_diff, 0.0, 0.0);
+    row("adamw fp8" + step, "w8", q_diff, 0.0, 0.0);
+    row("adamw fp8" + step, "w8^T", qt_diff, 0.0, 0.0);
+    row("adamw fp8" + step, "1/scale", scale_diff, 0.0, 0.0);
+    row("adamw fp8" + step, "amax", amax_diff, 0.0, 0.0);
+  }
+  // Time over the 7B block's four weights: the plain update, and the update writing both casts.
+  std::vector<at::Tensor> big_a(pa.begin(), pa.begin() + 4), big_g(grads.begin(), grads.begin() + 4),
+      big_b(pb.begin(), pb.begin() + 4);
+  Optimizer t_plain(c, big_a), t_copies(c, big_b);
+  double elements = 0;
+  for (const auto& p : big_a) elements += static_cast<double>(p.numel());
+  const double plain_ms = time_ms([&] { t_plain.step(big_g); }, 10);
+  const double copies_ms = time_ms(
+      [&] {
+        WeightCopies copies;
+        for (size_t i = 0; i < 4; ++i) copies.push_back(linears[i]->new_weight_copy(big_b[i]));
+        t_copies.step(big_g, {}, copies);
+      },
+      10);
+  std::printf("adamw fp8: %.0f M parameters, plain %.2f ms (%.0f GB/s), writing the float8 casts %.2f ms (%.0f GB/s)\n",
+              elements / 1e6, plain_ms, elements * 28 / plain_ms / 1e6, copies_ms, elements * 30 / copies_ms / 1e6);
+  g_timings.push_back({"adamw + fp8 casts (7B block)", copies_ms, plain_ms});
 }
 
 }  // namespace
@@ -367,6 +457,7 @@ int main() {
 
   check_model_shapes();
   check_adamw();
+  if (tunebench::engine::fp8_supported(nullptr)) check_adamw_fp8();
 
   std::printf("\n%-22s %12s %14s %8s\n", "forward+backward", "kernel ms", "composite ms", "speedup");
   for (const auto& t : g_timings)

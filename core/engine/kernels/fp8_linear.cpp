@@ -1,6 +1,8 @@
 // Float8 linear layer: the autograd Function around at::_scaled_mm and the cast kernels.
 #include "core/engine/kernels/fp8_linear.h"
 
+#include <tuple>
+
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "core/engine/compat.h"
@@ -85,14 +87,17 @@ struct Fp8LinearFunction : torch::autograd::Function<Fp8LinearFunction> {
     auto& s = *reinterpret_cast<Fp8Linear*>(state);
     const int64_t k = x.size(-1), n = w.size(0);
     const at::Tensor x2 = x.reshape({-1, k}).contiguous();
-    const at::Tensor wc = w.contiguous();
+    const bool copied = s.next_w8.defined();  // the optimizer's cast of w, scale already written
     if (!s.measured_forward) {
       measure(s, kX, x2);
-      measure(s, kW, wc);
+      if (!copied) measure(s, kW, w.contiguous());
       s.measured_forward = true;
     }
     const auto [x8, x8t] = cast(s, kX, x2, kernels::Fp8Kind::E4M3, true, true);
-    const auto [w8, w8t] = cast(s, kW, wc, kernels::Fp8Kind::E4M3, true, true);
+    at::Tensor w8 = std::move(s.next_w8), w8t = std::move(s.next_w8t);
+    s.next_w8 = at::Tensor();
+    s.next_w8t = at::Tensor();
+    if (!copied) std::tie(w8, w8t) = cast(s, kW, w.contiguous(), kernels::Fp8Kind::E4M3, true, true);
     const at::Tensor y = at::_scaled_mm(x8, w8.t(), scale_of(s, kX), scale_of(s, kW), std::nullopt, std::nullopt,
                                         at::kBFloat16, /*use_fast_accum=*/true);
     ctx->save_for_backward({x8t, w8t});
@@ -131,14 +136,29 @@ struct Fp8LinearFunction : torch::autograd::Function<Fp8LinearFunction> {
 
 }  // namespace
 
-at::Tensor Fp8Linear::forward(const at::Tensor& x, const at::Tensor& w) {
+at::Tensor Fp8Linear::forward(const at::Tensor& x, const at::Tensor& w, const WeightCopy* copy) {
   if (!amax_history.defined()) {
     const auto opts = x.options().dtype(at::kFloat);
     amax_history = at::zeros({3 * kSlotStride}, opts);
     amax_current = at::zeros({3 * kSlotStride}, opts);
     inv_scale = at::ones({3 * kSlotStride}, opts);
   }
+  const bool copied = copy && copy->fp8.defined();
+  next_w8 = copied ? copy->fp8 : at::Tensor();
+  next_w8t = copied ? copy->fp8_t : at::Tensor();
   return Fp8LinearFunction::apply(x, w, reinterpret_cast<int64_t>(this));
+}
+
+WeightCopy Fp8Linear::new_weight_copy(const at::Tensor& w) {
+  WeightCopy c;
+  if (!amax_history.defined() || w.dim() != 2 || w.scalar_type() != at::kFloat) return c;
+  const auto opts = w.options().dtype(at::kFloat8_e4m3fn);
+  c.fp8 = at::empty({w.size(0), w.size(1)}, opts);
+  c.fp8_t = at::empty({w.size(1), w.size(0)}, opts);
+  c.amax_history = amax_history.data_ptr<float>() + kW * kSlotStride;
+  c.amax_current = amax_current.data_ptr<float>() + kW * kSlotStride;
+  c.inv_scale = inv_scale.data_ptr<float>() + kW * kSlotStride;
+  return c;
 }
 
 bool fp8_supported(std::string* why) {
@@ -158,9 +178,11 @@ bool fp8_supported(std::string* why) {
 
 #else  // no CUDA or a libtorch without float8
 
-at::Tensor Fp8Linear::forward(const at::Tensor&, const at::Tensor&) {
+at::Tensor Fp8Linear::forward(const at::Tensor&, const at::Tensor&, const WeightCopy*) {
   throw unsupported("fp8 needs a CUDA build of the worker against libtorch 2.1 or newer");
 }
+
+WeightCopy Fp8Linear::new_weight_copy(const at::Tensor&) { return {}; }
 
 bool fp8_supported(std::string* why) {
   if (why) *why = "fp8 needs a CUDA build of the worker against libtorch 2.1 or newer and a Hopper GPU";

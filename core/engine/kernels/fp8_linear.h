@@ -9,6 +9,11 @@
 // transposed copies backward needs (x^T, w^T, dy^T), in one pass each. Only x^T and w^T (1 byte
 // per element) are kept for backward, not the bf16 activations.
 //
+// The weight's two casts can come from the optimizer instead (new_weight_copy): its AdamW kernel
+// writes them in its own pass, as Transformer Engine's optimizers do, and the forward then reads no
+// fp32 weight at all. end_step() comes before that update: the update scales the weights it writes
+// with the history the roll has just written, as the next forward's cast would have.
+//
 // Needs a CUDA build with libtorch >= 2.1 and a Hopper GPU; elsewhere forward() throws.
 #pragma once
 
@@ -16,19 +21,29 @@
 
 #include <ATen/ATen.h>
 
+#include "core/engine/optim/weight_copy.h"
+
 namespace tunebench::engine {
 
 class Fp8Linear {
  public:
   Fp8Linear();
   // y = x @ w^T in bf16, differentiable in x and w (w may be fp32 master weights or bf16).
-  at::Tensor forward(const at::Tensor& x, const at::Tensor& w);
-  // Once per optimizer step: the amax seen this step becomes next step's scaling history.
+  // `copy` (optional): w already cast by the optimizer (new_weight_copy, filled by its AdamW
+  // kernel with this linear's scale): read instead of casting w.
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& w, const WeightCopy* copy = nullptr);
+  // Room for the optimizer to write w's next value as float8, with this linear's weight slots;
+  // undefined before the first forward (which creates the scaling state) or for a w that is not
+  // a 2-D fp32 tensor.
+  WeightCopy new_weight_copy(const at::Tensor& w);
+  // Once per step, before the optimizer's update: the amax seen this step becomes the scaling
+  // history of the weights the update writes and of the next step's casts.
   void end_step();
 
   // Device state, slots x, w, dy, 16 bytes apart (public for the autograd Function and tests).
   at::Tensor amax_history, amax_current, inv_scale;
   bool measured_forward = false, measured_backward = false;  // first-use amax taken
+  at::Tensor next_w8, next_w8t;  // the copy handed to the forward running now (consumed by it)
 };
 
 // True when this build can run fp8 on the current CUDA device (message says why not otherwise).

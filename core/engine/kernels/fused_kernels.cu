@@ -678,6 +678,100 @@ __global__ void __launch_bounds__(kAdamwThreads)
   }
 }
 
+constexpr int kAdamwFp8MaxTensors = 24;
+
+struct AdamwFp8Table {
+  float* p[kAdamwFp8MaxTensors];
+  const float* g[kAdamwFp8MaxTensors];
+  float* m[kAdamwFp8MaxTensors];
+  float* v[kAdamwFp8MaxTensors];
+  uint8_t* q[kAdamwFp8MaxTensors];
+  uint8_t* qt[kAdamwFp8MaxTensors];
+  const float* hist[kAdamwFp8MaxTensors];
+  float* cur[kAdamwFp8MaxTensors];
+  float* inv[kAdamwFp8MaxTensors];
+  int64_t rows[kAdamwFp8MaxTensors], cols[kAdamwFp8MaxTensors];
+  int64_t first_tile[kAdamwFp8MaxTensors + 1];  // block b works on tensor i where first_tile[i] <= b < first_tile[i+1]
+  int count;
+};
+
+// One 64x64 tile per block. Reading and writing p, g, m and v, 16 threads cover a tile row of 64
+// floats with 16-byte accesses, so a warp's accesses are two whole rows; each thread does 4 rows.
+// The e4m3 bytes go to shared memory, from which the transposed copy is written 16 bytes a thread.
+__global__ void __launch_bounds__(256)
+    adamw_fp8_kernel(const __grid_constant__ AdamwFp8Table t, AdamwScalars s, const float* __restrict__ step) {
+  __shared__ int tensor;
+  __shared__ uint8_t tile[kTile][kTile + 4];
+  __shared__ float red[32];
+  if (threadIdx.x == 0) {
+    int lo = 0, hi = t.count - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (t.first_tile[mid] <= static_cast<int64_t>(blockIdx.x)) lo = mid;
+      else hi = mid - 1;
+    }
+    tensor = lo;
+  }
+  __syncthreads();
+  const int i = tensor;
+  const float st = *step;
+  const float bc1 = 1.f - powf(s.beta1, st);
+  const float bc2_sqrt = sqrtf(1.f - powf(s.beta2, st));
+  const float step_size = s.lr / bc1;
+  const int64_t rows = t.rows[i], cols = t.cols[i];
+  const int64_t tiles_x = (cols + kTile - 1) / kTile;
+  const int64_t local = static_cast<int64_t>(blockIdx.x) - t.first_tile[i];
+  const int64_t row0 = local / tiles_x * kTile, col0 = local % tiles_x * kTile;
+  const float hist = *t.hist[i];
+  float scale = hist > 0.f ? Fp8Traits<Fp8Kind::E4M3>::kMax / hist : 1.f;
+  scale = fminf(scale, 1e30f);
+  if (local == 0 && threadIdx.x == 0) *t.inv[i] = 1.f / scale;
+  const int tc = (threadIdx.x % 16) * 4;  // this thread's 4 columns of the tile
+  const int64_t c = col0 + tc;            // cols is a multiple of 16: c < cols covers c + 3
+  float amax = 0.f;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const int tr = static_cast<int>(threadIdx.x / 16) + 16 * k;
+    const int64_t r = row0 + tr;
+    if (r < rows && c < cols) {
+      const int64_t e = r * cols + c;
+      float4 pv = *reinterpret_cast<const float4*>(t.p[i] + e);
+      const float4 gv = *reinterpret_cast<const float4*>(t.g[i] + e);
+      float4 mv = *reinterpret_cast<const float4*>(t.m[i] + e);
+      float4 vv = *reinterpret_cast<const float4*>(t.v[i] + e);
+      adamw_one(pv.x, gv.x, mv.x, vv.x, s, step_size, bc2_sqrt);
+      adamw_one(pv.y, gv.y, mv.y, vv.y, s, step_size, bc2_sqrt);
+      adamw_one(pv.z, gv.z, mv.z, vv.z, s, step_size, bc2_sqrt);
+      adamw_one(pv.w, gv.w, mv.w, vv.w, s, step_size, bc2_sqrt);
+      *reinterpret_cast<float4*>(t.p[i] + e) = pv;
+      *reinterpret_cast<float4*>(t.m[i] + e) = mv;
+      *reinterpret_cast<float4*>(t.v[i] + e) = vv;
+      const float out[4] = {pv.x, pv.y, pv.z, pv.w};
+      alignas(4) uint8_t q[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        amax = fmaxf(amax, fabsf(out[j]));
+        q[j] = __nv_cvt_float_to_fp8(out[j] * scale, __NV_SATFINITE, __NV_E4M3);
+        tile[tr][tc + j] = q[j];
+      }
+      *reinterpret_cast<uint32_t*>(t.q[i] + e) = *reinterpret_cast<const uint32_t*>(q);
+    }
+  }
+  __syncthreads();
+  {  // transposed: this thread writes 16 consecutive rows of one column
+    const int tcol = threadIdx.x / 4, trow = (threadIdx.x % 4) * 16;
+    const int64_t oc = col0 + tcol, orow = row0 + trow;
+    if (oc < cols && orow < rows) {
+      alignas(16) uint8_t q[16];
+#pragma unroll
+      for (int k = 0; k < 16; ++k) q[k] = tile[trow + k][tcol];
+      *reinterpret_cast<uint4*>(t.qt[i] + oc * rows + orow) = *reinterpret_cast<const uint4*>(q);
+    }
+  }
+  amax = block_max(amax, red);
+  if (threadIdx.x == 0 && amax > 0.f) atomic_max_nonneg(t.cur[i], amax);
+}
+
 // The widest vector (8, 4 or 2 elements) that divides every given extent and keeps every pointer
 // aligned to it; 0 when none (an odd extent).
 template <typename T>
@@ -920,6 +1014,44 @@ bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float 
       adamw_kernel<__half><<<static_cast<unsigned>(chunks), kAdamwThreads, 0, stream>>>(t, s, step);
     else
       adamw_kernel<float><<<static_cast<unsigned>(chunks), kAdamwThreads, 0, stream>>>(t, s, step);
+  }
+  return true;
+}
+
+bool adamw_fp8_step(const AdamwFp8Tensor* tensors, int count, const float* step, float lr, float beta1, float beta2,
+                    float weight_decay, float eps, cudaStream_t stream) {
+  for (int i = 0; i < count; ++i) {
+    const AdamwFp8Tensor& x = tensors[i];
+    if (x.rows <= 0 || x.cols <= 0 || x.rows % 16 != 0 || x.cols % 16 != 0 || !x.fp8 || !x.fp8_t || !x.amax_history ||
+        !x.amax_current || !x.inv_scale || !aligned16(x.param) || !aligned16(x.grad) || !aligned16(x.exp_avg) ||
+        !aligned16(x.exp_avg_sq) || !aligned16(x.fp8) || !aligned16(x.fp8_t))
+      return false;  // checked for every tensor before any launch
+  }
+  const AdamwScalars s{lr, beta1, beta2, weight_decay, eps};
+  for (int begin = 0; begin < count; begin += kAdamwFp8MaxTensors) {
+    AdamwFp8Table t{};
+    int64_t tiles = 0;
+    for (int i = begin; i < count && t.count < kAdamwFp8MaxTensors; ++i) {
+      const AdamwFp8Tensor& x = tensors[i];
+      const int k = t.count++;
+      t.p[k] = x.param;
+      t.g[k] = x.grad;
+      t.m[k] = x.exp_avg;
+      t.v[k] = x.exp_avg_sq;
+      t.q[k] = static_cast<uint8_t*>(x.fp8);
+      t.qt[k] = static_cast<uint8_t*>(x.fp8_t);
+      t.hist[k] = x.amax_history;
+      t.cur[k] = x.amax_current;
+      t.inv[k] = x.inv_scale;
+      t.rows[k] = x.rows;
+      t.cols[k] = x.cols;
+      t.first_tile[k] = tiles;
+      tiles += ((x.rows + kTile - 1) / kTile) * ((x.cols + kTile - 1) / kTile);
+    }
+    if (t.count == 0) continue;
+    t.first_tile[t.count] = tiles;
+    if (tiles > INT32_MAX) return false;
+    adamw_fp8_kernel<<<static_cast<unsigned>(tiles), 256, 0, stream>>>(t, s, step);
   }
   return true;
 }

@@ -101,4 +101,25 @@ struct AdamwTensor {
 bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float lr, float beta1, float beta2,
                 float weight_decay, float eps, ElemType copy_type, cudaStream_t stream);
 
+// The same update for the weights of float8 linears (kernels/fp8_linear.h), fp32 [rows, cols] with
+// rows and cols multiples of 16, in 64x64 tiles: beside p, m and v each tile writes the updated
+// weight as e4m3 in both layouts the linear's GEMMs read ([rows, cols] to `fp8`, [cols, rows] to
+// `fp8_t`), scaled as fp8_cast would (max_finite / *amax_history), raises *amax_current to its
+// max|p| and writes 1/scale to *inv_scale: exactly what the next forward's cast of the weight would
+// produce, without that pass over the fp32 weight. The parameter's update is adamw_step's, to the bit.
+struct AdamwFp8Tensor {
+  float* param;
+  const float* grad;
+  float* exp_avg;
+  float* exp_avg_sq;
+  int64_t rows, cols;
+  void* fp8;
+  void* fp8_t;
+  const float* amax_history;
+  float* amax_current;
+  float* inv_scale;
+};
+bool adamw_fp8_step(const AdamwFp8Tensor* tensors, int count, const float* step, float lr, float beta1, float beta2,
+                    float weight_decay, float eps, cudaStream_t stream);
+
 }  // namespace tunebench::kernels

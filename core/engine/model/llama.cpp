@@ -167,17 +167,22 @@ at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, co
 }
 
 // The block's matmuls: float8 with delayed scaling (amp fp8), else bf16/fp16 with fp32 weight grads.
+namespace {
+constexpr size_t kParamOf[] = {1, 2, 4, 5};  // wqkv, wo, w13, w2 within a block's unit
+}  // namespace
+
 at::Tensor LlamaModel::block_linear(size_t block, int which, const at::Tensor& x, const at::Tensor& w) const {
-  if (m_kernels.fp8) return m_fp8[4 * block + static_cast<size_t>(which)]->forward(x, w);
-  static constexpr size_t kParamOf[] = {1, 2, 4, 5};  // wqkv, wo, w13, w2 within the block's unit
-  return fused::linear(x, w, m_kernels.compute, weight_copy(block + 1, kParamOf[which]));
+  const size_t param = kParamOf[which];
+  if (m_kernels.fp8)
+    return m_fp8[4 * block + static_cast<size_t>(which)]->forward(x, w, fp8_weight_copy(block + 1, param));
+  return fused::linear(x, w, m_kernels.compute, weight_copy(block + 1, param));
 }
 
 // ============================================================================================
 // Weight copies from the optimizer
 // ============================================================================================
 
-std::vector<at::Tensor> LlamaModel::new_weight_copies(size_t u) {
+WeightCopies LlamaModel::new_weight_copies(size_t u) {
   if (m_copy_flat.size() != m_units.size()) {
     m_copy_flat.assign(m_units.size(), at::Tensor());
     m_copy_views.assign(m_units.size(), {});
@@ -186,8 +191,17 @@ std::vector<at::Tensor> LlamaModel::new_weight_copies(size_t u) {
     release_weight_copies(0);
     return {};
   }
+  if (m_kernels.fp8 && u > 0 && u + 1 < m_units.size()) {  // a block: its float8 linears' weights
+    WeightCopies copies(m_units[u].params.size());
+    for (size_t which = 0; which < 4; ++which)
+      copies[kParamOf[which]] = m_fp8[4 * (u - 1) + which]->new_weight_copy(m_units[u].params[kParamOf[which]]);
+    m_copy_flat[u] = at::Tensor();
+    m_copy_views[u] = copies;
+    return copies;
+  }
   m_copy_flat[u] = at::empty(m_units[u].flat.sizes(), m_units[u].flat.options().dtype(m_kernels.compute));
-  m_copy_views[u] = views_of(m_copy_flat[u], unit_shapes(m_dims, u));
+  const auto views = views_of(m_copy_flat[u], unit_shapes(m_dims, u));
+  m_copy_views[u] = WeightCopies(views.begin(), views.end());
   return m_copy_views[u];
 }
 
@@ -197,14 +211,21 @@ void LlamaModel::drop_weight_copies() {
 }
 
 bool LlamaModel::has_weight_copies() const {
-  for (const auto& f : m_copy_flat)
-    if (f.defined()) return true;
+  for (const auto& unit : m_copy_views)
+    for (const auto& c : unit)
+      if (c.defined()) return true;
   return false;
 }
 
 at::Tensor LlamaModel::weight_copy(size_t unit, size_t param) const {
   if (!m_kernels.fused || unit >= m_copy_views.size() || param >= m_copy_views[unit].size()) return {};
-  return m_copy_views[unit][param];
+  return m_copy_views[unit][param].half;
+}
+
+const WeightCopy* LlamaModel::fp8_weight_copy(size_t unit, size_t param) const {
+  if (unit >= m_copy_views.size() || param >= m_copy_views[unit].size()) return nullptr;
+  const WeightCopy& c = m_copy_views[unit][param];
+  return c.fp8.defined() ? &c : nullptr;
 }
 
 void LlamaModel::release_weight_copies(size_t unit) const {

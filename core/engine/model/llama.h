@@ -19,6 +19,7 @@
 #include <ATen/ATen.h>
 
 #include "core/config/trial_config.h"
+#include "core/engine/optim/weight_copy.h"
 
 namespace tunebench::engine {
 
@@ -54,16 +55,18 @@ class LlamaModel {
 
   void set_kernels(ModelKernels kernels);
   const ModelKernels& kernels() const { return m_kernels; }
-  // After every optimizer step: fp8 scales of the next step come from this step's amax.
+  // Once per step, before the optimizer's update (which may write float8 weights with them): fp8
+  // scales of the next step come from this step's amax.
   void end_step();
 
-  // The next forward's weights in the compute dtype, written by the optimizer in its pass
-  // (Optimizer::step_in_groups' copies): one flat buffer for the unit is allocated here and a
-  // view per parameter returned. The fused forward of a unit reads its copies instead
-  // of casting and then lets go of them (what backward needs, autograd keeps), so they live as long
-  // as the casts they replace. drop_weight_copies() when the optimizer did not write them.
+  // The next forward's weights, written by the optimizer in its pass (Optimizer::step_in_groups'
+  // copies): in the compute dtype, one flat buffer for the unit allocated here and a view per
+  // parameter returned; under amp fp8 a block's four matmul weights instead as their float8 casts
+  // (Fp8Linear::new_weight_copy; the norms get none). The fused forward of a unit reads its copies
+  // instead of casting and then lets go of them (what backward needs, autograd keeps), so they live
+  // as long as the casts they replace. drop_weight_copies() when the optimizer did not write them.
   // (One unit at a time, so that the optimizer frees each unit's gradients as it goes.)
-  std::vector<at::Tensor> new_weight_copies(size_t unit);  // the unit's parameters' copies, in order
+  WeightCopies new_weight_copies(size_t unit);  // the unit's parameters' copies, in order
   void drop_weight_copies();
   bool has_weight_copies() const;
 
@@ -101,6 +104,7 @@ class LlamaModel {
   // The compute-dtype copy of a unit's parameter (undefined when none is pending), and giving up
   // a unit's copies once its forward read them.
   at::Tensor weight_copy(size_t unit, size_t param) const;
+  const WeightCopy* fp8_weight_copy(size_t unit, size_t param) const;  // null when none is pending
   void release_weight_copies(size_t unit) const;
   at::Tensor output_weight_copy() const;
   void release_output_weight_copy() const;
@@ -113,7 +117,7 @@ class LlamaModel {
   // Pending weight copies per unit (flat buffer, then views); released by the forward that reads
   // them, hence mutable: reading them is what a const forward does once.
   mutable std::vector<at::Tensor> m_copy_flat;
-  mutable std::vector<std::vector<at::Tensor>> m_copy_views;
+  mutable std::vector<WeightCopies> m_copy_views;
 };
 
 // Builds leaf parameter views over a flat buffer with the given shapes.

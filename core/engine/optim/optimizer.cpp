@@ -20,21 +20,25 @@ namespace tunebench::engine {
 namespace {
 
 #if TORCH_VERSION_MAJOR >= 2 && defined(TUNEBENCH_WITH_CUDA)
-// One update of the project's kernel over `params` (fp32, contiguous, on the current stream).
+// One update of the project's kernel over `params` (fp32, contiguous, on the current stream): the
+// parameters with a float8 copy through adamw_fp8_step, the others (with or without a 16-bit copy)
+// through adamw_step. Everything is checked before the first launch: false leaves every tensor as
+// it was.
 bool own_adamw(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
                const std::vector<at::Tensor>& exp_avg, const std::vector<at::Tensor>& exp_avg_sq,
                const at::Tensor& step, double lr, double beta1, double beta2, double weight_decay, double eps,
-               const std::vector<at::Tensor>& copies = {}) {
+               const WeightCopies& copies = {}) {
   auto copy_type = kernels::ElemType::F32;  // none
   for (const auto& c : copies) {
-    if (!c.defined()) continue;
-    const auto t = c.scalar_type() == at::kBFloat16 ? kernels::ElemType::BF16
-                   : c.scalar_type() == at::kHalf   ? kernels::ElemType::F16
-                                                    : kernels::ElemType::F32;
+    if (!c.half.defined()) continue;
+    const auto t = c.half.scalar_type() == at::kBFloat16 ? kernels::ElemType::BF16
+                   : c.half.scalar_type() == at::kHalf   ? kernels::ElemType::F16
+                                                         : kernels::ElemType::F32;
     if (t == kernels::ElemType::F32 || (copy_type != kernels::ElemType::F32 && t != copy_type)) return false;
     copy_type = t;
   }
   std::vector<kernels::AdamwTensor> table;
+  std::vector<kernels::AdamwFp8Tensor> fp8_table;
   std::vector<at::Tensor> keep;  // contiguous copies of strided gradients, alive until the launch
   table.reserve(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
@@ -44,18 +48,38 @@ bool own_adamw(const std::vector<at::Tensor>& params, const std::vector<at::Tens
       return false;
     at::Tensor g = grads[i].scalar_type() == at::kFloat ? grads[i].contiguous() : grads[i].to(at::kFloat).contiguous();
     keep.push_back(g);
+    const WeightCopy none;
+    const WeightCopy& c = i < copies.size() ? copies[i] : none;
+    if (c.fp8.defined()) {
+      if (p.dim() != 2 || !c.fp8.is_contiguous() || !c.fp8_t.defined() || !c.fp8_t.is_contiguous() ||
+          !c.fp8.sizes().equals(p.sizes()) || c.fp8_t.size(0) != p.size(1) || c.fp8_t.size(1) != p.size(0) ||
+          c.fp8.element_size() != 1 || c.fp8_t.element_size() != 1)
+        return false;
+      fp8_table.push_back({p.data_ptr<float>(), g.data_ptr<float>(), exp_avg[i].data_ptr<float>(),
+                           exp_avg_sq[i].data_ptr<float>(), p.size(0), p.size(1), c.fp8.data_ptr(), c.fp8_t.data_ptr(),
+                           c.amax_history, c.amax_current, c.inv_scale});
+      continue;
+    }
     void* copy = nullptr;
-    if (i < copies.size() && copies[i].defined()) {
-      if (!copies[i].is_contiguous() || copies[i].numel() != p.numel()) return false;
-      copy = copies[i].data_ptr();
+    if (c.half.defined()) {
+      if (!c.half.is_contiguous() || c.half.numel() != p.numel()) return false;
+      copy = c.half.data_ptr();
     }
     table.push_back({p.data_ptr<float>(), g.data_ptr<float>(), exp_avg[i].data_ptr<float>(),
                      exp_avg_sq[i].data_ptr<float>(), p.numel(), copy});
   }
-  if (!kernels::adamw_step(table.data(), static_cast<int>(table.size()), step.data_ptr<float>(), static_cast<float>(lr),
-                           static_cast<float>(beta1), static_cast<float>(beta2), static_cast<float>(weight_decay),
-                           static_cast<float>(eps), copy_type, at::cuda::getCurrentCUDAStream()))
-    return false;
+  const auto stream = at::cuda::getCurrentCUDAStream();
+  const auto f = [](double v) { return static_cast<float>(v); };
+  if (!fp8_table.empty() && !kernels::adamw_fp8_step(fp8_table.data(), static_cast<int>(fp8_table.size()),
+                                                     step.data_ptr<float>(), f(lr), f(beta1), f(beta2),
+                                                     f(weight_decay), f(eps), stream))
+    return false;  // its checks come before its launches
+  if (!fp8_table.empty()) C10_CUDA_KERNEL_LAUNCH_CHECK();
+  if (!kernels::adamw_step(table.data(), static_cast<int>(table.size()), step.data_ptr<float>(), f(lr), f(beta1),
+                           f(beta2), f(weight_decay), f(eps), copy_type, stream)) {
+    if (fp8_table.empty()) return false;
+    throw EngineError("internal", protocol::kExitInternal, "the AdamW kernel refused a group after updating part of it");
+  }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return true;
 }
@@ -144,8 +168,7 @@ int64_t Optimizer::state_bytes() const {
   return n;
 }
 
-bool Optimizer::step(const std::vector<at::Tensor>& grads, const at::Tensor& found_inf,
-                     const std::vector<at::Tensor>& copies) {
+bool Optimizer::step(const std::vector<at::Tensor>& grads, const at::Tensor& found_inf, const WeightCopies& copies) {
   at::NoGradGuard no_grad;
   (void)copies;  // only the project's kernel (CUDA, libtorch 2.x) writes them
   if (grads.size() != m_params.size())
@@ -210,8 +233,7 @@ void Optimizer::begin_step() {
 #endif
 }
 
-bool Optimizer::update(size_t first, size_t n, const std::vector<at::Tensor>& grads,
-                       const std::vector<at::Tensor>& copies) {
+bool Optimizer::update(size_t first, size_t n, const std::vector<at::Tensor>& grads, const WeightCopies& copies) {
   at::NoGradGuard no_grad;
   (void)copies;  // only the project's kernel (CUDA, libtorch 2.x) writes them
   if (first + n > m_params.size() || grads.size() != n)
@@ -241,7 +263,7 @@ bool Optimizer::update(size_t first, size_t n, const std::vector<at::Tensor>& gr
 }
 
 bool Optimizer::step_in_groups(std::vector<at::Tensor>& grads, const std::vector<size_t>& group_sizes,
-                               const std::function<std::vector<at::Tensor>(size_t)>& copies_for) {
+                               const std::function<WeightCopies(size_t)>& copies_for) {
   if (!m_own_kernel) return step(grads);
   size_t total = 0;
   for (size_t n : group_sizes) total += n;

@@ -12,6 +12,7 @@
 #include <ATen/ATen.h>
 
 #include "core/config/trial_config.h"
+#include "core/engine/optim/weight_copy.h"
 
 namespace tunebench::engine {
 
@@ -26,16 +27,15 @@ class Optimizer {
   // One update. `grads[i]` belongs to `params[i]`. `found_inf` (fp16 loss scaling): a float
   // tensor [1] on the device; when non-zero the update is skipped (inside the fused kernel, or
   // after one host read on the foreach path).
-  // `copies` (the project's kernel only): per parameter a 16-bit tensor of its size, or undefined,
-  // that receives the updated parameter in the same pass. Returns whether they were written.
-  bool step(const std::vector<at::Tensor>& grads, const at::Tensor& found_inf = {},
-            const std::vector<at::Tensor>& copies = {});
+  // `copies` (the project's kernel only): per parameter a WeightCopy, or an undefined one, that
+  // receives the updated parameter in the same pass. Returns whether they were written.
+  bool step(const std::vector<at::Tensor>& grads, const at::Tensor& found_inf = {}, const WeightCopies& copies = {});
   // The same update group by group (`group_sizes` parameters each, in order), the project's kernel
   // writing the copies `copies_for(group)` returns; each group's gradients are released from
   // `grads` once its update is queued, so a caller that holds no other reference frees them as it
   // goes. Without the project's kernel: step(grads), no copies. Returns whether copies were written.
   bool step_in_groups(std::vector<at::Tensor>& grads, const std::vector<size_t>& group_sizes,
-                      const std::function<std::vector<at::Tensor>(size_t)>& copies_for);
+                      const std::function<WeightCopies(size_t)>& copies_for);
 
   // One update in pieces, for an update that runs while the backward still computes other
   // gradients (optim/optimizer_overlap.h): begin_step() once, then update() for each run of
@@ -44,7 +44,7 @@ class Optimizer {
   // those parameters. `copies`: as step()'s, for the project's kernel. Returns whether they were
   // written. No loss scaling (found_inf needs every gradient first).
   void begin_step();
-  bool update(size_t first, size_t n, const std::vector<at::Tensor>& grads, const std::vector<at::Tensor>& copies = {});
+  bool update(size_t first, size_t n, const std::vector<at::Tensor>& grads, const WeightCopies& copies = {});
 
   bool fused() const { return m_fused; }
   bool own_kernel() const { return m_own_kernel; }

@@ -24,7 +24,7 @@ struct OptimizerOverlap::Impl {};
 #endif
 
 OptimizerOverlap::OptimizerOverlap(Optimizer& optimizer, std::vector<std::vector<at::Tensor>> unit_params,
-                                   std::function<std::vector<at::Tensor>(size_t)> copies_for, bool cuda)
+                                   std::function<WeightCopies(size_t)> copies_for, bool cuda)
     : m_optimizer(optimizer), m_units(std::move(unit_params)), m_copies_for(std::move(copies_for)) {
   size_t first = 0;
   for (const auto& u : m_units) {
@@ -69,7 +69,7 @@ void OptimizerOverlap::update(size_t unit) {
   std::vector<at::Tensor> grads;
   for (const auto& p : m_units[unit]) grads.push_back(p.grad().defined() ? p.grad() : at::zeros_like(p));
   // Allocated on the backward's stream (the next forward reads them there).
-  std::vector<at::Tensor> copies = m_copies_for ? m_copies_for(unit) : std::vector<at::Tensor>{};
+  WeightCopies copies = m_copies_for ? m_copies_for(unit) : WeightCopies{};
   bool wrote = false;
 #ifdef TUNEBENCH_WITH_CUDA
   if (m_impl) {
@@ -84,7 +84,8 @@ void OptimizerOverlap::update(size_t unit) {
     // (gradients) or wrote (copies) them.
     for (auto& g : grads) g.record_stream(m_impl->side);
     for (auto& c : copies)
-      if (c.defined()) c.record_stream(m_impl->side);
+      for (at::Tensor* t : {&c.half, &c.fp8, &c.fp8_t})
+        if (t->defined()) t->record_stream(m_impl->side);
   } else
 #endif
   {

@@ -21,6 +21,8 @@
 
 #include <ATen/ATen.h>
 
+#include "core/engine/optim/weight_copy.h"
+
 namespace tunebench::engine {
 
 class Optimizer;
@@ -28,10 +30,10 @@ class Optimizer;
 class OptimizerOverlap {
  public:
   // `unit_params`: each unit's parameters in the order `optimizer` holds them (unit 0 first, then
-  // contiguous). `copies_for(u)`: the 16-bit copies the update of unit u writes (empty function:
+  // contiguous). `copies_for(u)`: the weight copies the update of unit u writes (empty function:
   // none). `cuda`: run the updates on a second stream.
   OptimizerOverlap(Optimizer& optimizer, std::vector<std::vector<at::Tensor>> unit_params,
-                   std::function<std::vector<at::Tensor>(size_t)> copies_for, bool cuda);
+                   std::function<WeightCopies(size_t)> copies_for, bool cuda);
   ~OptimizerOverlap();
   OptimizerOverlap(const OptimizerOverlap&) = delete;
   OptimizerOverlap& operator=(const OptimizerOverlap&) = delete;
@@ -55,7 +57,7 @@ class OptimizerOverlap {
   Optimizer& m_optimizer;
   std::vector<std::vector<at::Tensor>> m_units;
   std::vector<size_t> m_first;  // each unit's first index in the optimizer's parameters
-  std::function<std::vector<at::Tensor>(size_t)> m_copies_for;
+  std::function<WeightCopies(size_t)> m_copies_for;
   std::vector<size_t> m_pending;
   std::vector<bool> m_done;
   std::vector<std::shared_ptr<void>> m_accumulators;  // keep the gradient accumulators (and hooks) alive

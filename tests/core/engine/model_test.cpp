@@ -208,7 +208,7 @@ TEST(LlamaModel, WeightCopiesFromTheOptimizerAreReadOnceInsteadOfACast) {
   const at::Tensor cast = loss();
   std::vector<at::Tensor> copies;
   for (size_t u = 0; u < m.unit_count(); ++u)
-    for (const auto& c : m.new_weight_copies(u)) copies.push_back(c);
+    for (const auto& c : m.new_weight_copies(u)) copies.push_back(c.half);
   const auto params = m.parameters();
   ASSERT_EQ(copies.size(), params.size());
   {
@@ -224,7 +224,7 @@ TEST(LlamaModel, WeightCopiesFromTheOptimizerAreReadOnceInsteadOfACast) {
   EXPECT_FALSE(m.has_weight_copies()) << "every unit's copies, the tied head's included, were read and let go";
   // Copies that disagree with the weights change the result: they are really what the forward read.
   for (size_t u = 0; u < m.unit_count(); ++u)
-    for (const auto& c : m.new_weight_copies(u)) c.zero_();
+    for (const auto& c : m.new_weight_copies(u)) c.half.zero_();
   const at::Tensor zeros = loss();
   EXPECT_NE(zeros.item<double>(), cast.item<double>());
   // and the gradient still reaches the fp32 weights

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/predict/memory_model.h"
 #include "core/predict/model_shape.h"
 #include "core/predict/step_model.h"
 
@@ -153,4 +154,39 @@ TEST(StepModel, OptimizerInBackwardMovesTheUpdateIntoTheBackward) {
   EXPECT_LT(overlapped.optimizer_ms, 0.05 * serial.optimizer_ms);
   EXPECT_NEAR(overlapped.backward_ms - serial.backward_ms, serial.optimizer_ms - overlapped.optimizer_ms, 1e-6);
   EXPECT_DOUBLE_EQ(overlapped.forward_ms, serial.forward_ms);
+}
+
+// amp fp8 with compile fused on one GPU: AdamW writes the blocks' float8 weights (both layouts) and
+// the head's bf16 copy in its pass, so the forward casts no weight; under DDP (no copies) the
+// forward still reads every fp32 block weight and writes its two float8 casts.
+TEST(StepModel, Fp8WeightsWrittenByAdamWReplaceTheForwardsCasts) {
+  tc::TrialConfig c = *tc::trial_preset("7b-single-fused");
+  c.amp = tc::Amp::Fp8;
+  const auto named = [](const tp::PhaseWork& w, const std::string& prefix) {
+    double bytes = -1;
+    for (const auto& op : w.ops)
+      if (op.name.rfind(prefix, 0) == 0) bytes = std::max(bytes, 0.0) + op.bytes;
+    return bytes;  // -1: no such op
+  };
+  const auto work = tp::step_work(c, tp::precision_of(c), tp::execution_mode(c, true));
+  EXPECT_EQ(named(work.forward, "weight casts"), -1.0);
+  const auto units = tp::llama_units(c.dims);
+  const double numel = static_cast<double>(tp::parameter_count(c.dims));
+  const double head = static_cast<double>(c.dims.vocab) * static_cast<double>(c.dims.dim);
+  EXPECT_DOUBLE_EQ(named(work.optimizer, "AdamW's weights for the next forward"), (numel - head) * 2);
+
+  tc::TrialConfig ddp = c;
+  ddp.strategy = tc::Strategy::Ddp;
+  ddp.world_size = 2;
+  const auto dwork = tp::step_work(ddp, tp::precision_of(ddp), tp::execution_mode(ddp, true));
+  const double block_matmul = static_cast<double>(units[1].matmul_numel());
+  // fp32 read (4 bytes), the float8 weight and its transpose (2), per block weight; the head's
+  // 16-bit cast (4 + 2) beside them.
+  EXPECT_DOUBLE_EQ(named(dwork.forward, "weight casts"), c.dims.layers * block_matmul * 6 + head * 6);
+  EXPECT_EQ(named(dwork.optimizer, "AdamW's weights for the next forward"), -1.0);
+
+  tp::MemoryOptions options;
+  options.device_memory_bytes = int64_t{150109880320};
+  EXPECT_TRUE(tp::predict_memory(c, options).weight_copies);
+  EXPECT_FALSE(tp::predict_memory(ddp, options).weight_copies);
 }
