@@ -618,26 +618,39 @@ __device__ __forceinline__ void adamw_one(float& p, float g, float& m, float& v,
   p -= step_size * m / denom;
 }
 
-// TC: the copies' element type (float when no tensor of the launch has one; never written then).
-template <typename TC>
-__global__ void __launch_bounds__(kAdamwThreads)
-    adamw_kernel(const __grid_constant__ AdamwTable t, AdamwScalars s, const float* __restrict__ step) {
+// The tensor of a multi-tensor launch this block works on: the last i whose first block
+// first[i] <= blockIdx.x (one thread searches; every thread returns it).
+__device__ __forceinline__ int block_tensor(const int64_t* first, int count) {
   __shared__ int tensor;
   if (threadIdx.x == 0) {
-    int lo = 0, hi = t.count - 1;  // the last tensor whose first chunk is <= this block
+    int lo = 0, hi = count - 1;
     while (lo < hi) {
       const int mid = (lo + hi + 1) / 2;
-      if (t.first_chunk[mid] <= static_cast<int64_t>(blockIdx.x)) lo = mid;
+      if (first[mid] <= static_cast<int64_t>(blockIdx.x)) lo = mid;
       else hi = mid - 1;
     }
     tensor = lo;
   }
   __syncthreads();
-  const int i = tensor;
+  return tensor;
+}
+
+// The step's bias corrections (t = *step, a device float): lr / (1 - b1^t) and sqrt(1 - b2^t).
+struct AdamwBias {
+  float step_size, bc2_sqrt;
+};
+__device__ __forceinline__ AdamwBias adamw_bias(const AdamwScalars& s, const float* step) {
   const float st = *step;
   const float bc1 = 1.f - powf(s.beta1, st);
-  const float bc2_sqrt = sqrtf(1.f - powf(s.beta2, st));
-  const float step_size = s.lr / bc1;
+  return {s.lr / bc1, sqrtf(1.f - powf(s.beta2, st))};
+}
+
+// TC: the copies' element type (float when no tensor of the launch has one; never written then).
+template <typename TC>
+__global__ void __launch_bounds__(kAdamwThreads)
+    adamw_kernel(const __grid_constant__ AdamwTable t, AdamwScalars s, const float* __restrict__ step) {
+  const int i = block_tensor(t.first_chunk, t.count);
+  const auto [step_size, bc2_sqrt] = adamw_bias(s, step);
   const int64_t begin = (static_cast<int64_t>(blockIdx.x) - t.first_chunk[i]) * kAdamwChunk;
   const int64_t end = min(begin + kAdamwChunk, t.n[i]);
   float* __restrict__ p = t.p[i];
@@ -700,24 +713,10 @@ struct AdamwFp8Table {
 // The e4m3 bytes go to shared memory, from which the transposed copy is written 16 bytes a thread.
 __global__ void __launch_bounds__(256)
     adamw_fp8_kernel(const __grid_constant__ AdamwFp8Table t, AdamwScalars s, const float* __restrict__ step) {
-  __shared__ int tensor;
   __shared__ uint8_t tile[kTile][kTile + 4];
   __shared__ float red[32];
-  if (threadIdx.x == 0) {
-    int lo = 0, hi = t.count - 1;
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) / 2;
-      if (t.first_tile[mid] <= static_cast<int64_t>(blockIdx.x)) lo = mid;
-      else hi = mid - 1;
-    }
-    tensor = lo;
-  }
-  __syncthreads();
-  const int i = tensor;
-  const float st = *step;
-  const float bc1 = 1.f - powf(s.beta1, st);
-  const float bc2_sqrt = sqrtf(1.f - powf(s.beta2, st));
-  const float step_size = s.lr / bc1;
+  const int i = block_tensor(t.first_tile, t.count);
+  const auto [step_size, bc2_sqrt] = adamw_bias(s, step);
   const int64_t rows = t.rows[i], cols = t.cols[i];
   const int64_t tiles_x = (cols + kTile - 1) / kTile;
   const int64_t local = static_cast<int64_t>(blockIdx.x) - t.first_tile[i];
