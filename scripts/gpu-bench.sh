@@ -239,10 +239,13 @@ fi
 PREFIX="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')"
 export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"  # H100/H200 (sm_90) for the fused kernels
 BUILD="$ROOT/build-cuda"
+# configure_worker SOURCE BUILD LOG: the worker's CMake build against the wheel's libtorch.
+configure_worker() {
+  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PREFIX" \
+    -DTUNEBENCH_BUILD_GUI=OFF -DTUNEBENCH_BUILD_TESTS=OFF -DTUNEBENCH_HEADER_DIR="$ROOT/.gpu/include" > "$3" 2>&1
+}
 t0=$(date +%s)
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PREFIX" \
-  -DTUNEBENCH_BUILD_GUI=OFF -DTUNEBENCH_BUILD_TESTS=OFF -DTUNEBENCH_HEADER_DIR="$ROOT/.gpu/include" \
-  > "$OUT/logs/cmake.log" 2>&1 || { tail -40 "$OUT/logs/cmake.log"; exit 1; }
+configure_worker "$ROOT" "$BUILD" "$OUT/logs/cmake.log" || { tail -40 "$OUT/logs/cmake.log"; exit 1; }
 grep -E "Tunebench" "$OUT/logs/cmake.log"
 TARGETS=(tunebench-worker)
 case "$MODE" in kernels|kernels7b|compile-dist|models-probe) TARGETS+=(tunebench-kernel-check) ;; esac
@@ -286,6 +289,14 @@ run() {
   local rc=$?
   echo "-- $name: exit $rc in $(( $(date +%s) - t )) s"; [ $rc -ne 0 ] && tail -5 "$OUT/logs/$name.stderr"
   printf 'worker\t%s\t%s\n' "$name" "$log" >> "$RESULTS"
+}
+
+# print_losses LOG...: "NAME losses: l1 l2 ..." per worker log, the loss of every step.
+print_losses() {
+  for f in "$@"; do
+    printf '%s losses: ' "$(basename "$f" .jsonl)"
+    python3 -c 'import json,sys; print(" ".join("%.6f" % e["loss"] for e in map(json.loads, open(sys.argv[1])) if e.get("type") == "step"))' "$f"
+  done
 }
 
 # ref NAME WORLD [reference flags...]: the PyTorch reference with the same settings.
@@ -666,10 +677,7 @@ case "$MODE" in
     run tiny-serial "${TINY_O[@]}"
     run tiny-overlap "${TINY_O[@]}" --optimizer-overlap true
     python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" > "$OUT/overlap-table.txt"
-    for f in "$OUT"/logs/tiny-*.jsonl; do
-      printf '%s losses: ' "$(basename "$f" .jsonl)"
-      python3 -c 'import json,sys; print(" ".join("%.6f" % e["loss"] for e in map(json.loads, open(sys.argv[1])) if e.get("type") == "step"))' "$f"
-    done >> "$OUT/overlap-table.txt"
+    print_losses "$OUT"/logs/tiny-*.jsonl >> "$OUT/overlap-table.txt"
     ;;
   models-eager)
     # models-final's rows at LAYERS layers: the worker's eager step against PyTorch eager at the same
@@ -711,19 +719,14 @@ case "$MODE" in
       # the tiny model in fp8 + fused for 12 steps with each: the losses, which must agree where
       # the two differ only in how the float8 weights are made.
       A="$ROOT/build-cuda-against"; rm -rf "$A/src"; mkdir -p "$A/src"; tar -xf "$FP8_AGAINST" -C "$A/src"
-      cmake -S "$A/src" -B "$A/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PREFIX" \
-        -DTUNEBENCH_BUILD_GUI=OFF -DTUNEBENCH_BUILD_TESTS=OFF -DTUNEBENCH_HEADER_DIR="$ROOT/.gpu/include" \
-        > "$OUT/logs/cmake-against.log" 2>&1 && ninja -C "$A/build" tunebench-worker > "$OUT/logs/build-against.log" 2>&1 ||
+      configure_worker "$A/src" "$A/build" "$OUT/logs/cmake-against.log" &&
+        ninja -C "$A/build" tunebench-worker > "$OUT/logs/build-against.log" 2>&1 ||
         { grep -E "error" -A3 "$OUT/logs/build-against.log" | head -20; }
       TINY8=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --compile fused --amp fp8 --steps 12 --warmup 2
              --kernel-sample-every 0)
       run tiny-fp8-this "${TINY8[@]}"
       W_THIS="$W"; W="$A/build/app/worker/tunebench-worker"; run tiny-fp8-against "${TINY8[@]}"; W="$W_THIS"
-      for f in "$OUT"/logs/tiny-fp8-*.jsonl; do
-        printf '%s losses: ' "$(basename "$f" .jsonl)"
-        python3 -c 'import json,sys; print(" ".join("%.6f" % e["loss"] for e in map(json.loads, open(sys.argv[1])) if e.get("type") == "step"))' "$f"
-      done >> "$OUT/models-table.txt"
-      grep -h '"warning"\|weight cop' "$OUT"/logs/tiny-fp8-this.jsonl | cut -c1-200 | head -3 >> "$OUT/models-table.txt"
+      print_losses "$OUT"/logs/tiny-fp8-*.jsonl >> "$OUT/models-table.txt"
     fi
     for row in "${FP8_ROWS[@]}"; do
       IFS='|' read -r n wf <<< "$row"; read -r -a WM <<< "$wf"

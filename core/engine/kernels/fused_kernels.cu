@@ -460,17 +460,45 @@ __device__ __forceinline__ void atomic_max_nonneg(float* address, float v) {
 }
 
 constexpr int kTile = 64;  // 64x64 tile, 256 threads, 16 elements each
+using Fp8Tile = uint8_t[kTile][kTile + 4];  // a tile's float8 bytes in shared memory
+
+// The delayed scale: max_finite / the history's amax (1 when there is none yet).
+template <Fp8Kind K>
+__device__ __forceinline__ float delayed_scale(const float* amax_history) {
+  const float hist = *amax_history;
+  const float scale = hist > 0.f ? Fp8Traits<K>::kMax / hist : 1.f;
+  return fminf(scale, 1e30f);
+}
+
+// The tile [row0, col0] of a [rows, cols] matrix, written transposed to dst_t ([cols, rows]) from
+// shared memory: each of the block's 256 threads writes 16 consecutive rows of one column. Call
+// after the barrier that completes `tile`.
+__device__ __forceinline__ void store_tile_transposed(const Fp8Tile& tile, int64_t rows, int64_t cols, int64_t row0,
+                                                      int64_t col0, uint8_t* __restrict__ dst_t) {
+  const int tcol = threadIdx.x / 4, trow = (threadIdx.x % 4) * 16;
+  const int64_t oc = col0 + tcol, orow = row0 + trow;
+  if (oc < cols && orow < rows) {
+    alignas(16) uint8_t q[16];
+#pragma unroll
+    for (int i = 0; i < 16; ++i) q[i] = tile[trow + i][tcol];
+    *reinterpret_cast<uint4*>(dst_t + oc * rows + orow) = *reinterpret_cast<const uint4*>(q);
+  }
+}
+
+// Raises *amax_current to the block's largest |value| (each thread's `amax`).
+__device__ __forceinline__ void record_amax(float amax, float* red, float* amax_current) {
+  amax = block_max(amax, red);
+  if (threadIdx.x == 0 && amax > 0.f) atomic_max_nonneg(amax_current, amax);
+}
 
 template <typename T, Fp8Kind K>
 __global__ void __launch_bounds__(256)
     fp8_cast_kernel(const T* __restrict__ src, int64_t rows, int64_t cols, const float* __restrict__ amax_history,
                     float* __restrict__ amax_current, float* __restrict__ inv_scale, uint8_t* __restrict__ dst,
                     uint8_t* __restrict__ dst_t) {
-  __shared__ uint8_t tile[kTile][kTile + 4];
+  __shared__ Fp8Tile tile;
   __shared__ float red[32];
-  const float hist = *amax_history;
-  float scale = hist > 0.f ? Fp8Traits<K>::kMax / hist : 1.f;
-  scale = fminf(scale, 1e30f);
+  const float scale = delayed_scale<K>(amax_history);
   if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) *inv_scale = 1.f / scale;
   const int64_t row0 = static_cast<int64_t>(blockIdx.y) * kTile, col0 = static_cast<int64_t>(blockIdx.x) * kTile;
   const int tr = threadIdx.x / 4, tc = (threadIdx.x % 4) * 16;  // this thread's row and 16 columns
@@ -491,18 +519,9 @@ __global__ void __launch_bounds__(256)
   }
   if (dst_t) {
     __syncthreads();
-    // Transposed: this thread writes 16 consecutive rows of one column.
-    const int tcol = threadIdx.x / 4, trow = (threadIdx.x % 4) * 16;
-    const int64_t oc = col0 + tcol, orow = row0 + trow;
-    if (oc < cols && orow < rows) {
-      alignas(16) uint8_t q[16];
-#pragma unroll
-      for (int i = 0; i < 16; ++i) q[i] = tile[trow + i][tcol];
-      *reinterpret_cast<uint4*>(dst_t + oc * rows + orow) = *reinterpret_cast<const uint4*>(q);
-    }
+    store_tile_transposed(tile, rows, cols, row0, col0, dst_t);
   }
-  amax = block_max(amax, red);
-  if (threadIdx.x == 0 && amax > 0.f) atomic_max_nonneg(amax_current, amax);
+  record_amax(amax, red, amax_current);
 }
 
 template <typename T>
@@ -713,7 +732,7 @@ struct AdamwFp8Table {
 // The e4m3 bytes go to shared memory, from which the transposed copy is written 16 bytes a thread.
 __global__ void __launch_bounds__(256)
     adamw_fp8_kernel(const __grid_constant__ AdamwFp8Table t, AdamwScalars s, const float* __restrict__ step) {
-  __shared__ uint8_t tile[kTile][kTile + 4];
+  __shared__ Fp8Tile tile;
   __shared__ float red[32];
   const int i = block_tensor(t.first_tile, t.count);
   const auto [step_size, bc2_sqrt] = adamw_bias(s, step);
@@ -721,9 +740,7 @@ __global__ void __launch_bounds__(256)
   const int64_t tiles_x = (cols + kTile - 1) / kTile;
   const int64_t local = static_cast<int64_t>(blockIdx.x) - t.first_tile[i];
   const int64_t row0 = local / tiles_x * kTile, col0 = local % tiles_x * kTile;
-  const float hist = *t.hist[i];
-  float scale = hist > 0.f ? Fp8Traits<Fp8Kind::E4M3>::kMax / hist : 1.f;
-  scale = fminf(scale, 1e30f);
+  const float scale = delayed_scale<Fp8Kind::E4M3>(t.hist[i]);
   if (local == 0 && threadIdx.x == 0) *t.inv[i] = 1.f / scale;
   const int tc = (threadIdx.x % 16) * 4;  // this thread's 4 columns of the tile
   const int64_t c = col0 + tc;            // cols is a multiple of 16: c < cols covers c + 3
@@ -757,18 +774,8 @@ __global__ void __launch_bounds__(256)
     }
   }
   __syncthreads();
-  {  // transposed: this thread writes 16 consecutive rows of one column
-    const int tcol = threadIdx.x / 4, trow = (threadIdx.x % 4) * 16;
-    const int64_t oc = col0 + tcol, orow = row0 + trow;
-    if (oc < cols && orow < rows) {
-      alignas(16) uint8_t q[16];
-#pragma unroll
-      for (int k = 0; k < 16; ++k) q[k] = tile[trow + k][tcol];
-      *reinterpret_cast<uint4*>(t.qt[i] + oc * rows + orow) = *reinterpret_cast<const uint4*>(q);
-    }
-  }
-  amax = block_max(amax, red);
-  if (threadIdx.x == 0 && amax > 0.f) atomic_max_nonneg(t.cur[i], amax);
+  store_tile_transposed(tile, rows, cols, row0, col0, t.qt[i]);
+  record_amax(amax, red, t.cur[i]);
 }
 
 // The widest vector (8, 4 or 2 elements) that divides every given extent and keeps every pointer
