@@ -76,13 +76,16 @@ double rope_bytes_per_token(const Ctx& x) {
 }
 
 // A block linear: bf16/fp16 (or fp32) GEMM, or under amp fp8 a float8 GEMM whose input cast (with
-// its transposed copy for backward) is a kernel of its own.
-void block_linear(PhaseWork& w, const Ctx& x, const std::string& name, double in, double out) {
+// its transposed copy for backward) is a kernel of its own, and whose output gradient's is too,
+// except where the SwiGLU kernels write them (w2's input, w13's output gradient).
+void block_linear(PhaseWork& w, const Ctx& x, const std::string& name, double in, double out, bool input_cast = true,
+                  bool gradient_cast = true) {
   OpCost op = matmul(name, x, in, out, 1);
   if (x.p.fp8) {
     op.fp8 = true;
     op.bytes = x.t * in + in * out + x.t * out * x.c;  // float8 operands, 16-bit output
-    w.ops.push_back(memory(name + " input cast to float8", x.t * in * (x.c + 2), 1));
+    op.gradient_cast = gradient_cast;
+    if (input_cast) w.ops.push_back(memory(name + " input cast to float8", x.t * in * (x.c + 2), 1));
   }
   w.ops.push_back(op);
 }
@@ -117,10 +120,16 @@ void block_forward(PhaseWork& w, const Ctx& x, const std::string& tag) {
   block_linear(w, x, tag + "wo", D, D);
   // Eager: both residual adds; fused: only the block's last (the first is in add_rms_norm).
   w.ops.push_back(memory(tag + "residual adds", (eager ? 2 : 1) * t * (c + 2 * r) * D, eager ? 2 : 1));
-  block_linear(w, x, tag + "w13", D, 2 * F);
+  // Under amp fp8 the feed-forward is one node (kernels/fp8_linear.h): SwiGLU writes w2's input as
+  // float8 in both layouts, and its backward w13's output gradient the same way.
+  const bool fp8 = x.p.fp8;
+  block_linear(w, x, tag + "w13", D, 2 * F, true, !fp8);
   // silu(gate) * up: two kernels eager (read gate, write silu; read silu and up, write product).
-  w.ops.push_back(memory(tag + "swiglu", t * (eager ? 2 * c * F + 3 * c * F : 3 * c * F), eager ? 2 : 1));
-  block_linear(w, x, tag + "w2", F, D);
+  OpCost swiglu = memory(tag + "swiglu", t * (eager ? 2 * c * F + 3 * c * F : fp8 ? 2 * c * F + 2 * F : 3 * c * F),
+                         eager ? 2 : 1);
+  if (fp8) swiglu.backward_bytes = t * (3 * c * F + 2 * 2 * F);  // reads gate, up, d out; writes d gu twice
+  w.ops.push_back(swiglu);
+  block_linear(w, x, tag + "w2", F, D, !fp8);
 }
 
 }  // namespace
@@ -190,6 +199,7 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
     op.flops *= L;
     op.bytes *= L;
     op.kernels *= L;
+    if (op.backward_bytes > 0) op.backward_bytes *= L;
     f.ops.push_back(op);
   }
   f.ops.push_back(memory("final norm", t * norm_bytes_per_token(x), norm_kernels(x)));
@@ -215,6 +225,7 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
       op.flops *= L;
       op.bytes *= L;
       op.kernels *= L;
+      if (op.backward_bytes > 0) op.backward_bytes *= L;
       s.recompute.ops.push_back(op);
     }
     if (p.weight_copy_bytes > 0 || p.fp8)
@@ -235,7 +246,8 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
     wgrad.gemm = GemmShape{op.gemm.n, op.gemm.k, op.gemm.m};
     b.ops.push_back(dgrad);
     b.ops.push_back(wgrad);
-    if (op.fp8) b.ops.push_back(memory(op.name + " gradient cast to float8", op.flops / (2 * x.D) * (x.c + 2), 1));
+    if (op.fp8 && op.gradient_cast)
+      b.ops.push_back(memory(op.name + " gradient cast to float8", op.flops / (2 * op.gemm.k) * (x.c + 2), 1));
   }
   if (mode.kernels == KernelMode::Fused)  // scale dh and dW by the loss gradient
     b.ops.push_back(memory("output head gradients scaled", t * D * (x.c + x.r) + V * D * 8, 2));
@@ -252,7 +264,8 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
     if (op.kind != OpKind::Memory || op.name == "weight casts" || op.name == "FSDP shard casts") continue;
     if (op.name == "embedding lookup" || op.name == "fused cross-entropy") continue;
     if (op.name.find("cast to float8") != std::string::npos) continue;
-    b.ops.push_back(memory(op.name + " backward", 2 * op.bytes, 2 * op.kernels));
+    b.ops.push_back(memory(op.name + " backward", op.backward_bytes >= 0 ? op.backward_bytes : 2 * op.bytes,
+                           op.backward_bytes >= 0 ? op.kernels : 2 * op.kernels));
   }
   // Embedding backward: a dense table gradient (zeros, then index_add of t rows).
   b.ops.push_back(memory("embedding backward", V * D * 4 + 2 * t * D * 4, 2));

@@ -34,6 +34,8 @@ struct OpCost {
   AttentionKernel attention = AttentionKernel::Cudnn;  // Attention: the kernel that runs
   int64_t head_dim = 0;                                // Attention: the head size
   bool grouped = false;  // attention: fewer key/value heads than query heads
+  double backward_bytes = -1;  // Memory: its backward's bytes (< 0: twice the forward's)
+  bool gradient_cast = true;   // fp8 Matmul: its output gradient is cast to float8 by a kernel of its own
 };
 
 struct PhaseWork {

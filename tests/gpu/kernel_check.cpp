@@ -14,6 +14,7 @@
 #include <torch/csrc/autograd/autograd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -351,6 +352,59 @@ void check_adamw_fp8() {
   g_timings.push_back({"adamw + fp8 casts (7B block)", copies_ms, plain_ms});
 }
 
+// fp8_swiglu_mlp against the same feed-forward as two Fp8Linear nodes around fused::swiglu: the
+// outputs, the three gradients and both linears' scales and amax bit for bit, over three steps
+// (the first measures each amax from the 16-bit tensors; the next two run the SwiGLU kernels that
+// write float8), on the 7B's and other models' feed-forward shapes.
+void check_fp8_swiglu_mlp() {
+  using tunebench::engine::fp8_swiglu_mlp;
+  const std::vector<std::array<int64_t, 3>> shapes = {
+      {2048, 4096, 11008}, {2048, 2048, 8192}, {2048, 2560, 6912}, {1024, 3584, 9728}, {2064, 1040, 2064}};
+  const auto bytes = [](const at::Tensor& t) { return t.contiguous().view(at::kByte).to(at::kInt); };
+  const auto diff = [&](const at::Tensor& a, const at::Tensor& b) {
+    return (bytes(a) - bytes(b)).abs().max().item<double>();
+  };
+  for (const auto& [T, D, F] : shapes) {
+    Fp8Linear up_a, down_a, up_b, down_b;
+    const at::Tensor w13 = randn({2 * F, D}, at::kFloat, 0.02), w2 = randn({D, F}, at::kFloat, 0.02);
+    double worst = 0, state = 0;
+    for (int step = 0; step < 3; ++step) {
+      const at::Tensor x = randn({T, D}, at::kBFloat16), probe = randn({T, D}, at::kBFloat16);
+      const auto run = [&](bool fused_mlp) {
+        const at::Tensor xi = x.detach().requires_grad_(true), ai = w13.detach().requires_grad_(true),
+                         bi = w2.detach().requires_grad_(true);
+        poison();
+        const at::Tensor y = fused_mlp ? fp8_swiglu_mlp(xi, ai, bi, up_b, down_b)
+                                       : down_a.forward(fused::swiglu(up_a.forward(xi, ai)), bi);
+        const auto g = torch::autograd::grad({y}, {xi, ai, bi}, {probe});
+        return std::vector<at::Tensor>{y.detach(), g[0], g[1], g[2]};
+      };
+      const auto a = run(false), b = run(true);
+      for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, diff(a[i], b[i]));
+      for (auto [la, lb] : {std::pair{&up_a, &up_b}, std::pair{&down_a, &down_b}}) {
+        state = std::max(state, diff(la->amax_current, lb->amax_current));
+        state = std::max(state, diff(la->inv_scale, lb->inv_scale));
+        la->end_step();
+        lb->end_step();
+      }
+    }
+    const std::string name = "fp8 mlp " + std::to_string(D) + "/" + std::to_string(F);
+    row(name, "y,dx,dw", worst, 0.0, 0.0);
+    row(name, "scales", state, 0.0, 0.0);
+    if (D == 4096) {  // time the 7B's feed-forward, forward and backward
+      const at::Tensor x = randn({T, D}, at::kBFloat16), probe = randn({T, D}, at::kBFloat16);
+      const auto step = [&](bool fused_mlp) {
+        const at::Tensor xi = x.detach().requires_grad_(true), ai = w13.detach().requires_grad_(true),
+                         bi = w2.detach().requires_grad_(true);
+        const at::Tensor y = fused_mlp ? fp8_swiglu_mlp(xi, ai, bi, up_b, down_b)
+                                       : down_a.forward(fused::swiglu(up_a.forward(xi, ai)), bi);
+        torch::autograd::backward({y}, {probe});
+      };
+      g_timings.push_back({"fp8 mlp (7B)", time_ms([&] { step(true); }), time_ms([&] { step(false); })});
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -457,7 +511,10 @@ int main() {
 
   check_model_shapes();
   check_adamw();
-  if (tunebench::engine::fp8_supported(nullptr)) check_adamw_fp8();
+  if (tunebench::engine::fp8_supported(nullptr)) {
+    check_adamw_fp8();
+    check_fp8_swiglu_mlp();
+  }
 
   std::printf("\n%-22s %12s %14s %8s\n", "forward+backward", "kernel ms", "composite ms", "speedup");
   for (const auto& t : g_timings)

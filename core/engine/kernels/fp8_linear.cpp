@@ -82,22 +82,27 @@ void measure(Fp8Linear& s, Slot slot, const at::Tensor& src) {
 
 at::Tensor scale_of(const Fp8Linear& s, Slot slot) { return s.inv_scale.narrow(0, slot * kSlotStride, 1); }
 
+// The weight's float8 pair: the optimizer's copy handed over in `s.next_w8` (its scale already
+// written), else cast here; the first use measures the amax first.
+std::pair<at::Tensor, at::Tensor> weight_fp8(Fp8Linear& s, const at::Tensor& w) {
+  at::Tensor w8 = std::move(s.next_w8), w8t = std::move(s.next_w8t);
+  s.next_w8 = at::Tensor();
+  s.next_w8t = at::Tensor();
+  if (w8.defined()) return {w8, w8t};
+  const at::Tensor wc = w.contiguous();
+  if (!s.measured_forward) measure(s, kW, wc);
+  return cast(s, kW, wc, kernels::Fp8Kind::E4M3, true, true);
+}
+
 struct Fp8LinearFunction : torch::autograd::Function<Fp8LinearFunction> {
   static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, int64_t state) {
     auto& s = *reinterpret_cast<Fp8Linear*>(state);
     const int64_t k = x.size(-1), n = w.size(0);
     const at::Tensor x2 = x.reshape({-1, k}).contiguous();
-    const bool copied = s.next_w8.defined();  // the optimizer's cast of w, scale already written
-    if (!s.measured_forward) {
-      measure(s, kX, x2);
-      if (!copied) measure(s, kW, w.contiguous());
-      s.measured_forward = true;
-    }
+    if (!s.measured_forward) measure(s, kX, x2);
     const auto [x8, x8t] = cast(s, kX, x2, kernels::Fp8Kind::E4M3, true, true);
-    at::Tensor w8 = std::move(s.next_w8), w8t = std::move(s.next_w8t);
-    s.next_w8 = at::Tensor();
-    s.next_w8t = at::Tensor();
-    if (!copied) std::tie(w8, w8t) = cast(s, kW, w.contiguous(), kernels::Fp8Kind::E4M3, true, true);
+    const auto [w8, w8t] = weight_fp8(s, w);
+    s.measured_forward = true;
     const at::Tensor y = at::_scaled_mm(x8, w8.t(), scale_of(s, kX), scale_of(s, kW), std::nullopt, std::nullopt,
                                         at::kBFloat16, /*use_fast_accum=*/true);
     ctx->save_for_backward({x8t, w8t});
@@ -134,9 +139,125 @@ struct Fp8LinearFunction : torch::autograd::Function<Fp8LinearFunction> {
   }
 };
 
+// The SwiGLU feed-forward as one node (fp8_swiglu_mlp). The same values as Fp8LinearFunction,
+// fused::swiglu and Fp8LinearFunction again; the two casts that read SwiGLU's 16-bit output (w2's
+// input) and its gradient (w13's output gradient) are done by the SwiGLU kernels themselves, except
+// on each slot's first use, which measures the amax of the 16-bit tensor first.
+struct Fp8SwigluMlpFunction : torch::autograd::Function<Fp8SwigluMlpFunction> {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor w13, at::Tensor w2, int64_t up_state,
+                            int64_t down_state) {
+    auto& up = *reinterpret_cast<Fp8Linear*>(up_state);
+    auto& down = *reinterpret_cast<Fp8Linear*>(down_state);
+    const int64_t k = x.size(-1), ffn = w2.size(1);
+    if (w13.size(0) != 2 * ffn) throw unsupported("fp8 SwiGLU: w13 must have twice w2's input rows");
+    const at::Tensor x2 = x.reshape({-1, k}).contiguous();
+    if (!up.measured_forward) measure(up, kX, x2);
+    const auto [x8, x8t] = cast(up, kX, x2, kernels::Fp8Kind::E4M3, true, true);
+    const auto [w13_8, w13_8t] = weight_fp8(up, w13);
+    up.measured_forward = true;
+    const at::Tensor gu = at::_scaled_mm(x8, w13_8.t(), scale_of(up, kX), scale_of(up, kW), std::nullopt,
+                                         std::nullopt, at::kBFloat16, /*use_fast_accum=*/true);
+    const int64_t rows = gu.size(0);
+    at::Tensor s8, s8t;
+    if (!down.measured_forward) {
+      at::Tensor s = at::empty({rows, ffn}, gu.options());
+      if (!kernels::swiglu_forward(kernels::ElemType::BF16, gu.data_ptr(), s.data_ptr(), rows, ffn,
+                                   at::cuda::getCurrentCUDAStream()))
+        throw unsupported("fp8 SwiGLU needs a feed-forward width that is a multiple of 16");
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      measure(down, kX, s);
+      std::tie(s8, s8t) = cast(down, kX, s, kernels::Fp8Kind::E4M3, true, true);
+    } else {
+      s8 = at::empty({rows, ffn}, gu.options().dtype(at::kFloat8_e4m3fn));
+      s8t = at::empty({ffn, rows}, gu.options().dtype(at::kFloat8_e4m3fn));
+      if (!kernels::swiglu_fp8(kernels::ElemType::BF16, gu.data_ptr(), rows, ffn,
+                               down.amax_history.data_ptr<float>() + kX * kSlotStride,
+                               down.amax_current.data_ptr<float>() + kX * kSlotStride,
+                               down.inv_scale.data_ptr<float>() + kX * kSlotStride, s8.data_ptr(), s8t.data_ptr(),
+                               at::cuda::getCurrentCUDAStream()))
+        throw unsupported("fp8 needs matrix sizes that are multiples of 16 (got " + std::to_string(rows) + "x" +
+                          std::to_string(ffn) + ")");
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    }
+    const auto [w2_8, w2_8t] = weight_fp8(down, w2);
+    down.measured_forward = true;
+    const at::Tensor y = at::_scaled_mm(s8, w2_8.t(), scale_of(down, kX), scale_of(down, kW), std::nullopt,
+                                        std::nullopt, at::kBFloat16, /*use_fast_accum=*/true);
+    ctx->save_for_backward({x8t, w13_8t, gu, s8t, w2_8t});
+    ctx->saved_data["up"] = up_state;
+    ctx->saved_data["down"] = down_state;
+    ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
+    ctx->saved_data["w13_dtype"] = static_cast<int64_t>(w13.scalar_type());
+    ctx->saved_data["w2_dtype"] = static_cast<int64_t>(w2.scalar_type());
+    auto sizes = x.sizes().vec();
+    sizes.back() = w2.size(0);
+    return y.view(sizes);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto& up = *reinterpret_cast<Fp8Linear*>(ctx->saved_data["up"].toInt());
+    auto& down = *reinterpret_cast<Fp8Linear*>(ctx->saved_data["down"].toInt());
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &x8t = saved[0], &w13_8t = saved[1], &gu = saved[2], &s8t = saved[3], &w2_8t = saved[4];
+    const int64_t n = w2_8t.size(1), rows = gu.size(0), ffn = s8t.size(0);
+    const auto w_grad_dtype = [&](const char* key) {
+      return static_cast<at::ScalarType>(ctx->saved_data[key].toInt());
+    };
+    const at::Tensor dy2 = grads[0].reshape({-1, n}).to(at::kBFloat16).contiguous();
+    if (!down.measured_backward) measure(down, kDy, dy2);
+    down.measured_backward = true;
+    const auto [dy8, dy8t] = cast(down, kDy, dy2, kernels::Fp8Kind::E5M2, true, true);
+    // ds [M, F] = dy [M, N] @ w2 [N, F]; dw2 [N, F] = dy^T [N, M] @ s [M, F].
+    const at::Tensor ds = at::_scaled_mm(dy8, w2_8t.t(), scale_of(down, kDy), scale_of(down, kW), std::nullopt,
+                                         std::nullopt, at::kBFloat16, false);
+    const auto w2_dtype = w_grad_dtype("w2_dtype");
+    at::Tensor dw2 = at::_scaled_mm(dy8t, s8t.t(), scale_of(down, kDy), scale_of(down, kX), std::nullopt,
+                                    std::nullopt, w2_dtype == at::kFloat ? at::kFloat : at::kBFloat16, false);
+    at::Tensor dgu8, dgu8t;
+    if (!up.measured_backward) {
+      at::Tensor dgu = at::empty_like(gu);
+      if (!kernels::swiglu_backward(kernels::ElemType::BF16, gu.data_ptr(), ds.data_ptr(), dgu.data_ptr(), rows, ffn,
+                                    at::cuda::getCurrentCUDAStream()))
+        throw unsupported("fp8 SwiGLU needs a feed-forward width that is a multiple of 16");
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      measure(up, kDy, dgu);
+      up.measured_backward = true;
+      std::tie(dgu8, dgu8t) = cast(up, kDy, dgu, kernels::Fp8Kind::E5M2, true, true);
+    } else {
+      dgu8 = at::empty({rows, 2 * ffn}, gu.options().dtype(at::kFloat8_e5m2));
+      dgu8t = at::empty({2 * ffn, rows}, gu.options().dtype(at::kFloat8_e5m2));
+      if (!kernels::swiglu_backward_fp8(kernels::ElemType::BF16, gu.data_ptr(), ds.data_ptr(), rows, ffn,
+                                        up.amax_history.data_ptr<float>() + kDy * kSlotStride,
+                                        up.amax_current.data_ptr<float>() + kDy * kSlotStride,
+                                        up.inv_scale.data_ptr<float>() + kDy * kSlotStride, dgu8.data_ptr(),
+                                        dgu8t.data_ptr(), at::cuda::getCurrentCUDAStream()))
+        throw unsupported("fp8 needs matrix sizes that are multiples of 16 (got " + std::to_string(rows) + "x" +
+                          std::to_string(ffn) + ")");
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    }
+    // dx [M, K] = dgu [M, 2F] @ w13 [2F, K]; dw13 [2F, K] = dgu^T [2F, M] @ x [M, K].
+    const at::Tensor dx = at::_scaled_mm(dgu8, w13_8t.t(), scale_of(up, kDy), scale_of(up, kW), std::nullopt,
+                                         std::nullopt, at::kBFloat16, false);
+    const auto w13_dtype = w_grad_dtype("w13_dtype");
+    at::Tensor dw13 = at::_scaled_mm(dgu8t, x8t.t(), scale_of(up, kDy), scale_of(up, kX), std::nullopt,
+                                     std::nullopt, w13_dtype == at::kFloat ? at::kFloat : at::kBFloat16, false);
+    auto sizes = grads[0].sizes().vec();
+    sizes.back() = x8t.size(0);
+    return {dx.view(sizes).to(w_grad_dtype("x_dtype")), dw13.to(w13_dtype), dw2.to(w2_dtype), at::Tensor(),
+            at::Tensor()};
+  }
+};
+
 }  // namespace
 
-at::Tensor Fp8Linear::forward(const at::Tensor& x, const at::Tensor& w, const WeightCopy* copy) {
+at::Tensor fp8_swiglu_mlp(const at::Tensor& x, const at::Tensor& w13, const at::Tensor& w2, Fp8Linear& up,
+                          Fp8Linear& down, const WeightCopy* c13, const WeightCopy* c2) {
+  up.prepare(x, c13);
+  down.prepare(x, c2);
+  return Fp8SwigluMlpFunction::apply(x, w13, w2, reinterpret_cast<int64_t>(&up), reinterpret_cast<int64_t>(&down));
+}
+
+void Fp8Linear::prepare(const at::Tensor& x, const WeightCopy* copy) {
   if (!amax_history.defined()) {
     const auto opts = x.options().dtype(at::kFloat);
     amax_history = at::zeros({3 * kSlotStride}, opts);
@@ -146,6 +267,10 @@ at::Tensor Fp8Linear::forward(const at::Tensor& x, const at::Tensor& w, const We
   const bool copied = copy && copy->fp8.defined();
   next_w8 = copied ? copy->fp8 : at::Tensor();
   next_w8t = copied ? copy->fp8_t : at::Tensor();
+}
+
+at::Tensor Fp8Linear::forward(const at::Tensor& x, const at::Tensor& w, const WeightCopy* copy) {
+  prepare(x, copy);
   return Fp8LinearFunction::apply(x, w, reinterpret_cast<int64_t>(this));
 }
 
@@ -178,7 +303,14 @@ bool fp8_supported(std::string* why) {
 
 #else  // no CUDA or a libtorch without float8
 
+void Fp8Linear::prepare(const at::Tensor&, const WeightCopy*) {}
+
 at::Tensor Fp8Linear::forward(const at::Tensor&, const at::Tensor&, const WeightCopy*) {
+  throw unsupported("fp8 needs a CUDA build of the worker against libtorch 2.1 or newer");
+}
+
+at::Tensor fp8_swiglu_mlp(const at::Tensor&, const at::Tensor&, const at::Tensor&, Fp8Linear&, Fp8Linear&,
+                          const WeightCopy*, const WeightCopy*) {
   throw unsupported("fp8 needs a CUDA build of the worker against libtorch 2.1 or newer");
 }
 

@@ -32,6 +32,9 @@ class Fp8Linear {
   // `copy` (optional): w already cast by the optimizer (new_weight_copy, filled by its AdamW
   // kernel with this linear's scale): read instead of casting w.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& w, const WeightCopy* copy = nullptr);
+  // Creates the scaling state on first use and takes the optimizer's copy (if any) for the next
+  // forward (forward() and fp8_swiglu_mlp call it).
+  void prepare(const at::Tensor& x, const WeightCopy* copy);
   // Room for the optimizer to write w's next value as float8, with this linear's weight slots;
   // undefined before the first forward (which creates the scaling state) or for a w that is not
   // a 2-D fp32 tensor.
@@ -45,6 +48,14 @@ class Fp8Linear {
   bool measured_forward = false, measured_backward = false;  // first-use amax taken
   at::Tensor next_w8, next_w8t;  // the copy handed to the forward running now (consumed by it)
 };
+
+// The SwiGLU feed-forward under amp fp8, y = (silu(x w_g^T) * (x w_u^T)) w2^T with w13 = [w_g; w_u],
+// as one autograd node over the two linears `up` (w13) and `down` (w2). The SwiGLU kernel writes
+// w2's float8 input, and in backward w13's float8 output gradient, in the pass that computes them,
+// so neither goes through 16-bit memory and a cast kernel (as Transformer Engine's LayerNormMLP).
+// The values are those of up.forward, fused::swiglu and down.forward, bit for bit.
+at::Tensor fp8_swiglu_mlp(const at::Tensor& x, const at::Tensor& w13, const at::Tensor& w2, Fp8Linear& up,
+                          Fp8Linear& down, const WeightCopy* c13 = nullptr, const WeightCopy* c2 = nullptr);
 
 // True when this build can run fp8 on the current CUDA device (message says why not otherwise).
 bool fp8_supported(std::string* why);

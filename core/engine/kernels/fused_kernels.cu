@@ -362,6 +362,15 @@ __global__ void rope_bwd_kernel(const T* __restrict__ dq, Strides3 sq, const T* 
 
 __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
 
+// One element of silu(g) * u, and its gradients for the output gradient d: the SwiGLU kernels' math,
+// shared with the float8 casts that compute it on the way (SwigluValues, SwigluGradValues).
+__device__ __forceinline__ float swiglu_value(float g, float u) { return g * sigmoid(g) * u; }
+__device__ __forceinline__ void swiglu_grads(float g, float u, float d, float& dg, float& du) {
+  const float s = sigmoid(g);
+  du = d * g * s;
+  dg = d * u * s * (1.f + g * (1.f - s));
+}
+
 template <typename T>
 __global__ void swiglu_fwd_kernel(const T* __restrict__ gu, T* __restrict__ out, int64_t chunks, int64_t ffn) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < chunks;
@@ -372,7 +381,7 @@ __global__ void swiglu_fwd_kernel(const T* __restrict__ gu, T* __restrict__ out,
     load8(gu + row * 2 * ffn + j, g);
     load8(gu + row * 2 * ffn + ffn + j, u);
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) o[k] = g[k] * sigmoid(g[k]) * u[k];
+    for (int k = 0; k < kVec; ++k) o[k] = swiglu_value(g[k], u[k]);
     store8(out + e, o);
   }
 }
@@ -389,11 +398,7 @@ __global__ void swiglu_bwd_kernel(const T* __restrict__ gu, const T* __restrict_
     load8(gu + row * 2 * ffn + ffn + j, u);
     load8(dout + e, d);
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      const float s = sigmoid(g[k]);
-      du[k] = d[k] * g[k] * s;
-      dg[k] = d[k] * u[k] * s * (1.f + g[k] * (1.f - s));
-    }
+    for (int k = 0; k < kVec; ++k) swiglu_grads(g[k], u[k], d[k], dg[k], du[k]);
     store8(dgu + row * 2 * ffn + j, dg);
     store8(dgu + row * 2 * ffn + ffn + j, du);
   }
@@ -491,12 +496,69 @@ __device__ __forceinline__ void record_amax(float amax, float* red, float* amax_
   if (threadIdx.x == 0 && amax > 0.f) atomic_max_nonneg(amax_current, amax);
 }
 
-template <typename T, Fp8Kind K>
+// Where a float8 cast's values come from, 16 consecutive columns of one row at a time
+// (load(r, c, v)): a tensor as it is (TensorValues), or a SwiGLU pass computed on the way and rounded
+// to T as its own kernel would store it, so that no 16-bit intermediate goes through memory. A
+// source of kParts parts fills kParts [rows, cols] matrices that sit side by side in each row of
+// the destination (SwiGLU's gradient: d gate | d up).
+template <typename T>
+struct TensorValues {
+  static constexpr int kParts = 1;
+  const T* src;
+  int64_t cols;
+  __device__ __forceinline__ void load(int64_t r, int64_t c, float (&v)[1][16]) const {
+    load8(src + r * cols + c, v[0]);
+    load8(src + r * cols + c + 8, v[0] + 8);
+  }
+};
+
+template <typename T>
+struct SwigluValues {  // silu(g) * u of gu = [g | u], [rows, 2 ffn]: [rows, ffn]
+  static constexpr int kParts = 1;
+  const T* gu;
+  int64_t ffn;
+  __device__ __forceinline__ void load(int64_t r, int64_t c, float (&v)[1][16]) const {
+    float g[16], u[16];
+    const T* row = gu + r * 2 * ffn;
+    load8(row + c, g), load8(row + c + 8, g + 8);
+    load8(row + ffn + c, u), load8(row + ffn + c + 8, u + 8);
+#pragma unroll
+    for (int i = 0; i < 16; ++i) v[0][i] = round_to<T>(swiglu_value(g[i], u[i]));
+  }
+};
+
+template <typename T>
+struct SwigluGradValues {  // d gu for the output gradient dout [rows, ffn]: [rows, 2 ffn]
+  static constexpr int kParts = 2;
+  const T* gu;
+  const T* dout;
+  int64_t ffn;
+  __device__ __forceinline__ void load(int64_t r, int64_t c, float (&v)[2][16]) const {
+    float g[16], u[16], d[16];
+    const T* row = gu + r * 2 * ffn;
+    load8(row + c, g), load8(row + c + 8, g + 8);
+    load8(row + ffn + c, u), load8(row + ffn + c + 8, u + 8);
+    load8(dout + r * ffn + c, d), load8(dout + r * ffn + c + 8, d + 8);
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      float dg, du;
+      swiglu_grads(g[i], u[i], d[i], dg, du);
+      v[0][i] = round_to<T>(dg);
+      v[1][i] = round_to<T>(du);
+    }
+  }
+};
+
+// One 64x64 tile of each part per block: the values scaled by the delayed scale, saturated to the
+// format's finite range, written row-major to dst ([rows, kParts cols]) and through shared memory
+// transposed to dst_t ([kParts cols, rows]); the block's amax raises *amax_current.
+template <Fp8Kind K, typename Values>
 __global__ void __launch_bounds__(256)
-    fp8_cast_kernel(const T* __restrict__ src, int64_t rows, int64_t cols, const float* __restrict__ amax_history,
+    fp8_cast_kernel(const Values values, int64_t rows, int64_t cols, const float* __restrict__ amax_history,
                     float* __restrict__ amax_current, float* __restrict__ inv_scale, uint8_t* __restrict__ dst,
                     uint8_t* __restrict__ dst_t) {
-  __shared__ Fp8Tile tile;
+  constexpr int P = Values::kParts;
+  __shared__ Fp8Tile tile[P];
   __shared__ float red[32];
   const float scale = delayed_scale<K>(amax_history);
   if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) *inv_scale = 1.f / scale;
@@ -505,21 +567,24 @@ __global__ void __launch_bounds__(256)
   const int64_t r = row0 + tr, c = col0 + tc;
   float amax = 0.f;
   if (r < rows && c < cols) {
-    float v[16];
-    load8(src + r * cols + c, v);
-    load8(src + r * cols + c + 8, v + 8);
-    alignas(16) uint8_t q[16];
+    float v[P][16];
+    values.load(r, c, v);
 #pragma unroll
-    for (int i = 0; i < 16; ++i) {
-      amax = fmaxf(amax, fabsf(v[i]));
-      q[i] = __nv_cvt_float_to_fp8(v[i] * scale, __NV_SATFINITE, Fp8Traits<K>::kInterp);
-      tile[tr][tc + i] = q[i];
+    for (int p = 0; p < P; ++p) {
+      alignas(16) uint8_t q[16];
+#pragma unroll
+      for (int i = 0; i < 16; ++i) {
+        amax = fmaxf(amax, fabsf(v[p][i]));
+        q[i] = __nv_cvt_float_to_fp8(v[p][i] * scale, __NV_SATFINITE, Fp8Traits<K>::kInterp);
+        tile[p][tr][tc + i] = q[i];
+      }
+      if (dst) *reinterpret_cast<uint4*>(dst + r * P * cols + p * cols + c) = *reinterpret_cast<const uint4*>(q);
     }
-    if (dst) *reinterpret_cast<uint4*>(dst + r * cols + c) = *reinterpret_cast<const uint4*>(q);
   }
   if (dst_t) {
     __syncthreads();
-    store_tile_transposed(tile, rows, cols, row0, col0, dst_t);
+#pragma unroll
+    for (int p = 0; p < P; ++p) store_tile_transposed(tile[p], rows, cols, row0, col0, dst_t + p * cols * rows);
   }
   record_amax(amax, red, amax_current);
 }
@@ -950,26 +1015,61 @@ bool cross_entropy_forward_backward(ElemType t, void* logits, const int64_t* tar
   return true;
 }
 
-bool fp8_cast(ElemType ts, Fp8Kind kind, const void* src, int64_t rows, int64_t cols, const float* amax_history,
-              float* amax_current, float* inv_scale, void* dst, void* dst_t, cudaStream_t stream) {
-  if (rows % 16 != 0 || cols % 16 != 0 || rows <= 0 || cols <= 0 || !aligned16(src) || !aligned16(dst) ||
-      !aligned16(dst_t))
+// Launches fp8_cast_kernel over a [rows, cols]-per-part source (false: sizes or alignment it does
+// not take).
+template <typename Values>
+bool launch_fp8_cast(const Values& values, Fp8Kind kind, int64_t rows, int64_t cols, const float* amax_history,
+                     float* amax_current, float* inv_scale, void* dst, void* dst_t, cudaStream_t stream) {
+  if (rows % 16 != 0 || cols % 16 != 0 || rows <= 0 || cols <= 0 || !aligned16(dst) || !aligned16(dst_t))
     return false;
   const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile), static_cast<unsigned>((rows + kTile - 1) / kTile));
   if (grid.y > 65535) return false;
+  auto* d = static_cast<uint8_t*>(dst);
+  auto* dt = static_cast<uint8_t*>(dst_t);
+  if (kind == Fp8Kind::E4M3)
+    fp8_cast_kernel<Fp8Kind::E4M3>
+        <<<grid, 256, 0, stream>>>(values, rows, cols, amax_history, amax_current, inv_scale, d, dt);
+  else
+    fp8_cast_kernel<Fp8Kind::E5M2>
+        <<<grid, 256, 0, stream>>>(values, rows, cols, amax_history, amax_current, inv_scale, d, dt);
+  return true;
+}
+
+bool fp8_cast(ElemType ts, Fp8Kind kind, const void* src, int64_t rows, int64_t cols, const float* amax_history,
+              float* amax_current, float* inv_scale, void* dst, void* dst_t, cudaStream_t stream) {
+  if (!aligned16(src)) return false;
+  bool ok = false;
   with_type(ts, [&](auto T0) {
     using T = decltype(T0);
-    const auto* s = static_cast<const T*>(src);
-    auto* d = static_cast<uint8_t*>(dst);
-    auto* dt = static_cast<uint8_t*>(dst_t);
-    if (kind == Fp8Kind::E4M3)
-      fp8_cast_kernel<T, Fp8Kind::E4M3>
-          <<<grid, 256, 0, stream>>>(s, rows, cols, amax_history, amax_current, inv_scale, d, dt);
-    else
-      fp8_cast_kernel<T, Fp8Kind::E5M2>
-          <<<grid, 256, 0, stream>>>(s, rows, cols, amax_history, amax_current, inv_scale, d, dt);
+    ok = launch_fp8_cast(TensorValues<T>{static_cast<const T*>(src), cols}, kind, rows, cols, amax_history,
+                         amax_current, inv_scale, dst, dst_t, stream);
   });
-  return true;
+  return ok;
+}
+
+bool swiglu_fp8(ElemType t, const void* gu, int64_t rows, int64_t ffn, const float* amax_history, float* amax_current,
+                float* inv_scale, void* dst, void* dst_t, cudaStream_t stream) {
+  if (!aligned16(gu)) return false;
+  bool ok = false;
+  with_type(t, [&](auto T0) {
+    using T = decltype(T0);
+    ok = launch_fp8_cast(SwigluValues<T>{static_cast<const T*>(gu), ffn}, Fp8Kind::E4M3, rows, ffn, amax_history,
+                         amax_current, inv_scale, dst, dst_t, stream);
+  });
+  return ok;
+}
+
+bool swiglu_backward_fp8(ElemType t, const void* gu, const void* dout, int64_t rows, int64_t ffn,
+                         const float* amax_history, float* amax_current, float* inv_scale, void* dst, void* dst_t,
+                         cudaStream_t stream) {
+  if (!aligned16(gu) || !aligned16(dout)) return false;
+  bool ok = false;
+  with_type(t, [&](auto T0) {
+    using T = decltype(T0);
+    ok = launch_fp8_cast(SwigluGradValues<T>{static_cast<const T*>(gu), static_cast<const T*>(dout), ffn},
+                         Fp8Kind::E5M2, rows, ffn, amax_history, amax_current, inv_scale, dst, dst_t, stream);
+  });
+  return ok;
 }
 
 bool fp8_amax(ElemType ts, const void* src, int64_t n, float* amax, cudaStream_t stream) {

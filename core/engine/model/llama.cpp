@@ -141,6 +141,10 @@ at::Tensor LlamaModel::block_forward(const at::Tensor& x, const std::vector<at::
   return h + at::linear(at::silu(gu[0]) * gu[1], p[5]);
 }
 
+namespace {
+constexpr size_t kParamOf[] = {1, 2, 4, 5};  // wqkv, wo, w13, w2 within a block's unit
+}  // namespace
+
 // The same block as block_forward, through the fused ops (kernels/fused_ops.h). Only the final
 // residual add stays a plain add: the next unit's norm belongs to another unit (FSDP shards and
 // checkpoints whole units).
@@ -162,19 +166,19 @@ at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, co
   const at::Tensor o = block_linear(block, 1, a.reshape({B, T, D}), p[2]);
   // SwiGLU feed-forward, its norm fused with the residual add before it
   const auto [h, n2] = fused::add_rms_norm(x, o, p[3], cd, kNormEps);
+  if (m_kernels.fp8)  // one node, whose SwiGLU writes float8 (kernels/fp8_linear.h)
+    return h + fp8_swiglu_mlp(n2, p[4], p[5], fp8_linear(block, 2), fp8_linear(block, 3),
+                              fp8_weight_copy(block + 1, kParamOf[2]), fp8_weight_copy(block + 1, kParamOf[3]));
   const at::Tensor s = fused::swiglu(block_linear(block, 2, n2, p[4]));
   return h + block_linear(block, 3, s, p[5]);
 }
 
 // The block's matmuls: float8 with delayed scaling (amp fp8), else bf16/fp16 with fp32 weight grads.
-namespace {
-constexpr size_t kParamOf[] = {1, 2, 4, 5};  // wqkv, wo, w13, w2 within a block's unit
-}  // namespace
 
 at::Tensor LlamaModel::block_linear(size_t block, int which, const at::Tensor& x, const at::Tensor& w) const {
   const size_t param = kParamOf[which];
   if (m_kernels.fp8)
-    return m_fp8[4 * block + static_cast<size_t>(which)]->forward(x, w, fp8_weight_copy(block + 1, param));
+    return fp8_linear(block, static_cast<size_t>(which)).forward(x, w, fp8_weight_copy(block + 1, param));
   return fused::linear(x, w, m_kernels.compute, weight_copy(block + 1, param));
 }
 
@@ -194,7 +198,7 @@ WeightCopies LlamaModel::new_weight_copies(size_t u) {
   if (m_kernels.fp8 && u > 0 && u + 1 < m_units.size()) {  // a block: its float8 linears' weights
     WeightCopies copies(m_units[u].params.size());
     for (size_t which = 0; which < 4; ++which)
-      copies[kParamOf[which]] = m_fp8[4 * (u - 1) + which]->new_weight_copy(m_units[u].params[kParamOf[which]]);
+      copies[kParamOf[which]] = fp8_linear(u - 1, which).new_weight_copy(m_units[u].params[kParamOf[which]]);
     m_copy_flat[u] = at::Tensor();
     m_copy_views[u] = copies;
     return copies;

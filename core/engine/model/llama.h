@@ -99,6 +99,7 @@ class LlamaModel {
   at::Tensor block_forward(const at::Tensor& x, const std::vector<at::Tensor>& p) const;
   at::Tensor fused_block_forward(size_t block, const at::Tensor& x, const std::vector<at::Tensor>& p) const;
   at::Tensor block_linear(size_t block, int which, const at::Tensor& x, const at::Tensor& w) const;
+  Fp8Linear& fp8_linear(size_t block, size_t which) const { return *m_fp8[4 * block + which]; }  // amp fp8
   // The output head's matrix: the head unit's own, or the embedding's when tied.
   const at::Tensor& output_weight(const std::vector<at::Tensor>& head_params) const;
   // The compute-dtype copy of a unit's parameter (undefined when none is pending), and giving up

@@ -190,3 +190,40 @@ TEST(StepModel, Fp8WeightsWrittenByAdamWReplaceTheForwardsCasts) {
   EXPECT_TRUE(tp::predict_memory(c, options).weight_copies);
   EXPECT_FALSE(tp::predict_memory(ddp, options).weight_copies);
 }
+
+// Under amp fp8 the SwiGLU kernels write w2's float8 input and w13's float8 output gradient
+// (kernels/fp8_linear.h, fp8_swiglu_mlp): no cast kernels of their own; the other linears keep
+// theirs, each the size of what it casts (the output gradient is tokens x the linear's outputs).
+TEST(StepModel, Fp8SwigluWritesTheFeedForwardsCasts) {
+  tc::TrialConfig c = *tc::trial_preset("7b-single-fused");
+  c.amp = tc::Amp::Fp8;
+  const auto work = tp::step_work(c, tp::precision_of(c), tp::execution_mode(c, true));
+  const auto op = [](const tp::PhaseWork& w, const std::string& name) -> const tp::OpCost* {
+    for (const auto& o : w.ops)
+      if (o.name == name) return &o;
+    return nullptr;
+  };
+  EXPECT_EQ(op(work.forward, "block w2 input cast to float8"), nullptr);
+  EXPECT_EQ(op(work.backward, "block w13 gradient cast to float8"), nullptr);
+  ASSERT_NE(op(work.forward, "block w13 input cast to float8"), nullptr);
+  const double t = static_cast<double>(c.seq_len * c.micro_batch), L = c.dims.layers, D = c.dims.dim,
+               F = c.dims.ffn;
+  const auto* w2_grad = op(work.backward, "block w2 gradient cast to float8");
+  ASSERT_NE(w2_grad, nullptr);
+  EXPECT_DOUBLE_EQ(w2_grad->bytes, L * t * D * (2 + 2));  // reads bf16, writes e5m2 twice
+  const auto* wqkv_grad = op(work.backward, "block wqkv gradient cast to float8");
+  ASSERT_NE(wqkv_grad, nullptr);
+  EXPECT_DOUBLE_EQ(wqkv_grad->bytes, L * t * (D + 2 * c.dims.kv_dim()) * 4);
+  // SwiGLU: forward reads gate and up, writes float8 twice; backward reads gate, up and the output
+  // gradient and writes the float8 gradient twice.
+  ASSERT_NE(op(work.forward, "block swiglu"), nullptr);
+  EXPECT_DOUBLE_EQ(op(work.forward, "block swiglu")->bytes, L * t * (4 * F + 2 * F));
+  ASSERT_NE(op(work.backward, "block swiglu backward"), nullptr);
+  EXPECT_DOUBLE_EQ(op(work.backward, "block swiglu backward")->bytes, L * t * (6 * F + 4 * F));
+
+  tc::TrialConfig bf16 = c;  // bf16 keeps the 16-bit product
+  bf16.amp = tc::Amp::Bf16;
+  const auto bwork = tp::step_work(bf16, tp::precision_of(bf16), tp::execution_mode(bf16, true));
+  EXPECT_DOUBLE_EQ(op(bwork.forward, "block swiglu")->bytes, L * t * 6 * F);
+  EXPECT_DOUBLE_EQ(op(bwork.backward, "block swiglu backward")->bytes, L * t * 12 * F);
+}
