@@ -77,14 +77,15 @@ double rope_bytes_per_token(const Ctx& x) {
 
 // A block linear: bf16/fp16 (or fp32) GEMM, or under amp fp8 a float8 GEMM whose input cast (with
 // its transposed copy for backward) is a kernel of its own, and whose output gradient's is too,
-// except where the SwiGLU kernels write them (w2's input, w13's output gradient).
-void block_linear(PhaseWork& w, const Ctx& x, const std::string& name, double in, double out, bool input_cast = true,
-                  bool gradient_cast = true) {
+// except where the SwiGLU kernels write them (w2's input, w13's output gradient). `gradient_bytes`:
+// what that gradient's cast reads per element (0: none of its own).
+void block_linear(PhaseWork& w, const Ctx& x, const std::string& name, double in, double out, bool input_cast,
+                  double gradient_bytes) {
   OpCost op = matmul(name, x, in, out, 1);
   if (x.p.fp8) {
     op.fp8 = true;
     op.bytes = x.t * in + in * out + x.t * out * x.c;  // float8 operands, 16-bit output
-    op.gradient_cast = gradient_cast;
+    op.gradient_cast = gradient_bytes;
     if (input_cast) w.ops.push_back(memory(name + " input cast to float8", x.t * in * (x.c + 2), 1));
   }
   w.ops.push_back(op);
@@ -99,11 +100,17 @@ void block_forward(PhaseWork& w, const Ctx& x, const std::string& tag) {
     // rms_norm before attention; add_rms_norm (residual add + norm) before the feed-forward
     w.ops.push_back(memory(tag + "norms", t * (norm_bytes_per_token(x) + (2 * r + 2 * c) * D), 2));
   }
-  block_linear(w, x, tag + "wqkv", D, D + 2 * x.KV);
-  w.ops.push_back(memory(tag + "rotary", t * rope_bytes_per_token(x), eager ? 16 : 1));
   // SDPA's flash path pads q, k, v to a multiple of 8 itself unless the fused rotary kernel
   // already wrote them padded (eager: three padding copies and the output's narrow).
   const double pad = x.attention.padded_head_dim / std::max<double>(1, x.attention.head_dim);
+  // Under amp fp8 the projection and the rotation are one node whose backward writes wqkv's output
+  // gradient as float8 in both layouts, for head sizes that are multiples of 16 (kernels/fp8_linear.h).
+  const double qkv = D + 2 * x.KV;
+  const bool rope_casts = x.p.fp8 && x.attention.head_dim % 16 == 0;
+  block_linear(w, x, tag + "wqkv", D, qkv, true, rope_casts ? 0 : c);
+  OpCost rotary = memory(tag + "rotary", t * rope_bytes_per_token(x), eager ? 16 : 1);
+  if (rope_casts) rotary.backward_bytes = t * qkv * (c * pad + 2);  // reads dq, dk, dv; writes float8 twice
+  w.ops.push_back(rotary);
   if (eager && pad > 1) w.ops.push_back(memory(tag + "attention head padding", t * c * (D + 2 * x.KV) * (1 + pad), 3));
   // Causal attention: QK^T and PV over the lower triangle, 2 t T D FLOPs (the query heads); q, out
   // D wide, k, v KV wide.
@@ -117,19 +124,20 @@ void block_forward(PhaseWork& w, const Ctx& x, const std::string& tag) {
   // Grouped-query attention without fused support (libtorch 1.13, the CPU): k and v repeated.
   if (x.mode.math_attention && x.KV < D)
     w.ops.push_back(memory(tag + "k/v repeated to the query heads", 4 * t * D * c, 2));
-  block_linear(w, x, tag + "wo", D, D);
+  block_linear(w, x, tag + "wo", D, D, true, c);
   // Eager: both residual adds; fused: only the block's last (the first is in add_rms_norm).
   w.ops.push_back(memory(tag + "residual adds", (eager ? 2 : 1) * t * (c + 2 * r) * D, eager ? 2 : 1));
   // Under amp fp8 the feed-forward is one node (kernels/fp8_linear.h): SwiGLU writes w2's input as
-  // float8 in both layouts, and its backward w13's output gradient the same way.
+  // float8 in both layouts, and its backward w13's output gradient the same way; w2's output
+  // gradient is cast from the residual's as it comes.
   const bool fp8 = x.p.fp8;
-  block_linear(w, x, tag + "w13", D, 2 * F, true, !fp8);
+  block_linear(w, x, tag + "w13", D, 2 * F, true, fp8 ? 0 : c);
   // silu(gate) * up: two kernels eager (read gate, write silu; read silu and up, write product).
   OpCost swiglu = memory(tag + "swiglu", t * (eager ? 2 * c * F + 3 * c * F : fp8 ? 2 * c * F + 2 * F : 3 * c * F),
                          eager ? 2 : 1);
   if (fp8) swiglu.backward_bytes = t * (3 * c * F + 2 * 2 * F);  // reads gate, up, d out; writes d gu twice
   w.ops.push_back(swiglu);
-  block_linear(w, x, tag + "w2", F, D, !fp8);
+  block_linear(w, x, tag + "w2", F, D, !fp8, fp8 ? r : c);
 }
 
 }  // namespace
@@ -246,8 +254,8 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
     wgrad.gemm = GemmShape{op.gemm.n, op.gemm.k, op.gemm.m};
     b.ops.push_back(dgrad);
     b.ops.push_back(wgrad);
-    if (op.fp8 && op.gradient_cast)
-      b.ops.push_back(memory(op.name + " gradient cast to float8", op.flops / (2 * op.gemm.k) * (x.c + 2), 1));
+    if (op.fp8 && op.gradient_cast > 0)
+      b.ops.push_back(memory(op.name + " gradient cast to float8", op.flops / (2 * op.gemm.k) * (op.gradient_cast + 2), 1));
   }
   if (mode.kernels == KernelMode::Fused)  // scale dh and dW by the loss gradient
     b.ops.push_back(memory("output head gradients scaled", t * D * (x.c + x.r) + V * D * 8, 2));

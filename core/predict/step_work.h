@@ -35,7 +35,7 @@ struct OpCost {
   int64_t head_dim = 0;                                // Attention: the head size
   bool grouped = false;  // attention: fewer key/value heads than query heads
   double backward_bytes = -1;  // Memory: its backward's bytes (< 0: twice the forward's)
-  bool gradient_cast = true;   // fp8 Matmul: its output gradient is cast to float8 by a kernel of its own
+  double gradient_cast = 0;    // fp8 Matmul: bytes per element its own output-gradient cast reads (0: none)
 };
 
 struct PhaseWork {

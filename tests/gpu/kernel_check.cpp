@@ -352,10 +352,11 @@ void check_adamw_fp8() {
   g_timings.push_back({"adamw + fp8 casts (7B block)", copies_ms, plain_ms});
 }
 
-// fp8_swiglu_mlp against the same feed-forward as two Fp8Linear nodes around fused::swiglu: the
-// outputs, the three gradients and both linears' scales and amax bit for bit, over three steps
-// (the first measures each amax from the 16-bit tensors; the next two run the SwiGLU kernels that
-// write float8), on the 7B's and other models' feed-forward shapes.
+// fp8_swiglu_mlp against the same feed-forward as the residual plus two Fp8Linear nodes around
+// fused::swiglu: the output, the four gradients and both linears' scales and amax bit for bit, over
+// three steps (the first measures each amax from the 16-bit tensors; the next two run the SwiGLU
+// kernels that write float8 and the cast from the fp32 residual gradient), on the 7B's and other
+// models' feed-forward shapes.
 void check_fp8_swiglu_mlp() {
   using tunebench::engine::fp8_swiglu_mlp;
   const std::vector<std::array<int64_t, 3>> shapes = {
@@ -367,17 +368,22 @@ void check_fp8_swiglu_mlp() {
   for (const auto& [T, D, F] : shapes) {
     Fp8Linear up_a, down_a, up_b, down_b;
     const at::Tensor w13 = randn({2 * F, D}, at::kFloat, 0.02), w2 = randn({D, F}, at::kFloat, 0.02);
+    const auto feed_forward = [&](bool one_node, const at::Tensor& x, const at::Tensor& h, const at::Tensor& a,
+                                  const at::Tensor& b) {
+      return one_node ? fp8_swiglu_mlp(x, h, a, b, up_b, down_b)
+                      : h + down_a.forward(fused::swiglu(up_a.forward(x, a)), b);
+    };
     double worst = 0, state = 0;
     for (int step = 0; step < 3; ++step) {
-      const at::Tensor x = randn({T, D}, at::kBFloat16), probe = randn({T, D}, at::kBFloat16);
-      const auto run = [&](bool fused_mlp) {
-        const at::Tensor xi = x.detach().requires_grad_(true), ai = w13.detach().requires_grad_(true),
-                         bi = w2.detach().requires_grad_(true);
+      const at::Tensor x = randn({T, D}, at::kBFloat16), h = randn({T, D}, at::kFloat),
+                       probe = randn({T, D}, at::kFloat);
+      const auto run = [&](bool one_node) {
+        const at::Tensor xi = x.detach().requires_grad_(true), hi = h.detach().requires_grad_(true),
+                         ai = w13.detach().requires_grad_(true), bi = w2.detach().requires_grad_(true);
         poison();
-        const at::Tensor y = fused_mlp ? fp8_swiglu_mlp(xi, ai, bi, up_b, down_b)
-                                       : down_a.forward(fused::swiglu(up_a.forward(xi, ai)), bi);
-        const auto g = torch::autograd::grad({y}, {xi, ai, bi}, {probe});
-        return std::vector<at::Tensor>{y.detach(), g[0], g[1], g[2]};
+        const at::Tensor y = feed_forward(one_node, xi, hi, ai, bi);
+        const auto g = torch::autograd::grad({y}, {xi, hi, ai, bi}, {probe});
+        return std::vector<at::Tensor>{y.detach(), g[0], g[1], g[2], g[3]};
       };
       const auto a = run(false), b = run(true);
       for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, diff(a[i], b[i]));
@@ -389,19 +395,68 @@ void check_fp8_swiglu_mlp() {
       }
     }
     const std::string name = "fp8 mlp " + std::to_string(D) + "/" + std::to_string(F);
-    row(name, "y,dx,dw", worst, 0.0, 0.0);
+    row(name, "y,dx,dh,dw", worst, 0.0, 0.0);
     row(name, "scales", state, 0.0, 0.0);
-    if (D == 4096) {  // time the 7B's feed-forward, forward and backward
-      const at::Tensor x = randn({T, D}, at::kBFloat16), probe = randn({T, D}, at::kBFloat16);
-      const auto step = [&](bool fused_mlp) {
-        const at::Tensor xi = x.detach().requires_grad_(true), ai = w13.detach().requires_grad_(true),
-                         bi = w2.detach().requires_grad_(true);
-        const at::Tensor y = fused_mlp ? fp8_swiglu_mlp(xi, ai, bi, up_b, down_b)
-                                       : down_a.forward(fused::swiglu(up_a.forward(xi, ai)), bi);
-        torch::autograd::backward({y}, {probe});
+    if (D == 4096) {  // time the 7B's feed-forward with its residual add, forward and backward
+      const at::Tensor x = randn({T, D}, at::kBFloat16), h = randn({T, D}, at::kFloat),
+                       probe = randn({T, D}, at::kFloat);
+      const auto step = [&](bool one_node) {
+        const at::Tensor xi = x.detach().requires_grad_(true), hi = h.detach().requires_grad_(true),
+                         ai = w13.detach().requires_grad_(true), bi = w2.detach().requires_grad_(true);
+        torch::autograd::backward({feed_forward(one_node, xi, hi, ai, bi)}, {probe});
       };
       g_timings.push_back({"fp8 mlp (7B)", time_ms([&] { step(true); }), time_ms([&] { step(false); })});
     }
+  }
+}
+
+// fp8_qkv_rope against Fp8Linear followed by fused::rope_qkv: q, k, v, the input and weight
+// gradients and the linear's scales and amax bit for bit over three steps, the gradients of q, k
+// and v handed over strided as SDPA's are; head sizes 128, 64 (4:1 grouping), 96, 80 (4:1) and 100
+// (padded to 104, which the float8 rotation does not take: the two-kernel path inside the node).
+void check_fp8_qkv_rope() {
+  using tunebench::engine::fp8_qkv_rope;
+  struct Shape {
+    int64_t T, D, heads, kv_heads, hdp;
+  };
+  const std::vector<Shape> shapes = {
+      {2048, 4096, 32, 32, 128}, {2048, 2048, 32, 8, 64}, {2048, 3072, 32, 32, 96}, {2048, 2560, 32, 8, 80},
+      {2048, 3200, 32, 32, 104}};
+  const auto bytes = [](const at::Tensor& t) { return t.contiguous().view(at::kByte).to(at::kInt); };
+  const auto diff = [&](const at::Tensor& a, const at::Tensor& b) {
+    return (bytes(a) - bytes(b)).abs().max().item<double>();
+  };
+  for (const auto& sh : shapes) {
+    const int64_t hd = sh.D / sh.heads, width = (sh.heads + 2 * sh.kv_heads) * hd;
+    const at::Tensor freqs = at::outer(at::arange(sh.T, cuda(at::kFloat)),
+                                       1.0 / at::pow(500000.0, at::arange(0, hd, 2, cuda(at::kFloat)) / double(hd)));
+    const at::Tensor cos = freqs.cos(), sin = freqs.sin();
+    Fp8Linear a, b;
+    const at::Tensor w = randn({width, sh.D}, at::kFloat, 0.02);
+    double worst = 0, state = 0;
+    for (int step = 0; step < 3; ++step) {
+      const at::Tensor x = randn({1, sh.T, sh.D}, at::kBFloat16);
+      // Output gradients laid out as SDPA returns them: [B, heads, T, hdp] seen as [B, T, heads, hdp].
+      const std::vector<at::Tensor> probes = {randn({1, sh.heads, sh.T, sh.hdp}, at::kBFloat16).transpose(1, 2),
+                                              randn({1, sh.kv_heads, sh.T, sh.hdp}, at::kBFloat16).transpose(1, 2),
+                                              randn({1, sh.kv_heads, sh.T, sh.hdp}, at::kBFloat16).transpose(1, 2)};
+      const auto run = [&](bool one_node) {
+        const at::Tensor xi = x.detach().requires_grad_(true), wi = w.detach().requires_grad_(true);
+        poison();
+        const auto [q, k, v] = one_node ? fp8_qkv_rope(xi, wi, cos, sin, sh.heads, sh.kv_heads, sh.hdp, b)
+                                        : fused::rope_qkv(a.forward(xi, wi), cos, sin, sh.heads, sh.kv_heads, sh.hdp);
+        const auto g = torch::autograd::grad({q, k, v}, {xi, wi}, probes);
+        return std::vector<at::Tensor>{q.detach(), k.detach(), v.detach(), g[0], g[1]};
+      };
+      const auto ra = run(false), rb = run(true);
+      for (size_t i = 0; i < ra.size(); ++i) worst = std::max(worst, diff(ra[i], rb[i]));
+      state = std::max({state, diff(a.amax_current, b.amax_current), diff(a.inv_scale, b.inv_scale)});
+      a.end_step();
+      b.end_step();
+    }
+    const std::string name = "fp8 qkv+rope hd " + std::to_string(hd);
+    row(name, "q,k,v,dx,dw", worst, 0.0, 0.0);
+    row(name, "scales", state, 0.0, 0.0);
   }
 }
 
@@ -514,6 +569,7 @@ int main() {
   if (tunebench::engine::fp8_supported(nullptr)) {
     check_adamw_fp8();
     check_fp8_swiglu_mlp();
+    check_fp8_qkv_rope();
   }
 
   std::printf("\n%-22s %12s %14s %8s\n", "forward+backward", "kernel ms", "composite ms", "speedup");

@@ -14,6 +14,7 @@
 #include <c10/cuda/CUDAException.h>
 
 #include "core/engine/kernels/fused_kernels.h"
+#include "core/engine/kernels/fused_ops.h"
 #endif
 
 namespace tunebench::engine {
@@ -139,13 +140,88 @@ struct Fp8LinearFunction : torch::autograd::Function<Fp8LinearFunction> {
   }
 };
 
+// The q/k/v projection and the rotary embedding as one node (fp8_qkv_rope). The same values as
+// Fp8LinearFunction followed by fused::rope_qkv; in backward the rotation's inverse is cast to float8
+// as it is computed (rope_qkv_backward_fp8) instead of written as a 16-bit dqkv for the cast kernel,
+// except on first use and for shapes that kernel does not take.
+struct Fp8QkvRopeFunction : torch::autograd::Function<Fp8QkvRopeFunction> {
+  static variable_list forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, at::Tensor cos, at::Tensor sin,
+                               int64_t heads, int64_t kv_heads, int64_t padded, int64_t state) {
+    auto& s = *reinterpret_cast<Fp8Linear*>(state);
+    const int64_t k = x.size(-1), n = w.size(0);
+    const at::Tensor x2 = x.reshape({-1, k}).contiguous();
+    if (!s.measured_forward) measure(s, kX, x2);
+    const auto [x8, x8t] = cast(s, kX, x2, kernels::Fp8Kind::E4M3, true, true);
+    const auto [w8, w8t] = weight_fp8(s, w);
+    s.measured_forward = true;
+    const at::Tensor y = at::_scaled_mm(x8, w8.t(), scale_of(s, kX), scale_of(s, kW), std::nullopt, std::nullopt,
+                                        at::kBFloat16, /*use_fast_accum=*/true);
+    auto sizes = x.sizes().vec();
+    sizes.back() = n;
+    const auto [q, kk, v] = fused::rope_qkv(y.view(sizes), cos, sin, heads, kv_heads, padded);
+    const int64_t T = x.size(1);
+    ctx->save_for_backward({x8t, w8t, cos.narrow(0, 0, T).contiguous(), sin.narrow(0, 0, T).contiguous()});
+    ctx->saved_data["state"] = state;
+    ctx->saved_data["heads"] = heads;
+    ctx->saved_data["kv_heads"] = kv_heads;
+    ctx->saved_data["head_dim"] = n / (heads + 2 * kv_heads);
+    ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
+    ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
+    return {q, kk, v};
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto& s = *reinterpret_cast<Fp8Linear*>(ctx->saved_data["state"].toInt());
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &x8t = saved[0], &w8t = saved[1], &c = saved[2], &sn = saved[3];  // x8t [K, M], w8t [K, N]
+    const int64_t heads = ctx->saved_data["heads"].toInt(), kv_heads = ctx->saved_data["kv_heads"].toInt();
+    const int64_t hd = ctx->saved_data["head_dim"].toInt(), n = w8t.size(1), m = x8t.size(1);
+    variable_list out(8);
+    const auto parts = fused::rope_qkv_grad_inputs(grads, heads, kv_heads);
+    if (parts.empty()) return out;
+    at::Tensor dy8, dy8t;
+    const bool fused_cast = s.measured_backward && parts[0].scalar_type() == at::kBFloat16 &&
+                            parts[1].scalar_type() == at::kBFloat16 && parts[2].scalar_type() == at::kBFloat16;
+    if (fused_cast) {
+      dy8 = at::empty({m, n}, parts[0].options().dtype(at::kFloat8_e5m2));
+      dy8t = at::empty({n, m}, parts[0].options().dtype(at::kFloat8_e5m2));
+      const auto st = [](const at::Tensor& g) { return kernels::Strides3{g.stride(0), g.stride(1), g.stride(2)}; };
+      if (!kernels::rope_qkv_backward_fp8(
+              kernels::ElemType::BF16, parts[0].data_ptr(), st(parts[0]), parts[1].data_ptr(), st(parts[1]),
+              parts[2].data_ptr(), st(parts[2]), c.data_ptr<float>(), sn.data_ptr<float>(), parts[0].size(0),
+              parts[0].size(1), heads, kv_heads, hd, s.amax_history.data_ptr<float>() + kDy * kSlotStride,
+              s.amax_current.data_ptr<float>() + kDy * kSlotStride, s.inv_scale.data_ptr<float>() + kDy * kSlotStride,
+              dy8.data_ptr(), dy8t.data_ptr(), at::cuda::getCurrentCUDAStream()))
+        dy8 = at::Tensor();  // a shape or layout it does not take: the two kernels below
+      else {
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      }
+    }
+    if (!dy8.defined()) {
+      const at::Tensor dy2 = fused::rope_qkv_grad(parts, c, sn, heads, kv_heads, hd).reshape({-1, n}).to(at::kBFloat16);
+      if (!s.measured_backward) measure(s, kDy, dy2);
+      std::tie(dy8, dy8t) = cast(s, kDy, dy2, kernels::Fp8Kind::E5M2, true, true);
+    }
+    s.measured_backward = true;
+    const auto x_dtype = static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt());
+    const auto w_dtype = static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt());
+    const at::Tensor dx = at::_scaled_mm(dy8, w8t.t(), scale_of(s, kDy), scale_of(s, kW), std::nullopt, std::nullopt,
+                                         at::kBFloat16, false);
+    const at::Tensor dw = at::_scaled_mm(dy8t, x8t.t(), scale_of(s, kDy), scale_of(s, kX), std::nullopt, std::nullopt,
+                                         w_dtype == at::kFloat ? at::kFloat : at::kBFloat16, false);
+    out[0] = dx.view({parts[0].size(0), parts[0].size(1), x8t.size(0)}).to(x_dtype);
+    out[1] = dw.to(w_dtype);
+    return out;
+  }
+};
+
 // The SwiGLU feed-forward as one node (fp8_swiglu_mlp). The same values as Fp8LinearFunction,
 // fused::swiglu and Fp8LinearFunction again; the two casts that read SwiGLU's 16-bit output (w2's
 // input) and its gradient (w13's output gradient) are done by the SwiGLU kernels themselves, except
 // on each slot's first use, which measures the amax of the 16-bit tensor first.
 struct Fp8SwigluMlpFunction : torch::autograd::Function<Fp8SwigluMlpFunction> {
-  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor w13, at::Tensor w2, int64_t up_state,
-                            int64_t down_state) {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor residual, at::Tensor w13, at::Tensor w2,
+                            int64_t up_state, int64_t down_state) {
     auto& up = *reinterpret_cast<Fp8Linear*>(up_state);
     auto& down = *reinterpret_cast<Fp8Linear*>(down_state);
     const int64_t k = x.size(-1), ffn = w2.size(1);
@@ -191,7 +267,7 @@ struct Fp8SwigluMlpFunction : torch::autograd::Function<Fp8SwigluMlpFunction> {
     ctx->saved_data["w2_dtype"] = static_cast<int64_t>(w2.scalar_type());
     auto sizes = x.sizes().vec();
     sizes.back() = w2.size(0);
-    return y.view(sizes);
+    return residual + y.view(sizes);  // in the residual's dtype, as the block's add was
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -203,10 +279,27 @@ struct Fp8SwigluMlpFunction : torch::autograd::Function<Fp8SwigluMlpFunction> {
     const auto w_grad_dtype = [&](const char* key) {
       return static_cast<at::ScalarType>(ctx->saved_data[key].toInt());
     };
-    const at::Tensor dy2 = grads[0].reshape({-1, n}).to(at::kBFloat16).contiguous();
-    if (!down.measured_backward) measure(down, kDy, dy2);
+    // w2's output gradient is the residual's, fp32 under autocast: cast to float8 straight from it,
+    // rounded to bf16 on the way (what converting it first would give), except on first use.
+    const at::Tensor d_out = grads[0].reshape({-1, n}).contiguous();
+    at::Tensor dy8, dy8t;
+    if (d_out.scalar_type() == at::kFloat && down.measured_backward) {
+      dy8 = at::empty(d_out.sizes(), d_out.options().dtype(at::kFloat8_e5m2));
+      dy8t = at::empty({n, d_out.size(0)}, d_out.options().dtype(at::kFloat8_e5m2));
+      if (!kernels::fp8_cast_f32_as(kernels::ElemType::BF16, kernels::Fp8Kind::E5M2, d_out.data_ptr<float>(),
+                                    d_out.size(0), n, down.amax_history.data_ptr<float>() + kDy * kSlotStride,
+                                    down.amax_current.data_ptr<float>() + kDy * kSlotStride,
+                                    down.inv_scale.data_ptr<float>() + kDy * kSlotStride, dy8.data_ptr(),
+                                    dy8t.data_ptr(), at::cuda::getCurrentCUDAStream()))
+        throw unsupported("fp8 needs matrix sizes that are multiples of 16 (got " + std::to_string(d_out.size(0)) +
+                          "x" + std::to_string(n) + ")");
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    } else {
+      const at::Tensor dy2 = d_out.to(at::kBFloat16);
+      if (!down.measured_backward) measure(down, kDy, dy2);
+      std::tie(dy8, dy8t) = cast(down, kDy, dy2, kernels::Fp8Kind::E5M2, true, true);
+    }
     down.measured_backward = true;
-    const auto [dy8, dy8t] = cast(down, kDy, dy2, kernels::Fp8Kind::E5M2, true, true);
     // ds [M, F] = dy [M, N] @ w2 [N, F]; dw2 [N, F] = dy^T [N, M] @ s [M, F].
     const at::Tensor ds = at::_scaled_mm(dy8, w2_8t.t(), scale_of(down, kDy), scale_of(down, kW), std::nullopt,
                                          std::nullopt, at::kBFloat16, false);
@@ -243,18 +336,29 @@ struct Fp8SwigluMlpFunction : torch::autograd::Function<Fp8SwigluMlpFunction> {
                                      std::nullopt, w13_dtype == at::kFloat ? at::kFloat : at::kBFloat16, false);
     auto sizes = grads[0].sizes().vec();
     sizes.back() = x8t.size(0);
-    return {dx.view(sizes).to(w_grad_dtype("x_dtype")), dw13.to(w13_dtype), dw2.to(w2_dtype), at::Tensor(),
-            at::Tensor()};
+    return {dx.view(sizes).to(w_grad_dtype("x_dtype")), grads[0], dw13.to(w13_dtype), dw2.to(w2_dtype),
+            at::Tensor(), at::Tensor()};
   }
 };
 
 }  // namespace
 
-at::Tensor fp8_swiglu_mlp(const at::Tensor& x, const at::Tensor& w13, const at::Tensor& w2, Fp8Linear& up,
-                          Fp8Linear& down, const WeightCopy* c13, const WeightCopy* c2) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fp8_qkv_rope(const at::Tensor& x, const at::Tensor& w,
+                                                            const at::Tensor& cos, const at::Tensor& sin,
+                                                            int64_t heads, int64_t kv_heads, int64_t padded_head_dim,
+                                                            Fp8Linear& linear, const WeightCopy* copy) {
+  linear.prepare(x, copy);
+  const auto out = Fp8QkvRopeFunction::apply(x, w, cos, sin, heads, kv_heads, padded_head_dim,
+                                             reinterpret_cast<int64_t>(&linear));
+  return {out[0], out[1], out[2]};
+}
+
+at::Tensor fp8_swiglu_mlp(const at::Tensor& x, const at::Tensor& residual, const at::Tensor& w13, const at::Tensor& w2,
+                          Fp8Linear& up, Fp8Linear& down, const WeightCopy* c13, const WeightCopy* c2) {
   up.prepare(x, c13);
   down.prepare(x, c2);
-  return Fp8SwigluMlpFunction::apply(x, w13, w2, reinterpret_cast<int64_t>(&up), reinterpret_cast<int64_t>(&down));
+  return Fp8SwigluMlpFunction::apply(x, residual, w13, w2, reinterpret_cast<int64_t>(&up),
+                                     reinterpret_cast<int64_t>(&down));
 }
 
 void Fp8Linear::prepare(const at::Tensor& x, const WeightCopy* copy) {
@@ -309,8 +413,14 @@ at::Tensor Fp8Linear::forward(const at::Tensor&, const at::Tensor&, const Weight
   throw unsupported("fp8 needs a CUDA build of the worker against libtorch 2.1 or newer");
 }
 
-at::Tensor fp8_swiglu_mlp(const at::Tensor&, const at::Tensor&, const at::Tensor&, Fp8Linear&, Fp8Linear&,
-                          const WeightCopy*, const WeightCopy*) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fp8_qkv_rope(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                                            const at::Tensor&, int64_t, int64_t, int64_t, Fp8Linear&,
+                                                            const WeightCopy*) {
+  throw unsupported("fp8 needs a CUDA build of the worker against libtorch 2.1 or newer");
+}
+
+at::Tensor fp8_swiglu_mlp(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, Fp8Linear&,
+                          Fp8Linear&, const WeightCopy*, const WeightCopy*) {
   throw unsupported("fp8 needs a CUDA build of the worker against libtorch 2.1 or newer");
 }
 

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <string>
+#include <tuple>
 
 #include <ATen/ATen.h>
 
@@ -49,13 +50,25 @@ class Fp8Linear {
   at::Tensor next_w8, next_w8t;  // the copy handed to the forward running now (consumed by it)
 };
 
-// The SwiGLU feed-forward under amp fp8, y = (silu(x w_g^T) * (x w_u^T)) w2^T with w13 = [w_g; w_u],
-// as one autograd node over the two linears `up` (w13) and `down` (w2). The SwiGLU kernel writes
-// w2's float8 input, and in backward w13's float8 output gradient, in the pass that computes them,
-// so neither goes through 16-bit memory and a cast kernel (as Transformer Engine's LayerNormMLP).
-// The values are those of up.forward, fused::swiglu and down.forward, bit for bit.
-at::Tensor fp8_swiglu_mlp(const at::Tensor& x, const at::Tensor& w13, const at::Tensor& w2, Fp8Linear& up,
-                          Fp8Linear& down, const WeightCopy* c13 = nullptr, const WeightCopy* c2 = nullptr);
+// The q/k/v projection under amp fp8 and the rotary embedding after it, (q, k, v) =
+// fused::rope_qkv(linear.forward(x, w, copy), cos, sin, heads, kv_heads, padded_head_dim), as one
+// autograd node: its backward casts the rotation's inverse to float8 as it computes it, instead of
+// writing a 16-bit dqkv for the cast kernel. The same values, bit for bit.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fp8_qkv_rope(const at::Tensor& x, const at::Tensor& w,
+                                                            const at::Tensor& cos, const at::Tensor& sin,
+                                                            int64_t heads, int64_t kv_heads, int64_t padded_head_dim,
+                                                            Fp8Linear& linear, const WeightCopy* copy = nullptr);
+
+// The SwiGLU feed-forward under amp fp8 with the residual add after it, residual + (silu(x w_g^T) *
+// (x w_u^T)) w2^T with w13 = [w_g; w_u], as one autograd node over the two linears `up` (w13) and
+// `down` (w2). The SwiGLU kernel writes w2's float8 input, and in backward w13's float8 output
+// gradient, in the pass that computes them, and w2's output gradient is cast from the residual's
+// gradient as it comes (fp32 under autocast), so none of them goes through 16-bit memory and a cast
+// kernel of its own (as Transformer Engine's LayerNormMLP). The values are those of residual +
+// down.forward(fused::swiglu(up.forward(x))), bit for bit.
+at::Tensor fp8_swiglu_mlp(const at::Tensor& x, const at::Tensor& residual, const at::Tensor& w13, const at::Tensor& w2,
+                          Fp8Linear& up, Fp8Linear& down, const WeightCopy* c13 = nullptr,
+                          const WeightCopy* c2 = nullptr);
 
 // True when this build can run fp8 on the current CUDA device (message says why not otherwise).
 bool fp8_supported(std::string* why);

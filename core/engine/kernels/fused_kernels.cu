@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <cstdint>
 
 namespace tunebench::kernels {
@@ -501,7 +502,7 @@ __device__ __forceinline__ void record_amax(float amax, float* red, float* amax_
 // to T as its own kernel would store it, so that no 16-bit intermediate goes through memory. A
 // source of kParts parts fills kParts [rows, cols] matrices that sit side by side in each row of
 // the destination (SwiGLU's gradient: d gate | d up).
-template <typename T>
+template <typename T, typename As = T>  // As: the type the values are rounded to first (src.to(As))
 struct TensorValues {
   static constexpr int kParts = 1;
   const T* src;
@@ -509,6 +510,10 @@ struct TensorValues {
   __device__ __forceinline__ void load(int64_t r, int64_t c, float (&v)[1][16]) const {
     load8(src + r * cols + c, v[0]);
     load8(src + r * cols + c + 8, v[0] + 8);
+    if constexpr (!std::is_same_v<T, As>) {
+#pragma unroll
+      for (int i = 0; i < 16; ++i) v[0][i] = round_to<As>(v[0][i]);
+    }
   }
 };
 
@@ -546,6 +551,33 @@ struct SwigluGradValues {  // d gu for the output gradient dout [rows, ffn]: [ro
       v[0][i] = round_to<T>(dg);
       v[1][i] = round_to<T>(du);
     }
+  }
+};
+
+template <typename T>
+struct RopeGradValues {  // rope_bwd_kernel's dqkv [batch * seq, (heads + 2 kv_heads) * head_dim]
+  static constexpr int kParts = 1;
+  const T *dq, *dk, *dv;
+  Strides3 sq, sk, sv;
+  const float *cos, *sin;
+  int64_t seq, heads, kv_heads, head_dim;  // head_dim a multiple of 16: a thread's 16 columns are one head's
+  __device__ __forceinline__ void load(int64_t r, int64_t c, float (&v)[1][16]) const {
+    const int64_t b = r / seq, t = r - b * seq, half = head_dim / 2;
+    const QkvSlot s = qkv_slot(c, heads, kv_heads, head_dim);
+    const Strides3 st = s.part == 0 ? sq : s.part == 1 ? sk : sv;
+    const T* src = (s.part == 0 ? dq : s.part == 1 ? dk : dv) + b * st.b + t * st.t + s.head * st.h + s.d;
+    float g[16];
+    loadv<8>(src, g);
+    loadv<8>(src + 8, g + 8);
+    if (s.part == 2) {
+#pragma unroll
+      for (int i = 0; i < 16; ++i) v[0][i] = g[i];
+      return;
+    }
+    float o[16];
+    rotate_pairs<16, true>(g, cos + t * half + s.d / 2, sin + t * half + s.d / 2, o);
+#pragma unroll
+    for (int i = 0; i < 16; ++i) v[0][i] = round_to<T>(o[i]);
   }
 };
 
@@ -1042,6 +1074,36 @@ bool fp8_cast(ElemType ts, Fp8Kind kind, const void* src, int64_t rows, int64_t 
   with_type(ts, [&](auto T0) {
     using T = decltype(T0);
     ok = launch_fp8_cast(TensorValues<T>{static_cast<const T*>(src), cols}, kind, rows, cols, amax_history,
+                         amax_current, inv_scale, dst, dst_t, stream);
+  });
+  return ok;
+}
+
+bool fp8_cast_f32_as(ElemType as, Fp8Kind kind, const float* src, int64_t rows, int64_t cols,
+                     const float* amax_history, float* amax_current, float* inv_scale, void* dst, void* dst_t,
+                     cudaStream_t stream) {
+  if (!aligned16(src) || as == ElemType::F32) return false;
+  if (as == ElemType::BF16)
+    return launch_fp8_cast(TensorValues<float, __nv_bfloat16>{src, cols}, kind, rows, cols, amax_history,
+                           amax_current, inv_scale, dst, dst_t, stream);
+  return launch_fp8_cast(TensorValues<float, __half>{src, cols}, kind, rows, cols, amax_history, amax_current,
+                         inv_scale, dst, dst_t, stream);
+}
+
+bool rope_qkv_backward_fp8(ElemType t, const void* dq, Strides3 sq, const void* dk, Strides3 sk, const void* dv,
+                           Strides3 sv, const float* cos, const float* sin, int64_t batch, int64_t seq, int64_t heads,
+                           int64_t kv_heads, int64_t head_dim, const float* amax_history, float* amax_current,
+                           float* inv_scale, void* dst, void* dst_t, cudaStream_t stream) {
+  if (head_dim % 16 != 0 || heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0 || t == ElemType::F32) return false;
+  for (const Strides3& st : {sq, sk, sv})
+    if (st.b % 8 != 0 || st.t % 8 != 0 || st.h % 8 != 0) return false;
+  if (!aligned16(dq) || !aligned16(dk) || !aligned16(dv)) return false;
+  bool ok = false;
+  with_type(t, [&](auto T0) {
+    using T = decltype(T0);
+    const RopeGradValues<T> values{static_cast<const T*>(dq), static_cast<const T*>(dk), static_cast<const T*>(dv),
+                                   sq, sk, sv, cos, sin, seq, heads, kv_heads, head_dim};
+    ok = launch_fp8_cast(values, Fp8Kind::E5M2, batch * seq, (heads + 2 * kv_heads) * head_dim, amax_history,
                          amax_current, inv_scale, dst, dst_t, stream);
   });
   return ok;

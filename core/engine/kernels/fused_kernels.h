@@ -76,6 +76,11 @@ bool cross_entropy_forward_backward(ElemType t, void* logits, const int64_t* tar
 // at::_scaled_mm takes). src has type ts; rows and cols are multiples of 16.
 bool fp8_cast(ElemType ts, Fp8Kind kind, const void* src, int64_t rows, int64_t cols, const float* amax_history,
               float* amax_current, float* inv_scale, void* dst, void* dst_t, cudaStream_t stream);
+// The same cast of an fp32 src rounded to `as` (bf16 or fp16) first: the bytes fp8_cast writes for
+// src.to(as), without that 16-bit tensor.
+bool fp8_cast_f32_as(ElemType as, Fp8Kind kind, const float* src, int64_t rows, int64_t cols,
+                     const float* amax_history, float* amax_current, float* inv_scale, void* dst, void* dst_t,
+                     cudaStream_t stream);
 // The same cast of SwiGLU's output, silu(g) * u of gu [rows, 2 ffn] (type t), computed on the way
 // as swiglu_forward does and rounded to t as it stores it, as e4m3: the bytes fp8_cast writes for
 // swiglu_forward's output, without the 16-bit product ever going through memory.
@@ -86,6 +91,12 @@ bool swiglu_fp8(ElemType t, const void* gu, int64_t rows, int64_t ffn, const flo
 bool swiglu_backward_fp8(ElemType t, const void* gu, const void* dout, int64_t rows, int64_t ffn,
                          const float* amax_history, float* amax_current, float* inv_scale, void* dst, void* dst_t,
                          cudaStream_t stream);
+// Likewise rope_qkv_backward's dqkv [batch * seq, (heads + 2 kv_heads) * head_dim], cast as e5m2,
+// for a head_dim that is a multiple of 16 and 16-bit gradients whose strides are multiples of 8.
+bool rope_qkv_backward_fp8(ElemType t, const void* dq, Strides3 sq, const void* dk, Strides3 sk, const void* dv,
+                           Strides3 sv, const float* cos, const float* sin, int64_t batch, int64_t seq, int64_t heads,
+                           int64_t kv_heads, int64_t head_dim, const float* amax_history, float* amax_current,
+                           float* inv_scale, void* dst, void* dst_t, cudaStream_t stream);
 // *amax = max(*amax, max|src|) over n elements (the first step, which has no history yet).
 bool fp8_amax(ElemType ts, const void* src, int64_t n, float* amax, cudaStream_t stream);
 // For i < n: history[i] = current[i]; current[i] = 0 (once per optimizer step).

@@ -204,6 +204,55 @@ struct AddRmsNormFunction : torch::autograd::Function<AddRmsNormFunction> {
 // Rotary embedding of q and k
 // ============================================================================================
 
+}  // namespace
+
+std::vector<at::Tensor> rope_qkv_grad_inputs(std::vector<at::Tensor> grads, int64_t heads, int64_t kv_heads) {
+  at::Tensor ref;
+  for (const auto& g : grads)
+    if (g.defined()) ref = g;
+  if (!ref.defined()) return {};
+  const int64_t B = ref.size(0), T = ref.size(1), hdp = ref.size(3);
+  for (size_t i = 0; i < 3; ++i) {
+    if (!grads[i].defined()) grads[i] = at::zeros({B, T, i == 0 ? heads : kv_heads, hdp}, ref.options());
+    if (grads[i].stride(3) != 1) grads[i] = grads[i].contiguous();
+  }
+  return grads;
+}
+
+at::Tensor rope_qkv_grad(const std::vector<at::Tensor>& dqkv_parts, const at::Tensor& c, const at::Tensor& s,
+                         int64_t heads, int64_t kv_heads, int64_t hd) {
+  const auto grads = rope_qkv_grad_inputs(dqkv_parts, heads, kv_heads);
+  if (grads.empty()) return {};
+  const at::Tensor& ref = grads[0];
+  const int64_t B = ref.size(0), T = ref.size(1), hdp = ref.size(3);
+  at::Tensor dqkv;
+  bool done = false;
+#ifdef TUNEBENCH_WITH_CUDA
+  const auto t = elem_type(ref.scalar_type());
+  const bool same = grads[1].scalar_type() == ref.scalar_type() && grads[2].scalar_type() == ref.scalar_type();
+  if (on_cuda({&grads[0], &grads[1], &grads[2]}) && t && same) {
+    dqkv = at::empty({B, T, (heads + 2 * kv_heads) * hd}, ref.options());
+    const auto st = [](const at::Tensor& g) { return kernels::Strides3{g.stride(0), g.stride(1), g.stride(2)}; };
+    done = try_kernel([&] {
+      return kernels::rope_qkv_backward(*t, grads[0].data_ptr(), st(grads[0]), grads[1].data_ptr(), st(grads[1]),
+                                        grads[2].data_ptr(), st(grads[2]), c.data_ptr<float>(), s.data_ptr<float>(),
+                                        dqkv.data_ptr(), B, T, heads, kv_heads, hd, stream());
+    });
+  }
+#endif
+  if (!done) {
+    const auto unpad = [&](const at::Tensor& g) { return hdp == hd ? g : g.narrow(-1, 0, hd); };
+    const at::ScalarType dt = grads[0].scalar_type();
+    dqkv = at::cat({rotate_pairs(unpad(grads[0]), c, s, true).reshape({B, T, heads * hd}),
+                    rotate_pairs(unpad(grads[1]), c, s, true).to(dt).reshape({B, T, kv_heads * hd}),
+                    unpad(grads[2]).to(dt).reshape({B, T, kv_heads * hd})},
+                   -1);
+  }
+  return dqkv;
+}
+
+namespace {
+
 struct RopeQkvFunction : torch::autograd::Function<RopeQkvFunction> {
   static variable_list forward(AutogradContext* ctx, at::Tensor qkv, at::Tensor cos, at::Tensor sin, int64_t heads,
                                int64_t kv_heads, int64_t padded) {
@@ -241,46 +290,9 @@ struct RopeQkvFunction : torch::autograd::Function<RopeQkvFunction> {
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const at::Tensor& c = saved[0];
-    const at::Tensor& s = saved[1];
-    const int64_t heads = ctx->saved_data["heads"].toInt(), kv_heads = ctx->saved_data["kv_heads"].toInt();
-    const int64_t hd = ctx->saved_data["head_dim"].toInt();
-    const variable_list none(6);
-    at::Tensor ref;
-    for (const auto& g : grads)
-      if (g.defined()) ref = g;
-    if (!ref.defined()) return none;
-    const int64_t B = ref.size(0), T = ref.size(1), hdp = ref.size(3);
-    for (size_t i = 0; i < 3; ++i) {
-      if (!grads[i].defined()) grads[i] = at::zeros({B, T, i == 0 ? heads : kv_heads, hdp}, ref.options());
-      if (grads[i].stride(3) != 1) grads[i] = grads[i].contiguous();
-    }
-    at::Tensor dqkv;
-    bool done = false;
-#ifdef TUNEBENCH_WITH_CUDA
-    const auto t = elem_type(ref.scalar_type());
-    const bool same = grads[0].scalar_type() == ref.scalar_type() && grads[1].scalar_type() == ref.scalar_type() &&
-                      grads[2].scalar_type() == ref.scalar_type();
-    if (on_cuda({&grads[0], &grads[1], &grads[2]}) && t && same) {
-      dqkv = at::empty({B, T, (heads + 2 * kv_heads) * hd}, ref.options());
-      const auto st = [](const at::Tensor& g) { return kernels::Strides3{g.stride(0), g.stride(1), g.stride(2)}; };
-      done = try_kernel([&] {
-        return kernels::rope_qkv_backward(*t, grads[0].data_ptr(), st(grads[0]), grads[1].data_ptr(), st(grads[1]),
-                                          grads[2].data_ptr(), st(grads[2]), c.data_ptr<float>(), s.data_ptr<float>(),
-                                          dqkv.data_ptr(), B, T, heads, kv_heads, hd, stream());
-      });
-    }
-#endif
-    if (!done) {
-      const auto unpad = [&](const at::Tensor& g) { return hdp == hd ? g : g.narrow(-1, 0, hd); };
-      const at::ScalarType dt = grads[0].scalar_type();
-      dqkv = at::cat({rotate_pairs(unpad(grads[0]), c, s, true).reshape({B, T, heads * hd}),
-                      rotate_pairs(unpad(grads[1]), c, s, true).to(dt).reshape({B, T, kv_heads * hd}),
-                      unpad(grads[2]).to(dt).reshape({B, T, kv_heads * hd})},
-                     -1);
-    }
     variable_list out(6);
-    out[0] = dqkv;
+    out[0] = rope_qkv_grad(grads, saved[0], saved[1], ctx->saved_data["heads"].toInt(),
+                           ctx->saved_data["kv_heads"].toInt(), ctx->saved_data["head_dim"].toInt());
     return out;
   }
 };

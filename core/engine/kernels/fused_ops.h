@@ -12,6 +12,7 @@
 #pragma once
 
 #include <tuple>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -38,6 +39,15 @@ std::tuple<at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x, const at::T
 std::tuple<at::Tensor, at::Tensor, at::Tensor> rope_qkv(const at::Tensor& qkv, const at::Tensor& cos,
                                                         const at::Tensor& sin, int64_t heads, int64_t kv_heads,
                                                         int64_t padded_head_dim = 0);
+
+// rope_qkv's backward: dqkv [B, T, W] from the gradients of q, k and v (any of them undefined:
+// zeros; strided as SDPA hands them back), as its own kernel or composite path computes it. Undefined
+// when all three are. `c`, `s`: cos/sin narrowed to the sequence, contiguous.
+at::Tensor rope_qkv_grad(const std::vector<at::Tensor>& dqkv_parts, const at::Tensor& c, const at::Tensor& s,
+                         int64_t heads, int64_t kv_heads, int64_t head_dim);
+// Those gradients as the kernels take them: undefined ones as zeros, each with a unit last stride
+// (empty when all three are undefined).
+std::vector<at::Tensor> rope_qkv_grad_inputs(std::vector<at::Tensor> dqkv_parts, int64_t heads, int64_t kv_heads);
 
 // The composite rotation: pairs (x[2i], x[2i+1]) of x [B, T, H, hd] rotated by t * f_i with
 // cos/sin [T, hd/2], in fp32, returned in x's dtype; `inverse` applies the transpose (backward).

@@ -155,8 +155,13 @@ at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, co
   const at::ScalarType cd = m_kernels.compute;
   // attention: q, k, v rotated (and padded to hdp) by one kernel straight from the projection
   const at::Tensor n1 = fused::rms_norm(x, p[0], cd, kNormEps);
-  const at::Tensor qkv = block_linear(block, 0, n1, p[1]);
-  const auto [q, k, v] = fused::rope_qkv(qkv, m_rope_cos, m_rope_sin, m_dims.heads, m_dims.kv_head_count(), hdp);
+  // Under amp fp8 the projection and the rotation are one node, whose backward writes the float8
+  // gradient (kernels/fp8_linear.h).
+  const auto [q, k, v] =
+      m_kernels.fp8 ? fp8_qkv_rope(n1, p[1], m_rope_cos, m_rope_sin, m_dims.heads, m_dims.kv_head_count(), hdp,
+                                   fp8_linear(block, 0), fp8_weight_copy(block + 1, kParamOf[0]))
+                    : fused::rope_qkv(block_linear(block, 0, n1, p[1]), m_rope_cos, m_rope_sin, m_dims.heads,
+                                      m_dims.kv_head_count(), hdp);
   // Padded heads: zero columns add nothing to QK^T and give zero output columns; the scale stays
   // the real head size's.
   const double scale = hdp != hd ? 1.0 / std::sqrt(static_cast<double>(hd)) : 0.0;  // 0: SDPA's own
@@ -166,9 +171,9 @@ at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, co
   const at::Tensor o = block_linear(block, 1, a.reshape({B, T, D}), p[2]);
   // SwiGLU feed-forward, its norm fused with the residual add before it
   const auto [h, n2] = fused::add_rms_norm(x, o, p[3], cd, kNormEps);
-  if (m_kernels.fp8)  // one node, whose SwiGLU writes float8 (kernels/fp8_linear.h)
-    return h + fp8_swiglu_mlp(n2, p[4], p[5], fp8_linear(block, 2), fp8_linear(block, 3),
-                              fp8_weight_copy(block + 1, kParamOf[2]), fp8_weight_copy(block + 1, kParamOf[3]));
+  if (m_kernels.fp8)  // one node, whose SwiGLU kernels write float8 (kernels/fp8_linear.h)
+    return fp8_swiglu_mlp(n2, h, p[4], p[5], fp8_linear(block, 2), fp8_linear(block, 3),
+                          fp8_weight_copy(block + 1, kParamOf[2]), fp8_weight_copy(block + 1, kParamOf[3]));
   const at::Tensor s = fused::swiglu(block_linear(block, 2, n2, p[4]));
   return h + block_linear(block, 3, s, p[5]);
 }

@@ -192,8 +192,9 @@ TEST(StepModel, Fp8WeightsWrittenByAdamWReplaceTheForwardsCasts) {
 }
 
 // Under amp fp8 the SwiGLU kernels write w2's float8 input and w13's float8 output gradient
-// (kernels/fp8_linear.h, fp8_swiglu_mlp): no cast kernels of their own; the other linears keep
-// theirs, each the size of what it casts (the output gradient is tokens x the linear's outputs).
+// (kernels/fp8_linear.h, fp8_swiglu_mlp): no cast kernels of their own; w2's output gradient is cast
+// from the fp32 residual gradient; the other linears keep theirs, each the size of what it casts
+// (the output gradient is tokens x the linear's outputs).
 TEST(StepModel, Fp8SwigluWritesTheFeedForwardsCasts) {
   tc::TrialConfig c = *tc::trial_preset("7b-single-fused");
   c.amp = tc::Amp::Fp8;
@@ -210,10 +211,19 @@ TEST(StepModel, Fp8SwigluWritesTheFeedForwardsCasts) {
                F = c.dims.ffn;
   const auto* w2_grad = op(work.backward, "block w2 gradient cast to float8");
   ASSERT_NE(w2_grad, nullptr);
-  EXPECT_DOUBLE_EQ(w2_grad->bytes, L * t * D * (2 + 2));  // reads bf16, writes e5m2 twice
-  const auto* wqkv_grad = op(work.backward, "block wqkv gradient cast to float8");
-  ASSERT_NE(wqkv_grad, nullptr);
-  EXPECT_DOUBLE_EQ(wqkv_grad->bytes, L * t * (D + 2 * c.dims.kv_dim()) * 4);
+  EXPECT_DOUBLE_EQ(w2_grad->bytes, L * t * D * (4 + 2));  // reads fp32, writes e5m2 twice
+  // The rotary backward writes wqkv's (head size 128, a multiple of 16): reads dq, dk, dv.
+  EXPECT_EQ(op(work.backward, "block wqkv gradient cast to float8"), nullptr);
+  ASSERT_NE(op(work.backward, "block rotary backward"), nullptr);
+  EXPECT_DOUBLE_EQ(op(work.backward, "block rotary backward")->bytes, L * t * (D + 2 * c.dims.kv_dim()) * 4);
+  const auto* wo_grad = op(work.backward, "block wo gradient cast to float8");
+  ASSERT_NE(wo_grad, nullptr);
+  EXPECT_DOUBLE_EQ(wo_grad->bytes, L * t * D * 4);  // reads bf16, writes e5m2 twice
+  tc::TrialConfig hd100 = c;  // head size 100: the rotation's float8 kernel does not take it
+  hd100.dims.dim = 3200;
+  hd100.dims.heads = 32;
+  const auto w100 = tp::step_work(hd100, tp::precision_of(hd100), tp::execution_mode(hd100, true));
+  EXPECT_NE(op(w100.backward, "block wqkv gradient cast to float8"), nullptr);
   // SwiGLU: forward reads gate and up, writes float8 twice; backward reads gate, up and the output
   // gradient and writes the float8 gradient twice.
   ASSERT_NE(op(work.forward, "block swiglu"), nullptr);
