@@ -72,7 +72,8 @@
 #                                 # bf16 and fp8 runs (scripts/sampler_dump_summary.py tables).
 #                                 # FP8_KERNEL_CHECK=1 first runs tunebench-kernel-check (its AdamW rows);
 #                                 # FP8_AGAINST=TARBALL (git archive of another commit) compares the tiny
-#                                 # model's fp8 losses of that commit's worker and this one.
+#                                 # model's fp8 losses of that commit's worker and this one, on the paths
+#                                 # FP8_AGAINST_PATHS names (fused graph ckpt accum; default fused).
 #   scripts/gpu-bench.sh mfu7b    # 1 GPU, about 3 min with the build: 7B `compile fused` at micro-batch
 #                                 # 1, 2 and 3, ROUNDS (default 2) interleaved rounds, phases and peaks
 #   scripts/gpu-bench.sh models-check  # 1 GPU, about 9 min with the build: the GEMM probe (10 calls per
@@ -722,10 +723,22 @@ case "$MODE" in
       configure_worker "$A/src" "$A/build" "$OUT/logs/cmake-against.log" &&
         ninja -C "$A/build" tunebench-worker > "$OUT/logs/build-against.log" 2>&1 ||
         { grep -E "error" -A3 "$OUT/logs/build-against.log" | head -20; }
-      TINY8=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --compile fused --amp fp8 --steps 12 --warmup 2
+      TINY8=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --amp fp8 --steps 12 --warmup 2
              --kernel-sample-every 0)
-      run tiny-fp8-this "${TINY8[@]}"
-      W_THIS="$W"; W="$A/build/app/worker/tunebench-worker"; run tiny-fp8-against "${TINY8[@]}"; W="$W_THIS"
+      # FP8_AGAINST_PATHS="fused graph ckpt accum" (default: fused): compile fused, fused+graph,
+      # fused with checkpointing, fused with two micro-steps per step.
+      W_THIS="$W"; W_AGAINST="$A/build/app/worker/tunebench-worker"
+      for path in ${FP8_AGAINST_PATHS:-fused}; do
+        case "$path" in
+          graph) extra=(--compile fused+graph) ;;
+          ckpt) extra=(--compile fused --checkpointing true) ;;
+          accum) extra=(--compile fused --grad-accum 2) ;;
+          *) extra=(--compile fused) ;;
+        esac
+        W="$W_THIS"; run "tiny-fp8-$path-this" "${TINY8[@]}" "${extra[@]}"
+        W="$W_AGAINST"; run "tiny-fp8-$path-against" "${TINY8[@]}" "${extra[@]}"
+      done
+      W="$W_THIS"
       print_losses "$OUT"/logs/tiny-fp8-*.jsonl >> "$OUT/models-table.txt"
     fi
     for row in "${FP8_ROWS[@]}"; do
