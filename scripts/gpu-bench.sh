@@ -71,9 +71,9 @@
 #                                 # FP8_PROFILE=ROW first dumps two kernel-sampled steps of that row's
 #                                 # bf16 and fp8 runs (scripts/sampler_dump_summary.py tables).
 #                                 # FP8_KERNEL_CHECK=1 first runs tunebench-kernel-check (its AdamW rows);
-#                                 # FP8_AGAINST=TARBALL (git archive of another commit) compares the tiny
-#                                 # model's fp8 losses of that commit's worker and this one, on the paths
-#                                 # FP8_AGAINST_PATHS names (fused graph ckpt accum; default fused).
+#                                 # FP8_PATHS="fused graph ckpt accum" runs the tiny model in fp8 on those
+#                                 # paths and prints its losses; FP8_AGAINST=TARBALL (git archive of
+#                                 # another commit) does so with that commit's worker too.
 #   scripts/gpu-bench.sh mfu7b    # 1 GPU, about 3 min with the build: 7B `compile fused` at micro-batch
 #                                 # 1, 2 and 3, ROUNDS (default 2) interleaved rounds, phases and peaks
 #   scripts/gpu-bench.sh models-check  # 1 GPU, about 9 min with the build: the GEMM probe (10 calls per
@@ -715,20 +715,23 @@ case "$MODE" in
       echo "-- kernel check: exit $?"
       { echo "== kernel check (adamw)"; grep -E "^adamw|FAIL" "$OUT/kernel-check.txt"; } >> "$OUT/models-table.txt"
     fi
-    if [ -n "${FP8_AGAINST:-}" ]; then
-      # FP8_AGAINST=TARBALL (`git archive` of another commit): its worker built beside this one, and
-      # the tiny model in fp8 + fused for 12 steps with each: the losses, which must agree where
-      # the two differ only in how the float8 weights are made.
-      A="$ROOT/build-cuda-against"; rm -rf "$A/src"; mkdir -p "$A/src"; tar -xf "$FP8_AGAINST" -C "$A/src"
-      configure_worker "$A/src" "$A/build" "$OUT/logs/cmake-against.log" &&
-        ninja -C "$A/build" tunebench-worker > "$OUT/logs/build-against.log" 2>&1 ||
-        { grep -E "error" -A3 "$OUT/logs/build-against.log" | head -20; }
+    if [ -n "${FP8_AGAINST:-}${FP8_PATHS:-}" ]; then
+      # The tiny model in fp8 for 12 steps on the paths FP8_PATHS names ("fused graph ckpt accum":
+      # compile fused, fused+graph, fused with checkpointing, fused with two micro-steps per step;
+      # default fused), and with FP8_AGAINST=TARBALL (`git archive` of another commit) also with that
+      # commit's worker, built beside this one: the losses, which must agree where the two differ
+      # only in how the float8 values are made.
+      W_THIS="$W"; W_AGAINST=""
+      if [ -n "${FP8_AGAINST:-}" ]; then
+        A="$ROOT/build-cuda-against"; rm -rf "$A/src"; mkdir -p "$A/src"; tar -xf "$FP8_AGAINST" -C "$A/src"
+        configure_worker "$A/src" "$A/build" "$OUT/logs/cmake-against.log" &&
+          ninja -C "$A/build" tunebench-worker > "$OUT/logs/build-against.log" 2>&1 ||
+          { grep -E "error" -A3 "$OUT/logs/build-against.log" | head -20; }
+        W_AGAINST="$A/build/app/worker/tunebench-worker"
+      fi
       TINY8=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --amp fp8 --steps 12 --warmup 2
              --kernel-sample-every 0)
-      # FP8_AGAINST_PATHS="fused graph ckpt accum" (default: fused): compile fused, fused+graph,
-      # fused with checkpointing, fused with two micro-steps per step.
-      W_THIS="$W"; W_AGAINST="$A/build/app/worker/tunebench-worker"
-      for path in ${FP8_AGAINST_PATHS:-fused}; do
+      for path in ${FP8_PATHS:-fused}; do
         case "$path" in
           graph) extra=(--compile fused+graph) ;;
           ckpt) extra=(--compile fused --checkpointing true) ;;
@@ -736,7 +739,7 @@ case "$MODE" in
           *) extra=(--compile fused) ;;
         esac
         W="$W_THIS"; run "tiny-fp8-$path-this" "${TINY8[@]}" "${extra[@]}"
-        W="$W_AGAINST"; run "tiny-fp8-$path-against" "${TINY8[@]}" "${extra[@]}"
+        [ -n "$W_AGAINST" ] && { W="$W_AGAINST"; run "tiny-fp8-$path-against" "${TINY8[@]}" "${extra[@]}"; }
       done
       W="$W_THIS"
       print_losses "$OUT"/logs/tiny-fp8-*.jsonl >> "$OUT/models-table.txt"

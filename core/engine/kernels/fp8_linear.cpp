@@ -53,24 +53,35 @@ kernels::ElemType elem(const at::Tensor& t) {
   }
 }
 
-// Casts a [rows, cols] tensor to float8 with the slot's delayed scale; returns (q, q^T), either
-// of which may be skipped.
-std::pair<at::Tensor, at::Tensor> cast(Fp8Linear& s, Slot slot, const at::Tensor& src, kernels::Fp8Kind kind,
-                                       bool want_rows, bool want_transposed) {
-  const int64_t rows = src.size(0), cols = src.size(1);
-  const auto dtype = kind == kernels::Fp8Kind::E4M3 ? at::kFloat8_e4m3fn : at::kFloat8_e5m2;
-  at::Tensor q = want_rows ? at::empty({rows, cols}, src.options().dtype(dtype)) : at::Tensor();
-  at::Tensor qt = want_transposed ? at::empty({cols, rows}, src.options().dtype(dtype)) : at::Tensor();
-  const int64_t at = slot * kSlotStride;
-  const bool ok = kernels::fp8_cast(elem(src), kind, src.data_ptr(), rows, cols, s.amax_history.data_ptr<float>() + at,
-                                    s.amax_current.data_ptr<float>() + at, s.inv_scale.data_ptr<float>() + at,
-                                    q.defined() ? q.data_ptr() : nullptr, qt.defined() ? qt.data_ptr() : nullptr,
-                                    at::cuda::getCurrentCUDAStream());
+// A [rows, cols] float8 tensor and its transpose, and a slot's scaling scalars, for a kernel that
+// casts with the slot's delayed scale (fp8_cast, or one that casts what it computes).
+struct Fp8Pair {
+  at::Tensor q, qt;
+  float *history, *current, *inv_scale;
+};
+Fp8Pair fp8_pair(Fp8Linear& s, Slot slot, int64_t rows, int64_t cols, kernels::Fp8Kind kind,
+                 const at::TensorOptions& options) {
+  const auto fp8 = options.dtype(kind == kernels::Fp8Kind::E4M3 ? at::kFloat8_e4m3fn : at::kFloat8_e5m2);
+  const int64_t first = slot * kSlotStride;
+  return {at::empty({rows, cols}, fp8), at::empty({cols, rows}, fp8), s.amax_history.data_ptr<float>() + first,
+          s.amax_current.data_ptr<float>() + first, s.inv_scale.data_ptr<float>() + first};
+}
+
+// After such a kernel's launch (`ok`: it took the sizes): (q, q^T), or a clear error.
+std::pair<at::Tensor, at::Tensor> launched(const Fp8Pair& p, bool ok) {
   if (!ok)
-    throw unsupported("fp8 needs matrix sizes that are multiples of 16 (got " + std::to_string(rows) + "x" +
-                      std::to_string(cols) + ")");
+    throw unsupported("fp8 needs matrix sizes that are multiples of 16 (got " + std::to_string(p.q.size(0)) + "x" +
+                      std::to_string(p.q.size(1)) + ")");
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return {q, qt};
+  return {p.q, p.qt};
+}
+
+// Casts a [rows, cols] tensor to float8 with the slot's delayed scale: (q, q^T).
+std::pair<at::Tensor, at::Tensor> cast(Fp8Linear& s, Slot slot, const at::Tensor& src, kernels::Fp8Kind kind) {
+  const Fp8Pair p = fp8_pair(s, slot, src.size(0), src.size(1), kind, src.options());
+  return launched(p, kernels::fp8_cast(elem(src), kind, src.data_ptr(), src.size(0), src.size(1), p.history,
+                                       p.current, p.inv_scale, p.q.data_ptr(), p.qt.data_ptr(),
+                                       at::cuda::getCurrentCUDAStream()));
 }
 
 // The first use of a slot has no history: measure its amax once.
@@ -79,6 +90,13 @@ void measure(Fp8Linear& s, Slot slot, const at::Tensor& src) {
                          at::cuda::getCurrentCUDAStream()))
     throw unsupported("fp8 amax needs a 16-byte aligned tensor whose size is a multiple of 8");
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// An output gradient's e5m2 pair by the cast kernel (its amax measured on the slot's first use).
+std::pair<at::Tensor, at::Tensor> gradient_fp8(Fp8Linear& s, const at::Tensor& dy2) {
+  if (!s.measured_backward) measure(s, kDy, dy2);
+  s.measured_backward = true;
+  return cast(s, kDy, dy2, kernels::Fp8Kind::E5M2);
 }
 
 at::Tensor scale_of(const Fp8Linear& s, Slot slot) { return s.inv_scale.narrow(0, slot * kSlotStride, 1); }
@@ -92,51 +110,62 @@ std::pair<at::Tensor, at::Tensor> weight_fp8(Fp8Linear& s, const at::Tensor& w) 
   if (w8.defined()) return {w8, w8t};
   const at::Tensor wc = w.contiguous();
   if (!s.measured_forward) measure(s, kW, wc);
-  return cast(s, kW, wc, kernels::Fp8Kind::E4M3, true, true);
+  return cast(s, kW, wc, kernels::Fp8Kind::E4M3);
+}
+
+// A linear's forward GEMM, y = x w^T in bf16 for x [M, K] (contiguous), and what its backward keeps:
+// x^T and w^T in float8 (amax of x and w measured on first use).
+struct Fp8Forward {
+  at::Tensor y, x8t, w8t;
+};
+Fp8Forward forward_gemm(Fp8Linear& s, const at::Tensor& x2, const at::Tensor& w) {
+  if (!s.measured_forward) measure(s, kX, x2);
+  const auto [x8, x8t] = cast(s, kX, x2, kernels::Fp8Kind::E4M3);
+  const auto [w8, w8t] = weight_fp8(s, w);
+  s.measured_forward = true;
+  const at::Tensor y = at::_scaled_mm(x8, w8.t(), scale_of(s, kX), scale_of(s, kW), std::nullopt, std::nullopt,
+                                      at::kBFloat16, /*use_fast_accum=*/true);
+  return {y, x8t, w8t};
+}
+
+// Its backward GEMMs from the output gradient's float8 pair: dx [M, K] = dy [M, N] @ w [N, K] in bf16,
+// dw [N, K] = dy^T [N, M] @ x [M, K] in w's dtype (fp32 straight from the GEMM).
+std::pair<at::Tensor, at::Tensor> backward_gemms(const Fp8Linear& s, const at::Tensor& dy8, const at::Tensor& dy8t,
+                                                 const at::Tensor& x8t, const at::Tensor& w8t, at::ScalarType w_dtype) {
+  const at::Tensor dx = at::_scaled_mm(dy8, w8t.t(), scale_of(s, kDy), scale_of(s, kW), std::nullopt, std::nullopt,
+                                       at::kBFloat16, false);
+  const at::Tensor dw = at::_scaled_mm(dy8t, x8t.t(), scale_of(s, kDy), scale_of(s, kX), std::nullopt, std::nullopt,
+                                       w_dtype == at::kFloat ? at::kFloat : at::kBFloat16, false);
+  return {dx, dw.to(w_dtype)};
+}
+
+at::ScalarType dtype_of(AutogradContext* ctx, const char* key) {
+  return static_cast<at::ScalarType>(ctx->saved_data[key].toInt());
 }
 
 struct Fp8LinearFunction : torch::autograd::Function<Fp8LinearFunction> {
   static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, int64_t state) {
     auto& s = *reinterpret_cast<Fp8Linear*>(state);
-    const int64_t k = x.size(-1), n = w.size(0);
-    const at::Tensor x2 = x.reshape({-1, k}).contiguous();
-    if (!s.measured_forward) measure(s, kX, x2);
-    const auto [x8, x8t] = cast(s, kX, x2, kernels::Fp8Kind::E4M3, true, true);
-    const auto [w8, w8t] = weight_fp8(s, w);
-    s.measured_forward = true;
-    const at::Tensor y = at::_scaled_mm(x8, w8.t(), scale_of(s, kX), scale_of(s, kW), std::nullopt, std::nullopt,
-                                        at::kBFloat16, /*use_fast_accum=*/true);
-    ctx->save_for_backward({x8t, w8t});
+    const auto f = forward_gemm(s, x.reshape({-1, x.size(-1)}).contiguous(), w);
+    ctx->save_for_backward({f.x8t, f.w8t});
     ctx->saved_data["state"] = state;
     ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
     ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
     auto sizes = x.sizes().vec();
-    sizes.back() = n;
-    return y.view(sizes);
+    sizes.back() = w.size(0);
+    return f.y.view(sizes);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto& s = *reinterpret_cast<Fp8Linear*>(ctx->saved_data["state"].toInt());
     const auto saved = ctx->get_saved_variables();
-    const at::Tensor& x8t = saved[0];  // [K, M]
-    const at::Tensor& w8t = saved[1];  // [K, N]
-    const int64_t n = w8t.size(1);
-    const at::Tensor dy2 = grads[0].reshape({-1, n}).to(at::kBFloat16).contiguous();
-    if (!s.measured_backward) {
-      measure(s, kDy, dy2);
-      s.measured_backward = true;
-    }
-    const auto [dy8, dy8t] = cast(s, kDy, dy2, kernels::Fp8Kind::E5M2, true, true);
-    const auto x_dtype = static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt());
-    const auto w_dtype = static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt());
-    // dx [M, K] = dy [M, N] @ w [N, K]; dw [N, K] = dy^T [N, M] @ x [M, K].
-    at::Tensor dx = at::_scaled_mm(dy8, w8t.t(), scale_of(s, kDy), scale_of(s, kW), std::nullopt, std::nullopt,
-                                   at::kBFloat16, false);
-    at::Tensor dw = at::_scaled_mm(dy8t, x8t.t(), scale_of(s, kDy), scale_of(s, kX), std::nullopt, std::nullopt,
-                                   w_dtype == at::kFloat ? at::kFloat : at::kBFloat16, false);
+    const at::Tensor &x8t = saved[0], &w8t = saved[1];  // [K, M], [K, N]
+    const at::Tensor dy2 = grads[0].reshape({-1, w8t.size(1)}).to(at::kBFloat16).contiguous();
+    const auto [dy8, dy8t] = gradient_fp8(s, dy2);
+    const auto [dx, dw] = backward_gemms(s, dy8, dy8t, x8t, w8t, dtype_of(ctx, "w_dtype"));
     auto sizes = grads[0].sizes().vec();
     sizes.back() = x8t.size(0);
-    return {dx.view(sizes).to(x_dtype), dw.to(w_dtype), at::Tensor()};
+    return {dx.view(sizes).to(dtype_of(ctx, "x_dtype")), dw, at::Tensor()};
   }
 };
 
@@ -148,26 +177,19 @@ struct Fp8QkvRopeFunction : torch::autograd::Function<Fp8QkvRopeFunction> {
   static variable_list forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, at::Tensor cos, at::Tensor sin,
                                int64_t heads, int64_t kv_heads, int64_t padded, int64_t state) {
     auto& s = *reinterpret_cast<Fp8Linear*>(state);
-    const int64_t k = x.size(-1), n = w.size(0);
-    const at::Tensor x2 = x.reshape({-1, k}).contiguous();
-    if (!s.measured_forward) measure(s, kX, x2);
-    const auto [x8, x8t] = cast(s, kX, x2, kernels::Fp8Kind::E4M3, true, true);
-    const auto [w8, w8t] = weight_fp8(s, w);
-    s.measured_forward = true;
-    const at::Tensor y = at::_scaled_mm(x8, w8.t(), scale_of(s, kX), scale_of(s, kW), std::nullopt, std::nullopt,
-                                        at::kBFloat16, /*use_fast_accum=*/true);
+    const auto f = forward_gemm(s, x.reshape({-1, x.size(-1)}).contiguous(), w);
     auto sizes = x.sizes().vec();
-    sizes.back() = n;
-    const auto [q, kk, v] = fused::rope_qkv(y.view(sizes), cos, sin, heads, kv_heads, padded);
+    sizes.back() = w.size(0);
+    const auto [q, k, v] = fused::rope_qkv(f.y.view(sizes), cos, sin, heads, kv_heads, padded);
     const int64_t T = x.size(1);
-    ctx->save_for_backward({x8t, w8t, cos.narrow(0, 0, T).contiguous(), sin.narrow(0, 0, T).contiguous()});
+    ctx->save_for_backward({f.x8t, f.w8t, cos.narrow(0, 0, T).contiguous(), sin.narrow(0, 0, T).contiguous()});
     ctx->saved_data["state"] = state;
     ctx->saved_data["heads"] = heads;
     ctx->saved_data["kv_heads"] = kv_heads;
-    ctx->saved_data["head_dim"] = n / (heads + 2 * kv_heads);
+    ctx->saved_data["head_dim"] = w.size(0) / (heads + 2 * kv_heads);
     ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
     ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
-    return {q, kk, v};
+    return {q, k, v};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -175,91 +197,65 @@ struct Fp8QkvRopeFunction : torch::autograd::Function<Fp8QkvRopeFunction> {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor &x8t = saved[0], &w8t = saved[1], &c = saved[2], &sn = saved[3];  // x8t [K, M], w8t [K, N]
     const int64_t heads = ctx->saved_data["heads"].toInt(), kv_heads = ctx->saved_data["kv_heads"].toInt();
-    const int64_t hd = ctx->saved_data["head_dim"].toInt(), n = w8t.size(1), m = x8t.size(1);
+    const int64_t hd = ctx->saved_data["head_dim"].toInt(), n = w8t.size(1);
     variable_list out(8);
     const auto parts = fused::rope_qkv_grad_inputs(grads, heads, kv_heads);
     if (parts.empty()) return out;
-    at::Tensor dy8, dy8t;
-    const bool fused_cast = s.measured_backward && parts[0].scalar_type() == at::kBFloat16 &&
-                            parts[1].scalar_type() == at::kBFloat16 && parts[2].scalar_type() == at::kBFloat16;
-    if (fused_cast) {
-      dy8 = at::empty({m, n}, parts[0].options().dtype(at::kFloat8_e5m2));
-      dy8t = at::empty({n, m}, parts[0].options().dtype(at::kFloat8_e5m2));
+    std::pair<at::Tensor, at::Tensor> dy;
+    if (s.measured_backward && parts[0].scalar_type() == at::kBFloat16 && parts[1].scalar_type() == at::kBFloat16 &&
+        parts[2].scalar_type() == at::kBFloat16) {
+      const Fp8Pair p = fp8_pair(s, kDy, x8t.size(1), n, kernels::Fp8Kind::E5M2, parts[0].options());
       const auto st = [](const at::Tensor& g) { return kernels::Strides3{g.stride(0), g.stride(1), g.stride(2)}; };
-      if (!kernels::rope_qkv_backward_fp8(
-              kernels::ElemType::BF16, parts[0].data_ptr(), st(parts[0]), parts[1].data_ptr(), st(parts[1]),
-              parts[2].data_ptr(), st(parts[2]), c.data_ptr<float>(), sn.data_ptr<float>(), parts[0].size(0),
-              parts[0].size(1), heads, kv_heads, hd, s.amax_history.data_ptr<float>() + kDy * kSlotStride,
-              s.amax_current.data_ptr<float>() + kDy * kSlotStride, s.inv_scale.data_ptr<float>() + kDy * kSlotStride,
-              dy8.data_ptr(), dy8t.data_ptr(), at::cuda::getCurrentCUDAStream()))
-        dy8 = at::Tensor();  // a shape or layout it does not take: the two kernels below
-      else {
-        C10_CUDA_KERNEL_LAUNCH_CHECK();
-      }
+      if (kernels::rope_qkv_backward_fp8(kernels::ElemType::BF16, parts[0].data_ptr(), st(parts[0]),
+                                         parts[1].data_ptr(), st(parts[1]), parts[2].data_ptr(), st(parts[2]),
+                                         c.data_ptr<float>(), sn.data_ptr<float>(), parts[0].size(0),
+                                         parts[0].size(1), heads, kv_heads, hd, p.history, p.current, p.inv_scale,
+                                         p.q.data_ptr(), p.qt.data_ptr(), at::cuda::getCurrentCUDAStream()))
+        dy = launched(p, true);
     }
-    if (!dy8.defined()) {
-      const at::Tensor dy2 = fused::rope_qkv_grad(parts, c, sn, heads, kv_heads, hd).reshape({-1, n}).to(at::kBFloat16);
-      if (!s.measured_backward) measure(s, kDy, dy2);
-      std::tie(dy8, dy8t) = cast(s, kDy, dy2, kernels::Fp8Kind::E5M2, true, true);
-    }
-    s.measured_backward = true;
-    const auto x_dtype = static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt());
-    const auto w_dtype = static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt());
-    const at::Tensor dx = at::_scaled_mm(dy8, w8t.t(), scale_of(s, kDy), scale_of(s, kW), std::nullopt, std::nullopt,
-                                         at::kBFloat16, false);
-    const at::Tensor dw = at::_scaled_mm(dy8t, x8t.t(), scale_of(s, kDy), scale_of(s, kX), std::nullopt, std::nullopt,
-                                         w_dtype == at::kFloat ? at::kFloat : at::kBFloat16, false);
-    out[0] = dx.view({parts[0].size(0), parts[0].size(1), x8t.size(0)}).to(x_dtype);
-    out[1] = dw.to(w_dtype);
+    if (!dy.first.defined())  // first use, or a shape or layout that kernel does not take: two kernels
+      dy = gradient_fp8(s, fused::rope_qkv_grad(parts, c, sn, heads, kv_heads, hd).reshape({-1, n}).to(at::kBFloat16));
+    const auto [dx, dw] = backward_gemms(s, dy.first, dy.second, x8t, w8t, dtype_of(ctx, "w_dtype"));
+    out[0] = dx.view({parts[0].size(0), parts[0].size(1), x8t.size(0)}).to(dtype_of(ctx, "x_dtype"));
+    out[1] = dw;
     return out;
   }
 };
 
 // The SwiGLU feed-forward as one node (fp8_swiglu_mlp). The same values as Fp8LinearFunction,
-// fused::swiglu and Fp8LinearFunction again; the two casts that read SwiGLU's 16-bit output (w2's
-// input) and its gradient (w13's output gradient) are done by the SwiGLU kernels themselves, except
-// on each slot's first use, which measures the amax of the 16-bit tensor first.
+// fused::swiglu and Fp8LinearFunction again, plus the residual; the two casts that read SwiGLU's
+// 16-bit output (w2's input) and its gradient (w13's output gradient) are done by the SwiGLU kernels
+// themselves, and w2's output gradient is cast from the residual's gradient as it comes, except on
+// each slot's first use, which measures the amax of the 16-bit tensor first.
 struct Fp8SwigluMlpFunction : torch::autograd::Function<Fp8SwigluMlpFunction> {
   static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor residual, at::Tensor w13, at::Tensor w2,
                             int64_t up_state, int64_t down_state) {
     auto& up = *reinterpret_cast<Fp8Linear*>(up_state);
     auto& down = *reinterpret_cast<Fp8Linear*>(down_state);
-    const int64_t k = x.size(-1), ffn = w2.size(1);
+    const int64_t ffn = w2.size(1);
     if (w13.size(0) != 2 * ffn) throw unsupported("fp8 SwiGLU: w13 must have twice w2's input rows");
-    const at::Tensor x2 = x.reshape({-1, k}).contiguous();
-    if (!up.measured_forward) measure(up, kX, x2);
-    const auto [x8, x8t] = cast(up, kX, x2, kernels::Fp8Kind::E4M3, true, true);
-    const auto [w13_8, w13_8t] = weight_fp8(up, w13);
-    up.measured_forward = true;
-    const at::Tensor gu = at::_scaled_mm(x8, w13_8.t(), scale_of(up, kX), scale_of(up, kW), std::nullopt,
-                                         std::nullopt, at::kBFloat16, /*use_fast_accum=*/true);
+    const auto f13 = forward_gemm(up, x.reshape({-1, x.size(-1)}).contiguous(), w13);
+    const at::Tensor& gu = f13.y;  // [M, 2 ffn]
     const int64_t rows = gu.size(0);
-    at::Tensor s8, s8t;
+    const auto stream = at::cuda::getCurrentCUDAStream();
+    std::pair<at::Tensor, at::Tensor> s8;
     if (!down.measured_forward) {
       at::Tensor s = at::empty({rows, ffn}, gu.options());
-      if (!kernels::swiglu_forward(kernels::ElemType::BF16, gu.data_ptr(), s.data_ptr(), rows, ffn,
-                                   at::cuda::getCurrentCUDAStream()))
+      if (!kernels::swiglu_forward(kernels::ElemType::BF16, gu.data_ptr(), s.data_ptr(), rows, ffn, stream))
         throw unsupported("fp8 SwiGLU needs a feed-forward width that is a multiple of 16");
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       measure(down, kX, s);
-      std::tie(s8, s8t) = cast(down, kX, s, kernels::Fp8Kind::E4M3, true, true);
+      s8 = cast(down, kX, s, kernels::Fp8Kind::E4M3);
     } else {
-      s8 = at::empty({rows, ffn}, gu.options().dtype(at::kFloat8_e4m3fn));
-      s8t = at::empty({ffn, rows}, gu.options().dtype(at::kFloat8_e4m3fn));
-      if (!kernels::swiglu_fp8(kernels::ElemType::BF16, gu.data_ptr(), rows, ffn,
-                               down.amax_history.data_ptr<float>() + kX * kSlotStride,
-                               down.amax_current.data_ptr<float>() + kX * kSlotStride,
-                               down.inv_scale.data_ptr<float>() + kX * kSlotStride, s8.data_ptr(), s8t.data_ptr(),
-                               at::cuda::getCurrentCUDAStream()))
-        throw unsupported("fp8 needs matrix sizes that are multiples of 16 (got " + std::to_string(rows) + "x" +
-                          std::to_string(ffn) + ")");
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      const Fp8Pair p = fp8_pair(down, kX, rows, ffn, kernels::Fp8Kind::E4M3, gu.options());
+      s8 = launched(p, kernels::swiglu_fp8(kernels::ElemType::BF16, gu.data_ptr(), rows, ffn, p.history, p.current,
+                                           p.inv_scale, p.q.data_ptr(), p.qt.data_ptr(), stream));
     }
     const auto [w2_8, w2_8t] = weight_fp8(down, w2);
     down.measured_forward = true;
-    const at::Tensor y = at::_scaled_mm(s8, w2_8.t(), scale_of(down, kX), scale_of(down, kW), std::nullopt,
+    const at::Tensor y = at::_scaled_mm(s8.first, w2_8.t(), scale_of(down, kX), scale_of(down, kW), std::nullopt,
                                         std::nullopt, at::kBFloat16, /*use_fast_accum=*/true);
-    ctx->save_for_backward({x8t, w13_8t, gu, s8t, w2_8t});
+    ctx->save_for_backward({f13.x8t, f13.w8t, gu, s8.second, w2_8t});
     ctx->saved_data["up"] = up_state;
     ctx->saved_data["down"] = down_state;
     ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
@@ -276,68 +272,40 @@ struct Fp8SwigluMlpFunction : torch::autograd::Function<Fp8SwigluMlpFunction> {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor &x8t = saved[0], &w13_8t = saved[1], &gu = saved[2], &s8t = saved[3], &w2_8t = saved[4];
     const int64_t n = w2_8t.size(1), rows = gu.size(0), ffn = s8t.size(0);
-    const auto w_grad_dtype = [&](const char* key) {
-      return static_cast<at::ScalarType>(ctx->saved_data[key].toInt());
-    };
+    const auto stream = at::cuda::getCurrentCUDAStream();
     // w2's output gradient is the residual's, fp32 under autocast: cast to float8 straight from it,
     // rounded to bf16 on the way (what converting it first would give), except on first use.
     const at::Tensor d_out = grads[0].reshape({-1, n}).contiguous();
-    at::Tensor dy8, dy8t;
+    std::pair<at::Tensor, at::Tensor> dy;
     if (d_out.scalar_type() == at::kFloat && down.measured_backward) {
-      dy8 = at::empty(d_out.sizes(), d_out.options().dtype(at::kFloat8_e5m2));
-      dy8t = at::empty({n, d_out.size(0)}, d_out.options().dtype(at::kFloat8_e5m2));
-      if (!kernels::fp8_cast_f32_as(kernels::ElemType::BF16, kernels::Fp8Kind::E5M2, d_out.data_ptr<float>(),
-                                    d_out.size(0), n, down.amax_history.data_ptr<float>() + kDy * kSlotStride,
-                                    down.amax_current.data_ptr<float>() + kDy * kSlotStride,
-                                    down.inv_scale.data_ptr<float>() + kDy * kSlotStride, dy8.data_ptr(),
-                                    dy8t.data_ptr(), at::cuda::getCurrentCUDAStream()))
-        throw unsupported("fp8 needs matrix sizes that are multiples of 16 (got " + std::to_string(d_out.size(0)) +
-                          "x" + std::to_string(n) + ")");
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      const Fp8Pair p = fp8_pair(down, kDy, d_out.size(0), n, kernels::Fp8Kind::E5M2, d_out.options());
+      dy = launched(p, kernels::fp8_cast_f32_as(kernels::ElemType::BF16, kernels::Fp8Kind::E5M2,
+                                                d_out.data_ptr<float>(), d_out.size(0), n, p.history, p.current,
+                                                p.inv_scale, p.q.data_ptr(), p.qt.data_ptr(), stream));
     } else {
-      const at::Tensor dy2 = d_out.to(at::kBFloat16);
-      if (!down.measured_backward) measure(down, kDy, dy2);
-      std::tie(dy8, dy8t) = cast(down, kDy, dy2, kernels::Fp8Kind::E5M2, true, true);
+      dy = gradient_fp8(down, d_out.to(at::kBFloat16));
     }
-    down.measured_backward = true;
-    // ds [M, F] = dy [M, N] @ w2 [N, F]; dw2 [N, F] = dy^T [N, M] @ s [M, F].
-    const at::Tensor ds = at::_scaled_mm(dy8, w2_8t.t(), scale_of(down, kDy), scale_of(down, kW), std::nullopt,
-                                         std::nullopt, at::kBFloat16, false);
-    const auto w2_dtype = w_grad_dtype("w2_dtype");
-    at::Tensor dw2 = at::_scaled_mm(dy8t, s8t.t(), scale_of(down, kDy), scale_of(down, kX), std::nullopt,
-                                    std::nullopt, w2_dtype == at::kFloat ? at::kFloat : at::kBFloat16, false);
-    at::Tensor dgu8, dgu8t;
+    // ds [M, F] = dy @ w2; dw2 [N, F] = dy^T @ s.
+    const auto [ds, dw2] = backward_gemms(down, dy.first, dy.second, s8t, w2_8t, dtype_of(ctx, "w2_dtype"));
+    std::pair<at::Tensor, at::Tensor> dgu;
     if (!up.measured_backward) {
-      at::Tensor dgu = at::empty_like(gu);
-      if (!kernels::swiglu_backward(kernels::ElemType::BF16, gu.data_ptr(), ds.data_ptr(), dgu.data_ptr(), rows, ffn,
-                                    at::cuda::getCurrentCUDAStream()))
+      at::Tensor d = at::empty_like(gu);
+      if (!kernels::swiglu_backward(kernels::ElemType::BF16, gu.data_ptr(), ds.data_ptr(), d.data_ptr(), rows, ffn,
+                                    stream))
         throw unsupported("fp8 SwiGLU needs a feed-forward width that is a multiple of 16");
       C10_CUDA_KERNEL_LAUNCH_CHECK();
-      measure(up, kDy, dgu);
-      up.measured_backward = true;
-      std::tie(dgu8, dgu8t) = cast(up, kDy, dgu, kernels::Fp8Kind::E5M2, true, true);
+      dgu = gradient_fp8(up, d);
     } else {
-      dgu8 = at::empty({rows, 2 * ffn}, gu.options().dtype(at::kFloat8_e5m2));
-      dgu8t = at::empty({2 * ffn, rows}, gu.options().dtype(at::kFloat8_e5m2));
-      if (!kernels::swiglu_backward_fp8(kernels::ElemType::BF16, gu.data_ptr(), ds.data_ptr(), rows, ffn,
-                                        up.amax_history.data_ptr<float>() + kDy * kSlotStride,
-                                        up.amax_current.data_ptr<float>() + kDy * kSlotStride,
-                                        up.inv_scale.data_ptr<float>() + kDy * kSlotStride, dgu8.data_ptr(),
-                                        dgu8t.data_ptr(), at::cuda::getCurrentCUDAStream()))
-        throw unsupported("fp8 needs matrix sizes that are multiples of 16 (got " + std::to_string(rows) + "x" +
-                          std::to_string(ffn) + ")");
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      const Fp8Pair p = fp8_pair(up, kDy, rows, 2 * ffn, kernels::Fp8Kind::E5M2, gu.options());
+      dgu = launched(p, kernels::swiglu_backward_fp8(kernels::ElemType::BF16, gu.data_ptr(), ds.data_ptr(), rows, ffn,
+                                                     p.history, p.current, p.inv_scale, p.q.data_ptr(),
+                                                     p.qt.data_ptr(), stream));
     }
-    // dx [M, K] = dgu [M, 2F] @ w13 [2F, K]; dw13 [2F, K] = dgu^T [2F, M] @ x [M, K].
-    const at::Tensor dx = at::_scaled_mm(dgu8, w13_8t.t(), scale_of(up, kDy), scale_of(up, kW), std::nullopt,
-                                         std::nullopt, at::kBFloat16, false);
-    const auto w13_dtype = w_grad_dtype("w13_dtype");
-    at::Tensor dw13 = at::_scaled_mm(dgu8t, x8t.t(), scale_of(up, kDy), scale_of(up, kX), std::nullopt,
-                                     std::nullopt, w13_dtype == at::kFloat ? at::kFloat : at::kBFloat16, false);
+    // dx [M, K] = dgu @ w13; dw13 [2F, K] = dgu^T @ x.
+    const auto [dx, dw13] = backward_gemms(up, dgu.first, dgu.second, x8t, w13_8t, dtype_of(ctx, "w13_dtype"));
     auto sizes = grads[0].sizes().vec();
     sizes.back() = x8t.size(0);
-    return {dx.view(sizes).to(w_grad_dtype("x_dtype")), grads[0], dw13.to(w13_dtype), dw2.to(w2_dtype),
-            at::Tensor(), at::Tensor()};
+    return {dx.view(sizes).to(dtype_of(ctx, "x_dtype")), grads[0], dw13, dw2, at::Tensor(), at::Tensor()};
   }
 };
 
