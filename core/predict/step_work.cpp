@@ -77,8 +77,9 @@ double rope_bytes_per_token(const Ctx& x) {
 
 // A block linear: bf16/fp16 (or fp32) GEMM, or under amp fp8 a float8 GEMM whose input cast (with
 // its transposed copy for backward) is a kernel of its own, and whose output gradient's is too,
-// except where the SwiGLU kernels write them (w2's input, w13's output gradient). `gradient_bytes`:
-// what that gradient's cast reads per element (0: none of its own).
+// except where the kernels that make those values write them (SwiGLU: w2's input and w13's output
+// gradient; the rotary backward: wqkv's). `gradient_bytes`: what that gradient's cast reads per
+// element (0: none of its own).
 void block_linear(PhaseWork& w, const Ctx& x, const std::string& name, double in, double out, bool input_cast,
                   double gradient_bytes) {
   OpCost op = matmul(name, x, in, out, 1);
@@ -104,7 +105,8 @@ void block_forward(PhaseWork& w, const Ctx& x, const std::string& tag) {
   // already wrote them padded (eager: three padding copies and the output's narrow).
   const double pad = x.attention.padded_head_dim / std::max<double>(1, x.attention.head_dim);
   // Under amp fp8 the projection and the rotation are one node whose backward writes wqkv's output
-  // gradient as float8 in both layouts, for head sizes that are multiples of 16 (kernels/fp8_linear.h).
+  // gradient as float8 in both layouts, for head sizes that are multiples of 16 (kernels/fp8_linear.h;
+  // kernels::rope_qkv_backward_fp8 takes no other).
   const double qkv = D + 2 * x.KV;
   const bool rope_casts = x.p.fp8 && x.attention.head_dim % 16 == 0;
   block_linear(w, x, tag + "wqkv", D, qkv, true, rope_casts ? 0 : c);
@@ -207,7 +209,7 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
     op.flops *= L;
     op.bytes *= L;
     op.kernels *= L;
-    if (op.backward_bytes > 0) op.backward_bytes *= L;
+    if (op.backward_bytes >= 0) op.backward_bytes *= L;
     f.ops.push_back(op);
   }
   f.ops.push_back(memory("final norm", t * norm_bytes_per_token(x), norm_kernels(x)));
@@ -233,7 +235,7 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
       op.flops *= L;
       op.bytes *= L;
       op.kernels *= L;
-      if (op.backward_bytes > 0) op.backward_bytes *= L;
+      if (op.backward_bytes >= 0) op.backward_bytes *= L;
       s.recompute.ops.push_back(op);
     }
     if (p.weight_copy_bytes > 0 || p.fp8)

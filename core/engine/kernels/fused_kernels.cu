@@ -498,8 +498,9 @@ __device__ __forceinline__ void record_amax(float amax, float* red, float* amax_
 }
 
 // Where a float8 cast's values come from, 16 consecutive columns of one row at a time
-// (load(r, c, v)): a tensor as it is (TensorValues), or a SwiGLU pass computed on the way and rounded
-// to T as its own kernel would store it, so that no 16-bit intermediate goes through memory. A
+// (load(r, c, v)): a tensor as it is (TensorValues), or a SwiGLU pass or the rotary backward computed
+// on the way and rounded to T as their own kernels would store it (SwigluValues, SwigluGradValues,
+// RopeGradValues), so that no 16-bit intermediate goes through memory. A
 // source of kParts parts fills kParts [rows, cols] matrices that sit side by side in each row of
 // the destination (SwiGLU's gradient: d gate | d up).
 template <typename T, typename As = T>  // As: the type the values are rounded to first (src.to(As))
