@@ -710,10 +710,11 @@ case "$MODE" in
     FP8_OFF=(--kernel-sample-every 0 --kernel-sample-steps 0)
     chosen() { [ -z "${FP8_ONLY:-}" ] || [[ " $FP8_ONLY " == *" $1 "* ]]; }
     mkdir -p "$OUT/profile"
-    if [ "${FP8_KERNEL_CHECK:-0}" = 1 ]; then  # the AdamW kernel that writes the float8 weights, to the bit
+    if [ "${FP8_KERNEL_CHECK:-0}" = 1 ]; then  # the float8 kernels and nodes against the unfused path, to the bit
       "$BUILD/tests/gpu/tunebench-kernel-check" > "$OUT/kernel-check.txt" 2>&1
       echo "-- kernel check: exit $?"
-      { echo "== kernel check (adamw)"; grep -E "^adamw|FAIL" "$OUT/kernel-check.txt"; } >> "$OUT/models-table.txt"
+      { echo "== kernel check (adamw, fp8 nodes)"; grep -E "^adamw|^fp8 (mlp|qkv)|FAIL" "$OUT/kernel-check.txt"; } \
+        >> "$OUT/models-table.txt"
     fi
     if [ -n "${FP8_AGAINST:-}${FP8_PATHS:-}" ]; then
       # The tiny model in fp8 for 12 steps on the paths FP8_PATHS names ("fused graph ckpt accum":
@@ -736,7 +737,8 @@ case "$MODE" in
           graph) extra=(--compile fused+graph) ;;
           ckpt) extra=(--compile fused --checkpointing true) ;;
           accum) extra=(--compile fused --grad-accum 2) ;;
-          *) extra=(--compile fused) ;;
+          fused) extra=(--compile fused) ;;
+          *) echo "-- FP8_PATHS: unknown path '$path' (fused, graph, ckpt, accum)"; continue ;;
         esac
         W="$W_THIS"; run "tiny-fp8-$path-this" "${TINY8[@]}" "${extra[@]}"
         [ -n "$W_AGAINST" ] && { W="$W_AGAINST"; run "tiny-fp8-$path-against" "${TINY8[@]}" "${extra[@]}"; }

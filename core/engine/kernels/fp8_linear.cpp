@@ -375,21 +375,25 @@ bool fp8_supported(std::string* why) {
 
 #else  // no CUDA or a libtorch without float8
 
-void Fp8Linear::prepare(const at::Tensor&, const WeightCopy*) {}
-
-at::Tensor Fp8Linear::forward(const at::Tensor&, const at::Tensor&, const WeightCopy*) {
+namespace {
+[[noreturn]] void no_fp8_build() {
   throw unsupported("fp8 needs a CUDA build of the worker against libtorch 2.1 or newer");
 }
+}  // namespace
+
+void Fp8Linear::prepare(const at::Tensor&, const WeightCopy*) {}
+
+at::Tensor Fp8Linear::forward(const at::Tensor&, const at::Tensor&, const WeightCopy*) { no_fp8_build(); }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> fp8_qkv_rope(const at::Tensor&, const at::Tensor&, const at::Tensor&,
                                                             const at::Tensor&, int64_t, int64_t, int64_t, Fp8Linear&,
                                                             const WeightCopy*) {
-  throw unsupported("fp8 needs a CUDA build of the worker against libtorch 2.1 or newer");
+  no_fp8_build();
 }
 
 at::Tensor fp8_swiglu_mlp(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, Fp8Linear&,
                           Fp8Linear&, const WeightCopy*, const WeightCopy*) {
-  throw unsupported("fp8 needs a CUDA build of the worker against libtorch 2.1 or newer");
+  no_fp8_build();
 }
 
 WeightCopy Fp8Linear::new_weight_copy(const at::Tensor&) { return {}; }

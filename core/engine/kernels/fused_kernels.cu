@@ -1048,24 +1048,28 @@ bool cross_entropy_forward_backward(ElemType t, void* logits, const int64_t* tar
   return true;
 }
 
-// Launches fp8_cast_kernel over a [rows, cols]-per-part source (false: sizes or alignment it does
-// not take).
-template <typename Values>
-bool launch_fp8_cast(const Values& values, Fp8Kind kind, int64_t rows, int64_t cols, const float* amax_history,
-                     float* amax_current, float* inv_scale, void* dst, void* dst_t, cudaStream_t stream) {
+// Launches fp8_cast_kernel in format K over a [rows, cols]-per-part source (false: sizes or
+// alignment it does not take).
+template <Fp8Kind K, typename Values>
+bool launch_fp8_cast(const Values& values, int64_t rows, int64_t cols, const float* amax_history, float* amax_current,
+                     float* inv_scale, void* dst, void* dst_t, cudaStream_t stream) {
   if (rows % 16 != 0 || cols % 16 != 0 || rows <= 0 || cols <= 0 || !aligned16(dst) || !aligned16(dst_t))
     return false;
   const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile), static_cast<unsigned>((rows + kTile - 1) / kTile));
   if (grid.y > 65535) return false;
-  auto* d = static_cast<uint8_t*>(dst);
-  auto* dt = static_cast<uint8_t*>(dst_t);
-  if (kind == Fp8Kind::E4M3)
-    fp8_cast_kernel<Fp8Kind::E4M3>
-        <<<grid, 256, 0, stream>>>(values, rows, cols, amax_history, amax_current, inv_scale, d, dt);
-  else
-    fp8_cast_kernel<Fp8Kind::E5M2>
-        <<<grid, 256, 0, stream>>>(values, rows, cols, amax_history, amax_current, inv_scale, d, dt);
+  fp8_cast_kernel<K><<<grid, 256, 0, stream>>>(values, rows, cols, amax_history, amax_current, inv_scale,
+                                               static_cast<uint8_t*>(dst), static_cast<uint8_t*>(dst_t));
   return true;
+}
+
+// The same for a format chosen at run time (fp8_cast's callers cast activations and gradients).
+template <typename Values>
+bool launch_fp8_cast(const Values& values, Fp8Kind kind, int64_t rows, int64_t cols, const float* amax_history,
+                     float* amax_current, float* inv_scale, void* dst, void* dst_t, cudaStream_t stream) {
+  return kind == Fp8Kind::E4M3 ? launch_fp8_cast<Fp8Kind::E4M3>(values, rows, cols, amax_history, amax_current,
+                                                               inv_scale, dst, dst_t, stream)
+                               : launch_fp8_cast<Fp8Kind::E5M2>(values, rows, cols, amax_history, amax_current,
+                                                               inv_scale, dst, dst_t, stream);
 }
 
 bool fp8_cast(ElemType ts, Fp8Kind kind, const void* src, int64_t rows, int64_t cols, const float* amax_history,
@@ -1104,8 +1108,8 @@ bool rope_qkv_backward_fp8(ElemType t, const void* dq, Strides3 sq, const void* 
     using T = decltype(T0);
     const RopeGradValues<T> values{static_cast<const T*>(dq), static_cast<const T*>(dk), static_cast<const T*>(dv),
                                    sq, sk, sv, cos, sin, seq, heads, kv_heads, head_dim};
-    ok = launch_fp8_cast(values, Fp8Kind::E5M2, batch * seq, (heads + 2 * kv_heads) * head_dim, amax_history,
-                         amax_current, inv_scale, dst, dst_t, stream);
+    ok = launch_fp8_cast<Fp8Kind::E5M2>(values, batch * seq, (heads + 2 * kv_heads) * head_dim, amax_history,
+                                        amax_current, inv_scale, dst, dst_t, stream);
   });
   return ok;
 }
@@ -1116,8 +1120,8 @@ bool swiglu_fp8(ElemType t, const void* gu, int64_t rows, int64_t ffn, const flo
   bool ok = false;
   with_type(t, [&](auto T0) {
     using T = decltype(T0);
-    ok = launch_fp8_cast(SwigluValues<T>{static_cast<const T*>(gu), ffn}, Fp8Kind::E4M3, rows, ffn, amax_history,
-                         amax_current, inv_scale, dst, dst_t, stream);
+    ok = launch_fp8_cast<Fp8Kind::E4M3>(SwigluValues<T>{static_cast<const T*>(gu), ffn}, rows, ffn, amax_history,
+                                        amax_current, inv_scale, dst, dst_t, stream);
   });
   return ok;
 }
@@ -1129,8 +1133,9 @@ bool swiglu_backward_fp8(ElemType t, const void* gu, const void* dout, int64_t r
   bool ok = false;
   with_type(t, [&](auto T0) {
     using T = decltype(T0);
-    ok = launch_fp8_cast(SwigluGradValues<T>{static_cast<const T*>(gu), static_cast<const T*>(dout), ffn},
-                         Fp8Kind::E5M2, rows, ffn, amax_history, amax_current, inv_scale, dst, dst_t, stream);
+    ok = launch_fp8_cast<Fp8Kind::E5M2>(
+        SwigluGradValues<T>{static_cast<const T*>(gu), static_cast<const T*>(dout), ffn}, rows, ffn, amax_history,
+        amax_current, inv_scale, dst, dst_t, stream);
   });
   return ok;
 }
@@ -1193,8 +1198,9 @@ bool adamw_fp8_step(const AdamwFp8Tensor* tensors, int count, const float* step,
     const AdamwFp8Tensor& x = tensors[i];
     if (x.rows <= 0 || x.cols <= 0 || x.rows % 16 != 0 || x.cols % 16 != 0 || !x.fp8 || !x.fp8_t || !x.amax_history ||
         !x.amax_current || !x.inv_scale || !aligned16(x.param) || !aligned16(x.grad) || !aligned16(x.exp_avg) ||
-        !aligned16(x.exp_avg_sq) || !aligned16(x.fp8) || !aligned16(x.fp8_t))
-      return false;  // checked for every tensor before any launch
+        !aligned16(x.exp_avg_sq) || !aligned16(x.fp8) || !aligned16(x.fp8_t) ||
+        (x.rows + kTile - 1) / kTile * ((x.cols + kTile - 1) / kTile) > INT32_MAX / kAdamwFp8MaxTensors)
+      return false;  // checked for every tensor before any launch (a launch's grid then fits in 2^31 blocks)
   }
   const AdamwScalars s{lr, beta1, beta2, weight_decay, eps};
   for (int begin = 0; begin < count; begin += kAdamwFp8MaxTensors) {
@@ -1219,7 +1225,6 @@ bool adamw_fp8_step(const AdamwFp8Tensor* tensors, int count, const float* step,
     }
     if (t.count == 0) continue;
     t.first_tile[t.count] = tiles;
-    if (tiles > INT32_MAX) return false;
     adamw_fp8_kernel<<<static_cast<unsigned>(tiles), 256, 0, stream>>>(t, s, step);
   }
   return true;

@@ -179,7 +179,6 @@ at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, co
 }
 
 // The block's matmuls: float8 with delayed scaling (amp fp8), else bf16/fp16 with fp32 weight grads.
-
 at::Tensor LlamaModel::block_linear(size_t block, int which, const at::Tensor& x, const at::Tensor& w) const {
   const size_t param = kParamOf[which];
   if (m_kernels.fp8)
