@@ -46,6 +46,12 @@ void poison() {
   p.reset();
 }
 
+// The largest difference between two tensors' bytes (0: bit-identical).
+double byte_diff(const at::Tensor& a, const at::Tensor& b) {
+  const auto bytes = [](const at::Tensor& t) { return t.contiguous().view(at::kByte).to(at::kInt); };
+  return (bytes(a) - bytes(b)).abs().max().item<double>();
+}
+
 double rel_l2(const at::Tensor& out, const at::Tensor& ref) {
   const at::Tensor o = out.to(at::kDouble), r = ref.to(at::kDouble);
   if (!at::isfinite(o).all().item<bool>()) return INFINITY;
@@ -317,9 +323,8 @@ void check_adamw_fp8() {
                                    pa[i].data_ptr(), rows, cols, hist.data_ptr<float>(), cur.data_ptr<float>(),
                                    inv.data_ptr<float>(), q.data_ptr(), qt.data_ptr(),
                                    at::cuda::getCurrentCUDAStream());
-      const auto bytes = [](const at::Tensor& t) { return t.view(at::kByte).to(at::kInt); };
-      q_diff = std::max(q_diff, (bytes(copies[i].fp8) - q.to(at::kInt)).abs().max().item<double>());
-      qt_diff = std::max(qt_diff, (bytes(copies[i].fp8_t) - qt.to(at::kInt)).abs().max().item<double>());
+      q_diff = std::max(q_diff, byte_diff(copies[i].fp8, q));
+      qt_diff = std::max(qt_diff, byte_diff(copies[i].fp8_t, qt));
       scale_diff = std::max(scale_diff, (l.inv_scale.narrow(0, 4, 1) - inv).abs().item<double>());
       // The kernel raised the current amax to the update's; the forward's cast of step 0 had
       // recorded the old weight's, rolled away by end_step.
@@ -361,10 +366,6 @@ void check_fp8_swiglu_mlp() {
   using tunebench::engine::fp8_swiglu_mlp;
   const std::vector<std::array<int64_t, 3>> shapes = {
       {2048, 4096, 11008}, {2048, 2048, 8192}, {2048, 2560, 6912}, {1024, 3584, 9728}, {2064, 1040, 2064}};
-  const auto bytes = [](const at::Tensor& t) { return t.contiguous().view(at::kByte).to(at::kInt); };
-  const auto diff = [&](const at::Tensor& a, const at::Tensor& b) {
-    return (bytes(a) - bytes(b)).abs().max().item<double>();
-  };
   for (const auto& [T, D, F] : shapes) {
     Fp8Linear up_a, down_a, up_b, down_b;
     const at::Tensor w13 = randn({2 * F, D}, at::kFloat, 0.02), w2 = randn({D, F}, at::kFloat, 0.02);
@@ -386,10 +387,10 @@ void check_fp8_swiglu_mlp() {
         return std::vector<at::Tensor>{y.detach(), g[0], g[1], g[2], g[3]};
       };
       const auto a = run(false), b = run(true);
-      for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, diff(a[i], b[i]));
+      for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, byte_diff(a[i], b[i]));
       for (auto [la, lb] : {std::pair{&up_a, &up_b}, std::pair{&down_a, &down_b}}) {
-        state = std::max(state, diff(la->amax_current, lb->amax_current));
-        state = std::max(state, diff(la->inv_scale, lb->inv_scale));
+        state = std::max(state, byte_diff(la->amax_current, lb->amax_current));
+        state = std::max(state, byte_diff(la->inv_scale, lb->inv_scale));
         la->end_step();
         lb->end_step();
       }
@@ -422,10 +423,6 @@ void check_fp8_qkv_rope() {
   const std::vector<Shape> shapes = {
       {2048, 4096, 32, 32, 128}, {2048, 2048, 32, 8, 64}, {2048, 3072, 32, 32, 96}, {2048, 2560, 32, 8, 80},
       {2048, 3200, 32, 32, 104}};
-  const auto bytes = [](const at::Tensor& t) { return t.contiguous().view(at::kByte).to(at::kInt); };
-  const auto diff = [&](const at::Tensor& a, const at::Tensor& b) {
-    return (bytes(a) - bytes(b)).abs().max().item<double>();
-  };
   for (const auto& sh : shapes) {
     const int64_t hd = sh.D / sh.heads, width = (sh.heads + 2 * sh.kv_heads) * hd;
     const at::Tensor freqs = at::outer(at::arange(sh.T, cuda(at::kFloat)),
@@ -449,8 +446,8 @@ void check_fp8_qkv_rope() {
         return std::vector<at::Tensor>{q.detach(), k.detach(), v.detach(), g[0], g[1]};
       };
       const auto ra = run(false), rb = run(true);
-      for (size_t i = 0; i < ra.size(); ++i) worst = std::max(worst, diff(ra[i], rb[i]));
-      state = std::max({state, diff(a.amax_current, b.amax_current), diff(a.inv_scale, b.inv_scale)});
+      for (size_t i = 0; i < ra.size(); ++i) worst = std::max(worst, byte_diff(ra[i], rb[i]));
+      state = std::max({state, byte_diff(a.amax_current, b.amax_current), byte_diff(a.inv_scale, b.inv_scale)});
       a.end_step();
       b.end_step();
     }

@@ -349,12 +349,12 @@ at::Tensor Fp8Linear::forward(const at::Tensor& x, const at::Tensor& w, const We
 WeightCopy Fp8Linear::new_weight_copy(const at::Tensor& w) {
   WeightCopy c;
   if (!amax_history.defined() || w.dim() != 2 || w.scalar_type() != at::kFloat) return c;
-  const auto opts = w.options().dtype(at::kFloat8_e4m3fn);
-  c.fp8 = at::empty({w.size(0), w.size(1)}, opts);
-  c.fp8_t = at::empty({w.size(1), w.size(0)}, opts);
-  c.amax_history = amax_history.data_ptr<float>() + kW * kSlotStride;
-  c.amax_current = amax_current.data_ptr<float>() + kW * kSlotStride;
-  c.inv_scale = inv_scale.data_ptr<float>() + kW * kSlotStride;
+  const Fp8Pair p = fp8_pair(*this, kW, w.size(0), w.size(1), kernels::Fp8Kind::E4M3, w.options());
+  c.fp8 = p.q;
+  c.fp8_t = p.qt;
+  c.amax_history = p.history;
+  c.amax_current = p.current;
+  c.inv_scale = p.inv_scale;
   return c;
 }
 

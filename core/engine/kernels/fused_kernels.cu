@@ -711,11 +711,23 @@ constexpr int kAdamwMaxTensors = 64;           // per launch: the table below st
 constexpr int64_t kAdamwChunk = int64_t{1} << 16;  // elements per block
 constexpr int kAdamwThreads = 256;
 
-struct AdamwTable {
-  float* p[kAdamwMaxTensors];
-  const float* g[kAdamwMaxTensors];
-  float* m[kAdamwMaxTensors];
-  float* v[kAdamwMaxTensors];
+// The four fp32 streams of AdamW (parameter, gradient, first and second moment) of up to N
+// tensors, as a kernel argument.
+template <int N>
+struct AdamwStreams {
+  float* p[N];
+  const float* g[N];
+  float* m[N];
+  float* v[N];
+  void set(int k, float* param, const float* grad, float* exp_avg, float* exp_avg_sq) {
+    p[k] = param;
+    g[k] = grad;
+    m[k] = exp_avg;
+    v[k] = exp_avg_sq;
+  }
+};
+
+struct AdamwTable : AdamwStreams<kAdamwMaxTensors> {
   void* c[kAdamwMaxTensors];  // the updated parameter in 16 bits, or null
   int64_t n[kAdamwMaxTensors];
   int64_t first_chunk[kAdamwMaxTensors + 1];  // block b works on tensor i where first_chunk[i] <= b < first_chunk[i+1]
@@ -810,11 +822,7 @@ __global__ void __launch_bounds__(kAdamwThreads)
 
 constexpr int kAdamwFp8MaxTensors = 24;
 
-struct AdamwFp8Table {
-  float* p[kAdamwFp8MaxTensors];
-  const float* g[kAdamwFp8MaxTensors];
-  float* m[kAdamwFp8MaxTensors];
-  float* v[kAdamwFp8MaxTensors];
+struct AdamwFp8Table : AdamwStreams<kAdamwFp8MaxTensors> {
   uint8_t* q[kAdamwFp8MaxTensors];
   uint8_t* qt[kAdamwFp8MaxTensors];
   const float* hist[kAdamwFp8MaxTensors];
@@ -1170,10 +1178,7 @@ bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float 
     for (int i = begin; i < count && t.count < kAdamwMaxTensors; ++i) {
       if (tensors[i].numel <= 0) continue;
       const int k = t.count++;
-      t.p[k] = tensors[i].param;
-      t.g[k] = tensors[i].grad;
-      t.m[k] = tensors[i].exp_avg;
-      t.v[k] = tensors[i].exp_avg_sq;
+      t.set(k, tensors[i].param, tensors[i].grad, tensors[i].exp_avg, tensors[i].exp_avg_sq);
       t.c[k] = tensors[i].copy;
       t.n[k] = tensors[i].numel;
       t.first_chunk[k] = chunks;
@@ -1209,10 +1214,7 @@ bool adamw_fp8_step(const AdamwFp8Tensor* tensors, int count, const float* step,
     for (int i = begin; i < count && t.count < kAdamwFp8MaxTensors; ++i) {
       const AdamwFp8Tensor& x = tensors[i];
       const int k = t.count++;
-      t.p[k] = x.param;
-      t.g[k] = x.grad;
-      t.m[k] = x.exp_avg;
-      t.v[k] = x.exp_avg_sq;
+      t.set(k, x.param, x.grad, x.exp_avg, x.exp_avg_sq);
       t.q[k] = static_cast<uint8_t*>(x.fp8);
       t.qt[k] = static_cast<uint8_t*>(x.fp8_t);
       t.hist[k] = x.amax_history;
