@@ -259,8 +259,12 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
     if (op.fp8 && op.gradient_cast > 0)
       b.ops.push_back(memory(op.name + " gradient cast to float8", op.flops / (2 * op.gemm.k) * (op.gradient_cast + 2), 1));
   }
-  if (mode.kernels == KernelMode::Fused)  // scale dh and dW by the loss gradient
-    b.ops.push_back(memory("output head gradients scaled", t * D * (x.c + x.r) + V * D * 8, 2));
+  if (mode.kernels == KernelMode::Fused) {
+    // Scale dh and dW by the loss gradient; dW (fp32, in place) only where that is not 1: the loss
+    // divided over micro-steps, or fp16's loss scale (fused_ops.cpp, kernels::scale_in_place).
+    const bool scaled_loss = c.grad_accum > 1 || c.amp == config::Amp::Fp16;
+    b.ops.push_back(memory("output head gradients scaled", t * D * (x.c + x.r) + (scaled_loss ? V * D * 8 : 0), 2));
+  }
   // Attention backward recomputes the scores: 5 matmul-sized products against 2 in forward.
   for (const auto& op : f.ops) {
     if (op.kind != OpKind::Attention) continue;

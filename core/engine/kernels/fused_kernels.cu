@@ -645,6 +645,19 @@ __global__ void fp8_roll_kernel(float* history, float* current, int n) {
   }
 }
 
+__global__ void scale_kernel(float* __restrict__ x, int64_t n, const float* __restrict__ s) {
+  const float k = *s;
+  if (k == 1.f) return;  // x * 1 == x for every float: nothing to write
+  const int64_t n4 = n / 4, stride = int64_t{gridDim.x} * blockDim.x;
+  auto* __restrict__ x4 = reinterpret_cast<float4*>(x);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n4; i += stride) {
+    float4 v = x4[i];
+    v.x *= k, v.y *= k, v.z *= k, v.w *= k;
+    x4[i] = v;
+  }
+  for (int64_t i = 4 * n4 + blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += stride) x[i] *= k;
+}
+
 // ============================================================================================
 // Dispatch helpers
 // ============================================================================================
@@ -1157,6 +1170,12 @@ bool fp8_amax(ElemType ts, const void* src, int64_t n, float* amax, cudaStream_t
     fp8_amax_kernel<T>
         <<<std::min(grid_for(chunks, 256), 1024), 256, 0, stream>>>(static_cast<const T*>(src), chunks, amax);
   });
+  return true;
+}
+
+bool scale_in_place(float* x, int64_t n, const float* s, cudaStream_t stream) {
+  if (n < 0 || !x || !s || !aligned16(x)) return false;
+  if (n > 0) scale_kernel<<<std::min(grid_for(n / 4 + 1, 256), 1024), 256, 0, stream>>>(x, n, s);
   return true;
 }
 

@@ -102,6 +102,13 @@ bool fp8_amax(ElemType ts, const void* src, int64_t n, float* amax, cudaStream_t
 // For i < n: history[i] = current[i]; current[i] = 0 (once per optimizer step).
 void fp8_roll_history(float* history, float* current, int n, cudaStream_t stream);
 
+// ---- scaling by a device scalar ----------------------------------------------------------------
+// x[i] *= *s for n fp32 elements in place (x 16-byte aligned), leaving x untouched when *s == 1,
+// where the product is x itself. The fused loss's backward scales the head's weight gradient by
+// the loss gradient this way: 1 in a plain step, 1/accumulation or the loss scale otherwise, and
+// reading it on the host would synchronise (and break CUDA graph capture).
+bool scale_in_place(float* x, int64_t n, const float* s, cudaStream_t stream);
+
 // ---- AdamW over many fp32 tensors in one pass each ---------------------------------------------
 // torch.optim.AdamW's update (decoupled weight decay, bias-corrected moments; as at::_fused_adamw_)
 // for `count` tensors: p -= lr * wd * p; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;

@@ -447,7 +447,19 @@ struct LinearCrossEntropyFunction : torch::autograd::Function<LinearCrossEntropy
     const auto saved = ctx->get_saved_variables();
     const at::Tensor& g = grads[0];
     const at::Tensor dh = (saved[0] * g).to(static_cast<at::ScalarType>(ctx->saved_data["h_dtype"].toInt()));
-    const at::Tensor dw = (saved[1] * g).to(static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt()));
+    const auto w_dtype = static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt());
+    at::Tensor dw = saved[1];
+#ifdef TUNEBENCH_WITH_CUDA
+    // The head's weight gradient is the largest tensor of the step's backward (vocabulary x dim):
+    // scaled in place, and not at all when the loss gradient is 1 (a plain step), instead of a new
+    // product tensor. The saved gradient is not read again (no retain_graph).
+    const at::Tensor gf = g.defined() && g.scalar_type() == at::kFloat ? g.contiguous() : at::Tensor();
+    if (gf.defined() && gf.numel() == 1 && dw.scalar_type() == at::kFloat && w_dtype == at::kFloat &&
+        dw.is_contiguous() && on_cuda({&dw, &gf}) &&
+        try_kernel([&] { return kernels::scale_in_place(dw.data_ptr<float>(), dw.numel(), gf.data_ptr<float>(), stream()); }))
+      return {dh, dw, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+#endif
+    dw = (dw * g).to(w_dtype);
     return {dh, dw, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };

@@ -16,6 +16,13 @@ namespace hw = tunebench::hardware;
 
 namespace {
 
+// The step model's op of that name in a phase, or null.
+const tp::OpCost* find_op(const tp::PhaseWork& w, const std::string& name) {
+  for (const auto& o : w.ops)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
 tc::TrialConfig seven_b_ddp() {
   tc::TrialConfig c = *tc::trial_preset("7b-ddp");
   c.checkpointing = false;
@@ -199,11 +206,7 @@ TEST(StepModel, Fp8SwigluWritesTheFeedForwardsCasts) {
   tc::TrialConfig c = *tc::trial_preset("7b-single-fused");
   c.amp = tc::Amp::Fp8;
   const auto work = tp::step_work(c, tp::precision_of(c), tp::execution_mode(c, true));
-  const auto op = [](const tp::PhaseWork& w, const std::string& name) -> const tp::OpCost* {
-    for (const auto& o : w.ops)
-      if (o.name == name) return &o;
-    return nullptr;
-  };
+  const auto op = find_op;
   EXPECT_EQ(op(work.forward, "block w2 input cast to float8"), nullptr);
   EXPECT_EQ(op(work.backward, "block w13 gradient cast to float8"), nullptr);
   ASSERT_NE(op(work.forward, "block w13 input cast to float8"), nullptr);
@@ -236,4 +239,26 @@ TEST(StepModel, Fp8SwigluWritesTheFeedForwardsCasts) {
   const auto bwork = tp::step_work(bf16, tp::precision_of(bf16), tp::execution_mode(bf16, true));
   EXPECT_DOUBLE_EQ(op(bwork.forward, "block swiglu")->bytes, L * t * 6 * F);
   EXPECT_DOUBLE_EQ(op(bwork.backward, "block swiglu backward")->bytes, L * t * 12 * F);
+}
+
+// The fused loss scales the head's fp32 weight gradient in place by the loss gradient, and skips it
+// when that is 1: only accumulation (the loss divided over micro-steps) and fp16's loss scale pay
+// the pass over the vocabulary x dim gradient.
+TEST(StepModel, HeadGradientIsScaledOnlyWhenTheLossGradientIsNotOne) {
+  tc::TrialConfig c = *tc::trial_preset("7b-single-fused");
+  const auto head_bytes = [](const tc::TrialConfig& x) {
+    const auto w = tp::step_work(x, tp::precision_of(x), tp::execution_mode(x, true));
+    const auto* o = find_op(w.backward, "output head gradients scaled");
+    return o ? o->bytes : -1.0;
+  };
+  const double t = static_cast<double>(c.seq_len * c.micro_batch), D = c.dims.dim, V = c.dims.vocab;
+  const auto p = tp::precision_of(c);
+  EXPECT_DOUBLE_EQ(head_bytes(c), t * D * (p.compute_bytes + p.residual_bytes));
+  tc::TrialConfig accum = c;
+  accum.grad_accum = 2;
+  EXPECT_DOUBLE_EQ(head_bytes(accum), t * D * (p.compute_bytes + p.residual_bytes) + V * D * 8);
+  tc::TrialConfig fp16 = c;
+  fp16.amp = tc::Amp::Fp16;
+  const auto p16 = tp::precision_of(fp16);
+  EXPECT_DOUBLE_EQ(head_bytes(fp16), t * D * (p16.compute_bytes + p16.residual_bytes) + V * D * 8);
 }
