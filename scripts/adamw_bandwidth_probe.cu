@@ -11,8 +11,9 @@
 //   unroll2-cs  the same with streaming loads and stores (__ldcs / __stcs)
 //   unroll4-cs  four groups, streaming
 //   bf16-grad   unroll2-cs reading a bf16 gradient (2 bytes less per parameter)
-//   ceiling     unroll2-cs's traffic with trivial arithmetic (what the memory system gives);
-//               ceiling-u4 the same with four groups
+//   ceiling     unroll2-cs's traffic with trivial arithmetic, ceiling-u4 with four groups (on the
+//               H200 these were as slow as unroll2-cs: the streaming hints, not the arithmetic,
+//               cost the time; the copy below is the reference for what the memory gives)
 //   memcpy      cudaMemcpyAsync of 16 GB, device to device
 // Then each variant's result is compared, byte for byte, with base on tensors of odd lengths.
 #include "core/engine/kernels/fused_kernels.cu"
@@ -25,26 +26,30 @@
 namespace probe {
 using namespace tunebench::kernels;
 
-#define CHECK(x)                                                                            \
-  do {                                                                                      \
-    cudaError_t e = (x);                                                                    \
-    if (e != cudaSuccess) {                                                                 \
+#define CHECK(x)                                                                             \
+  do {                                                                                       \
+    cudaError_t e = (x);                                                                     \
+    if (e != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
+      std::exit(1);                                                                          \
+    }                                                                                        \
   } while (0)
 
 enum class Variant { Plain, Streaming, Bf16Grad, Ceiling };
 
 template <Variant V>
 __device__ __forceinline__ float4 load(const float* p) {
-  if constexpr (V == Variant::Plain) return *reinterpret_cast<const float4*>(p);
-  else return __ldcs(reinterpret_cast<const float4*>(p));
+  if constexpr (V == Variant::Plain)
+    return *reinterpret_cast<const float4*>(p);
+  else
+    return __ldcs(reinterpret_cast<const float4*>(p));
 }
 template <Variant V>
 __device__ __forceinline__ void store(float* p, float4 v) {
-  if constexpr (V == Variant::Plain) *reinterpret_cast<float4*>(p) = v;
-  else __stcs(reinterpret_cast<float4*>(p), v);
+  if constexpr (V == Variant::Plain)
+    *reinterpret_cast<float4*>(p) = v;
+  else
+    __stcs(reinterpret_cast<float4*>(p), v);
 }
 
 // gb: the bf16 gradients (Bf16Grad only), indexed as t.g. U float4 groups per thread per iteration.
@@ -265,7 +270,8 @@ int main() {
   std::printf("adamw probe: %zu tensors, %.3f G parameters; times scaled to the 7B's 6.738 G\n", big.tensors.size(),
               big.params / 1e9);
   std::printf("%-12s %10s %12s %10s\n", "variant", "7B ms", "bytes/param", "GB/s");
-  for (const std::string name : {"base", "unroll2", "unroll2-cs", "unroll4-cs", "bf16-grad", "ceiling", "ceiling-u4", "base"}) {
+  for (const std::string name :
+       {"base", "unroll2", "unroll2-cs", "unroll4-cs", "bf16-grad", "ceiling", "ceiling-u4", "base"}) {
     const float ms = time_ms([&] { launch(name, big, step); });
     const double per = name == "bf16-grad" ? 28 : 30;
     std::printf("%-12s %10.2f %12.0f %10.0f\n", name.c_str(), ms * scale, per, per * big.params / (ms * 1e-3) / 1e9);

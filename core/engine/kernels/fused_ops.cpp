@@ -456,7 +456,9 @@ struct LinearCrossEntropyFunction : torch::autograd::Function<LinearCrossEntropy
     const at::Tensor gf = g.defined() && g.scalar_type() == at::kFloat ? g.contiguous() : at::Tensor();
     if (gf.defined() && gf.numel() == 1 && dw.scalar_type() == at::kFloat && w_dtype == at::kFloat &&
         dw.is_contiguous() && on_cuda({&dw, &gf}) &&
-        try_kernel([&] { return kernels::scale_in_place(dw.data_ptr<float>(), dw.numel(), gf.data_ptr<float>(), stream()); }))
+        try_kernel([&] {
+          return kernels::scale_in_place(dw.data_ptr<float>(), dw.numel(), gf.data_ptr<float>(), stream());
+        }))
       return {dh, dw, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
 #endif
     dw = (dw * g).to(w_dtype);
