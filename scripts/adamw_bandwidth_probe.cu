@@ -14,7 +14,7 @@
 //   ceiling     unroll2-cs's traffic with trivial arithmetic, ceiling-u4 with four groups (on the
 //               H200 these were as slow as unroll2-cs: the streaming hints, not the arithmetic,
 //               cost the time; the copy below is the reference for what the memory gives)
-//   memcpy      cudaMemcpyAsync of 16 GB, device to device
+//   memcpy      cudaMemcpyAsync of 16 GiB, device to device
 // Then each variant's result is compared, byte for byte, with base on tensors of odd lengths.
 #include "core/engine/kernels/fused_kernels.cu"
 
@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(kAdamwThreads)
   float* __restrict__ m = t.m[i];
   float* __restrict__ v = t.v[i];
   auto* __restrict__ c = static_cast<__nv_bfloat16*>(t.c[i]);
-  // Lengths are multiples of 8 and pointers 16-byte aligned here (checked on the host).
+  // Lengths are multiples of 4 and pointers 16-byte aligned here (cudaMalloc; the sets above).
   constexpr int64_t kStep = 4 * kAdamwThreads;
   for (int64_t e0 = begin + 4 * threadIdx.x; e0 < end; e0 += U * kStep) {
     float4 pv[U], gv[U], mv[U], vv[U];

@@ -260,10 +260,14 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
       b.ops.push_back(memory(op.name + " gradient cast to float8", op.flops / (2 * op.gemm.k) * (op.gradient_cast + 2), 1));
   }
   if (mode.kernels == KernelMode::Fused) {
-    // Scale dh and dW by the loss gradient; dW (fp32, in place) only where that is not 1: the loss
-    // divided over micro-steps, or fp16's loss scale (fused_ops.cpp, kernels::scale_in_place).
+    // Scale dh and dW by the loss gradient (fused_ops.cpp). An fp32 head weight's dW is scaled in
+    // place by kernels::scale_in_place, which writes nothing when the loss gradient is 1: it is not 1
+    // with the loss divided over micro-steps or fp16's loss scale. A 16-bit head weight (pure bf16,
+    // FSDP's gathered 16-bit units) takes the product into a new tensor every step.
     const bool scaled_loss = c.grad_accum > 1 || c.amp == config::Amp::Fp16;
-    b.ops.push_back(memory("output head gradients scaled", t * D * (x.c + x.r) + (scaled_loss ? V * D * 8 : 0), 2));
+    const double head_weight_bytes = fsdp ? p.gathered_bytes : p.param_bytes;
+    const double dw_pass = scaled_loss || head_weight_bytes != 4 ? V * D * 2 * head_weight_bytes : 0.0;
+    b.ops.push_back(memory("output head gradients scaled", t * D * (x.c + x.r) + dw_pass, 2));
   }
   // Attention backward recomputes the scores: 5 matmul-sized products against 2 in forward.
   for (const auto& op : f.ops) {

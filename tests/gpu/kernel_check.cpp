@@ -219,6 +219,33 @@ void check_model_shapes() {
 // The project's AdamW kernel (compile fused) against PyTorch's at::_fused_adamw_ on four 7B blocks'
 // parameters (0.8 G elements, 28 bytes each per step): the same parameters after three steps, and
 // each one's time and bandwidth.
+// kernels::scale_in_place against at::mul by the same device scalar, to the bit: lengths with and
+// without a tail of 1-3 elements, the scalar 1 (nothing written), 1/2 (accumulation) and 65536 (a
+// loss scale); and a misaligned pointer, which it must refuse.
+void check_scale_in_place() {
+  double worst = 0;
+  bool refused = false;
+  for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{4}, int64_t{4097}, (int64_t{1} << 22) + 3})
+    for (double s : {1.0, 0.5, 65536.0}) {
+      at::Tensor x = at::randn({n + 4}, cuda(at::kFloat)).narrow(0, 0, n);
+      const at::Tensor scalar = at::scalar_tensor(s, cuda(at::kFloat));
+      const at::Tensor want = x * scalar;
+      if (!tunebench::kernels::scale_in_place(x.data_ptr<float>(), n, scalar.data_ptr<float>(),
+                                              at::cuda::getCurrentCUDAStream())) {
+        worst = INFINITY;
+        continue;
+      }
+      worst = std::max(worst, byte_diff(x, want));
+      if (n == 4097 && s == 1.0) {
+        at::Tensor y = at::randn({n + 1}, cuda(at::kFloat));
+        refused = !tunebench::kernels::scale_in_place(y.data_ptr<float>() + 1, n, scalar.data_ptr<float>(),
+                                                      at::cuda::getCurrentCUDAStream());
+      }
+    }
+  row("scale_in_place", "x", worst, 0.0, 0.0);
+  row("scale_in_place", "unaligned refused", refused ? 0.0 : 1.0, 0.0, 0.0);
+}
+
 void check_adamw() {
   auto c = tunebench::config::TrialConfig{};
   c.compile = tunebench::config::Compile::Fused;
@@ -562,6 +589,7 @@ int main() {
   }
 
   check_model_shapes();
+  check_scale_in_place();
   check_adamw();
   if (tunebench::engine::fp8_supported(nullptr)) {
     check_adamw_fp8();

@@ -444,6 +444,11 @@ struct LinearCrossEntropyFunction : torch::autograd::Function<LinearCrossEntropy
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    // The saved dW may have been scaled in place by an earlier backward of this node (below): a
+    // second one (retain_graph) would scale it again.
+    TORCH_CHECK(!ctx->saved_data.count("dw_scaled"),
+                "compile fused: the fused loss's backward ran twice on one graph (retain_graph), which it "
+                "does not support");
     const auto saved = ctx->get_saved_variables();
     const at::Tensor& g = grads[0];
     const at::Tensor dh = (saved[0] * g).to(static_cast<at::ScalarType>(ctx->saved_data["h_dtype"].toInt()));
@@ -452,14 +457,16 @@ struct LinearCrossEntropyFunction : torch::autograd::Function<LinearCrossEntropy
 #ifdef TUNEBENCH_WITH_CUDA
     // The head's weight gradient is the largest tensor of the step's backward (vocabulary x dim):
     // scaled in place, and not at all when the loss gradient is 1 (a plain step), instead of a new
-    // product tensor. The saved gradient is not read again (no retain_graph).
+    // product tensor. Not when the backward builds a graph (create_graph): dW must then depend on g.
     const at::Tensor gf = g.defined() && g.scalar_type() == at::kFloat ? g.contiguous() : at::Tensor();
-    if (gf.defined() && gf.numel() == 1 && dw.scalar_type() == at::kFloat && w_dtype == at::kFloat &&
-        dw.is_contiguous() && on_cuda({&dw, &gf}) &&
+    if (!at::GradMode::is_enabled() && gf.defined() && gf.numel() == 1 && dw.scalar_type() == at::kFloat &&
+        w_dtype == at::kFloat && dw.is_contiguous() && on_cuda({&dw, &gf}) &&
         try_kernel([&] {
           return kernels::scale_in_place(dw.data_ptr<float>(), dw.numel(), gf.data_ptr<float>(), stream());
-        }))
+        })) {
+      ctx->saved_data["dw_scaled"] = true;
       return {dh, dw, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    }
 #endif
     dw = (dw * g).to(w_dtype);
     return {dh, dw, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};

@@ -243,7 +243,7 @@ TEST(StepModel, Fp8SwigluWritesTheFeedForwardsCasts) {
 
 // The fused loss scales the head's fp32 weight gradient in place by the loss gradient, and skips it
 // when that is 1: only accumulation (the loss divided over micro-steps) and fp16's loss scale pay
-// the pass over the vocabulary x dim gradient.
+// the pass over the vocabulary x dim gradient; a 16-bit head weight pays it every step.
 TEST(StepModel, HeadGradientIsScaledOnlyWhenTheLossGradientIsNotOne) {
   tc::TrialConfig c = *tc::trial_preset("7b-single-fused");
   const auto head_bytes = [](const tc::TrialConfig& x) {
@@ -261,4 +261,10 @@ TEST(StepModel, HeadGradientIsScaledOnlyWhenTheLossGradientIsNotOne) {
   fp16.amp = tc::Amp::Fp16;
   const auto p16 = tp::precision_of(fp16);
   EXPECT_DOUBLE_EQ(head_bytes(fp16), t * D * (p16.compute_bytes + p16.residual_bytes) + V * D * 8);
+  // A 16-bit head weight (pure bf16) takes the product into a new 16-bit tensor every step.
+  tc::TrialConfig pure = c;
+  pure.amp = tc::Amp::PureBf16;
+  const auto pp = tp::precision_of(pure);
+  ASSERT_EQ(pp.param_bytes, 2);
+  EXPECT_DOUBLE_EQ(head_bytes(pure), t * D * (pp.compute_bytes + pp.residual_bytes) + V * D * 4);
 }
