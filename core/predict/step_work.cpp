@@ -203,15 +203,15 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
         4 * L + 1));
   if (fsdp)  // gather(): the fp32 shard cast to the compute dtype before its all-gather
     f.ops.push_back(memory("FSDP shard casts", numel / n * (x.pb + p.gathered_bytes), L + 2));
-  PhaseWork blocks;
+  PhaseWork blocks;  // one block's ops, then scaled to all L (the forward's, and checkpointing's recompute)
   block_forward(blocks, x, "block ");
-  for (auto op : blocks.ops) {
+  for (auto& op : blocks.ops) {
     op.flops *= L;
     op.bytes *= L;
     op.kernels *= L;
     if (op.backward_bytes >= 0) op.backward_bytes *= L;
-    f.ops.push_back(op);
   }
+  f.ops.insert(f.ops.end(), blocks.ops.begin(), blocks.ops.end());
   f.ops.push_back(memory("final norm", t * norm_bytes_per_token(x), norm_kernels(x)));
   f.ops.push_back(matmul("output head", x, D, V, 1));
   if (mode.kernels == KernelMode::Eager) {  // .to(fp32), log_softmax (two passes), nll
@@ -231,13 +231,7 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
 
   // ---- recompute (checkpointing: each block's forward again, inside backward) ----------------
   if (c.checkpointing) {
-    for (auto op : blocks.ops) {
-      op.flops *= L;
-      op.bytes *= L;
-      op.kernels *= L;
-      if (op.backward_bytes >= 0) op.backward_bytes *= L;
-      s.recompute.ops.push_back(op);
-    }
+    s.recompute.ops.insert(s.recompute.ops.end(), blocks.ops.begin(), blocks.ops.end());
     if (p.weight_copy_bytes > 0 || p.fp8)
       s.recompute.ops.push_back(memory("weight casts (recompute)", block_matmul * L * cast_per_param, 4 * L));
   }
@@ -256,8 +250,10 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
     wgrad.gemm = GemmShape{op.gemm.n, op.gemm.k, op.gemm.m};
     b.ops.push_back(dgrad);
     b.ops.push_back(wgrad);
-    if (op.fp8 && op.gradient_cast > 0)
-      b.ops.push_back(memory(op.name + " gradient cast to float8", op.flops / (2 * op.gemm.k) * (op.gradient_cast + 2), 1));
+    if (op.fp8 && op.gradient_cast > 0) {
+      const double dy_elements = op.flops / (2 * op.gemm.k);  // tokens x the linear's outputs
+      b.ops.push_back(memory(op.name + " gradient cast to float8", dy_elements * (op.gradient_cast + 2), 1));
+    }
   }
   if (mode.kernels == KernelMode::Fused) {
     // Scale dh and dW by the loss gradient (fused_ops.cpp). An fp32 head weight's dW is scaled in
