@@ -69,6 +69,21 @@ std::vector<ModelRun> model_runs(const std::string& folder = "models-h200") {
   return out;
 }
 
+// The event logs of several folders of tests/data, in that order.
+std::vector<ModelRun> runs_in(const std::vector<std::string>& folders) {
+  std::vector<ModelRun> out;
+  for (const auto& folder : folders)
+    for (auto& r : model_runs(folder)) out.push_back(std::move(r));
+  return out;
+}
+
+// Every preset and head-size custom at full depth, bf16 and `amp fp8` `compile fused`, with the
+// worker the step model describes now (README there): the sweep, two more rounds in second-call,
+// four of llama3.2-1b in third-call, and llama3.2-1b, llama3.1-8b and 7b with the head's gradient
+// scaled in place in head-scale.
+const std::vector<std::string> kFullDepthNow = {"models-h200/fp8-full", "models-h200/fp8-full/second-call",
+                                                "models-h200/fp8-full/third-call", "models-h200/fp8-full/head-scale"};
+
 }  // namespace
 
 TEST(RecordedModels, PeakMemoryWithinThreePercentOnEveryShape) {
@@ -97,23 +112,17 @@ TEST(RecordedModels, PeakMemoryWithinThreePercentAtEveryMicroBatch) {
   }
 }
 
-// Every preset and head-size custom at full depth, `amp fp8` + `compile fused` and bf16 `compile
-// fused` (models-h200/fp8-full, README there: the SwiGLU and rotary kernels write float8 casts; two
-// more rounds in second-call, four of llama3.2-1b in third-call; llama3.2-1b and llama3.1-8b with the head's gradient scaled in
-// place in head-scale), and the workers before that (swiglu-casts: the feed-forward's only;
-// adamw-copies: AdamW writes the float8 weights; casts-in-forward: two rounds, and the two smallest
-// at micro-batch 4): the peaks are the same both ways, the weights' float8 casts taking the
-// gradients' place as the bf16 copies do.
+// The full-depth runs of kFullDepthNow, and of the workers before them (fp8-full/swiglu-casts: the
+// feed-forward's casts only; adamw-copies: AdamW writes the float8 weights; casts-in-forward: two
+// rounds, and the two smallest at micro-batch 4): the peaks are the same both ways, the weights'
+// float8 casts taking the gradients' place as the bf16 copies do.
 TEST(RecordedModels, PeakMemoryWithinThreePercentInFp8AndBf16AtFullDepth) {
-  auto all = model_runs("models-h200/fp8-full");
-  ASSERT_EQ(all.size(), 18u) << "9 models x {bf16, fp8}";
-  for (auto& r : model_runs("models-h200/fp8-full/second-call")) all.push_back(r);
-  for (auto& r : model_runs("models-h200/fp8-full/swiglu-casts")) all.push_back(r);
-  for (auto& r : model_runs("models-h200/fp8-full/adamw-copies")) all.push_back(r);
-  for (auto& r : model_runs("models-h200/fp8-full/casts-in-forward")) all.push_back(r);
-  for (auto& r : model_runs("models-h200/fp8-full/casts-in-forward/micro-batch-4")) all.push_back(r);
-  for (auto& r : model_runs("models-h200/fp8-full/third-call")) all.push_back(r);
-  for (auto& r : model_runs("models-h200/fp8-full/head-scale")) all.push_back(r);
+  ASSERT_EQ(model_runs("models-h200/fp8-full").size(), 18u) << "9 models x {bf16, fp8}";
+  auto all = runs_in(kFullDepthNow);
+  for (auto& r :
+       runs_in({"models-h200/fp8-full/swiglu-casts", "models-h200/fp8-full/adamw-copies",
+                "models-h200/fp8-full/casts-in-forward", "models-h200/fp8-full/casts-in-forward/micro-batch-4"}))
+    all.push_back(std::move(r));
   ASSERT_EQ(all.size(), 152u);
   int fp8 = 0;
   for (const auto& r : all) {
@@ -133,12 +142,8 @@ TEST(RecordedModels, StepTimeFromTheExampleSessionOnEveryShape) {
   const auto basis = evidence.select([](const tp::MeasuredTrial&) { return true; });
   tp::Target target;
   target.gpu = "h200";
-  auto all = model_runs();
-  for (auto& r : model_runs("models-h200/micro-batch")) all.push_back(r);
-  for (auto& r : model_runs("models-h200/fp8-full")) all.push_back(r);  // fp8 and bf16 at full depth, this worker
-  for (auto& r : model_runs("models-h200/fp8-full/second-call")) all.push_back(r);
-  for (auto& r : model_runs("models-h200/fp8-full/third-call")) all.push_back(r);
-  for (auto& r : model_runs("models-h200/fp8-full/head-scale")) all.push_back(r);  // the head's gradient scaled in place
+  auto all = runs_in({"models-h200", "models-h200/micro-batch"});
+  for (auto& r : runs_in(kFullDepthNow)) all.push_back(std::move(r));
   for (const auto& r : all) {
     const auto scenario = tp::scenario_for(r.config, target, basis);
     const auto p = tp::predict_scenario(scenario.scenario, basis);
