@@ -216,9 +216,6 @@ void check_model_shapes() {
   }
 }
 
-// The project's AdamW kernel (compile fused) against PyTorch's at::_fused_adamw_ on four 7B blocks'
-// parameters (0.8 G elements, 28 bytes each per step): the same parameters after three steps, and
-// each one's time and bandwidth.
 // kernels::scale_in_place against at::mul by the same device scalar, to the bit: lengths with and
 // without a tail of 1-3 elements, the scalar 1 (nothing written), 1/2 (accumulation) and 65536 (a
 // loss scale); and a misaligned pointer, which it must refuse.
@@ -246,6 +243,9 @@ void check_scale_in_place() {
   row("scale_in_place", "unaligned refused", refused ? 0.0 : 1.0, 0.0, 0.0);
 }
 
+// The project's AdamW kernel (compile fused) against PyTorch's at::_fused_adamw_ on four 7B blocks'
+// parameters (0.8 G elements, 28 bytes each per step): the same parameters after three steps, and
+// each one's time and bandwidth.
 void check_adamw() {
   auto c = tunebench::config::TrialConfig{};
   c.compile = tunebench::config::Compile::Fused;
