@@ -14,8 +14,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <type_traits>
 #include <cstdint>
+#include <type_traits>
 
 namespace tunebench::kernels {
 namespace {
@@ -664,20 +664,18 @@ __global__ void scale_kernel(float* __restrict__ x, int64_t n, const float* __re
 
 bool aligned16(const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-// Calls f(T{}) with the C++ type of `t`.
+// Calls f(T{}) with the C++ type of `t` and returns what it returns (a launcher's bool, or nothing).
 template <typename F>
-void with_type(ElemType t, F&& f) {
+auto with_type(ElemType t, F&& f) {
   switch (t) {
     case ElemType::F32:
-      f(float{});
-      break;
+      return f(float{});
     case ElemType::BF16:
-      f(__nv_bfloat16{});
-      break;
+      return f(__nv_bfloat16{});
     case ElemType::F16:
-      f(__half{});
-      break;
+      return f(__half{});
   }
+  return decltype(f(float{}))();
 }
 
 int grid_for(int64_t chunks, int threads) {
@@ -1096,13 +1094,11 @@ bool launch_fp8_cast(const Values& values, Fp8Kind kind, int64_t rows, int64_t c
 bool fp8_cast(ElemType ts, Fp8Kind kind, const void* src, int64_t rows, int64_t cols, const float* amax_history,
               float* amax_current, float* inv_scale, void* dst, void* dst_t, cudaStream_t stream) {
   if (!aligned16(src)) return false;
-  bool ok = false;
-  with_type(ts, [&](auto T0) {
+  return with_type(ts, [&](auto T0) {
     using T = decltype(T0);
-    ok = launch_fp8_cast(TensorValues<T>{static_cast<const T*>(src), cols}, kind, rows, cols, amax_history,
-                         amax_current, inv_scale, dst, dst_t, stream);
+    return launch_fp8_cast(TensorValues<T>{static_cast<const T*>(src), cols}, kind, rows, cols, amax_history,
+                           amax_current, inv_scale, dst, dst_t, stream);
   });
-  return ok;
 }
 
 bool fp8_cast_f32_as(ElemType as, Fp8Kind kind, const float* src, int64_t rows, int64_t cols,
@@ -1124,41 +1120,35 @@ bool rope_qkv_backward_fp8(ElemType t, const void* dq, Strides3 sq, const void* 
   for (const Strides3& st : {sq, sk, sv})
     if (st.b % 8 != 0 || st.t % 8 != 0 || st.h % 8 != 0) return false;
   if (!aligned16(dq) || !aligned16(dk) || !aligned16(dv)) return false;
-  bool ok = false;
-  with_type(t, [&](auto T0) {
+  return with_type(t, [&](auto T0) {
     using T = decltype(T0);
     const RopeGradValues<T> values{static_cast<const T*>(dq), static_cast<const T*>(dk), static_cast<const T*>(dv),
                                    sq, sk, sv, cos, sin, seq, heads, kv_heads, head_dim};
-    ok = launch_fp8_cast<Fp8Kind::E5M2>(values, batch * seq, (heads + 2 * kv_heads) * head_dim, amax_history,
-                                        amax_current, inv_scale, dst, dst_t, stream);
+    return launch_fp8_cast<Fp8Kind::E5M2>(values, batch * seq, (heads + 2 * kv_heads) * head_dim, amax_history,
+                                          amax_current, inv_scale, dst, dst_t, stream);
   });
-  return ok;
 }
 
 bool swiglu_fp8(ElemType t, const void* gu, int64_t rows, int64_t ffn, const float* amax_history, float* amax_current,
                 float* inv_scale, void* dst, void* dst_t, cudaStream_t stream) {
   if (!aligned16(gu)) return false;
-  bool ok = false;
-  with_type(t, [&](auto T0) {
+  return with_type(t, [&](auto T0) {
     using T = decltype(T0);
-    ok = launch_fp8_cast<Fp8Kind::E4M3>(SwigluValues<T>{static_cast<const T*>(gu), ffn}, rows, ffn, amax_history,
-                                        amax_current, inv_scale, dst, dst_t, stream);
+    return launch_fp8_cast<Fp8Kind::E4M3>(SwigluValues<T>{static_cast<const T*>(gu), ffn}, rows, ffn, amax_history,
+                                          amax_current, inv_scale, dst, dst_t, stream);
   });
-  return ok;
 }
 
 bool swiglu_backward_fp8(ElemType t, const void* gu, const void* dout, int64_t rows, int64_t ffn,
                          const float* amax_history, float* amax_current, float* inv_scale, void* dst, void* dst_t,
                          cudaStream_t stream) {
   if (!aligned16(gu) || !aligned16(dout)) return false;
-  bool ok = false;
-  with_type(t, [&](auto T0) {
+  return with_type(t, [&](auto T0) {
     using T = decltype(T0);
-    ok = launch_fp8_cast<Fp8Kind::E5M2>(
+    return launch_fp8_cast<Fp8Kind::E5M2>(
         SwigluGradValues<T>{static_cast<const T*>(gu), static_cast<const T*>(dout), ffn}, rows, ffn, amax_history,
         amax_current, inv_scale, dst, dst_t, stream);
   });
-  return ok;
 }
 
 bool fp8_amax(ElemType ts, const void* src, int64_t n, float* amax, cudaStream_t stream) {
