@@ -23,17 +23,10 @@
 #include <string>
 #include <vector>
 
+#include "scripts/probe_check.h"
+
 namespace probe {
 using namespace tunebench::kernels;
-
-#define CHECK(x)                                                                             \
-  do {                                                                                       \
-    cudaError_t e = (x);                                                                     \
-    if (e != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
 
 enum class Variant { Plain, Streaming, Bf16Grad, Ceiling };
 

@@ -74,6 +74,10 @@
 #                                 # FP8_PATHS="fused graph ckpt accum" runs the tiny model in fp8 on those
 #                                 # paths and prints its losses; FP8_AGAINST=TARBALL (git archive of
 #                                 # another commit) does so with that commit's worker too.
+#   scripts/gpu-bench.sh gemm-search  # 1 GPU, about 5 min with the build: the GEMM algorithm search
+#                                 # against cuBLAS's pick (TUNEBENCH_GEMM=cublas): kernel check, tiny
+#                                 # losses both ways, GS_ROWS (default 7B bf16, Llama-3.2-1B bf16 and
+#                                 # fp8) at micro-batch 1, ROUNDS (default 2) interleaved. Table last.
 #   scripts/gpu-bench.sh mfu7b    # 1 GPU, about 3 min with the build: 7B `compile fused` at micro-batch
 #                                 # 1, 2 and 3, ROUNDS (default 2) interleaved rounds, phases and peaks
 #   scripts/gpu-bench.sh models-check  # 1 GPU, about 9 min with the build: the GEMM probe (10 calls per
@@ -249,7 +253,7 @@ t0=$(date +%s)
 configure_worker "$ROOT" "$BUILD" "$OUT/logs/cmake.log" || { tail -40 "$OUT/logs/cmake.log"; exit 1; }
 grep -E "Tunebench" "$OUT/logs/cmake.log"
 TARGETS=(tunebench-worker)
-case "$MODE" in kernels|kernels7b|compile-dist|models-probe) TARGETS+=(tunebench-kernel-check) ;; esac
+case "$MODE" in kernels|kernels7b|compile-dist|models-probe|gemm-search) TARGETS+=(tunebench-kernel-check) ;; esac
 [ "$MODE" = models-fp8 ] && [ "${FP8_KERNEL_CHECK:-0}" = 1 ] && TARGETS+=(tunebench-kernel-check)
 if ! ninja -C "$BUILD" "${TARGETS[@]}" > "$OUT/logs/build.log" 2>&1; then
   grep -E "error|Error" -A3 "$OUT/logs/build.log" | head -60
@@ -782,6 +786,35 @@ case "$MODE" in
       done
     done
     python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" > "$OUT/models-table.txt"
+    ;;
+  gemm-search)
+    # The GEMM algorithm search (core/engine/kernels/gemm_search.h) against cuBLAS's pick
+    # (TUNEBENCH_GEMM=cublas): the kernel check (gemm rows: bit-identical on fresh operands, and the
+    # 7B block's twelve GEMMs timed both ways), the tiny model's losses both ways (must be identical),
+    # then GS_ROWS (model/amp, default the 7B in bf16 and Llama-3.2-1B in bf16 and fp8) `compile
+    # fused` at micro-batch 1, ROUNDS (default 2) interleaved rounds, the second in the other order. Table printed last (models_check_table.py).
+    export TUNEBENCH_MEMORY_PHASES=1
+    TUNEBENCH_GEMM_LOG=1 "$BUILD/tests/gpu/tunebench-kernel-check" > "$OUT/kernel-check.txt" 2>&1
+    echo "-- kernel check: exit $?"
+    { echo "== kernel check (gemm)"; grep -E "^gemm|^GEMM|FAIL" "$OUT/kernel-check.txt"; } > "$OUT/models-table.txt"
+    TINY=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --steps 12 --warmup 2 --kernel-sample-every 0
+          --compile fused)
+    run tiny-search "${TINY[@]}"
+    TUNEBENCH_GEMM=cublas run tiny-cublas "${TINY[@]}"
+    print_losses "$OUT"/logs/tiny-*.jsonl >> "$OUT/models-table.txt"
+    GS=(--device cuda --seq-len 2048 --micro-batch 1 --steps "${GS_STEPS:-11}" --warmup 3 --compile fused
+        --kernel-sample-every 0)
+    for k in $(seq "${ROUNDS:-2}"); do
+      order=(search cublas); [ $((k % 2)) -eq 0 ] && order=(cublas search)
+      for r in ${GS_ROWS:-7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8}; do
+        m="${r%/*}"; amp="${r#*/}"
+        for g in "${order[@]}"; do
+          TUNEBENCH_GEMM=$g TUNEBENCH_GEMM_LOG=1 run "$m-$amp-$g-$k" --model "$m" --amp "$amp" "${GS[@]}"
+        done
+      done
+    done
+    grep -h "GEMM algorithms" "$OUT"/logs/*-search-1.jsonl | cut -c1-400 >> "$OUT/models-table.txt"
+    python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" >> "$OUT/models-table.txt"
     ;;
   sampling-cost)
     # Block A: warm-up steps 100-399, before any sample; block B: steps 400-999 (sampling_cost.py),

@@ -12,6 +12,7 @@
 #include "core/engine/errors.h"
 #include "core/engine/kernels/fp8_linear.h"
 #include "core/engine/kernels/fused_ops.h"
+#include "core/engine/kernels/gemm_search.h"
 #include "core/engine/model/checkpoint.h"
 #include "core/engine/model/llama.h"
 #include "core/engine/optim/optimizer.h"
@@ -376,12 +377,25 @@ int64_t Trainer::thread_cpu_us() {
   return static_cast<int64_t>(t.tv_sec) * 1000000 + t.tv_nsec / 1000;
 }
 
+// Between steps: the GEMM algorithm search for the shapes the step met first (normally all of them,
+// in step 0; gemm_search.h). Its scratch is not the trial's memory, so the allocator's peak is
+// carried over it and reset after it. After the first step the log says what it chose.
+void Trainer::search_gemms(bool first_step) {
+  if (gemm::pending()) {
+    m_peak_carried = std::max(m_peak_carried, m_device.memory().peak_bytes);
+    gemm::search_pending();
+    m_device.reset_peak_memory();
+  }
+  if (first_step && config::uses_fused_kernels(m_config.compile) && m_device.is_cuda())
+    m_sink(protocol::Log{"info", gemm::describe(gemm::summary())});
+}
+
 void Trainer::note_memory_phase(const char* phase) {
   if (!m_memory_phases) return;
   const protocol::MemoryStats m = m_device.memory();  // the allocator's own counters: no synchronisation
   m_memory_phase_log += std::string(" ") + phase + " peak " + std::to_string(m.peak_bytes) + " then " +
                         std::to_string(m.allocated_bytes) + ";";
-  m_memory_phase_peak = std::max(m_memory_phase_peak, m.peak_bytes);
+  m_peak_carried = std::max(m_peak_carried, m.peak_bytes);
   m_device.reset_peak_memory();
 }
 
@@ -394,7 +408,7 @@ protocol::Step Trainer::finish_step(protocol::Step step, const at::Tensor& loss_
   step.loss = loss_sum.item<double>();
   step.tokens = m_config.tokens_per_rank_step();
   step.memory = m_device.memory();
-  if (m_memory_phases) step.memory.peak_bytes = std::max(step.memory.peak_bytes, m_memory_phase_peak);
+  step.memory.peak_bytes = std::max(step.memory.peak_bytes, m_peak_carried);
   if (m_last_found_inf.defined()) step.skipped = m_last_found_inf.item<float>() != 0.f;
   step.intervals = m_timeline->collect(step.end_us);
   summarise_comm(step, m_rank.world_size);
@@ -423,11 +437,12 @@ protocol::Summary Trainer::run() {
       m_sink(protocol::Log{"info", "thread cpu, step " + std::to_string(i) + ": " +
                                        std::to_string(thread_cpu_us() - cpu0) + " us"});
     if (sampled) finish_sample(step);
+    search_gemms(i == 0);
     if (!step.warmup) measured.push_back(step);
     m_sink(std::move(step));
   }
   return summarise(measured, m_model->flops_per_token(m_config.seq_len), m_device.peak_flops(),
-                   std::max(m_device.memory().peak_bytes, m_memory_phase_peak));
+                   std::max(m_device.memory().peak_bytes, m_peak_carried));
 }
 
 // ============================================================================================

@@ -100,8 +100,11 @@ class Trainer {
   bool m_memory_phases = false;
   bool m_thread_cpu = false;  // TUNEBENCH_THREAD_CPU=1: each step's training-thread CPU time logged
   static int64_t thread_cpu_us();
-  int64_t m_memory_phase_peak = 0;
   std::string m_memory_phase_log;
+  // The allocator's peak before its last reset (a memory phase's boundary, or the GEMM search's
+  // scratch): every step's peak_bytes and the run's are at least this.
+  int64_t m_peak_carried = 0;
+  void search_gemms(bool first_step);
   bool m_weight_copies = false;    // AdamW writes the next forward's 16-bit weights (predict::optimizer_weight_copies)
   std::shared_ptr<Graph> m_graph;  // shared_ptr: Graph is complete only in trainer_graph.cpp
 };

@@ -27,6 +27,7 @@
 #include "core/engine/kernels/fp8_linear.h"
 #include "core/engine/kernels/fused_kernels.h"
 #include "core/engine/kernels/fused_ops.h"
+#include "core/engine/kernels/gemm_search.h"
 #include "core/engine/optim/optimizer.h"
 
 namespace fused = tunebench::engine::fused;
@@ -241,6 +242,59 @@ void check_scale_in_place() {
     }
   row("scale_in_place", "x", worst, 0.0, 0.0);
   row("scale_in_place", "unaligned refused", refused ? 0.0 : 1.0, 0.0, 0.0);
+}
+
+// gemm::mm (compile fused's linear layers) against at::mm: the first call of a shape measures the
+// algorithms, the later ones run the chosen one, which must give at::mm's bits on any operands, not
+// only on those it was chosen with. Three layouts (forward, input gradient, fp32 weight gradient) at
+// the 7B's w2 shape and at an odd one; then the time of the 7B shapes' calls both ways.
+void check_gemm_search() {
+  struct Shape {
+    const char* name;
+    int64_t tokens, in, out;
+  };
+  for (const Shape& s : {Shape{"7B w2", 2048, 11008, 4096}, Shape{"odd", 1040, 2064, 1552}}) {
+    double worst[3] = {0, 0, 0};
+    for (int draw = 0; draw < 3; ++draw) {  // draw 0 meets the shapes (at::mm's call), then they are searched
+      const at::Tensor x = randn({s.tokens, s.in}, at::kBFloat16), w = randn({s.out, s.in}, at::kBFloat16, 0.02);
+      const at::Tensor dy = randn({s.tokens, s.out}, at::kBFloat16);
+      const std::array<std::pair<at::Tensor, at::Tensor>, 3> ops = {std::pair{x, w.t()}, std::pair{dy, w},
+                                                                    std::pair{dy.t(), x}};
+      for (int i = 0; i < 3; ++i) {
+        const at::ScalarType out = i == 2 ? at::kFloat : at::kBFloat16;
+        const at::Tensor want =
+            out == at::kFloat ? at::mm(ops[i].first, ops[i].second, out) : at::mm(ops[i].first, ops[i].second);
+        worst[i] = std::max(worst[i], byte_diff(tunebench::engine::gemm::mm(ops[i].first, ops[i].second, out), want));
+      }
+      if (draw == 0) tunebench::engine::gemm::search_pending();
+    }
+    row(std::string("gemm ") + s.name, "y", worst[0], 0.0, 0.0);
+    row(std::string("gemm ") + s.name, "dx", worst[1], 0.0, 0.0);
+    row(std::string("gemm ") + s.name, "dw fp32", worst[2], 0.0, 0.0);
+  }
+  // One 7B block's twelve GEMMs (2,048 tokens), at::mm's pick against the chosen algorithms.
+  double plain = 0, chosen = 0;
+  for (const auto& [in, out] : {std::pair<int64_t, int64_t>{4096, 12288}, {4096, 4096}, {4096, 22016}, {11008, 4096}}) {
+    const at::Tensor x = randn({2048, in}, at::kBFloat16), w = randn({out, in}, at::kBFloat16, 0.02);
+    const at::Tensor dy = randn({2048, out}, at::kBFloat16);
+    (void)tunebench::engine::gemm::mm(x, w.t(), at::kBFloat16);
+    (void)tunebench::engine::gemm::mm(dy, w, at::kBFloat16);
+    (void)tunebench::engine::gemm::mm(dy.t(), x, at::kFloat);
+    tunebench::engine::gemm::search_pending();
+    plain += time_ms([&] {
+      (void)at::mm(x, w.t());
+      (void)at::mm(dy, w);
+      (void)at::mm(dy.t(), x, at::kFloat);
+    });
+    chosen += time_ms([&] {
+      (void)tunebench::engine::gemm::mm(x, w.t(), at::kBFloat16);
+      (void)tunebench::engine::gemm::mm(dy, w, at::kBFloat16);
+      (void)tunebench::engine::gemm::mm(dy.t(), x, at::kFloat);
+    });
+  }
+  std::printf("gemm 7B block (12 GEMMs): at::mm %.3f ms, gemm::mm %.3f ms (x 32 blocks: %.1f ms a step)\n", plain,
+              chosen, 32 * (plain - chosen));
+  std::printf("%s\n", tunebench::engine::gemm::describe(tunebench::engine::gemm::summary()).c_str());
 }
 
 // The project's AdamW kernel (compile fused) against PyTorch's at::_fused_adamw_ on four 7B blocks'
@@ -590,6 +644,7 @@ int main() {
 
   check_model_shapes();
   check_scale_in_place();
+  check_gemm_search();
   check_adamw();
   if (tunebench::engine::fp8_supported(nullptr)) {
     check_adamw_fp8();

@@ -6,6 +6,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "core/engine/compat.h"
+#include "core/engine/kernels/gemm_search.h"
 #include "core/predict/activations.h"
 
 #ifdef TUNEBENCH_WITH_CUDA
@@ -84,10 +85,7 @@ at::ScalarType acc(const at::Tensor& t) { return t.scalar_type() == at::kDouble 
 
 // dW = dy^T x in `out` dtype, straight from the GEMM where the libtorch can (fp32 accumulate).
 at::Tensor weight_grad(const at::Tensor& dy2, const at::Tensor& x2, at::ScalarType out) {
-#if TUNEBENCH_TORCH_AT_LEAST(2, 10)
-  if (dy2.is_cuda() && out == at::kFloat && dy2.scalar_type() != at::kFloat) return at::mm(dy2.t(), x2, out);
-#endif
-  return at::mm(dy2.t(), x2).to(out);
+  return gemm::mm(dy2.t(), x2, out);
 }
 
 // ============================================================================================
@@ -366,7 +364,9 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
     ctx->save_for_backward({xc, wc});
     ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
     ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
-    return at::linear(xc, wc);
+    std::vector<int64_t> sizes = xc.sizes().vec();
+    sizes.back() = wc.size(0);
+    return gemm::mm(xc.reshape({-1, wc.size(1)}), wc.t(), cd).view(sizes);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -376,8 +376,9 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
     const at::Tensor dy = grads[0].to(wc.scalar_type());
     const int64_t n = wc.size(0), k = wc.size(1);
     const at::Tensor dy2 = dy.reshape({-1, n});
-    const at::Tensor dx =
-        at::mm(dy2, wc).view(xc.sizes()).to(static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()));
+    const at::Tensor dx = gemm::mm(dy2, wc, wc.scalar_type())
+                              .view(xc.sizes())
+                              .to(static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()));
     const at::Tensor dw =
         weight_grad(dy2, xc.reshape({-1, k}), static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt()));
     return {dx, dw, at::Tensor(), at::Tensor()};
@@ -430,7 +431,7 @@ struct LinearCrossEntropyFunction : torch::autograd::Function<LinearCrossEntropy
     for (int64_t start = 0; start < rows; start += chunk) {
       const int64_t n = std::min(chunk, rows - start);
       const at::Tensor hs = hc.narrow(0, start, n);
-      at::Tensor logits = at::mm(hs, wc.t());
+      at::Tensor logits = gemm::mm(hs, wc.t(), cd);
       losses.push_back(cross_entropy_in_place(logits, targets.narrow(0, start, n), scale));
       at::Tensor dh_rows = dh.narrow(0, start, n);
       at::mm_out(dh_rows, logits, wc);

@@ -6,13 +6,13 @@
 #include "core/predict/model_shape.h"
 
 namespace te = tunebench::engine;
-namespace tp = tunebench::predict;
+namespace predict = tunebench::predict;
 
 TEST(PredictShape, UnitsMatchTheEnginesModel) {
   for (const auto& name : tunebench::config::model_preset_names()) {
     if (name == "custom") continue;
     const auto dims = *tunebench::config::model_preset(name);
-    const auto units = tp::llama_units(dims);
+    const auto units = predict::llama_units(dims);
     ASSERT_EQ(units.size(), static_cast<size_t>(dims.layers) + 2) << name;
     for (size_t u = 0; u < units.size(); ++u) {
       const auto shapes = te::LlamaModel::unit_shapes(dims, u);
@@ -27,5 +27,5 @@ TEST(PredictShape, UnitsMatchTheEnginesModel) {
   }
   const auto tiny = *tunebench::config::model_preset("tiny");
   te::LlamaModel model(tiny, at::TensorOptions().dtype(at::kFloat));
-  EXPECT_EQ(model.parameter_count(), tp::parameter_count(tiny));
+  EXPECT_EQ(model.parameter_count(), predict::parameter_count(tiny));
 }

@@ -79,10 +79,12 @@ std::vector<ModelRun> runs_in(const std::vector<std::string>& folders) {
 
 // Every preset and head-size custom at full depth, bf16 and `amp fp8` `compile fused`, with the
 // worker the step model describes now (README there): the sweep, two more rounds in second-call,
-// four of llama3.2-1b in third-call, and llama3.2-1b, llama3.1-8b and 7b with the head's gradient
-// scaled in place in head-scale.
+// four of llama3.2-1b in third-call, llama3.2-1b, llama3.1-8b and 7b with the head's gradient
+// scaled in place in head-scale, and nine rows with the GEMM algorithm search and without it
+// (TUNEBENCH_GEMM=cublas) in gemm-search/between-steps.
 const std::vector<std::string> kFullDepthNow = {"models-h200/fp8-full", "models-h200/fp8-full/second-call",
-                                                "models-h200/fp8-full/third-call", "models-h200/fp8-full/head-scale"};
+                                                "models-h200/fp8-full/third-call", "models-h200/fp8-full/head-scale",
+                                                "models-h200/gemm-search/between-steps"};
 
 }  // namespace
 
@@ -123,7 +125,7 @@ TEST(RecordedModels, PeakMemoryWithinThreePercentInFp8AndBf16AtFullDepth) {
        runs_in({"models-h200/fp8-full/swiglu-casts", "models-h200/fp8-full/adamw-copies",
                 "models-h200/fp8-full/casts-in-forward", "models-h200/fp8-full/casts-in-forward/micro-batch-4"}))
     all.push_back(std::move(r));
-  ASSERT_EQ(all.size(), 152u);
+  ASSERT_EQ(all.size(), 206u);
   int fp8 = 0;
   for (const auto& r : all) {
     fp8 += r.config.amp == tunebench::config::Amp::Fp8;
@@ -132,7 +134,38 @@ TEST(RecordedModels, PeakMemoryWithinThreePercentInFp8AndBf16AtFullDepth) {
     const double predicted = static_cast<double>(tp::predict_memory(r.config, options).peak_bytes);
     EXPECT_NEAR(predicted / static_cast<double>(r.peak_bytes), 1.0, 0.03) << r.name;
   }
-  EXPECT_EQ(fp8, 76);
+  EXPECT_EQ(fp8, 94);
+}
+
+// The GEMM algorithm search changes speed only (core/engine/kernels/gemm_search.h): each row's
+// runs with the search hold the same peak as those with cuBLAS's pick (its scratch is between
+// steps and not charged), and the tiny model computes the same loss, to the last bit printed, at
+// every step.
+TEST(RecordedModels, GemmSearchLeavesThePeakAndTheLossesAsTheyWere) {
+  const auto all = runs_in({"models-h200/gemm-search/between-steps"});
+  ASSERT_EQ(all.size(), 54u) << "9 rows x {search, cublas} x 3 rounds";
+  int pairs = 0;
+  for (const auto& r : all) {
+    const auto at = r.name.find("-search-");
+    if (at == std::string::npos) continue;
+    const std::string other = r.name.substr(0, at) + "-cublas-" + r.name.substr(at + 8);
+    const auto match = std::find_if(all.begin(), all.end(), [&](const ModelRun& o) { return o.name == other; });
+    ASSERT_NE(match, all.end()) << other;
+    EXPECT_NEAR(static_cast<double>(r.peak_bytes) / static_cast<double>(match->peak_bytes), 1.0, 0.001) << r.name;
+    ++pairs;
+  }
+  EXPECT_EQ(pairs, 27);
+
+  const std::string dir = std::string(TUNEBENCH_TEST_DATA_DIR) + "/models-h200/gemm-search/between-steps/tiny/";
+  const auto losses = [&](const std::string& name) {
+    std::vector<double> out;
+    const auto log = tunebench::protocol::read_trial_log_file(dir + name);
+    for (const auto& s : log.ranks.at(0).steps) out.push_back(s.loss);
+    return out;
+  };
+  const auto searched = losses("tiny-search.jsonl");
+  ASSERT_EQ(searched.size(), 12u);
+  EXPECT_EQ(searched, losses("tiny-cublas.jsonl"));
 }
 
 #ifdef TUNEBENCH_HAVE_STORE

@@ -1,0 +1,352 @@
+// See gemm_search.h. cuBLASLt is column-major: a row-major C [M, N] = a [M, K] b [K, N] is the
+// column-major C^T (N x M) = b^T a^T, so cuBLAS's first operand comes from b and its second from a.
+#include "core/engine/kernels/gemm_search.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/engine/compat.h"
+
+#if defined(TUNEBENCH_WITH_CUDA) && defined(TUNEBENCH_HAVE_CUBLASLT) && TUNEBENCH_TORCH_AT_LEAST(2, 3)
+#define TUNEBENCH_GEMM_SEARCH 1
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cublasLt.h>
+#endif
+
+namespace tunebench::engine::gemm {
+
+namespace {
+
+// at::mm with the output dtype: what every call runs where the search does not apply, and the
+// reference every candidate must equal.
+at::Tensor plain_mm(const at::Tensor& a, const at::Tensor& b, at::ScalarType out) {
+  if (out == a.scalar_type()) return at::mm(a, b);
+#if TUNEBENCH_TORCH_AT_LEAST(2, 10)
+  if (a.is_cuda() && out == at::kFloat && a.scalar_type() != at::kFloat) return at::mm(a, b, out);
+#endif
+  return at::mm(a, b).to(out);
+}
+
+const char* disabled_by_env() {
+  const char* env = std::getenv("TUNEBENCH_GEMM");
+  return env != nullptr && std::strcmp(env, "cublas") == 0 ? "TUNEBENCH_GEMM=cublas" : nullptr;
+}
+
+#ifdef TUNEBENCH_GEMM_SEARCH
+
+void check_blas(cublasStatus_t s, const char* what) {
+  TORCH_CHECK(s == CUBLAS_STATUS_SUCCESS, "compile fused: ", what, " failed (cuBLAS status ", static_cast<int>(s), ")");
+}
+
+std::optional<cudaDataType_t> blas_type(at::ScalarType t) {
+  switch (t) {
+    case at::kBFloat16:
+      return CUDA_R_16BF;
+    case at::kHalf:
+      return CUDA_R_16F;
+    case at::kFloat:
+      return CUDA_R_32F;
+    default:
+      return std::nullopt;
+  }
+}
+
+// One operand as cuBLAS sees it: the transpose flag and leading dimension that read the row-major
+// matrix t [r, c] as its column-major transpose. Empty when t is neither row- nor column-major.
+struct BlasOperand {
+  cublasOperation_t op;
+  int64_t rows, cols, ld;  // of the matrix as stored, column-major
+};
+std::optional<BlasOperand> blas_operand(const at::Tensor& t) {
+  const int64_t r = t.size(0), c = t.size(1);
+  if (t.stride(1) == 1 && t.stride(0) >= std::max<int64_t>(c, 1)) return BlasOperand{CUBLAS_OP_N, c, r, t.stride(0)};
+  if (t.stride(0) == 1 && t.stride(1) >= std::max<int64_t>(r, 1)) return BlasOperand{CUBLAS_OP_T, r, c, t.stride(1)};
+  return std::nullopt;
+}
+
+uint32_t pointer_alignment(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  return static_cast<uint32_t>(std::min<uintptr_t>(a & (~a + 1), 256));
+}
+
+using ShapeKey = std::tuple<int, int64_t, int64_t, int64_t, int, int, int64_t, int64_t, int, int, uint32_t, uint32_t>;
+struct ShapeKeyHash {
+  size_t operator()(const ShapeKey& k) const {
+    size_t h = 0;
+    std::apply([&](const auto&... v) { ((h = h * 1000003u ^ std::hash<std::decay_t<decltype(v)>>{}(v)), ...); }, k);
+    return h;
+  }
+};
+
+// A shape's descriptors and the algorithm chosen for it (none: at::mm's call was the fastest).
+struct GemmPlan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t first = nullptr, second = nullptr, out = nullptr;
+  std::optional<cublasLtMatmulAlgo_t> algo;
+  size_t workspace = 0;
+};
+
+struct SearchState {
+  std::mutex mutex;
+  // Plans live for the process: their descriptors are reused by every later call of the shape and
+  // not destroyed at exit (the CUDA context may be gone by then).
+  std::unordered_map<ShapeKey, GemmPlan*, ShapeKeyHash> plans;
+  // Shapes met since the last search_pending(), with what it needs to rebuild their operands.
+  struct Request {
+    ShapeKey key;
+    int64_t M, N, K;
+    BlasOperand fa, fb;
+    at::ScalarType in, out;
+    uint32_t align_a, align_b;
+    at::Device device;
+  };
+  std::vector<Request> pending;
+  Summary summary;
+};
+SearchState& search_state() {
+  static SearchState* s = new SearchState();
+  return *s;
+}
+
+float time_us(const std::function<void()>& call, cudaStream_t stream) {
+  constexpr int kReps = 5;
+  cudaEvent_t start, stop;
+  C10_CUDA_CHECK(cudaEventCreate(&start));
+  C10_CUDA_CHECK(cudaEventCreate(&stop));
+  call();  // warm-up
+  C10_CUDA_CHECK(cudaEventRecord(start, stream));
+  for (int i = 0; i < kReps; ++i) call();
+  C10_CUDA_CHECK(cudaEventRecord(stop, stream));
+  C10_CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  C10_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  C10_CUDA_CHECK(cudaEventDestroy(start));
+  C10_CUDA_CHECK(cudaEventDestroy(stop));
+  return ms * 1000.0f / kReps;
+}
+
+bool same_bits_as(const at::Tensor& x, const at::Tensor& y) {
+  const auto as_int = [](const at::Tensor& t) { return t.view(t.element_size() == 4 ? at::kInt : at::kShort); };
+  return at::equal(as_int(x), as_int(y));
+}
+
+void run_gemm_plan(const GemmPlan& p, const at::Tensor& a, const at::Tensor& b, at::Tensor& c, void* workspace,
+                   cudaStream_t stream) {
+  const float alpha = 1.0f, beta = 0.0f;
+  check_blas(cublasLtMatmul(at::cuda::getCurrentCUDABlasLtHandle(), p.desc, &alpha, b.data_ptr(), p.first, a.data_ptr(),
+                            p.second, &beta, c.data_ptr(), p.out, c.data_ptr(), p.out, &*p.algo, workspace, p.workspace,
+                            stream),
+             "cublasLtMatmul");
+}
+
+// An operand of a searched shape, rebuilt with the layout and pointer alignment of the one met:
+// random values in storage of its leading dimension, offset from the allocator's (512-byte) base.
+at::Tensor synthetic(int64_t rows, int64_t cols, const BlasOperand& f, uint32_t align, at::ScalarType t,
+                     at::Device device) {
+  const bool row_major = f.op == CUBLAS_OP_N;
+  const int64_t span = row_major ? (rows - 1) * f.ld + cols : (cols - 1) * f.ld + rows;
+  const int64_t offset = align < 256 ? align / static_cast<int64_t>(c10::elementSize(t)) : 0;
+  const at::Tensor storage = at::randn({span + offset}, at::TensorOptions().device(device).dtype(t));
+  return row_major ? storage.as_strided({rows, cols}, {f.ld, 1}, offset)
+                   : storage.as_strided({rows, cols}, {1, f.ld}, offset);
+}
+
+// One shape: builds its descriptors, times at::mm's call and every cuBLASLt candidate whose result
+// equals it bit for bit, and keeps the fastest.
+void search_shape(GemmPlan& p, const at::Tensor& a, const at::Tensor& b, at::ScalarType out, const BlasOperand& fa,
+                  const BlasOperand& fb, cudaDataType_t in_t, cudaDataType_t out_t, Summary& summary) {
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const int64_t M = a.size(0), N = b.size(1), K = a.size(1);
+  check_blas(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &fb.op, sizeof(fb.op)), "TRANSA");
+  check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &fa.op, sizeof(fa.op)), "TRANSB");
+  check_blas(cublasLtMatrixLayoutCreate(&p.first, in_t, fb.rows, fb.cols, fb.ld), "layout of b");
+  check_blas(cublasLtMatrixLayoutCreate(&p.second, in_t, fa.rows, fa.cols, fa.ld), "layout of a");
+  check_blas(cublasLtMatrixLayoutCreate(&p.out, out_t, N, M, N), "layout of the result");
+
+  const at::Tensor ref = plain_mm(a, b, out);
+  const float mm_us = time_us([&] { (void)plain_mm(a, b, out); }, stream);
+
+  const size_t ws_size = at::cuda::getCUDABlasLtWorkspaceSize();
+  void* const ws = at::cuda::getCUDABlasLtWorkspace();
+  cublasLtMatmulPreference_t pref;
+  check_blas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  check_blas(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_size, sizeof(ws_size)),
+      "workspace preference");
+  const uint32_t align_b = pointer_alignment(b.data_ptr()), align_a = pointer_alignment(a.data_ptr()), align_c = 256;
+  check_blas(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_b, sizeof(align_b)),
+      "alignment preference");
+  check_blas(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_a, sizeof(align_a)),
+      "alignment preference");
+  check_blas(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof(align_c)),
+      "alignment preference");
+  check_blas(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof(align_c)),
+      "alignment preference");
+  constexpr int kCandidates = 16;
+  cublasLtMatmulHeuristicResult_t found[kCandidates];
+  int count = 0;
+  const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(at::cuda::getCurrentCUDABlasLtHandle(), p.desc, p.first,
+                                                           p.second, p.out, p.out, pref, kCandidates, found, &count);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (hs != CUBLAS_STATUS_SUCCESS) count = 0;
+
+  float best_us = mm_us;
+  at::Tensor trial = at::empty_like(ref);
+  for (int i = 0; i < count; ++i) {
+    if (found[i].state != CUBLAS_STATUS_SUCCESS || found[i].workspaceSize > ws_size) continue;
+    GemmPlan candidate = p;
+    candidate.algo = found[i].algo;
+    candidate.workspace = found[i].workspaceSize;
+    run_gemm_plan(candidate, a, b, trial, ws, stream);
+    if (!same_bits_as(trial, ref)) continue;
+    const float us = time_us([&] { run_gemm_plan(candidate, a, b, trial, ws, stream); }, stream);
+    if (us < best_us) {
+      best_us = us;
+      p.algo = candidate.algo;
+      p.workspace = candidate.workspace;
+    }
+  }
+  summary.shapes += 1;
+  summary.faster += p.algo.has_value() ? 1 : 0;
+  summary.cublas_us += mm_us;
+  summary.chosen_us += best_us;
+  if (std::getenv("TUNEBENCH_GEMM_LOG") != nullptr)
+    std::fprintf(stderr, "gemm search: M %lld N %lld K %lld: at::mm %.1f us, chosen %.1f us%s\n",
+                 static_cast<long long>(M), static_cast<long long>(N), static_cast<long long>(K), mm_us, best_us,
+                 p.algo ? "" : " (at::mm's)");
+}
+
+#endif  // TUNEBENCH_GEMM_SEARCH
+
+}  // namespace
+
+at::Tensor mm(const at::Tensor& a, const at::Tensor& b, at::ScalarType out) {
+#ifdef TUNEBENCH_GEMM_SEARCH
+  static const bool off = disabled_by_env() != nullptr;
+  const auto in_t = blas_type(a.scalar_type());
+  const auto out_t = blas_type(out);
+  if (off || !a.is_cuda() || !b.is_cuda() || a.dim() != 2 || b.dim() != 2 || a.scalar_type() != b.scalar_type() ||
+      a.scalar_type() == at::kFloat || !in_t || !out_t || (out != a.scalar_type() && out != at::kFloat) ||
+      a.size(0) == 0 || a.size(1) == 0 || b.size(1) == 0)
+    return plain_mm(a, b, out);
+  const auto fa = blas_operand(a), fb = blas_operand(b);
+  if (!fa || !fb) return plain_mm(a, b, out);
+
+  const ShapeKey key{a.get_device(),
+                     a.size(0),
+                     b.size(1),
+                     a.size(1),
+                     static_cast<int>(fa->op),
+                     static_cast<int>(fb->op),
+                     fa->ld,
+                     fb->ld,
+                     static_cast<int>(a.scalar_type()),
+                     static_cast<int>(out),
+                     pointer_alignment(a.data_ptr()),
+                     pointer_alignment(b.data_ptr())};
+  SearchState& s = search_state();
+  GemmPlan* plan = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    const auto it = s.plans.find(key);
+    if (it != s.plans.end()) plan = it->second;
+  }
+  if (plan == nullptr) {  // met for the first time: searched between steps (search_pending)
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (std::none_of(s.pending.begin(), s.pending.end(), [&](const auto& r) { return r.key == key; }))
+      s.pending.push_back({key, a.size(0), b.size(1), a.size(1), *fa, *fb, a.scalar_type(), out,
+                           pointer_alignment(a.data_ptr()), pointer_alignment(b.data_ptr()), a.device()});
+    return plain_mm(a, b, out);
+  }
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  if (!plan->algo || plan->workspace > at::cuda::getCUDABlasLtWorkspaceSize()) return plain_mm(a, b, out);
+  at::Tensor c = at::empty({a.size(0), b.size(1)}, a.options().dtype(out));
+  run_gemm_plan(*plan, a, b, c, at::cuda::getCUDABlasLtWorkspace(), stream);
+  return c;
+#else
+  return plain_mm(a, b, out);
+#endif
+}
+
+bool pending() {
+#ifdef TUNEBENCH_GEMM_SEARCH
+  SearchState& s = search_state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return !s.pending.empty();
+#else
+  return false;
+#endif
+}
+
+void search_pending() {
+#ifdef TUNEBENCH_GEMM_SEARCH
+  SearchState& s = search_state();
+  std::vector<SearchState::Request> requests;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    requests.swap(s.pending);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  for (const auto& r : requests) {
+    const c10::cuda::CUDAGuard guard(r.device);
+    auto plan = std::make_unique<GemmPlan>();
+    Summary found;
+    {
+      const at::Tensor a = synthetic(r.M, r.K, r.fa, r.align_a, r.in, r.device);
+      const at::Tensor b = synthetic(r.K, r.N, r.fb, r.align_b, r.in, r.device);
+      search_shape(*plan, a, b, r.out, r.fa, r.fb, *blas_type(r.in), *blas_type(r.out), found);
+    }
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.plans.emplace(r.key, plan.release());
+    s.summary.shapes += found.shapes;
+    s.summary.faster += found.faster;
+    s.summary.cublas_us += found.cublas_us;
+    s.summary.chosen_us += found.chosen_us;
+  }
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.summary.search_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+#endif
+}
+
+Summary summary() {
+#ifdef TUNEBENCH_GEMM_SEARCH
+  SearchState& s = search_state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  Summary out = s.summary;
+  if (const char* why = disabled_by_env()) out.disabled = why;
+  return out;
+#else
+  Summary out;
+  out.disabled = "this build has no cuBLASLt (CPU, or libtorch before 2.3)";
+  if (const char* why = disabled_by_env()) out.disabled = why;
+  return out;
+#endif
+}
+
+std::string describe(const Summary& s) {
+  if (!s.disabled.empty()) return "GEMM algorithms: cuBLAS's pick (" + s.disabled + ")";
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "GEMM algorithms: %d shapes measured in %.1f s, %d run faster with another cuBLASLt algorithm of "
+                "identical result (one call of each: %.0f us with cuBLAS's pick, %.0f us as chosen)",
+                s.shapes, s.search_s, s.faster, s.cublas_us, s.chosen_us);
+  return line;
+}
+
+}  // namespace tunebench::engine::gemm

@@ -1,0 +1,48 @@
+// The GEMMs of `compile fused`'s linear layers with a measured choice of cuBLAS algorithm.
+//
+// at::mm runs the kernel cuBLAS's heuristic picks for a shape. On the H200 that pick is up to 20 %
+// slower than the best of cuBLASLt's candidates for some of the 7B's shapes (w2's weight gradient:
+// 327 against 261 us; scripts/gemm_algo_probe.cu, docs/BENCHMARKS.md "The GEMM algorithm, measured
+// per shape"). So each shape a step meets is noted (that call is at::mm's), and between steps
+// search_pending() times at::mm's call and cuBLASLt's candidates on operands of the same shape,
+// layout and alignment; later calls of the shape run the fastest. A candidate counts only if its
+// result equals at::mm's bit for bit: the search changes speed, never the numbers a trial
+// computes. Between steps it runs outside the step's clock and beside no activations, so its
+// scratch (up to a few outputs of the largest GEMM) is far below the step's own peak.
+//
+// Where it does not apply the call is at::mm itself: the CPU, other dtypes, operands that are not
+// row- or column-major, libtorch builds without cuBLASLt, and TUNEBENCH_GEMM=cublas (the switch
+// for measuring the difference). A shape first met while a CUDA graph is captured keeps at::mm's
+// call in that graph.
+#pragma once
+
+#include <string>
+
+#include <ATen/ATen.h>
+
+namespace tunebench::engine::gemm {
+
+// a [M, K] x b [K, N] in `out` dtype: a's dtype, or fp32 from 16-bit operands (accumulated in fp32
+// and written straight from the GEMM where the libtorch can).
+at::Tensor mm(const at::Tensor& a, const at::Tensor& b, at::ScalarType out);
+
+// Whether shapes met since the last search wait for one.
+bool pending();
+// Searches the shapes met since the last call (between steps: it synchronises with the GPU).
+void search_pending();
+
+// What the searches so far found, for the trial's log.
+struct Summary {
+  int shapes = 0;        // shapes searched
+  int faster = 0;        // shapes where a cuBLASLt candidate beat at::mm's call
+  double cublas_us = 0;  // one call of each shape with at::mm's choice, summed
+  double chosen_us = 0;  // the same with the chosen algorithms
+  double search_s = 0;   // wall time the searches took, between steps
+  std::string disabled;  // why the search is off (empty when on)
+};
+Summary summary();
+
+// One line for the log: "GEMM algorithms: 12 shapes measured, 5 faster than cuBLAS's pick ...".
+std::string describe(const Summary& s);
+
+}  // namespace tunebench::engine::gemm
