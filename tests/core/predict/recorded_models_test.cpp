@@ -81,10 +81,13 @@ std::vector<ModelRun> runs_in(const std::vector<std::string>& folders) {
 // worker the step model describes now (README there): the sweep, two more rounds in second-call,
 // four of llama3.2-1b in third-call, llama3.2-1b, llama3.1-8b and 7b with the head's gradient
 // scaled in place in head-scale, and nine rows with the GEMM algorithm search and without it
-// (TUNEBENCH_GEMM=cublas) in gemm-search/between-steps.
+// (TUNEBENCH_GEMM=cublas) in gemm-search/between-steps, the 7B's in six more rounds, and
+// llama3.2-1b at 40 steps in fp8-full/forty-steps.
 const std::vector<std::string> kFullDepthNow = {"models-h200/fp8-full", "models-h200/fp8-full/second-call",
                                                 "models-h200/fp8-full/third-call", "models-h200/fp8-full/head-scale",
-                                                "models-h200/gemm-search/between-steps"};
+                                                "models-h200/gemm-search/between-steps",
+                                                "models-h200/gemm-search/7b-six-rounds",
+                                                "models-h200/fp8-full/forty-steps"};
 
 }  // namespace
 
@@ -125,7 +128,7 @@ TEST(RecordedModels, PeakMemoryWithinThreePercentInFp8AndBf16AtFullDepth) {
        runs_in({"models-h200/fp8-full/swiglu-casts", "models-h200/fp8-full/adamw-copies",
                 "models-h200/fp8-full/casts-in-forward", "models-h200/fp8-full/casts-in-forward/micro-batch-4"}))
     all.push_back(std::move(r));
-  ASSERT_EQ(all.size(), 206u);
+  ASSERT_EQ(all.size(), 226u);
   int fp8 = 0;
   for (const auto& r : all) {
     fp8 += r.config.amp == tunebench::config::Amp::Fp8;
@@ -134,16 +137,17 @@ TEST(RecordedModels, PeakMemoryWithinThreePercentInFp8AndBf16AtFullDepth) {
     const double predicted = static_cast<double>(tp::predict_memory(r.config, options).peak_bytes);
     EXPECT_NEAR(predicted / static_cast<double>(r.peak_bytes), 1.0, 0.03) << r.name;
   }
-  EXPECT_EQ(fp8, 94);
+  EXPECT_EQ(fp8, 98);
 }
 
-// The GEMM algorithm search changes speed only (core/engine/kernels/gemm_search.h): each row's
-// runs with the search hold the same peak as those with cuBLAS's pick (its scratch is between
-// steps and not charged), and the tiny model computes the same loss, to the last bit printed, at
-// every step.
+// The GEMM algorithm search changes speed only (core/engine/kernels/gemm_search.h). Each row's runs
+// with the search hold the same peak as those with cuBLAS's pick: the search's scratch is between
+// steps and not charged. The tiny model in bf16 and fp8, with the search, without it and with it
+// again, computes the same loss, to the last bit printed, at every step; its logs say the search
+// measured shapes (a run whose GEMMs were never searched would prove nothing).
 TEST(RecordedModels, GemmSearchLeavesThePeakAndTheLossesAsTheyWere) {
-  const auto all = runs_in({"models-h200/gemm-search/between-steps"});
-  ASSERT_EQ(all.size(), 54u) << "9 rows x {search, cublas} x 3 rounds";
+  const auto all = runs_in({"models-h200/gemm-search/between-steps", "models-h200/gemm-search/7b-six-rounds"});
+  ASSERT_EQ(all.size(), 66u) << "9 rows x {search, cublas} x 3 rounds, and the 7B's 6 more rounds";
   int pairs = 0;
   for (const auto& r : all) {
     const auto at = r.name.find("-search-");
@@ -154,18 +158,30 @@ TEST(RecordedModels, GemmSearchLeavesThePeakAndTheLossesAsTheyWere) {
     EXPECT_NEAR(static_cast<double>(r.peak_bytes) / static_cast<double>(match->peak_bytes), 1.0, 0.001) << r.name;
     ++pairs;
   }
-  EXPECT_EQ(pairs, 27);
+  EXPECT_EQ(pairs, 33);
 
-  const std::string dir = std::string(TUNEBENCH_TEST_DATA_DIR) + "/models-h200/gemm-search/between-steps/tiny/";
-  const auto losses = [&](const std::string& name) {
-    std::vector<double> out;
-    const auto log = tunebench::protocol::read_trial_log_file(dir + name);
-    for (const auto& s : log.ranks.at(0).steps) out.push_back(s.loss);
-    return out;
-  };
-  const auto searched = losses("tiny-search.jsonl");
-  ASSERT_EQ(searched.size(), 12u);
-  EXPECT_EQ(searched, losses("tiny-cublas.jsonl"));
+  const std::string dir = std::string(TUNEBENCH_TEST_DATA_DIR) + "/models-h200/gemm-search/tiny/";
+  static const std::regex measured(R"(GEMM algorithms: (\d+) shapes measured)");
+  for (const std::string amp : {"bf16", "fp8"}) {
+    std::vector<std::vector<double>> losses;
+    for (const std::string run : {"search", "cublas", "search-again"}) {
+      const auto log = tunebench::protocol::read_trial_log_file(dir + "tiny-" + amp + "-" + run + ".jsonl");
+      const auto& rank = log.ranks.at(0);
+      losses.emplace_back();
+      for (const auto& s : rank.steps) losses.back().push_back(s.loss);
+      int shapes = 0;
+      std::smatch m;
+      for (const auto& l : rank.logs)
+        if (std::regex_search(l.value.message, m, measured)) shapes = std::stoi(m[1].str());
+      if (run == "cublas")
+        EXPECT_EQ(shapes, 0) << amp;
+      else
+        EXPECT_GT(shapes, 0) << amp << " " << run << ": the search measured no shape";
+    }
+    ASSERT_EQ(losses[0].size(), 12u) << amp;
+    EXPECT_EQ(losses[0], losses[1]) << amp;
+    EXPECT_EQ(losses[0], losses[2]) << amp;
+  }
 }
 
 #ifdef TUNEBENCH_HAVE_STORE
