@@ -294,7 +294,12 @@ void check_gemm_search() {
   }
   std::printf("gemm 7B block (12 GEMMs): at::mm %.3f ms, gemm::mm %.3f ms (x 32 blocks: %.1f ms a step)\n", plain,
               chosen, 32 * (plain - chosen));
-  std::printf("%s\n", tunebench::engine::gemm::describe(tunebench::engine::gemm::summary()).c_str());
+  const auto summary = tunebench::engine::gemm::summary();
+  std::printf("%s\n", tunebench::engine::gemm::describe(summary).c_str());
+  // The rows above prove nothing if nothing was searched (TUNEBENCH_GEMM=cublas, or a build
+  // without cuBLASLt): at least the two checks' 6 shapes and the 7B block's 9 others (its w2 is the
+  // first check's); the fused ops checked earlier add theirs.
+  row("gemm search", "shapes", summary.shapes >= 15 ? 0.0 : 1.0, 0.0, 0.0);
 }
 
 // The project's AdamW kernel (compile fused) against PyTorch's at::_fused_adamw_ on four 7B blocks'

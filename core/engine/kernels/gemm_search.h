@@ -5,15 +5,19 @@
 // 327 against 261 us; scripts/gemm_algo_probe.cu, docs/BENCHMARKS.md "The GEMM algorithm, measured
 // per shape"). So each shape a step meets is noted (that call is at::mm's), and between steps
 // search_pending() times at::mm's call and cuBLASLt's candidates on operands of the same shape,
-// layout and alignment; later calls of the shape run the fastest. A candidate counts only if its
-// result equals at::mm's bit for bit: the search changes speed, never the numbers a trial
-// computes. Between steps it runs outside the step's clock and beside no activations, so its
-// scratch (up to a few outputs of the largest GEMM) is far below the step's own peak.
+// layout and alignment (GPU time, median of 5 samples); later calls of the shape run the fastest
+// if it beats at::mm's by at least 1 %. A candidate counts only if its result equals at::mm's bit
+// for bit: the search changes speed, never the numbers a trial computes. It runs between steps,
+// outside the step's clock and beside no activations; its scratch (the operands and two outputs
+// of one GEMM) is not charged to the trial (Trainer::search_gemms carries the allocator's peak
+// over it). A shape whose search fails (out of memory, a candidate cuBLASLt will not run) keeps
+// at::mm's call.
 //
 // Where it does not apply the call is at::mm itself: the CPU, other dtypes, operands that are not
-// row- or column-major, libtorch builds without cuBLASLt, and TUNEBENCH_GEMM=cublas (the switch
-// for measuring the difference). A shape first met while a CUDA graph is captured keeps at::mm's
-// call in that graph.
+// row- or column-major, builds without CUDA, libtorch 2.10 or the wheel's cuBLASLt, a product that
+// must itself be differentiated (a backward under create_graph), a shape first met while a CUDA
+// graph is captured (the graph keeps that call), and TUNEBENCH_GEMM=cublas (the switch for
+// measuring the difference).
 #pragma once
 
 #include <string>
