@@ -2,6 +2,7 @@
 // column-major C^T (N x M) = b^T a^T, so cuBLAS's first operand comes from b and its second from a.
 #include "core/engine/kernels/gemm_search.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -66,18 +67,8 @@ std::optional<cudaDataType_t> blas_type(at::ScalarType t) {
   }
 }
 
-// One operand as cuBLAS sees it: the transpose flag and leading dimension that read the row-major
-// matrix t [r, c] as its column-major transpose. Empty when t is neither row- nor column-major.
-struct BlasOperand {
-  cublasOperation_t op;
-  int64_t rows, cols, ld;  // of the matrix as stored, column-major
-};
-std::optional<BlasOperand> blas_operand(const at::Tensor& t) {
-  const int64_t r = t.size(0), c = t.size(1);
-  if (t.stride(1) == 1 && t.stride(0) >= std::max<int64_t>(c, 1)) return BlasOperand{CUBLAS_OP_N, c, r, t.stride(0)};
-  if (t.stride(0) == 1 && t.stride(1) >= std::max<int64_t>(r, 1)) return BlasOperand{CUBLAS_OP_T, r, c, t.stride(1)};
-  return std::nullopt;
-}
+using detail::ColumnMajor;
+cublasOperation_t blas_op(const ColumnMajor& m) { return m.transpose ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
 uint32_t pointer_alignment(const void* p) {
   const auto a = reinterpret_cast<uintptr_t>(p);
@@ -110,7 +101,7 @@ struct SearchState {
   struct Request {
     ShapeKey key;
     int64_t M, N, K;
-    BlasOperand fa, fb;
+    ColumnMajor fa, fb;
     at::ScalarType in, out;
     uint32_t align_a, align_b;
     at::Device device;
@@ -163,27 +154,16 @@ void run_gemm_plan(const GemmPlan& p, const at::Tensor& a, const at::Tensor& b, 
              "cublasLtMatmul");
 }
 
-// An operand of a searched shape, rebuilt with the layout and pointer alignment of the one met:
-// random values in storage of its leading dimension, offset from the allocator's (512-byte) base.
-at::Tensor synthetic(int64_t rows, int64_t cols, const BlasOperand& f, uint32_t align, at::ScalarType t,
-                     at::Device device) {
-  const bool row_major = f.op == CUBLAS_OP_N;
-  const int64_t span = row_major ? (rows - 1) * f.ld + cols : (cols - 1) * f.ld + rows;
-  const int64_t offset = align < 256 ? align / static_cast<int64_t>(c10::elementSize(t)) : 0;
-  const at::Tensor storage = at::randn({span + offset}, at::TensorOptions().device(device).dtype(t));
-  return row_major ? storage.as_strided({rows, cols}, {f.ld, 1}, offset)
-                   : storage.as_strided({rows, cols}, {1, f.ld}, offset);
-}
-
 // One shape: builds its descriptors, times at::mm's call and every cuBLASLt candidate whose result
 // equals it bit for bit, and keeps the fastest.
-void search_shape(GemmPlan& p, const at::Tensor& a, const at::Tensor& b, at::ScalarType out, const BlasOperand& fa,
-                  const BlasOperand& fb, cudaDataType_t in_t, cudaDataType_t out_t, Summary& summary) {
+void search_shape(GemmPlan& p, const at::Tensor& a, const at::Tensor& b, at::ScalarType out, const ColumnMajor& fa,
+                  const ColumnMajor& fb, cudaDataType_t in_t, cudaDataType_t out_t, Summary& summary) {
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   const int64_t M = a.size(0), N = b.size(1), K = a.size(1);
   check_blas(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
-  check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &fb.op, sizeof(fb.op)), "TRANSA");
-  check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &fa.op, sizeof(fa.op)), "TRANSB");
+  const cublasOperation_t op_b = blas_op(fb), op_a = blas_op(fa);
+  check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_b, sizeof(op_b)), "TRANSA");
+  check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_a, sizeof(op_a)), "TRANSB");
   check_blas(cublasLtMatrixLayoutCreate(&p.first, in_t, fb.rows, fb.cols, fb.ld), "layout of b");
   check_blas(cublasLtMatrixLayoutCreate(&p.second, in_t, fa.rows, fa.cols, fa.ld), "layout of a");
   check_blas(cublasLtMatrixLayoutCreate(&p.out, out_t, N, M, N), "layout of the result");
@@ -257,6 +237,26 @@ void search_shape(GemmPlan& p, const at::Tensor& a, const at::Tensor& b, at::Sca
 
 }  // namespace
 
+namespace detail {
+
+std::optional<ColumnMajor> column_major(const at::Tensor& t) {
+  const int64_t r = t.size(0), c = t.size(1);
+  if (t.stride(1) == 1 && t.stride(0) >= std::max<int64_t>(c, 1)) return ColumnMajor{false, c, r, t.stride(0)};
+  if (t.stride(0) == 1 && t.stride(1) >= std::max<int64_t>(r, 1)) return ColumnMajor{true, r, c, t.stride(1)};
+  return std::nullopt;
+}
+
+at::Tensor random_operand(int64_t rows, int64_t cols, const ColumnMajor& m, uint32_t align,
+                          const at::TensorOptions& options) {
+  const int64_t span = (m.cols - 1) * m.ld + m.rows;  // the storage the stored matrix covers
+  const int64_t offset = align < 256 ? align / static_cast<int64_t>(options.dtype().itemsize()) : 0;
+  const at::Tensor storage = at::randn({span + offset}, options);
+  return m.transpose ? storage.as_strided({rows, cols}, {1, m.ld}, offset)
+                     : storage.as_strided({rows, cols}, {m.ld, 1}, offset);
+}
+
+}  // namespace detail
+
 at::Tensor mm(const at::Tensor& a, const at::Tensor& b, at::ScalarType out) {
 #ifdef TUNEBENCH_GEMM_SEARCH
   static const bool off = disabled_by_env() != nullptr;
@@ -270,15 +270,15 @@ at::Tensor mm(const at::Tensor& a, const at::Tensor& b, at::ScalarType out) {
   // differentiated (a backward under create_graph) keeps at::mm, which records its history.
   if (b.size(0) != a.size(1) || a.get_device() != b.get_device()) return plain_mm(a, b, out);
   if (c10::GradMode::is_enabled() && (a.requires_grad() || b.requires_grad())) return plain_mm(a, b, out);
-  const auto fa = blas_operand(a), fb = blas_operand(b);
+  const auto fa = detail::column_major(a), fb = detail::column_major(b);
   if (!fa || !fb) return plain_mm(a, b, out);
 
   const ShapeKey key{a.get_device(),
                      a.size(0),
                      b.size(1),
                      a.size(1),
-                     static_cast<int>(fa->op),
-                     static_cast<int>(fb->op),
+                     static_cast<int>(fa->transpose),
+                     static_cast<int>(fb->transpose),
                      fa->ld,
                      fb->ld,
                      static_cast<int>(a.scalar_type()),
@@ -339,8 +339,9 @@ void search_pending() {
     auto plan = std::make_unique<GemmPlan>();
     Summary found;
     try {
-      const at::Tensor a = synthetic(r.M, r.K, r.fa, r.align_a, r.in, r.device);
-      const at::Tensor b = synthetic(r.K, r.N, r.fb, r.align_b, r.in, r.device);
+      const auto options = at::TensorOptions().device(r.device).dtype(r.in);
+      const at::Tensor a = detail::random_operand(r.M, r.K, r.fa, r.align_a, options);
+      const at::Tensor b = detail::random_operand(r.K, r.N, r.fb, r.align_b, options);
       search_shape(*plan, a, b, r.out, r.fa, r.fb, *blas_type(r.in), *blas_type(r.out), found);
     } catch (const std::exception& e) {
       // Out of memory for the operands, or cuBLASLt refusing the shape: the shape keeps at::mm's

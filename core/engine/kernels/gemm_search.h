@@ -20,6 +20,8 @@
 // measuring the difference).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include <ATen/ATen.h>
@@ -48,5 +50,24 @@ Summary summary();
 
 // One line for the log: "GEMM algorithms: 12 shapes measured, 5 faster than cuBLAS's pick ...".
 std::string describe(const Summary& s);
+
+namespace detail {
+// How cuBLAS (column-major) reads a row-major-indexed matrix t [rows, cols] (the search's layout
+// rule, here so the CPU tests reach it). A row-major t (stride 1 along a row) is read as its
+// transpose, stored cols x rows with leading dimension stride(0): transpose false. The transpose of a
+// row-major tensor (stride 1 down a column) is read as stored, rows x cols with leading dimension
+// stride(1): transpose true. Empty when t is neither.
+struct ColumnMajor {
+  bool transpose;
+  int64_t rows, cols, ld;  // of the matrix as stored, column-major
+};
+std::optional<ColumnMajor> column_major(const at::Tensor& t);
+
+// Random values in a [rows, cols] tensor with layout m, offset `align` bytes from its storage's
+// start when align < 256 (the allocator's CUDA blocks start 512-byte aligned, so the pointer then
+// has exactly that alignment): the operand a search measures in place of one it met.
+at::Tensor random_operand(int64_t rows, int64_t cols, const ColumnMajor& m, uint32_t align,
+                          const at::TensorOptions& options);
+}  // namespace detail
 
 }  // namespace tunebench::engine::gemm
