@@ -76,6 +76,12 @@ std::pair<at::Tensor, at::Tensor> launched(const Fp8Pair& p, bool ok) {
   return {p.q, p.qt};
 }
 
+// The same for a SwiGLU kernel that writes 16-bit values (the first step's, before any amax).
+void swiglu_launched(bool ok) {
+  if (!ok) throw unsupported("fp8 SwiGLU needs a feed-forward width that is a multiple of 16");
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 // Casts a [rows, cols] tensor to float8 with the slot's delayed scale: (q, q^T).
 std::pair<at::Tensor, at::Tensor> cast(Fp8Linear& s, Slot slot, const at::Tensor& src, kernels::Fp8Kind kind) {
   const Fp8Pair p = fp8_pair(s, slot, src.size(0), src.size(1), kind, src.options());
@@ -241,9 +247,7 @@ struct Fp8SwigluMlpFunction : torch::autograd::Function<Fp8SwigluMlpFunction> {
     std::pair<at::Tensor, at::Tensor> s8;
     if (!down.measured_forward) {
       at::Tensor s = at::empty({rows, ffn}, gu.options());
-      if (!kernels::swiglu_forward(kernels::ElemType::BF16, gu.data_ptr(), s.data_ptr(), rows, ffn, stream))
-        throw unsupported("fp8 SwiGLU needs a feed-forward width that is a multiple of 16");
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      swiglu_launched(kernels::swiglu_forward(kernels::ElemType::BF16, gu.data_ptr(), s.data_ptr(), rows, ffn, stream));
       measure(down, kX, s);
       s8 = cast(down, kX, s, kernels::Fp8Kind::E4M3);
     } else {
@@ -290,10 +294,8 @@ struct Fp8SwigluMlpFunction : torch::autograd::Function<Fp8SwigluMlpFunction> {
     std::pair<at::Tensor, at::Tensor> dgu;
     if (!up.measured_backward) {
       at::Tensor d = at::empty_like(gu);
-      if (!kernels::swiglu_backward(kernels::ElemType::BF16, gu.data_ptr(), ds.data_ptr(), d.data_ptr(), rows, ffn,
-                                    stream))
-        throw unsupported("fp8 SwiGLU needs a feed-forward width that is a multiple of 16");
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      swiglu_launched(kernels::swiglu_backward(kernels::ElemType::BF16, gu.data_ptr(), ds.data_ptr(), d.data_ptr(),
+                                               rows, ffn, stream));
       dgu = gradient_fp8(up, d);
     } else {
       const Fp8Pair p = fp8_pair(up, kDy, rows, 2 * ffn, kernels::Fp8Kind::E5M2, gu.options());
