@@ -13,7 +13,6 @@
 // gradient's candidates must equal), and torch's Lt workspace is public.
 #if defined(TUNEBENCH_WITH_CUDA) && defined(TUNEBENCH_HAVE_CUBLASLT) && TUNEBENCH_TORCH_AT_LEAST(2, 10)
 #define TUNEBENCH_GEMM_SEARCH 1
-#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -50,6 +49,11 @@ const char* disabled_by_env() {
 
 #ifdef TUNEBENCH_GEMM_SEARCH
 
+bool log_each_shape() {  // TUNEBENCH_GEMM_LOG: each shape's times on stderr
+  static const bool on = std::getenv("TUNEBENCH_GEMM_LOG") != nullptr;
+  return on;
+}
+
 void check_blas(cublasStatus_t s, const char* what) {
   TORCH_CHECK(s == CUBLAS_STATUS_SUCCESS, "compile fused: ", what, " failed (cuBLAS status ", static_cast<int>(s), ")");
 }
@@ -75,11 +79,24 @@ uint32_t pointer_alignment(const void* p) {
   return static_cast<uint32_t>(std::min<uintptr_t>(a & (~a + 1), 256));
 }
 
-using ShapeKey = std::tuple<int, int64_t, int64_t, int64_t, int, int, int64_t, int64_t, int, int, uint32_t, uint32_t>;
-struct ShapeKeyHash {
-  size_t operator()(const ShapeKey& k) const {
+// A GEMM as the search knows it: what selects its plan, and what rebuilds its operands.
+struct Shape {
+  int device;
+  int64_t M, N, K;
+  ColumnMajor fa, fb;  // a's and b's layouts (their rows and cols follow from M, N and K)
+  at::ScalarType in, out;
+  uint32_t align_a, align_b;  // the operands' pointer alignment, up to 256 bytes
+
+  auto key() const {
+    return std::make_tuple(device, M, N, K, fa.transpose, fa.ld, fb.transpose, fb.ld, in, out, align_a, align_b);
+  }
+  bool operator==(const Shape& o) const { return key() == o.key(); }
+};
+struct ShapeHash {
+  size_t operator()(const Shape& s) const {
     size_t h = 0;
-    std::apply([&](const auto&... v) { ((h = h * 1000003u ^ std::hash<std::decay_t<decltype(v)>>{}(v)), ...); }, k);
+    std::apply([&](const auto&... v) { ((h = h * 1000003u ^ std::hash<std::decay_t<decltype(v)>>{}(v)), ...); },
+               s.key());
     return h;
   }
 };
@@ -96,17 +113,8 @@ struct SearchState {
   std::mutex mutex;
   // Plans live for the process: their descriptors are reused by every later call of the shape and
   // not destroyed at exit (the CUDA context may be gone by then).
-  std::unordered_map<ShapeKey, GemmPlan*, ShapeKeyHash> plans;
-  // Shapes met since the last search_pending(), with what it needs to rebuild their operands.
-  struct Request {
-    ShapeKey key;
-    int64_t M, N, K;
-    ColumnMajor fa, fb;
-    at::ScalarType in, out;
-    uint32_t align_a, align_b;
-    at::Device device;
-  };
-  std::vector<Request> pending;
+  std::unordered_map<Shape, GemmPlan*, ShapeHash> plans;
+  std::vector<Shape> pending;  // met since the last search_pending()
   Summary summary;
 };
 SearchState& search_state() {
@@ -154,22 +162,26 @@ void run_gemm_plan(const GemmPlan& p, const at::Tensor& a, const at::Tensor& b, 
              "cublasLtMatmul");
 }
 
-// One shape: builds its descriptors, times at::mm's call and every cuBLASLt candidate whose result
-// equals it bit for bit, and keeps the fastest.
-void search_shape(GemmPlan& p, const at::Tensor& a, const at::Tensor& b, at::ScalarType out, const ColumnMajor& fa,
-                  const ColumnMajor& fb, cudaDataType_t in_t, cudaDataType_t out_t, Summary& summary) {
+// One call of a shape both ways, in us.
+struct Timing {
+  float mm_us, chosen_us;
+};
+
+// One shape, on operands a and b made for it: builds its descriptors, times at::mm's call and every
+// cuBLASLt candidate whose result equals it bit for bit, and keeps the fastest.
+Timing search_shape(GemmPlan& p, const Shape& s, const at::Tensor& a, const at::Tensor& b) {
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  const int64_t M = a.size(0), N = b.size(1), K = a.size(1);
+  const cudaDataType_t in_t = *blas_type(s.in), out_t = *blas_type(s.out);
   check_blas(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
-  const cublasOperation_t op_b = blas_op(fb), op_a = blas_op(fa);
+  const cublasOperation_t op_b = blas_op(s.fb), op_a = blas_op(s.fa);
   check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_b, sizeof(op_b)), "TRANSA");
   check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_a, sizeof(op_a)), "TRANSB");
-  check_blas(cublasLtMatrixLayoutCreate(&p.first, in_t, fb.rows, fb.cols, fb.ld), "layout of b");
-  check_blas(cublasLtMatrixLayoutCreate(&p.second, in_t, fa.rows, fa.cols, fa.ld), "layout of a");
-  check_blas(cublasLtMatrixLayoutCreate(&p.out, out_t, N, M, N), "layout of the result");
+  check_blas(cublasLtMatrixLayoutCreate(&p.first, in_t, s.fb.rows, s.fb.cols, s.fb.ld), "layout of b");
+  check_blas(cublasLtMatrixLayoutCreate(&p.second, in_t, s.fa.rows, s.fa.cols, s.fa.ld), "layout of a");
+  check_blas(cublasLtMatrixLayoutCreate(&p.out, out_t, s.N, s.M, s.N), "layout of the result");
 
-  const at::Tensor ref = plain_mm(a, b, out);
-  const float mm_us = time_us([&] { (void)plain_mm(a, b, out); }, stream);
+  const at::Tensor ref = plain_mm(a, b, s.out);
+  const float mm_us = time_us([&] { (void)plain_mm(a, b, s.out); }, stream);
 
   const size_t ws_size = at::cuda::getCUDABlasLtWorkspaceSize();
   void* const ws = at::cuda::getCUDABlasLtWorkspace();
@@ -178,19 +190,14 @@ void search_shape(GemmPlan& p, const at::Tensor& a, const at::Tensor& b, at::Sca
   check_blas(
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_size, sizeof(ws_size)),
       "workspace preference");
-  const uint32_t align_b = pointer_alignment(b.data_ptr()), align_a = pointer_alignment(a.data_ptr()), align_c = 256;
-  check_blas(
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_b, sizeof(align_b)),
-      "alignment preference");
-  check_blas(
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_a, sizeof(align_a)),
-      "alignment preference");
-  check_blas(
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof(align_c)),
-      "alignment preference");
-  check_blas(
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof(align_c)),
-      "alignment preference");
+  // cuBLAS's A is our b, its B our a; the result is fresh from the allocator (256 bytes or more).
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, s.align_b},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, s.align_a},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, 256},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, 256}};
+  for (const auto& [attribute, bytes] : alignments)
+    check_blas(cublasLtMatmulPreferenceSetAttribute(pref, attribute, &bytes, sizeof(bytes)), "alignment preference");
   constexpr int kCandidates = 16;
   cublasLtMatmulHeuristicResult_t found[kCandidates];
   int count = 0;
@@ -223,14 +230,11 @@ void search_shape(GemmPlan& p, const at::Tensor& a, const at::Tensor& b, at::Sca
       p.workspace = candidate.workspace;
     }
   }
-  summary.shapes += 1;
-  summary.faster += p.algo.has_value() ? 1 : 0;
-  summary.cublas_us += mm_us;
-  summary.chosen_us += best_us;
-  if (std::getenv("TUNEBENCH_GEMM_LOG") != nullptr)
+  if (log_each_shape())
     std::fprintf(stderr, "gemm search: M %lld N %lld K %lld: at::mm %.1f us, chosen %.1f us%s\n",
-                 static_cast<long long>(M), static_cast<long long>(N), static_cast<long long>(K), mm_us, best_us,
+                 static_cast<long long>(s.M), static_cast<long long>(s.N), static_cast<long long>(s.K), mm_us, best_us,
                  p.algo ? "" : " (at::mm's)");
+  return {mm_us, best_us};
 }
 
 #endif  // TUNEBENCH_GEMM_SEARCH
@@ -273,23 +277,21 @@ at::Tensor mm(const at::Tensor& a, const at::Tensor& b, at::ScalarType out) {
   const auto fa = detail::column_major(a), fb = detail::column_major(b);
   if (!fa || !fb) return plain_mm(a, b, out);
 
-  const ShapeKey key{a.get_device(),
-                     a.size(0),
-                     b.size(1),
-                     a.size(1),
-                     static_cast<int>(fa->transpose),
-                     static_cast<int>(fb->transpose),
-                     fa->ld,
-                     fb->ld,
-                     static_cast<int>(a.scalar_type()),
-                     static_cast<int>(out),
-                     pointer_alignment(a.data_ptr()),
-                     pointer_alignment(b.data_ptr())};
+  const Shape shape{static_cast<int>(a.get_device()),
+                    a.size(0),
+                    b.size(1),
+                    a.size(1),
+                    *fa,
+                    *fb,
+                    a.scalar_type(),
+                    out,
+                    pointer_alignment(a.data_ptr()),
+                    pointer_alignment(b.data_ptr())};
   SearchState& s = search_state();
   GemmPlan* plan = nullptr;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    const auto it = s.plans.find(key);
+    const auto it = s.plans.find(shape);
     if (it != s.plans.end()) plan = it->second;
   }
   if (plan == nullptr) {  // met for the first time: searched between steps (search_pending)
@@ -299,9 +301,7 @@ at::Tensor mm(const at::Tensor& a, const at::Tensor& b, at::ScalarType out) {
     C10_CUDA_CHECK(cudaStreamIsCapturing(at::cuda::getCurrentCUDAStream(a.get_device()), &capture));
     if (capture != cudaStreamCaptureStatusNone) return plain_mm(a, b, out);
     std::lock_guard<std::mutex> lock(s.mutex);
-    if (std::none_of(s.pending.begin(), s.pending.end(), [&](const auto& r) { return r.key == key; }))
-      s.pending.push_back({key, a.size(0), b.size(1), a.size(1), *fa, *fb, a.scalar_type(), out,
-                           pointer_alignment(a.data_ptr()), pointer_alignment(b.data_ptr()), a.device()});
+    if (std::find(s.pending.begin(), s.pending.end(), shape) == s.pending.end()) s.pending.push_back(shape);
     return plain_mm(a, b, out);
   }
   const c10::cuda::CUDAGuard guard(a.device());
@@ -328,38 +328,38 @@ bool pending() {
 void search_pending() {
 #ifdef TUNEBENCH_GEMM_SEARCH
   SearchState& s = search_state();
-  std::vector<SearchState::Request> requests;
+  std::vector<Shape> requests;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     requests.swap(s.pending);
   }
   const auto started = std::chrono::steady_clock::now();
-  for (const auto& r : requests) {
-    const c10::cuda::CUDAGuard guard(r.device);
+  for (const Shape& r : requests) {
+    const at::Device device(at::kCUDA, static_cast<c10::DeviceIndex>(r.device));
+    const c10::cuda::CUDAGuard guard(device);
     auto plan = std::make_unique<GemmPlan>();
-    Summary found;
+    std::optional<Timing> timing;
     try {
-      const auto options = at::TensorOptions().device(r.device).dtype(r.in);
-      const at::Tensor a = detail::random_operand(r.M, r.K, r.fa, r.align_a, options);
-      const at::Tensor b = detail::random_operand(r.K, r.N, r.fb, r.align_b, options);
-      search_shape(*plan, a, b, r.out, r.fa, r.fb, *blas_type(r.in), *blas_type(r.out), found);
+      const auto options = at::TensorOptions().device(device).dtype(r.in);
+      timing = search_shape(*plan, r, detail::random_operand(r.M, r.K, r.fa, r.align_a, options),
+                            detail::random_operand(r.K, r.N, r.fb, r.align_b, options));
     } catch (const std::exception& e) {
       // Out of memory for the operands, or cuBLASLt refusing the shape: the shape keeps at::mm's
       // call (a plan without an algorithm), and the trial goes on.
       plan->algo.reset();
-      found = Summary{};
-      found.shapes = 1;
-      if (std::getenv("TUNEBENCH_GEMM_LOG") != nullptr)
+      if (log_each_shape())
         std::fprintf(stderr, "gemm search: M %lld N %lld K %lld: not searched (%s)\n", static_cast<long long>(r.M),
                      static_cast<long long>(r.N), static_cast<long long>(r.K), e.what());
     }
     std::lock_guard<std::mutex> lock(s.mutex);
-    if (!s.plans.emplace(r.key, plan.get()).second) continue;  // searched already (a shape queued twice)
+    if (!s.plans.emplace(r, plan.get()).second) continue;  // searched already (a shape queued twice)
+    s.summary.shapes += 1;
+    s.summary.faster += plan->algo.has_value() ? 1 : 0;
+    if (timing) {
+      s.summary.cublas_us += timing->mm_us;
+      s.summary.chosen_us += timing->chosen_us;
+    }
     plan.release();
-    s.summary.shapes += found.shapes;
-    s.summary.faster += found.faster;
-    s.summary.cublas_us += found.cublas_us;
-    s.summary.chosen_us += found.chosen_us;
   }
   std::lock_guard<std::mutex> lock(s.mutex);
   s.summary.search_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -367,18 +367,18 @@ void search_pending() {
 }
 
 Summary summary() {
-#ifdef TUNEBENCH_GEMM_SEARCH
-  SearchState& s = search_state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  Summary out = s.summary;
-  if (const char* why = disabled_by_env()) out.disabled = why;
-  return out;
-#else
   Summary out;
+#ifdef TUNEBENCH_GEMM_SEARCH
+  {
+    SearchState& s = search_state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    out = s.summary;
+  }
+#else
   out.disabled = "not in this build: it needs CUDA, libtorch 2.10 or later and the wheel's cuBLASLt at build time";
+#endif
   if (const char* why = disabled_by_env()) out.disabled = why;
   return out;
-#endif
 }
 
 std::string describe(const Summary& s) {

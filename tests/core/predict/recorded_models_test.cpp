@@ -149,10 +149,11 @@ TEST(RecordedModels, GemmSearchLeavesThePeakAndTheLossesAsTheyWere) {
   const auto all = runs_in({"models-h200/gemm-search/between-steps", "models-h200/gemm-search/7b-six-rounds"});
   ASSERT_EQ(all.size(), 66u) << "9 rows x {search, cublas} x 3 rounds, and the 7B's 6 more rounds";
   int pairs = 0;
+  const std::string searched = "-search-";
   for (const auto& r : all) {
-    const auto at = r.name.find("-search-");
+    const auto at = r.name.find(searched);
     if (at == std::string::npos) continue;
-    const std::string other = r.name.substr(0, at) + "-cublas-" + r.name.substr(at + 8);
+    const std::string other = r.name.substr(0, at) + "-cublas-" + r.name.substr(at + searched.size());
     const auto match = std::find_if(all.begin(), all.end(), [&](const ModelRun& o) { return o.name == other; });
     ASSERT_NE(match, all.end()) << other;
     EXPECT_NEAR(static_cast<double>(r.peak_bytes) / static_cast<double>(match->peak_bytes), 1.0, 0.001) << r.name;
