@@ -103,6 +103,15 @@
 #                                 # alone: tiny/125m/llama3.2-1b eager and torch.compile, then tiny
 #                                 # through every precision, checkpointing + accumulation, DDP and
 #                                 # FSDP at world size 1, and the GEMM probe; one JSON line each.
+#   scripts/gpu-bench.sh ab       # 1 GPU, about 7 min with both builds: this tree against AB_AGAINST=TARBALL,
+#                                 # another commit's worker built beside it (`git archive COMMIT
+#                                 # CMakeLists.txt cmake app core resources tests/gpu`). This tree's kernel
+#                                 # check; the tiny model in bf16 and fp8 on the paths fused, graph, ckpt
+#                                 # and accum with both workers, whose losses must agree to the bit
+#                                 # (AB_SAME_LOSSES=0 when the change is meant to move them); then
+#                                 # AB_ROWS (model/amp, default 7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8)
+#                                 # `compile fused` at micro-batch 1, ROUNDS (default 2) interleaved, the
+#                                 # second in the other order. Table (models_check_table.py) printed last.
 #   scripts/gpu-bench.sh prepare  # on a developer machine: fills .gpu/ (see below)
 #
 # What the GPU machine needs: an NVIDIA GPU with PyTorch >= 2.6 for python3 (pip wheel with CUDA;
@@ -253,7 +262,7 @@ t0=$(date +%s)
 configure_worker "$ROOT" "$BUILD" "$OUT/logs/cmake.log" || { tail -40 "$OUT/logs/cmake.log"; exit 1; }
 grep -E "Tunebench" "$OUT/logs/cmake.log"
 TARGETS=(tunebench-worker)
-case "$MODE" in kernels|kernels7b|compile-dist|models-probe|gemm-search) TARGETS+=(tunebench-kernel-check) ;; esac
+case "$MODE" in kernels|kernels7b|compile-dist|models-probe|gemm-search|ab) TARGETS+=(tunebench-kernel-check) ;; esac
 [ "$MODE" = models-fp8 ] && [ "${FP8_KERNEL_CHECK:-0}" = 1 ] && TARGETS+=(tunebench-kernel-check)
 if ! ninja -C "$BUILD" "${TARGETS[@]}" > "$OUT/logs/build.log" 2>&1; then
   grep -E "error|Error" -A3 "$OUT/logs/build.log" | head -60
@@ -264,6 +273,18 @@ if ! ninja -C "$BUILD" "${TARGETS[@]}" > "$OUT/logs/build.log" 2>&1; then
 fi
 echo "built in $(( $(date +%s) - t0 )) s"
 W="$BUILD/app/worker/tunebench-worker"
+# build_against TARBALL: another commit's worker (`git archive` of it), built beside this one;
+# prints its path, or nothing when it does not build.
+build_against() {
+  local a="$ROOT/build-cuda-against"
+  rm -rf "$a/src"; mkdir -p "$a/src"; tar -xf "$1" -C "$a/src"
+  if configure_worker "$a/src" "$a/build" "$OUT/logs/cmake-against.log" &&
+     ninja -C "$a/build" tunebench-worker > "$OUT/logs/build-against.log" 2>&1; then
+    echo "$a/build/app/worker/tunebench-worker"
+  else
+    grep -E "error" -A3 "$OUT/logs/build-against.log" "$OUT/logs/cmake-against.log" | head -20 >&2
+  fi
+}
 RESULTS="$OUT/results.tsv"
 : > "$RESULTS"
 
@@ -727,13 +748,7 @@ case "$MODE" in
       # commit's worker, built beside this one: the losses, which must agree where the two differ
       # only in how the float8 values are made.
       W_THIS="$W"; W_AGAINST=""
-      if [ -n "${FP8_AGAINST:-}" ]; then
-        A="$ROOT/build-cuda-against"; rm -rf "$A/src"; mkdir -p "$A/src"; tar -xf "$FP8_AGAINST" -C "$A/src"
-        configure_worker "$A/src" "$A/build" "$OUT/logs/cmake-against.log" &&
-          ninja -C "$A/build" tunebench-worker > "$OUT/logs/build-against.log" 2>&1 ||
-          { grep -E "error" -A3 "$OUT/logs/build-against.log" | head -20; }
-        W_AGAINST="$A/build/app/worker/tunebench-worker"
-      fi
+      [ -n "${FP8_AGAINST:-}" ] && W_AGAINST="$(build_against "$FP8_AGAINST")"
       TINY8=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --amp fp8 --steps 12 --warmup 2
              --kernel-sample-every 0)
       for path in ${FP8_PATHS:-fused}; do
@@ -838,6 +853,64 @@ case "$MODE" in
     grep '^cpu ' /proc/stat | sed 's/^/after:  /'  # user nice system idle iowait irq softirq steal
     grep -h 'kernel sampling' "$OUT"/logs/tiny-sampled-1.jsonl | cut -c1-300 | head -3
     python3 "$ROOT/scripts/sampling_cost.py" "$OUT/logs" | tee "$OUT/sampling-cost.txt"
+    ;;
+  ab)
+    # This tree against another commit (AB_AGAINST, a `git archive` tarball), in one call: a change
+    # that should leave the numbers alone shows the same losses to the bit, and its time is measured
+    # against the other worker's on the same GPU, interleaved, instead of against another call's.
+    [ -f "${AB_AGAINST:-}" ] || { echo "ab: AB_AGAINST=TARBALL (git archive of the other commit) is required" >&2; exit 2; }
+    W_THIS="$W"; W_AGAINST="$(build_against "$AB_AGAINST")"
+    [ -x "$W_AGAINST" ] || { echo "ab: the other commit's worker did not build" >&2; exit 1; }
+    echo "built the other worker at $(( $(date +%s) - t0 )) s"
+    export TUNEBENCH_MEMORY_PHASES=1
+    "$BUILD/tests/gpu/tunebench-kernel-check" > "$OUT/kernel-check.txt" 2>&1
+    echo "-- kernel check: exit $?"
+    { echo "== kernel check: $(grep -c ' ok$' "$OUT/kernel-check.txt") rows ok, $(grep -c 'FAIL' "$OUT/kernel-check.txt") FAIL"
+      grep -E "${AB_CHECK:-FAIL}" "$OUT/kernel-check.txt"; } > "$OUT/models-table.txt"
+    TINY=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --steps 12 --warmup 2 --kernel-sample-every 0)
+    for amp in bf16 fp8; do
+      for path in fused graph ckpt accum; do
+        case "$path" in
+          graph) extra=(--compile fused+graph) ;;
+          ckpt) extra=(--compile fused --checkpointing true) ;;
+          accum) extra=(--compile fused --grad-accum 2) ;;
+          fused) extra=(--compile fused) ;;
+        esac
+        W="$W_THIS"; run "tiny-$amp-$path-this" "${TINY[@]}" --amp "$amp" "${extra[@]}"
+        W="$W_AGAINST"; run "tiny-$amp-$path-against" "${TINY[@]}" --amp "$amp" "${extra[@]}"
+      done
+    done
+    W="$W_THIS"
+    # Every loss of each pair, as the event log holds it (JSON's shortest round-trip form).
+    python3 - "$OUT/logs" "${AB_SAME_LOSSES:-1}" >> "$OUT/models-table.txt" <<'PY'
+import glob, json, os, sys
+logs, want_same = sys.argv[1], sys.argv[2] == "1"
+def losses(f):
+    return [e["loss"] for e in map(json.loads, open(f)) if e.get("type") == "step"]
+bad = 0
+for this in sorted(glob.glob(os.path.join(logs, "tiny-*-this.jsonl"))):
+    other = this.replace("-this.jsonl", "-against.jsonl")
+    a, b = losses(this), losses(other) if os.path.exists(other) else []
+    same = len(a) == 12 and a == b
+    bad += want_same and not same
+    print("%-24s %s  %s" % (os.path.basename(this)[:-11], "same losses" if same else "LOSSES DIFFER",
+                             " ".join("%.6f" % x for x in a)))
+print("tiny losses: %s" % ("all pairs the same" if not bad else "%d pairs DIFFER" % bad))
+PY
+    AB=(--device cuda --seq-len 2048 --micro-batch 1 --steps "${AB_STEPS:-11}" --warmup 3 --compile fused
+        --kernel-sample-every 0)
+    for k in $(seq "${ROUNDS:-2}"); do
+      order=(this against); [ $((k % 2)) -eq 0 ] && order=(against this)
+      for r in ${AB_ROWS:-7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8}; do
+        m="${r%/*}"; amp="${r#*/}"
+        for g in "${order[@]}"; do
+          if [ "$g" = this ]; then W="$W_THIS"; else W="$W_AGAINST"; fi
+          run "$m-$amp-$g-$k" --model "$m" --amp "$amp" "${AB[@]}"
+        done
+      done
+    done
+    W="$W_THIS"
+    python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" >> "$OUT/models-table.txt"
     ;;
   *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac

@@ -244,6 +244,50 @@ void check_scale_in_place() {
   row("scale_in_place", "unaligned refused", refused ? 0.0 : 1.0, 0.0, 0.0);
 }
 
+// The block's fused residual paths against what they replaced, to the bit (the kernels must not
+// change a trial's numbers): residual_add against at::add for each pair of dtypes it takes, and
+// with a length it must leave to at::add; rms_norm_keep's x gradient against rms_norm's plus the
+// residual gradient added by at::add; linear_residual's output and three gradients against
+// r + linear(x, w), at the 7B block's w2 shape.
+void check_block_fusions() {
+  const at::Tensor h32 = at::randn({2048, 4096}, cuda(at::kFloat));
+  double add = 0;
+  for (const auto& [h, y] : std::vector<std::pair<at::Tensor, at::Tensor>>{
+           {h32, randn({2048, 4096}, at::kBFloat16)},
+           {h32, randn({2048, 4096}, at::kHalf)},
+           {h32, at::randn({2048, 4096}, cuda(at::kFloat))},
+           {randn({2048, 4096}, at::kBFloat16), randn({2048, 4096}, at::kBFloat16)},
+           {at::randn({1001}, cuda(at::kFloat)), randn({1001}, at::kBFloat16)}}) {
+    poison();
+    add = std::max(add, byte_diff(fused::residual_add(h, y), h + y));
+  }
+  row("residual_add", "out", add, 0.0, 0.0);
+
+  const at::Tensor x = at::randn({1, 2048, 4096}, cuda(at::kFloat)).requires_grad_(true);
+  const at::Tensor w = (at::rand({4096}, cuda(at::kFloat)) + 0.5).requires_grad_(true);
+  const at::Tensor dy = randn({1, 2048, 4096}, at::kBFloat16), dres = at::randn({1, 2048, 4096}, cuda(at::kFloat));
+  poison();
+  const auto [xk, y] = fused::rms_norm_keep(x, w, at::kBFloat16, 1e-5);
+  const auto gk = torch::autograd::grad({xk, y}, {x, w}, {dres, dy});
+  const at::Tensor yr = fused::rms_norm(x, w, at::kBFloat16, 1e-5);
+  const auto gr = torch::autograd::grad({yr}, {x, w}, {dy});
+  row("rms_norm_keep", "y", byte_diff(y, yr), 0.0, 0.0);
+  row("rms_norm_keep", "dx,dw", std::max(byte_diff(gk[0], gr[0] + dres), byte_diff(gk[1], gr[1])), 0.0, 0.0);
+
+  const at::Tensor s = randn({1, 2048, 11008}, at::kBFloat16).requires_grad_(true);
+  const at::Tensor w2 = randn({4096, 11008}, at::kFloat, 0.02).requires_grad_(true);
+  const at::Tensor r = at::randn({1, 2048, 4096}, cuda(at::kFloat)).requires_grad_(true);
+  const at::Tensor dout = at::randn({1, 2048, 4096}, cuda(at::kFloat));
+  poison();
+  const at::Tensor o = fused::linear_residual(s, w2, r, at::kBFloat16);
+  const auto go = torch::autograd::grad({o}, {s, w2, r}, {dout});
+  const at::Tensor oref = r + fused::linear(s, w2, at::kBFloat16);
+  const auto gref = torch::autograd::grad({oref}, {s, w2, r}, {dout});
+  row("linear_residual", "out", byte_diff(o, oref), 0.0, 0.0);
+  row("linear_residual", "dx,dw,dr",
+      std::max({byte_diff(go[0], gref[0]), byte_diff(go[1], gref[1]), byte_diff(go[2], gref[2])}), 0.0, 0.0);
+}
+
 // gemm::mm (compile fused's linear layers) against at::mm: the first call of a shape measures the
 // algorithms, the later ones run the chosen one, which must give at::mm's bits on any operands, not
 // only on those it was chosen with. Three layouts (forward, input gradient, fp32 weight gradient) at
@@ -648,6 +692,7 @@ int main() {
 
   check_model_shapes();
   check_scale_in_place();
+  check_block_fusions();
   check_gemm_search();
   check_adamw();
   if (tunebench::engine::fp8_supported(nullptr)) {

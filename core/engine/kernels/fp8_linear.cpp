@@ -267,7 +267,7 @@ struct Fp8SwigluMlpFunction : torch::autograd::Function<Fp8SwigluMlpFunction> {
     ctx->saved_data["w2_dtype"] = static_cast<int64_t>(w2.scalar_type());
     auto sizes = x.sizes().vec();
     sizes.back() = w2.size(0);
-    return residual + y.view(sizes);  // in the residual's dtype, as the block's add was
+    return fused::residual_add(residual, y.view(sizes));  // in the residual's dtype, as the block's add was
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {

@@ -193,9 +193,14 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+// How dh joins dx: not at all; inside the multiply-add that ends dx (the residual norm's backward,
+// as it always was); or added to dx's rounded fp32 value, bit for bit the sum autograd forms of x's
+// two gradients (rms_norm_keep, which replaced that sum).
+enum DhMode : int { kNoDh = 0, kDhFused = 1, kDhAdded = 2 };
+
 // Grid-stride over rows; each block accumulates its rows' dw in registers and writes one
 // partial row, so no atomics and a deterministic result.
-template <typename TX, typename TW, typename TY, int kChunks, bool kDh, bool kDr>
+template <typename TX, typename TW, typename TY, int kChunks, int kDh, bool kDr>
 __global__ void __launch_bounds__(256)
     rms_norm_bwd_kernel(const TX* __restrict__ h, const TW* __restrict__ w, const TY* __restrict__ dy,
                         const TX* __restrict__ dh, const float* __restrict__ rstd, TX* __restrict__ dx,
@@ -237,11 +242,16 @@ __global__ void __launch_bounds__(256)
       float o[kVec];
 #pragma unroll
       for (int i = 0; i < kVec; ++i) o[i] = rs * (dn[c][i] - n[c][i] * dot);
-      if constexpr (kDh) {
+      if constexpr (kDh == kDhFused) {
         float d[kVec];
         load8(dh + base + col, d);
 #pragma unroll
         for (int i = 0; i < kVec; ++i) o[i] += d[i];
+      } else if constexpr (kDh == kDhAdded) {  // no contraction into a multiply-add: _rn intrinsics
+        float d[kVec];
+        load8(dh + base + col, d);
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) o[i] = __fadd_rn(__fmul_rn(rs, dn[c][i] - n[c][i] * dot), d[i]);
       }
       store8(dx + base + col, o);
       if constexpr (kDr) store8(dr + base + col, o);
@@ -637,6 +647,20 @@ __global__ void fp8_amax_kernel(const T* __restrict__ src, int64_t chunks, float
   if (threadIdx.x == 0 && amax > 0.f) atomic_max_nonneg(amax_out, amax);
 }
 
+template <typename TX, typename TY>
+__global__ void residual_add_kernel(const TX* __restrict__ h, const TY* __restrict__ y, TX* __restrict__ out,
+                                    int64_t chunks) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < chunks;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float a[kVec], b[kVec];
+    load8(h + i * kVec, a);
+    load8(y + i * kVec, b);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) a[k] += b[k];
+    store8(out + i * kVec, a);
+  }
+}
+
 __global__ void fp8_roll_kernel(float* history, float* current, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {
@@ -946,7 +970,7 @@ int rms_norm_backward_blocks(int64_t rows, int sm_count) {
 
 bool rms_norm_backward(ElemType tx, ElemType tw, ElemType ty, const void* h, const void* w, const void* dy,
                        const void* dh, const float* rstd, void* dx, void* dr, float* dw_partial, int blocks,
-                       int64_t rows, int64_t cols, cudaStream_t stream) {
+                       int64_t rows, int64_t cols, cudaStream_t stream, bool dh_added) {
   if (cols % kVec != 0 || rows <= 0 || blocks <= 0 || !aligned16(h) || !aligned16(w) || !aligned16(dy) ||
       !aligned16(dh) || !aligned16(dx) || !aligned16(dr) || !aligned16(dw_partial))
     return false;
@@ -964,13 +988,15 @@ bool rms_norm_backward(ElemType tx, ElemType tw, ElemType ty, const void* h, con
                                                static_cast<int>(cols));
       };
       if (dh && dr)
-        launch(rms_norm_bwd_kernel<TX, TW, TY, C.value, true, true>);
+        launch(rms_norm_bwd_kernel<TX, TW, TY, C.value, kDhFused, true>);
+      else if (dh && dh_added)
+        launch(rms_norm_bwd_kernel<TX, TW, TY, C.value, kDhAdded, false>);
       else if (dh)
-        launch(rms_norm_bwd_kernel<TX, TW, TY, C.value, true, false>);
+        launch(rms_norm_bwd_kernel<TX, TW, TY, C.value, kDhFused, false>);
       else if (dr)
-        launch(rms_norm_bwd_kernel<TX, TW, TY, C.value, false, true>);
+        launch(rms_norm_bwd_kernel<TX, TW, TY, C.value, kNoDh, true>);
       else
-        launch(rms_norm_bwd_kernel<TX, TW, TY, C.value, false, false>);
+        launch(rms_norm_bwd_kernel<TX, TW, TY, C.value, kNoDh, false>);
     });
   });
 }
@@ -1022,6 +1048,19 @@ bool rope_qkv_backward(ElemType t, const void* dq, Strides3 sq, const void* dk, 
     else if (vec == 2) launch(rope_bwd_kernel<T, 2>, 2);
   });
   return launched;
+}
+
+bool residual_add(ElemType tx, ElemType ty, const void* h, const void* y, void* out, int64_t n, cudaStream_t stream) {
+  if (n < 0 || n % kVec != 0 || !aligned16(h) || !aligned16(y) || !aligned16(out)) return false;
+  // The norms' (x, w, y) pairs with w = x: fp32 with fp32/bf16/fp16, or a 16-bit type with itself.
+  return with_norm_types(tx, tx, ty, [&](auto X, auto, auto Y) {
+    using TX = decltype(X);
+    using TY = decltype(Y);
+    const int64_t chunks = n / kVec;
+    if (chunks > 0)
+      residual_add_kernel<TX, TY><<<grid_for(chunks, 256), 256, 0, stream>>>(
+          static_cast<const TX*>(h), static_cast<const TY*>(y), static_cast<TX*>(out), chunks);
+  });
 }
 
 bool swiglu_forward(ElemType t, const void* gu, void* out, int64_t rows, int64_t ffn, cudaStream_t stream) {

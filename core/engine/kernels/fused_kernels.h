@@ -31,9 +31,19 @@ int rms_norm_backward_blocks(int64_t rows, int sm_count);
 // dx = dh + rstd * (dn - n * mean(dn * n)), dn = dy * w, n = h * rstd, written as tx into dx and,
 // when dr is given, as ty into dr (the residual branch's gradient). dw_partial:
 // float[blocks][cols], one partial sum of dy * n per block (the caller sums the rows).
+// `dh_added` (without dr): dh is added to the rounded fp32 norm gradient, bit for bit what adding
+// the two gradients in a separate kernel gives; otherwise the last multiply and the add are one
+// fused multiply-add.
 bool rms_norm_backward(ElemType tx, ElemType tw, ElemType ty, const void* h, const void* w, const void* dy,
                        const void* dh, const float* rstd, void* dx, void* dr, float* dw_partial, int blocks,
-                       int64_t rows, int64_t cols, cudaStream_t stream);
+                       int64_t rows, int64_t cols, cudaStream_t stream, bool dh_added = false);
+
+// ---- residual add --------------------------------------------------------------------------
+// out = h + y in fp32, stored as tx: what at::add(h, y) gives when the result has h's type (h and
+// out type tx, y type ty; the type pairs of the norms: fp32 with any, or 16-bit with the same).
+// n elements, a multiple of 8; pointers 16-byte aligned. The block's closing add, which ATen runs
+// element by element when the types differ.
+bool residual_add(ElemType tx, ElemType ty, const void* h, const void* y, void* out, int64_t n, cudaStream_t stream);
 
 // ---- interleaved rotary embedding of q and k, from the fused qkv projection ----------------
 // qkv: [B, T, W] (type t), W = (heads + 2 kv_heads) x head_dim: q's heads, k's, v's. cos/sin:

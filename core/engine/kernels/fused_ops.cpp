@@ -95,9 +95,11 @@ at::Tensor weight_grad(const at::Tensor& dy2, const at::Tensor& x2, at::ScalarTy
 // The two norm Functions below share this forward and backward; r is undefined without the
 // residual add (libtorch's Function::apply does not take undefined inputs, hence two classes).
 struct NormImpl {
-  // Returns {y} or, with r, {h, y}.
+  // Returns {y} or, with r, {h, y}; with `keep` (no r), {x, y}: x passes through the node, so the
+  // gradient that reaches it along the residual stream comes back here as dh and the norm's backward
+  // kernel adds it, instead of autograd adding the two gradients of x in a kernel of its own.
   static variable_list forward(AutogradContext* ctx, at::Tensor x, at::Tensor r, at::Tensor w, int64_t out_dtype,
-                               double eps) {
+                               double eps, bool keep = false) {
     const auto ydt = static_cast<at::ScalarType>(out_dtype);
     const auto r_dtype = r.defined() ? r.scalar_type() : ydt;  // its gradient goes back in this dtype
     x = x.contiguous();
@@ -128,9 +130,10 @@ struct NormImpl {
     }
     ctx->save_for_backward({h, w, rstd});
     ctx->saved_data["residual"] = r.defined();
+    ctx->saved_data["keep"] = keep;
     ctx->saved_data["r_dtype"] = static_cast<int64_t>(r_dtype);
     ctx->saved_data["y_dtype"] = out_dtype;
-    if (r.defined()) return {h, y};
+    if (r.defined() || keep) return {h, y};
     return {y};
   }
 
@@ -140,10 +143,11 @@ struct NormImpl {
     const at::Tensor& w = saved[1];
     const at::Tensor& rstd = saved[2];
     const bool residual = ctx->saved_data["residual"].toBool();
+    const bool two = residual || ctx->saved_data["keep"].toBool();  // outputs {h, y}
     const auto rdt = static_cast<at::ScalarType>(ctx->saved_data["r_dtype"].toInt());
     const auto ydt = static_cast<at::ScalarType>(ctx->saved_data["y_dtype"].toInt());
-    at::Tensor dh = residual && grads[0].defined() ? grads[0].contiguous() : at::Tensor();
-    at::Tensor dy = residual ? grads[1] : grads[0];
+    at::Tensor dh = two && grads[0].defined() ? grads[0].to(h.scalar_type()).contiguous() : at::Tensor();
+    at::Tensor dy = two ? grads[1] : grads[0];
     dy = dy.defined() ? dy.to(ydt).contiguous() : at::zeros(h.sizes(), h.options().dtype(ydt));
     const int64_t cols = h.size(-1), rows = h.numel() / cols;
     at::Tensor dx, dr, dw;
@@ -161,7 +165,7 @@ struct NormImpl {
       done = try_kernel([&] {
         return kernels::rms_norm_backward(*tx, *tw, *ty, h.data_ptr(), wc.data_ptr(), dy.data_ptr(), ptr(dh),
                                           rstd.data_ptr<float>(), dx.data_ptr(), mut_ptr(dr), partial.data_ptr<float>(),
-                                          blocks, rows, cols, stream());
+                                          blocks, rows, cols, stream(), /*dh_added=*/!residual);
       });
       if (done) dw = partial.sum(0).to(w.scalar_type());
     }
@@ -186,6 +190,13 @@ struct NormImpl {
 struct RmsNormFunction : torch::autograd::Function<RmsNormFunction> {
   static variable_list forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, int64_t out_dtype, double eps) {
     return NormImpl::forward(ctx, x, at::Tensor(), w, out_dtype, eps);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) { return NormImpl::backward(ctx, grads); }
+};
+
+struct RmsNormKeepFunction : torch::autograd::Function<RmsNormKeepFunction> {
+  static variable_list forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, int64_t out_dtype, double eps) {
+    return NormImpl::forward(ctx, x, at::Tensor(), w, out_dtype, eps, /*keep=*/true);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) { return NormImpl::backward(ctx, grads); }
 };
@@ -356,32 +367,58 @@ struct SwigluFunction : torch::autograd::Function<SwigluFunction> {
 // ============================================================================================
 
 // `wsrc` is w itself, or w's copy in the compute dtype (Function::apply takes no undefined tensor).
+// The forward and backward of x @ w^T, shared by LinearFunction and LinearResidualFunction.
+at::Tensor linear_forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w, const at::Tensor& wsrc,
+                          int64_t compute) {
+  const auto cd = static_cast<at::ScalarType>(compute);
+  const at::Tensor xc = x.scalar_type() == cd ? x : x.to(cd);
+  const at::Tensor wc = wsrc.scalar_type() == cd ? wsrc : wsrc.to(cd);
+  ctx->save_for_backward({xc, wc});
+  ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
+  ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
+  std::vector<int64_t> sizes = xc.sizes().vec();
+  sizes.back() = wc.size(0);
+  return gemm::mm(xc.reshape({-1, wc.size(1)}), wc.t(), cd).view(sizes);
+}
+
+// {dx, dw} from the output's gradient.
+std::pair<at::Tensor, at::Tensor> linear_backward(AutogradContext* ctx, const at::Tensor& grad) {
+  const auto saved = ctx->get_saved_variables();
+  const at::Tensor& xc = saved[0];
+  const at::Tensor& wc = saved[1];
+  const at::Tensor dy = grad.to(wc.scalar_type());
+  const int64_t n = wc.size(0), k = wc.size(1);
+  const at::Tensor dy2 = dy.reshape({-1, n});
+  at::Tensor dx = gemm::mm(dy2, wc, wc.scalar_type())
+                      .view(xc.sizes())
+                      .to(static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()));
+  at::Tensor dw =
+      weight_grad(dy2, xc.reshape({-1, k}), static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt()));
+  return {std::move(dx), std::move(dw)};
+}
+
 struct LinearFunction : torch::autograd::Function<LinearFunction> {
   static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, at::Tensor wsrc, int64_t compute) {
-    const auto cd = static_cast<at::ScalarType>(compute);
-    const at::Tensor xc = x.scalar_type() == cd ? x : x.to(cd);
-    const at::Tensor wc = wsrc.scalar_type() == cd ? wsrc : wsrc.to(cd);
-    ctx->save_for_backward({xc, wc});
-    ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
-    ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
-    std::vector<int64_t> sizes = xc.sizes().vec();
-    sizes.back() = wc.size(0);
-    return gemm::mm(xc.reshape({-1, wc.size(1)}), wc.t(), cd).view(sizes);
+    return linear_forward(ctx, x, w, wsrc, compute);
   }
-
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const at::Tensor& xc = saved[0];
-    const at::Tensor& wc = saved[1];
-    const at::Tensor dy = grads[0].to(wc.scalar_type());
-    const int64_t n = wc.size(0), k = wc.size(1);
-    const at::Tensor dy2 = dy.reshape({-1, n});
-    const at::Tensor dx = gemm::mm(dy2, wc, wc.scalar_type())
-                              .view(xc.sizes())
-                              .to(static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()));
-    const at::Tensor dw =
-        weight_grad(dy2, xc.reshape({-1, k}), static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt()));
+    auto [dx, dw] = linear_backward(ctx, grads[0]);
     return {dx, dw, at::Tensor(), at::Tensor()};
+  }
+};
+
+// residual + x @ w^T: the block's closing add in the node, one vectorised kernel (residual_add)
+// where ATen would convert element by element; the residual's gradient is the output's.
+struct LinearResidualFunction : torch::autograd::Function<LinearResidualFunction> {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, at::Tensor wsrc, at::Tensor residual,
+                            int64_t compute) {
+    ctx->saved_data["r_dtype"] = static_cast<int64_t>(residual.scalar_type());
+    return residual_add(residual, linear_forward(ctx, x, w, wsrc, compute));
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto [dx, dw] = linear_backward(ctx, grads[0]);
+    const at::Tensor dr = grads[0].to(static_cast<at::ScalarType>(ctx->saved_data["r_dtype"].toInt()));
+    return {dx, dw, at::Tensor(), dr, at::Tensor()};
   }
 };
 
@@ -484,6 +521,12 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, at::ScalarType out
   return RmsNormFunction::apply(x, w, static_cast<int64_t>(out_dtype), eps)[0];
 }
 
+std::tuple<at::Tensor, at::Tensor> rms_norm_keep(const at::Tensor& x, const at::Tensor& w, at::ScalarType out_dtype,
+                                                 double eps) {
+  const auto out = RmsNormKeepFunction::apply(x, w, static_cast<int64_t>(out_dtype), eps);
+  return {out[0], out[1]};
+}
+
 std::tuple<at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w,
                                                 at::ScalarType out_dtype, double eps) {
   const auto out = AddRmsNormFunction::apply(x, r, w, static_cast<int64_t>(out_dtype), eps);
@@ -510,6 +553,27 @@ at::Tensor rotate_pairs(const at::Tensor& x, const at::Tensor& cos, const at::Te
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute, const at::Tensor& w_compute) {
   return LinearFunction::apply(x, w, w_compute.defined() ? w_compute : w, static_cast<int64_t>(compute));
+}
+
+at::Tensor linear_residual(const at::Tensor& x, const at::Tensor& w, const at::Tensor& residual, at::ScalarType compute,
+                           const at::Tensor& w_compute) {
+  return LinearResidualFunction::apply(x, w, w_compute.defined() ? w_compute : w, residual,
+                                       static_cast<int64_t>(compute));
+}
+
+at::Tensor residual_add(const at::Tensor& h, const at::Tensor& y) {
+#ifdef TUNEBENCH_WITH_CUDA
+  const auto th = elem_type(h.scalar_type()), ty = elem_type(y.scalar_type());
+  if (on_cuda({&h, &y}) && th && ty && h.sizes() == y.sizes() && at::result_type(h, y) == h.scalar_type() &&
+      h.is_contiguous() && y.is_contiguous()) {
+    at::Tensor out = at::empty_like(h);
+    if (try_kernel([&] {
+          return kernels::residual_add(*th, *ty, h.data_ptr(), y.data_ptr(), out.data_ptr(), h.numel(), stream());
+        }))
+      return out;
+  }
+#endif
+  return h + y;
 }
 
 at::Tensor linear_cross_entropy(const at::Tensor& h, const at::Tensor& w, const at::Tensor& targets,

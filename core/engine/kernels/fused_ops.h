@@ -26,6 +26,13 @@ void set_kernels_enabled(bool enabled);
 // y = w * normalise(x), computed in fp32, returned in `out_dtype`.
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, at::ScalarType out_dtype, double eps);
 
+// (x, rms_norm(x, w)): x passes through the node, so the gradient that reaches x along the residual
+// stream comes back to this node and its backward kernel adds it to the norm's, where autograd
+// would add the two gradients of x in a kernel of its own. For the first norm of a block, whose x
+// the block's residual add reads too.
+std::tuple<at::Tensor, at::Tensor> rms_norm_keep(const at::Tensor& x, const at::Tensor& w, at::ScalarType out_dtype,
+                                                 double eps);
+
 // h = x + r (in x's dtype) and y = rms_norm(h, w) in `out_dtype`, in one pass: the residual add
 // that feeds the next norm. Returns (h, y).
 std::tuple<at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w,
@@ -60,6 +67,16 @@ at::Tensor swiglu(const at::Tensor& gu);
 // x @ w^T in `compute` (w cast once if it is not already), with dW computed in w's dtype.
 // `w_compute`, when given, is w already in `compute` (the optimizer's copy): read instead of a cast.
 at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute, const at::Tensor& w_compute = {});
+
+// residual + x @ w^T, the block's closing add in the same node as its last matmul (linear's
+// dtypes; the sum in the residual's dtype, as at::add gives it).
+at::Tensor linear_residual(const at::Tensor& x, const at::Tensor& w, const at::Tensor& residual, at::ScalarType compute,
+                           const at::Tensor& w_compute = {});
+
+// h + y with the result in h's dtype, bit for bit what at::add gives, in one vectorised kernel on
+// the GPU (ATen converts element by element when the dtypes differ). No autograd: for the forward
+// of the nodes that end a block.
+at::Tensor residual_add(const at::Tensor& h, const at::Tensor& y);
 
 // mean over rows of cross_entropy(h @ w^T, targets) without ever holding fp32 logits: logits are
 // made a chunk of rows at a time in `compute`, overwritten by their gradient in the same kernel

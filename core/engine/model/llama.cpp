@@ -145,16 +145,17 @@ namespace {
 constexpr size_t kParamOf[] = {1, 2, 4, 5};  // wqkv, wo, w13, w2 within a block's unit
 }  // namespace
 
-// The same block as block_forward, through the fused ops (kernels/fused_ops.h). Only the final
-// residual add stays a plain add: the next unit's norm belongs to another unit (FSDP shards and
-// checkpoints whole units).
+// The same block as block_forward, through the fused ops (kernels/fused_ops.h). The final residual
+// add is not fused into the next norm, which belongs to another unit (FSDP shards and checkpoints
+// whole units): it is part of w2's node instead (linear_residual; in fp8, fp8_swiglu_mlp).
 at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, const std::vector<at::Tensor>& p) const {
   const int64_t B = x.size(0), T = x.size(1), D = x.size(2);
   const int64_t hd = m_dims.head_dim();
   const int64_t hdp = m_kernels.attention_head_dim > hd ? m_kernels.attention_head_dim : hd;
   const at::ScalarType cd = m_kernels.compute;
   // attention: q, k, v rotated (and padded to hdp) by one kernel straight from the projection
-  const at::Tensor n1 = fused::rms_norm(x, p[0], cd, kNormEps);
+  // x passes through its norm's node: the residual gradient is added by the norm's backward kernel
+  const auto [xr, n1] = fused::rms_norm_keep(x, p[0], cd, kNormEps);
   // Under amp fp8 the projection and the rotation are one node, whose backward writes the float8
   // gradient (kernels/fp8_linear.h).
   const auto [q, k, v] =
@@ -170,12 +171,12 @@ at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, co
   if (hdp != hd) a = a.narrow(-1, 0, hd);
   const at::Tensor o = block_linear(block, 1, a.reshape({B, T, D}), p[2]);
   // SwiGLU feed-forward, its norm fused with the residual add before it
-  const auto [h, n2] = fused::add_rms_norm(x, o, p[3], cd, kNormEps);
+  const auto [h, n2] = fused::add_rms_norm(xr, o, p[3], cd, kNormEps);
   if (m_kernels.fp8)  // one node, whose SwiGLU kernels write float8 (kernels/fp8_linear.h)
     return fp8_swiglu_mlp(n2, h, p[4], p[5], fp8_linear(block, 2), fp8_linear(block, 3),
                           fp8_weight_copy(block + 1, kParamOf[2]), fp8_weight_copy(block + 1, kParamOf[3]));
   const at::Tensor s = fused::swiglu(block_linear(block, 2, n2, p[4]));
-  return h + block_linear(block, 3, s, p[5]);
+  return fused::linear_residual(s, p[5], h, cd, weight_copy(block + 1, kParamOf[3]));
 }
 
 // The block's matmuls: float8 with delayed scaling (amp fp8), else bf16/fp16 with fp32 weight grads.

@@ -79,6 +79,55 @@ TEST(FusedOps, AddRmsNormInMixedPrecisionGivesEachInputItsDtype) {
   EXPECT_LT(rel(y, composite_norm(x + r.to(at::kFloat), w)), 1e-2);  // bf16 rounding of the output
 }
 
+TEST(FusedOps, RmsNormKeepPassesXThroughAndAddsItsGradientToTheNorms) {
+  // A block's first norm: x goes on to the residual add, and the gradient coming back that way is
+  // added to the norm's by this node's backward (autograd no longer sums the two gradients of x).
+  at::manual_seed(11);
+  const at::Tensor x = leaf({2, 6, 24}), w = leaf({24}), r = leaf({2, 6, 24});
+  const at::Tensor ph = at::randn({2, 6, 24}, at::kDouble), py = at::randn({2, 6, 24}, at::kDouble);
+  const auto [xk, y] = fused::rms_norm_keep(x, w, at::kFloat, kEps);
+  EXPECT_TRUE(at::equal(xk, x));
+  EXPECT_LT(rel(y, composite_norm(x, w)), 1e-6);
+  // x feeds the next op along both paths, as in the block (h = x + r).
+  const at::Tensor h = xk + r, href = x + r;
+  const auto g = grads({h, y}, {ph, py}, {x, w, r});
+  const auto gr = grads({href, composite_norm(x, w)}, {ph, py}, {x, w, r});
+  for (size_t i = 0; i < 3; ++i) EXPECT_LT(rel(g[i], gr[i]), 1e-5) << "input " << i;
+  // Without a gradient along the passed-through x, the norm's gradient alone.
+  const auto [xk2, y2] = fused::rms_norm_keep(x, w, at::kFloat, kEps);
+  const auto gy = grads({y2}, {py}, {x});
+  const auto gyr = grads({composite_norm(x, w)}, {py}, {x});
+  EXPECT_LT(rel(gy[0], gyr[0]), 1e-5);
+}
+
+TEST(FusedOps, LinearResidualIsTheResidualPlusTheMatmulWithEachGradient) {
+  at::manual_seed(12);
+  const at::Tensor x = leaf({4, 3, 16}), w = leaf({12, 16}), r = leaf({4, 3, 12});
+  const at::Tensor probe = at::randn({4, 3, 12}, at::kDouble);
+  const at::Tensor y = fused::linear_residual(x, w, r, at::kFloat);
+  const at::Tensor ref = r + at::linear(x, w);
+  EXPECT_LT(rel(y, ref), 1e-6);
+  const auto g = grads({y}, {probe}, {x, w, r});
+  const auto gr = grads({ref}, {probe}, {x, w, r});
+  for (size_t i = 0; i < 3; ++i) EXPECT_LT(rel(g[i], gr[i]), 1e-5) << "input " << i;
+  // Autocast's layout: bf16 matmul, fp32 residual stream and master weight. The sum is the
+  // residual's dtype, and equals what the block's plain add gave: r + bf16(x @ w^T), to the bit.
+  const at::Tensor yb = fused::linear_residual(x, w, r, at::kBFloat16);
+  EXPECT_EQ(yb.scalar_type(), at::kFloat);
+  EXPECT_TRUE(at::equal(yb, r + fused::linear(x, w, at::kBFloat16)));
+  const auto gb = grads({yb}, {probe}, {x, w, r});
+  EXPECT_EQ(gb[1].scalar_type(), at::kFloat);
+  EXPECT_EQ(gb[2].scalar_type(), at::kFloat);
+  EXPECT_TRUE(at::equal(gb[2], probe.to(at::kFloat)));  // the residual's gradient is the output's
+}
+
+TEST(FusedOps, ResidualAddKeepsTheResidualsDtype) {
+  const at::Tensor h = at::randn({3, 8}), y = at::randn({3, 8}).to(at::kBFloat16);
+  const at::Tensor out = fused::residual_add(h, y);
+  EXPECT_EQ(out.scalar_type(), at::kFloat);
+  EXPECT_TRUE(at::equal(out, h + y));
+}
+
 TEST(FusedOps, RopeQkvRotatesQAndKAndCopiesV) {
   at::manual_seed(4);
   const int64_t B = 2, T = 6, H = 3, hd = 8;
