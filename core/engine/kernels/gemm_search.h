@@ -5,7 +5,9 @@
 // 327 against 261 us; scripts/gemm_algo_probe.cu, docs/BENCHMARKS.md "The GEMM algorithm, measured
 // per shape"). So each shape a step meets is noted (that call is at::mm's), and between steps
 // search_pending() times at::mm's call and cuBLASLt's candidates on operands of the same shape,
-// layout and alignment (GPU time, median of 5 samples); later calls of the shape run the fastest
+// layout and alignment (GPU time under load: the calls in turn, back to back, so the GPU runs at
+// the clock its power limit allows in a step, not an idle GPU's boost clock; median of 5 rounds);
+// later calls of the shape run the fastest
 // if it beats at::mm's by at least 1 %. A candidate counts only if its result equals at::mm's bit
 // for bit: the search changes speed, never the numbers a trial computes. It runs between steps,
 // outside the step's clock and beside no activations; its scratch (the operands and two outputs
