@@ -738,7 +738,7 @@ case "$MODE" in
     if [ "${FP8_KERNEL_CHECK:-0}" = 1 ]; then  # the float8 kernels and nodes against the unfused path, to the bit
       "$BUILD/tests/gpu/tunebench-kernel-check" > "$OUT/kernel-check.txt" 2>&1
       echo "-- kernel check: exit $?"
-      { echo "== kernel check (adamw, fp8 nodes)"; grep -E "^adamw|^fp8 (mlp|qkv)|^scale_in_place|FAIL" "$OUT/kernel-check.txt"; } \
+      { echo "== kernel check (adamw, fp8 nodes)"; grep -E "^adamw|^fp8 (mlp|qkv)|^gemm fp8|^GEMM|^scale_in_place|FAIL" "$OUT/kernel-check.txt"; } \
         >> "$OUT/models-table.txt"
     fi
     if [ -n "${FP8_AGAINST:-}${FP8_PATHS:-}" ]; then

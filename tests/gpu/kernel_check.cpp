@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/engine/compat.h"
 #include "core/engine/kernels/fp8_linear.h"
 #include "core/engine/kernels/fused_kernels.h"
 #include "core/engine/kernels/fused_ops.h"
@@ -286,6 +287,42 @@ void check_block_fusions() {
   row("linear_residual", "out", byte_diff(o, oref), 0.0, 0.0);
   row("linear_residual", "dx,dw,dr",
       std::max({byte_diff(go[0], gref[0]), byte_diff(go[1], gref[1]), byte_diff(go[2], gref[2])}), 0.0, 0.0);
+}
+
+// The float8 products the fp8 linears make (gemm::scaled_mm) against at::_scaled_mm, byte for byte:
+// the 7B block's w13 forward (e4m3 x e4m3, fast accumulation, bf16 out), input gradient (e5m2 x
+// e4m3, bf16) and weight gradient (e5m2 x e4m3, fp32 out), on operands and scales drawn after the
+// search, which for these shapes keeps a cuBLASLt plan when one gives _scaled_mm's bits.
+void check_gemm_search_fp8() {
+#if TUNEBENCH_TORCH_AT_LEAST(2, 1)
+  namespace gemm = tunebench::engine::gemm;
+  const int64_t T = 2048, D = 4096, F2 = 22016;
+  double worst[3] = {0, 0, 0};
+  const auto f8 = [](const at::Tensor& t, at::ScalarType type) { return t.to(type); };
+  for (int draw = 0; draw < 3; ++draw) {  // draw 0 meets the shapes, then they are searched
+    const at::Tensor x8 = f8(randn({T, D}, at::kFloat), at::kFloat8_e4m3fn);
+    const at::Tensor w8 = f8(randn({F2, D}, at::kFloat), at::kFloat8_e4m3fn);
+    const at::Tensor w8t = w8.t().contiguous(), x8t = x8.t().contiguous();
+    const at::Tensor dy8 = f8(randn({T, F2}, at::kFloat), at::kFloat8_e5m2), dy8t = dy8.t().contiguous();
+    const at::Tensor sa = at::full({1}, 0.01 * (draw + 1), cuda(at::kFloat)), sb = at::full({1}, 0.7, cuda(at::kFloat));
+    struct Product {
+      at::Tensor a, b;
+      at::ScalarType out;
+      bool fast;
+    };
+    const std::array<Product, 3> ops = {Product{x8, w8.t(), at::kBFloat16, true},
+                                        Product{dy8, w8t.t(), at::kBFloat16, false},
+                                        Product{dy8t, x8t.t(), at::kFloat, false}};
+    for (int i = 0; i < 3; ++i) {
+      const at::Tensor want = at::_scaled_mm(ops[i].a, ops[i].b, sa, sb, std::nullopt, std::nullopt, ops[i].out, ops[i].fast);
+      worst[i] = std::max(worst[i], byte_diff(gemm::scaled_mm(ops[i].a, ops[i].b, sa, sb, ops[i].out, ops[i].fast), want));
+    }
+    if (draw == 0) gemm::search_pending();
+  }
+  row("gemm fp8 7B w13", "y", worst[0], 0.0, 0.0);
+  row("gemm fp8 7B w13", "dx", worst[1], 0.0, 0.0);
+  row("gemm fp8 7B w13", "dw fp32", worst[2], 0.0, 0.0);
+#endif
 }
 
 // gemm::mm (compile fused's linear layers) against at::mm: the first call of a shape measures the
@@ -696,6 +733,7 @@ int main() {
   check_gemm_search();
   check_adamw();
   if (tunebench::engine::fp8_supported(nullptr)) {
+    check_gemm_search_fp8();
     check_adamw_fp8();
     check_fp8_swiglu_mlp();
     check_fp8_qkv_rope();

@@ -1,4 +1,5 @@
-// Float8 linear layer: the autograd Function around at::_scaled_mm and the cast kernels.
+// Float8 linear layer: the autograd Function around the float8 GEMMs (gemm::scaled_mm, at::_scaled_mm
+// or its searched cuBLASLt plan) and the cast kernels.
 #include "core/engine/kernels/fp8_linear.h"
 
 #include <tuple>
@@ -15,6 +16,7 @@
 
 #include "core/engine/kernels/fused_kernels.h"
 #include "core/engine/kernels/fused_ops.h"
+#include "core/engine/kernels/gemm_search.h"
 #endif
 
 namespace tunebench::engine {
@@ -129,8 +131,8 @@ Fp8Forward forward_gemm(Fp8Linear& s, const at::Tensor& x2, const at::Tensor& w)
   const auto [x8, x8t] = cast(s, kX, x2, kernels::Fp8Kind::E4M3);
   const auto [w8, w8t] = weight_fp8(s, w);
   s.measured_forward = true;
-  const at::Tensor y = at::_scaled_mm(x8, w8.t(), scale_of(s, kX), scale_of(s, kW), std::nullopt, std::nullopt,
-                                      at::kBFloat16, /*use_fast_accum=*/true);
+  const at::Tensor y = gemm::scaled_mm(x8, w8.t(), scale_of(s, kX), scale_of(s, kW), at::kBFloat16,
+                                        /*fast_accum=*/true);
   return {y, x8t, w8t};
 }
 
@@ -138,9 +140,8 @@ Fp8Forward forward_gemm(Fp8Linear& s, const at::Tensor& x2, const at::Tensor& w)
 // dw [N, K] = dy^T [N, M] @ x [M, K] in w's dtype (fp32 straight from the GEMM).
 std::pair<at::Tensor, at::Tensor> backward_gemms(const Fp8Linear& s, const at::Tensor& dy8, const at::Tensor& dy8t,
                                                  const at::Tensor& x8t, const at::Tensor& w8t, at::ScalarType w_dtype) {
-  const at::Tensor dx = at::_scaled_mm(dy8, w8t.t(), scale_of(s, kDy), scale_of(s, kW), std::nullopt, std::nullopt,
-                                       at::kBFloat16, false);
-  const at::Tensor dw = at::_scaled_mm(dy8t, x8t.t(), scale_of(s, kDy), scale_of(s, kX), std::nullopt, std::nullopt,
+  const at::Tensor dx = gemm::scaled_mm(dy8, w8t.t(), scale_of(s, kDy), scale_of(s, kW), at::kBFloat16, false);
+  const at::Tensor dw = gemm::scaled_mm(dy8t, x8t.t(), scale_of(s, kDy), scale_of(s, kX),
                                        w_dtype == at::kFloat ? at::kFloat : at::kBFloat16, false);
   return {dx, dw.to(w_dtype)};
 }
@@ -257,8 +258,8 @@ struct Fp8SwigluMlpFunction : torch::autograd::Function<Fp8SwigluMlpFunction> {
     }
     const auto [w2_8, w2_8t] = weight_fp8(down, w2);
     down.measured_forward = true;
-    const at::Tensor y = at::_scaled_mm(s8.first, w2_8.t(), scale_of(down, kX), scale_of(down, kW), std::nullopt,
-                                        std::nullopt, at::kBFloat16, /*use_fast_accum=*/true);
+    const at::Tensor y = gemm::scaled_mm(s8.first, w2_8.t(), scale_of(down, kX), scale_of(down, kW), at::kBFloat16,
+                                        /*fast_accum=*/true);
     ctx->save_for_backward({f13.x8t, f13.w8t, gu, s8.second, w2_8t});
     ctx->saved_data["up"] = up_state;
     ctx->saved_data["down"] = down_state;

@@ -43,6 +43,15 @@ at::Tensor plain_mm(const at::Tensor& a, const at::Tensor& b, at::ScalarType out
   return at::mm(a, b).to(out);
 }
 
+#ifdef TUNEBENCH_GEMM_SEARCH
+// at::_scaled_mm as the float8 linears call it (per-tensor scales, no bias): the reference a
+// float8 shape's candidates must equal.
+at::Tensor plain_scaled_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
+                           const at::Tensor& scale_b, at::ScalarType out, bool fast_accum) {
+  return at::_scaled_mm(a, b, scale_a, scale_b, std::nullopt, std::nullopt, out, fast_accum);
+}
+#endif
+
 const char* disabled_by_env() {
   const char* env = std::getenv("TUNEBENCH_GEMM");
   return env != nullptr && std::strcmp(env, "cublas") == 0 ? "TUNEBENCH_GEMM=cublas" : nullptr;
@@ -67,6 +76,10 @@ std::optional<cudaDataType_t> blas_type(at::ScalarType t) {
       return CUDA_R_16F;
     case at::kFloat:
       return CUDA_R_32F;
+    case at::kFloat8_e4m3fn:
+      return CUDA_R_8F_E4M3;
+    case at::kFloat8_e5m2:
+      return CUDA_R_8F_E5M2;
     default:
       return std::nullopt;
   }
@@ -85,11 +98,14 @@ struct Shape {
   int device;
   int64_t M, N, K;
   ColumnMajor fa, fb;  // a's and b's layouts (their rows and cols follow from M, N and K)
-  at::ScalarType in, out;
-  uint32_t align_a, align_b;  // the operands' pointer alignment, up to 256 bytes
+  at::ScalarType in, in_b, out;  // a's, b's and the result's dtypes
+  uint32_t align_a, align_b;     // the operands' pointer alignment, up to 256 bytes
+  bool scaled = false;           // float8 with per-tensor scales (at::_scaled_mm's product)
+  bool fast_accum = false;       // float8: cuBLASLt's fast accumulation
 
   auto key() const {
-    return std::make_tuple(device, M, N, K, fa.transpose, fa.ld, fb.transpose, fb.ld, in, out, align_a, align_b);
+    return std::make_tuple(device, M, N, K, fa.transpose, fa.ld, fb.transpose, fb.ld, in, in_b, out, align_a, align_b,
+                           scaled, fast_accum);
   }
   bool operator==(const Shape& o) const { return key() == o.key(); }
 };
@@ -163,8 +179,20 @@ bool same_bits_as(const at::Tensor& x, const at::Tensor& y) {
   return at::equal(as_int(x), as_int(y));
 }
 
+// A float8 product's scales (device pointers to one float each): set on the plan's descriptor for
+// the call, cuBLAS's A being our b.
+void set_scales(const GemmPlan& p, const float* scale_a, const float* scale_b) {
+  const void* for_a = scale_b;
+  const void* for_b = scale_a;
+  check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &for_a, sizeof(for_a)),
+             "A scale");
+  check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &for_b, sizeof(for_b)),
+             "B scale");
+}
+
 void run_gemm_plan(const GemmPlan& p, const at::Tensor& a, const at::Tensor& b, at::Tensor& c, void* workspace,
-                   cudaStream_t stream) {
+                   cudaStream_t stream, const float* scale_a = nullptr, const float* scale_b = nullptr) {
+  if (scale_a != nullptr) set_scales(p, scale_a, scale_b);
   const float alpha = 1.0f, beta = 0.0f;
   check_blas(cublasLtMatmul(at::cuda::getCurrentCUDABlasLtHandle(), p.desc, &alpha, b.data_ptr(), p.first, a.data_ptr(),
                             p.second, &beta, c.data_ptr(), p.out, c.data_ptr(), p.out, &*p.algo, workspace, p.workspace,
@@ -179,18 +207,31 @@ struct Timing {
 
 // One shape, on operands a and b made for it: builds its descriptors, times at::mm's call and every
 // cuBLASLt candidate whose result equals it bit for bit, and keeps the fastest.
-Timing search_shape(GemmPlan& p, const Shape& s, const at::Tensor& a, const at::Tensor& b) {
+// `scale_a`, `scale_b`: a float8 shape's scales (one float each on the device), else undefined.
+Timing search_shape(GemmPlan& p, const Shape& s, const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
+                    const at::Tensor& scale_b) {
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  const cudaDataType_t in_t = *blas_type(s.in), out_t = *blas_type(s.out);
+  const cudaDataType_t a_t = *blas_type(s.in), b_t = *blas_type(s.in_b), out_t = *blas_type(s.out);
   check_blas(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
   const cublasOperation_t op_b = blas_op(s.fb), op_a = blas_op(s.fa);
   check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_b, sizeof(op_b)), "TRANSA");
   check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_a, sizeof(op_a)), "TRANSB");
-  check_blas(cublasLtMatrixLayoutCreate(&p.first, in_t, s.fb.rows, s.fb.cols, s.fb.ld), "layout of b");
-  check_blas(cublasLtMatrixLayoutCreate(&p.second, in_t, s.fa.rows, s.fa.cols, s.fa.ld), "layout of a");
+  const float* sa = s.scaled ? scale_a.data_ptr<float>() : nullptr;
+  const float* sb = s.scaled ? scale_b.data_ptr<float>() : nullptr;
+  if (s.scaled) {
+    const int8_t fast = s.fast_accum ? 1 : 0;
+    check_blas(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)),
+               "fast accumulation");
+    set_scales(p, sa, sb);
+  }
+  check_blas(cublasLtMatrixLayoutCreate(&p.first, b_t, s.fb.rows, s.fb.cols, s.fb.ld), "layout of b");
+  check_blas(cublasLtMatrixLayoutCreate(&p.second, a_t, s.fa.rows, s.fa.cols, s.fa.ld), "layout of a");
   check_blas(cublasLtMatrixLayoutCreate(&p.out, out_t, s.N, s.M, s.N), "layout of the result");
 
-  const at::Tensor ref = plain_mm(a, b, s.out);
+  const auto reference = [&] {
+    return s.scaled ? plain_scaled_mm(a, b, scale_a, scale_b, s.out, s.fast_accum) : plain_mm(a, b, s.out);
+  };
+  const at::Tensor ref = reference();
 
   const size_t ws_size = at::cuda::getCUDABlasLtWorkspaceSize();
   void* const ws = at::cuda::getCUDABlasLtWorkspace();
@@ -224,7 +265,7 @@ Timing search_shape(GemmPlan& p, const Shape& s, const at::Tensor& a, const at::
     candidate.algo = found[i].algo;
     candidate.workspace = found[i].workspaceSize;
     try {
-      run_gemm_plan(candidate, a, b, trial, ws, stream);
+      run_gemm_plan(candidate, a, b, trial, ws, stream, sa, sb);
       if (same_bits_as(trial, ref)) plans.push_back(candidate);
     } catch (const std::exception&) {
       // a candidate cuBLASLt offered but will not run here: the next one
@@ -232,26 +273,30 @@ Timing search_shape(GemmPlan& p, const Shape& s, const at::Tensor& a, const at::
   }
   std::vector<std::function<void()>> calls;
   for (const GemmPlan& plan : plans)
-    calls.push_back(plan.algo ? std::function<void()>([&] { run_gemm_plan(plan, a, b, trial, ws, stream); })
-                              : std::function<void()>([&] { (void)plain_mm(a, b, s.out); }));
+    calls.push_back(plan.algo ? std::function<void()>([&] { run_gemm_plan(plan, a, b, trial, ws, stream, sa, sb); })
+                              : std::function<void()>([&] { (void)reference(); }));
   const std::vector<float> us = time_under_load(calls, stream);
 
   // A candidate replaces at::mm's call only if it is at least 1 % faster: within that, the two
-  // are the same to this timing, and at::mm's call is the one everything else has measured.
-  constexpr float kMargin = 0.99f;
+  // are the same to this timing, and at::mm's call is the one everything else has measured. A
+  // float8 product takes the fastest candidate that is no more than 1 % slower: at::_scaled_mm
+  // builds its descriptors and asks cuBLASLt's heuristic on every call, ~100 us of host time that
+  // made Llama-3.2-1B's fp8 forward wait for the host, which a plan's call does not spend.
   const float mm_us = us[0];
-  float best_us = mm_us;
+  float bound = (s.scaled ? 1.01f : 0.99f) * mm_us;  // what a candidate must beat
   for (size_t i = 1; i < plans.size(); ++i)
-    if (us[i] < best_us && us[i] < kMargin * mm_us) {
-      best_us = us[i];
+    if (us[i] < bound) {
+      bound = us[i];
       p.algo = plans[i].algo;
       p.workspace = plans[i].workspace;
     }
+  const float chosen_us = p.algo ? bound : mm_us;
   if (log_each_shape())
-    std::fprintf(stderr, "gemm search: M %lld N %lld K %lld: at::mm %.1f us, chosen %.1f us%s\n",
-                 static_cast<long long>(s.M), static_cast<long long>(s.N), static_cast<long long>(s.K), mm_us, best_us,
-                 p.algo ? "" : " (at::mm's)");
-  return {mm_us, best_us};
+    std::fprintf(stderr, "gemm search: M %lld N %lld K %lld%s: %s %.1f us, chosen %.1f us%s\n",
+                 static_cast<long long>(s.M), static_cast<long long>(s.N), static_cast<long long>(s.K),
+                 s.scaled ? " float8" : "", s.scaled ? "at::_scaled_mm" : "at::mm", mm_us, chosen_us,
+                 p.algo ? "" : s.scaled ? " (at::_scaled_mm's)" : " (at::mm's)");
+  return {mm_us, chosen_us};
 }
 
 #endif  // TUNEBENCH_GEMM_SEARCH
@@ -271,39 +316,23 @@ at::Tensor random_operand(int64_t rows, int64_t cols, const ColumnMajor& m, uint
                           const at::TensorOptions& options) {
   const int64_t span = (m.cols - 1) * m.ld + m.rows;  // the storage the stored matrix covers
   const int64_t offset = align < 256 ? align / static_cast<int64_t>(options.dtype().itemsize()) : 0;
-  const at::Tensor storage = at::randn({span + offset}, options);
+  const bool float8 = options.dtype().itemsize() == 1;  // no randn for float8: drawn in fp32, then cast
+  const at::Tensor storage = float8 ? at::randn({span + offset}, options.dtype(at::kFloat)).to(options.dtype())
+                                    : at::randn({span + offset}, options);
   return m.transpose ? storage.as_strided({rows, cols}, {1, m.ld}, offset)
                      : storage.as_strided({rows, cols}, {m.ld, 1}, offset);
 }
 
 }  // namespace detail
 
-at::Tensor mm(const at::Tensor& a, const at::Tensor& b, at::ScalarType out) {
 #ifdef TUNEBENCH_GEMM_SEARCH
-  static const bool off = disabled_by_env() != nullptr;
-  const auto in_t = blas_type(a.scalar_type());
-  const auto out_t = blas_type(out);
-  if (off || !a.is_cuda() || !b.is_cuda() || a.dim() != 2 || b.dim() != 2 || a.scalar_type() != b.scalar_type() ||
-      a.scalar_type() == at::kFloat || !in_t || !out_t || (out != a.scalar_type() && out != at::kFloat) ||
-      a.size(0) == 0 || a.size(1) == 0 || b.size(1) == 0)
-    return plain_mm(a, b, out);
-  // at::mm's own errors for operands that do not chain; and a product that must itself be
-  // differentiated (a backward under create_graph) keeps at::mm, which records its history.
-  if (b.size(0) != a.size(1) || a.get_device() != b.get_device()) return plain_mm(a, b, out);
-  if (c10::GradMode::is_enabled() && (a.requires_grad() || b.requires_grad())) return plain_mm(a, b, out);
-  const auto fa = detail::column_major(a), fb = detail::column_major(b);
-  if (!fa || !fb) return plain_mm(a, b, out);
+namespace {
 
-  const Shape shape{static_cast<int>(a.get_device()),
-                    a.size(0),
-                    b.size(1),
-                    a.size(1),
-                    *fa,
-                    *fb,
-                    a.scalar_type(),
-                    out,
-                    pointer_alignment(a.data_ptr()),
-                    pointer_alignment(b.data_ptr())};
+// The product of a shape both entry points share: its plan's algorithm once searched, else the
+// reference call (`reference`), noting the shape the first time it is met.
+template <class Reference>
+at::Tensor planned(const Shape& shape, const at::Tensor& a, const at::Tensor& b, const Reference& reference,
+                   const float* scale_a = nullptr, const float* scale_b = nullptr) {
   SearchState& s = search_state();
   GemmPlan* plan = nullptr;
   {
@@ -316,19 +345,85 @@ at::Tensor mm(const at::Tensor& a, const at::Tensor& b, at::ScalarType out) {
     // serve nothing there.
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     C10_CUDA_CHECK(cudaStreamIsCapturing(at::cuda::getCurrentCUDAStream(a.get_device()), &capture));
-    if (capture != cudaStreamCaptureStatusNone) return plain_mm(a, b, out);
+    if (capture != cudaStreamCaptureStatusNone) return reference();
     std::lock_guard<std::mutex> lock(s.mutex);
     if (std::find(s.pending.begin(), s.pending.end(), shape) == s.pending.end()) s.pending.push_back(shape);
-    return plain_mm(a, b, out);
+    return reference();
   }
   const c10::cuda::CUDAGuard guard(a.device());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  if (!plan->algo || plan->workspace > at::cuda::getCUDABlasLtWorkspaceSize()) return plain_mm(a, b, out);
-  at::Tensor c = at::empty({a.size(0), b.size(1)}, a.options().dtype(out));
-  run_gemm_plan(*plan, a, b, c, at::cuda::getCUDABlasLtWorkspace(), stream);
+  if (!plan->algo || plan->workspace > at::cuda::getCUDABlasLtWorkspaceSize()) return reference();
+  at::Tensor c = at::empty({a.size(0), b.size(1)}, a.options().dtype(shape.out));
+  run_gemm_plan(*plan, a, b, c, at::cuda::getCUDABlasLtWorkspace(), stream, scale_a, scale_b);
   return c;
+}
+
+// The shape of a x b as the search knows it, or nothing where the search does not apply: operands
+// that are not 2-D CUDA matrices that chain, empty, a product that must itself be differentiated (a
+// backward under create_graph: the reference records its history), or a layout cuBLAS cannot read.
+std::optional<Shape> shape_of(const at::Tensor& a, const at::Tensor& b, at::ScalarType out) {
+  if (!a.is_cuda() || !b.is_cuda() || a.dim() != 2 || b.dim() != 2 || a.size(0) == 0 || a.size(1) == 0 ||
+      b.size(1) == 0 || b.size(0) != a.size(1) || a.get_device() != b.get_device() || !blas_type(a.scalar_type()) ||
+      !blas_type(b.scalar_type()) || !blas_type(out))
+    return std::nullopt;
+  if (c10::GradMode::is_enabled() && (a.requires_grad() || b.requires_grad())) return std::nullopt;
+  const auto fa = detail::column_major(a), fb = detail::column_major(b);
+  if (!fa || !fb) return std::nullopt;
+  return Shape{static_cast<int>(a.get_device()),
+               a.size(0),
+               b.size(1),
+               a.size(1),
+               *fa,
+               *fb,
+               a.scalar_type(),
+               b.scalar_type(),
+               out,
+               pointer_alignment(a.data_ptr()),
+               pointer_alignment(b.data_ptr())};
+}
+
+bool is_float8(at::ScalarType t) { return t == at::kFloat8_e4m3fn || t == at::kFloat8_e5m2; }
+
+}  // namespace
+#endif
+
+at::Tensor mm(const at::Tensor& a, const at::Tensor& b, at::ScalarType out) {
+#ifdef TUNEBENCH_GEMM_SEARCH
+  static const bool off = disabled_by_env() != nullptr;
+  const auto reference = [&] { return plain_mm(a, b, out); };
+  if (off || a.scalar_type() != b.scalar_type() || a.scalar_type() == at::kFloat || is_float8(a.scalar_type()) ||
+      (out != a.scalar_type() && out != at::kFloat))
+    return reference();
+  const auto shape = shape_of(a, b, out);
+  return shape ? planned(*shape, a, b, reference) : reference();
 #else
   return plain_mm(a, b, out);
+#endif
+}
+
+at::Tensor scaled_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a, const at::Tensor& scale_b,
+                     at::ScalarType out, bool fast_accum) {
+#ifdef TUNEBENCH_GEMM_SEARCH
+  static const bool off = disabled_by_env() != nullptr;
+  const auto reference = [&] { return plain_scaled_mm(a, b, scale_a, scale_b, out, fast_accum); };
+  // Per-tensor scales only (one fp32 each, on a's device), float8 operands, a 16-bit or fp32 result.
+  const bool tensorwise = scale_a.numel() == 1 && scale_b.numel() == 1 && scale_a.scalar_type() == at::kFloat &&
+                          scale_b.scalar_type() == at::kFloat && scale_a.device() == a.device() &&
+                          scale_b.device() == a.device();
+  if (off || !tensorwise || !is_float8(a.scalar_type()) || !is_float8(b.scalar_type()) ||
+      (a.scalar_type() == at::kFloat8_e5m2 && b.scalar_type() == at::kFloat8_e5m2) ||
+      (out != at::kBFloat16 && out != at::kHalf && out != at::kFloat))
+    return reference();
+  auto shape = shape_of(a, b, out);
+  if (!shape) return reference();
+  shape->scaled = true;
+  shape->fast_accum = fast_accum;
+  return planned(*shape, a, b, reference, scale_a.data_ptr<float>(), scale_b.data_ptr<float>());
+#elif defined(TUNEBENCH_WITH_CUDA) && TUNEBENCH_TORCH_AT_LEAST(2, 1)
+  return at::_scaled_mm(a, b, scale_a, scale_b, std::nullopt, std::nullopt, out, fast_accum);
+#else
+  (void)a, (void)b, (void)scale_a, (void)scale_b, (void)out, (void)fast_accum;
+  TORCH_CHECK(false, "float8 products need a CUDA build of the worker against libtorch 2.1 or newer");
 #endif
 }
 
@@ -357,9 +452,15 @@ void search_pending() {
     auto plan = std::make_unique<GemmPlan>();
     std::optional<Timing> timing;
     try {
-      const auto options = at::TensorOptions().device(device).dtype(r.in);
-      timing = search_shape(*plan, r, detail::random_operand(r.M, r.K, r.fa, r.align_a, options),
-                            detail::random_operand(r.K, r.N, r.fb, r.align_b, options));
+      const auto options = at::TensorOptions().device(device);
+      at::Tensor scale_a, scale_b;  // a float8 shape's: any positive values exercise the epilogue
+      if (r.scaled) {
+        scale_a = at::full({1}, 0.37, options.dtype(at::kFloat));
+        scale_b = at::full({1}, 1.9, options.dtype(at::kFloat));
+      }
+      timing = search_shape(*plan, r, detail::random_operand(r.M, r.K, r.fa, r.align_a, options.dtype(r.in)),
+                            detail::random_operand(r.K, r.N, r.fb, r.align_b, options.dtype(r.in_b)), scale_a,
+                            scale_b);
     } catch (const std::exception& e) {
       // Out of memory for the operands, or cuBLASLt refusing the shape: the shape keeps at::mm's
       // call (a plan without an algorithm), and the trial goes on.

@@ -34,6 +34,13 @@ namespace tunebench::engine::gemm {
 // and written straight from the GEMM where the libtorch can).
 at::Tensor mm(const at::Tensor& a, const at::Tensor& b, at::ScalarType out);
 
+// at::_scaled_mm(a, b, scale_a, scale_b, out, fast_accum) for float8 a [M, K] and b [K, N] with
+// per-tensor scales (one fp32 each), searched the same way against that call. Here a plan's call
+// need only be as fast (within 1 %): at::_scaled_mm builds its cuBLASLt descriptors and asks the
+// heuristic on every call, host time a plan does not spend. Only in CUDA builds with libtorch 2.1+.
+at::Tensor scaled_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a, const at::Tensor& scale_b,
+                     at::ScalarType out, bool fast_accum);
+
 // Whether shapes met since the last search wait for one.
 bool pending();
 // Searches the shapes met since the last call (between steps: it synchronises with the GPU).

@@ -238,6 +238,40 @@ TEST(RecordedModels, BlockFusionsChangeNoNumber) {
   EXPECT_EQ(failed, 0);
 }
 
+// The fp8 linears' float8 products through the search (gemm::scaled_mm) change no number either:
+// the tiny model's fp8 losses on the four paths equal those of the worker before it (ab/tiny, its
+// `-this` runs) to the bit, the kernel check's three float8 products are byte for byte
+// at::_scaled_mm's, and the search did keep plans for the float8 shapes it met.
+TEST(RecordedModels, Fp8ProductsThroughTheSearchChangeNoNumber) {
+  const std::string dir = std::string(TUNEBENCH_TEST_DATA_DIR) + "/models-h200/block-fusions/";
+  const auto losses = [](const std::string& file) {
+    std::vector<double> out;
+    for (const auto& s : tunebench::protocol::read_trial_log_file(file).ranks.at(0).steps) out.push_back(s.loss);
+    return out;
+  };
+  for (const std::string path : {"fused", "graph", "ckpt", "accum"}) {
+    const auto mine = losses(dir + "fp8-plans/tiny-fp8-" + path + "-this.jsonl");
+    ASSERT_EQ(mine.size(), 12u) << path;
+    EXPECT_EQ(mine, losses(dir + "ab/tiny/tiny-fp8-" + path + "-this.jsonl")) << path;
+  }
+  std::ifstream check(dir + "fp8-plans/kernel-check.txt");
+  ASSERT_TRUE(check) << "kernel-check.txt";
+  int rows = 0, failed = 0;
+  static const std::regex fp8_row(R"(^gemm fp8 7B w13\s.*\sok$)");
+  for (std::string line; std::getline(check, line);) {
+    rows += std::regex_search(line, fp8_row);
+    failed += line.find("FAIL") != std::string::npos;
+  }
+  EXPECT_EQ(rows, 3) << "y, dx, dw fp32";
+  EXPECT_EQ(failed, 0);
+  std::ifstream searched(dir + "fp8-plans/llama3.2-1b-fp8-1.search.txt");
+  ASSERT_TRUE(searched);
+  int planned = 0;
+  static const std::regex plan(R"(float8: at::_scaled_mm [\d.]+ us, chosen [\d.]+ us$)");
+  for (std::string line; std::getline(searched, line);) planned += std::regex_search(line, plan);
+  EXPECT_GE(planned, 10) << "the 1B's float8 shapes that kept a plan";
+}
+
 #ifdef TUNEBENCH_HAVE_STORE
 TEST(RecordedModels, StepTimeFromTheExampleSessionOnEveryShape) {
   tp::Evidence evidence;
