@@ -317,6 +317,21 @@ run() {
   printf 'worker\t%s\t%s\n' "$name" "$log" >> "$RESULTS"
 }
 
+# interleaved_rows ROWS A B FLAGS...: each model/amp row of ROWS `compile fused` at micro-batch 1,
+# ROUNDS (default 2) rounds, variant A before B in odd rounds and after it in even ones; each run
+# as run_variant VARIANT NAME FLAGS... (the caller's function, setting what the variant changes).
+interleaved_rows() {
+  local rows="$1" a="$2" b="$3"; shift 3
+  local k r m amp g order
+  for k in $(seq "${ROUNDS:-2}"); do
+    order=("$a" "$b"); [ $((k % 2)) -eq 0 ] && order=("$b" "$a")
+    for r in $rows; do
+      m="${r%/*}"; amp="${r#*/}"
+      for g in "${order[@]}"; do run_variant "$g" "$m-$amp-$g-$k" --model "$m" --amp "$amp" "$@"; done
+    done
+  done
+}
+
 # print_losses LOG...: "NAME losses: l1 l2 ..." per worker log, the loss of every step.
 print_losses() {
   for f in "$@"; do
@@ -825,15 +840,8 @@ case "$MODE" in
     print_losses "$OUT"/logs/tiny-*.jsonl >> "$OUT/models-table.txt"
     GS=(--device cuda --seq-len 2048 --micro-batch 1 --steps "${GS_STEPS:-11}" --warmup 3 --compile fused
         --kernel-sample-every 0)
-    for k in $(seq "${ROUNDS:-2}"); do
-      order=(search cublas); [ $((k % 2)) -eq 0 ] && order=(cublas search)
-      for r in ${GS_ROWS:-7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8}; do
-        m="${r%/*}"; amp="${r#*/}"
-        for g in "${order[@]}"; do
-          TUNEBENCH_GEMM=$g TUNEBENCH_GEMM_LOG=1 run "$m-$amp-$g-$k" --model "$m" --amp "$amp" "${GS[@]}"
-        done
-      done
-    done
+    run_variant() { local g="$1"; shift; TUNEBENCH_GEMM=$g TUNEBENCH_GEMM_LOG=1 run "$@"; }
+    interleaved_rows "${GS_ROWS:-7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8}" search cublas "${GS[@]}"
     grep -h "GEMM algorithms" "$OUT"/logs/*-search-1.jsonl | cut -c1-400 >> "$OUT/models-table.txt"
     python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" >> "$OUT/models-table.txt"
     ;;
@@ -899,16 +907,11 @@ print("tiny losses: %s" % ("all pairs the same" if not bad else "%d pairs DIFFER
 PY
     AB=(--device cuda --seq-len 2048 --micro-batch 1 --steps "${AB_STEPS:-11}" --warmup 3 --compile fused
         --kernel-sample-every 0)
-    for k in $(seq "${ROUNDS:-2}"); do
-      order=(this against); [ $((k % 2)) -eq 0 ] && order=(against this)
-      for r in ${AB_ROWS:-7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8}; do
-        m="${r%/*}"; amp="${r#*/}"
-        for g in "${order[@]}"; do
-          if [ "$g" = this ]; then W="$W_THIS"; else W="$W_AGAINST"; fi
-          run "$m-$amp-$g-$k" --model "$m" --amp "$amp" "${AB[@]}"
-        done
-      done
-    done
+    run_variant() {
+      if [ "$1" = this ]; then W="$W_THIS"; else W="$W_AGAINST"; fi
+      shift; run "$@"
+    }
+    interleaved_rows "${AB_ROWS:-7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8}" this against "${AB[@]}"
     W="$W_THIS"
     python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" >> "$OUT/models-table.txt"
     ;;

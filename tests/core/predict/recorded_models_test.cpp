@@ -11,6 +11,7 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/predict/evidence.h"
@@ -94,6 +95,18 @@ const std::vector<std::string> kFullDepthNow = {"models-h200/fp8-full",
                                                 "models-h200/fp8-full/forty-steps",
                                                 "models-h200/block-fusions/ab",
                                                 "models-h200/block-fusions/search-under-load"};
+
+// A kernel-check output's rows that match `ok_row` (which ends in "ok"), and its FAIL lines.
+std::pair<int, int> kernel_check_rows(const std::string& file, const std::regex& ok_row) {
+  std::ifstream check(file);
+  EXPECT_TRUE(check) << file;
+  int rows = 0, failed = 0;
+  for (std::string line; std::getline(check, line);) {
+    rows += std::regex_search(line, ok_row);
+    failed += line.find("FAIL") != std::string::npos;
+  }
+  return {rows, failed};
+}
 
 }  // namespace
 
@@ -226,14 +239,8 @@ TEST(RecordedModels, BlockFusionsChangeNoNumber) {
     EXPECT_EQ(r.peak_bytes, match->peak_bytes) << r.name;
   }
 
-  std::ifstream check(dir + "kernel-check.txt");
-  ASSERT_TRUE(check) << "kernel-check.txt";
-  int fused_rows = 0, failed = 0;
-  static const std::regex fusion_row(R"(^(residual_add|rms_norm_keep|linear_residual)\s.*\sok$)");
-  for (std::string line; std::getline(check, line);) {
-    fused_rows += std::regex_search(line, fusion_row);
-    failed += line.find("FAIL") != std::string::npos;
-  }
+  const auto [fused_rows, failed] = kernel_check_rows(
+      dir + "kernel-check.txt", std::regex(R"(^(residual_add|rms_norm_keep|linear_residual)\s.*\sok$)"));
   EXPECT_EQ(fused_rows, 5) << "residual_add out, rms_norm_keep y and dx,dw, linear_residual out and dx,dw,dr";
   EXPECT_EQ(failed, 0);
 }
@@ -254,14 +261,8 @@ TEST(RecordedModels, Fp8ProductsThroughTheSearchChangeNoNumber) {
     ASSERT_EQ(mine.size(), 12u) << path;
     EXPECT_EQ(mine, losses(dir + "ab/tiny/tiny-fp8-" + path + "-this.jsonl")) << path;
   }
-  std::ifstream check(dir + "fp8-plans/kernel-check.txt");
-  ASSERT_TRUE(check) << "kernel-check.txt";
-  int rows = 0, failed = 0;
-  static const std::regex fp8_row(R"(^gemm fp8 7B w13\s.*\sok$)");
-  for (std::string line; std::getline(check, line);) {
-    rows += std::regex_search(line, fp8_row);
-    failed += line.find("FAIL") != std::string::npos;
-  }
+  const auto [rows, failed] =
+      kernel_check_rows(dir + "fp8-plans/kernel-check.txt", std::regex(R"(^gemm fp8 7B w13\s.*\sok$)"));
   EXPECT_EQ(rows, 3) << "y, dx, dw fp32";
   EXPECT_EQ(failed, 0);
   std::ifstream searched(dir + "fp8-plans/llama3.2-1b-fp8-1.search.txt");
