@@ -107,7 +107,7 @@ std::pair<at::Tensor, at::Tensor> gradient_fp8(Fp8Linear& s, const at::Tensor& d
   return cast(s, kDy, dy2, kernels::Fp8Kind::E5M2);
 }
 
-at::Tensor scale_of(const Fp8Linear& s, Slot slot) { return s.inv_scale.narrow(0, slot * kSlotStride, 1); }
+const at::Tensor& scale_of(const Fp8Linear& s, Slot slot) { return s.slot_scale[slot]; }
 
 // The weight's float8 pair: the optimizer's copy handed over in `s.next_w8` (its scale already
 // written), else cast here; the first use measures the amax first.
@@ -189,7 +189,10 @@ struct Fp8QkvRopeFunction : torch::autograd::Function<Fp8QkvRopeFunction> {
     sizes.back() = w.size(0);
     const auto [q, k, v] = fused::rope_qkv(f.y.view(sizes), cos, sin, heads, kv_heads, padded);
     const int64_t T = x.size(1);
-    ctx->save_for_backward({f.x8t, f.w8t, cos.narrow(0, 0, T).contiguous(), sin.narrow(0, 0, T).contiguous()});
+    const auto rows_of = [T](const at::Tensor& table) {  // the tables are usually made for T
+      return table.size(0) == T && table.is_contiguous() ? table : table.narrow(0, 0, T).contiguous();
+    };
+    ctx->save_for_backward({f.x8t, f.w8t, rows_of(cos), rows_of(sin)});
     ctx->saved_data["state"] = state;
     ctx->saved_data["heads"] = heads;
     ctx->saved_data["kv_heads"] = kv_heads;
@@ -338,6 +341,7 @@ void Fp8Linear::prepare(const at::Tensor& x, const WeightCopy* copy) {
     amax_history = at::zeros({3 * kSlotStride}, opts);
     amax_current = at::zeros({3 * kSlotStride}, opts);
     inv_scale = at::ones({3 * kSlotStride}, opts);
+    for (int64_t slot = 0; slot < 3; ++slot) slot_scale[slot] = inv_scale.narrow(0, slot * kSlotStride, 1);
   }
   const bool copied = copy && copy->fp8.defined();
   next_w8 = copied ? copy->fp8 : at::Tensor();

@@ -46,6 +46,7 @@ class Fp8Linear {
 
   // Device state, slots x, w, dy, 16 bytes apart (public for the autograd Function and tests).
   at::Tensor amax_history, amax_current, inv_scale;
+  at::Tensor slot_scale[3];  // inv_scale's scalar of each slot, as the float8 GEMMs take it (views)
   bool measured_forward = false, measured_backward = false;  // first-use amax taken
   at::Tensor next_w8, next_w8t;  // the copy handed to the forward running now (consumed by it)
 };
