@@ -107,11 +107,17 @@
 #                                 # another commit's worker built beside it (`git archive COMMIT
 #                                 # CMakeLists.txt cmake app core resources tests/gpu`). This tree's kernel
 #                                 # check; the tiny model in bf16 and fp8 on the paths fused, graph, ckpt
-#                                 # and accum with both workers, whose losses must agree to the bit
+#                                 # and accum (AB_PATHS_EXTRA="tied": also tied embeddings with
+#                                 # accumulation) with both workers, whose losses must agree to the bit
 #                                 # (AB_SAME_LOSSES=0 when the change is meant to move them); then
 #                                 # AB_ROWS (model/amp, default 7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8)
 #                                 # `compile fused` at micro-batch 1, ROUNDS (default 2) interleaved, the
 #                                 # second in the other order. Table (models_check_table.py) printed last.
+#   scripts/gpu-bench.sh hostwork # 1 GPU, about 4 min with the build: is a phase waiting for the host?
+#                                 # HW_ROWS (default Llama-3.2-1B fp8 and bf16) `compile fused`, ROUNDS
+#                                 # (default 3) rounds, free and pinned to four cores (HW_PIN): each
+#                                 # phase's host window beside its device time, and the thread's cores
+#                                 # (TUNEBENCH_THREAD_CPU=1). Table (host_work_table.py) printed last.
 #   scripts/gpu-bench.sh prepare  # on a developer machine: fills .gpu/ (see below)
 #
 # What the GPU machine needs: an NVIDIA GPU with PyTorch >= 2.6 for python3 (pip wheel with CUDA;
@@ -877,9 +883,11 @@ case "$MODE" in
       grep -E "${AB_CHECK:-FAIL}" "$OUT/kernel-check.txt"; } > "$OUT/models-table.txt"
     TINY=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --steps 12 --warmup 2 --kernel-sample-every 0)
     for amp in bf16 fp8; do
-      for path in fused graph ckpt accum; do
+      for path in fused graph ckpt accum ${AB_PATHS_EXTRA:-}; do
         case "$path" in
           graph) extra=(--compile fused+graph) ;;
+          tied) extra=(--compile fused --grad-accum 2 --model custom --layers 4 --dim 256 --heads 4 --ffn 688
+                       --vocab 32000 --tie-embeddings true) ;;  # the tiny preset's shape, tied
           ckpt) extra=(--compile fused --checkpointing true) ;;
           accum) extra=(--compile fused --grad-accum 2) ;;
           fused) extra=(--compile fused) ;;
@@ -914,6 +922,22 @@ PY
     interleaved_rows "${AB_ROWS:-7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8}" this against "${AB[@]}"
     W="$W_THIS"
     python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" >> "$OUT/models-table.txt"
+    ;;
+  hostwork)
+    # Is a step's phase waiting for the host? HW_ROWS (model/amp, default Llama-3.2-1B fp8 and bf16)
+    # `compile fused` at micro-batch 1, ROUNDS (default 3) rounds, each row once free to move between
+    # cores and once pinned to four cores (HW_PIN, default 4-7), with TUNEBENCH_THREAD_CPU=1: per step the
+    # host window of each compute phase (how long the host took to queue it) beside its device time.
+    # With TUNEBENCH_HOST_PARTS=1 also the host time of each part of the blocks' forward.
+    # Table (scripts/host_work_table.py) printed last.
+    export TUNEBENCH_THREAD_CPU=1 TUNEBENCH_HOST_PARTS=1
+    HW=(--device cuda --seq-len 2048 --micro-batch 1 --steps "${HW_STEPS:-11}" --warmup 3 --compile fused
+        --kernel-sample-every 0)
+    run_variant() {
+      if [ "$1" = pinned ]; then shift; PIN="${HW_PIN:-4-7}" run "$@"; else shift; run "$@"; fi
+    }
+    interleaved_rows "${HW_ROWS:-llama3.2-1b/fp8 llama3.2-1b/bf16}" free pinned "${HW[@]}"
+    python3 "$ROOT/scripts/host_work_table.py" "$OUT/logs" > "$OUT/models-table.txt"
     ;;
   *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac

@@ -172,6 +172,12 @@ struct TrialConfig {
            (index - warmup) % kernel_sample_every < kernel_sample_steps;
   }
   int64_t head_dim() const { return dims.head_dim(); }
+  // Tied embeddings under compile fused on one rank: the lookup's gradient is the batch's rows only
+  // (sparse, fused::embedding_rows), added to the head's dense gradient, not a vocabulary x dim
+  // tensor. The worker follows this rule and the memory model counts it.
+  bool tied_lookup_rows() const {
+    return dims.tie_embeddings && compile == Compile::Fused && strategy == Strategy::Single;
+  }
 };
 
 // ---- presets ---------------------------------------------------------------------------------

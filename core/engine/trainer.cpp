@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstdio>
 #include <ctime>
+
+#include <sched.h>
 
 #include <ATen/Context.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -174,8 +177,13 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   m_model->prepare_rope(m_config.seq_len, m_device.device());
   const auto [attention_head_dim, attention] = choose_attention(m_config, m_device, compute_dtype(m_config), m_sink);
   m_attention = attention;
-  m_model->set_kernels(ModelKernels{config::uses_fused_kernels(m_config.compile), compute_dtype(m_config),
-                                    m_config.amp == Amp::Fp8, attention_head_dim});
+  ModelKernels kernels{config::uses_fused_kernels(m_config.compile), compute_dtype(m_config),
+                       m_config.amp == Amp::Fp8, attention_head_dim};
+  // One rank without a graph capture (the strategies that reduce gradients keep the dense
+  // gradient they were measured with); the batch's distinct tokens are found on the host.
+  kernels.sparse_embedding_grad = m_config.tied_lookup_rows();
+  m_lookup_rows_from_host = kernels.sparse_embedding_grad;
+  m_model->set_kernels(kernels);
 
   m_timeline = std::make_unique<Timeline>(m_device.is_cuda(), m_config.timing);
   if (const char* v = std::getenv("TUNEBENCH_MEMORY_PHASES")) m_memory_phases = std::string(v) == "1";
@@ -272,6 +280,16 @@ at::Tensor Trainer::forward_loss(const at::Tensor& tokens) {
   return h;
 }
 
+// Tied embeddings on one rank: the batch's distinct tokens found on the host, where the batch is,
+// and copied with it, instead of by a search on the device that would wait for it
+// (fused::embedding_rows).
+void Trainer::give_lookup_rows(const at::Tensor& batch) {
+  const auto [rows, compact] = fused::distinct_tokens(batch.narrow(1, 0, batch.size(1) - 1));
+  const at::Tensor both = at::cat({rows, compact.flatten().to(at::kLong)}).to(m_device.device());
+  m_model->set_lookup_rows(both.narrow(0, 0, rows.numel()),
+                           both.narrow(0, rows.numel(), compact.numel()).view(compact.sizes()));
+}
+
 // The one micro-step body every path runs: eager steps, the CUDA-graph capture and the tests'
 // explicit batches. Returns the micro-step's loss (divided, unscaled), detached, on the device.
 at::Tensor Trainer::micro_step(const at::Tensor& tokens, bool last, double loss_divisor) {
@@ -350,6 +368,7 @@ protocol::Step Trainer::run_step(int64_t index) {
     const at::Tensor batch = m_data->next();
     const int64_t t1 = protocol::now_us();
     const at::Tensor tokens = batch.to(m_device.device(), /*non_blocking=*/non_blocking);
+    if (m_lookup_rows_from_host) give_lookup_rows(batch);
     const int64_t t2 = protocol::now_us();
     m_timeline->add_host(Phase::DataWait, t0, t1);
     m_timeline->add_host(Phase::HostToDevice, t1, t2);
@@ -375,6 +394,23 @@ int64_t Trainer::thread_cpu_us() {
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return static_cast<int64_t>(t.tv_sec) * 1000000 + t.tv_nsec / 1000;
+}
+
+// TUNEBENCH_THREAD_CPU's log line: the step's thread CPU time, the cores it began and ended on, and
+// each compute phase's host window (how long the host took to queue it) beside the device's time for
+// it. A phase whose host window is as long as its device time kept the GPU waiting for the host.
+void Trainer::log_host_work(int64_t index, int64_t cpu_us, int core_at_start) {
+  std::string line = "thread cpu, step " + std::to_string(index) + ": " + std::to_string(cpu_us) + " us, cores " +
+                     std::to_string(core_at_start) + "->" + std::to_string(sched_getcpu()) + ";";
+  for (const auto& w : m_timeline->host_windows()) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " %s host %.2f ms", std::string(protocol::to_string(w.phase)).c_str(),
+                  static_cast<double>(w.end_us - w.start_us) / 1000.0);
+    line += buf;
+  }
+  const std::string parts = m_model->take_host_parts();
+  if (!parts.empty()) line += "; block parts host " + parts;
+  m_sink(protocol::Log{"info", line});
 }
 
 // Between steps: the GEMM algorithm search for the shapes the step met first (normally all of them,
@@ -432,10 +468,9 @@ protocol::Summary Trainer::run() {
     const bool sampled = m_sampler && m_config.kernel_sampled(i);
     if (sampled) begin_sample(i);
     const int64_t cpu0 = m_thread_cpu ? thread_cpu_us() : 0;
+    const int core0 = m_thread_cpu ? sched_getcpu() : -1;
     protocol::Step step = graph ? run_graph_step(i, i == m_config.warmup - 1) : run_step(i);
-    if (m_thread_cpu)
-      m_sink(protocol::Log{"info", "thread cpu, step " + std::to_string(i) + ": " +
-                                       std::to_string(thread_cpu_us() - cpu0) + " us"});
+    if (m_thread_cpu) log_host_work(i, thread_cpu_us() - cpu0, core0);
     if (sampled) finish_sample(step);
     search_gemms(i == 0);
     if (!step.warmup) measured.push_back(step);

@@ -453,6 +453,30 @@ at::Tensor cross_entropy_in_place(at::Tensor& logits, const at::Tensor& targets,
   return loss_rows;
 }
 
+// The embedding lookup with a sparse weight gradient (embedding_rows).
+struct EmbeddingRowsFunction : torch::autograd::Function<EmbeddingRowsFunction> {
+  // rows, compact: distinct_tokens(ids). at::embedding's backward on the compact indices sums
+  // exactly what it sums on the vocabulary's, row for row (it depends on which positions share a
+  // token, not on the token).
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor w, at::Tensor ids, at::Tensor rows, at::Tensor compact) {
+    ctx->save_for_backward({rows, compact});
+    ctx->saved_data["vocab"] = w.size(0);
+    return at::embedding(w, ids);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &rows = saved[0], &compact = saved[1];
+    const at::Tensor sums = at::embedding_backward(grads[0], compact, rows.size(0), /*padding_idx=*/-1,
+                                                   /*scale_grad_by_freq=*/false, /*sparse=*/false);
+    const int64_t vocab = ctx->saved_data["vocab"].toInt();
+    at::Tensor dw = at::_sparse_coo_tensor_unsafe(rows.reshape({1, -1}), sums, {vocab, sums.size(1)},
+                                                  sums.options().layout(at::kSparse));
+    dw._coalesced_(true);  // distinct, sorted rows
+    return {dw, at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
 struct LinearCrossEntropyFunction : torch::autograd::Function<LinearCrossEntropyFunction> {
   static at::Tensor forward(AutogradContext* ctx, at::Tensor h, at::Tensor w, at::Tensor wsrc, at::Tensor targets,
                             int64_t compute, int64_t chunk_rows) {
@@ -574,6 +598,17 @@ at::Tensor residual_add(const at::Tensor& h, const at::Tensor& y) {
   }
 #endif
   return h + y;
+}
+
+std::pair<at::Tensor, at::Tensor> distinct_tokens(const at::Tensor& ids) {
+  const auto [rows, compact, counts] = at::_unique2(ids, /*sorted=*/true, /*return_inverse=*/true, false);
+  (void)counts;
+  return {rows.to(at::kLong), compact.reshape(ids.sizes())};
+}
+
+at::Tensor embedding_rows(const at::Tensor& w, const at::Tensor& ids, at::Tensor rows, at::Tensor compact) {
+  if (!rows.defined() || !compact.defined()) std::tie(rows, compact) = distinct_tokens(ids);
+  return EmbeddingRowsFunction::apply(w, ids, rows, compact);
 }
 
 at::Tensor linear_cross_entropy(const at::Tensor& h, const at::Tensor& w, const at::Tensor& targets,

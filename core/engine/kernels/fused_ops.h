@@ -78,6 +78,17 @@ at::Tensor linear_residual(const at::Tensor& x, const at::Tensor& w, const at::T
 // of the nodes that end a block.
 at::Tensor residual_add(const at::Tensor& h, const at::Tensor& y);
 
+// at::embedding(w, ids), whose gradient for w is sparse: the rows of the batch's distinct tokens
+// (sorted, coalesced), each the sum at::embedding's own backward gives it. Autograd adds it to a
+// dense gradient of w (a tied head's) in place, touching those rows only; the sums and the add are
+// bit for bit the dense path's. For a w that has another, dense, use in the step: alone its
+// gradient would be sparse. `rows` and `compact` are distinct_tokens(ids) on ids' device, when the
+// caller has them (from the batch on the host); without them they are found here, on the device,
+// which synchronises with it once.
+at::Tensor embedding_rows(const at::Tensor& w, const at::Tensor& ids, at::Tensor rows = {}, at::Tensor compact = {});
+// The distinct tokens of `ids`, sorted (int64), and each position's index among them (ids' shape).
+std::pair<at::Tensor, at::Tensor> distinct_tokens(const at::Tensor& ids);
+
 // mean over rows of cross_entropy(h @ w^T, targets) without ever holding fp32 logits: logits are
 // made a chunk of rows at a time in `compute`, overwritten by their gradient in the same kernel
 // that computes the loss, and folded into dh and dw at once (Liger's fused linear cross-entropy).

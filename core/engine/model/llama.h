@@ -34,6 +34,11 @@ struct ModelKernels {
   // Head size the attention kernel is handed on the fused path (0: the model's). Flash needs a
   // multiple of 8; the rotary kernel writes q, k, v padded with zeros, so SDPA copies nothing.
   int64_t attention_head_dim = 0;
+  // Tied embeddings: the lookup's gradient as the few rows the batch touched (a sparse gradient,
+  // fused::embedding_rows), added to the head's dense gradient where autograd sums the two,
+  // instead of a dense vocabulary x dim tensor of zeros and a dense add. Its lookup synchronises
+  // once (the batch's distinct tokens), so not inside a CUDA-graph capture.
+  bool sparse_embedding_grad = false;
 };
 
 class Fp8Linear;
@@ -91,6 +96,20 @@ class LlamaModel {
   double flops_per_token(int64_t seq_len) const;
   static const char* flops_formula() { return "6*N_matmul + 12*L*D*T (PaLM appendix B)"; }
 
+  // The next embedding forward's distinct tokens and each position's index among them
+  // (fused::distinct_tokens of its ids, on the device), found by the caller where the batch is on
+  // the host; read by that forward only (sparse_embedding_grad with tied embeddings). Without
+  // them that forward finds them on the device.
+  void set_lookup_rows(at::Tensor rows, at::Tensor compact) const {
+    m_lookup_rows = std::move(rows);
+    m_lookup_compact = std::move(compact);
+  }
+
+  // TUNEBENCH_HOST_PARTS=1 (a diagnostic): the host time each part of the fused blocks' forward took
+  // to queue since the last call, summed over the blocks, as "norm 0.41 qkv 1.20 ..." (ms); empty
+  // when off.
+  std::string take_host_parts() const;
+
   // Per-unit parameter shapes (used by FSDP to rebuild views of gathered buffers).
   static std::vector<std::vector<int64_t>> unit_shapes(const config::ModelDims& dims, size_t unit);
   size_t unit_count() const { return m_units.size(); }
@@ -119,6 +138,9 @@ class LlamaModel {
   // them, hence mutable: reading them is what a const forward does once.
   mutable std::vector<at::Tensor> m_copy_flat;
   mutable std::vector<WeightCopies> m_copy_views;
+  mutable at::Tensor m_lookup_rows, m_lookup_compact;  // set_lookup_rows
+  struct HostParts;
+  std::unique_ptr<HostParts> m_host_parts;  // TUNEBENCH_HOST_PARTS=1 only
 };
 
 // Builds leaf parameter views over a flat buffer with the given shapes.

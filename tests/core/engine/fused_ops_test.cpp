@@ -128,6 +128,37 @@ TEST(FusedOps, ResidualAddKeepsTheResidualsDtype) {
   EXPECT_TRUE(at::equal(out, h + y));
 }
 
+TEST(FusedOps, EmbeddingRowsGivesTheDenseGradientBitForBitWhereASecondUseIsDense) {
+  // A tied head: the table's second use gives a dense gradient, and the lookup's sparse rows are
+  // added to it. Repeated tokens make the order of the sums matter.
+  at::manual_seed(3);
+  const at::Tensor w = leaf({50, 8});
+  const at::Tensor ids = at::randint(0, 12, {3, 20}, at::kLong);  // 60 positions over 12 tokens at most
+  const at::Tensor probe = at::randn({3, 20, 8}, at::kDouble), head_probe = at::randn({50, 8});
+  const auto total = [&](const at::Tensor& looked_up) {
+    return (looked_up.to(at::kDouble) * probe).sum() + (w * head_probe).sum().to(at::kDouble);
+  };
+  const at::Tensor dense = torch::autograd::grad({total(at::embedding(w, ids))}, {w})[0];
+  const at::Tensor out = fused::embedding_rows(w, ids);
+  EXPECT_TRUE(at::equal(out, at::embedding(w, ids)));
+  const at::Tensor rows = torch::autograd::grad({total(out)}, {w})[0];
+  ASSERT_FALSE(rows.is_sparse()) << "summed with the dense use, the gradient is dense";
+  EXPECT_TRUE(at::equal(rows, dense));
+}
+
+TEST(FusedOps, EmbeddingRowsAloneIsTheBatchsDistinctTokensRows) {
+  at::manual_seed(4);
+  const at::Tensor w = leaf({30, 4});
+  const at::Tensor ids = at::tensor({7, 2, 7, 29, 2, 7}, at::kLong).reshape({2, 3});
+  const at::Tensor probe = at::randn({2, 3, 4});
+  const at::Tensor g = torch::autograd::grad({(fused::embedding_rows(w, ids) * probe).sum()}, {w})[0];
+  ASSERT_TRUE(g.is_sparse());
+  EXPECT_TRUE(g.is_coalesced());
+  EXPECT_TRUE(at::equal(g._indices(), at::tensor({2, 7, 29}, at::kLong).reshape({1, 3})));
+  const at::Tensor dense = torch::autograd::grad({(at::embedding(w, ids) * probe).sum()}, {w})[0];
+  EXPECT_TRUE(at::equal(g.to_dense(), dense));
+}
+
 TEST(FusedOps, RopeQkvRotatesQAndKAndCopiesV) {
   at::manual_seed(4);
   const int64_t B = 2, T = 6, H = 3, hd = 8;

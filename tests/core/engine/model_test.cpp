@@ -142,6 +142,29 @@ TEST(LlamaModel, TiedEmbeddingsShareOneMatrixWhoseGradientSumsBothUses) {
   EXPECT_LT((ga[0] - (gb[0] + gb[1])).abs().max().item<double>(), 1e-12);
 }
 
+TEST(LlamaModel, TiedEmbeddingsSparseLookupGradientChangesNoBit) {
+  // compile fused on one rank: the lookup's gradient comes as the batch's rows and is added to the
+  // head's; the table's gradient and the loss are the dense path's to the bit.
+  auto d = small_config().dims;
+  d.tie_embeddings = true;
+  at::manual_seed(12);
+  te::LlamaModel m(d, at::TensorOptions().dtype(at::kFloat));
+  m.prepare_rope(16, at::kCPU);
+  const at::Tensor tokens = at::randint(0, 9, {2, 17}, at::kLong);  // few distinct tokens: rows repeat
+  auto loss_and_grad = [&](bool sparse) {
+    m.set_kernels(te::ModelKernels{true, at::kBFloat16, false, 0, sparse});
+    at::Tensor h = tokens.narrow(1, 0, 16);
+    for (size_t u = 0; u + 1 < m.unit_count(); ++u) h = m.unit_forward(u, h, m.units()[u].params);
+    const at::Tensor loss = m.head_loss(h, m.units().back().params, tokens.narrow(1, 1, 16));
+    return std::make_pair(loss, torch::autograd::grad({loss}, {m.units()[0].params[0]})[0]);
+  };
+  const auto [dense_loss, dense] = loss_and_grad(false);
+  const auto [rows_loss, rows] = loss_and_grad(true);
+  EXPECT_TRUE(at::equal(dense_loss, rows_loss));
+  ASSERT_FALSE(rows.is_sparse());
+  EXPECT_TRUE(at::equal(rows, dense));
+}
+
 TEST(LlamaModel, ParametersAreLeafViewsOfOneFlatBufferPerUnit) {
   const auto c = small_config();
   at::manual_seed(0);

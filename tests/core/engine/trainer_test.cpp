@@ -298,6 +298,37 @@ TEST(Trainer, FusedOpsGiveTheCompositeModelsLossWithGroupedQueryAttentionAndTied
   EXPECT_LT(te::testing::max_rel_diff(grads_of(fused), grads_of(plain)), 1e-5);
 }
 
+TEST(Trainer, TiedLookupRowsFoundOnTheHostChangeNoLossAndNoWeight) {
+  // compile fused on one rank with a tied head: each step's batch gives the lookup its distinct
+  // tokens from the host (Trainer::give_lookup_rows) and the table's gradient comes as those rows.
+  // Against the same trainer with the dense lookup gradient: every loss and weight to the bit.
+  const auto device = cpu();
+  auto c = small_config();
+  c.dims.tie_embeddings = true;
+  c.compile = tc::Compile::Fused;
+  c.steps = 3;
+  c.grad_accum = 2;
+  auto run_with = [&](bool sparse, std::vector<at::Tensor>* weights) {
+    te::testing::Events events;
+    te::Trainer t(c, device, {}, [&](tunebench::protocol::Payload p) { events.all.push_back(std::move(p)); });
+    EXPECT_TRUE(t.model().kernels().sparse_embedding_grad) << "one rank, compile fused";
+    te::ModelKernels k = t.model().kernels();
+    k.sparse_embedding_grad = sparse;
+    t.model().set_kernels(k);
+    t.run();
+    for (const auto& p : t.model().parameters()) weights->push_back(p.detach().clone());
+    std::vector<double> losses;
+    for (const auto& s : events.steps()) losses.push_back(s.loss);
+    return losses;
+  };
+  std::vector<at::Tensor> rows_weights, dense_weights;
+  const auto rows = run_with(true, &rows_weights);
+  const auto dense = run_with(false, &dense_weights);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows, dense);
+  EXPECT_EQ(te::testing::max_rel_diff(rows_weights, dense_weights), 0.0);
+}
+
 TEST(Trainer, FusedOpsInBf16StayCloseToBf16Autocast) {
   const auto device = cpu();
   auto plain_cfg = small_config();

@@ -110,6 +110,42 @@ TEST(MemoryModel, FusedKernelsKeepFewerTensorsAndNoFp32Logits) {
   EXPECT_LT(b8.saved_bytes_per_token(), bf.saved_bytes_per_token());
 }
 
+TEST(MemoryModel, ATiedLookupsGradientIsTheTableOrUnderCompileFusedOnOneRankTheBatchsRows) {
+  // A tied vocabulary far larger than the rest: at the lookup's backward the head's gradient of the
+  // table waits for the lookup's. Dense (eager, or DDP): a second table. tied_lookup_rows: only the
+  // micro-batch's rows, so that moment is no longer the peak.
+  tc::TrialConfig c = seven_b();
+  c.dims = tc::ModelDims{};  // the tiny preset's block, one of it
+  c.dims.layers = 1;
+  c.dims.vocab = 1000000;
+  c.dims.tie_embeddings = true;
+  c.seq_len = 64;
+  c.micro_batch = 1;
+  c.amp = tc::Amp::Bf16;
+  const auto lookup = [](const tp::MemoryPrediction& m) {
+    for (const auto& t : m.at_peak)
+      if (t.name.rfind("tied embedding gradient of the lookup", 0) == 0) return t.bytes;
+    return -1.0;
+  };
+  const double table = 4.0 * 1000000 * 256;
+  for (auto [compile, strategy] : {std::pair{tc::Compile::Off, tc::Strategy::Single},
+                                   std::pair{tc::Compile::Fused, tc::Strategy::Ddp}}) {
+    c.compile = compile;
+    c.strategy = strategy;
+    ASSERT_FALSE(c.tied_lookup_rows());
+    const auto dense = tp::predict_memory(c);
+    EXPECT_EQ(dense.peak_at, "backward of embedding");
+    EXPECT_DOUBLE_EQ(lookup(dense), table);
+  }
+  c.compile = tc::Compile::Fused;
+  c.strategy = tc::Strategy::Single;
+  ASSERT_TRUE(c.tied_lookup_rows());
+  const auto rows = tp::predict_memory(c);
+  EXPECT_NE(rows.peak_at, "backward of embedding");
+  const double lookup_rows = lookup(rows);
+  EXPECT_TRUE(lookup_rows < 0 || lookup_rows == 4.0 * 64 * 256) << lookup_rows;
+}
+
 TEST(MemoryModel, SevenBillionFitsNo24GBCardWhateverTheStrategy) {
   // The forum's first mistake: full AdamW training of 7B needs ~16 bytes per parameter.
   for (auto strategy : {tc::Strategy::Ddp, tc::Strategy::Fsdp}) {
