@@ -281,10 +281,14 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
     b.ops.push_back(memory(op.name + " backward", op.backward_bytes >= 0 ? op.backward_bytes : 2 * op.bytes,
                            op.backward_bytes >= 0 ? op.kernels : 2 * op.kernels));
   }
-  // Embedding backward: a dense table gradient (zeros, then index_add of t rows).
-  b.ops.push_back(memory("embedding backward", V * D * 4 + 2 * t * D * 4, 2));
-  // Tied embeddings: the head's and the lookup's gradients of the one matrix are summed.
-  if (c.dims.tie_embeddings) b.ops.push_back(memory("tied embedding gradients summed", V * D * 3 * x.pb, 1));
+  // Embedding backward: a table gradient (zeros, then index_add of t rows), of the whole table, or
+  // (tied_lookup_rows) of the batch's rows only.
+  const double lookup_rows = c.tied_lookup_rows() ? std::min(t, V) : V;
+  b.ops.push_back(memory("embedding backward", lookup_rows * D * 4 + 2 * t * D * 4, 2));
+  // Tied embeddings: the lookup's gradient is added to the head's, a dense sum or those rows only.
+  if (c.dims.tie_embeddings)
+    b.ops.push_back(memory(c.tied_lookup_rows() ? "tied lookup rows added" : "tied embedding gradients summed",
+                           lookup_rows * D * 3 * x.pb, 1));
   // Weight gradients: produced in the compute dtype and cast to the parameter dtype under autocast;
   // the fused ops write fp32 weight gradients straight from the GEMM.
   if (p.autocast) b.ops.push_back(memory("weight gradient casts", matmul_numel * (x.c + 4), 4 * L + 1));

@@ -224,6 +224,29 @@ TEST(ShapeModel, TiedEmbeddingsDropTheHeadsMatrixButNotItsGemm) {
   EXPECT_LT(mt.peak_bytes, mu.peak_bytes);
 }
 
+// The tied table's gradient in the backward's memory traffic: under compile fused on one rank the
+// lookup's gradient is the batch's rows (fused::embedding_rows), else a table summed with the head's.
+TEST(ShapeModel, ATiedLookupsRowsReplaceTheTablesZerosAndSum) {
+  auto c = single("llama3.2-1b");
+  const double V = 128256.0, D = 2048.0, t = 2048.0;
+  const auto bytes_of = [](const tp::PhaseWork& w, const std::string& name) {
+    for (const auto& op : w.ops)
+      if (op.name == name) return op.bytes;
+    return -1.0;
+  };
+  c.compile = tc::Compile::Fused;
+  ASSERT_TRUE(c.tied_lookup_rows());
+  const auto rows = tp::step_work(c, tp::precision_of(c), tp::execution_mode(c, true)).backward;
+  EXPECT_DOUBLE_EQ(bytes_of(rows, "embedding backward"), t * D * 4 + 2 * t * D * 4);
+  EXPECT_DOUBLE_EQ(bytes_of(rows, "tied lookup rows added"), t * D * 3 * 4);
+  EXPECT_LT(bytes_of(rows, "tied embedding gradients summed"), 0);
+  c.compile = tc::Compile::FusedGraph;  // a CUDA graph keeps the dense lookup
+  ASSERT_FALSE(c.tied_lookup_rows());
+  const auto dense = tp::step_work(c, tp::precision_of(c), tp::execution_mode(c, true)).backward;
+  EXPECT_DOUBLE_EQ(bytes_of(dense, "embedding backward"), V * D * 4 + 2 * t * D * 4);
+  EXPECT_DOUBLE_EQ(bytes_of(dense, "tied embedding gradients summed"), V * D * 3 * 4);
+}
+
 // `predict --catalogue FILE` prices the GEMMs with FILE's shape constants, not the built-in ones
 // (op_ms read the built-in catalogue whatever the efficiency came from).
 TEST(ShapeModel, AnEditedCatalogueChangesTheGemmsPrice) {
