@@ -113,7 +113,7 @@
 #                                 # AB_ROWS (model/amp, default 7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8)
 #                                 # `compile fused` at micro-batch 1, ROUNDS (default 2) interleaved, the
 #                                 # second in the other order. Table (models_check_table.py) printed last.
-#   scripts/gpu-bench.sh hostwork # 1 GPU, about 4 min with the build: is a phase waiting for the host?
+#   scripts/gpu-bench.sh hostwork # 1 GPU, about 2 min with the build: is a phase waiting for the host?
 #                                 # HW_ROWS (default Llama-3.2-1B fp8 and bf16) `compile fused`, ROUNDS
 #                                 # (default 3) rounds, free and pinned to four cores (HW_PIN): each
 #                                 # phase's host window beside its device time, and the thread's cores
