@@ -164,9 +164,6 @@ namespace {
 constexpr size_t kParamOf[] = {1, 2, 4, 5};  // wqkv, wo, w13, w2 within a block's unit
 }  // namespace
 
-// The same block as block_forward, through the fused ops (kernels/fused_ops.h). The final residual
-// add is not fused into the next norm, which belongs to another unit (FSDP shards and checkpoints
-// whole units): it is part of w2's node instead (linear_residual; in fp8, fp8_swiglu_mlp).
 std::string LlamaModel::take_host_parts() const {
   if (!m_host_parts) return {};
   std::string out;
@@ -180,6 +177,9 @@ std::string LlamaModel::take_host_parts() const {
   return out;
 }
 
+// The same block as block_forward, through the fused ops (kernels/fused_ops.h). The final residual
+// add is not fused into the next norm, which belongs to another unit (FSDP shards and checkpoints
+// whole units): it is part of w2's node instead (linear_residual; in fp8, fp8_swiglu_mlp).
 at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, const std::vector<at::Tensor>& p) const {
   HostParts* clock = m_host_parts.get();
   if (clock) clock->start();
