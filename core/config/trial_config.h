@@ -5,6 +5,7 @@
 // keys are the names users see; the worker's flag for a key is "--" + key with '_' -> '-'.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -177,6 +178,11 @@ struct TrialConfig {
   // tensor. The worker follows this rule and the memory model counts it.
   bool tied_lookup_rows() const {
     return dims.tie_embeddings && compile == Compile::Fused && strategy == Strategy::Single;
+  }
+  // The rows of the embedding table the lookup's gradient covers: all of them, or (tied_lookup_rows)
+  // the micro-batch's tokens, at most the vocabulary.
+  int64_t lookup_gradient_rows() const {
+    return tied_lookup_rows() ? std::min(micro_batch * seq_len, dims.vocab) : dims.vocab;
   }
 };
 

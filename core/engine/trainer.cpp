@@ -182,7 +182,6 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   // One rank without a graph capture (the strategies that reduce gradients keep the dense
   // gradient they were measured with); the batch's distinct tokens are found on the host.
   kernels.sparse_embedding_grad = m_config.tied_lookup_rows();
-  m_lookup_rows_from_host = kernels.sparse_embedding_grad;
   m_model->set_kernels(kernels);
 
   m_timeline = std::make_unique<Timeline>(m_device.is_cuda(), m_config.timing);
@@ -285,7 +284,7 @@ at::Tensor Trainer::forward_loss(const at::Tensor& tokens) {
 // (fused::embedding_rows).
 void Trainer::give_lookup_rows(const at::Tensor& batch) {
   const auto [rows, compact] = fused::distinct_tokens(batch.narrow(1, 0, batch.size(1) - 1));
-  const at::Tensor both = at::cat({rows, compact.flatten().to(at::kLong)}).to(m_device.device());
+  const at::Tensor both = at::cat({rows, compact.flatten()}).to(m_device.device());
   m_model->set_lookup_rows(both.narrow(0, 0, rows.numel()),
                            both.narrow(0, rows.numel(), compact.numel()).view(compact.sizes()));
 }
@@ -368,7 +367,7 @@ protocol::Step Trainer::run_step(int64_t index) {
     const at::Tensor batch = m_data->next();
     const int64_t t1 = protocol::now_us();
     const at::Tensor tokens = batch.to(m_device.device(), /*non_blocking=*/non_blocking);
-    if (m_lookup_rows_from_host) give_lookup_rows(batch);
+    if (m_config.tied_lookup_rows()) give_lookup_rows(batch);
     const int64_t t2 = protocol::now_us();
     m_timeline->add_host(Phase::DataWait, t0, t1);
     m_timeline->add_host(Phase::HostToDevice, t1, t2);

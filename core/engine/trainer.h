@@ -102,7 +102,6 @@ class Trainer {
   static int64_t thread_cpu_us();
   void log_host_work(int64_t index, int64_t cpu_us, int core_at_start);
   void give_lookup_rows(const at::Tensor& batch);
-  bool m_lookup_rows_from_host = false;  // tied embeddings on one GPU (give_lookup_rows)
   std::string m_memory_phase_log;
   // The allocator's peak before its last reset (a memory phase's boundary, or the GEMM search's
   // scratch): every step's peak_bytes and the run's are at least this.

@@ -255,11 +255,8 @@ struct Simulation {
       if (c.dims.tie_embeddings && is_head(u))
         live.add(kTiedGrad, static_cast<double>(units[0].numel()) * weight_bytes());
       if (c.dims.tie_embeddings && u == 0) {
-        // All of the table, or (tied_lookup_rows) the rows of the micro-batch's tokens only.
-        const double rows = c.tied_lookup_rows() ? std::min(tokens, static_cast<double>(c.dims.vocab))
-                                                 : static_cast<double>(c.dims.vocab);
         extra.push_back({"tied embedding gradient of the lookup (summed with the head's)",
-                         rows * static_cast<double>(c.dims.dim) * weight_bytes(), ""});
+                         static_cast<double>(c.lookup_gradient_rows() * c.dims.dim) * weight_bytes(), ""});
       }
       candidate("backward of " + units[u].name + suffix, extra);
       if (tied_lookup) {

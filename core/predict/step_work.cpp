@@ -283,7 +283,7 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
   }
   // Embedding backward: a table gradient (zeros, then index_add of t rows), of the whole table, or
   // (tied_lookup_rows) of the batch's rows only.
-  const double lookup_rows = c.tied_lookup_rows() ? std::min(t, V) : V;
+  const auto lookup_rows = static_cast<double>(c.lookup_gradient_rows());
   b.ops.push_back(memory("embedding backward", lookup_rows * D * 4 + 2 * t * D * 4, 2));
   // Tied embeddings: the lookup's gradient is added to the head's, a dense sum or those rows only.
   if (c.dims.tie_embeddings)

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <utility>
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/generated/variable_factories.h>
@@ -305,9 +306,8 @@ const at::Tensor& LlamaModel::output_weight(const std::vector<at::Tensor>& head_
 at::Tensor LlamaModel::unit_forward(size_t unit, const at::Tensor& x, const std::vector<at::Tensor>& params) const {
   if (unit == 0) {
     if (!m_kernels.sparse_embedding_grad || !m_dims.tie_embeddings) return at::embedding(params[0], x);
-    at::Tensor rows = std::move(m_lookup_rows), compact = std::move(m_lookup_compact);
-    m_lookup_rows = m_lookup_compact = at::Tensor();
-    return fused::embedding_rows(params[0], x, rows, compact);
+    // Read once: the next batch's rows are not this one's.
+    return fused::embedding_rows(params[0], x, std::exchange(m_lookup_rows, {}), std::exchange(m_lookup_compact, {}));
   }
   if (unit == m_units.size() - 1) {
     if (m_kernels.fused)

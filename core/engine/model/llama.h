@@ -36,8 +36,9 @@ struct ModelKernels {
   int64_t attention_head_dim = 0;
   // Tied embeddings: the lookup's gradient as the few rows the batch touched (a sparse gradient,
   // fused::embedding_rows), added to the head's dense gradient where autograd sums the two,
-  // instead of a dense vocabulary x dim tensor of zeros and a dense add. Its lookup synchronises
-  // once (the batch's distinct tokens), so not inside a CUDA-graph capture.
+  // instead of a dense vocabulary x dim tensor of zeros and a dense add. Without set_lookup_rows
+  // its lookup finds the batch's distinct tokens on the device, which synchronises: not inside a
+  // CUDA-graph capture (config::TrialConfig::tied_lookup_rows says where it applies).
   bool sparse_embedding_grad = false;
 };
 
