@@ -113,6 +113,7 @@
 #                                 # AB_ROWS (model/amp, default 7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8)
 #                                 # `compile fused` at micro-batch 1, ROUNDS (default 2) interleaved, the
 #                                 # second in the other order. Table (models_check_table.py) printed last.
+#                                 # AB_ROWS_ONLY=1: the rows alone (no kernel check, no tiny runs).
 #   scripts/gpu-bench.sh hostwork # 1 GPU, about 2 min with the build: is a phase waiting for the host?
 #                                 # HW_ROWS (default Llama-3.2-1B fp8 and bf16) `compile fused`, ROUNDS
 #                                 # (default 3) rounds, free and pinned to four cores (HW_PIN): each
@@ -877,6 +878,7 @@ case "$MODE" in
     [ -x "$W_AGAINST" ] || { echo "ab: the other commit's worker did not build" >&2; exit 1; }
     echo "built the other worker at $(( $(date +%s) - t0 )) s"
     export TUNEBENCH_MEMORY_PHASES=1
+    if [ "${AB_ROWS_ONLY:-0}" != 1 ]; then
     "$BUILD/tests/gpu/tunebench-kernel-check" > "$OUT/kernel-check.txt" 2>&1
     echo "-- kernel check: exit $?"
     { echo "== kernel check: $(grep -c ' ok$' "$OUT/kernel-check.txt") rows ok, $(grep -c 'FAIL' "$OUT/kernel-check.txt") FAIL"
@@ -913,6 +915,7 @@ for this in sorted(glob.glob(os.path.join(logs, "tiny-*-this.jsonl"))):
                              " ".join("%.6f" % x for x in a)))
 print("tiny losses: %s" % ("all pairs the same" if not bad else "%d pairs DIFFER" % bad))
 PY
+    fi
     AB=(--device cuda --seq-len 2048 --micro-batch 1 --steps "${AB_STEPS:-11}" --warmup 3 --compile fused
         --kernel-sample-every 0)
     run_variant() {

@@ -1,6 +1,7 @@
 #include "core/predict/step_work.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/predict/model_shape.h"
 
@@ -95,11 +96,17 @@ void block_linear(PhaseWork& w, const Ctx& x, const std::string& name, double in
 void block_forward(PhaseWork& w, const Ctx& x, const std::string& tag) {
   const double D = x.D, F = x.F, t = x.t, c = x.c, r = x.r;
   const bool eager = x.mode.kernels == KernelMode::Eager;
+  // Under amp fp8 the fused norms write the float8 inputs of wqkv and w13 themselves, in both layouts,
+  // instead of a 16-bit output for a cast kernel (kernels::rms_norm_fp8, which takes widths and
+  // token counts that are multiples of 16, widths up to 8192).
+  const bool norm_casts = x.p.fp8 && !eager && std::fmod(D, 16) == 0 && D <= 8192 && std::fmod(t, 16) == 0;
   if (eager) {
     w.ops.push_back(memory(tag + "norms", 2 * t * norm_bytes_per_token(x), 2 * norm_kernels(x)));
   } else {
-    // rms_norm before attention; add_rms_norm (residual add + norm) before the feed-forward
-    w.ops.push_back(memory(tag + "norms", t * (norm_bytes_per_token(x) + (2 * r + 2 * c) * D), 2));
+    // rms_norm before attention; add_rms_norm (residual add + norm) before the feed-forward; each
+    // writes its output once in the compute dtype, or as float8 twice
+    const double out = norm_casts ? 2 : c;
+    w.ops.push_back(memory(tag + "norms", t * (norm_bytes_per_token(x) - c * D + out * D + (2 * r + c + out) * D), 2));
   }
   // SDPA's flash path pads q, k, v to a multiple of 8 itself unless the fused rotary kernel
   // already wrote them padded (eager: three padding copies and the output's narrow).
@@ -109,7 +116,7 @@ void block_forward(PhaseWork& w, const Ctx& x, const std::string& tag) {
   // kernels::rope_qkv_backward_fp8 takes no other).
   const double qkv = D + 2 * x.KV;
   const bool rope_casts = x.p.fp8 && x.attention.head_dim % 16 == 0;
-  block_linear(w, x, tag + "wqkv", D, qkv, true, rope_casts ? 0 : c);
+  block_linear(w, x, tag + "wqkv", D, qkv, !norm_casts, rope_casts ? 0 : c);
   OpCost rotary = memory(tag + "rotary", t * rope_bytes_per_token(x), eager ? 16 : 1);
   if (rope_casts) rotary.backward_bytes = t * qkv * (c * pad + 2);  // reads dq, dk, dv; writes float8 twice
   w.ops.push_back(rotary);
@@ -133,9 +140,12 @@ void block_forward(PhaseWork& w, const Ctx& x, const std::string& tag) {
   // float8 in both layouts, and its backward w13's output gradient the same way; w2's output
   // gradient is cast from the residual's as it comes.
   const bool fp8 = x.p.fp8;
-  block_linear(w, x, tag + "w13", D, 2 * F, true, fp8 ? 0 : c);
+  block_linear(w, x, tag + "w13", D, 2 * F, !norm_casts, fp8 ? 0 : c);
   // silu(gate) * up: two kernels eager (read gate, write silu; read silu and up, write product).
-  OpCost swiglu = memory(tag + "swiglu", t * (eager ? 2 * c * F + 3 * c * F : fp8 ? 2 * c * F + 2 * F : 3 * c * F),
+  OpCost swiglu = memory(tag + "swiglu",
+                         t * (eager ? 2 * c * F + 3 * c * F
+                              : fp8 ? 2 * c * F + 2 * F
+                                    : 3 * c * F),
                          eager ? 2 : 1);
   if (fp8) swiglu.backward_bytes = t * (3 * c * F + 2 * 2 * F);  // reads gate, up, d out; writes d gu twice
   w.ops.push_back(swiglu);

@@ -11,6 +11,7 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAException.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -307,8 +309,9 @@ void check_embedding_rows() {
     };
     poison();
     worst = std::max(worst, byte_diff(grad_of(true), grad_of(false)));
-    if (range == vocab) g_timings.push_back({"tied lookup grad", time_ms([&] { grad_of(true); }, 5),
-                                             time_ms([&] { grad_of(false); }, 5)});
+    if (range == vocab)
+      g_timings.push_back(
+          {"tied lookup grad", time_ms([&] { grad_of(true); }, 5), time_ms([&] { grad_of(false); }, 5)});
   }
   row("embedding_rows", "tied dw", worst, 0.0, 0.0);
 }
@@ -338,8 +341,10 @@ void check_gemm_search_fp8() {
                                         Product{dy8, w8t.t(), at::kBFloat16, false},
                                         Product{dy8t, x8t.t(), at::kFloat, false}};
     for (int i = 0; i < 3; ++i) {
-      const at::Tensor want = at::_scaled_mm(ops[i].a, ops[i].b, sa, sb, std::nullopt, std::nullopt, ops[i].out, ops[i].fast);
-      worst[i] = std::max(worst[i], byte_diff(gemm::scaled_mm(ops[i].a, ops[i].b, sa, sb, ops[i].out, ops[i].fast), want));
+      const at::Tensor want =
+          at::_scaled_mm(ops[i].a, ops[i].b, sa, sb, std::nullopt, std::nullopt, ops[i].out, ops[i].fast);
+      worst[i] =
+          std::max(worst[i], byte_diff(gemm::scaled_mm(ops[i].a, ops[i].b, sa, sb, ops[i].out, ops[i].fast), want));
     }
     if (draw == 0) gemm::search_pending();
   }
@@ -473,8 +478,8 @@ void check_adamw_fp8() {
   c.amp = tunebench::config::Amp::Fp8;
   c.lr = 1e-3;
   c.weight_decay = 0.1;
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {
-      {12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008}, {3072, 2048}, {3840, 2560}, {2560, 6912}, {1040, 2064}};
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
+                                                           {3072, 2048},  {3840, 2560}, {2560, 6912},  {1040, 2064}};
   std::vector<at::Tensor> pa, pb, grads;
   std::vector<std::unique_ptr<Fp8Linear>> linears;
   for (const auto& [rows, cols] : shapes) {
@@ -547,34 +552,122 @@ void check_adamw_fp8() {
   g_timings.push_back({"adamw + fp8 casts (7B block)", copies_ms, plain_ms});
 }
 
-// fp8_swiglu_mlp against the same feed-forward as the residual plus two Fp8Linear nodes around
-// fused::swiglu: the output, the four gradients and both linears' scales and amax bit for bit, over
-// three steps (the first measures each amax from the 16-bit tensors; the next two run the SwiGLU
-// kernels that write float8 and the cast from the fp32 residual gradient), on the 7B's and other
-// models' feed-forward shapes.
+// kernels::rms_norm_fp8 against rms_norm_forward followed by fp8_cast of its bf16 y: h, rstd, both
+// float8 layouts, the amax and 1/scale byte for byte, with and without the residual add, on the
+// models' widths (8192: the largest it takes, 128 KB of shared memory) and a refused one; then
+// timed against the two kernels on Llama-3.2-1B's and the 7B's shapes.
+void check_rms_norm_fp8() {
+  namespace k = tunebench::kernels;
+  struct Shape {
+    int64_t rows, cols;
+    bool residual;
+  };
+  const std::vector<Shape> shapes = {{2048, 2048, false}, {2048, 2048, true}, {2048, 4096, true}, {4096, 3072, false},
+                                     {1024, 256, true},   {2064, 1040, true}, {512, 8192, true},  {2048, 2560, false}};
+  const auto stream = at::cuda::getCurrentCUDAStream();
+  for (const auto& [rows, cols, residual] : shapes) {
+    const at::Tensor x = randn({rows, cols}, at::kFloat), r = randn({rows, cols}, at::kBFloat16),
+                     w = randn({cols}, at::kFloat);
+    struct Out {
+      at::Tensor h, rstd, q, qt, hist, cur, inv;
+    };
+    const auto fresh = [&] {
+      Out o{at::empty({rows, cols}, cuda(at::kFloat)), at::empty({rows}, cuda(at::kFloat)),
+            at::empty({rows, cols}, cuda(at::kByte)),  at::empty({cols, rows}, cuda(at::kByte)),
+            at::full({1}, 3.5f, cuda(at::kFloat)),     at::zeros({1}, cuda(at::kFloat)),
+            at::zeros({1}, cuda(at::kFloat))};
+      return o;
+    };
+    const void* rp = residual ? r.data_ptr() : nullptr;
+    Out a = fresh(), b = fresh();
+    at::Tensor y = at::empty({rows, cols}, cuda(at::kBFloat16));
+    const auto two_kernels = [&] {
+      k::rms_norm_forward(k::ElemType::F32, k::ElemType::F32, k::ElemType::BF16, x.data_ptr(), rp, w.data_ptr(),
+                          residual ? a.h.data_ptr() : nullptr, y.data_ptr(), a.rstd.data_ptr<float>(), rows, cols,
+                          1e-5f, stream);
+      k::fp8_cast(k::ElemType::BF16, k::Fp8Kind::E4M3, y.data_ptr(), rows, cols, a.hist.data_ptr<float>(),
+                  a.cur.data_ptr<float>(), a.inv.data_ptr<float>(), a.q.data_ptr(), a.qt.data_ptr(), stream);
+    };
+    const auto one_kernel = [&] {
+      return k::rms_norm_fp8(k::ElemType::F32, k::ElemType::F32, k::ElemType::BF16, x.data_ptr(), rp, w.data_ptr(),
+                             residual ? b.h.data_ptr() : nullptr, b.rstd.data_ptr<float>(), rows, cols, 1e-5f,
+                             b.hist.data_ptr<float>(), b.cur.data_ptr<float>(), b.inv.data_ptr<float>(), b.q.data_ptr(),
+                             b.qt.data_ptr(), stream);
+    };
+    const std::string name =
+        "rms_norm fp8 " + std::to_string(rows) + "x" + std::to_string(cols) + (residual ? "+r" : "");
+    poison();
+    two_kernels();
+    const bool took = one_kernel();
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    if (!took) {
+      std::printf("%s: FAIL (the kernel refused a shape it takes)\n", name.c_str());
+      g_failed = true;
+      continue;
+    }
+    double worst = std::max({byte_diff(a.rstd, b.rstd), byte_diff(a.q, b.q), byte_diff(a.qt, b.qt)});
+    if (residual) worst = std::max(worst, byte_diff(a.h, b.h));
+    row(name, "h,rstd,q,qT", worst, 0.0, 0.0);
+    row(name, "amax,1/s", std::max(byte_diff(a.cur, b.cur), byte_diff(a.inv, b.inv)), 0.0, 0.0);
+    if ((rows == 2048 && cols == 2048) || (cols == 4096))
+      g_timings.push_back({name, time_ms([&] { one_kernel(); }), time_ms(two_kernels)});
+  }
+  // A width above 8192 is refused (the caller then runs the two kernels).
+  const at::Tensor x = randn({16, 8208}, at::kFloat), w = randn({8208}, at::kFloat);
+  at::Tensor scratch = at::zeros({4}, cuda(at::kFloat)), q = at::empty({16, 8208}, cuda(at::kByte)),
+             qt = at::empty({8208, 16}, cuda(at::kByte)), rs = at::empty({16}, cuda(at::kFloat));
+  const bool took = k::rms_norm_fp8(k::ElemType::F32, k::ElemType::F32, k::ElemType::BF16, x.data_ptr(), nullptr,
+                                    w.data_ptr(), nullptr, rs.data_ptr<float>(), 16, 8208, 1e-5f,
+                                    scratch.data_ptr<float>(), scratch.data_ptr<float>() + 1,
+                                    scratch.data_ptr<float>() + 2, q.data_ptr(), qt.data_ptr(), stream);
+  row("rms_norm fp8 16x8208", "refused", took ? 1.0 : 0.0, 0.0, 0.0);
+  // The plain norm's kernels take up to four chunks a thread (8192) too: wider rows run the
+  // composite path, whose values a kernel-enabled call must then give (it once claimed the launch).
+  const at::Tensor r = randn({16, 8208}, at::kBFloat16);
+  const auto both = [&](bool kernels) {
+    fused::set_kernels_enabled(kernels);
+    const auto [h, y] = fused::add_rms_norm(x, r, w, at::kBFloat16, 1e-5);
+    fused::set_kernels_enabled(true);
+    return std::pair{h, y};
+  };
+  poison();
+  const auto [h1, y1] = both(true);
+  const auto [h0, y0] = both(false);
+  row("add_rms_norm 16x8208", "h,y", std::max(byte_diff(h1, h0), byte_diff(y1, y0)), 0.0, 0.0);
+}
+
+// fp8_norm_swiglu_mlp against the same block half as fused::add_rms_norm, then the residual plus
+// two Fp8Linear nodes around fused::swiglu: the output, the five gradients (x, r, the norm's weight,
+// w13, w2) and both linears' scales and amax bit for bit, over three steps (the first measures each
+// amax from the 16-bit tensors; the next two run the kernels that write float8: the norm's, SwiGLU's
+// and the cast from the fp32 residual gradient), on the 7B's and other models' feed-forward shapes,
+// and one width the norm's float8 kernel does not take (8208: its two-kernel path inside the node).
 void check_fp8_swiglu_mlp() {
-  using tunebench::engine::fp8_swiglu_mlp;
-  const std::vector<std::array<int64_t, 3>> shapes = {
-      {2048, 4096, 11008}, {2048, 2048, 8192}, {2048, 2560, 6912}, {1024, 3584, 9728}, {2064, 1040, 2064}};
+  using tunebench::engine::fp8_norm_swiglu_mlp;
+  const double eps = 1e-5;
+  const std::vector<std::array<int64_t, 3>> shapes = {{2048, 4096, 11008}, {2048, 2048, 8192}, {2048, 2560, 6912},
+                                                      {1024, 3584, 9728},  {2064, 1040, 2064}, {64, 8208, 512}};
   for (const auto& [T, D, F] : shapes) {
     Fp8Linear up_a, down_a, up_b, down_b;
-    const at::Tensor w13 = randn({2 * F, D}, at::kFloat, 0.02), w2 = randn({D, F}, at::kFloat, 0.02);
-    const auto feed_forward = [&](bool one_node, const at::Tensor& x, const at::Tensor& h, const at::Tensor& a,
-                                  const at::Tensor& b) {
-      return one_node ? fp8_swiglu_mlp(x, h, a, b, up_b, down_b)
-                      : h + down_a.forward(fused::swiglu(up_a.forward(x, a)), b);
+    const at::Tensor w13 = randn({2 * F, D}, at::kFloat, 0.02), w2 = randn({D, F}, at::kFloat, 0.02),
+                     nw = randn({D}, at::kFloat);
+    const auto half = [&](bool one_node, const std::vector<at::Tensor>& in) {
+      if (one_node) return fp8_norm_swiglu_mlp(in[0], in[1], in[2], eps, at::kBFloat16, in[3], in[4], up_b, down_b);
+      const auto [h, n] = fused::add_rms_norm(in[0], in[1], in[2], at::kBFloat16, eps);
+      return h + down_a.forward(fused::swiglu(up_a.forward(n, in[3])), in[4]);
     };
     double worst = 0, state = 0;
     for (int step = 0; step < 3; ++step) {
-      const at::Tensor x = randn({T, D}, at::kBFloat16), h = randn({T, D}, at::kFloat),
+      const at::Tensor x = randn({T, D}, at::kFloat), r = randn({T, D}, at::kBFloat16),
                        probe = randn({T, D}, at::kFloat);
       const auto run = [&](bool one_node) {
-        const at::Tensor xi = x.detach().requires_grad_(true), hi = h.detach().requires_grad_(true),
-                         ai = w13.detach().requires_grad_(true), bi = w2.detach().requires_grad_(true);
+        std::vector<at::Tensor> in;
+        for (const at::Tensor& t : {x, r, nw, w13, w2}) in.push_back(t.detach().requires_grad_(true));
         poison();
-        const at::Tensor y = feed_forward(one_node, xi, hi, ai, bi);
-        const auto g = torch::autograd::grad({y}, {xi, hi, ai, bi}, {probe});
-        return std::vector<at::Tensor>{y.detach(), g[0], g[1], g[2], g[3]};
+        const at::Tensor y = half(one_node, in);
+        auto g = torch::autograd::grad({y}, in, {probe});
+        g.insert(g.begin(), y.detach());
+        return g;
       };
       const auto a = run(false), b = run(true);
       for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, byte_diff(a[i], b[i]));
@@ -585,55 +678,69 @@ void check_fp8_swiglu_mlp() {
         lb->end_step();
       }
     }
-    const std::string name = "fp8 mlp " + std::to_string(D) + "/" + std::to_string(F);
-    row(name, "y,dx,dh,dw", worst, 0.0, 0.0);
+    const std::string name = "fp8 norm+mlp " + std::to_string(D) + "/" + std::to_string(F);
+    row(name, "y,dx,dr,dnw,dw", worst, 0.0, 0.0);
     row(name, "scales", state, 0.0, 0.0);
-    if (D == 4096) {  // time the 7B's feed-forward with its residual add, forward and backward
-      const at::Tensor x = randn({T, D}, at::kBFloat16), h = randn({T, D}, at::kFloat),
+    if (D == 4096 || D == 2048) {  // time the block half, forward and backward
+      const at::Tensor x = randn({T, D}, at::kFloat), r = randn({T, D}, at::kBFloat16),
                        probe = randn({T, D}, at::kFloat);
       const auto step = [&](bool one_node) {
-        const at::Tensor xi = x.detach().requires_grad_(true), hi = h.detach().requires_grad_(true),
-                         ai = w13.detach().requires_grad_(true), bi = w2.detach().requires_grad_(true);
-        torch::autograd::backward({feed_forward(one_node, xi, hi, ai, bi)}, {probe});
+        std::vector<at::Tensor> in;
+        for (const at::Tensor& t : {x, r, nw, w13, w2}) in.push_back(t.detach().requires_grad_(true));
+        torch::autograd::backward({half(one_node, in)}, {probe});
       };
-      g_timings.push_back({"fp8 mlp (7B)", time_ms([&] { step(true); }), time_ms([&] { step(false); })});
+      g_timings.push_back(
+          {"fp8 norm+mlp " + std::to_string(D), time_ms([&] { step(true); }), time_ms([&] { step(false); })});
     }
   }
 }
 
-// fp8_qkv_rope against Fp8Linear followed by fused::rope_qkv: q, k, v, the input and weight
-// gradients and the linear's scales and amax bit for bit over three steps, the gradients of q, k
-// and v handed over strided as SDPA's are; head sizes 128, 64 (4:1 grouping), 96, 80 (4:1) and 100
-// (padded to 104, which the float8 rotation does not take: the two-kernel path inside the node).
+// fp8_norm_qkv_rope against fused::rms_norm_keep, Fp8Linear and fused::rope_qkv: the residual
+// stream passed through, q, k, v, the gradients of x, the norm's weight and w, and the linear's
+// scales and amax bit for bit over three steps, the gradients of q, k and v handed over strided as
+// SDPA's are and the residual stream's gradient coming back to the node; head sizes 128, 64 (4:1
+// grouping), 96, 80 (4:1) and 100 (padded to 104, which the float8 rotation does not take: the
+// two-kernel path inside the node).
 void check_fp8_qkv_rope() {
-  using tunebench::engine::fp8_qkv_rope;
+  using tunebench::engine::fp8_norm_qkv_rope;
+  const double eps = 1e-5;
   struct Shape {
     int64_t T, D, heads, kv_heads, hdp;
   };
-  const std::vector<Shape> shapes = {
-      {2048, 4096, 32, 32, 128}, {2048, 2048, 32, 8, 64}, {2048, 3072, 32, 32, 96}, {2048, 2560, 32, 8, 80},
-      {2048, 3200, 32, 32, 104}};
+  const std::vector<Shape> shapes = {{2048, 4096, 32, 32, 128},
+                                     {2048, 2048, 32, 8, 64},
+                                     {2048, 3072, 32, 32, 96},
+                                     {2048, 2560, 32, 8, 80},
+                                     {2048, 3200, 32, 32, 104}};
   for (const auto& sh : shapes) {
     const int64_t hd = sh.D / sh.heads, width = (sh.heads + 2 * sh.kv_heads) * hd;
     const at::Tensor freqs = at::outer(at::arange(sh.T, cuda(at::kFloat)),
                                        1.0 / at::pow(500000.0, at::arange(0, hd, 2, cuda(at::kFloat)) / double(hd)));
     const at::Tensor cos = freqs.cos(), sin = freqs.sin();
     Fp8Linear a, b;
-    const at::Tensor w = randn({width, sh.D}, at::kFloat, 0.02);
+    const at::Tensor w = randn({width, sh.D}, at::kFloat, 0.02), nw = randn({sh.D}, at::kFloat);
     double worst = 0, state = 0;
     for (int step = 0; step < 3; ++step) {
-      const at::Tensor x = randn({1, sh.T, sh.D}, at::kBFloat16);
+      const at::Tensor x = randn({1, sh.T, sh.D}, at::kFloat), dres = randn({1, sh.T, sh.D}, at::kFloat);
       // Output gradients laid out as SDPA returns them: [B, heads, T, hdp] seen as [B, T, heads, hdp].
-      const std::vector<at::Tensor> probes = {randn({1, sh.heads, sh.T, sh.hdp}, at::kBFloat16).transpose(1, 2),
+      const std::vector<at::Tensor> probes = {dres, randn({1, sh.heads, sh.T, sh.hdp}, at::kBFloat16).transpose(1, 2),
                                               randn({1, sh.kv_heads, sh.T, sh.hdp}, at::kBFloat16).transpose(1, 2),
                                               randn({1, sh.kv_heads, sh.T, sh.hdp}, at::kBFloat16).transpose(1, 2)};
       const auto run = [&](bool one_node) {
-        const at::Tensor xi = x.detach().requires_grad_(true), wi = w.detach().requires_grad_(true);
+        const at::Tensor xi = x.detach().requires_grad_(true), nwi = nw.detach().requires_grad_(true),
+                         wi = w.detach().requires_grad_(true);
         poison();
-        const auto [q, k, v] = one_node ? fp8_qkv_rope(xi, wi, cos, sin, sh.heads, sh.kv_heads, sh.hdp, b)
-                                        : fused::rope_qkv(a.forward(xi, wi), cos, sin, sh.heads, sh.kv_heads, sh.hdp);
-        const auto g = torch::autograd::grad({q, k, v}, {xi, wi}, probes);
-        return std::vector<at::Tensor>{q.detach(), k.detach(), v.detach(), g[0], g[1]};
+        at::Tensor xr, q, k, v;
+        if (one_node) {
+          std::tie(xr, q, k, v) =
+              fp8_norm_qkv_rope(xi, nwi, eps, at::kBFloat16, wi, cos, sin, sh.heads, sh.kv_heads, sh.hdp, b);
+        } else {
+          at::Tensor n;
+          std::tie(xr, n) = fused::rms_norm_keep(xi, nwi, at::kBFloat16, eps);
+          std::tie(q, k, v) = fused::rope_qkv(a.forward(n, wi), cos, sin, sh.heads, sh.kv_heads, sh.hdp);
+        }
+        const auto g = torch::autograd::grad({xr, q, k, v}, {xi, nwi, wi}, probes);
+        return std::vector<at::Tensor>{xr.detach(), q.detach(), k.detach(), v.detach(), g[0], g[1], g[2]};
       };
       const auto ra = run(false), rb = run(true);
       for (size_t i = 0; i < ra.size(); ++i) worst = std::max(worst, byte_diff(ra[i], rb[i]));
@@ -641,8 +748,8 @@ void check_fp8_qkv_rope() {
       a.end_step();
       b.end_step();
     }
-    const std::string name = "fp8 qkv+rope hd " + std::to_string(hd);
-    row(name, "q,k,v,dx,dw", worst, 0.0, 0.0);
+    const std::string name = "fp8 norm+qkv hd " + std::to_string(hd);
+    row(name, "x,q,k,v,d*", worst, 0.0, 0.0);
     row(name, "scales", state, 0.0, 0.0);
   }
 }
@@ -760,6 +867,7 @@ int main() {
   if (tunebench::engine::fp8_supported(nullptr)) {
     check_gemm_search_fp8();
     check_adamw_fp8();
+    check_rms_norm_fp8();
     check_fp8_swiglu_mlp();
     check_fp8_qkv_rope();
   }

@@ -42,8 +42,8 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-kernels::ElemType elem(const at::Tensor& t) {
-  switch (t.scalar_type()) {
+kernels::ElemType elem(at::ScalarType t) {
+  switch (t) {
     case at::kFloat:
       return kernels::ElemType::F32;
     case at::kBFloat16:
@@ -54,6 +54,7 @@ kernels::ElemType elem(const at::Tensor& t) {
       throw unsupported("fp8 casts take fp32, bf16 or fp16 tensors");
   }
 }
+kernels::ElemType elem(const at::Tensor& t) { return elem(t.scalar_type()); }
 
 // A [rows, cols] float8 tensor and its transpose, and a slot's scaling scalars, for a kernel that
 // casts with the slot's delayed scale (fp8_cast, or one that casts what it computes).
@@ -87,9 +88,8 @@ void swiglu_launched(bool ok) {
 // Casts a [rows, cols] tensor to float8 with the slot's delayed scale: (q, q^T).
 std::pair<at::Tensor, at::Tensor> cast(Fp8Linear& s, Slot slot, const at::Tensor& src, kernels::Fp8Kind kind) {
   const Fp8Pair p = fp8_pair(s, slot, src.size(0), src.size(1), kind, src.options());
-  return launched(p, kernels::fp8_cast(elem(src), kind, src.data_ptr(), src.size(0), src.size(1), p.history,
-                                       p.current, p.inv_scale, p.q.data_ptr(), p.qt.data_ptr(),
-                                       at::cuda::getCurrentCUDAStream()));
+  return launched(p, kernels::fp8_cast(elem(src), kind, src.data_ptr(), src.size(0), src.size(1), p.history, p.current,
+                                       p.inv_scale, p.q.data_ptr(), p.qt.data_ptr(), at::cuda::getCurrentCUDAStream()));
 }
 
 // The first use of a slot has no history: measure its amax once.
@@ -126,14 +126,47 @@ std::pair<at::Tensor, at::Tensor> weight_fp8(Fp8Linear& s, const at::Tensor& w) 
 struct Fp8Forward {
   at::Tensor y, x8t, w8t;
 };
-Fp8Forward forward_gemm(Fp8Linear& s, const at::Tensor& x2, const at::Tensor& w) {
-  if (!s.measured_forward) measure(s, kX, x2);
-  const auto [x8, x8t] = cast(s, kX, x2, kernels::Fp8Kind::E4M3);
+// The GEMM from x's float8 pair (x8 [M, K], x8t [K, M]).
+Fp8Forward gemm_of(Fp8Linear& s, const std::pair<at::Tensor, at::Tensor>& x8, const at::Tensor& w) {
   const auto [w8, w8t] = weight_fp8(s, w);
   s.measured_forward = true;
-  const at::Tensor y = gemm::scaled_mm(x8, w8.t(), scale_of(s, kX), scale_of(s, kW), at::kBFloat16,
-                                        /*fast_accum=*/true);
-  return {y, x8t, w8t};
+  const at::Tensor y = gemm::scaled_mm(x8.first, w8.t(), scale_of(s, kX), scale_of(s, kW), at::kBFloat16,
+                                       /*fast_accum=*/true);
+  return {y, x8.second, w8t};
+}
+Fp8Forward forward_gemm(Fp8Linear& s, const at::Tensor& x2, const at::Tensor& w) {
+  if (!s.measured_forward) measure(s, kX, x2);
+  return gemm_of(s, cast(s, kX, x2, kernels::Fp8Kind::E4M3), w);
+}
+
+// The norm in front of a float8 linear: h = x + r (x itself without r), rstd, and the norm's output
+// in `compute` as the linear's float8 input pair. One kernel (kernels::rms_norm_fp8) once the slot
+// has a history; on its first use, and for shapes that kernel does not take, the norm's 16-bit
+// output is made (fused::norm_forward) and cast as forward_gemm casts it. The same bytes either way.
+struct NormedFp8 {
+  at::Tensor h, rstd;
+  std::pair<at::Tensor, at::Tensor> x8;
+};
+NormedFp8 normed_fp8(Fp8Linear& s, const at::Tensor& x_in, const at::Tensor& r_in, const at::Tensor& w,
+                     at::ScalarType compute, double eps) {
+  const int64_t cols = x_in.size(-1), rows = x_in.numel() / cols;
+  if (s.measured_forward && kernels::rms_norm_fp8_takes(rows, cols)) {
+    const at::Tensor x = x_in.contiguous(), wc = w.contiguous();
+    const at::Tensor r = r_in.defined() ? r_in.to(compute).contiguous() : at::Tensor();
+    NormedFp8 n{r.defined() ? at::empty_like(x) : x, at::empty({rows}, x.options().dtype(at::kFloat)), {}};
+    const Fp8Pair p = fp8_pair(s, kX, rows, cols, kernels::Fp8Kind::E4M3, x.options());
+    if (kernels::rms_norm_fp8(elem(x), elem(wc), elem(compute), x.data_ptr(), r.defined() ? r.data_ptr() : nullptr,
+                              wc.data_ptr(), r.defined() ? n.h.data_ptr() : nullptr, n.rstd.data_ptr<float>(), rows,
+                              cols, static_cast<float>(eps), p.history, p.current, p.inv_scale, p.q.data_ptr(),
+                              p.qt.data_ptr(), at::cuda::getCurrentCUDAStream())) {
+      n.x8 = launched(p, true);
+      return n;
+    }
+  }
+  const fused::NormOut o = fused::norm_forward(x_in, r_in, w, compute, eps);
+  const at::Tensor y2 = o.y.reshape({rows, cols});
+  if (!s.measured_forward) measure(s, kX, y2);
+  return {o.h, o.rstd, cast(s, kX, y2, kernels::Fp8Kind::E4M3)};
 }
 
 // Its backward GEMMs from the output gradient's float8 pair: dx [M, K] = dy [M, N] @ w [N, K] in bf16,
@@ -142,7 +175,7 @@ std::pair<at::Tensor, at::Tensor> backward_gemms(const Fp8Linear& s, const at::T
                                                  const at::Tensor& x8t, const at::Tensor& w8t, at::ScalarType w_dtype) {
   const at::Tensor dx = gemm::scaled_mm(dy8, w8t.t(), scale_of(s, kDy), scale_of(s, kW), at::kBFloat16, false);
   const at::Tensor dw = gemm::scaled_mm(dy8t, x8t.t(), scale_of(s, kDy), scale_of(s, kX),
-                                       w_dtype == at::kFloat ? at::kFloat : at::kBFloat16, false);
+                                        w_dtype == at::kFloat ? at::kFloat : at::kBFloat16, false);
   return {dx, dw.to(w_dtype)};
 }
 
@@ -176,15 +209,19 @@ struct Fp8LinearFunction : torch::autograd::Function<Fp8LinearFunction> {
   }
 };
 
-// The q/k/v projection and the rotary embedding as one node (fp8_qkv_rope). The same values as
-// Fp8LinearFunction followed by fused::rope_qkv; in backward the rotation's inverse is cast to float8
-// as it is computed (rope_qkv_backward_fp8) instead of written as a 16-bit dqkv for the cast kernel,
-// except on first use and for shapes that kernel does not take.
-struct Fp8QkvRopeFunction : torch::autograd::Function<Fp8QkvRopeFunction> {
-  static variable_list forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, at::Tensor cos, at::Tensor sin,
-                               int64_t heads, int64_t kv_heads, int64_t padded, int64_t state) {
+// The block's first norm, the q/k/v projection and the rotary embedding as one node
+// (fp8_norm_qkv_rope). The same values as fused::rms_norm_keep, Fp8LinearFunction and
+// fused::rope_qkv: the norm writes the projection's float8 input itself (normed_fp8), and in
+// backward the rotation's inverse is cast to float8 as it is computed (rope_qkv_backward_fp8) instead
+// of written as a 16-bit dqkv for the cast kernel, except on first use and for shapes that kernel
+// does not take; the norm's backward ends the node.
+struct Fp8NormQkvRopeFunction : torch::autograd::Function<Fp8NormQkvRopeFunction> {
+  static variable_list forward(AutogradContext* ctx, at::Tensor x, at::Tensor norm_w, at::Tensor w, at::Tensor cos,
+                               at::Tensor sin, double eps, int64_t compute, int64_t heads, int64_t kv_heads,
+                               int64_t padded, int64_t state) {
     auto& s = *reinterpret_cast<Fp8Linear*>(state);
-    const auto f = forward_gemm(s, x.reshape({-1, x.size(-1)}).contiguous(), w);
+    const NormedFp8 n = normed_fp8(s, x, at::Tensor(), norm_w, static_cast<at::ScalarType>(compute), eps);
+    const auto f = gemm_of(s, n.x8, w);
     auto sizes = x.sizes().vec();
     sizes.back() = w.size(0);
     const auto [q, k, v] = fused::rope_qkv(f.y.view(sizes), cos, sin, heads, kv_heads, padded);
@@ -192,59 +229,70 @@ struct Fp8QkvRopeFunction : torch::autograd::Function<Fp8QkvRopeFunction> {
     const auto rows_of = [T](const at::Tensor& table) {  // the tables are usually made for T
       return table.size(0) == T && table.is_contiguous() ? table : table.narrow(0, 0, T).contiguous();
     };
-    ctx->save_for_backward({f.x8t, f.w8t, rows_of(cos), rows_of(sin)});
+    ctx->save_for_backward({n.h, norm_w, n.rstd, f.x8t, f.w8t, rows_of(cos), rows_of(sin)});
     ctx->saved_data["state"] = state;
     ctx->saved_data["heads"] = heads;
     ctx->saved_data["kv_heads"] = kv_heads;
     ctx->saved_data["head_dim"] = w.size(0) / (heads + 2 * kv_heads);
-    ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
+    ctx->saved_data["compute"] = compute;
     ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
-    return {q, k, v};
+    return {n.h, q, k, v};  // x passes through, as rms_norm_keep passes it
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto& s = *reinterpret_cast<Fp8Linear*>(ctx->saved_data["state"].toInt());
     const auto saved = ctx->get_saved_variables();
-    const at::Tensor &x8t = saved[0], &w8t = saved[1], &c = saved[2], &sn = saved[3];  // x8t [K, M], w8t [K, N]
+    const at::Tensor &h = saved[0], &norm_w = saved[1], &rstd = saved[2], &x8t = saved[3], &w8t = saved[4],
+                     &c = saved[5], &sn = saved[6];  // x8t [K, M], w8t [K, N]
     const int64_t heads = ctx->saved_data["heads"].toInt(), kv_heads = ctx->saved_data["kv_heads"].toInt();
     const int64_t hd = ctx->saved_data["head_dim"].toInt(), n = w8t.size(1);
-    variable_list out(8);
-    const auto parts = fused::rope_qkv_grad_inputs(grads, heads, kv_heads);
-    if (parts.empty()) return out;
-    std::pair<at::Tensor, at::Tensor> dy;
-    if (s.measured_backward && parts[0].scalar_type() == at::kBFloat16 && parts[1].scalar_type() == at::kBFloat16 &&
-        parts[2].scalar_type() == at::kBFloat16) {
-      const Fp8Pair p = fp8_pair(s, kDy, x8t.size(1), n, kernels::Fp8Kind::E5M2, parts[0].options());
-      const auto st = [](const at::Tensor& g) { return kernels::Strides3{g.stride(0), g.stride(1), g.stride(2)}; };
-      if (kernels::rope_qkv_backward_fp8(kernels::ElemType::BF16, parts[0].data_ptr(), st(parts[0]),
-                                         parts[1].data_ptr(), st(parts[1]), parts[2].data_ptr(), st(parts[2]),
-                                         c.data_ptr<float>(), sn.data_ptr<float>(), parts[0].size(0),
-                                         parts[0].size(1), heads, kv_heads, hd, p.history, p.current, p.inv_scale,
-                                         p.q.data_ptr(), p.qt.data_ptr(), at::cuda::getCurrentCUDAStream()))
-        dy = launched(p, true);
+    const auto compute = static_cast<at::ScalarType>(ctx->saved_data["compute"].toInt());
+    variable_list out(11);
+    at::Tensor dn;  // the norm output's gradient; undefined (zeros for the norm) without q, k, v's
+    const auto parts = fused::rope_qkv_grad_inputs({grads[1], grads[2], grads[3]}, heads, kv_heads);
+    if (!parts.empty()) {
+      std::pair<at::Tensor, at::Tensor> dy;
+      if (s.measured_backward && parts[0].scalar_type() == at::kBFloat16 && parts[1].scalar_type() == at::kBFloat16 &&
+          parts[2].scalar_type() == at::kBFloat16) {
+        const Fp8Pair p = fp8_pair(s, kDy, x8t.size(1), n, kernels::Fp8Kind::E5M2, parts[0].options());
+        const auto st = [](const at::Tensor& g) { return kernels::Strides3{g.stride(0), g.stride(1), g.stride(2)}; };
+        if (kernels::rope_qkv_backward_fp8(kernels::ElemType::BF16, parts[0].data_ptr(), st(parts[0]),
+                                           parts[1].data_ptr(), st(parts[1]), parts[2].data_ptr(), st(parts[2]),
+                                           c.data_ptr<float>(), sn.data_ptr<float>(), parts[0].size(0),
+                                           parts[0].size(1), heads, kv_heads, hd, p.history, p.current, p.inv_scale,
+                                           p.q.data_ptr(), p.qt.data_ptr(), at::cuda::getCurrentCUDAStream()))
+          dy = launched(p, true);
+      }
+      if (!dy.first.defined())  // first use, or a shape or layout that kernel does not take: two kernels
+        dy =
+            gradient_fp8(s, fused::rope_qkv_grad(parts, c, sn, heads, kv_heads, hd).reshape({-1, n}).to(at::kBFloat16));
+      const auto [dx, dw] = backward_gemms(s, dy.first, dy.second, x8t, w8t, dtype_of(ctx, "w_dtype"));
+      dn = dx.view(h.sizes()).to(compute);
+      out[2] = dw;
     }
-    if (!dy.first.defined())  // first use, or a shape or layout that kernel does not take: two kernels
-      dy = gradient_fp8(s, fused::rope_qkv_grad(parts, c, sn, heads, kv_heads, hd).reshape({-1, n}).to(at::kBFloat16));
-    const auto [dx, dw] = backward_gemms(s, dy.first, dy.second, x8t, w8t, dtype_of(ctx, "w_dtype"));
-    out[0] = dx.view({parts[0].size(0), parts[0].size(1), x8t.size(0)}).to(dtype_of(ctx, "x_dtype"));
-    out[1] = dw;
+    fused::NormGrads g = fused::norm_backward(h, norm_w, rstd, dn, grads[0], /*residual=*/false, compute, compute);
+    out[0] = std::move(g.dx);
+    out[1] = std::move(g.dw);
     return out;
   }
 };
 
-// The SwiGLU feed-forward as one node (fp8_swiglu_mlp). The same values as Fp8LinearFunction,
-// fused::swiglu and Fp8LinearFunction again, plus the residual; the two casts that read SwiGLU's
-// 16-bit output (w2's input) and its gradient (w13's output gradient) are done by the SwiGLU kernels
-// themselves, and w2's output gradient is cast from the residual's gradient as it comes, except on
-// each slot's first use, which measures the amax of the 16-bit tensor first.
-struct Fp8SwigluMlpFunction : torch::autograd::Function<Fp8SwigluMlpFunction> {
-  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor residual, at::Tensor w13, at::Tensor w2,
-                            int64_t up_state, int64_t down_state) {
+// The block's second half as one node (fp8_norm_swiglu_mlp): the residual add and norm of
+// fused::add_rms_norm, then the same values as Fp8LinearFunction, fused::swiglu and Fp8LinearFunction
+// again, plus the residual. The norm writes w13's float8 input itself (normed_fp8); the two casts
+// that read SwiGLU's 16-bit output (w2's input) and its gradient (w13's output gradient) are done by
+// the SwiGLU kernels themselves, and w2's output gradient is cast from the residual's gradient as it
+// comes, except on each slot's first use, which measures the amax of the 16-bit tensor first. The
+// norm's backward ends the node, adding the residual's gradient.
+struct Fp8NormSwigluMlpFunction : torch::autograd::Function<Fp8NormSwigluMlpFunction> {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor r, at::Tensor norm_w, at::Tensor w13,
+                            at::Tensor w2, double eps, int64_t compute, int64_t up_state, int64_t down_state) {
     auto& up = *reinterpret_cast<Fp8Linear*>(up_state);
     auto& down = *reinterpret_cast<Fp8Linear*>(down_state);
     const int64_t ffn = w2.size(1);
     if (w13.size(0) != 2 * ffn) throw unsupported("fp8 SwiGLU: w13 must have twice w2's input rows");
-    const auto f13 = forward_gemm(up, x.reshape({-1, x.size(-1)}).contiguous(), w13);
+    const NormedFp8 n = normed_fp8(up, x, r, norm_w, static_cast<at::ScalarType>(compute), eps);
+    const auto f13 = gemm_of(up, n.x8, w13);
     const at::Tensor& gu = f13.y;  // [M, 2 ffn]
     const int64_t rows = gu.size(0);
     const auto stream = at::cuda::getCurrentCUDAStream();
@@ -262,24 +310,27 @@ struct Fp8SwigluMlpFunction : torch::autograd::Function<Fp8SwigluMlpFunction> {
     const auto [w2_8, w2_8t] = weight_fp8(down, w2);
     down.measured_forward = true;
     const at::Tensor y = gemm::scaled_mm(s8.first, w2_8.t(), scale_of(down, kX), scale_of(down, kW), at::kBFloat16,
-                                        /*fast_accum=*/true);
-    ctx->save_for_backward({f13.x8t, f13.w8t, gu, s8.second, w2_8t});
+                                         /*fast_accum=*/true);
+    ctx->save_for_backward({n.h, norm_w, n.rstd, f13.x8t, f13.w8t, gu, s8.second, w2_8t});
     ctx->saved_data["up"] = up_state;
     ctx->saved_data["down"] = down_state;
-    ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
+    ctx->saved_data["compute"] = compute;
+    ctx->saved_data["r_dtype"] = static_cast<int64_t>(r.scalar_type());
     ctx->saved_data["w13_dtype"] = static_cast<int64_t>(w13.scalar_type());
     ctx->saved_data["w2_dtype"] = static_cast<int64_t>(w2.scalar_type());
     auto sizes = x.sizes().vec();
     sizes.back() = w2.size(0);
-    return fused::residual_add(residual, y.view(sizes));  // in the residual's dtype, as the block's add was
+    return fused::residual_add(n.h, y.view(sizes));  // in the residual's dtype, as the block's add was
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto& up = *reinterpret_cast<Fp8Linear*>(ctx->saved_data["up"].toInt());
     auto& down = *reinterpret_cast<Fp8Linear*>(ctx->saved_data["down"].toInt());
     const auto saved = ctx->get_saved_variables();
-    const at::Tensor &x8t = saved[0], &w13_8t = saved[1], &gu = saved[2], &s8t = saved[3], &w2_8t = saved[4];
+    const at::Tensor &h = saved[0], &norm_w = saved[1], &rstd = saved[2], &x8t = saved[3], &w13_8t = saved[4],
+                     &gu = saved[5], &s8t = saved[6], &w2_8t = saved[7];
     const int64_t n = w2_8t.size(1), rows = gu.size(0), ffn = s8t.size(0);
+    const auto compute = static_cast<at::ScalarType>(ctx->saved_data["compute"].toInt());
     const auto stream = at::cuda::getCurrentCUDAStream();
     // w2's output gradient is the residual's, fp32 under autocast: cast to float8 straight from it,
     // rounded to bf16 on the way (what converting it first would give), except on first use.
@@ -303,36 +354,39 @@ struct Fp8SwigluMlpFunction : torch::autograd::Function<Fp8SwigluMlpFunction> {
       dgu = gradient_fp8(up, d);
     } else {
       const Fp8Pair p = fp8_pair(up, kDy, rows, 2 * ffn, kernels::Fp8Kind::E5M2, gu.options());
-      dgu = launched(p, kernels::swiglu_backward_fp8(kernels::ElemType::BF16, gu.data_ptr(), ds.data_ptr(), rows, ffn,
-                                                     p.history, p.current, p.inv_scale, p.q.data_ptr(),
-                                                     p.qt.data_ptr(), stream));
+      dgu = launched(
+          p, kernels::swiglu_backward_fp8(kernels::ElemType::BF16, gu.data_ptr(), ds.data_ptr(), rows, ffn, p.history,
+                                          p.current, p.inv_scale, p.q.data_ptr(), p.qt.data_ptr(), stream));
     }
-    // dx [M, K] = dgu @ w13; dw13 [2F, K] = dgu^T @ x.
-    const auto [dx, dw13] = backward_gemms(up, dgu.first, dgu.second, x8t, w13_8t, dtype_of(ctx, "w13_dtype"));
-    auto sizes = grads[0].sizes().vec();
-    sizes.back() = x8t.size(0);
-    return {dx.view(sizes).to(dtype_of(ctx, "x_dtype")), grads[0], dw13, dw2, at::Tensor(), at::Tensor()};
+    // dn [M, K] = dgu @ w13; dw13 [2F, K] = dgu^T @ n.
+    const auto [dn, dw13] = backward_gemms(up, dgu.first, dgu.second, x8t, w13_8t, dtype_of(ctx, "w13_dtype"));
+    // The norm's backward, the residual's gradient added: x's (h's dtype) and r's (r's dtype).
+    fused::NormGrads g = fused::norm_backward(h, norm_w, rstd, dn.view(h.sizes()).to(compute), grads[0],
+                                              /*residual=*/true, dtype_of(ctx, "r_dtype"), compute);
+    return {std::move(g.dx), std::move(g.dr), std::move(g.dw), dw13,        dw2,
+            at::Tensor(),    at::Tensor(),    at::Tensor(),    at::Tensor()};
   }
 };
 
 }  // namespace
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fp8_qkv_rope(const at::Tensor& x, const at::Tensor& w,
-                                                            const at::Tensor& cos, const at::Tensor& sin,
-                                                            int64_t heads, int64_t kv_heads, int64_t padded_head_dim,
-                                                            Fp8Linear& linear, const WeightCopy* copy) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fp8_norm_qkv_rope(
+    const at::Tensor& x, const at::Tensor& norm_w, double eps, at::ScalarType compute, const at::Tensor& w,
+    const at::Tensor& cos, const at::Tensor& sin, int64_t heads, int64_t kv_heads, int64_t padded_head_dim,
+    Fp8Linear& linear, const WeightCopy* copy) {
   linear.prepare(x, copy);
-  const auto out = Fp8QkvRopeFunction::apply(x, w, cos, sin, heads, kv_heads, padded_head_dim,
-                                             reinterpret_cast<int64_t>(&linear));
-  return {out[0], out[1], out[2]};
+  const auto out = Fp8NormQkvRopeFunction::apply(x, norm_w, w, cos, sin, eps, static_cast<int64_t>(compute), heads,
+                                                 kv_heads, padded_head_dim, reinterpret_cast<int64_t>(&linear));
+  return {out[0], out[1], out[2], out[3]};
 }
 
-at::Tensor fp8_swiglu_mlp(const at::Tensor& x, const at::Tensor& residual, const at::Tensor& w13, const at::Tensor& w2,
-                          Fp8Linear& up, Fp8Linear& down, const WeightCopy* c13, const WeightCopy* c2) {
+at::Tensor fp8_norm_swiglu_mlp(const at::Tensor& x, const at::Tensor& r, const at::Tensor& norm_w, double eps,
+                               at::ScalarType compute, const at::Tensor& w13, const at::Tensor& w2, Fp8Linear& up,
+                               Fp8Linear& down, const WeightCopy* c13, const WeightCopy* c2) {
   up.prepare(x, c13);
   down.prepare(x, c2);
-  return Fp8SwigluMlpFunction::apply(x, residual, w13, w2, reinterpret_cast<int64_t>(&up),
-                                     reinterpret_cast<int64_t>(&down));
+  return Fp8NormSwigluMlpFunction::apply(x, r, norm_w, w13, w2, eps, static_cast<int64_t>(compute),
+                                         reinterpret_cast<int64_t>(&up), reinterpret_cast<int64_t>(&down));
 }
 
 void Fp8Linear::prepare(const at::Tensor& x, const WeightCopy* copy) {
@@ -392,14 +446,17 @@ void Fp8Linear::prepare(const at::Tensor&, const WeightCopy*) {}
 
 at::Tensor Fp8Linear::forward(const at::Tensor&, const at::Tensor&, const WeightCopy*) { no_fp8_build(); }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fp8_qkv_rope(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                                            const at::Tensor&, int64_t, int64_t, int64_t, Fp8Linear&,
-                                                            const WeightCopy*) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fp8_norm_qkv_rope(const at::Tensor&, const at::Tensor&,
+                                                                             double, at::ScalarType, const at::Tensor&,
+                                                                             const at::Tensor&, const at::Tensor&,
+                                                                             int64_t, int64_t, int64_t, Fp8Linear&,
+                                                                             const WeightCopy*) {
   no_fp8_build();
 }
 
-at::Tensor fp8_swiglu_mlp(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, Fp8Linear&,
-                          Fp8Linear&, const WeightCopy*, const WeightCopy*) {
+at::Tensor fp8_norm_swiglu_mlp(const at::Tensor&, const at::Tensor&, const at::Tensor&, double, at::ScalarType,
+                               const at::Tensor&, const at::Tensor&, Fp8Linear&, Fp8Linear&, const WeightCopy*,
+                               const WeightCopy*) {
   no_fp8_build();
 }
 

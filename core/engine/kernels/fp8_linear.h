@@ -34,7 +34,7 @@ class Fp8Linear {
   // kernel with this linear's scale): read instead of casting w.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& w, const WeightCopy* copy = nullptr);
   // Creates the scaling state on first use and takes the optimizer's copy (if any) for the next
-  // forward (forward() and fp8_swiglu_mlp call it).
+  // forward (forward() and the fp8 nodes below call it).
   void prepare(const at::Tensor& x, const WeightCopy* copy);
   // Room for the optimizer to write w's next value as float8, with this linear's weight slots;
   // undefined before the first forward (which creates the scaling state) or for a w that is not
@@ -51,25 +51,30 @@ class Fp8Linear {
   at::Tensor next_w8, next_w8t;  // the copy handed to the forward running now (consumed by it)
 };
 
-// The q/k/v projection under amp fp8 and the rotary embedding after it, (q, k, v) =
-// fused::rope_qkv(linear.forward(x, w, copy), cos, sin, heads, kv_heads, padded_head_dim), as one
-// autograd node: its backward casts the rotation's inverse to float8 as it computes it, instead of
-// writing a 16-bit dqkv for the cast kernel. The same values, bit for bit.
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fp8_qkv_rope(const at::Tensor& x, const at::Tensor& w,
-                                                            const at::Tensor& cos, const at::Tensor& sin,
-                                                            int64_t heads, int64_t kv_heads, int64_t padded_head_dim,
-                                                            Fp8Linear& linear, const WeightCopy* copy = nullptr);
+// The block's first half up to attention under amp fp8: its norm, the q/k/v projection and the
+// rotary embedding, (x, q, k, v) with (q, k, v) = fused::rope_qkv(linear.forward(n, w, copy), cos,
+// sin, heads, kv_heads, padded_head_dim), n = rms_norm(x, norm_w) in `compute`, and x passed
+// through (as fused::rms_norm_keep passes it: the residual stream's gradient comes back here and
+// the norm's backward kernel adds it). One autograd node: the norm writes the projection's float8
+// input in the pass that computes it (kernels::rms_norm_fp8), and backward casts the rotation's
+// inverse to float8 as it computes it, instead of a 16-bit n and dqkv going through memory and cast
+// kernels of their own. The values of rms_norm_keep, Fp8Linear and rope_qkv, bit for bit.
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fp8_norm_qkv_rope(
+    const at::Tensor& x, const at::Tensor& norm_w, double eps, at::ScalarType compute, const at::Tensor& w,
+    const at::Tensor& cos, const at::Tensor& sin, int64_t heads, int64_t kv_heads, int64_t padded_head_dim,
+    Fp8Linear& linear, const WeightCopy* copy = nullptr);
 
-// The SwiGLU feed-forward under amp fp8 with the residual add after it, residual + (silu(x w_g^T) *
-// (x w_u^T)) w2^T with w13 = [w_g; w_u], as one autograd node over the two linears `up` (w13) and
-// `down` (w2). The SwiGLU kernel writes w2's float8 input, and in backward w13's float8 output
-// gradient, in the pass that computes them, and w2's output gradient is cast from the residual's
-// gradient as it comes (fp32 under autocast), so none of them goes through 16-bit memory and a cast
-// kernel of its own (as Transformer Engine's LayerNormMLP). The values are those of residual +
-// down.forward(fused::swiglu(up.forward(x))), bit for bit.
-at::Tensor fp8_swiglu_mlp(const at::Tensor& x, const at::Tensor& residual, const at::Tensor& w13, const at::Tensor& w2,
-                          Fp8Linear& up, Fp8Linear& down, const WeightCopy* c13 = nullptr,
-                          const WeightCopy* c2 = nullptr);
+// The block's second half under amp fp8: h = x + r (fused::add_rms_norm's residual add), then
+// h + (silu(n w_g^T) * (n w_u^T)) w2^T with n = rms_norm(h, norm_w) in `compute` and w13 = [w_g; w_u],
+// as one autograd node over the two linears `up` (w13) and `down` (w2). The norm writes w13's float8
+// input, the SwiGLU kernel w2's, and in backward w13's float8 output gradient, in the pass that
+// computes them, and w2's output gradient is cast from the residual's gradient as it comes (fp32
+// under autocast), so none of them goes through 16-bit memory and a cast kernel of its own (as
+// Transformer Engine's LayerNormMLP). The values of add_rms_norm, then h + down.forward(
+// fused::swiglu(up.forward(n))), bit for bit.
+at::Tensor fp8_norm_swiglu_mlp(const at::Tensor& x, const at::Tensor& r, const at::Tensor& norm_w, double eps,
+                               at::ScalarType compute, const at::Tensor& w13, const at::Tensor& w2, Fp8Linear& up,
+                               Fp8Linear& down, const WeightCopy* c13 = nullptr, const WeightCopy* c2 = nullptr);
 
 // True when this build can run fp8 on the current CUDA device (message says why not otherwise).
 bool fp8_supported(std::string* why);

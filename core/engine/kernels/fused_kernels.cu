@@ -632,6 +632,111 @@ __global__ void __launch_bounds__(256)
   record_amax(amax, red, amax_current);
 }
 
+// RMSNorm whose output goes straight to float8: rms_norm_fwd_kernel's h, rstd and y, except that y
+// is scaled by the delayed scale and written as e4m3 to dst ([rows, cols]) and, through shared
+// memory, transposed to dst_t ([cols, rows]), as fp8_cast_kernel would cast it, instead of being
+// stored as 16-bit for that kernel to read. A block normalises kNormFp8Rows rows with
+// kNormFp8Rows / kRows groups of `row_threads` threads (rms_norm_fwd_kernel's block for one row),
+// each group kRows of them: thread t of a group owns the same 8-element chunks of its rows as
+// thread t of that kernel, and each row's sum of squares goes through the same warp and block tree,
+// so rstd and the values are bit for bit that kernel's. A thread's rows are loaded together (in
+// flight at once); the second pass reads h (or x) again from L1/L2. Dynamic shared memory:
+// kNormFp8Rows x cols bytes (the float8 tile).
+constexpr int kNormFp8Rows = 16;  // the transposed store writes 16 bytes (one row group) per column
+constexpr int kNormFp8MaxCols = 8192;  // a 128 KB tile; with_chunks<4> of 256 threads
+// Rows per thread: 4 (groups of up to 256 threads, 4 groups: up to 1024 threads) for rows of up to
+// two chunks a thread; 8 (2 groups) above, where the chunks take more registers.
+__host__ __device__ constexpr int norm_fp8_rows_per_thread(int chunks) { return chunks <= 2 ? 4 : 8; }
+
+template <typename TX, typename TW, typename TY, int kChunks, bool kResidual>
+__global__ void __launch_bounds__(kNormFp8Rows / norm_fp8_rows_per_thread(kChunks) * 256)
+    rms_norm_fp8_kernel(const TX* __restrict__ x, const TY* __restrict__ r, const TW* __restrict__ w,
+                        TX* __restrict__ h, float* __restrict__ rstd, int64_t rows, int cols, int row_threads,
+                        float eps, const float* __restrict__ amax_history, float* __restrict__ amax_current,
+                        float* __restrict__ inv_scale, uint8_t* __restrict__ dst, uint8_t* __restrict__ dst_t) {
+  constexpr int R = kNormFp8Rows, kRows = norm_fp8_rows_per_thread(kChunks);
+  extern __shared__ uint8_t tile[];  // [R][cols]
+  __shared__ float red[R][8];        // each row's warp sums (up to 8 warps a group)
+  const float scale = delayed_scale<Fp8Kind::E4M3>(amax_history);
+  if (blockIdx.x == 0 && threadIdx.x == 0) *inv_scale = 1.f / scale;
+  const int group = threadIdx.x / row_threads, t = threadIdx.x - group * row_threads;
+  const int k0 = group * kRows;  // this group's first row in the block
+  const int64_t row0 = static_cast<int64_t>(blockIdx.x) * R;
+  const TX* src = kResidual ? h : x;  // what the second pass reads: h = x + r, or x itself
+  // Pass 1: each row's sum of squares as rms_norm_fwd_kernel forms it (and h written).
+  float ss[kRows];
+#pragma unroll
+  for (int j = 0; j < kRows; ++j) {
+    const int64_t base = (row0 + k0 + j) * cols;
+    ss[j] = 0.f;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int col = (c * row_threads + t) * kVec;
+      if (col >= cols) continue;
+      float v[kVec];
+      load8(x + base + col, v);
+      if constexpr (kResidual) {
+        float rv[kVec];
+        load8(r + base + col, rv);
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) v[i] = round_to<TX>(v[i] + rv[i]);
+        store8(h + base + col, v);
+      }
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) ss[j] += v[i] * v[i];
+    }
+  }
+  // block_sum's tree, per row: the warp's sum, then the group's warps' sums.
+  const int lane = t & 31, warp = t >> 5, warps = (row_threads + 31) >> 5;
+#pragma unroll
+  for (int j = 0; j < kRows; ++j) {
+    const float s = warp_sum(ss[j]);
+    if (lane == 0) red[k0 + j][warp] = s;
+  }
+  float wv[kChunks][kVec];  // the same weights for every row
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int col = (c * row_threads + t) * kVec;
+    if (col < cols) load8(w + col, wv[c]);
+  }
+  __syncthreads();
+  float amax = 0.f;
+#pragma unroll
+  for (int j = 0; j < kRows; ++j) {
+    const int k = k0 + j;
+    const float rs = rsqrtf(warp_sum(lane < warps ? red[k][lane] : 0.f) / static_cast<float>(cols) + eps);
+    const int64_t base = (row0 + k) * cols;
+    if (t == 0) rstd[row0 + k] = rs;
+    // Pass 2: y as rms_norm_fwd_kernel stores it (rounded to TY), then scaled to float8.
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int col = (c * row_threads + t) * kVec;
+      if (col >= cols) continue;
+      float v[kVec];
+      load8(src + base + col, v);
+      alignas(8) uint8_t q[kVec];
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) {
+        const float y = round_to<TY>(round_to<TX>(v[i] * rs) * wv[c][i]);
+        amax = fmaxf(amax, fabsf(y));
+        q[i] = __nv_cvt_float_to_fp8(y * scale, __NV_SATFINITE, __NV_E4M3);
+      }
+      *reinterpret_cast<uint2*>(dst + base + col) = *reinterpret_cast<const uint2*>(q);
+      *reinterpret_cast<uint2*>(tile + k * cols + col) = *reinterpret_cast<const uint2*>(q);
+    }
+  }
+  __syncthreads();
+  // Transposed: each column's R bytes, one 16-byte store.
+  for (int col = threadIdx.x; col < cols; col += blockDim.x) {
+    alignas(16) uint8_t q[R];
+#pragma unroll
+    for (int k = 0; k < R; ++k) q[k] = tile[k * cols + col];
+    *reinterpret_cast<uint4*>(dst_t + static_cast<int64_t>(col) * rows + row0) = *reinterpret_cast<const uint4*>(q);
+  }
+  __shared__ float red_max[32];
+  record_amax(amax, red_max, amax_current);
+}
+
 template <typename T>
 __global__ void fp8_amax_kernel(const T* __restrict__ src, int64_t chunks, float* __restrict__ amax_out) {
   __shared__ float red[32];
@@ -716,15 +821,24 @@ void row_geometry(int64_t cols, int* threads, int* chunks) {
 
 // The (x, w, y) type combinations of the precision modes: autocast (fp32 x and w, 16-bit y),
 // 16-bit everything (pure bf16, FSDP's gathered bf16/fp16 parameters), fp32 everything.
+// f(x, w, y) for one of them; returns what f returns when that is a bool (whether it launched:
+// with_chunks may find no width), true when f returns nothing, false for any other combination.
 template <typename F>
 bool with_norm_types(ElemType tx, ElemType tw, ElemType ty, F&& f) {
   using E = ElemType;
-  if (tx == E::F32 && tw == E::F32 && ty == E::BF16) return f(float{}, float{}, __nv_bfloat16{}), true;
-  if (tx == E::F32 && tw == E::F32 && ty == E::F16) return f(float{}, float{}, __half{}), true;
-  if (tx == E::F32 && tw == E::F32 && ty == E::F32) return f(float{}, float{}, float{}), true;
-  if (tx == E::BF16 && tw == E::BF16 && ty == E::BF16)
-    return f(__nv_bfloat16{}, __nv_bfloat16{}, __nv_bfloat16{}), true;
-  if (tx == E::F16 && tw == E::F16 && ty == E::F16) return f(__half{}, __half{}, __half{}), true;
+  const auto call = [&](auto X, auto W, auto Y) -> bool {
+    if constexpr (std::is_void_v<decltype(f(X, W, Y))>) {
+      f(X, W, Y);
+      return true;
+    } else {
+      return f(X, W, Y);
+    }
+  };
+  if (tx == E::F32 && tw == E::F32 && ty == E::BF16) return call(float{}, float{}, __nv_bfloat16{});
+  if (tx == E::F32 && tw == E::F32 && ty == E::F16) return call(float{}, float{}, __half{});
+  if (tx == E::F32 && tw == E::F32 && ty == E::F32) return call(float{}, float{}, float{});
+  if (tx == E::BF16 && tw == E::BF16 && ty == E::BF16) return call(__nv_bfloat16{}, __nv_bfloat16{}, __nv_bfloat16{});
+  if (tx == E::F16 && tw == E::F16 && ty == E::F16) return call(__half{}, __half{}, __half{});
   return false;
 }
 
@@ -1176,6 +1290,46 @@ bool swiglu_fp8(ElemType t, const void* gu, int64_t rows, int64_t ffn, const flo
     return launch_fp8_cast<Fp8Kind::E4M3>(SwigluValues<T>{static_cast<const T*>(gu), ffn}, rows, ffn, amax_history,
                                           amax_current, inv_scale, dst, dst_t, stream);
   });
+}
+
+bool rms_norm_fp8_takes(int64_t rows, int64_t cols) {
+  return cols > 0 && cols % 16 == 0 && cols <= kNormFp8MaxCols && rows > 0 && rows % kNormFp8Rows == 0 &&
+         rows / kNormFp8Rows <= INT32_MAX;
+}
+
+bool rms_norm_fp8(ElemType tx, ElemType tw, ElemType ty, const void* x, const void* r, const void* w, void* h,
+                  float* rstd, int64_t rows, int64_t cols, float eps, const float* amax_history, float* amax_current,
+                  float* inv_scale, void* dst, void* dst_t, cudaStream_t stream) {
+  constexpr int R = kNormFp8Rows;
+  if (!rms_norm_fp8_takes(rows, cols) || !dst || !dst_t || !aligned16(x) || !aligned16(r) || !aligned16(w) ||
+      !aligned16(h) || !aligned16(dst) || !aligned16(dst_t) || (r && !h))
+    return false;
+  int threads, chunks;
+  row_geometry(cols, &threads, &chunks);
+  const size_t smem = static_cast<size_t>(R) * static_cast<size_t>(cols);
+  bool launched = false;  // also false where the launch itself is refused (shared memory)
+  with_norm_types(tx, tw, ty, [&](auto X, auto W, auto Y) {
+    using TX = decltype(X);
+    using TW = decltype(W);
+    using TY = decltype(Y);
+    with_chunks<4>(chunks, [&](auto C) {
+      const auto launch = [&](auto residual) {  // one instantiation, and so one `allowed`, per kernel
+        const auto kernel = rms_norm_fp8_kernel<TX, TW, TY, C.value, decltype(residual)::value>;
+        // Above 48 KB a kernel's dynamic shared memory must be allowed, once per kernel.
+        static const bool allowed = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                          R * kNormFp8MaxCols) == cudaSuccess;
+        if (smem > 48 * 1024 && !allowed) return false;
+        const int groups = R / norm_fp8_rows_per_thread(C.value);
+        kernel<<<static_cast<unsigned>(rows / R), groups * threads, smem, stream>>>(
+            static_cast<const TX*>(x), static_cast<const TY*>(r), static_cast<const TW*>(w), static_cast<TX*>(h),
+            rstd, rows, static_cast<int>(cols), threads, eps, amax_history, amax_current, inv_scale,
+            static_cast<uint8_t*>(dst), static_cast<uint8_t*>(dst_t));
+        return true;
+      };
+      launched = r ? launch(std::true_type{}) : launch(std::false_type{});
+    });
+  });
+  return launched;
 }
 
 bool swiglu_backward_fp8(ElemType t, const void* gu, const void* dout, int64_t rows, int64_t ffn,

@@ -88,9 +88,8 @@ bool fp8_cast(ElemType ts, Fp8Kind kind, const void* src, int64_t rows, int64_t 
               float* amax_current, float* inv_scale, void* dst, void* dst_t, cudaStream_t stream);
 // The same cast of an fp32 src rounded to `as` (bf16 or fp16) first: the bytes fp8_cast writes for
 // src.to(as), without that 16-bit tensor.
-bool fp8_cast_f32_as(ElemType as, Fp8Kind kind, const float* src, int64_t rows, int64_t cols,
-                     const float* amax_history, float* amax_current, float* inv_scale, void* dst, void* dst_t,
-                     cudaStream_t stream);
+bool fp8_cast_f32_as(ElemType as, Fp8Kind kind, const float* src, int64_t rows, int64_t cols, const float* amax_history,
+                     float* amax_current, float* inv_scale, void* dst, void* dst_t, cudaStream_t stream);
 // The same cast of SwiGLU's output, silu(g) * u of gu [rows, 2 ffn] (type t), computed on the way
 // as swiglu_forward does and rounded to t as it stores it, as e4m3: the bytes fp8_cast writes for
 // swiglu_forward's output, without the 16-bit product ever going through memory.
@@ -107,6 +106,13 @@ bool rope_qkv_backward_fp8(ElemType t, const void* dq, Strides3 sq, const void* 
                            Strides3 sv, const float* cos, const float* sin, int64_t batch, int64_t seq, int64_t heads,
                            int64_t kv_heads, int64_t head_dim, const float* amax_history, float* amax_current,
                            float* inv_scale, void* dst, void* dst_t, cudaStream_t stream);
+// rms_norm_forward (h and rstd as it writes them) with y cast as e4m3 on the way: the bytes fp8_cast
+// writes for rms_norm_forward's y, without y going through memory (the norm in front of a float8
+// linear). Shapes as rms_norm_fp8_takes says; dst and dst_t both given.
+bool rms_norm_fp8_takes(int64_t rows, int64_t cols);  // rows and cols multiples of 16, cols up to 8192
+bool rms_norm_fp8(ElemType tx, ElemType tw, ElemType ty, const void* x, const void* r, const void* w, void* h,
+                  float* rstd, int64_t rows, int64_t cols, float eps, const float* amax_history, float* amax_current,
+                  float* inv_scale, void* dst, void* dst_t, cudaStream_t stream);
 // *amax = max(*amax, max|src|) over n elements (the first step, which has no history yet).
 bool fp8_amax(ElemType ts, const void* src, int64_t n, float* amax, cudaStream_t stream);
 // For i < n: history[i] = current[i]; current[i] = 0 (once per optimizer step).

@@ -92,98 +92,36 @@ at::Tensor weight_grad(const at::Tensor& dy2, const at::Tensor& x2, at::ScalarTy
 // RMSNorm (+ residual add)
 // ============================================================================================
 
-// The two norm Functions below share this forward and backward; r is undefined without the
-// residual add (libtorch's Function::apply does not take undefined inputs, hence two classes).
+// The three norm Functions below share this forward and backward (norm_forward, norm_backward); r
+// is undefined without the residual add (libtorch's Function::apply does not take undefined inputs,
+// hence three classes).
 struct NormImpl {
   // Returns {y} or, with r, {h, y}; with `keep` (no r), {x, y}: x passes through the node, so the
   // gradient that reaches it along the residual stream comes back here as dh and the norm's backward
   // kernel adds it, instead of autograd adding the two gradients of x in a kernel of its own.
-  static variable_list forward(AutogradContext* ctx, at::Tensor x, at::Tensor r, at::Tensor w, int64_t out_dtype,
-                               double eps, bool keep = false) {
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& r, const at::Tensor& w,
+                               int64_t out_dtype, double eps, bool keep = false) {
     const auto ydt = static_cast<at::ScalarType>(out_dtype);
-    const auto r_dtype = r.defined() ? r.scalar_type() : ydt;  // its gradient goes back in this dtype
-    x = x.contiguous();
-    if (r.defined()) r = r.to(ydt).contiguous();
-    const int64_t cols = x.size(-1), rows = x.numel() / cols;
-    at::Tensor h = r.defined() ? at::empty_like(x) : x;
-    at::Tensor y, rstd;
-    bool done = false;
-#ifdef TUNEBENCH_WITH_CUDA
-    const auto tx = elem_type(x.scalar_type()), tw = elem_type(w.scalar_type()), ty = elem_type(ydt);
-    if (on_cuda({&x, &r, &w}) && tx && tw && ty) {
-      y = at::empty(x.sizes(), x.options().dtype(ydt));
-      rstd = at::empty({rows}, x.options().dtype(at::kFloat));
-      const at::Tensor wc = w.contiguous();
-      done = try_kernel([&] {
-        return kernels::rms_norm_forward(*tx, *tw, *ty, x.data_ptr(), ptr(r), wc.data_ptr(),
-                                         r.defined() ? h.data_ptr() : nullptr, y.data_ptr(), rstd.data_ptr<float>(),
-                                         rows, cols, static_cast<float>(eps), stream());
-      });
-    }
-#endif
-    if (!done) {
-      if (r.defined()) h = (x + r).to(x.scalar_type());
-      const at::Tensor hf = h.to(acc(h));
-      const at::Tensor rs = at::rsqrt(hf.pow(2).mean(-1, /*keepdim=*/true) + eps);
-      y = (w * (hf * rs).to(x.scalar_type())).to(ydt);
-      rstd = rs.reshape({rows});
-    }
-    ctx->save_for_backward({h, w, rstd});
+    const NormOut n = norm_forward(x, r, w, ydt, eps);
+    ctx->save_for_backward({n.h, w, n.rstd});
     ctx->saved_data["residual"] = r.defined();
     ctx->saved_data["keep"] = keep;
-    ctx->saved_data["r_dtype"] = static_cast<int64_t>(r_dtype);
+    ctx->saved_data["r_dtype"] = static_cast<int64_t>(r.defined() ? r.scalar_type() : ydt);
     ctx->saved_data["y_dtype"] = out_dtype;
-    if (r.defined() || keep) return {h, y};
-    return {y};
+    if (r.defined() || keep) return {n.h, n.y};
+    return {n.y};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const at::Tensor& h = saved[0];
-    const at::Tensor& w = saved[1];
-    const at::Tensor& rstd = saved[2];
     const bool residual = ctx->saved_data["residual"].toBool();
     const bool two = residual || ctx->saved_data["keep"].toBool();  // outputs {h, y}
-    const auto rdt = static_cast<at::ScalarType>(ctx->saved_data["r_dtype"].toInt());
-    const auto ydt = static_cast<at::ScalarType>(ctx->saved_data["y_dtype"].toInt());
-    at::Tensor dh = two && grads[0].defined() ? grads[0].to(h.scalar_type()).contiguous() : at::Tensor();
-    at::Tensor dy = two ? grads[1] : grads[0];
-    dy = dy.defined() ? dy.to(ydt).contiguous() : at::zeros(h.sizes(), h.options().dtype(ydt));
-    const int64_t cols = h.size(-1), rows = h.numel() / cols;
-    at::Tensor dx, dr, dw;
-    bool done = false;
-#ifdef TUNEBENCH_WITH_CUDA
-    const auto tx = elem_type(h.scalar_type()), tw = elem_type(w.scalar_type()), ty = elem_type(ydt);
-    if (on_cuda({&h, &w, &dy}) && tx && tw && ty && (!dh.defined() || dh.scalar_type() == h.scalar_type()) &&
-        (!residual || rdt == ydt)) {
-      const int blocks =
-          kernels::rms_norm_backward_blocks(rows, at::cuda::getCurrentDeviceProperties()->multiProcessorCount);
-      dx = at::empty_like(h);
-      if (residual) dr = at::empty(h.sizes(), h.options().dtype(rdt));
-      at::Tensor partial = at::empty({blocks, cols}, h.options().dtype(at::kFloat));
-      const at::Tensor wc = w.contiguous();
-      done = try_kernel([&] {
-        return kernels::rms_norm_backward(*tx, *tw, *ty, h.data_ptr(), wc.data_ptr(), dy.data_ptr(), ptr(dh),
-                                          rstd.data_ptr<float>(), dx.data_ptr(), mut_ptr(dr), partial.data_ptr<float>(),
-                                          blocks, rows, cols, stream(), /*dh_added=*/!residual);
-      });
-      if (done) dw = partial.sum(0).to(w.scalar_type());
-    }
-#endif
-    if (!done) {
-      const at::Tensor rs = rstd.reshape({rows, 1});
-      const at::Tensor n = h.to(acc(h)).reshape({rows, cols}) * rs;
-      const at::Tensor dyf = dy.to(acc(h)).reshape({rows, cols});
-      const at::Tensor dn = dyf * w.to(acc(h));
-      const at::Tensor dot = (dn * n).mean(-1, /*keepdim=*/true);
-      at::Tensor dxf = rs * (dn - n * dot);
-      if (dh.defined()) dxf = dxf + dh.to(acc(h)).reshape({rows, cols});
-      dx = dxf.reshape(h.sizes()).to(h.scalar_type());
-      if (residual) dr = dxf.reshape(h.sizes()).to(rdt);
-      dw = (dyf * n).sum(0).to(w.scalar_type());
-    }
-    if (residual) return {dx, dr, dw, at::Tensor(), at::Tensor()};
-    return {dx, dw, at::Tensor(), at::Tensor()};
+    const NormGrads g =
+        norm_backward(saved[0], saved[1], saved[2], two ? grads[1] : grads[0], two ? grads[0] : at::Tensor(), residual,
+                      static_cast<at::ScalarType>(ctx->saved_data["r_dtype"].toInt()),
+                      static_cast<at::ScalarType>(ctx->saved_data["y_dtype"].toInt()));
+    if (residual) return {g.dx, g.dr, g.dw, at::Tensor(), at::Tensor()};
+    return {g.dx, g.dw, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -214,6 +152,79 @@ struct AddRmsNormFunction : torch::autograd::Function<AddRmsNormFunction> {
 // ============================================================================================
 
 }  // namespace
+
+NormOut norm_forward(const at::Tensor& x_in, const at::Tensor& r_in, const at::Tensor& w, at::ScalarType out_dtype,
+                     double eps) {
+  const at::ScalarType ydt = out_dtype;
+  const at::Tensor x = x_in.contiguous();
+  const at::Tensor r = r_in.defined() ? r_in.to(ydt).contiguous() : at::Tensor();
+  const int64_t cols = x.size(-1), rows = x.numel() / cols;
+  at::Tensor h = r.defined() ? at::empty_like(x) : x;
+  at::Tensor y, rstd;
+  bool done = false;
+#ifdef TUNEBENCH_WITH_CUDA
+  const auto tx = elem_type(x.scalar_type()), tw = elem_type(w.scalar_type()), ty = elem_type(ydt);
+  if (on_cuda({&x, &r, &w}) && tx && tw && ty) {
+    y = at::empty(x.sizes(), x.options().dtype(ydt));
+    rstd = at::empty({rows}, x.options().dtype(at::kFloat));
+    const at::Tensor wc = w.contiguous();
+    done = try_kernel([&] {
+      return kernels::rms_norm_forward(*tx, *tw, *ty, x.data_ptr(), ptr(r), wc.data_ptr(),
+                                       r.defined() ? h.data_ptr() : nullptr, y.data_ptr(), rstd.data_ptr<float>(), rows,
+                                       cols, static_cast<float>(eps), stream());
+    });
+  }
+#endif
+  if (!done) {
+    if (r.defined()) h = (x + r).to(x.scalar_type());
+    const at::Tensor hf = h.to(acc(h));
+    const at::Tensor rs = at::rsqrt(hf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+    y = (w * (hf * rs).to(x.scalar_type())).to(ydt);
+    rstd = rs.reshape({rows});
+  }
+  return {h, y, rstd};
+}
+
+NormGrads norm_backward(const at::Tensor& h, const at::Tensor& w, const at::Tensor& rstd, const at::Tensor& dy_in,
+                        const at::Tensor& dh_in, bool residual, at::ScalarType r_dtype, at::ScalarType y_dtype) {
+  const at::ScalarType rdt = r_dtype, ydt = y_dtype;
+  const at::Tensor dh = dh_in.defined() ? dh_in.to(h.scalar_type()).contiguous() : at::Tensor();
+  const at::Tensor dy = dy_in.defined() ? dy_in.to(ydt).contiguous() : at::zeros(h.sizes(), h.options().dtype(ydt));
+  const int64_t cols = h.size(-1), rows = h.numel() / cols;
+  at::Tensor dx, dr, dw;
+  bool done = false;
+#ifdef TUNEBENCH_WITH_CUDA
+  const auto tx = elem_type(h.scalar_type()), tw = elem_type(w.scalar_type()), ty = elem_type(ydt);
+  if (on_cuda({&h, &w, &dy}) && tx && tw && ty && (!dh.defined() || dh.scalar_type() == h.scalar_type()) &&
+      (!residual || rdt == ydt)) {
+    const int blocks =
+        kernels::rms_norm_backward_blocks(rows, at::cuda::getCurrentDeviceProperties()->multiProcessorCount);
+    dx = at::empty_like(h);
+    if (residual) dr = at::empty(h.sizes(), h.options().dtype(rdt));
+    at::Tensor partial = at::empty({blocks, cols}, h.options().dtype(at::kFloat));
+    const at::Tensor wc = w.contiguous();
+    done = try_kernel([&] {
+      return kernels::rms_norm_backward(*tx, *tw, *ty, h.data_ptr(), wc.data_ptr(), dy.data_ptr(), ptr(dh),
+                                        rstd.data_ptr<float>(), dx.data_ptr(), mut_ptr(dr), partial.data_ptr<float>(),
+                                        blocks, rows, cols, stream(), /*dh_added=*/!residual);
+    });
+    if (done) dw = partial.sum(0).to(w.scalar_type());
+  }
+#endif
+  if (!done) {
+    const at::Tensor rs = rstd.reshape({rows, 1});
+    const at::Tensor n = h.to(acc(h)).reshape({rows, cols}) * rs;
+    const at::Tensor dyf = dy.to(acc(h)).reshape({rows, cols});
+    const at::Tensor dn = dyf * w.to(acc(h));
+    const at::Tensor dot = (dn * n).mean(-1, /*keepdim=*/true);
+    at::Tensor dxf = rs * (dn - n * dot);
+    if (dh.defined()) dxf = dxf + dh.to(acc(h)).reshape({rows, cols});
+    dx = dxf.reshape(h.sizes()).to(h.scalar_type());
+    if (residual) dr = dxf.reshape(h.sizes()).to(rdt);
+    dw = (dyf * n).sum(0).to(w.scalar_type());
+  }
+  return {dx, dr, dw};
+}
 
 std::vector<at::Tensor> rope_qkv_grad_inputs(std::vector<at::Tensor> grads, int64_t heads, int64_t kv_heads) {
   at::Tensor ref;
@@ -522,8 +533,7 @@ struct LinearCrossEntropyFunction : torch::autograd::Function<LinearCrossEntropy
     // product tensor. Not when the backward builds a graph (create_graph): dW must then depend on g.
     const at::Tensor gf = g.defined() && g.scalar_type() == at::kFloat ? g.contiguous() : at::Tensor();
     if (!at::GradMode::is_enabled() && gf.defined() && gf.numel() == 1 && dw.scalar_type() == at::kFloat &&
-        w_dtype == at::kFloat && dw.is_contiguous() && on_cuda({&dw, &gf}) &&
-        try_kernel([&] {
+        w_dtype == at::kFloat && dw.is_contiguous() && on_cuda({&dw, &gf}) && try_kernel([&] {
           return kernels::scale_in_place(dw.data_ptr<float>(), dw.numel(), gf.data_ptr<float>(), stream());
         })) {
       ctx->saved_data["dw_scaled"] = true;

@@ -38,6 +38,22 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_keep(const at::Tensor& x, const at::
 std::tuple<at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w,
                                                 at::ScalarType out_dtype, double eps);
 
+// The norms' forward and backward outside autograd, as the three norm nodes above run them, for the
+// float8 nodes that begin with their norm (kernels/fp8_linear.h). Forward: h = x + r in x's dtype
+// (x itself, made contiguous, without r), y = rms_norm(h, w) in `out_dtype`, rstd [rows] in fp32.
+struct NormOut {
+  at::Tensor h, y, rstd;
+};
+NormOut norm_forward(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w, at::ScalarType out_dtype,
+                     double eps);
+// Backward from dy (y's gradient; undefined: zeros) and dh (the gradient reaching h directly, or
+// undefined): dx in h's dtype, dr (with `residual`: r's gradient, in r_dtype) and dw in w's dtype.
+struct NormGrads {
+  at::Tensor dx, dr, dw;
+};
+NormGrads norm_backward(const at::Tensor& h, const at::Tensor& w, const at::Tensor& rstd, const at::Tensor& dy,
+                        const at::Tensor& dh, bool residual, at::ScalarType r_dtype, at::ScalarType y_dtype);
+
 // Interleaved rotary embedding of q and k straight from the fused projection qkv [B, T, W], W =
 // (heads + 2 kv_heads) x hd (q's heads, then k's, then v's); cos/sin: float [T >= seq, hd/2].
 // Returns q [B, T, heads, hdp] and k, v [B, T, kv_heads, hdp] (v copied), contiguous; hdp >= hd

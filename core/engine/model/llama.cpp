@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include <ATen/ATen.h>
@@ -30,7 +31,8 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w) {
 
 }  // namespace
 
-// The host clock of each part of a fused block's forward (TUNEBENCH_HOST_PARTS=1).
+// The host clock of each part of a fused block's forward (TUNEBENCH_HOST_PARTS=1). Under amp fp8
+// the norms belong to the nodes after them: their parts read 0 and qkv and mlp include them.
 struct LlamaModel::HostParts {
   static constexpr const char* kNames[] = {"norm", "qkv", "attention", "wo", "norm2", "mlp"};
   std::array<int64_t, 6> ns{};
@@ -100,8 +102,10 @@ LlamaModel::LlamaModel(const config::ModelDims& dims, at::TensorOptions options)
       unit.param_names = {p + "attn_norm", p + "wqkv", p + "wo", p + "ffn_norm", p + "w13", p + "w2"};
     }
     for (at::Tensor& v : views_of(unit.flat, shapes)) {
-      if (v.dim() >= 2) v.normal_(0.0, 0.02);
-      else v.fill_(1.0);
+      if (v.dim() >= 2)
+        v.normal_(0.0, 0.02);
+      else
+        v.fill_(1.0);
       unit.params.push_back(v.detach().requires_grad_(true));  // a leaf sharing the flat storage
     }
     m_units.push_back(std::move(unit));
@@ -180,7 +184,7 @@ std::string LlamaModel::take_host_parts() const {
 
 // The same block as block_forward, through the fused ops (kernels/fused_ops.h). The final residual
 // add is not fused into the next norm, which belongs to another unit (FSDP shards and checkpoints
-// whole units): it is part of w2's node instead (linear_residual; in fp8, fp8_swiglu_mlp).
+// whole units): it is part of w2's node instead (linear_residual; in fp8, fp8_norm_swiglu_mlp).
 at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, const std::vector<at::Tensor>& p) const {
   HostParts* clock = m_host_parts.get();
   if (clock) clock->start();
@@ -193,15 +197,21 @@ at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, co
   const at::ScalarType cd = m_kernels.compute;
   // attention: q, k, v rotated (and padded to hdp) by one kernel straight from the projection
   // x passes through its norm's node: the residual gradient is added by the norm's backward kernel
-  const auto [xr, n1] = fused::rms_norm_keep(x, p[0], cd, kNormEps);
-  mark(0);
-  // Under amp fp8 the projection and the rotation are one node, whose backward writes the float8
-  // gradient (kernels/fp8_linear.h).
-  const auto [q, k, v] =
-      m_kernels.fp8 ? fp8_qkv_rope(n1, p[1], m_rope_cos, m_rope_sin, m_dims.heads, m_dims.kv_head_count(), hdp,
-                                   fp8_linear(block, 0), fp8_weight_copy(block + 1, kParamOf[0]))
-                    : fused::rope_qkv(block_linear(block, 0, n1, p[1]), m_rope_cos, m_rope_sin, m_dims.heads,
-                                      m_dims.kv_head_count(), hdp);
+  at::Tensor xr, q, k, v;
+  if (m_kernels.fp8) {
+    // Under amp fp8 the norm, the projection and the rotation are one node: the norm writes the
+    // projection's float8 input, the rotation's backward its float8 gradient (kernels/fp8_linear.h).
+    mark(0);
+    std::tie(xr, q, k, v) =
+        fp8_norm_qkv_rope(x, p[0], kNormEps, cd, p[1], m_rope_cos, m_rope_sin, m_dims.heads, m_dims.kv_head_count(),
+                          hdp, fp8_linear(block, 0), fp8_weight_copy(block + 1, kParamOf[0]));
+  } else {
+    at::Tensor n1;
+    std::tie(xr, n1) = fused::rms_norm_keep(x, p[0], cd, kNormEps);
+    mark(0);
+    std::tie(q, k, v) = fused::rope_qkv(block_linear(block, 0, n1, p[1]), m_rope_cos, m_rope_sin, m_dims.heads,
+                                        m_dims.kv_head_count(), hdp);
+  }
   mark(1);
   // Padded heads: zero columns add nothing to QK^T and give zero output columns; the scale stays
   // the real head size's.
@@ -213,13 +223,14 @@ at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, co
   const at::Tensor o = block_linear(block, 1, a.reshape({B, T, D}), p[2]);
   mark(3);
   // SwiGLU feed-forward, its norm fused with the residual add before it
-  const auto [h, n2] = fused::add_rms_norm(xr, o, p[3], cd, kNormEps);
-  mark(4);
   at::Tensor y;
-  if (m_kernels.fp8) {  // one node, whose SwiGLU kernels write float8 (kernels/fp8_linear.h)
-    y = fp8_swiglu_mlp(n2, h, p[4], p[5], fp8_linear(block, 2), fp8_linear(block, 3),
-                       fp8_weight_copy(block + 1, kParamOf[2]), fp8_weight_copy(block + 1, kParamOf[3]));
+  if (m_kernels.fp8) {  // one node, whose norm and SwiGLU kernels write float8 (kernels/fp8_linear.h)
+    mark(4);
+    y = fp8_norm_swiglu_mlp(xr, o, p[3], kNormEps, cd, p[4], p[5], fp8_linear(block, 2), fp8_linear(block, 3),
+                            fp8_weight_copy(block + 1, kParamOf[2]), fp8_weight_copy(block + 1, kParamOf[3]));
   } else {
+    const auto [h, n2] = fused::add_rms_norm(xr, o, p[3], cd, kNormEps);
+    mark(4);
     const at::Tensor s = fused::swiglu(block_linear(block, 2, n2, p[4]));
     y = fused::linear_residual(s, p[5], h, cd, weight_copy(block + 1, kParamOf[3]));
   }

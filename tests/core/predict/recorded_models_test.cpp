@@ -87,7 +87,7 @@ std::vector<ModelRun> runs_in(const std::vector<std::string>& folders) {
 // llama3.2-1b at 40 steps in fp8-full/forty-steps; the block's fused residual paths against the
 // commit before them (block-fusions/ab) and the search's two timings (block-fusions/search-under-load);
 // Llama-3.2-1B with its tied lookup's gradient as the batch's rows, against the commit before
-// (tied-lookup/ab).
+// (tied-lookup/ab); and with the fp8 norms writing float8 (norm-fp8/ab, and the 7B's in ab-7b).
 const std::vector<std::string> kFullDepthNow = {"models-h200/fp8-full",
                                                 "models-h200/fp8-full/second-call",
                                                 "models-h200/fp8-full/third-call",
@@ -97,7 +97,9 @@ const std::vector<std::string> kFullDepthNow = {"models-h200/fp8-full",
                                                 "models-h200/fp8-full/forty-steps",
                                                 "models-h200/block-fusions/ab",
                                                 "models-h200/block-fusions/search-under-load",
-                                                "models-h200/tied-lookup/ab"};
+                                                "models-h200/tied-lookup/ab",
+                                                "models-h200/norm-fp8/ab",
+                                                "models-h200/norm-fp8/ab-7b"};
 
 // Every step's loss of rank 0 in a worker's event log.
 std::vector<double> step_losses(const std::string& file) {
@@ -184,7 +186,7 @@ TEST(RecordedModels, PeakMemoryWithinThreePercentInFp8AndBf16AtFullDepth) {
        runs_in({"models-h200/fp8-full/swiglu-casts", "models-h200/fp8-full/adamw-copies",
                 "models-h200/fp8-full/casts-in-forward", "models-h200/fp8-full/casts-in-forward/micro-batch-4"}))
     all.push_back(std::move(r));
-  ASSERT_EQ(all.size(), 252u);
+  ASSERT_EQ(all.size(), 272u);
   int fp8 = 0;
   for (const auto& r : all) {
     fp8 += r.config.amp == tunebench::config::Amp::Fp8;
@@ -193,7 +195,7 @@ TEST(RecordedModels, PeakMemoryWithinThreePercentInFp8AndBf16AtFullDepth) {
     const double predicted = static_cast<double>(tp::predict_memory(r.config, options).peak_bytes);
     EXPECT_NEAR(predicted / static_cast<double>(r.peak_bytes), 1.0, 0.03) << r.name;
   }
-  EXPECT_EQ(fp8, 106);
+  EXPECT_EQ(fp8, 116);
 }
 
 // The GEMM algorithm search changes speed only (core/engine/kernels/gemm_search.h). Each row's runs
@@ -300,6 +302,38 @@ TEST(RecordedModels, TiedLookupRowsChangeNoNumber) {
   // The lookup's distinct tokens and compact indices live through the step: 2,048 positions and
   // at most as many rows, int64, in one allocation (the caching allocator rounds it to 512 bytes).
   expect_peaks_of_pairs_equal(runs, 2 * 2048 * 8);
+}
+
+// Under amp fp8 the block's norms write the float8 inputs of wqkv and w13 (kernels::rms_norm_fp8,
+// inside fp8_norm_qkv_rope and fp8_norm_swiglu_mlp): the same numbers as the norm's 16-bit output
+// cast by its own kernel. Against the commit before: the tiny model's losses on every path, the
+// kernel check's rows (norm and cast byte for byte, both nodes bit for bit, a width the norms'
+// kernels do not take), and the peaks. The tiny runs also repeat those of tied-lookup/ab, an
+// earlier call's, to the bit.
+TEST(RecordedModels, NormsWritingFloat8ChangeNoNumber) {
+  const std::string dir = std::string(TUNEBENCH_TEST_DATA_DIR) + "/models-h200/norm-fp8/ab/";
+  const std::vector<std::string> paths = {"fused", "graph", "ckpt", "accum", "tied"};
+  expect_tiny_pairs_same(dir, paths);
+  const std::string before = std::string(TUNEBENCH_TEST_DATA_DIR) + "/models-h200/tied-lookup/ab/tiny/tiny-";
+  for (const std::string amp : {"bf16", "fp8"})
+    for (const auto& path : paths)
+      EXPECT_EQ(step_losses(dir + "tiny/tiny-" + amp + "-" + path + "-this.jsonl"),
+                step_losses(before + amp + "-" + path + "-this.jsonl"))
+          << amp << " " << path;
+  const auto norm = kernel_check_rows(dir + "kernel-check.txt", std::regex(R"(^rms_norm fp8 \d+x\d+.*\sok$)"));
+  EXPECT_EQ(norm.first, 17) << "8 shapes x {values, scales} and the refused width";
+  EXPECT_EQ(norm.second, 0);
+  const auto nodes = kernel_check_rows(dir + "kernel-check.txt", std::regex(R"(^fp8 norm\+(mlp|qkv) .*\sok$)"));
+  EXPECT_EQ(nodes.first, 22) << "6 feed-forward and 5 attention shapes x {values, scales}";
+  // A width above the norms' kernels (8208): the composite path, where the kernel once claimed a
+  // launch it did not make.
+  EXPECT_EQ(kernel_check_rows(dir + "kernel-check.txt", std::regex(R"(^add_rms_norm 16x8208\s.*\sok$)")).first, 1);
+  const auto runs = model_runs("models-h200/norm-fp8/ab");
+  ASSERT_EQ(runs.size(), 12u) << "Llama-3.2-1B bf16 and fp8 x {this, against} x 3 rounds";
+  expect_peaks_of_pairs_equal(runs);
+  const auto seven = model_runs("models-h200/norm-fp8/ab-7b");
+  ASSERT_EQ(seven.size(), 8u) << "the 7B in bf16 and fp8 x {this, against} x 2 rounds";
+  expect_peaks_of_pairs_equal(seven);
 }
 
 #ifdef TUNEBENCH_HAVE_STORE

@@ -23,6 +23,16 @@ const tp::OpCost* find_op(const tp::PhaseWork& w, const std::string& name) {
   return nullptr;
 }
 
+// The 7B `compile fused` on one GPU under amp fp8.
+tc::TrialConfig seven_b_fp8() {
+  tc::TrialConfig c = *tc::trial_preset("7b-single-fused");
+  c.amp = tc::Amp::Fp8;
+  return c;
+}
+tp::StepWork work_of(const tc::TrialConfig& c) {
+  return tp::step_work(c, tp::precision_of(c), tp::execution_mode(c, true));
+}
+
 tc::TrialConfig seven_b_ddp() {
   tc::TrialConfig c = *tc::trial_preset("7b-ddp");
   c.checkpointing = false;
@@ -198,20 +208,46 @@ TEST(StepModel, Fp8WeightsWrittenByAdamWReplaceTheForwardsCasts) {
   EXPECT_FALSE(tp::predict_memory(ddp, options).weight_copies);
 }
 
+// Under amp fp8 the fused norms write wqkv's and w13's float8 inputs (kernels::rms_norm_fp8): no
+// input casts of their own, and each norm writes float8 twice instead of its 16-bit output; wo's
+// input (attention's output) keeps its cast. Widths above 8192, and eager blocks, keep the casts.
+TEST(StepModel, Fp8NormsWriteTheProjectionsFloat8Inputs) {
+  const tc::TrialConfig c = seven_b_fp8();
+  const auto work = work_of(c);
+  const auto op = find_op;
+  EXPECT_EQ(op(work.forward, "block wqkv input cast to float8"), nullptr);
+  EXPECT_EQ(op(work.forward, "block w13 input cast to float8"), nullptr);
+  ASSERT_NE(op(work.forward, "block wo input cast to float8"), nullptr);
+  const double t = static_cast<double>(c.seq_len * c.micro_batch), L = c.dims.layers, D = c.dims.dim;
+  // rms_norm reads the fp32 stream; add_rms_norm reads it and attention's bf16 output and writes h;
+  // each writes float8 twice and one rstd (4 bytes) per token.
+  ASSERT_NE(op(work.forward, "block norms"), nullptr);
+  EXPECT_DOUBLE_EQ(op(work.forward, "block norms")->bytes, L * t * ((4 + 2) * D + 4 + (2 * 4 + 2 + 2) * D));
+
+  tc::TrialConfig bf16 = c;  // bf16: the 16-bit outputs the linears read
+  bf16.amp = tc::Amp::Bf16;
+  EXPECT_DOUBLE_EQ(op(work_of(bf16).forward, "block norms")->bytes, L * t * ((4 + 2) * D + 4 + (2 * 4 + 2 * 2) * D));
+
+  tc::TrialConfig wide = c;  // 8208 wide: the norm's float8 kernel does not take it
+  wide.dims.dim = 8208;
+  wide.dims.heads = 57;
+  wide.dims.kv_heads = 57;
+  const auto wwork = work_of(wide);
+  EXPECT_NE(op(wwork.forward, "block wqkv input cast to float8"), nullptr);
+  EXPECT_NE(op(wwork.forward, "block w13 input cast to float8"), nullptr);
+}
+
 // Under amp fp8 the SwiGLU kernels write w2's float8 input and w13's float8 output gradient
-// (kernels/fp8_linear.h, fp8_swiglu_mlp): no cast kernels of their own; w2's output gradient is cast
-// from the fp32 residual gradient; the other linears keep theirs, each the size of what it casts
-// (the output gradient is tokens x the linear's outputs).
+// (kernels/fp8_linear.h, fp8_norm_swiglu_mlp): no cast kernels of their own; w2's output gradient is
+// cast from the fp32 residual gradient; the other linears keep theirs, each the size of what it
+// casts (the output gradient is tokens x the linear's outputs).
 TEST(StepModel, Fp8SwigluWritesTheFeedForwardsCasts) {
-  tc::TrialConfig c = *tc::trial_preset("7b-single-fused");
-  c.amp = tc::Amp::Fp8;
-  const auto work = tp::step_work(c, tp::precision_of(c), tp::execution_mode(c, true));
+  const tc::TrialConfig c = seven_b_fp8();
+  const auto work = work_of(c);
   const auto op = find_op;
   EXPECT_EQ(op(work.forward, "block w2 input cast to float8"), nullptr);
   EXPECT_EQ(op(work.backward, "block w13 gradient cast to float8"), nullptr);
-  ASSERT_NE(op(work.forward, "block w13 input cast to float8"), nullptr);
-  const double t = static_cast<double>(c.seq_len * c.micro_batch), L = c.dims.layers, D = c.dims.dim,
-               F = c.dims.ffn;
+  const double t = static_cast<double>(c.seq_len * c.micro_batch), L = c.dims.layers, D = c.dims.dim, F = c.dims.ffn;
   const auto* w2_grad = op(work.backward, "block w2 gradient cast to float8");
   ASSERT_NE(w2_grad, nullptr);
   EXPECT_DOUBLE_EQ(w2_grad->bytes, L * t * D * (4 + 2));  // reads fp32, writes e5m2 twice
@@ -222,7 +258,7 @@ TEST(StepModel, Fp8SwigluWritesTheFeedForwardsCasts) {
   const auto* wo_grad = op(work.backward, "block wo gradient cast to float8");
   ASSERT_NE(wo_grad, nullptr);
   EXPECT_DOUBLE_EQ(wo_grad->bytes, L * t * D * 4);  // reads bf16, writes e5m2 twice
-  tc::TrialConfig hd100 = c;  // head size 100: the rotation's float8 kernel does not take it
+  tc::TrialConfig hd100 = c;                        // head size 100: the rotation's float8 kernel does not take it
   hd100.dims.dim = 3200;
   hd100.dims.heads = 32;
   const auto w100 = tp::step_work(hd100, tp::precision_of(hd100), tp::execution_mode(hd100, true));
