@@ -48,11 +48,9 @@ TelemetryPlot::TelemetryPlot(QWidget* parent) : LivePlot(parent) {
   m_note->setAlignment(Qt::AlignCenter);
   m_note->setAttribute(Qt::WA_TransparentForMouseEvents);
   m_note->hide();
-  // The note's row under the panels: an empty layout element one line high, the label over it.
+  // The note's row under the panels: an empty layout element as high as the note's lines (fitPanels),
+  // the label over it.
   m_noteRow = new QCPLayoutElement(this);
-  const int line = m_note->fontMetrics().height() + 6;
-  m_noteRow->setMinimumSize(0, line);
-  m_noteRow->setMaximumSize(QWIDGETSIZE_MAX, line);
   m_noteRow->setVisible(false);
   connect(this, &QCustomPlot::afterLayout, this, &TelemetryPlot::placeNote);
   applyPalette();
@@ -74,11 +72,13 @@ bool TelemetryPlot::hasSamples(int panel) const {
 
 QString TelemetryPlot::noteText() const {
   if (m_series.empty() && m_complete && m_busy.empty())
-    return QStringLiteral("No telemetry in this trial: it has no device samples (a torch.profiler trace records none; "
-                          "a run's come from NVML on GPUs, /proc on the CPU).");
+    return QStringLiteral(
+        "No telemetry in this trial: it has no device samples (a torch.profiler trace records none; "
+        "a run's come from NVML on GPUs, /proc on the CPU).");
   if (m_series.empty() && m_complete)
-    return QStringLiteral("No telemetry samples in this trial (a torch.profiler trace records none): only the GPU "
-                          "busy share of its kernel-sampled steps.");
+    return QStringLiteral(
+        "No telemetry samples in this trial (a torch.profiler trace records none): only the GPU "
+        "busy share of its kernel-sampled steps.");
   if (m_cpuMode && !m_series.empty())
     return QStringLiteral("CPU ranks: CPU use and resident memory per rank; power is measured on GPUs only (NVML).");
   return {};
@@ -219,6 +219,11 @@ void TelemetryPlot::fitPanels() {
   const bool noteRow = !note.isEmpty() && shown > 0;
   m_note->setText(note);
   m_note->setVisible(!note.isEmpty());
+  // The note's row is as high as its lines wrapped to the plot's width (a narrow dock wraps it).
+  const int noteHeight =
+      std::max(m_note->heightForWidth(std::max(1, width() - 16)), m_note->fontMetrics().height()) + 6;
+  m_noteRow->setMinimumSize(0, noteHeight);
+  m_noteRow->setMaximumSize(QWIDGETSIZE_MAX, noteHeight);
   bool same = shown == m_shown && noteRow == m_noteInLayout;
   for (int i = 0; i < 3 && same; ++i)
     same = m_rects[i]->visible() == (std::find(wanted.begin(), wanted.end(), i) != wanted.end());

@@ -203,6 +203,26 @@ TEST(TelemetryDefects, ACpuTrialHidesThePowerPanelAndSaysWhy) {
   EXPECT_TRUE(note->text().contains(QStringLiteral("power"), Qt::CaseInsensitive)) << note->text().toStdString();
 }
 
+TEST(TelemetryDefects, TheCpuNoteWrapsInANarrowPanelWithoutBeingCut) {
+  // In a dock narrower than the note's line (380 px at 1600 x 1000) the note wrapped to two lines in
+  // a row one line high: its second line was cut off at the bottom of the plot.
+  TelemetryPlot plot;
+  plot.resize(900, 300);
+  plot.addEvents(cpu_samples(4));
+  plot.replotIfDirty();
+  QLabel* note = shown_note(plot, "telemetryNote");
+  ASSERT_NE(note, nullptr);
+  plot.show();  // a hidden widget's resize reaches the plot's viewport only when shown
+  plot.resize(note->fontMetrics().horizontalAdvance(note->text()) * 2 / 3, 300);
+  QCoreApplication::processEvents();
+  plot.replotIfDirty();
+  ASSERT_GT(note->heightForWidth(note->width()), note->fontMetrics().height() * 3 / 2)
+      << "the note fits one line: " << note->width() << " of " << plot.width() << " px, text "
+      << note->fontMetrics().horizontalAdvance(note->text());
+  EXPECT_GE(note->height(), note->heightForWidth(note->width()));
+  EXPECT_LE(note->geometry().bottom(), plot.height());
+}
+
 TEST(StepTimeDefects, UnknownTokensAreNotPlottedAsZeroThroughput) {
   // An imported trace without its settings: tokens/s was drawn as 0 at every step.
   StepTimePlot plot;
