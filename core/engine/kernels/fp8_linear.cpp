@@ -141,8 +141,9 @@ Fp8Forward forward_gemm(Fp8Linear& s, const at::Tensor& x2, const at::Tensor& w)
 
 // The norm in front of a float8 linear: h = x + r (x itself without r), rstd, and the norm's output
 // in `compute` as the linear's float8 input pair. One kernel (kernels::rms_norm_fp8) once the slot
-// has a history; on its first use, and for shapes that kernel does not take, the norm's 16-bit
-// output is made (fused::norm_forward) and cast as forward_gemm casts it. The same bytes either way.
+// has a history; on its first use, for shapes that kernel does not take, and with the fused kernels
+// switched off (fused::set_kernels_enabled: the norm's composite path), the norm's 16-bit output is
+// made (fused::norm_forward) and cast as forward_gemm casts it. The same bytes either way.
 struct NormedFp8 {
   at::Tensor h, rstd;
   std::pair<at::Tensor, at::Tensor> x8;
@@ -150,7 +151,7 @@ struct NormedFp8 {
 NormedFp8 normed_fp8(Fp8Linear& s, const at::Tensor& x_in, const at::Tensor& r_in, const at::Tensor& w,
                      at::ScalarType compute, double eps) {
   const int64_t cols = x_in.size(-1), rows = x_in.numel() / cols;
-  if (s.measured_forward && kernels::rms_norm_fp8_takes(rows, cols)) {
+  if (s.measured_forward && fused::kernels_enabled() && kernels::rms_norm_fp8_takes(rows, cols)) {
     const at::Tensor x = x_in.contiguous(), wc = w.contiguous();
     const at::Tensor r = r_in.defined() ? r_in.to(compute).contiguous() : at::Tensor();
     NormedFp8 n{r.defined() ? at::empty_like(x) : x, at::empty({rows}, x.options().dtype(at::kFloat)), {}};

@@ -655,7 +655,7 @@ __global__ void __launch_bounds__(kNormFp8Rows / norm_fp8_rows_per_thread(kChunk
                         float eps, const float* __restrict__ amax_history, float* __restrict__ amax_current,
                         float* __restrict__ inv_scale, uint8_t* __restrict__ dst, uint8_t* __restrict__ dst_t) {
   constexpr int R = kNormFp8Rows, kRows = norm_fp8_rows_per_thread(kChunks);
-  extern __shared__ uint8_t tile[];  // [R][cols]
+  extern __shared__ __align__(16) uint8_t tile[];  // [R][cols], stored 8 bytes at a time
   __shared__ float red[R][8];        // each row's warp sums (up to 8 warps a group)
   const float scale = delayed_scale<Fp8Kind::E4M3>(amax_history);
   if (blockIdx.x == 0 && threadIdx.x == 0) *inv_scale = 1.f / scale;
@@ -1315,10 +1315,28 @@ bool rms_norm_fp8(ElemType tx, ElemType tw, ElemType ty, const void* x, const vo
     with_chunks<4>(chunks, [&](auto C) {
       const auto launch = [&](auto residual) {  // one instantiation, and so one `allowed`, per kernel
         const auto kernel = rms_norm_fp8_kernel<TX, TW, TY, C.value, decltype(residual)::value>;
-        // Above 48 KB a kernel's dynamic shared memory must be allowed, once per kernel.
-        static const bool allowed = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                          R * kNormFp8MaxCols) == cudaSuccess;
-        if (smem > 48 * 1024 && !allowed) return false;
+        // The dynamic shared memory a launch may take: 48 KB less the static arrays, or up to the
+        // device's opt-in limit once the kernel is allowed it (asked once per kernel; the worker
+        // uses one device). A refusal is cleared, not left for the caller's launch check.
+        static const size_t allowed = [&] {
+          cudaFuncAttributes attributes{};
+          int device = 0, optin = 0;
+          if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess || cudaGetDevice(&device) != cudaSuccess ||
+              cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+            cudaGetLastError();
+            return size_t{0};
+          }
+          const size_t fixed = attributes.sharedSizeBytes, base = 48 * 1024 > fixed ? 48 * 1024 - fixed : 0;
+          const size_t most = static_cast<size_t>(optin) > fixed ? static_cast<size_t>(optin) - fixed : 0;
+          if (most <= base) return base;
+          if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(most)) !=
+              cudaSuccess) {
+            cudaGetLastError();
+            return base;
+          }
+          return most;
+        }();
+        if (smem > allowed) return false;
         const int groups = R / norm_fp8_rows_per_thread(C.value);
         kernel<<<static_cast<unsigned>(rows / R), groups * threads, smem, stream>>>(
             static_cast<const TX*>(x), static_cast<const TY*>(r), static_cast<const TW*>(w), static_cast<TX*>(h),

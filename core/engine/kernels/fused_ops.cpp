@@ -34,6 +34,7 @@ bool g_kernels_enabled = true;
 }  // namespace
 
 void set_kernels_enabled(bool enabled) { g_kernels_enabled = enabled; }
+bool kernels_enabled() { return g_kernels_enabled; }
 
 namespace {
 

@@ -22,6 +22,7 @@ namespace tunebench::engine::fused {
 bool kernels_built();
 // Off: every op runs its composite reference, also on the GPU (the kernel check compares both).
 void set_kernels_enabled(bool enabled);
+bool kernels_enabled();
 
 // y = w * normalise(x), computed in fp32, returned in `out_dtype`.
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, at::ScalarType out_dtype, double eps);

@@ -336,6 +336,17 @@ TEST(RecordedModels, NormsWritingFloat8ChangeNoNumber) {
   const auto seven = model_runs("models-h200/norm-fp8/ab-7b");
   ASSERT_EQ(seven.size(), 8u) << "the 7B in bf16 and fp8 x {this, against} x 2 rounds";
   expect_peaks_of_pairs_equal(seven);
+  // After the review (review/): the launch's shared memory bounded by the device's limit, and more
+  // shapes: three chunks a thread, a partly filled last chunk, bf16 streams. The tiny model's fp8
+  // losses on four paths are still those above.
+  const std::string review = std::string(TUNEBENCH_TEST_DATA_DIR) + "/models-h200/norm-fp8/review/";
+  const auto checked = kernel_check_rows(review + "kernel-check.txt", std::regex(R"(^rms_norm fp8 \d+x\d+.*\sok$)"));
+  EXPECT_EQ(checked.first, 25) << "12 shapes x {values, scales} and the refused width";
+  EXPECT_EQ(checked.second, 0);
+  for (const std::string path : {"fused", "graph", "ckpt", "accum"})
+    EXPECT_EQ(step_losses(review + "tiny/tiny-fp8-" + path + "-this.jsonl"),
+              step_losses(dir + "tiny/tiny-fp8-" + path + "-this.jsonl"))
+        << path;
 }
 
 #ifdef TUNEBENCH_HAVE_STORE
