@@ -4,7 +4,19 @@
 
 namespace tunebench::ui {
 
-PhaseLegendItem::PhaseLegendItem(QCPLegend* legend, protocol::Phase phase) : QCPAbstractLegendItem(legend), m_phase(phase) {}
+// QCustomPlot clips each item to its outer rectangle moved up one pixel, and an item's rectangle is
+// exactly the font's height: the margins keep the descenders ("all-gather") inside that clip.
+PhaseLegendItem::PhaseLegendItem(QCPLegend* legend, protocol::Phase phase)
+    : QCPAbstractLegendItem(legend), m_phase(phase) {
+  setMargins(QMargins(0, 1, 0, 2));
+}
+
+QRectF PhaseLegendItem::textRect() const {
+  const QSize icon = mParentLegend->iconSize();
+  return QRectF(mRect.x() + icon.width() + mParentLegend->iconTextPadding(), mRect.y(),
+                mRect.width() - icon.width() - mParentLegend->iconTextPadding(),
+                qMax<double>(icon.height(), mRect.height()));
+}
 
 void PhaseLegendItem::draw(QCPPainter* painter) {
   const QSize icon = mParentLegend->iconSize();
@@ -15,9 +27,7 @@ void PhaseLegendItem::draw(QCPPainter* painter) {
   if (protocol::is_gpu_idle(m_phase)) painter->fillRect(iconRect.adjusted(1, 2, -1, -1), phase_brush(m_phase));
   painter->setFont(mFont);
   painter->setPen(QPen(mTextColor));
-  const QRectF textRect(mRect.x() + icon.width() + mParentLegend->iconTextPadding(), mRect.y(),
-                        mRect.width() - icon.width() - mParentLegend->iconTextPadding(), qMax<double>(icon.height(), mRect.height()));
-  painter->drawText(textRect, Qt::AlignLeft | Qt::AlignVCenter, phase_name(m_phase));
+  painter->drawText(textRect(), Qt::AlignLeft | Qt::AlignVCenter, phase_name(m_phase));
 }
 
 QSize PhaseLegendItem::minimumOuterSizeHint() const {

@@ -13,6 +13,8 @@ class PhaseLegendItem : public QCPAbstractLegendItem {
  public:
   PhaseLegendItem(QCPLegend* legend, protocol::Phase phase);
   protocol::Phase phase() const { return m_phase; }
+  // Where the name is drawn: right of the swatch, the item's height.
+  QRectF textRect() const;
 
  protected:
   void draw(QCPPainter* painter) override;

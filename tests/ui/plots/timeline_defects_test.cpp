@@ -9,6 +9,7 @@
 
 #include "tests/ui/fake_events.h"
 #include "ui/plots/phase_legend_item.h"
+#include "ui/plots/phase_style.h"
 #include "ui/plots/step_time_plot.h"
 #include "ui/plots/telemetry_plot.h"
 #include "ui/plots/timeline_plot.h"
@@ -110,6 +111,30 @@ TEST(TimelineDefects, TheLegendListsTheBroadcastPhase) {
     if (auto* item = dynamic_cast<PhaseLegendItem*>(plot.legend->item(i)))
       broadcast = broadcast || item->phase() == protocol::Phase::Broadcast;
   EXPECT_TRUE(broadcast);
+}
+
+TEST(TimelineDefects, TheLegendsNamesAreDrawnWhole) {
+  // The names' descenders were cut ("all-qather", "launch qap"): an item was exactly the font's
+  // height, and QCustomPlot clips each item to its outer rectangle moved up one pixel.
+  TimelinePlot plot;
+  plot.resize(1200, 230);
+  plot.show();
+  plot.addEvents(run(2, 20, 400));
+  plot.replotIfDirty();
+  int names = 0;
+  for (int i = 0; i < plot.legend->itemCount(); ++i) {
+    auto* item = dynamic_cast<PhaseLegendItem*>(plot.legend->item(i));
+    if (!item) continue;  // an empty cell of the last row
+    const QRect drawn = QFontMetrics(item->font())
+                            .boundingRect(item->textRect().toAlignedRect(), Qt::AlignLeft | Qt::AlignVCenter,
+                                          phase_name(item->phase()));
+    const QRect clip = item->outerRect().translated(0, -1);
+    EXPECT_GE(drawn.top(), clip.top()) << phase_name(item->phase()).toStdString();
+    EXPECT_LE(drawn.bottom(), clip.bottom())
+        << phase_name(item->phase()).toStdString() << ": text to " << drawn.bottom() << ", clip to " << clip.bottom();
+    ++names;
+  }
+  EXPECT_GE(names, 10);
 }
 
 TEST(StepTimeDefects, TheThroughputLegendCoversNoAxis) {
