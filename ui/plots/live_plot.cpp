@@ -100,7 +100,9 @@ bool LivePlot::fitTickCounts() {
         changed = changed || labels != axis->tickLabels();
         axis->setTickLabels(labels);
       }
-      const int count = std::clamp(length / (horizontal ? 110 : 34), 1, horizontal ? 8 : 6);
+      // A value axis asks for two ticks at least: with one, the ticker's step is the whole range
+      // rounded up (0-799 W: 1000), and only the tick at 0 falls inside.
+      const int count = std::clamp(length / (horizontal ? 110 : 34), horizontal ? 1 : 2, horizontal ? 8 : 6);
       changed = changed || count != ticker->tickCount();
       ticker->setTickCount(count);
     }

@@ -147,6 +147,33 @@ TEST(TelemetryPlot, GpuSamplesGiveOneSeriesPerGpu) {
   EXPECT_EQ(plot.samples("GPU 1", 2), 11);
 }
 
+TEST(TelemetryDefects, EveryGpuPanelHasItsValueScale) {
+  // A stored 7B fp8 trial (power 111-695 W) drew its power panel without a single tick label.
+  TelemetryPlot plot;
+  plot.resize(450, 290);
+  plot.show();
+  EventBatch batch;
+  for (int i = 0; i < 60; ++i) {
+    protocol::GpuSample s;
+    s.index = 0;
+    s.util_pct = i < 10 ? 0.0 : 98.0;
+    s.mem_used_bytes = int64_t(100) << 30;
+    s.power_w = 111.25 + (695.139 - 111.25) * i / 59.0;
+    batch.push_back({{0, "t", 0, 1000000 + i * 100000}, s});
+  }
+  plot.addEvents(batch);
+  plot.setComplete(true);
+  plot.replotIfDirty();
+  for (int panel = 0; panel < 3; ++panel) {
+    QCPAxis* y = plot.panel(panel)->axis(QCPAxis::atLeft);
+    ASSERT_LT(plot.panel(panel)->rect().height(), 68) << "a panel this short asks the ticker for one tick";
+    int inside = 0;
+    for (double t : y->tickVector()) inside += y->range().contains(t);
+    EXPECT_GE(inside, 2) << "panel " << panel << ", range " << y->range().lower << "-" << y->range().upper;
+    EXPECT_TRUE(y->tickLabels()) << panel;
+  }
+}
+
 TEST(TelemetryPlot, CpuSamplesShowCpuUseAndRss) {
   TelemetryPlot plot;
   plot.addEvents(cpu_samples(4));
