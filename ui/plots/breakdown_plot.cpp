@@ -1,6 +1,8 @@
 #include "ui/plots/breakdown_plot.h"
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
 
 #include "core/analysis/phase_style.h"
 #include "ui/plots/phase_style.h"
@@ -10,34 +12,100 @@ namespace tunebench::ui {
 using analysis::Part;
 
 namespace {
-// A trial name on at most three lines of about `width` characters, broken between words only, so
-// long names stay under their own bar instead of running into (or past) the next one. A word
-// longer than a line keeps its line; what does not fit in three lines ends in "…" after a word.
-QString wrap_label(const QString& name, int width) {
-  const QStringList words = name.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+constexpr int kLabelLines = 4;  // a bar's name takes at most this many lines
+
+// The pieces of a word too wide for a line: broken after its '_' and '=' ("NCCL_P2P_DISABLE=1"
+// -> "NCCL_P2P_", "DISABLE=1"), the pieces joined again while they fit.
+QStringList word_pieces(const QString& word, double width, const QFontMetrics& metrics) {
+  if (metrics.horizontalAdvance(word) <= width) return {word};
+  QStringList parts;
+  QString part;
+  for (const QChar c : word) {
+    part += c;
+    if (c == QLatin1Char('_') || c == QLatin1Char('=')) parts << std::exchange(part, QString());
+  }
+  if (!part.isEmpty()) parts << part;
+  QStringList pieces;
+  for (const QString& p : parts) {
+    if (!pieces.isEmpty() && metrics.horizontalAdvance(pieces.back() + p) <= width)
+      pieces.back() += p;
+    else
+      pieces << p;
+  }
+  return pieces;
+}
+}  // namespace
+
+QString BreakdownPlot::wrapLabel(const QString& name, double width, const QFontMetrics& metrics) {
+  struct Piece {
+    QString text;
+    bool space;  // a space before it (a new word); pieces of one word are glued
+  };
+  std::vector<Piece> pieces;
+  for (const QString& word : name.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+    const QStringList parts = word_pieces(word, width, metrics);
+    for (int i = 0; i < parts.size(); ++i) pieces.push_back({parts[i], i == 0 && !pieces.empty()});
+  }
   QStringList lines;
   QString line;
-  int used = 0;
-  for (; used < words.size(); ++used) {
-    const QString& word = words[used];
-    if (!line.isEmpty() && line.size() + 1 + word.size() > width) {
-      if (lines.size() == 2) break;  // a third line is full
+  size_t used = 0;
+  for (; used < pieces.size(); ++used) {
+    const Piece& p = pieces[used];
+    const QString joined = line + (p.space && !line.isEmpty() ? QStringLiteral(" ") : QString()) + p.text;
+    if (!line.isEmpty() && metrics.horizontalAdvance(joined) > width) {
+      if (lines.size() == kLabelLines - 1) break;  // the last line is full
       lines << line;
-      line.clear();
+      line = p.text;
+    } else {
+      line = joined;
     }
-    line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
   }
-  if (used < words.size()) line += QStringLiteral(" …");
+  if (used < pieces.size()) line += QStringLiteral(" …");
   if (!line.isEmpty()) lines << line;
   return lines.join(QLatin1Char('\n'));
 }
-}  // namespace
+
+void BreakdownPlot::wrapLabels() {
+  const QFontMetrics base(m_labelFont);
+  const double most = base.horizontalAdvance(QString(18, QLatin1Char('n')));  // about 18 characters
+  const double span = xAxis->range().size();
+  const double width =
+      axisRect()->width() > 0 && span > 0
+          ? std::clamp(axisRect()->width() / span - 8, base.horizontalAdvance(QString(6, QLatin1Char('n'))) * 1.0, most)
+          : most;  // a bar's share of the axis less a gap, before the first layout 18 characters
+  if (std::abs(width - m_labelWidth) < 1) return;
+  m_labelWidth = width;
+  // The axis' own font where every name fits its lines whole, else a smaller one, down to 80 %.
+  QFont font = m_labelFont;
+  QStringList wrapped;
+  for (const double scale : {1.0, 0.95, 0.9, 0.85, 0.8}) {
+    font = m_labelFont;
+    if (m_labelFont.pointSizeF() > 0) font.setPointSizeF(m_labelFont.pointSizeF() * scale);
+    const QFontMetrics metrics(font);
+    wrapped.clear();
+    bool fits = true;
+    for (const QString& label : m_labels) {
+      wrapped << wrapLabel(label, width, metrics);
+      fits = fits && !wrapped.back().endsWith(QStringLiteral("…"));
+      for (const QString& line : wrapped.back().split(QLatin1Char('\n')))
+        fits = fits && metrics.horizontalAdvance(line) <= width;
+    }
+    if (fits) break;
+  }
+  xAxis->setTickLabelFont(font);
+  auto ticker = qSharedPointerCast<QCPAxisTickerText>(xAxis->ticker());
+  ticker->clear();
+  for (int i = 0; i < wrapped.size(); ++i) ticker->addTick(i, wrapped[i]);
+}
+
+void BreakdownPlot::beforeReplot() { wrapLabels(); }
 
 QColor BreakdownPlot::partColor(Part part) { return QColor(QRgb(analysis::part_rgb(part))); }
 
 BreakdownPlot::BreakdownPlot(QWidget* parent) : LivePlot(parent) {
   setObjectName(QStringLiteral("breakdownPlot"));
   xAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+  m_labelFont = xAxis->tickLabelFont();
   xAxis->grid()->setVisible(false);
   yAxis->setLabel(QStringLiteral("mean time per measured step (ms)"));
   legend->setVisible(true);
@@ -61,12 +129,11 @@ void BreakdownPlot::setTrials(const QStringList& names, const std::vector<analys
   m_bars.clear();
   m_steps.clear();
   legend->clearItems();
-  auto ticker = qSharedPointerCast<QCPAxisTickerText>(xAxis->ticker());
-  ticker->clear();
+  m_labels.clear();
   QVector<double> keys;
   for (int i = 0; i < int(breakdowns.size()); ++i) {
     keys << i;
-    ticker->addTick(i, wrap_label(QStringLiteral("#%1 %2").arg(i + 1).arg(names.value(i)), 18));
+    m_labels << QStringLiteral("#%1 %2").arg(i + 1).arg(names.value(i));
     m_steps.push_back(breakdowns[size_t(i)].step_ms);
   }
   QCPBars* below = nullptr;
@@ -105,6 +172,8 @@ void BreakdownPlot::setTrials(const QStringList& names, const std::vector<analys
   }
   xAxis->setRange(-0.6, std::max(0.6, double(m_steps.size()) - 0.4));
   xAxis->setPadding(4);
+  m_labelWidth = -1;
+  wrapLabels();  // to the axis rect of the last layout; beforeReplot fits them to each new one
   yAxis->setRange(0, top > 0 ? top * 1.22 : 1.0);  // room for the two-line label above the tallest bar
   markDirty();
 }

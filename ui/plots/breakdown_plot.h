@@ -2,11 +2,14 @@
 // phase breakdown (mean ms per measured step on the critical rank), which add up to the mean step
 // time exactly, so the top of each bar is the mean step, labelled "mean"; beside it the median
 // step the metrics show, labelled "median", so the two numbers never look like one that
-// disagrees. Trial names under the bars break between words. Legend under the plot, ms axis.
+// disagrees. Trial names under the bars break between words (a word wider than its bar after its
+// '_' and '='), on up to four lines as wide as a bar's share of the axis, in a smaller font (down to
+// 80 %) where a piece that cannot break is wider. Legend under the plot, ms axis.
 #pragma once
 
 #include <vector>
 
+#include <QFontMetrics>
 #include <QStringList>
 
 #include "core/analysis/trial_metrics.h"
@@ -30,8 +33,21 @@ class BreakdownPlot : public LivePlot {
   int trialCount() const { return int(m_steps.size()); }
 
   static QColor partColor(analysis::Part part);
+  // A bar's name on at most four lines no wider than `width` pixels, broken between words, and a
+  // word wider than a line after its '_' and '='; what does not fit ends in "…" (tests).
+  static QString wrapLabel(const QString& name, double width, const QFontMetrics& metrics);
+
+ protected:
+  void beforeReplot() override;
 
  private:
+  // The names under the bars, wrapped to a bar's share of the axis (at most about 18 characters)
+  // when it changed.
+  void wrapLabels();
+
+  QStringList m_labels;  // "#1 name" per bar
+  QFont m_labelFont;     // the axis' own tick label font
+  double m_labelWidth = -1;
   std::vector<std::pair<analysis::Part, QCPBars*>> m_bars;
   std::vector<double> m_steps;
 };

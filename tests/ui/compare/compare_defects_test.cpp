@@ -4,6 +4,8 @@
 // integer knobs with integer ticks in the sweep chart.
 #include <gtest/gtest.h>
 
+#include <QApplication>
+#include <QFontMetrics>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QPushButton>
@@ -19,12 +21,12 @@
 #include "tests/ui/wait_for.h"
 #include "ui/models/config_diff_model.h"
 #include "ui/models/metrics_model.h"
-#include "ui/windows/diagnosis_view.h"
 #include "ui/plots/breakdown_plot.h"
 #include "ui/plots/curves_plot.h"
 #include "ui/plots/step_compare_plot.h"
 #include "ui/plots/sweep_plot.h"
 #include "ui/windows/comparison_window.h"
+#include "ui/windows/diagnosis_view.h"
 #include "ui/windows/sweep_dialog.h"
 
 namespace tunebench::ui {
@@ -139,7 +141,6 @@ TEST(SweepPlotDefects, IntegerKnobsGetIntegerTicks) {
     if (w.sweepPlot()->xAxis->range().contains(t)) EXPECT_DOUBLE_EQ(t, std::round(t)) << "tick at " << t;
 }
 
-
 // ---- one name everywhere, honest colours, CPU ranks, whole words ----
 
 // Two CPU trials shaped like the forum pair: one rank, then two Gloo ranks.
@@ -237,6 +238,53 @@ TEST(ComparisonCpu, CpuRanksAreNeverCalledGpus) {
   }
 }
 
+TEST(BreakdownLabels, NeighbouringBarNamesDoNotRunIntoEachOther) {
+  // Four trials in the window at 1600 x 1000: names wrapped at 18 characters were wider than a bar's
+  // share of the axis, and "NCCL_P2P_DISABLE=1" ran into "compile fused" beside it.
+  ComparisonWindow w;
+  w.resize(1600, 1000);
+  auto logs = three_trials();
+  logs.push_back(test::with_knob(logs[1], "compile", "fused", "ddp-fused"));
+  w.setTrials(logs, {QStringLiteral("7B single GPU, checkpointing"), QStringLiteral("7B DDP x2, checkpointing"),
+                     QStringLiteral("7B DDP x2, checkpointing, NCCL_P2P_DISABLE=1"),
+                     QStringLiteral("7B DDP x2, checkpointing, compile fused")});
+  w.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  BreakdownPlot* plot = w.breakdownPlot();
+  QTest::qWait(200);  // the replots after the layout
+  plot->replotIfDirty();
+  auto ticker = qSharedPointerCast<QCPAxisTickerText>(plot->xAxis->ticker());
+  ASSERT_TRUE(ticker);
+  ASSERT_EQ(ticker->ticks().size(), 4);
+  const QFontMetrics metrics(plot->xAxis->tickLabelFont());
+  const auto widest = [&](const QString& label) {
+    int most = 0;
+    for (const QString& line : label.split(QLatin1Char('\n'))) most = std::max(most, metrics.horizontalAdvance(line));
+    return most;
+  };
+  for (int i = 0; i + 1 < 4; ++i) {
+    const double gap = plot->xAxis->coordToPixel(i + 1) - plot->xAxis->coordToPixel(i);
+    const QString a = ticker->ticks().value(i), b = ticker->ticks().value(i + 1);
+    EXPECT_LE((widest(a) + widest(b)) / 2.0, gap)
+        << a.toStdString() << " | " << b.toStdString() << " in " << gap << " px";
+  }
+  EXPECT_TRUE(ticker->ticks().value(2).contains(QStringLiteral("NCCL_P2P_"))) << "the name is all there: " << ticker->ticks().value(2).toStdString();
+  EXPECT_TRUE(ticker->ticks().value(2).contains(QStringLiteral("DISABLE=1"))) << ticker->ticks().value(2).toStdString();
+}
+
+TEST(BreakdownLabels, AWordWiderThanALineBreaksAfterItsUnderscores) {
+  const QFontMetrics metrics(QApplication::font());
+  const double width = metrics.horizontalAdvance(QStringLiteral("NCCL_P2P_DIS"));
+  EXPECT_EQ(BreakdownPlot::wrapLabel(QStringLiteral("#3 NCCL_P2P_DISABLE=1"), width, metrics),
+            QStringLiteral("#3\nNCCL_P2P_\nDISABLE=1"));
+  EXPECT_EQ(BreakdownPlot::wrapLabel(QStringLiteral("a b"), width, metrics), QStringLiteral("a b"));
+  // Five lines' worth: the fourth ends in an ellipsis.
+  EXPECT_EQ(
+      BreakdownPlot::wrapLabel(QStringLiteral("checkpointing checkpointing checkpointing checkpointing checkpointing"),
+                               width, metrics),
+      QStringLiteral("checkpointing\ncheckpointing\ncheckpointing\ncheckpointing …"));
+}
+
 TEST(BreakdownLabels, BarLabelsBreakBetweenWordsAndSayMeanAndMedian) {
   // "7B DDP x2, checkpointing, no peer-to-peer" was cut to "…checkpoint" / "ing, no pe…".
   ComparisonWindow w;
@@ -250,11 +298,11 @@ TEST(BreakdownLabels, BarLabelsBreakBetweenWordsAndSayMeanAndMedian) {
   ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
   auto ticker = qSharedPointerCast<QCPAxisTickerText>(w.breakdownPlot()->xAxis->ticker());
   ASSERT_TRUE(ticker);
-  const QStringList words = (long1 + QLatin1Char(' ') + long2).split(QLatin1Char(' ')) << QStringLiteral("#1")
-                                                                                           << QStringLiteral("#2");
+  const QStringList words = (long1 + QLatin1Char(' ') + long2).split(QLatin1Char(' '))
+                            << QStringLiteral("#1") << QStringLiteral("#2");
   for (const QString& label : ticker->ticks().values())
-    for (const QString& word : QString(label).replace(QLatin1Char('\n'), QLatin1Char(' ')).split(QLatin1Char(' '),
-                                                                                               Qt::SkipEmptyParts))
+    for (const QString& word :
+         QString(label).replace(QLatin1Char('\n'), QLatin1Char(' ')).split(QLatin1Char(' '), Qt::SkipEmptyParts))
       EXPECT_TRUE(words.contains(word) || word == QStringLiteral("…")) << "cut word: " << word.toStdString();
   // The number on a bar is a mean; where a median step is shown too, both are named.
   bool mean = false;
