@@ -47,10 +47,10 @@ OpCost memory(const std::string& name, double bytes, double kernels) {
 
 // RMSNorm bytes per token. Eager: widen (when the residual is 16-bit), pow, mean, mul by rsqrt,
 // narrow, weight multiply, and the autocast cast for the linear after it. Fused: one kernel reads
-// the residual and writes the compute-dtype output.
-double norm_bytes_per_token(const Ctx& x) {
+// the residual and writes `out` bytes per element (the compute dtype's by default) and rstd.
+double norm_bytes_per_token(const Ctx& x, double out = 0) {
   const double D = x.D, r = x.r;
-  if (x.mode.kernels == KernelMode::Fused) return (r + x.c) * D + 4;
+  if (x.mode.kernels == KernelMode::Fused) return (r + (out > 0 ? out : x.c)) * D + 4;
   double b = 0;
   if (r != 4) b += (r + 4) * D;  // x.to(fp32)
   b += 8 * D + 4 * D;            // pow (r+w), mean (r)
@@ -103,10 +103,11 @@ void block_forward(PhaseWork& w, const Ctx& x, const std::string& tag) {
   if (eager) {
     w.ops.push_back(memory(tag + "norms", 2 * t * norm_bytes_per_token(x), 2 * norm_kernels(x)));
   } else {
-    // rms_norm before attention; add_rms_norm (residual add + norm) before the feed-forward; each
-    // writes its output once in the compute dtype, or as float8 twice
+    // rms_norm before attention; add_rms_norm (residual add + norm, reading the attention output and
+    // writing h) before the feed-forward; each writes its output once in the compute dtype, or as
+    // float8 twice
     const double out = norm_casts ? 2 : c;
-    w.ops.push_back(memory(tag + "norms", t * (norm_bytes_per_token(x) - c * D + out * D + (2 * r + c + out) * D), 2));
+    w.ops.push_back(memory(tag + "norms", t * (norm_bytes_per_token(x, out) + (2 * r + c + out) * D), 2));
   }
   // SDPA's flash path pads q, k, v to a multiple of 8 itself unless the fused rotary kernel
   // already wrote them padded (eager: three padding copies and the output's narrow).

@@ -154,9 +154,8 @@ struct AddRmsNormFunction : torch::autograd::Function<AddRmsNormFunction> {
 
 }  // namespace
 
-NormOut norm_forward(const at::Tensor& x_in, const at::Tensor& r_in, const at::Tensor& w, at::ScalarType out_dtype,
+NormOut norm_forward(const at::Tensor& x_in, const at::Tensor& r_in, const at::Tensor& w, at::ScalarType ydt,
                      double eps) {
-  const at::ScalarType ydt = out_dtype;
   const at::Tensor x = x_in.contiguous();
   const at::Tensor r = r_in.defined() ? r_in.to(ydt).contiguous() : at::Tensor();
   const int64_t cols = x.size(-1), rows = x.numel() / cols;
@@ -187,8 +186,7 @@ NormOut norm_forward(const at::Tensor& x_in, const at::Tensor& r_in, const at::T
 }
 
 NormGrads norm_backward(const at::Tensor& h, const at::Tensor& w, const at::Tensor& rstd, const at::Tensor& dy_in,
-                        const at::Tensor& dh_in, bool residual, at::ScalarType r_dtype, at::ScalarType y_dtype) {
-  const at::ScalarType rdt = r_dtype, ydt = y_dtype;
+                        const at::Tensor& dh_in, bool residual, at::ScalarType rdt, at::ScalarType ydt) {
   const at::Tensor dh = dh_in.defined() ? dh_in.to(h.scalar_type()).contiguous() : at::Tensor();
   const at::Tensor dy = dy_in.defined() ? dy_in.to(ydt).contiguous() : at::zeros(h.sizes(), h.options().dtype(ydt));
   const int64_t cols = h.size(-1), rows = h.numel() / cols;
