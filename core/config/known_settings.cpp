@@ -9,7 +9,7 @@ namespace {
 // the worker wrote then lacks them, and they are known all the same (as the Where group below).
 bool added_later(std::string_view key) {
   return key == "kv_heads" || key == "tie_embeddings" || key == "rope_theta" || key == "attention" ||
-         key == "optimizer_overlap";
+         key == "optimizer_overlap" || key == "grad_dtype";
 }
 
 // Kernel sampling is how the worker observed the run, not what it trained: configs written before

@@ -240,6 +240,7 @@ const std::vector<Field>& fields() {
       plain("weight_decay", &TrialConfig::weight_decay),
       plain("grad_clip", &TrialConfig::grad_clip),
       plain("optimizer_overlap", &TrialConfig::optimizer_overlap),
+      enumerated("grad_dtype", &TrialConfig::grad_dtype),
       plain("bucket_mb", &TrialConfig::bucket_mb),
       plain("first_bucket_mb", &TrialConfig::first_bucket_mb),
       plain("ddp_overlap", &TrialConfig::ddp_overlap),

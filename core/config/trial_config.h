@@ -121,6 +121,7 @@ struct TrialConfig {
   double weight_decay = 0.0;
   double grad_clip = 0.0;      // max global grad norm; 0 = off
   bool optimizer_overlap = false;  // each unit's update queued as its gradients complete (one rank)
+  DType grad_dtype = DType::Fp32;  // the blocks' matmul weights' gradients (predict::half_weight_grads)
 
   // ---- communication ----
   double bucket_mb = 25.0;       // DDP bucket cap (MiB), as torch DDP's bucket_cap_mb

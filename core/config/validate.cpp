@@ -132,6 +132,18 @@ std::vector<Problem> validate(const TrialConfig& c) {
     need(!graph, "optimizer_overlap", "optimizer_overlap does not run inside a CUDA graph (use compile 'fused')");
   }
 
+  if (c.grad_dtype != DType::Fp32) {
+    const std::string why = "grad_dtype bf16 (the blocks' matmul weights' gradients in bf16) ";
+    need(c.grad_dtype == DType::Bf16, "grad_dtype", "grad_dtype is fp32 or bf16");
+    need(c.compile == Compile::Fused && c.amp == Amp::Bf16, "grad_dtype",
+         why + "runs with compile 'fused' and amp bf16 (fp8's linears keep their own)");
+    need(c.strategy == Strategy::Single, "grad_dtype", why + "runs one rank: ddp and fsdp reduce fp32 gradients");
+    need(c.grad_accum == 1, "grad_dtype", why + "needs grad_accum 1: micro-steps add into fp32 gradients");
+    need(!c.optimizer_overlap, "grad_dtype", why + "does not run with optimizer_overlap");
+    need(c.optimizer == Optimizer::AdamW && c.fused_optimizer, "grad_dtype",
+         why + "is read by the fused AdamW kernel: optimizer adamw, fused_optimizer on");
+  }
+
   // communication
   need(c.bucket_mb > 0 && c.bucket_mb <= 16384, "bucket_mb", "bucket size must be between 0 and 16384 MiB");
   need(c.first_bucket_mb > 0 && c.first_bucket_mb <= 16384, "first_bucket_mb",

@@ -47,6 +47,7 @@ ExecutionMode execution_mode(const config::TrialConfig& c, bool cuda) {
   const AttentionChoice a = attention_choice(c, cuda);
   if (a.head_dim > 0) m.head_pad = static_cast<double>(a.padded_head_dim) / static_cast<double>(a.head_dim);
   m.weight_copies = optimizer_weight_copies_apply(c, cuda);
+  m.half_weight_grads = half_weight_grads(c, cuda);
   return m;
 }
 

@@ -33,6 +33,7 @@ struct ExecutionMode {
   bool cuda = true;             // a GPU (fused AdamW, flash attention); false: the CPU
   double head_pad = 1.0;        // padded / real head size the attention kernel gets (flash: multiple of 8)
   bool weight_copies = false;   // AdamW writes the 16-bit weights the forward reads (memory_model.h)
+  bool half_weight_grads = false;  // the blocks' matmul weights' gradients in bf16 (memory_model.h)
 };
 
 // The mode a config runs in on `cuda` (false: the CPU): `compile` fused / graph / fused+graph.

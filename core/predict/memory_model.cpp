@@ -66,6 +66,7 @@ struct Simulation {
   bool fsdp = false, ddp = false, single = false;
   bool full_shard = false;
   bool weight_copies = false;  // AdamW writes the next forward's 16-bit weights
+  bool half_grads = false;     // half_weight_grads: the blocks' matmul weights' gradients in bf16
 
   Live live;
   std::vector<bool> gathered;
@@ -98,6 +99,19 @@ struct Simulation {
     return fsdp ? static_cast<double>((units[u].numel() + n - 1) / n) : numel;
   }
   double full_numel(size_t u) const { return fsdp ? shard_numel(u) * n : static_cast<double>(units[u].numel()); }
+  // One unit's gradients on a rank that holds them whole: the parameter dtype, or under
+  // half_weight_grads the blocks' matmul weights in the compute dtype.
+  double grad_bytes(size_t u) const {
+    const double numel = static_cast<double>(units[u].numel());
+    if (!half_grads || !is_block(u)) return numel * p.param_bytes;
+    const double mm = static_cast<double>(units[u].matmul_numel());
+    return (numel - mm) * p.param_bytes + mm * p.compute_bytes;
+  }
+  double all_grad_bytes() const {
+    double s = 0;
+    for (size_t u = 0; u < units.size(); ++u) s += grad_bytes(u);
+    return s;
+  }
   double all_numel() const {
     double s = 0;
     for (size_t u = 0; u < units.size(); ++u) s += static_cast<double>(units[u].numel());
@@ -242,7 +256,7 @@ struct Simulation {
       // which then becomes the gradient (two copies at most, not three).
       const bool tied_lookup = c.dims.tie_embeddings && u == 0;
       const bool new_grads = single && first && !mode.cuda_graph;
-      if (new_grads && !tied_lookup) live.add(kGrads, static_cast<double>(units[u].numel()) * p.param_bytes);
+      if (new_grads && !tied_lookup) live.add(kGrads, grad_bytes(u));
       if (fsdp) {
         // on_grad_ready: the unit's gradients, converted to the reduce dtype, are reduce-scattered
         // into a shard kept until the end of backward.
@@ -261,7 +275,7 @@ struct Simulation {
       candidate("backward of " + units[u].name + suffix, extra);
       if (tied_lookup) {
         live.sub(kTiedGrad, static_cast<double>(units[0].numel()) * weight_bytes());
-        if (new_grads) live.add(kGrads, static_cast<double>(units[0].numel()) * p.param_bytes);
+        if (new_grads) live.add(kGrads, grad_bytes(0));
       }
       // The unit's backward is done: its saved tensors, copies and buffers go.
       if (is_head(u)) live.sub(kHead, head.saved_bytes_per_token() * tokens + head.saved_fixed_bytes);
@@ -299,7 +313,7 @@ struct Simulation {
       live.add(kNextCopies, p.fp8 && is_block(u) ? static_cast<double>(units[u].matmul_numel()) * 2
                                                  : static_cast<double>(units[u].numel()) * p.compute_bytes);
     candidate("optimizer step (" + units[u].name + ")");
-    live.sub(kGrads, static_cast<double>(units[u].numel()) * p.param_bytes);
+    live.sub(kGrads, grad_bytes(u));
   }
 
   void optimizer(bool fused_adamw) {
@@ -318,7 +332,7 @@ struct Simulation {
     if (c.optimizer == config::Optimizer::AdamW && !fused_adamw)
       extra.push_back({"optimizer temporaries (foreach AdamW denominators)", params, ""});
     candidate("optimizer step", extra);
-    live.sub(kGrads, all_numel() * p.param_bytes);
+    live.sub(kGrads, all_grad_bytes());
     live.sub(kShardGrads, all_shards() * p.param_bytes);
   }
 };
@@ -331,6 +345,7 @@ MemoryPrediction simulate(const config::TrialConfig& c, const MemoryOptions& opt
   const hardware::Catalogue& cat = options.catalogue ? *options.catalogue : hardware::catalogue();
   Simulation sim(c, options.cuda);
   sim.weight_copies = weight_copies;
+  sim.half_grads = half_weight_grads(c, options.cuda);
   sim.resident();
   MemoryPrediction out;
   out.weight_copies = weight_copies;
@@ -379,6 +394,12 @@ bool optimizer_weight_copies_apply(const config::TrialConfig& c, bool cuda) {
   return cuda && c.compile == config::Compile::Fused &&
          (c.amp == config::Amp::Bf16 || (c.amp == config::Amp::Fp8 && !c.optimizer_overlap)) &&
          c.optimizer == config::Optimizer::AdamW && c.fused_optimizer && c.strategy == config::Strategy::Single;
+}
+
+bool half_weight_grads(const config::TrialConfig& c, bool cuda) {
+  return cuda && c.grad_dtype == config::DType::Bf16 && c.amp == config::Amp::Bf16 && c.grad_accum == 1 &&
+         !c.optimizer_overlap && c.strategy == config::Strategy::Single && c.compile == config::Compile::Fused &&
+         c.optimizer == config::Optimizer::AdamW && c.fused_optimizer;
 }
 
 bool optimizer_weight_copies(const config::TrialConfig& c, const MemoryOptions& options) {

@@ -59,6 +59,15 @@ struct MemoryOptions {
 bool optimizer_weight_copies_apply(const config::TrialConfig& config, bool cuda);
 bool optimizer_weight_copies(const config::TrialConfig& config, const MemoryOptions& options);
 
+// grad_dtype bf16: the blocks' matmul weights keep their gradients in bf16. The fused linears'
+// backward writes dW in bf16 from the GEMM (the rounding PyTorch's autocast gives its dW before
+// casting it to fp32) and the project's AdamW kernel reads it so: 2 bytes a parameter less to
+// write, hold and read. Where config::validate lets the knob through (compile fused, amp bf16, one
+// rank, one micro-step, no optimizer_overlap, fused AdamW), on a GPU (`cuda`); the other
+// parameters (norms, embedding, head) keep fp32. The worker (with its AdamW kernel running), the
+// memory model and the step model follow this rule.
+bool half_weight_grads(const config::TrialConfig& config, bool cuda);
+
 MemoryPrediction predict_memory(const config::TrialConfig& config, const MemoryOptions& options = {});
 
 // "fits" when device_needed_bytes <= memory; "tight" when only the slack does not fit.

@@ -331,7 +331,10 @@ StepWork step_work(const config::TrialConfig& c, const Precision& p, const Execu
   if (c.optimizer == config::Optimizer::AdamW) {
     // Fused: one pass reads p, g, m, v and writes p, m, v. Foreach: eight passes (+ weight decay).
     const double passes = fused ? 7 : 21 + (c.weight_decay > 0 ? 2 : 0);
-    o.ops.push_back(memory(fused ? "AdamW (fused)" : "AdamW (foreach)", opt_params * passes * ob, fused ? 4 : 9 * 4));
+    // (half_weight_grads: the blocks' matmul weights' gradients are read in the compute dtype.)
+    const double half_grads = mode.half_weight_grads ? L * block_matmul * (ob - x.c) : 0.0;
+    o.ops.push_back(memory(fused ? "AdamW (fused)" : "AdamW (foreach)", opt_params * passes * ob - half_grads,
+                           fused ? 4 : 9 * 4));
     if (fused && mode.weight_copies)
       o.ops.push_back(memory("AdamW's weights for the next forward (16-bit; float8 for fp8's linears)",
                              (numel - (c.dims.tie_embeddings ? 0.0 : V * D)) * x.c, 0));

@@ -335,3 +335,26 @@ TEST(Validate, OptimizerInBackwardNeedsEveryGradientOnOneRank) {
     EXPECT_FALSE(flags(bad, "optimizer_overlap")) << key << "=" << value;
   }
 }
+
+TEST(Validate, Bf16WeightGradsRunWhereTheFusedAdamwReadsThemOnOneRank) {
+  tc::TrialConfig c;
+  c.device = tc::Device::Cuda;
+  ASSERT_FALSE(tc::set_knob(c, "compile", "fused"));
+  ASSERT_FALSE(tc::set_knob(c, "amp", "bf16"));
+  ASSERT_FALSE(tc::set_knob(c, "grad_dtype", "bf16"));
+  EXPECT_FALSE(flags(c, "grad_dtype"));
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"strategy", "ddp"}, {"strategy", "fsdp"}, {"grad_accum", "2"}, {"amp", "fp8"}, {"amp", "fp16"},
+           {"compile", "off"}, {"compile", "fused+graph"}, {"optimizer_overlap", "true"}, {"optimizer", "sgd"},
+           {"fused_optimizer", "false"}}) {
+    tc::TrialConfig bad = c;
+    ASSERT_FALSE(tc::set_knob(bad, key, value)) << key;
+    if (key == "strategy") bad.world_size = 2;
+    EXPECT_TRUE(flags(bad, "grad_dtype")) << key << "=" << value;
+    bad.grad_dtype = tc::DType::Fp32;
+    EXPECT_FALSE(flags(bad, "grad_dtype")) << key << "=" << value;
+  }
+  tc::TrialConfig fp16 = c;
+  fp16.grad_dtype = tc::DType::Fp16;  // the enum has it; the knob does not
+  EXPECT_TRUE(flags(fp16, "grad_dtype"));
+}

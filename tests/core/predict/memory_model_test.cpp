@@ -4,6 +4,7 @@
 // (The recorded H200 peaks are compared in recorded_accuracy_test.cpp.)
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <numeric>
 
 #include "core/predict/memory_model.h"
@@ -181,4 +182,38 @@ TEST(MemoryModel, EveryRankBuildsTheWholeModelBeforeFsdpShardsIt) {
   EXPECT_NEAR(m.construction_bytes, 4 * params(), 1.0);
   EXPECT_GE(m.device_needed_bytes, m.construction_bytes);
   EXPECT_EQ(tp::fit_of(m, 23LL << 30), tp::Fit::DoesNotFit);
+}
+
+// grad_dtype bf16 (predict::half_weight_grads): the blocks' matmul weights' gradients are bf16.
+// With a short sequence and checkpointing (whose blocks let go of the weight copies after their
+// forward) the 7B's peak comes where every gradient is alive, the embedding's backward: the
+// "gradients" term there is exactly the fp32 one less 2 bytes a block matmul weight.
+TEST(MemoryModel, Bf16WeightGradsHoldTheBlocksMatmulGradientsInTwoBytes) {
+  tc::TrialConfig c = *tc::trial_preset("7b-single-fused");
+  ASSERT_EQ(c.amp, tc::Amp::Bf16);
+  EXPECT_FALSE(tp::half_weight_grads(c, true)) << "fp32 unless asked for";
+  c.grad_dtype = tc::DType::Bf16;
+  EXPECT_TRUE(tp::half_weight_grads(c, true));
+  EXPECT_FALSE(tp::half_weight_grads(c, false)) << "the CPU has no AdamW kernel to read them";
+  c.seq_len = 64;
+  c.checkpointing = true;
+  tc::TrialConfig fp32 = c;
+  fp32.grad_dtype = tc::DType::Fp32;
+  const auto gradients = [](const tp::MemoryPrediction& m) {
+    for (const auto& t : m.at_peak)
+      if (t.name == "gradients") return t.bytes;
+    return -1.0;
+  };
+  const auto half = tp::predict_memory(c), full = tp::predict_memory(fp32);
+  const auto units = tp::llama_units(c.dims);
+  double block_matmul = 0, numel = 0;
+  for (size_t u = 0; u < units.size(); ++u) {
+    numel += static_cast<double>(units[u].numel());
+    if (u > 0 && u + 1 < units.size()) block_matmul += static_cast<double>(units[u].matmul_numel());
+  }
+  EXPECT_EQ(half.peak_at, "backward of embedding");
+  EXPECT_EQ(full.peak_at, "backward of embedding");
+  EXPECT_DOUBLE_EQ(gradients(full), numel * 4);
+  EXPECT_DOUBLE_EQ(gradients(half), numel * 4 - block_matmul * 2);
+  EXPECT_NEAR(static_cast<double>(full.peak_bytes - half.peak_bytes), block_matmul * 2, 1.0);
 }

@@ -304,3 +304,22 @@ TEST(StepModel, HeadGradientIsScaledOnlyWhenTheLossGradientIsNotOne) {
   ASSERT_EQ(pp.param_bytes, 2);
   EXPECT_DOUBLE_EQ(head_bytes(pure), t * D * (pp.compute_bytes + pp.residual_bytes) + V * D * 4);
 }
+
+// grad_dtype bf16 (predict::half_weight_grads): AdamW reads the blocks' matmul weights' gradients
+// in bf16, 2 bytes a parameter less than the 28 (fp32 p, g, m, v read; p, m, v written) of the rest.
+TEST(StepModel, Bf16WeightGradsReadTwoBytesLessPerBlockWeight) {
+  tc::TrialConfig c = *tc::trial_preset("7b-single-fused");
+  c.grad_dtype = tc::DType::Bf16;
+  const auto mode = tp::execution_mode(c, true);
+  ASSERT_TRUE(mode.half_weight_grads);
+  const auto* adamw = find_op(work_of(c).optimizer, "AdamW (fused)");
+  ASSERT_NE(adamw, nullptr);
+  const auto units = tp::llama_units(c.dims);
+  const double numel = static_cast<double>(tp::parameter_count(c.dims));
+  const double block_matmul = static_cast<double>(units[1].matmul_numel()) * c.dims.layers;
+  EXPECT_DOUBLE_EQ(adamw->bytes, numel * 28 - block_matmul * 2);
+  tc::TrialConfig fp32 = c;
+  fp32.grad_dtype = tc::DType::Fp32;
+  EXPECT_FALSE(tp::execution_mode(fp32, true).half_weight_grads);
+  EXPECT_DOUBLE_EQ(find_op(work_of(fp32).optimizer, "AdamW (fused)")->bytes, numel * 28);
+}
