@@ -167,7 +167,7 @@ void launch_variant(const Set& set, const float* step) {
     for (size_t i = begin; i < set.tensors.size() && t.count < kAdamwMaxTensors; ++i) {
       const AdamwTensor& x = set.tensors[i];
       const int k = t.count++;
-      t.set(k, x.param, x.grad, x.exp_avg, x.exp_avg_sq);
+      t.set(k, x.param, static_cast<const float*>(x.grad), x.exp_avg, x.exp_avg_sq);
       gb.g[k] = static_cast<const float*>(set.bf16_grads[i]);
       t.c[k] = x.copy;
       t.n[k] = x.numel;

@@ -202,6 +202,13 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   copies.fused_adamw = m_optimizer->fused();
   copies.device_memory_bytes = m_device.total_memory_bytes();
   m_weight_copies = m_optimizer->own_kernel() && predict::optimizer_weight_copies(m_config, copies);
+  if (predict::half_weight_grads(m_config, m_device.is_cuda()) && m_optimizer->own_kernel()) {  // it reads bf16
+    kernels.half_weight_grads = true;
+    m_model->set_kernels(kernels);
+  } else if (m_config.grad_dtype != config::DType::Fp32) {
+    m_sink(protocol::Warning{"grad_dtype", "grad_dtype bf16 needs the Tunebench AdamW kernel on a GPU, which is not "
+                                           "used here: the weight gradients stay fp32"});
+  }
   if (m_config.amp == Amp::Fp16) m_scaler = std::make_unique<LossScaler>(m_device.device());
   if (m_config.optimizer_overlap) {  // config::validate: one rank, no clipping, no fp16, no graph
     std::vector<std::vector<at::Tensor>> units;

@@ -876,7 +876,9 @@ struct AdamwStreams {
   }
 };
 
+// AdamwTensor::grad_bf16: t.g[i] then holds bf16 values (stored in the fp32 pointer slot).
 struct AdamwTable : AdamwStreams<kAdamwMaxTensors> {
+  bool g_bf16[kAdamwMaxTensors];
   void* c[kAdamwMaxTensors];  // the updated parameter in 16 bits, or null
   int64_t n[kAdamwMaxTensors];
   int64_t first_chunk[kAdamwMaxTensors + 1];  // block b works on tensor i where first_chunk[i] <= b < first_chunk[i+1]
@@ -923,6 +925,17 @@ __device__ __forceinline__ AdamwBias adamw_bias(const AdamwScalars& s, const flo
   return {s.lr / bc1, sqrtf(1.f - powf(s.beta2, st))};
 }
 
+// Four gradients from element e on: fp32 (one 16-byte access) or bf16 (one 8-byte access).
+__device__ __forceinline__ float4 grad4(const float* g, bool bf16, int64_t e) {
+  if (!bf16) return *reinterpret_cast<const float4*>(g + e);
+  float v[4];
+  loadv<4>(reinterpret_cast<const __nv_bfloat16*>(g) + e, v);
+  return make_float4(v[0], v[1], v[2], v[3]);
+}
+__device__ __forceinline__ float grad1(const float* g, bool bf16, int64_t e) {
+  return bf16 ? to_f(reinterpret_cast<const __nv_bfloat16*>(g)[e]) : g[e];
+}
+
 // TC: the copies' element type (float when no tensor of the launch has one; never written then).
 template <typename TC>
 __global__ void __launch_bounds__(kAdamwThreads)
@@ -936,13 +949,16 @@ __global__ void __launch_bounds__(kAdamwThreads)
   float* __restrict__ m = t.m[i];
   float* __restrict__ v = t.v[i];
   TC* __restrict__ c = static_cast<TC*>(t.c[i]);
-  const bool vec = (reinterpret_cast<uintptr_t>(p) | reinterpret_cast<uintptr_t>(g) | reinterpret_cast<uintptr_t>(m) |
-                    reinterpret_cast<uintptr_t>(v)) % 16 == 0 &&
+  const bool gh = t.g_bf16[i];
+  const bool vec = (reinterpret_cast<uintptr_t>(p) | reinterpret_cast<uintptr_t>(m) | reinterpret_cast<uintptr_t>(v)) %
+                           16 ==
+                       0 &&
+                   reinterpret_cast<uintptr_t>(g) % (gh ? 8 : 16) == 0 &&
                    reinterpret_cast<uintptr_t>(c) % (4 * sizeof(TC)) == 0 && t.n[i] % 4 == 0;
   if (vec) {
     for (int64_t e = begin + 4 * threadIdx.x; e < end; e += 4 * kAdamwThreads) {
       float4 pv = *reinterpret_cast<const float4*>(p + e);
-      const float4 gv = *reinterpret_cast<const float4*>(g + e);
+      const float4 gv = grad4(g, gh, e);
       float4 mv = *reinterpret_cast<const float4*>(m + e);
       float4 vv = *reinterpret_cast<const float4*>(v + e);
       adamw_one(pv.x, gv.x, mv.x, vv.x, s, step_size, bc2_sqrt);
@@ -960,7 +976,7 @@ __global__ void __launch_bounds__(kAdamwThreads)
   } else {
     for (int64_t e = begin + threadIdx.x; e < end; e += kAdamwThreads) {
       float pv = p[e], mv = m[e], vv = v[e];
-      adamw_one(pv, g[e], mv, vv, s, step_size, bc2_sqrt);
+      adamw_one(pv, grad1(g, gh, e), mv, vv, s, step_size, bc2_sqrt);
       p[e] = pv;
       m[e] = mv;
       v[e] = vv;
@@ -1398,7 +1414,9 @@ bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float 
     for (int i = begin; i < count && t.count < kAdamwMaxTensors; ++i) {
       if (tensors[i].numel <= 0) continue;
       const int k = t.count++;
-      t.set(k, tensors[i].param, tensors[i].grad, tensors[i].exp_avg, tensors[i].exp_avg_sq);
+      t.set(k, tensors[i].param, static_cast<const float*>(tensors[i].grad), tensors[i].exp_avg,
+            tensors[i].exp_avg_sq);
+      t.g_bf16[k] = tensors[i].grad_bf16;
       t.c[k] = tensors[i].copy;
       t.n[k] = tensors[i].numel;
       t.first_chunk[k] = chunks;

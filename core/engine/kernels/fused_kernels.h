@@ -134,13 +134,16 @@ bool scale_in_place(float* x, int64_t n, const float* s, cudaStream_t stream);
 // chunks of 64 Ki elements spread over the whole GPU in launches of up to 64 tensors.
 // `copy`, when given, receives the updated parameter rounded to `copy_type` (BF16 or F16): the
 // compute-dtype weight the next forward reads instead of casting (engine/model/llama.h).
+// `grad` is fp32, or bf16 where `grad_bf16` (read as its exact fp32 value: the same update as from
+// that gradient in fp32, 2 bytes a parameter less to read; 8-byte accesses then).
 struct AdamwTensor {
   float* param;
-  const float* grad;
+  const void* grad;
   float* exp_avg;
   float* exp_avg_sq;
   int64_t numel;
   void* copy = nullptr;
+  bool grad_bf16 = false;
 };
 bool adamw_step(const AdamwTensor* tensors, int count, const float* step, float lr, float beta1, float beta2,
                 float weight_decay, float eps, ElemType copy_type, cudaStream_t stream);

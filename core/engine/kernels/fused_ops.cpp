@@ -378,20 +378,22 @@ struct SwigluFunction : torch::autograd::Function<SwigluFunction> {
 
 // `wsrc` is w itself, or w's copy in the compute dtype (Function::apply takes no undefined tensor).
 // The forward and backward of x @ w^T, shared by LinearFunction and LinearResidualFunction.
+// `dw_half`: the address of linear()'s dw_half, or 0.
 at::Tensor linear_forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w, const at::Tensor& wsrc,
-                          int64_t compute) {
+                          int64_t compute, int64_t dw_half) {
   const auto cd = static_cast<at::ScalarType>(compute);
   const at::Tensor xc = x.scalar_type() == cd ? x : x.to(cd);
   const at::Tensor wc = wsrc.scalar_type() == cd ? wsrc : wsrc.to(cd);
   ctx->save_for_backward({xc, wc});
   ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
   ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
+  ctx->saved_data["dw_half"] = dw_half;
   std::vector<int64_t> sizes = xc.sizes().vec();
   sizes.back() = wc.size(0);
   return gemm::mm(xc.reshape({-1, wc.size(1)}), wc.t(), cd).view(sizes);
 }
 
-// {dx, dw} from the output's gradient.
+// {dx, dw} from the output's gradient; dw undefined when it went to linear()'s dw_half.
 std::pair<at::Tensor, at::Tensor> linear_backward(AutogradContext* ctx, const at::Tensor& grad) {
   const auto saved = ctx->get_saved_variables();
   const at::Tensor& xc = saved[0];
@@ -402,18 +404,25 @@ std::pair<at::Tensor, at::Tensor> linear_backward(AutogradContext* ctx, const at
   at::Tensor dx = gemm::mm(dy2, wc, wc.scalar_type())
                       .view(xc.sizes())
                       .to(static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()));
-  at::Tensor dw =
-      weight_grad(dy2, xc.reshape({-1, k}), static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt()));
+  auto* dw_half = reinterpret_cast<at::Tensor*>(ctx->saved_data["dw_half"].toInt());
+  at::Tensor dw = weight_grad(dy2, xc.reshape({-1, k}),
+                              dw_half ? wc.scalar_type() : static_cast<at::ScalarType>(ctx->saved_data["w_dtype"].toInt()));
+  if (dw_half) {
+    if (dw_half->defined()) dw_half->add_(dw);
+    else *dw_half = std::move(dw);
+    dw = at::Tensor();
+  }
   return {std::move(dx), std::move(dw)};
 }
 
 struct LinearFunction : torch::autograd::Function<LinearFunction> {
-  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, at::Tensor wsrc, int64_t compute) {
-    return linear_forward(ctx, x, w, wsrc, compute);
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, at::Tensor wsrc, int64_t compute,
+                            int64_t dw_half) {
+    return linear_forward(ctx, x, w, wsrc, compute, dw_half);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto [dx, dw] = linear_backward(ctx, grads[0]);
-    return {dx, dw, at::Tensor(), at::Tensor()};
+    return {dx, dw, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -421,14 +430,14 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
 // where ATen would convert element by element; the residual's gradient is the output's.
 struct LinearResidualFunction : torch::autograd::Function<LinearResidualFunction> {
   static at::Tensor forward(AutogradContext* ctx, at::Tensor x, at::Tensor w, at::Tensor wsrc, at::Tensor residual,
-                            int64_t compute) {
+                            int64_t compute, int64_t dw_half) {
     ctx->saved_data["r_dtype"] = static_cast<int64_t>(residual.scalar_type());
-    return residual_add(residual, linear_forward(ctx, x, w, wsrc, compute));
+    return residual_add(residual, linear_forward(ctx, x, w, wsrc, compute, dw_half));
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto [dx, dw] = linear_backward(ctx, grads[0]);
     const at::Tensor dr = grads[0].to(static_cast<at::ScalarType>(ctx->saved_data["r_dtype"].toInt()));
-    return {dx, dw, at::Tensor(), dr, at::Tensor()};
+    return {dx, dw, at::Tensor(), dr, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -584,14 +593,16 @@ at::Tensor rotate_pairs(const at::Tensor& x, const at::Tensor& cos, const at::Te
   return out.flatten(-2).to(x.scalar_type());
 }
 
-at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute, const at::Tensor& w_compute) {
-  return LinearFunction::apply(x, w, w_compute.defined() ? w_compute : w, static_cast<int64_t>(compute));
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute, const at::Tensor& w_compute,
+                  at::Tensor* dw_half) {
+  return LinearFunction::apply(x, w, w_compute.defined() ? w_compute : w, static_cast<int64_t>(compute),
+                               reinterpret_cast<int64_t>(dw_half));
 }
 
 at::Tensor linear_residual(const at::Tensor& x, const at::Tensor& w, const at::Tensor& residual, at::ScalarType compute,
-                           const at::Tensor& w_compute) {
+                           const at::Tensor& w_compute, at::Tensor* dw_half) {
   return LinearResidualFunction::apply(x, w, w_compute.defined() ? w_compute : w, residual,
-                                       static_cast<int64_t>(compute));
+                                       static_cast<int64_t>(compute), reinterpret_cast<int64_t>(dw_half));
 }
 
 at::Tensor residual_add(const at::Tensor& h, const at::Tensor& y) {

@@ -83,12 +83,15 @@ at::Tensor swiglu(const at::Tensor& gu);
 
 // x @ w^T in `compute` (w cast once if it is not already), with dW computed in w's dtype.
 // `w_compute`, when given, is w already in `compute` (the optimizer's copy): read instead of a cast.
-at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute, const at::Tensor& w_compute = {});
+// `dw_half`, when given: dW is computed in `compute` instead and put there (added when it holds
+// one), and autograd gets no gradient for w (model/llama.h: ModelKernels::half_weight_grads).
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w, at::ScalarType compute, const at::Tensor& w_compute = {},
+                  at::Tensor* dw_half = nullptr);
 
 // residual + x @ w^T, the block's closing add in the same node as its last matmul (linear's
 // dtypes; the sum in the residual's dtype, as at::add gives it).
 at::Tensor linear_residual(const at::Tensor& x, const at::Tensor& w, const at::Tensor& residual, at::ScalarType compute,
-                           const at::Tensor& w_compute = {});
+                           const at::Tensor& w_compute = {}, at::Tensor* dw_half = nullptr);
 
 // h + y with the result in h's dtype, bit for bit what at::add gives, in one vectorised kernel on
 // the GPU (ATen converts element by element when the dtypes differ). No autograd: for the forward

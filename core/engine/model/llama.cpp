@@ -116,6 +116,10 @@ LlamaModel::~LlamaModel() = default;
 
 void LlamaModel::set_kernels(ModelKernels kernels) {
   m_kernels = kernels;
+  m_kernels.half_weight_grads = kernels.half_weight_grads && kernels.fused && !kernels.fp8;
+  m_half_grads.clear();
+  if (m_kernels.half_weight_grads)
+    for (const auto& u : m_units) m_half_grads.emplace_back(u.params.size());
   m_fp8.clear();
   if (m_kernels.fp8)
     for (int64_t i = 0; i < 4 * m_dims.layers; ++i) m_fp8.push_back(std::make_unique<Fp8Linear>());
@@ -129,6 +133,19 @@ std::vector<at::Tensor> LlamaModel::parameters() const {
   std::vector<at::Tensor> out;
   for (const auto& u : m_units) out.insert(out.end(), u.params.begin(), u.params.end());
   return out;
+}
+
+std::vector<at::Tensor> LlamaModel::take_half_weight_grads() {
+  std::vector<at::Tensor> out;
+  for (size_t u = 0; u < m_units.size(); ++u)
+    for (size_t i = 0; i < m_units[u].params.size(); ++i)
+      out.push_back(u < m_half_grads.size() ? std::exchange(m_half_grads[u][i], at::Tensor()) : at::Tensor());
+  return out;
+}
+
+at::Tensor* LlamaModel::half_grad_slot(size_t unit, size_t param) const {
+  if (unit >= m_half_grads.size() || param >= m_half_grads[unit].size()) return nullptr;
+  return &m_half_grads[unit][param];
 }
 
 void LlamaModel::prepare_rope(int64_t seq_len, c10::Device device) {
@@ -232,7 +249,8 @@ at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, co
     const auto [h, n2] = fused::add_rms_norm(xr, o, p[3], cd, kNormEps);
     mark(4);
     const at::Tensor s = fused::swiglu(block_linear(block, 2, n2, p[4]));
-    y = fused::linear_residual(s, p[5], h, cd, weight_copy(block + 1, kParamOf[3]));
+    y = fused::linear_residual(s, p[5], h, cd, weight_copy(block + 1, kParamOf[3]),
+                               half_grad_slot(block + 1, kParamOf[3]));
   }
   mark(5);
   return y;
@@ -243,7 +261,7 @@ at::Tensor LlamaModel::block_linear(size_t block, int which, const at::Tensor& x
   const size_t param = kParamOf[which];
   if (m_kernels.fp8)
     return fp8_linear(block, static_cast<size_t>(which)).forward(x, w, fp8_weight_copy(block + 1, param));
-  return fused::linear(x, w, m_kernels.compute, weight_copy(block + 1, param));
+  return fused::linear(x, w, m_kernels.compute, weight_copy(block + 1, param), half_grad_slot(block + 1, param));
 }
 
 // ============================================================================================

@@ -40,6 +40,10 @@ struct ModelKernels {
   // its lookup finds the batch's distinct tokens on the device, which synchronises: not inside a
   // CUDA-graph capture (config::TrialConfig::tied_lookup_rows says where it applies).
   bool sparse_embedding_grad = false;
+  // The blocks' matmul weights' gradients in `compute` (predict::half_weight_grads): their fused
+  // linears' backward writes dW into the model's store (take_half_weight_grads) instead of handing
+  // autograd an fp32 gradient for the weight, whose .grad stays undefined. Fused, not fp8.
+  bool half_weight_grads = false;
 };
 
 class Fp8Linear;
@@ -80,6 +84,10 @@ class LlamaModel {
   std::vector<ModelUnit>& units() { return m_units; }
   const std::vector<ModelUnit>& units() const { return m_units; }
   std::vector<at::Tensor> parameters() const;  // in forward order
+  // ModelKernels::half_weight_grads: the gradients the backward wrote, one per parameter in
+  // parameters()' order (undefined where it wrote none: other parameters, or the mode off), handed
+  // over and forgotten here, as zero_grad(set_to_none=True) forgets .grad.
+  std::vector<at::Tensor> take_half_weight_grads();
 
   // Forward of one unit. `x` is token ids [B, T] for the embedding, activations [B, T, D] for the
   // blocks; the head returns logits [B, T, V]. `params` are the unit's parameters to use (the
@@ -127,6 +135,8 @@ class LlamaModel {
   at::Tensor weight_copy(size_t unit, size_t param) const;
   const WeightCopy* fp8_weight_copy(size_t unit, size_t param) const;  // null when none is pending
   void release_weight_copies(size_t unit) const;
+  // Where a block's matmul weight's backward puts its compute-dtype gradient; null when the mode is off.
+  at::Tensor* half_grad_slot(size_t unit, size_t param) const;
   at::Tensor output_weight_copy() const;
   void release_output_weight_copy() const;
 
@@ -140,6 +150,9 @@ class LlamaModel {
   mutable std::vector<at::Tensor> m_copy_flat;
   mutable std::vector<WeightCopies> m_copy_views;
   mutable at::Tensor m_lookup_rows, m_lookup_compact;  // set_lookup_rows
+  // half_weight_grads: per unit and parameter, sized once by set_kernels (the backward holds
+  // pointers into it); written by the backward, hence mutable.
+  mutable std::vector<std::vector<at::Tensor>> m_half_grads;
   struct HostParts;
   std::unique_ptr<HostParts> m_host_parts;  // TUNEBENCH_HOST_PARTS=1 only
 };

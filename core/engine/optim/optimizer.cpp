@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 
 #include "core/engine/compat.h"
@@ -46,10 +47,14 @@ bool own_adamw(const std::vector<at::Tensor>& params, const std::vector<at::Tens
     if (!p.is_contiguous() || p.scalar_type() != at::kFloat || !exp_avg[i].is_contiguous() ||
         !exp_avg_sq[i].is_contiguous())
       return false;
-    at::Tensor g = grads[i].scalar_type() == at::kFloat ? grads[i].contiguous() : grads[i].to(at::kFloat).contiguous();
-    keep.push_back(g);
     const WeightCopy none;
     const WeightCopy& c = i < copies.size() ? copies[i] : none;
+    // A bf16 gradient (predict::half_weight_grads) is read as it is, except by the float8 kernel.
+    const bool half = grads[i].scalar_type() == at::kBFloat16 && !c.fp8.defined();
+    at::Tensor g = grads[i].scalar_type() == at::kFloat || half ? grads[i].contiguous()
+                                                                : grads[i].to(at::kFloat).contiguous();
+    if (g.numel() != p.numel()) return false;
+    keep.push_back(g);
     if (c.fp8.defined()) {
       if (p.dim() != 2 || !c.fp8.is_contiguous() || !c.fp8_t.defined() || !c.fp8_t.is_contiguous() ||
           !c.fp8.sizes().equals(p.sizes()) || c.fp8_t.size(0) != p.size(1) || c.fp8_t.size(1) != p.size(0) ||
@@ -65,8 +70,8 @@ bool own_adamw(const std::vector<at::Tensor>& params, const std::vector<at::Tens
       if (!c.half.is_contiguous() || c.half.numel() != p.numel()) return false;
       copy = c.half.data_ptr();
     }
-    table.push_back({p.data_ptr<float>(), g.data_ptr<float>(), exp_avg[i].data_ptr<float>(),
-                     exp_avg_sq[i].data_ptr<float>(), p.numel(), copy});
+    table.push_back({p.data_ptr<float>(), g.data_ptr(), exp_avg[i].data_ptr<float>(), exp_avg_sq[i].data_ptr<float>(),
+                     p.numel(), copy, half});
   }
   const auto stream = at::cuda::getCurrentCUDAStream();
   const auto f = [](double v) { return static_cast<float>(v); };
@@ -85,14 +90,18 @@ bool own_adamw(const std::vector<at::Tensor>& params, const std::vector<at::Tens
 }
 
 // The kernel against at::_fused_adamw_ on tensors of this device, two steps: lengths that take
-// the 16-byte path over several chunks, the element-wise path, and a few elements.
+// the 16-byte path over several chunks, the element-wise path, and a few elements, the last two
+// also with a bf16 gradient (given to PyTorch's as its fp32 value).
 bool own_adamw_agrees(c10::Device device, double lr, double wd, std::string* why) {
   const auto opts = at::TensorOptions().device(device).dtype(at::kFloat);
-  std::vector<at::Tensor> p1, p2, g, m1, m2, v1, v2, steps;
-  for (int64_t n : {int64_t{3} * (int64_t{1} << 16) + 4, int64_t{4099}, int64_t{8}}) {
+  std::vector<at::Tensor> p1, p2, g, g2, m1, m2, v1, v2, steps;
+  const int64_t sizes[] = {int64_t{3} * (int64_t{1} << 16) + 4, int64_t{4099}, int64_t{8}, int64_t{4100}, int64_t{9}};
+  for (size_t k = 0; k < std::size(sizes); ++k) {
+    const int64_t n = sizes[k];
     p1.push_back(at::randn({n}, opts));
     p2.push_back(p1.back().clone());
-    g.push_back(at::randn({n}, opts));
+    g.push_back(k >= 3 ? at::randn({n}, opts).to(at::kBFloat16) : at::randn({n}, opts));
+    g2.push_back(g.back().to(at::kFloat));
     m1.push_back(at::zeros({n}, opts));
     m2.push_back(at::zeros({n}, opts));
     v1.push_back(at::zeros({n}, opts));
@@ -107,7 +116,7 @@ bool own_adamw_agrees(c10::Device device, double lr, double wd, std::string* why
       return false;
     }
     at::_foreach_add_(steps, 1);
-    at::_fused_adamw_(p2, g, m2, v2, {}, steps, lr, 0.9, 0.999, wd, 1e-8, false, false, {}, {});
+    at::_fused_adamw_(p2, g2, m2, v2, {}, steps, lr, 0.9, 0.999, wd, 1e-8, false, false, {}, {});
   }
   double worst = 0;
   for (size_t i = 0; i < p1.size(); ++i) {
@@ -286,8 +295,9 @@ bool Optimizer::step_in_groups(std::vector<at::Tensor>& grads, const std::vector
 at::Tensor clip_grad_norm(const std::vector<at::Tensor>& grads, double max_norm) {
   at::NoGradGuard no_grad;
   if (grads.empty()) return {};
-  const std::vector<at::Tensor> norms = at::_foreach_norm(grads, 2);
-  at::Tensor total = at::stack(norms).to(at::kFloat).norm();
+  std::vector<at::Tensor> norms = at::_foreach_norm(grads, 2);
+  for (auto& n : norms) n = n.to(at::kFloat);  // bf16 gradients (predict::half_weight_grads) give bf16 norms
+  at::Tensor total = at::stack(norms).norm();
   const at::Tensor coef = at::clamp_max(max_norm / (total + 1e-6), 1.0);
   for (const auto& g : grads) g.mul_(coef.to(g.scalar_type()));
   return total;

@@ -9,9 +9,12 @@ std::vector<at::Tensor> SingleStrategy::optimizer_params() { return m_model.para
 
 std::vector<at::Tensor> SingleStrategy::optimizer_grads() {
   std::vector<at::Tensor> grads;
-  for (const auto& p : m_model.parameters()) {
+  const std::vector<at::Tensor> half = m_model.take_half_weight_grads();  // ModelKernels::half_weight_grads
+  const std::vector<at::Tensor> params = m_model.parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const at::Tensor& p = params[i];
     // A parameter that took no part in the loss has no gradient; treat it as zero.
-    grads.push_back(p.grad().defined() ? p.grad() : at::zeros_like(p));
+    grads.push_back(p.grad().defined() ? p.grad() : half[i].defined() ? half[i] : at::zeros_like(p));
   }
   return grads;
 }
@@ -24,6 +27,7 @@ void SingleStrategy::after_optimizer() {
     return;
   }
   for (auto& p : m_model.parameters()) p.mutable_grad().reset();
+  m_model.take_half_weight_grads();
 }
 
 }  // namespace tunebench::engine

@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/autograd.h>
 
 #include "core/engine/model/llama.h"
+#include "core/engine/strategy/strategy.h"
 #include "core/metrics/flops.h"
 #include "core/predict/model_shape.h"
 #include "engine_test_util.h"
@@ -254,4 +255,61 @@ TEST(LlamaModel, WeightCopiesFromTheOptimizerAreReadOnceInsteadOfACast) {
   const auto g = torch::autograd::grad({cast}, {m.units()[1].params[1]});
   EXPECT_EQ(g[0].scalar_type(), at::kFloat);
   EXPECT_GT(g[0].abs().sum().item<double>(), 0.0);
+}
+
+TEST(LlamaModel, HalfWeightGradsAreTheBlocksMatmulGradientsInBf16) {
+  // predict::half_weight_grads: the fused linears' backward puts the blocks' matmul weights' dW in
+  // bf16 into the model's store instead of their .grad; the optimizer's gradient list takes them
+  // there, the other parameters' from .grad. On the CPU dW in fp32 is the bf16 GEMM's output cast,
+  // so the two agree bit for bit.
+  auto d = small_config().dims;
+  d.kv_heads = 2;
+  const at::Tensor tokens = at::randint(0, d.vocab, {2, 17}, at::kLong);
+  auto backward = [&](te::LlamaModel& m) {
+    m.prepare_rope(16, at::kCPU);
+    at::Tensor h = tokens.narrow(1, 0, 16);
+    for (size_t u = 0; u + 1 < m.unit_count(); ++u) h = m.unit_forward(u, h, m.units()[u].params);
+    m.head_loss(h, m.units().back().params, tokens.narrow(1, 1, 16)).backward();
+  };
+  at::manual_seed(5);
+  te::LlamaModel full(d, at::TensorOptions().dtype(at::kFloat));
+  full.set_kernels(te::ModelKernels{true, at::kBFloat16, false, 0});
+  backward(full);
+  at::manual_seed(5);
+  te::LlamaModel half(d, at::TensorOptions().dtype(at::kFloat));
+  te::ModelKernels k{true, at::kBFloat16, false, 0};
+  k.half_weight_grads = true;
+  half.set_kernels(k);
+  backward(half);
+
+  te::SingleStrategy strategy(half);
+  const std::vector<at::Tensor> grads = strategy.optimizer_grads();
+  const auto params = half.parameters(), reference = full.parameters();
+  ASSERT_EQ(grads.size(), params.size());
+  size_t in_bf16 = 0;
+  size_t i = 0;
+  for (size_t u = 0; u < half.unit_count(); ++u) {
+    for (size_t j = 0; j < half.units()[u].params.size(); ++j, ++i) {
+      const at::Tensor& want = reference[i].grad();
+      ASSERT_TRUE(want.defined());
+      const bool matmul = u > 0 && u + 1 < half.unit_count() && params[i].dim() == 2;
+      if (matmul) {
+        ++in_bf16;
+        EXPECT_FALSE(params[i].grad().defined()) << half.units()[u].param_names[j] << ": no fp32 gradient beside it";
+        ASSERT_EQ(grads[i].scalar_type(), at::kBFloat16) << half.units()[u].param_names[j];
+        EXPECT_TRUE(grads[i].equal(want.to(at::kBFloat16))) << half.units()[u].param_names[j];
+      } else {
+        ASSERT_EQ(grads[i].scalar_type(), at::kFloat) << half.units()[u].param_names[j];
+        EXPECT_TRUE(grads[i].equal(want)) << half.units()[u].param_names[j];
+      }
+    }
+  }
+  EXPECT_EQ(in_bf16, static_cast<size_t>(4 * d.layers));
+  // Handed over once: the store forgets them, as zero_grad(set_to_none=True) forgets .grad.
+  for (const auto& g : half.take_half_weight_grads()) EXPECT_FALSE(g.defined());
+  // Off under amp fp8 (its linears are the float8 nodes).
+  te::ModelKernels fp8 = k;
+  fp8.fp8 = true;
+  half.set_kernels(fp8);
+  EXPECT_FALSE(half.kernels().half_weight_grads);
 }
