@@ -24,6 +24,7 @@ inline constexpr double kImbalanceShare = 0.05;      // busiest rank - least bus
 inline constexpr double kPeakMemoryShare = 0.90;     // peak >= 90 % of device memory: memory-bound
 inline constexpr double kHeadroomShare = 0.60;       // peak < 60 %: room to double the micro-batch
 inline constexpr double kTargetExposedShare = 0.10;  // accumulation is sized to bring exposed comm below this
+inline constexpr double kOptimizerShare = 0.15;     // the update >= 15 % of the step: worth its bytes
 
 enum class FindingKind { Failed, MemoryBound, DataBound, CommBound, IdleBound, Imbalance, ComputeBound, Scaling };
 std::string_view to_string(FindingKind kind);  // "failed", "memory-bound", ...

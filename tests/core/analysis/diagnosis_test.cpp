@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "tests/core/analysis/scenarios.h"
 
@@ -362,4 +363,39 @@ TEST(Diagnosis, Fp8OnlyForLargeMatmulsOnHopper) {
   EXPECT_EQ(fp8(fused)->changes.size(), 1u);
   EXPECT_FALSE(fp8(trial_with(768, "NVIDIA H200", tc::Compile::Off)));            // small matmuls
   EXPECT_FALSE(fp8(trial_with(4096, "NVIDIA GeForce RTX 4090", tc::Compile::Off)));  // not Hopper
+}
+
+// The 7B's update at micro-batch 1 is a quarter of its step: bf16 weight gradients are offered where
+// config::validate lets them run (compile fused, amp bf16, one rank), not where the update is small
+// or they already run.
+TEST(Diagnosis, ALargeUpdateIsOfferedBf16WeightGradients) {
+  auto c = gpu(tc::Strategy::Single, 1);
+  c.compile = tc::Compile::Fused;
+  const auto offered = [](const tc::TrialConfig& config, int64_t optimizer_us) {
+    SyntheticTrial t("update", config);
+    t.add_steps(1, 4, 100'000,
+                {iv(Phase::Forward, 0, 30'000), iv(Phase::Backward, 30'000, 100'000 - optimizer_us),
+                 iv(Phase::Optimizer, 100'000 - optimizer_us, 100'000)},
+                512);
+    const auto d = ta::diagnose(ta::analyze(t.log()));
+    for (const auto& f : d.findings)
+      if (const auto* s = find_suggestion(f, "grad_dtype")) return std::optional<ta::Suggestion>(*s);
+    return std::optional<ta::Suggestion>();
+  };
+  const auto s = offered(c, 26'000);
+  ASSERT_TRUE(s);
+  EXPECT_NE(s->why.find("26.0 ms"), std::string::npos) << s->why;
+  std::vector<tc::Problem> problems;
+  EXPECT_EQ(ta::apply(*s, c, &problems).grad_dtype, tc::DType::Bf16);
+  EXPECT_TRUE(problems.empty()) << tc::describe(problems);
+  EXPECT_FALSE(offered(c, 5'000)) << "5 % of the step";
+  tc::TrialConfig eager = c;
+  eager.compile = tc::Compile::Off;
+  EXPECT_FALSE(offered(eager, 26'000)) << "only the fused linears write them";
+  tc::TrialConfig ddp = gpu(tc::Strategy::Ddp, 2);
+  ddp.compile = tc::Compile::Fused;
+  EXPECT_FALSE(offered(ddp, 26'000));
+  tc::TrialConfig already = c;
+  already.grad_dtype = tc::DType::Bf16;
+  EXPECT_FALSE(offered(already, 26'000));
 }
