@@ -119,6 +119,12 @@
 #                                 # (default 3) rounds, free and pinned to four cores (HW_PIN): each
 #                                 # phase's host window beside its device time, and the thread's cores
 #                                 # (TUNEBENCH_THREAD_CPU=1). Table (host_work_table.py) printed last.
+#   scripts/gpu-bench.sh grads    # 1 GPU, about 7 min with the build: `grad_dtype` bf16 against fp32:
+#                                 # the kernel check (its AdamW rows, bf16 gradients among them); the
+#                                 # tiny model's losses both ways and eager; then GR_ROWS (default 7b
+#                                 # llama3.2-1b) bf16 `compile fused` at micro-batch 1 both ways, ROUNDS
+#                                 # (default 2) interleaved, the second in the other order, with the
+#                                 # allocator's peak per phase. Table (models_check_table.py) last.
 #   scripts/gpu-bench.sh prepare  # on a developer machine: fills .gpu/ (see below)
 #
 # What the GPU machine needs: an NVIDIA GPU with PyTorch >= 2.6 for python3 (pip wheel with CUDA;
@@ -269,7 +275,7 @@ t0=$(date +%s)
 configure_worker "$ROOT" "$BUILD" "$OUT/logs/cmake.log" || { tail -40 "$OUT/logs/cmake.log"; exit 1; }
 grep -E "Tunebench" "$OUT/logs/cmake.log"
 TARGETS=(tunebench-worker)
-case "$MODE" in kernels|kernels7b|compile-dist|models-probe|gemm-search|ab) TARGETS+=(tunebench-kernel-check) ;; esac
+case "$MODE" in kernels|kernels7b|compile-dist|models-probe|gemm-search|ab|grads) TARGETS+=(tunebench-kernel-check) ;; esac
 [ "$MODE" = models-fp8 ] && [ "${FP8_KERNEL_CHECK:-0}" = 1 ] && TARGETS+=(tunebench-kernel-check)
 if ! ninja -C "$BUILD" "${TARGETS[@]}" > "$OUT/logs/build.log" 2>&1; then
   grep -E "error|Error" -A3 "$OUT/logs/build.log" | head -60
@@ -824,6 +830,34 @@ case "$MODE" in
     done
     python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" > "$OUT/models-table.txt"
     ;;
+  grads)
+    # grad_dtype: the blocks' matmul weights' gradients in bf16 (as autocast rounds them) against
+    # fp32. The kernel check first (AdamW reading bf16 gradients must give, bit for bit, the update
+    # from their fp32 values), the tiny model's losses (fp32, bf16, and eager: autocast's rounding),
+    # then the rows, interleaved.
+    export TUNEBENCH_MEMORY_PHASES=1
+    "$BUILD/tests/gpu/tunebench-kernel-check" > "$OUT/kernel-check.txt" 2>&1
+    echo "-- kernel check: exit $?"
+    { echo "== kernel check (adamw)"; grep -E "^adamw|FAIL" "$OUT/kernel-check.txt"; } > "$OUT/grads-table.txt"
+    TINY_G=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --amp bf16 --steps 12 --warmup 2
+            --kernel-sample-every 0)
+    run tiny-grads-fp32 "${TINY_G[@]}" --compile fused
+    run tiny-grads-bf16 "${TINY_G[@]}" --compile fused --grad-dtype bf16
+    run tiny-grads-bf16-ckpt "${TINY_G[@]}" --compile fused --grad-dtype bf16 --checkpointing true
+    run tiny-grads-eager "${TINY_G[@]}"
+    grep -h '"warning"' "$OUT"/logs/tiny-grads-*.jsonl | cut -c1-300 | sort | uniq -c | head >> "$OUT/grads-table.txt"
+    print_losses "$OUT"/logs/tiny-grads-*.jsonl >> "$OUT/grads-table.txt"
+    for k in $(seq "${ROUNDS:-2}"); do
+      for m in ${GR_ROWS:-7b llama3.2-1b}; do
+        order=(fp32 bf16); [ $((k % 2)) -eq 0 ] && order=(bf16 fp32)
+        for g in "${order[@]}"; do
+          run "$m-grads-$g-$k" --model "$m" --device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 11 \
+            --warmup 3 --compile fused --kernel-sample-every 0 --grad-dtype "$g"
+        done
+      done
+    done
+    python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" >> "$OUT/grads-table.txt"
+    ;;
   gemm-search)
     # The GEMM algorithm search (core/engine/kernels/gemm_search.h) against cuBLAS's pick
     # (TUNEBENCH_GEMM=cublas): the kernel check (gemm rows: bit-identical on fresh operands, and the
@@ -960,4 +994,7 @@ if [ -f "$OUT/models-table.txt" ]; then
 fi
 if [ -f "$OUT/overlap-table.txt" ]; then
   echo "== optimizer overlap"; cat "$OUT/overlap-table.txt"
+fi
+if [ -f "$OUT/grads-table.txt" ]; then
+  echo "== weight gradient dtype"; cat "$OUT/grads-table.txt"
 fi

@@ -87,8 +87,8 @@ std::vector<ModelRun> runs_in(const std::vector<std::string>& folders) {
 // llama3.2-1b at 40 steps in fp8-full/forty-steps; the block's fused residual paths against the
 // commit before them (block-fusions/ab) and the search's two timings (block-fusions/search-under-load);
 // Llama-3.2-1B with its tied lookup's gradient as the batch's rows, against the commit before
-// (tied-lookup/ab); and with the fp8 norms writing float8 (norm-fp8/ab, the 7B's in ab-7b, every
-// preset once in models-fp8).
+// (tied-lookup/ab); with the fp8 norms writing float8 (norm-fp8/ab, the 7B's in ab-7b, every
+// preset once in models-fp8); and the 7B and Llama-3.2-1B with grad_dtype bf16 and fp32 (grad-dtype).
 const std::vector<std::string> kFullDepthNow = {"models-h200/fp8-full",
                                                 "models-h200/fp8-full/second-call",
                                                 "models-h200/fp8-full/third-call",
@@ -101,7 +101,8 @@ const std::vector<std::string> kFullDepthNow = {"models-h200/fp8-full",
                                                 "models-h200/tied-lookup/ab",
                                                 "models-h200/norm-fp8/ab",
                                                 "models-h200/norm-fp8/ab-7b",
-                                                "models-h200/norm-fp8/models-fp8"};
+                                                "models-h200/norm-fp8/models-fp8",
+                                                "models-h200/grad-dtype"};
 
 // Every step's loss of rank 0 in a worker's event log.
 std::vector<double> step_losses(const std::string& file) {
@@ -188,7 +189,7 @@ TEST(RecordedModels, PeakMemoryWithinThreePercentInFp8AndBf16AtFullDepth) {
        runs_in({"models-h200/fp8-full/swiglu-casts", "models-h200/fp8-full/adamw-copies",
                 "models-h200/fp8-full/casts-in-forward", "models-h200/fp8-full/casts-in-forward/micro-batch-4"}))
     all.push_back(std::move(r));
-  ASSERT_EQ(all.size(), 290u);
+  ASSERT_EQ(all.size(), 298u);
   int fp8 = 0;
   for (const auto& r : all) {
     fp8 += r.config.amp == tunebench::config::Amp::Fp8;
@@ -347,6 +348,31 @@ TEST(RecordedModels, NormsWritingFloat8ChangeNoNumber) {
     EXPECT_EQ(step_losses(review + "tiny/tiny-fp8-" + path + "-this.jsonl"),
               step_losses(dir + "tiny/tiny-fp8-" + path + "-this.jsonl"))
         << path;
+}
+
+// grad_dtype bf16 (grad-dtype/, README there): the AdamW kernel's update from bf16 gradients is, bit
+// for bit, the update from their fp32 values; the tiny model trains the same with and without
+// checkpointing and differs from fp32 gradients by their rounding only; the 7B's peak is 3 GiB lower.
+TEST(RecordedModels, Bf16WeightGradsKeepTheUpdateAndLowerThePeak) {
+  const std::string dir = std::string(TUNEBENCH_TEST_DATA_DIR) + "/models-h200/grad-dtype/";
+  const auto adamw = kernel_check_rows(dir + "kernel-check.txt", std::regex(R"(^adamw bf16 gradients\s+p\s+0\.000e\+00\s.*\sok$)"));
+  EXPECT_EQ(adamw.first, 1);
+  EXPECT_EQ(adamw.second, 0);
+  const auto bf16 = step_losses(dir + "tiny/tiny-grads-bf16.jsonl"), fp32 = step_losses(dir + "tiny/tiny-grads-fp32.jsonl");
+  ASSERT_EQ(bf16.size(), 12u);
+  EXPECT_EQ(bf16, step_losses(dir + "tiny/tiny-grads-bf16-ckpt.jsonl"));
+  EXPECT_NE(bf16, fp32) << "the knob changed nothing: were the gradients really bf16?";
+  for (size_t i = 0; i < bf16.size(); ++i) EXPECT_NEAR(bf16[i], fp32[i], 1e-4 * fp32[i]) << "step " << i;
+  const auto runs = model_runs("models-h200/grad-dtype");
+  ASSERT_EQ(runs.size(), 8u) << "7b and llama3.2-1b x {bf16, fp32} x 2 rounds";
+  for (const auto& r : runs) {
+    EXPECT_EQ(r.config.grad_dtype == tunebench::config::DType::Bf16, r.name.find("-bf16-") != std::string::npos)
+        << r.name;
+    if (r.name.rfind("7b-grads-bf16", 0) != 0) continue;
+    for (const auto& o : runs)
+      if (o.name.rfind("7b-grads-fp32", 0) == 0)
+        EXPECT_GT(o.peak_bytes - r.peak_bytes, int64_t{3} << 30) << r.name << " against " << o.name;
+  }
 }
 
 #ifdef TUNEBENCH_HAVE_STORE
