@@ -88,7 +88,8 @@ std::vector<ModelRun> runs_in(const std::vector<std::string>& folders) {
 // commit before them (block-fusions/ab) and the search's two timings (block-fusions/search-under-load);
 // Llama-3.2-1B with its tied lookup's gradient as the batch's rows, against the commit before
 // (tied-lookup/ab); with the fp8 norms writing float8 (norm-fp8/ab, the 7B's in ab-7b, every
-// preset once in models-fp8); and the 7B and Llama-3.2-1B with grad_dtype bf16 and fp32 (grad-dtype).
+// preset once in models-fp8); and the 7B and Llama-3.2-1B with grad_dtype bf16 and fp32 (grad-dtype,
+// the 7B's in three more rounds in its second-call).
 const std::vector<std::string> kFullDepthNow = {"models-h200/fp8-full",
                                                 "models-h200/fp8-full/second-call",
                                                 "models-h200/fp8-full/third-call",
@@ -102,7 +103,8 @@ const std::vector<std::string> kFullDepthNow = {"models-h200/fp8-full",
                                                 "models-h200/norm-fp8/ab",
                                                 "models-h200/norm-fp8/ab-7b",
                                                 "models-h200/norm-fp8/models-fp8",
-                                                "models-h200/grad-dtype"};
+                                                "models-h200/grad-dtype",
+                                                "models-h200/grad-dtype/second-call"};
 
 // Every step's loss of rank 0 in a worker's event log.
 std::vector<double> step_losses(const std::string& file) {
@@ -189,7 +191,7 @@ TEST(RecordedModels, PeakMemoryWithinThreePercentInFp8AndBf16AtFullDepth) {
        runs_in({"models-h200/fp8-full/swiglu-casts", "models-h200/fp8-full/adamw-copies",
                 "models-h200/fp8-full/casts-in-forward", "models-h200/fp8-full/casts-in-forward/micro-batch-4"}))
     all.push_back(std::move(r));
-  ASSERT_EQ(all.size(), 298u);
+  ASSERT_EQ(all.size(), 304u);
   int fp8 = 0;
   for (const auto& r : all) {
     fp8 += r.config.amp == tunebench::config::Amp::Fp8;
@@ -363,8 +365,19 @@ TEST(RecordedModels, Bf16WeightGradsKeepTheUpdateAndLowerThePeak) {
   EXPECT_EQ(bf16, step_losses(dir + "tiny/tiny-grads-bf16-ckpt.jsonl"));
   EXPECT_NE(bf16, fp32) << "the knob changed nothing: were the gradients really bf16?";
   for (size_t i = 0; i < bf16.size(); ++i) EXPECT_NEAR(bf16[i], fp32[i], 1e-4 * fp32[i]) << "step " << i;
-  const auto runs = model_runs("models-h200/grad-dtype");
+  // A second call (second-call/): the same check and losses, three more rounds of the 7B.
+  const std::string second = dir + "second-call/";
+  EXPECT_EQ(kernel_check_rows(second + "kernel-check.txt", std::regex(R"(^adamw bf16 gradients\s+p\s+0\.000e\+00\s.*\sok$)"))
+                .first,
+            1);
+  for (const std::string run : {"fp32", "bf16", "bf16-ckpt", "eager"})
+    EXPECT_EQ(step_losses(second + "tiny/tiny-grads-" + run + ".jsonl"),
+              step_losses(dir + "tiny/tiny-grads-" + run + ".jsonl"))
+        << run;
+  auto runs = model_runs("models-h200/grad-dtype");
   ASSERT_EQ(runs.size(), 8u) << "7b and llama3.2-1b x {bf16, fp32} x 2 rounds";
+  for (auto& r : model_runs("models-h200/grad-dtype/second-call")) runs.push_back(std::move(r));
+  ASSERT_EQ(runs.size(), 14u) << "and 7b x {bf16, fp32} x 3 rounds";
   for (const auto& r : runs) {
     EXPECT_EQ(r.config.grad_dtype == tunebench::config::DType::Bf16, r.name.find("-bf16-") != std::string::npos)
         << r.name;
