@@ -121,7 +121,8 @@
 #                                 # (TUNEBENCH_THREAD_CPU=1). Table (host_work_table.py) printed last.
 #   scripts/gpu-bench.sh grads    # 1 GPU, about 7 min with the build: `grad_dtype` bf16 against fp32:
 #                                 # the kernel check (its AdamW rows, bf16 gradients among them); the
-#                                 # tiny model's losses both ways and eager; then GR_ROWS (default 7b
+#                                 # tiny model's losses both ways (also with checkpointing, and with
+#                                 # clipping) and eager; then GR_ROWS (default 7b
 #                                 # llama3.2-1b) bf16 `compile fused` at micro-batch 1 both ways, ROUNDS
 #                                 # (default 2) interleaved, the second in the other order, with the
 #                                 # allocator's peak per phase. Table (models_check_table.py) last.
@@ -844,6 +845,8 @@ case "$MODE" in
     run tiny-grads-fp32 "${TINY_G[@]}" --compile fused
     run tiny-grads-bf16 "${TINY_G[@]}" --compile fused --grad-dtype bf16
     run tiny-grads-bf16-ckpt "${TINY_G[@]}" --compile fused --grad-dtype bf16 --checkpointing true
+    run tiny-grads-fp32-clip "${TINY_G[@]}" --compile fused --grad-clip 0.5
+    run tiny-grads-bf16-clip "${TINY_G[@]}" --compile fused --grad-dtype bf16 --grad-clip 0.5
     run tiny-grads-eager "${TINY_G[@]}"
     grep -h '"warning"' "$OUT"/logs/tiny-grads-*.jsonl | cut -c1-300 | sort | uniq -c | head >> "$OUT/grads-table.txt"
     print_losses "$OUT"/logs/tiny-grads-*.jsonl >> "$OUT/grads-table.txt"

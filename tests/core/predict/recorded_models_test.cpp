@@ -356,7 +356,8 @@ TEST(RecordedModels, NormsWritingFloat8ChangeNoNumber) {
 
 // grad_dtype bf16 (grad-dtype/, README there): the AdamW kernel's update from bf16 gradients is, bit
 // for bit, the update from their fp32 values; the tiny model trains the same with and without
-// checkpointing and differs from fp32 gradients by their rounding only; the 7B's peak is 3 GiB lower.
+// checkpointing, clips, and differs from fp32 gradients by their rounding only; the 7B's peak is 3
+// GiB lower.
 TEST(RecordedModels, Bf16WeightGradsKeepTheUpdateAndLowerThePeak) {
   const std::string dir = std::string(TUNEBENCH_TEST_DATA_DIR) + "/models-h200/grad-dtype/";
   const auto adamw = kernel_check_rows(dir + "kernel-check.txt", std::regex(R"(^adamw bf16 gradients\s+p\s+0\.000e\+00\s.*\sok$)"));
@@ -376,6 +377,17 @@ TEST(RecordedModels, Bf16WeightGradsKeepTheUpdateAndLowerThePeak) {
     EXPECT_EQ(step_losses(second + "tiny/tiny-grads-" + run + ".jsonl"),
               step_losses(dir + "tiny/tiny-grads-" + run + ".jsonl"))
         << run;
+  // A third call (clip/): the tiny runs again (the same losses) and with clipping at 0.5, where the
+  // bf16 gradients' global norm clips them (their losses leave the unclipped ones) as fp32's does.
+  const std::string clip = dir + "clip/";
+  for (const std::string run : {"fp32", "bf16", "bf16-ckpt", "eager"})
+    EXPECT_EQ(step_losses(clip + "tiny-grads-" + run + ".jsonl"), step_losses(dir + "tiny/tiny-grads-" + run + ".jsonl"))
+        << run;
+  const auto clipped = step_losses(clip + "tiny-grads-bf16-clip.jsonl"),
+             clipped32 = step_losses(clip + "tiny-grads-fp32-clip.jsonl");
+  ASSERT_EQ(clipped.size(), 12u);
+  EXPECT_NE(clipped, bf16);
+  for (size_t i = 0; i < clipped.size(); ++i) EXPECT_NEAR(clipped[i], clipped32[i], 1e-4 * clipped32[i]) << "step " << i;
   auto runs = model_runs("models-h200/grad-dtype");
   ASSERT_EQ(runs.size(), 8u) << "7b and llama3.2-1b x {bf16, fp32} x 2 rounds";
   for (auto& r : model_runs("models-h200/grad-dtype/second-call")) runs.push_back(std::move(r));
