@@ -98,7 +98,41 @@ void BreakdownPlot::wrapLabels() {
   for (int i = 0; i < wrapped.size(); ++i) ticker->addTick(i, wrapped[i]);
 }
 
-void BreakdownPlot::beforeReplot() { wrapLabels(); }
+void BreakdownPlot::beforeReplot() {
+  wrapLabels();
+  placeFigures();
+}
+
+void BreakdownPlot::placeFigures() {
+  if (m_figures.empty()) return;
+  const double rangeTop = m_top > 0 ? m_top * 1.22 : 1.0;  // room for a two-line figure above the tallest bar
+  yAxis->setRange(0, rangeTop);
+  // Twice at most: the second pass after the axis grew to hold a figure that was moved up.
+  for (int pass = 0; pass < 2; ++pass) {
+    const QFontMetrics fm(m_figures.front()->font());
+    QRectF previous;
+    double highest = axisRect()->bottom();
+    for (size_t i = 0; i < m_figures.size(); ++i) {
+      QCPItemText* figure = m_figures[i];
+      const QStringList lines = figure->text().split(QLatin1Char('\n'));
+      int width = 0;
+      for (const QString& line : lines) width = std::max(width, fm.horizontalAdvance(line));
+      const QMargins pad = figure->padding();
+      const double height = lines.size() * fm.height() + pad.top() + pad.bottom();
+      QRectF box(xAxis->coordToPixel(double(i)) - width / 2.0 - 2, yAxis->coordToPixel(m_steps[i]) - height,
+                 width + 4, height);
+      if (i > 0 && box.intersects(previous)) box.moveBottom(previous.top() - 1);
+      figure->position->setCoords(double(i), yAxis->pixelToCoord(box.bottom()));
+      previous = box;
+      highest = std::min(highest, box.top());
+    }
+    if (highest >= axisRect()->top() || pass == 1) break;
+    // The highest figure starts above the axis rect: scale the range so that what stands from the
+    // axis to that figure's top fits the rect's height (the figures keep their pixel heights).
+    const double needed = axisRect()->bottom() - highest + 4;
+    yAxis->setRange(0, rangeTop * needed / std::max(1, axisRect()->height()));
+  }
+}
 
 QColor BreakdownPlot::partColor(Part part) { return QColor(QRgb(analysis::part_rgb(part))); }
 
@@ -157,9 +191,11 @@ void BreakdownPlot::setTrials(const QStringList& names, const std::vector<analys
     m_bars.emplace_back(part, bars);
   }
   double top = 0;
+  m_figures.clear();
   for (size_t i = 0; i < m_steps.size(); ++i) {
     top = std::max(top, m_steps[i]);
     auto* text = new QCPItemText(this);
+    m_figures.push_back(text);
     text->position->setCoords(double(i), m_steps[i]);
     text->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
     auto ms = [](double v) { return QStringLiteral("%1 ms").arg(v, 0, 'f', v < 100 ? 1 : 0); };
@@ -174,7 +210,8 @@ void BreakdownPlot::setTrials(const QStringList& names, const std::vector<analys
   xAxis->setPadding(4);
   m_labelWidth = -1;
   wrapLabels();  // to the axis rect of the last layout; beforeReplot fits them to each new one
-  yAxis->setRange(0, top > 0 ? top * 1.22 : 1.0);  // room for the two-line label above the tallest bar
+  m_top = top;
+  yAxis->setRange(0, top > 0 ? top * 1.22 : 1.0);  // placeFigures may grow it
   markDirty();
 }
 

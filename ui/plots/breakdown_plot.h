@@ -44,12 +44,17 @@ class BreakdownPlot : public LivePlot {
   // The names under the bars, wrapped to a bar's share of the axis (at most about 18 characters)
   // when it changed.
   void wrapLabels();
+  // The figures above the bars: where two neighbours would touch (bars of about the same height),
+  // the right one goes above the left one, and the value axis grows to hold the highest.
+  void placeFigures();
 
   QStringList m_labels;  // "#1 name" per bar
   QFont m_labelFont;     // the axis' own tick label font
   double m_labelWidth = -1;
   std::vector<std::pair<analysis::Part, QCPBars*>> m_bars;
   std::vector<double> m_steps;
+  std::vector<QCPItemText*> m_figures;  // "mean … (median …)" above each bar
+  double m_top = 0;                     // the tallest bar (ms)
 };
 
 }  // namespace tunebench::ui

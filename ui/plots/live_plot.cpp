@@ -37,6 +37,7 @@ void LivePlot::replotIfDirty() {
   if (!m_dirty) return;
   m_dirty = false;
   fitTickCounts();
+  fitLegendColumns();
   m_fittedSizes = rectSizes();
   beforeReplot();
   replot(QCustomPlot::rpQueuedRefresh);
@@ -107,6 +108,24 @@ bool LivePlot::fitTickCounts() {
       ticker->setTickCount(count);
     }
   return changed;
+}
+
+bool LivePlot::fitLegendColumns() {
+  if (!legend || !legend->visible() || legend->itemCount() == 0 || !legend->layout()) return false;
+  for (QCPAxisRect* rect : axisRects())
+    if (legend->layout() == rect->insetLayout()) return false;  // an inset legend keeps its own shape
+  int widest = 0;
+  for (int i = 0; i < legend->itemCount(); ++i)
+    if (QCPAbstractLegendItem* item = legend->item(i)) widest = std::max(widest, item->minimumOuterSizeHint().width());
+  if (widest <= 0) return false;
+  const QMargins row = legend->layout()->margins(), own = legend->margins();
+  const int available = viewport().width() - row.left() - row.right() - own.left() - own.right();
+  const int spacing = legend->columnSpacing();
+  const int columns = std::clamp((available + spacing) / (widest + spacing), 1, legend->itemCount());
+  if (columns == legend->wrap()) return false;
+  legend->setWrap(columns);
+  legend->setFillOrder(legend->fillOrder(), true);  // setWrap alone leaves the entries where they are
+  return true;
 }
 
 QVector<QSize> LivePlot::rectSizes() const {

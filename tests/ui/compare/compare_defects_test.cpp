@@ -23,6 +23,8 @@
 #include "ui/models/metrics_model.h"
 #include "ui/plots/breakdown_plot.h"
 #include "ui/plots/curves_plot.h"
+#include "ui/plots/phase_legend_item.h"
+#include "ui/plots/phase_style.h"
 #include "ui/plots/step_compare_plot.h"
 #include "ui/plots/sweep_plot.h"
 #include "ui/windows/comparison_window.h"
@@ -313,6 +315,62 @@ TEST(BreakdownLabels, BarLabelsBreakBetweenWordsAndSayMeanAndMedian) {
     if (auto* text = qobject_cast<QCPItemText*>(w.breakdownPlot()->item(i)))
       mean = mean || (text->text().contains(QStringLiteral("mean")) && text->text().contains(QStringLiteral("median")));
   EXPECT_TRUE(mean) << "the bar's number says neither mean nor median";
+}
+
+TEST(BreakdownLabels, FiguresOfBarsOfTheSameHeightDoNotTouch) {
+  // Four bars of 340 ms in a narrow plot: "mean 340 ms (median 340 ms)" above each ran into its
+  // neighbours'. The right one of two that would touch now stands above the left one.
+  BreakdownPlot plot;
+  plot.resize(420, 420);
+  plot.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&plot));
+  analysis::MeanBreakdown b;
+  b.step_ms = 340;
+  b.part_ms[size_t(analysis::Part::Forward)] = 100;
+  b.part_ms[size_t(analysis::Part::Backward)] = 240;
+  plot.setTrials({QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"), QStringLiteral("d")}, {b, b, b, b},
+                 {340, 340, 340, 340});
+  plot.replot();  // the layout at this size, then the replot that places the figures in it
+  plot.markDirty();
+  plot.replotIfDirty();
+  plot.replot();
+  std::vector<QRectF> boxes;
+  for (int i = 0; i < plot.itemCount(); ++i)
+    if (auto* text = qobject_cast<QCPItemText*>(plot.item(i)))
+      boxes.emplace_back(text->topLeft->pixelPosition(), text->bottomRight->pixelPosition());
+  ASSERT_EQ(boxes.size(), 4u);
+  for (size_t i = 0; i + 1 < boxes.size(); ++i)
+    EXPECT_FALSE(boxes[i].intersects(boxes[i + 1])) << "figures " << i << " and " << i + 1 << " touch";
+  for (const QRectF& box : boxes)
+    EXPECT_GE(box.top(), plot.axisRect()->top() - 1) << "a figure is cut at the top of the plot";
+}
+
+TEST(StepCompareDefects, TheLegendsNamesAreWholeInANarrowPlot) {
+  // In the comparison at 1600 x 1000 the representative steps' legend held every phase in one row
+  // and cut the names ("host→de", "backw", "all-red"): it now takes as many columns as fit.
+  ComparisonWindow w;
+  w.resize(1600, 1000);
+  auto logs = three_trials();
+  w.setTrials(logs, {QStringLiteral("single"), QStringLiteral("ddp"), QStringLiteral("ddp no p2p")});
+  w.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  StepComparePlot* plot = w.stepPlot();
+  plot->resize(380, plot->height());
+  plot->replot();
+  plot->markDirty();
+  plot->replotIfDirty();
+  plot->replot();
+  int names = 0;
+  for (int i = 0; i < plot->legend->itemCount(); ++i) {
+    auto* item = dynamic_cast<PhaseLegendItem*>(plot->legend->item(i));
+    if (!item) continue;
+    const QString name = phase_name(item->phase());
+    EXPECT_LE(QFontMetrics(item->font()).horizontalAdvance(name), item->textRect().width() + 1) << name.toStdString();
+    ++names;
+  }
+  EXPECT_GE(names, 4);
+  EXPECT_GT(plot->legend->rowCount(), 1) << "every name in one row cannot fit 380 px";
+  EXPECT_LE(plot->legend->outerRect().right(), plot->width()) << "the legend runs past the plot's edge";
 }
 
 }  // namespace
