@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/investigate/autotune.h"
+#include "core/investigate/tune_session.h"
 
 namespace ti = tunebench::investigate;
 namespace tc = tunebench::config;
@@ -299,4 +300,31 @@ TEST(Autotune, RungsGrowByEtaAndEachKeepsTheBestOfTheLast) {
   }
   ASSERT_TRUE(r.best.has_value());
   EXPECT_EQ(r.best->steps, 40);
+}
+
+TEST(Autotune, OneGpuSpacesTryBf16WeightGradientsWhereTheyRun) {
+  tc::TrialConfig one = *tc::trial_preset("7b-single-fused");
+  const auto has = [](const ti::TuneSpace& s, const std::string& name) {
+    for (const auto& a : s.axes)
+      if (a.name == name) return true;
+    return false;
+  };
+  const ti::TuneSpace s = ti::default_space(one, true);
+  ASSERT_TRUE(has(s, "grad_dtype"));
+  EXPECT_FALSE(has(ti::default_space(one, false), "grad_dtype")) << "the CPU has no AdamW kernel to read them";
+  tc::TrialConfig ddp = *tc::trial_preset("7b-ddp");
+  EXPECT_FALSE(has(ti::default_space(ddp, true), "grad_dtype"));
+  // Its bf16 points are feasible only where config::validate lets them run: fused and bf16.
+  const ti::Feasible feasible = ti::feasibility(ti::TuneSpec{one, s, {}});
+  size_t ok = 0, refused = 0;
+  for (const auto& p : ti::grid_points(s)) {
+    const tc::TrialConfig c = ti::config_at(one, s, p, 10, 2);
+    if (c.grad_dtype != tc::DType::Bf16) continue;
+    const auto why = feasible(c);
+    const bool runs = c.compile == tc::Compile::Fused && c.amp == tc::Amp::Bf16;
+    EXPECT_EQ(!why.has_value(), runs) << ti::point_label(s, p) << ": " << why.value_or("feasible");
+    (why ? refused : ok) += 1;
+  }
+  EXPECT_GT(ok, 0u);
+  EXPECT_GT(refused, 0u);
 }
