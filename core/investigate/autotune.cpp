@@ -6,6 +6,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "core/predict/memory_model.h"
+
 namespace tunebench::investigate {
 namespace {
 
@@ -338,10 +340,13 @@ TuneSpace default_space(const config::TrialConfig& base, bool cuda) {
     s.axes.push_back({"compile", {single("compile", "off"), single("compile", "fused")}});
     s.axes.push_back({"amp", {single("amp", "bf16"), single("amp", "fp32")}});
   }
-  // bf16 weight gradients on one rank (the points where config::validate refuses them, eager or
-  // fp32, are skipped as infeasible, not run).
-  if (cuda && !dist && base.grad_accum == 1 && !base.optimizer_overlap && base.optimizer == config::Optimizer::AdamW &&
-      base.fused_optimizer)
+  // bf16 weight gradients where the base runs them at compile fused and amp bf16 (the points where
+  // config::validate refuses them, eager or fp32, are skipped as infeasible, not run).
+  config::TrialConfig bf16_grads = base;
+  bf16_grads.compile = config::Compile::Fused;
+  bf16_grads.amp = config::Amp::Bf16;
+  bf16_grads.grad_dtype = config::DType::Bf16;
+  if (predict::half_weight_grads(bf16_grads, cuda))
     s.axes.push_back({"grad_dtype", {single("grad_dtype", "fp32"), single("grad_dtype", "bf16")}});
   s.axes.push_back({"num_workers", {single("num_workers", "0"), single("num_workers", "2"), single("num_workers", "4")}});
   return s;

@@ -397,9 +397,10 @@ bool optimizer_weight_copies_apply(const config::TrialConfig& c, bool cuda) {
 }
 
 bool half_weight_grads(const config::TrialConfig& c, bool cuda) {
-  return cuda && c.grad_dtype == config::DType::Bf16 && c.amp == config::Amp::Bf16 && c.grad_accum == 1 &&
-         !c.optimizer_overlap && c.strategy == config::Strategy::Single && c.compile == config::Compile::Fused &&
-         c.optimizer == config::Optimizer::AdamW && c.fused_optimizer;
+  // Where the project's kernel could write bf16 weight copies (one GPU, compile fused, fused AdamW),
+  // in bf16 with one micro-step and no optimizer_overlap.
+  return c.grad_dtype == config::DType::Bf16 && c.amp == config::Amp::Bf16 && c.grad_accum == 1 &&
+         !c.optimizer_overlap && optimizer_weight_copies_apply(c, cuda);
 }
 
 bool optimizer_weight_copies(const config::TrialConfig& c, const MemoryOptions& options) {

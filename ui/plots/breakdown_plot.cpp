@@ -104,12 +104,13 @@ void BreakdownPlot::beforeReplot() {
 }
 
 void BreakdownPlot::placeFigures() {
-  if (m_figures.empty()) return;
-  const double rangeTop = m_top > 0 ? m_top * 1.22 : 1.0;  // room for a two-line figure above the tallest bar
+  const double tallest = m_steps.empty() ? 0.0 : *std::max_element(m_steps.begin(), m_steps.end());
+  const double rangeTop = tallest > 0 ? tallest * 1.22 : 1.0;  // room for a two-line figure above the tallest bar
   yAxis->setRange(0, rangeTop);
+  if (m_figures.empty()) return;
+  const QFontMetrics fm(m_figures.front()->font());
   // Twice at most: the second pass after the axis grew to hold a figure that was moved up.
   for (int pass = 0; pass < 2; ++pass) {
-    const QFontMetrics fm(m_figures.front()->font());
     QRectF previous;
     double highest = axisRect()->bottom();
     for (size_t i = 0; i < m_figures.size(); ++i) {
@@ -190,10 +191,8 @@ void BreakdownPlot::setTrials(const QStringList& names, const std::vector<analys
     below = bars;
     m_bars.emplace_back(part, bars);
   }
-  double top = 0;
   m_figures.clear();
   for (size_t i = 0; i < m_steps.size(); ++i) {
-    top = std::max(top, m_steps[i]);
     auto* text = new QCPItemText(this);
     m_figures.push_back(text);
     text->position->setCoords(double(i), m_steps[i]);
@@ -210,8 +209,7 @@ void BreakdownPlot::setTrials(const QStringList& names, const std::vector<analys
   xAxis->setPadding(4);
   m_labelWidth = -1;
   wrapLabels();  // to the axis rect of the last layout; beforeReplot fits them to each new one
-  m_top = top;
-  yAxis->setRange(0, top > 0 ? top * 1.22 : 1.0);  // placeFigures may grow it
+  placeFigures();  // the value range, and the figures in the last layout; beforeReplot again in each new one
   markDirty();
 }
 

@@ -54,7 +54,6 @@ class BreakdownPlot : public LivePlot {
   std::vector<std::pair<analysis::Part, QCPBars*>> m_bars;
   std::vector<double> m_steps;
   std::vector<QCPItemText*> m_figures;  // "mean … (median …)" above each bar
-  double m_top = 0;                     // the tallest bar (ms)
 };
 
 }  // namespace tunebench::ui

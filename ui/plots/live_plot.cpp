@@ -114,6 +114,10 @@ bool LivePlot::fitLegendColumns() {
   if (!legend || !legend->visible() || legend->itemCount() == 0 || !legend->layout()) return false;
   for (QCPAxisRect* rect : axisRects())
     if (legend->layout() == rect->insetLayout()) return false;  // an inset legend keeps its own shape
+  for (int i = 0; i < legend->layout()->elementCount(); ++i) {
+    const QCPLayoutElement* other = legend->layout()->elementAt(i);
+    if (other && other != legend) return false;  // a row it shares (step time's two legends) keeps its own
+  }
   int widest = 0;
   for (int i = 0; i < legend->itemCount(); ++i)
     if (QCPAbstractLegendItem* item = legend->item(i)) widest = std::max(widest, item->minimumOuterSizeHint().width());

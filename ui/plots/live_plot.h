@@ -42,8 +42,8 @@ class LivePlot : public QCustomPlot {
   // Tick counts, tick label visibility and axis titles from the axes' lengths in pixels (before
   // every coalesced replot, and after a layout that changed the lengths). True when it changed.
   bool fitTickCounts();
-  // A legend in its own row under the plot (not inside an axis rect) gets as many columns as its
-  // widest entry fits in the plot's width, so no name is cut; true when that changed.
+  // A legend alone in its own row (not inside an axis rect, not beside another legend) gets as many
+  // columns as its widest entry fits in the plot's width, so no name is cut; true when that changed.
   bool fitLegendColumns();
   QVector<QSize> rectSizes() const;
 

@@ -132,8 +132,7 @@ void StepComparePlot::setSteps(const QStringList& names, const std::vector<const
   }
   m_rowCount = row;
   for (protocol::Phase phase : legend_phases())
-    if (seen.count(phase)) legend->addItem(new PhaseLegendItem(legend, phase));
-  legend->setWrap(std::max(1, int(seen.size())));
+    if (seen.count(phase)) legend->addItem(new PhaseLegendItem(legend, phase));  // columns: fitLegendColumns
   yAxis->setRange(-0.5, std::max(1, row) - 0.5);
   xAxis->setRange(0, longest > 0 ? longest * 1.25 : 1.0);  // room for the end label
   markDirty();
