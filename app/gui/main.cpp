@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFile>
+#include <QFileInfo>
 #include <QTimer>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "ui/runner/background_jobs.h"
 #include "ui/windows/live_view.h"
 #include "ui/windows/main_window.h"
+#include "ui/windows/session_controller.h"
 #include "ui/windows/theme.h"
 #include "ui/windows/trial_form.h"
 
@@ -153,8 +155,17 @@ int main(int argc, char** argv) {
     whenOpen([&window, path, x] { window.replayLog(path, x); });
   } else if (parser.isSet(options.run)) {
     // A trial the window refuses (problems in the form) never finishes: a screenshot waiting for
-    // it is taken at once, and the exit status says it did not run.
-    whenOpen([&window, refused] {
+    // it is taken at once, and the exit status says it did not run. Nor does a trial run when the
+    // --open file was refused: it would land in a throw-away session, not in the user's file.
+    const QString wanted = parser.isSet(options.session) ? QFileInfo(parser.value(options.session)).absoluteFilePath()
+                                                         : QString();
+    whenOpen([&window, refused, wanted] {
+      if (!wanted.isEmpty() && QFileInfo(window.session()->path()).absoluteFilePath() != wanted) {
+        std::fprintf(stderr, "tunebench: %s was not opened (the window says why); the trial was not run\n",
+                     qPrintable(wanted));
+        if (*refused) (*refused)();
+        return;
+      }
       if (!window.runTrial() && *refused) (*refused)();
     });
   }
@@ -192,7 +203,7 @@ int main(int argc, char** argv) {
       QObject::connect(&window, &tunebench::ui::MainWindow::trialFinished, &window,
                        [whenOpen, shoot] { whenOpen(shoot); }, Qt::SingleShotConnection);
       *refused = [shoot_and_exit] {
-        std::fprintf(stderr, "tunebench: the trial did not start: the form has problems (shown in the screenshot)\n");
+        std::fprintf(stderr, "tunebench: the trial did not start (the reason is in the screenshot)\n");
         shoot_and_exit(false);
       };
     } else if (isNumber && ms >= 0) {

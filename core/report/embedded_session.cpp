@@ -13,6 +13,7 @@
 
 #include "core/report/base64.h"
 #include "core/store/event_log_import.h"
+#include "core/store/file_guard.h"
 #include "core/store/session_store.h"
 #include "core/store/store_error.h"
 
@@ -127,11 +128,14 @@ std::string session_data_block(const std::vector<store::LoadedTrial>& trials, co
 }
 
 bool is_report_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::string head(4096, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
+  // The file may be a session this process has open (a drop on the window is offered to every
+  // importer): read it through the store, which keeps the session's locks (issue 43).
+  std::string head;
+  try {
+    head = store::read_file_prefix(path, 4096);
+  } catch (const StoreError&) {
+    return false;
+  }
   return head.find("<meta name=\"generator\" content=\"" + std::string(kGeneratorMeta) + "\"") != std::string::npos;
 }
 

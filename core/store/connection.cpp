@@ -59,6 +59,29 @@ void harden(SQLite::Database& db, bool writable) {
 
 }  // namespace
 
+std::string describe_sqlite_error(int code) {
+  switch (code & 0xff) {
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+    case SQLITE_FORMAT:
+      return "the file is damaged (its pages do not read back as a database)";
+    case SQLITE_IOERR:
+      return "reading or writing the file failed (a disk error, or the file was changed or removed underneath)";
+    case SQLITE_FULL: return "the disk is full";
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return "another program holds the file locked; try again in a moment";
+    case SQLITE_READONLY: return "the file or its folder is write-protected";
+    case SQLITE_CANTOPEN: return "the file cannot be opened (a missing folder, or no permission)";
+    case SQLITE_PERM:
+    case SQLITE_AUTH: return "no permission to do that";
+    case SQLITE_NOMEM: return "out of memory";
+    case SQLITE_TOOBIG: return "a value in the file is larger than Tunebench accepts";
+    case SQLITE_CONSTRAINT: return "the change conflicts with what the file holds";
+    case SQLITE_SCHEMA: return "the file's layout changed while it was read; open it again";
+    default: return std::string("the database reported an error (") + sqlite3_errstr(code) + ")";
+  }
+}
+
 bool is_locked_error(int code) {
   const int primary = code & 0xff;
   return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
@@ -76,7 +99,7 @@ std::unique_ptr<SQLite::Database> open_connection(const std::string& path, OpenM
     db->setBusyTimeout(static_cast<int>(busy_timeout.count()));
     return db;
   } catch (const SQLite::Exception& e) {
-    throw StoreError("cannot open " + path + ": " + e.what());
+    throw StoreError("cannot open " + path + ": " + describe_sqlite_error(e.getExtendedErrorCode()));
   }
 }
 

@@ -28,6 +28,11 @@ enum class OpenMode {
 std::unique_ptr<SQLite::Database> open_connection(const std::string& path, OpenMode mode,
                                                   std::chrono::milliseconds busy_timeout);
 
+// One sentence in plain words for a failure SQLite reported ("the file is damaged", "the disk is
+// full"), never SQLite's own text ("btreeInitPage() returns error code 11"): what a message box
+// and the command line say after "cannot …:".
+std::string describe_sqlite_error(int sqlite_extended_error_code);
+
 // True for SQLite's "database is locked/busy" failures: the file is fine, someone holds it.
 bool is_locked_error(int sqlite_error_code);
 

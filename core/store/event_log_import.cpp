@@ -12,6 +12,7 @@
 #include "core/store/event_inserter.h"
 #include "core/store/limits.h"
 #include "core/store/session_store.h"
+#include "core/store/connection.h"
 #include "core/store/store_error.h"
 
 namespace tunebench::store {
@@ -130,7 +131,7 @@ ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path
     }
     tx.commit();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(store.path() + ": cannot import " + jsonl_path + ": " + e.what());
+    throw StoreError(store.path() + ": cannot import " + jsonl_path + ": " + describe_sqlite_error(e.getExtendedErrorCode()));
   }
   result.trial_id = result.trial_ids.front();
   return result;
@@ -150,7 +151,7 @@ ImportResult import_trial_log(SessionStore& store, const tp::TrialLog& log, cons
     result.trial_ids = {result.trial_id};
     tx.commit();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(store.path() + ": cannot import '" + name + "': " + e.what());
+    throw StoreError(store.path() + ": cannot import '" + name + "': " + describe_sqlite_error(e.getExtendedErrorCode()));
   }
   return result;
 }
@@ -202,7 +203,7 @@ ImportResult import_loaded_trials(SessionStore& store, const std::vector<LoadedT
     }
     tx.commit();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(store.path() + ": cannot import the trials: " + e.what());
+    throw StoreError(store.path() + ": cannot import the trials: " + describe_sqlite_error(e.getExtendedErrorCode()));
   }
   if (!result.trial_ids.empty()) result.trial_id = result.trial_ids.front();
   return result;

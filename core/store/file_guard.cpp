@@ -3,12 +3,14 @@
 
 #include <sys/stat.h>
 
+#include <sqlite3.h>
+
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <memory>
 
 #include "core/store/connection.h"
 #include "core/store/schema.h"
@@ -51,6 +53,41 @@ std::string describe_difference(const std::vector<SchemaObject>& found,
 
 }  // namespace
 
+std::string read_file_prefix(const std::string& path, size_t max_bytes) {
+  // Through SQLite's own file layer, never a descriptor of ours: POSIX drops every lock a process
+  // holds on a file when any descriptor of it is closed, so an ifstream here would strip the locks
+  // of this process's live connections to the same session; another process closing the session
+  // last would then delete the -wal and -shm under them (issue 43). SQLite's unix layer knows its
+  // connections' locks and keeps such a descriptor open until they are released.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw StoreError("cannot open " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw StoreError(path + " is not a regular file");  // a FIFO would block
+  sqlite3_vfs* vfs = sqlite3_vfs_find(nullptr);
+  if (!vfs) throw StoreError("cannot open " + path + ": SQLite has no file layer");
+  using Filename = std::unique_ptr<const char, decltype(&sqlite3_free_filename)>;
+  const Filename name(sqlite3_create_filename(path.c_str(), "", "", 0, nullptr), &sqlite3_free_filename);
+  using File = std::unique_ptr<sqlite3_file, decltype(&sqlite3_free)>;
+  const File file(static_cast<sqlite3_file*>(sqlite3_malloc(vfs->szOsFile)), &sqlite3_free);
+  if (!name || !file) throw StoreError("cannot open " + path + ": out of memory");
+  std::memset(file.get(), 0, static_cast<size_t>(vfs->szOsFile));
+  int flags = 0;
+  const int opened = vfs->xOpen(vfs, name.get(), file.get(), SQLITE_OPEN_READONLY | SQLITE_OPEN_MAIN_DB, &flags);
+  struct Closer {
+    sqlite3_file* f;
+    ~Closer() {
+      if (f->pMethods) f->pMethods->xClose(f);
+    }
+  } closer{file.get()};
+  if (opened != SQLITE_OK) throw StoreError("cannot open " + path + ": " + sqlite3_errstr(opened));
+  sqlite3_int64 size = 0;
+  if (file->pMethods->xFileSize(file.get(), &size) != SQLITE_OK) throw StoreError("cannot read " + path);
+  std::string bytes(std::min<size_t>(max_bytes, static_cast<size_t>(std::max<sqlite3_int64>(size, 0))), '\0');
+  if (!bytes.empty() &&
+      file->pMethods->xRead(file.get(), bytes.data(), static_cast<int>(bytes.size()), 0) != SQLITE_OK)
+    throw StoreError("cannot read " + path);
+  return bytes;
+}
+
 FileHeader check_file_header(const std::string& path, int64_t max_file_bytes) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
@@ -65,9 +102,9 @@ FileHeader check_file_header(const std::string& path, int64_t max_file_bytes) {
                      " MiB limit for session files");
 
   unsigned char b[kHeaderBytes] = {};
-  std::ifstream in(path, std::ios::binary);
-  in.read(reinterpret_cast<char*>(b), kHeaderBytes);
-  const auto got = static_cast<size_t>(in.gcount());
+  const std::string head = read_file_prefix(path, kHeaderBytes);
+  std::memcpy(b, head.data(), head.size());
+  const size_t got = head.size();
   if (got < sizeof kMagic || std::memcmp(b, kMagic, sizeof kMagic) != 0)
     throw StoreError(path + " is not a Tunebench session (not an SQLite database at all)");
   if (got < kHeaderBytes) throw StoreError(path + " is truncated (shorter than an SQLite header)");
@@ -111,7 +148,10 @@ int check_session_database(SQLite::Database& db, const std::string& path, bool f
       SQLite::Statement q(db, "PRAGMA quick_check(1)");
       if (q.executeStep()) {
         const std::string result = q.getColumn(0).getString();
-        if (result != "ok") throw StoreError(path + " is damaged: " + result.substr(0, 200));
+        // SQLite's own report ("*** in database main *** Page 13: ...") means nothing to a user.
+        if (result != "ok")
+          throw StoreError(path + " is damaged: its pages fail SQLite's integrity check. It was not opened or "
+                                  "changed; open a backup, or ask its sender for the file again.");
       }
     }
     const int app_id = db.execAndGet("PRAGMA application_id").getInt();
@@ -128,9 +168,10 @@ int check_session_database(SQLite::Database& db, const std::string& path, bool f
                        describe_difference(found, expected) + ". It was not opened.");
   } catch (const SQLite::Exception& e) {
     if (is_locked_error(e.getErrorCode()))
-      throw StoreError(path + " is locked by another program (" + e.what() +
-                       "); close it there or try again in a moment. The file was not changed.");
-    throw StoreError(path + " is damaged or not a Tunebench session (" + e.what() + ")");
+      throw StoreError(path + " is locked by another program; close it there or try again in a moment. The "
+                              "file was not changed.");
+    throw StoreError(path + " cannot be opened: " + describe_sqlite_error(e.getExtendedErrorCode()) +
+                     ". It was not changed.");
   }
   return version;
 }

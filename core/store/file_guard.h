@@ -23,6 +23,12 @@ struct FileHeader {
   int32_t user_version = 0;
 };
 
+// The first `max_bytes` bytes of a file (fewer when it is shorter), read without a descriptor of
+// our own, so that this process's live connections to the same file keep their locks (see the
+// .cpp). Every raw read of a file that may be a session goes through here. Throws StoreError when
+// it cannot be read.
+std::string read_file_prefix(const std::string& path, size_t max_bytes);
+
 // Throws StoreError naming the path and the reason: missing, not a regular file, empty, larger
 // than max_file_bytes, not SQLite, truncated, not a Tunebench session, newer schema.
 FileHeader check_file_header(const std::string& path, int64_t max_file_bytes);

@@ -7,6 +7,7 @@
 #include "core/store/limits.h"
 #include "core/store/row_reader.h"
 #include "core/store/session_store.h"
+#include "core/store/connection.h"
 #include "core/store/store_error.h"
 
 namespace tunebench::store {
@@ -31,9 +32,9 @@ template <class F> auto guarded(SessionStore& store, const char* what, F&& f) {
   try {
     return f();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(store.path() + ": cannot " + what + ": " + e.what());
-  } catch (const nlohmann::json::exception& e) {
-    throw StoreError(store.path() + ": cannot " + what + ": " + e.what());
+    throw StoreError(store.path() + ": cannot " + what + ": " + describe_sqlite_error(e.getExtendedErrorCode()));
+  } catch (const nlohmann::json::exception&) {
+    throw StoreError(store.path() + ": cannot " + what + ": a plan stored in it is not valid JSON");
   }
 }
 

@@ -47,6 +47,16 @@ struct TrialInfo {
   int64_t step_count = 0;         // step records over all ranks
 };
 
+// What a window compares to notice trials another process added, finished, renamed or deleted,
+// without counting steps (SessionStore::trial_heads).
+struct TrialHead {
+  int64_t id = 0;
+  TrialStatus status = TrialStatus::Queued;
+  std::string name;
+  bool operator==(const TrialHead& o) const { return id == o.id && status == o.status && name == o.name; }
+  bool operator!=(const TrialHead& o) const { return !(*this == o); }
+};
+
 struct LoadedTrial {
   TrialInfo info;
   protocol::TrialLog log;

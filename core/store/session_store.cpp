@@ -28,9 +28,9 @@ template <class F> auto guarded(const std::string& path, const char* what, F&& f
   try {
     return f();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(path + ": cannot " + what + ": " + e.what());
-  } catch (const nlohmann::json::exception& e) {
-    throw StoreError(path + ": cannot " + what + ": " + e.what());
+    throw StoreError(path + ": cannot " + what + ": " + describe_sqlite_error(e.getExtendedErrorCode()));
+  } catch (const nlohmann::json::exception&) {
+    throw StoreError(path + ": cannot " + what + ": a configuration stored in it is not valid JSON");
   }
 }
 
@@ -212,6 +212,30 @@ std::vector<TrialInfo> SessionStore::list_trials() const {
     for (auto& t : out) t.tags = read_tags(*m_db, t.id);
     return out;
   });
+}
+
+std::vector<TrialHead> SessionStore::trial_heads() const {
+  return guarded(m_path, "list the trials", [&] {
+    std::vector<TrialHead> out;
+    SQLite::Statement q(*m_db, "SELECT id, status, name, owner FROM trials ORDER BY id");
+    while (q.executeStep()) {
+      RowReader r(q, "trials");
+      TrialHead h;
+      h.id = r.i64(0);
+      const auto status = protocol::trial_status_from_string(r.text(1, 32));
+      if (!status) throw StoreError("the session file has a trial with an unknown status");
+      h.status = *status;
+      h.name = r.text(2, kMaxNameBytes);
+      if (h.status == TrialStatus::Running && owner_is_gone(r.text(3, kMaxShortTextBytes)))
+        h.status = TrialStatus::Interrupted;
+      out.push_back(std::move(h));
+    }
+    return out;
+  });
+}
+
+int64_t SessionStore::data_version() const {
+  return guarded(m_path, "read the session's version", [&] { return m_db->execAndGet("PRAGMA data_version").getInt64(); });
 }
 
 TrialInfo SessionStore::trial(int64_t id) const {

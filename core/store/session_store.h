@@ -58,6 +58,12 @@ class SessionStore {
   // A trial stored as running whose writer is gone is reported as interrupted, also read-only.
   std::vector<TrialInfo> list_trials() const;
   TrialInfo trial(int64_t id) const;  // throws StoreError when there is no such trial
+  // Every trial's id, status and name in id order: cheap (no step counts), for a window that
+  // looks for another process's changes (a running trial whose writer is gone reads interrupted).
+  std::vector<TrialHead> trial_heads() const;
+  // SQLite's PRAGMA data_version of this connection: it changes when any other connection, of
+  // this process or another, commits to the file. Reads no pages.
+  int64_t data_version() const;
   // A new trial (default: queued). Returns its id.
   int64_t add_trial(const std::string& name, const nlohmann::json& config,
                     TrialStatus status = TrialStatus::Queued, const std::string& source = "");

@@ -4,6 +4,7 @@
 
 #include "core/store/limits.h"
 #include "core/store/session_store.h"
+#include "core/store/connection.h"
 #include "core/store/store_error.h"
 
 namespace tunebench::store {
@@ -27,7 +28,7 @@ void set_trial_known_config(SessionStore& store, int64_t trial_id, const nlohman
     tx.commit();
   } catch (const SQLite::Exception& e) {
     throw StoreError(store.path() + ": cannot change the settings of trial " + std::to_string(trial_id) + ": " +
-                     e.what());
+                     describe_sqlite_error(e.getExtendedErrorCode()));
   }
 }
 

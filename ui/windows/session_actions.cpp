@@ -442,14 +442,15 @@ bool SessionActions::openSession(const QString& path) {
 
 bool SessionActions::openExample(const QString& examplePath) {
   // Examples are opened as a copy: the shipped file may sit in a read-only install folder, and a
-  // run or an edit must never change it.
+  // run or an edit must never change it. The copy is SQLite's (VACUUM INTO), never a byte copy of
+  // ours: reading a session with a descriptor of our own would drop this process's locks on it.
   const QString copy = unused_path(user_sessions_dir(), QFileInfo(examplePath).completeBaseName());
-  if (!QFile::copy(examplePath, copy)) {
-    showError(QStringLiteral("Open example"), QStringLiteral("Could not copy %1 to %2.").arg(examplePath, copy));
+  if (!m_session->openCopy(examplePath, copy)) {
+    showError(QStringLiteral("Open example"), m_session->errorString());
     return false;
   }
-  QFile::setPermissions(copy, QFile::permissions(copy) | QFileDevice::WriteOwner);
-  return openSession(copy);
+  emit statusMessage(QStringLiteral("Opening a copy of %1…").arg(QFileInfo(examplePath).fileName()), 4000);
+  return true;
 }
 
 bool SessionActions::saveSessionAs(const QString& path) {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <utility>
 
 #include <QDir>
@@ -10,6 +11,7 @@
 #include <QLocale>
 #include <QTemporaryDir>
 #include <QThread>
+#include <QTimer>
 
 #include "core/analysis/step_time.h"
 #include "core/analysis/throughput.h"
@@ -32,6 +34,9 @@ namespace {
 QString loaded_id(qint64 storeId) { return QStringLiteral("s%1").arg(storeId); }
 
 QString data_size(qint64 bytes) { return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeSIFormat); }
+
+// How often the window looks for another process's writes to its session.
+constexpr int kWatchIntervalMs = 1000;
 
 // Writers wait this long for another connection's transaction (an import, the live recorder)
 // before they give up with "database is locked".
@@ -121,6 +126,9 @@ SessionController::SessionController(TrialsModel* model, BackgroundJobs* jobs, Q
   connect(m_recorder, &LiveRecorder::writeRecovered, this, &SessionController::storeRecovered);
   connect(m_recorder, &LiveRecorder::finished, this, &SessionController::onRecorderFinished);
   m_recorderThread->start();
+  m_watch = new QTimer(this);
+  m_watch->setInterval(kWatchIntervalMs);
+  connect(m_watch, &QTimer::timeout, this, &SessionController::lookForOtherWriters);
 }
 
 SessionController::~SessionController() {
@@ -221,6 +229,10 @@ bool SessionController::adopt(const QString& path, const QString& name, bool for
     m_storeIds.insert(record.id, id);
     m_model->upsert(record);
   }
+  m_dataVersion = -1;
+  m_heads.clear();
+  lookForOtherWriters();  // the file's state now is the one compared against
+  m_watch->start();
   emit sessionChanged();
   emit trialCountChanged(m_model->rowCount());
   return true;
@@ -263,6 +275,19 @@ bool SessionController::openReport(const QString& htmlPath, const QString& sessi
                    }
                    return [this, sessionPath] { openSession(sessionPath, true); };
                  });
+  return true;
+}
+
+bool SessionController::openCopy(const QString& source, const QString& copyPath) {
+  if (refuseWhileRecording(QStringLiteral("switch sessions"))) return false;
+  const std::string from = source.toStdString(), to = copyPath.toStdString();
+  m_jobs->submit(QStringLiteral("Opening a copy of %1").arg(QFileInfo(source).fileName()),
+                 [this, from, to, copyPath](JobProgress& progress) {
+                   progress.report(0, 0, QStringLiteral("checking the file and writing a copy"));
+                   store::SessionStore::open(from, {store::SessionStore::Mode::ReadOnly}).save_as(to);
+                   return [this, copyPath] { openSession(copyPath, true); };
+                 },
+                 {}, {JobKind::OpenSession, QFileInfo(source).fileName()});
   return true;
 }
 
@@ -469,6 +494,74 @@ void SessionController::loadTrialLogs(const QStringList& recordIds,
                  {},
                  {JobKind::LoadTrial,
                   ids.size() == 1 ? trialName(recordIds.front()) : QStringLiteral("one of %1 trials").arg(ids.size())});
+}
+
+void SessionController::lookForOtherWriters() {
+  if (!m_store) return;
+  std::vector<store::TrialHead> heads;
+  try {
+    const qint64 version = m_store->data_version();
+    if (version == m_dataVersion) return;
+    m_dataVersion = version;
+    heads = m_store->trial_heads();
+  } catch (const std::exception&) {
+    return;  // busy or gone for a moment: the next tick asks again
+  }
+  if (heads == m_heads) return;  // this window's own live steps, or another trial's steps only
+  m_heads = heads;
+  // Rows this window runs are its runner's to update; rows read from the file follow the file.
+  std::vector<qint64> changed;
+  std::set<qint64> inFile;
+  for (const store::TrialHead& h : heads) {
+    inFile.insert(h.id);
+    const QString recordId = recordIdOf(h.id);
+    if (recordId.isEmpty()) {
+      changed.push_back(h.id);
+    } else if (recordId == loaded_id(h.id)) {
+      const TrialRecord* r = m_model->find(recordId);
+      if (!r || r->status != h.status || r->config.name != h.name || h.status == protocol::TrialStatus::Running)
+        changed.push_back(h.id);
+    }
+  }
+  QStringList gone;
+  for (auto it = m_storeIds.cbegin(); it != m_storeIds.cend(); ++it)
+    if (it.key() == loaded_id(it.value()) && !inFile.count(it.value())) gone << it.key();
+  if (!changed.empty() || !gone.isEmpty()) readChangedTrials(std::move(changed), gone);
+}
+
+void SessionController::readChangedTrials(std::vector<qint64> ids, QStringList gone) {
+  const std::string file = m_path.toStdString();
+  const QString session = m_path;
+  m_jobs->submit(
+      QStringLiteral("Reading trials another program wrote"),
+      [this, file, ids, gone, session](JobProgress& progress) {
+        progress.report(0, qint64(ids.size()), QStringLiteral("reading %1 trial(s)").arg(ids.size()));
+        std::vector<std::pair<TrialRecord, qint64>> rows;
+        store::SessionStore& s = job_store(file, false);
+        for (const qint64 id : ids) {
+          try {
+            rows.emplace_back(record_of(s, s.trial(id)), id);
+          } catch (const store::StoreError&) {
+            // Deleted again meanwhile: the next comparison removes its row.
+          }
+        }
+        return [this, rows, gone, session] {
+          if (session != m_path) return;
+          for (const QString& recordId : gone)
+            if (m_storeIds.contains(recordId)) {
+              m_storeIds.remove(recordId);
+              m_model->removeTrial(recordId);
+            }
+          for (const auto& [record, id] : rows) {
+            const QString mine = recordIdOf(id);
+            if (!mine.isEmpty() && mine != record.id) continue;  // queued here meanwhile
+            m_storeIds.insert(record.id, id);
+            m_model->upsert(record);
+          }
+          emit trialCountChanged(m_model->rowCount());
+        };
+      },
+      QStringLiteral("other-writers"));
 }
 
 QString SessionController::trialName(const QString& recordId) const {

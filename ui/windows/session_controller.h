@@ -14,6 +14,11 @@
 // subject; a refusal at once is false with errorString(); either leaves the current session as it
 // was. Nothing here shows a dialog.
 //
+// Other processes may write the same file at once (tunebench-cli run, another window; docs/
+// STORE.md, "Several writers"): every second the GUI thread's connection asks SQLite whether any
+// other connection committed (PRAGMA data_version), compares the trials' ids, statuses and names,
+// and a background job reads the rows that another writer added, finished, renamed or deleted.
+//
 // Rows of the model are keyed by a QString id: live trials keep their run id (the --trial the
 // workers stamp on events), trials loaded from a file get "s<store id>". storeId() maps back.
 #pragma once
@@ -38,6 +43,7 @@
 #include "ui/runner/runner_types.h"
 
 class QThread;
+class QTimer;
 
 namespace tunebench::store {
 class SessionStore;
@@ -80,6 +86,10 @@ class SessionController : public QObject {
   // A Tunebench HTML report: its trials become a new session at `sessionPath` (created; removed
   // again when the report is refused), which is then opened as from someone else.
   bool openReport(const QString& htmlPath, const QString& sessionPath);
+  // A compact copy of the session at `source` is written to `copyPath` (which must not exist) and
+  // opened as from someone else; the source is only read, through SQLite (an example shipped in a
+  // read-only folder, or a file another process writes at this moment).
+  bool openCopy(const QString& source, const QString& copyPath);
   bool importLog(const QString& jsonlPath, const QString& name = {});
   // The trials a Tunebench HTML report carries, into this session (one transaction): imported.
   bool importReport(const QString& htmlPath);
@@ -129,6 +139,9 @@ class SessionController : public QObject {
   // The names of the session's trials (the table's rows), for names that must be new.
   QStringList trialNames() const;
   qint64 storeId(const QString& recordId) const { return m_storeIds.value(recordId, -1); }
+  // Looks for trials another process (or another connection of this one) changed in the file, now
+  // instead of at the next tick; rows it finds arrive through a background job.
+  void lookForOtherWriters();
   QString recordIdOf(qint64 storeId) const { return m_storeIds.key(storeId); }
 
  signals:
@@ -152,6 +165,7 @@ class SessionController : public QObject {
   bool fail(const std::exception& e);
   QString trialName(const QString& recordId) const;  // "trial \"7B DDP\"", for failures
   void onRecorderFinished(qint64 trialId, bool ok, qint64 lost, const QString& message);
+  void readChangedTrials(std::vector<qint64> ids, QStringList gone);
 
   TrialsModel* m_model;
   BackgroundJobs* m_jobs;
@@ -160,6 +174,9 @@ class SessionController : public QObject {
   QThread* m_recorderThread = nullptr;
   LiveRecorder* m_recorder = nullptr;  // lives on m_recorderThread
   QHash<QString, qint64> m_storeIds;
+  QTimer* m_watch = nullptr;  // lookForOtherWriters, while a session is open
+  qint64 m_dataVersion = -1;
+  std::vector<store::TrialHead> m_heads;  // the file's trials as last compared
   std::map<qint64, TrialOutcome> m_finishing;  // store id -> outcome waiting for the recorder
   QString m_path;
   QString m_name;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <QApplication>
 #include <QFileInfo>
 #include <QSet>
 
@@ -91,6 +92,13 @@ TrialLauncher::Result TrialLauncher::launch(const LaunchRequest& request, Queued
     m_preview->show();
     m_preview->raise();
     m_preview->activateWindow();
+    // A message box already open (a session that could not be opened, say) blocks the window and
+    // so this preview too: it stays in front, with the focus, or the preview would cover it and
+    // ignore every click.
+    if (QWidget* box = QApplication::activeModalWidget(); box && box != m_preview) {
+      box->raise();
+      box->activateWindow();
+    }
     m_lastMessage = QStringLiteral("%1: waiting for the launch preview").arg(request.what);
     return Result::AwaitingConfirmation;
   }

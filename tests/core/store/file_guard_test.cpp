@@ -3,6 +3,9 @@
 // was. Hostile values inside an otherwise valid session fail the load, never the process.
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
+
+#include "core/store/connection.h"
 #include "core/store/session_store.h"
 #include "core/store/store_error.h"
 #include "core/store/trial_writer.h"
@@ -26,6 +29,14 @@ struct GoodSession {
   }
 };
 
+// SQLite's own words, which mean nothing to a user (issue 43: "btreeInitPage() returns error code
+// 11", "disk I/O error", "*** in database main *** Page 13: ...").
+void expect_plain_words(const std::string& message) {
+  for (const char* raw : {"***", "error code", "btree", "malformed", "disk I/O error", "file is not a database",
+                          "SQLITE_", "Page "})
+    EXPECT_EQ(message.find(raw), std::string::npos) << "raw SQLite text '" << raw << "' in: " << message;
+}
+
 // Opening (both modes) fails with a message containing `expect`, and the file is unchanged.
 void expect_refused(const std::string& path, const std::string& expect) {
   const std::string before = tt::read_bytes(path);
@@ -35,6 +46,7 @@ void expect_refused(const std::string& path, const std::string& expect) {
       ADD_FAILURE() << "opened " << path << " but expected: " << expect;
     } catch (const ts::StoreError& e) {
       EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
+      expect_plain_words(e.what());
     }
     EXPECT_EQ(tt::read_bytes(path), before) << "the refused file was changed";
   }
@@ -85,6 +97,29 @@ TEST(FileGuard, CorruptPages) {
   for (size_t i = 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 7919) & 0xff);
   tt::write_bytes(s.path, bytes);
   expect_refused(s.path, "damaged");
+}
+
+TEST(FileGuard, DamageFoundAfterOpeningIsSaidInPlainWords) {
+  // Opened without the full check (the window's own connections), the damage shows when a trial
+  // is read: the sentence says the file is damaged, not what SQLite's b-tree code returned.
+  GoodSession s;
+  std::string bytes = tt::read_bytes(s.path);
+  for (size_t i = 2 * 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 7919) & 0xff);
+  tt::write_bytes(s.path, bytes);
+  ts::SessionStore::OpenOptions options;
+  options.mode = ts::SessionStore::Mode::ReadOnly;
+  options.check_integrity = false;
+  try {
+    const auto store = ts::SessionStore::open(s.path, options);
+    store.load_trial(s.trial);
+    ADD_FAILURE() << "loaded a trial from scribbled pages";
+  } catch (const ts::StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("damaged"), std::string::npos) << e.what();
+    expect_plain_words(e.what());
+  }
+  EXPECT_EQ(ts::describe_sqlite_error(SQLITE_CORRUPT), "the file is damaged (its pages do not read back as a database)");
+  EXPECT_EQ(ts::describe_sqlite_error(SQLITE_IOERR_SHORT_READ).find("reading or writing the file failed"), 0u);
+  EXPECT_EQ(ts::describe_sqlite_error(SQLITE_FULL), "the disk is full");
 }
 
 TEST(FileGuard, PlantedTriggerViewAndTable) {

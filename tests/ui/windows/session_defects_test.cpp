@@ -372,6 +372,48 @@ TEST(SessionIdentity, TheLaunchPreviewIsRaisedAndBlocksNothing) {
   TB_WAIT_FOR(w->launcher()->pendingPreview() == nullptr, kTimeoutMs);
 }
 
+// Issue 43: a damaged session's error box stayed behind a launch preview, which then ignored every
+// click (the window-modal box blocks the window and its preview). Whichever comes second, the box
+// keeps the focus until it is answered; then the preview takes it. (The offscreen platform has no
+// stacking order, so this checks the focus; the launcher also raises the box over the preview.)
+TEST(SessionIdentity, AnErrorBoxKeepsTheFocusOverALaunchPreview) {
+  QTemporaryDir dir;
+  const QString damaged = dir.filePath("damaged.tbsession");
+  {
+    QFile f(damaged);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(QByteArray("SQLite format 3\0", 16) + QByteArray(4080, 'x'));
+  }
+  for (const bool boxFirst : {true, false}) {
+    auto w = make_window();
+    ASSERT_TRUE(w->sessionActions()->openSession(copy_of(dir, example("cpu-tiny.tbsession"))));
+    TB_WAIT_FOR(w->trialsModel()->rowCount() == 2, kTimeoutMs);
+    w->trialsView()->selectRow(0);
+    ASSERT_TRUE(w->sessionActions()->rerunWithChanges(w->sessionActions()->selectedTrialIds()[0]));
+    auto open_damaged = [&] {
+      w->sessionActions()->openSession(damaged);
+      TB_WAIT_FOR(QApplication::activeModalWidget() != nullptr, kTimeoutMs);
+    };
+    if (boxFirst) open_damaged();
+    EXPECT_FALSE(w->runTrial());
+    LaunchPreviewDialog* preview = w->launcher()->pendingPreview();
+    ASSERT_NE(preview, nullptr);
+    if (!boxFirst) open_damaged();
+    QWidget* box = QApplication::activeModalWidget();
+    ASSERT_NE(box, nullptr);
+    EXPECT_NE(box, preview);
+    TB_EXPECT_WAIT_FOR(QApplication::activeWindow() == box, 3000) << (boxFirst ? "box first" : "preview first");
+    const QString text = box->findChild<QLabel*>(QStringLiteral("qt_msgbox_label"))->text();
+    EXPECT_TRUE(text.contains(QStringLiteral("damaged"))) << text.toStdString();
+    box->close();
+    TB_WAIT_FOR(QApplication::activeModalWidget() == nullptr, kTimeoutMs);
+    preview->activateWindow();
+    TB_EXPECT_WAIT_FOR(QApplication::activeWindow() == preview, 3000);
+    preview->reject();
+    TB_WAIT_FOR(w->launcher()->pendingPreview() == nullptr, kTimeoutMs);
+  }
+}
+
 TEST(InvestigateDefects, ThePlanAndItsBudgetComeFirstAndStartRunsIt) {
   // Investigate… queued its first trial the moment the menu item was chosen.
   auto w = make_window();

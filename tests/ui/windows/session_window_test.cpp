@@ -510,3 +510,32 @@ TEST(SessionWindow, ScreenshotAfterTheRunFinishedSavesTheTrialThenQuits) {
   EXPECT_EQ(run_gui({"--screenshot-after", "soon"}, &err), 2);
   EXPECT_TRUE(err.contains("milliseconds or 'finished'")) << err.toStdString();
 }
+
+// Issue 43: `tunebench --open damaged.tbsession --run` ran the trial into the throw-away session
+// the window held, behind the error box. Now nothing runs, the exit status says so, and the
+// damaged file is left as it was.
+TEST(SessionWindow, RunWithASessionThatCannotBeOpenedRunsNothing) {
+  QTemporaryDir dir;
+  const QString damaged = dir.filePath("damaged.tbsession");
+  const QByteArray bytes = QByteArray("SQLite format 3\0", 16) + QByteArray(4080, 'x');
+  {
+    QFile f(damaged);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(bytes);
+  }
+  QProcess gui;
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("QT_QPA_PLATFORM", "offscreen");
+  gui.setProcessEnvironment(env);
+  gui.setProgram(QStringLiteral(TUNEBENCH_GUI));
+  gui.setArguments({"--no-restore", "--open", damaged, "--worker", TUNEBENCH_FAKE_WORKER, "--preset", "cpu-tiny",
+                    "--run", "--screenshot", dir.filePath("shot.png"), "--screenshot-after", "finished"});
+  gui.start();
+  ASSERT_TRUE(gui.waitForFinished(60000));
+  const QString err = QString::fromUtf8(gui.readAllStandardError());
+  EXPECT_EQ(gui.exitCode(), 1) << err.toStdString();
+  EXPECT_TRUE(err.contains("was not opened")) << err.toStdString();
+  QFile f(damaged);
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  EXPECT_EQ(f.readAll(), bytes);
+}
