@@ -9,6 +9,8 @@
 #include "app/cli/commands.h"
 #include "app/cli/plan_executor.h"
 #include "core/investigate/investigation.h"
+#include "core/investigate/plan_run.h"
+#include "core/store/plans.h"
 #include "core/store/session_store.h"
 
 namespace tunebench::cli {
@@ -53,8 +55,11 @@ void run(const InvestigateOptions& o) {
   b.max_repeats = o.max_repeats;
   const auto* stop = install_stop_signals();
   const auto exec = cli_executor(o.session, o.worker, "investigate plan " + std::to_string(plan_id), o.timeout_s, stop);
-  const auto a = investigate::run_investigation(
-      o.session, plan_id, b, exec, [](const investigate::Progress& p) { std::cerr << p.line << "\n"; }, stop);
+  const investigate::PlanRef plan{plan_id, investigate::PlanKind::Investigate, b};
+  const store::PlanState end =
+      investigate::run_plan(o.session, plan, exec, [](const std::string& line) { std::cerr << line << "\n"; }, stop);
+  auto s = store::SessionStore::open(o.session, {store::SessionStore::Mode::ReadOnly});
+  const auto a = investigate::current_attribution(s, plan_id);
   if (o.json) {
     auto j = investigate::to_json(a);
     j["plan"] = plan_id;
@@ -62,7 +67,8 @@ void run(const InvestigateOptions& o) {
   } else {
     std::cout << investigate::render(a);
   }
-  if (stop->load()) throw std::runtime_error("stopped; run the same command again to resume plan " + std::to_string(plan_id));
+  if (end == store::PlanState::Paused)
+    throw std::runtime_error("plan " + std::to_string(plan_id) + " paused; run the same command again to resume it");
 }
 
 }  // namespace

@@ -15,7 +15,9 @@
 #include "app/cli/config_inputs.h"
 #include "app/cli/plan_executor.h"
 #include "core/investigate/planner.h"
+#include "core/investigate/plan_run.h"
 #include "core/investigate/tune_session.h"
+#include "core/store/plans.h"
 #include "core/hardware/hardware.h"
 #include "core/store/session_store.h"
 
@@ -90,7 +92,11 @@ void run(const TuneOptionsCli& o) {
             << " points" << (o.exhaustive ? " (exhaustive)" : "") << "\n";
   const auto* stop = install_stop_signals();
   const auto exec = cli_executor(o.session, o.worker, "tune plan " + std::to_string(plan_id), o.timeout_s, stop);
-  const auto report = investigate::run_tune(o.session, plan_id, exec, [](const std::string& l) { std::cerr << l << "\n"; }, stop);
+  const investigate::PlanRef plan{plan_id, investigate::PlanKind::Tune, {}};
+  const store::PlanState end =
+      investigate::run_plan(o.session, plan, exec, [](const std::string& line) { std::cerr << line << "\n"; }, stop);
+  auto s = store::SessionStore::open(o.session, {store::SessionStore::Mode::ReadOnly});
+  const auto report = investigate::tune_report(s, plan_id);
   if (o.json) {
     auto j = investigate::to_json(report);
     j["plan"] = plan_id;
@@ -103,9 +109,10 @@ void run(const TuneOptionsCli& o) {
                                        spec.options.warmup);
     best.name = "autotuned: " + investigate::point_label(spec.space, report.result.best->point);
     std::ofstream(o.out) << config::to_json(best).dump(2) << "\n";
-    std::cerr << "best config written to " << o.out << "\n";
+    std::cerr << (report.result.pending ? "the best so far written to " : "best config written to ") << o.out << "\n";
   }
-  if (stop->load()) throw std::runtime_error("stopped; run the same command again to resume tune plan " + std::to_string(plan_id));
+  if (end == store::PlanState::Paused)
+    throw std::runtime_error("tune plan " + std::to_string(plan_id) + " paused; run the same command again to resume it");
 }
 
 }  // namespace

@@ -40,6 +40,8 @@ class Search {
       else seeded_search(feasible);
     } catch (const NeedMeasurement& n) {
       m_result.pending = n.config;
+      // Not finished (a budget, a cancel): what ran still names a best so far.
+      if (!m_result.best) m_result.best = best_so_far();
     }
     m_result.cost = m_cost;
     return m_result;
@@ -168,6 +170,16 @@ class Search {
     for (size_t a = 0; a < m_space.axes.size(); ++a)
       if (std::find(order.begin(), order.end(), a) == order.end()) order.push_back(a);
     return order;
+  }
+
+  // Of the trials that succeeded, the best of the longest rung measured (nullopt when none did).
+  std::optional<Evaluated> best_so_far() const {
+    std::optional<Evaluated> best;
+    for (const auto& e : m_result.evaluations) {
+      if (e.m.failed) continue;
+      if (!best || e.steps > best->steps || (e.steps == best->steps && e.m.objective > best->m.objective)) best = e;
+    }
+    return best;
   }
 
   // The best short result so far (nullopt when none succeeded).

@@ -92,7 +92,9 @@ struct TuneResult {
   std::optional<config::TrialConfig> pending;  // the next trial to run; the search is not finished
   std::vector<Evaluated> evaluations;           // in the order the search asked for them
   std::vector<std::pair<TunePoint, std::string>> pruned;  // infeasible points met, with the reason
-  std::optional<Evaluated> best;                // the best finalist (long rung), else best short
+  // The best finalist (long rung), else the best short result; while `pending`, the best so far
+  // (the longest rung measured).
+  std::optional<Evaluated> best;
   double cost = 0;                              // sum of the evaluations' costs
   bool budget_spent = false;
 };

@@ -101,7 +101,7 @@ int64_t open_investigation(store::SessionStore& s, int64_t trial, const PlanOpti
   if (resume) {
     const auto plans = store::list_plans(s);
     for (auto it = plans.rbegin(); it != plans.rend(); ++it)
-      if (it->kind == kInvestigationKind && it->baseline_trial == trial && it->state != "cancelled") return it->id;
+      if (it->kind == kInvestigationKind && it->baseline_trial == trial) return it->id;
   }
   const auto loaded = s.load_trial(trial);
   const auto metrics = analysis::analyze(loaded.log);
@@ -154,46 +154,19 @@ Attribution current_attribution(store::SessionStore& s, int64_t plan_id) {
   return attribution_of(plan, l);
 }
 
-Attribution run_investigation(const std::string& session_path, int64_t plan_id, const Budget& budget,
-                              const TrialExecutor& executor, const std::function<void(const Progress&)>& progress,
-                              const std::atomic<bool>* cancelled) {
-  int planned = 0;
-  {
-    auto s = store::SessionStore::open(session_path);
-    planned = static_cast<int>(load_investigation(s, plan_id).variants.size()) + budget.baseline_repeats;
-    store::set_plan_state(s, plan_id, "running");
+PlanStep investigation_step(store::SessionStore& s, int64_t plan_id, const Budget& budget) {
+  PlanStep step;
+  const auto next = next_trial(s, plan_id, budget);
+  const Stored st = stored_of(s, plan_id);
+  step.finished = st.finished;
+  step.planned = static_cast<int>(load_investigation(s, plan_id).variants.size()) + budget.baseline_repeats;
+  if (next) {
+    step.next = next->request;
+    step.why = next->why;
+  } else {
+    step.complete = current_attribution(s, plan_id).not_run.empty();
   }
-  bool was_cancelled = false;
-  for (;;) {
-    if (cancelled && cancelled->load()) {
-      was_cancelled = true;
-      break;
-    }
-    std::optional<NextTrial> next;
-    int done = 0;
-    {
-      auto s = store::SessionStore::open(session_path);
-      next = next_trial(s, plan_id, budget);
-      done = stored_of(s, plan_id).finished;
-    }
-    if (!next) break;
-    if (progress) progress({done, planned, "[" + std::to_string(done + 1) + "/" + std::to_string(planned) + "] " + next->why});
-    const TrialOutcome out = executor(next->request);
-    if (progress && out.status != protocol::TrialStatus::Done)
-      progress({done + 1, planned,
-                "    trial " + std::to_string(out.trial_id) + " " + std::string(protocol::to_string(out.status)) +
-                    ": " + out.message});
-    if (out.trial_id == 0) throw std::runtime_error("the trial was not stored: " + out.message);
-    if (out.status == protocol::TrialStatus::Stopped || out.status == protocol::TrialStatus::Interrupted) {
-      was_cancelled = true;
-      break;
-    }
-  }
-  auto s = store::SessionStore::open(session_path);
-  const Attribution a = current_attribution(s, plan_id);
-  store::set_plan_result(s, plan_id, to_json(a));
-  store::set_plan_state(s, plan_id, was_cancelled ? "paused" : "done");
-  return a;
+  return step;
 }
 
 }  // namespace tunebench::investigate

@@ -1,22 +1,20 @@
 // An investigation in a session: the plan stored as a plans row, its trials tagged with the plan
 // and their arm, and the next trial to run derived from what is stored. Because the schedule is a
 // function of the stored trials, a crashed or closed run resumes by asking again; nothing that
-// finished is run twice. The CLI drives it with a TrialExecutor (run_investigation), the GUI with
-// its queue (next_trial after each finished trial).
+// finished is run twice. plan_driver.h runs it, for the CLI (plan_run.h) and the window alike.
 //
 // Schedule: the baseline, every variant once, the baseline again (run-to-run noise, drift), then
 // repeats of the variants whose effect is within the noise, largest first, up to max_repeats.
 // The budget (trials or minutes of stored trial time) keeps room for the second baseline run.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 
 #include "core/investigate/attribution.h"
 #include "core/investigate/plan.h"
+#include "core/investigate/plan_driver.h"
 #include "core/investigate/planner.h"
 #include "core/investigate/trial_executor.h"
 
@@ -50,16 +48,7 @@ std::optional<NextTrial> next_trial(store::SessionStore& store, int64_t plan_id,
 // The attribution of what is stored now (partial plans too).
 Attribution current_attribution(store::SessionStore& store, int64_t plan_id);
 
-struct Progress {
-  int done = 0;      // finished trials of the plan
-  int planned = 0;   // trials the schedule needs without repeats
-  std::string line;  // for people
-};
-
-// Runs the plan to its end with `executor`: next_trial, execute, repeat; stores the result
-// in the plan row. `cancelled` is polled between trials. Returns the final attribution.
-Attribution run_investigation(const std::string& session_path, int64_t plan_id, const Budget& budget,
-                              const TrialExecutor& executor, const std::function<void(const Progress&)>& progress,
-                              const std::atomic<bool>* cancelled = nullptr);
+// What the plan needs next, with its counts: the plan driver's read (plan_run.h: read_plan_step).
+PlanStep investigation_step(store::SessionStore& store, int64_t plan_id, const Budget& budget);
 
 }  // namespace tunebench::investigate

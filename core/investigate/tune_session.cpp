@@ -241,7 +241,7 @@ int64_t open_tune(store::SessionStore& s, const TuneSpec& spec, bool resume) {
   if (resume) {
     const auto plans = store::list_plans(s);
     for (auto it = plans.rbegin(); it != plans.rend(); ++it)
-      if (it->kind == kTuneKind && identity(it->spec) == wanted && it->state != "cancelled") return it->id;
+      if (it->kind == kTuneKind && identity(it->spec) == wanted) return it->id;
   }
   TuneSpec ranked = spec;
   if (ranked.predicted.empty() && !ranked.options.exhaustive) predict_space(ranked, session_evidence(s));
@@ -291,58 +291,21 @@ TuneReport tune_report(store::SessionStore& s, int64_t plan_id) {
   return r;
 }
 
-std::optional<TrialRequest> next_tune_trial(store::SessionStore& s, int64_t plan_id) {
+PlanStep tune_step(store::SessionStore& s, int64_t plan_id) {
   const auto spec = load_tune(s, plan_id);
   std::map<std::string, Measurement> cache;
   measured(s, plan_id, spec, cache);
   const auto r = replay(spec, cache);
-  if (!r.pending) return std::nullopt;
-  return request_of(plan_id, *r.pending);
-}
-
-TuneReport run_tune(const std::string& session_path, int64_t plan_id, const TrialExecutor& executor,
-                    const std::function<void(const std::string&)>& progress, const std::atomic<bool>* cancelled) {
-  std::map<std::string, Measurement> cache;
-  TuneSpec spec;
-  {
-    auto s = store::SessionStore::open(session_path);
-    spec = load_tune(s, plan_id);
-    store::set_plan_state(s, plan_id, "running");
+  PlanStep step;
+  for (const auto& [arm, list] : finished_arms(s.list_trials(), plan_id)) step.finished += static_cast<int>(list.size());
+  step.complete = !r.pending;
+  if (r.pending) {
+    step.next = request_of(plan_id, *r.pending);
+    char cost[64];
+    std::snprintf(cost, sizeof(cost), " (%.0f s of trials so far)", r.cost);
+    step.why = r.pending->name + cost;
   }
-  bool was_cancelled = false;
-  for (int n = 1;; ++n) {
-    if (cancelled && cancelled->load()) {
-      was_cancelled = true;
-      break;
-    }
-    TuneResult r;
-    {
-      auto s = store::SessionStore::open(session_path);
-      measured(s, plan_id, spec, cache);
-      r = replay(spec, cache);
-    }
-    if (!r.pending) break;
-    const TrialRequest req = request_of(plan_id, *r.pending);
-    if (progress) {
-      char cost[64];
-      std::snprintf(cost, sizeof(cost), " (%.0f s of trials so far)", r.cost);
-      progress("[" + std::to_string(r.evaluations.size() + 1) + "] " + r.pending->name + cost);
-    }
-    const auto out = executor(req);
-    if (out.trial_id == 0) throw std::runtime_error("the trial was not stored: " + out.message);
-    if (progress && out.status != protocol::TrialStatus::Done)
-      progress("    trial " + std::to_string(out.trial_id) + " " + std::string(protocol::to_string(out.status)) + ": " +
-               out.message);
-    if (out.status == protocol::TrialStatus::Stopped || out.status == protocol::TrialStatus::Interrupted) {
-      was_cancelled = true;
-      break;
-    }
-  }
-  auto s = store::SessionStore::open(session_path);
-  auto report = tune_report(s, plan_id);
-  store::set_plan_result(s, plan_id, to_json(report));
-  store::set_plan_state(s, plan_id, was_cancelled ? "paused" : "done");
-  return report;
+  return step;
 }
 
 std::string render(const TuneReport& r) {
@@ -372,7 +335,7 @@ std::string render(const TuneReport& r) {
     out += line + point_label(r.spec.space, e.point) + "\n";
   }
   if (r.result.best) {
-    out += "best: " + point_label(r.spec.space, r.result.best->point) + ", " +
+    out += std::string(r.result.pending ? "best so far: " : "best: ") + point_label(r.spec.space, r.result.best->point) + ", " +
            std::to_string(static_cast<long long>(r.result.best->m.objective)) + " tokens/s" +
            (r.spec.per_gpu ? " per GPU" : "") + " (" + std::to_string(r.result.best->steps) + "-step trial)\n";
     out += "limited by: " + r.limiter + "\n";

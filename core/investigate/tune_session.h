@@ -1,16 +1,15 @@
 // An autotune search kept in a session: the spec as a plans row (kind "tune"), each measured
-// point as a trial tagged with the plan and an arm named after its configuration, and a driver
-// that replays the search (autotune.h) against the stored trials, runs the trial it asks for,
-// and repeats. Resuming after a crash re-runs only what is not stored.
+// point as a trial tagged with the plan and an arm named after its configuration. The search
+// (autotune.h) is replayed against the stored trials to find the trial it asks for next
+// (tune_step), which plan_driver.h runs; resuming after a crash re-runs only what is not stored.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 
 #include "core/investigate/autotune.h"
+#include "core/investigate/plan_driver.h"
 #include "core/investigate/trial_executor.h"
 #include "core/predict/evidence.h"
 
@@ -71,13 +70,9 @@ struct TuneReport {
 
 TuneReport tune_report(store::SessionStore& store, int64_t plan_id);
 
-// The next trial the search needs, tagged with the plan, or nullopt when it is finished (the
-// GUI's driver; run_tune is the same loop with an executor).
-std::optional<TrialRequest> next_tune_trial(store::SessionStore& store, int64_t plan_id);
-
-TuneReport run_tune(const std::string& session_path, int64_t plan_id, const TrialExecutor& executor,
-                    const std::function<void(const std::string&)>& progress,
-                    const std::atomic<bool>* cancelled = nullptr);
+// The next trial the search needs, tagged with the plan (nullopt when it is finished), with its
+// counts: the plan driver's read (plan_run.h: read_plan_step).
+PlanStep tune_step(store::SessionStore& store, int64_t plan_id);
 
 std::string render(const TuneReport& report);
 nlohmann::json to_json(const TuneReport& report);

@@ -45,7 +45,9 @@ PlanRecord read_row(SQLite::Statement& q) {
   p.kind = r.text(1, kMaxShortTextBytes);
   p.baseline_trial = r.opt_i64(2);
   p.created_us = r.i64(3);
-  p.state = r.text(4, kMaxShortTextBytes);
+  const auto state = plan_state_from_string(r.text(4, kMaxShortTextBytes));
+  if (!state) throw StoreError("the session file has a plan with an unknown state");
+  p.state = *state;
   p.spec = r.json(5);
   if (!r.text(6, 1).empty()) p.result = r.json(6);
   return p;
@@ -55,27 +57,44 @@ constexpr const char* kSelect = "SELECT id, kind, baseline_trial, created_us, st
 
 }  // namespace
 
+std::string_view to_string(PlanState state) {
+  switch (state) {
+    case PlanState::Planned: return "planned";
+    case PlanState::Running: return "running";
+    case PlanState::Paused: return "paused";
+    case PlanState::Done: return "done";
+  }
+  return "planned";
+}
+
+std::optional<PlanState> plan_state_from_string(std::string_view text) {
+  for (const PlanState s : {PlanState::Planned, PlanState::Running, PlanState::Paused, PlanState::Done})
+    if (to_string(s) == text) return s;
+  return std::nullopt;
+}
+
 int64_t add_plan(SessionStore& store, const std::string& kind, std::optional<int64_t> baseline_trial,
                  const nlohmann::json& spec) {
   require(store, "add a plan");
   return guarded(store, "add a plan", [&] {
     SQLite::Statement q(store.database(),
-                        "INSERT INTO plans (kind, baseline_trial, created_us, state, spec) VALUES (?, ?, ?, 'planned', ?)");
+                        "INSERT INTO plans (kind, baseline_trial, created_us, state, spec) VALUES (?, ?, ?, ?, ?)");
     q.bind(1, bounded(kind, kMaxShortTextBytes));
     if (baseline_trial) q.bind(2, *baseline_trial);
     else q.bind(2);
     q.bind(3, protocol::now_us());
-    q.bind(4, bounded_json(spec));
+    q.bind(4, std::string(to_string(PlanState::Planned)));
+    q.bind(5, bounded_json(spec));
     q.exec();
     return store.database().getLastInsertRowid();
   });
 }
 
-void set_plan_state(SessionStore& store, int64_t id, const std::string& state) {
+void set_plan_state(SessionStore& store, int64_t id, PlanState state) {
   require(store, "change a plan");
   guarded(store, "change a plan", [&] {
     SQLite::Statement q(store.database(), "UPDATE plans SET state = ? WHERE id = ?");
-    q.bind(1, bounded(state, kMaxShortTextBytes));
+    q.bind(1, std::string(to_string(state)));
     q.bind(2, id);
     if (q.exec() == 0) throw StoreError(store.path() + " has no plan " + std::to_string(id));
   });

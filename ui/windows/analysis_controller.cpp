@@ -197,21 +197,13 @@ InvestigateWindow* AnalysisController::investigateRow(int row) {
     emit statusMessage(QStringLiteral("Only a trial stored in a session can be investigated"), 6000);
     return nullptr;
   }
-  // The launcher's answer goes back to the window: a preview to answer, or a refusal that pauses
-  // the investigation (it would otherwise wait for a trial that never comes).
-  auto window = std::make_shared<QPointer<InvestigateWindow>>();
-  auto launch = [this, window](const investigate::TrialRequest& r) {
-    const auto result = launchPlanTrial(r, QStringLiteral("investigate"), [window](const QString& reason) {
-      if (*window) (*window)->launchRefused(reason);
-    });
-    if (result == TrialLauncher::Result::AwaitingConfirmation && *window) (*window)->launchWaiting();
-  };
-  auto* w = new InvestigateWindow(session->path(), storeId, launch, session->jobs(), m_context.dialogParent);
-  *window = w;
+  auto* w = new InvestigateWindow(session->path(), storeId, planHooks(QStringLiteral("investigate")), session->jobs(),
+                                  m_context.dialogParent);
   w->setWindowTitle(
       QStringLiteral("Investigate %1").arg(QString::fromStdString(m_context.trials->record(row).config.name)));
   w->setAttribute(Qt::WA_DeleteOnClose, true);
-  connect(session, &SessionController::liveTrialStored, w, &InvestigateWindow::onTrialStored);
+  connect(m_context.live, &LiveTrialTracker::trialFinished, w, &InvestigateWindow::trialEnded);
+  connect(m_context.live, &LiveTrialTracker::removedFromQueue, w, &InvestigateWindow::trialEnded);
   connect(w, &InvestigateWindow::failed, this, [this](const QString& message) { emit statusMessage(message, 8000); });
   w->show();
   // The plan and its budget first; Start runs it.
@@ -220,23 +212,33 @@ InvestigateWindow* AnalysisController::investigateRow(int row) {
   return w;
 }
 
-TrialLauncher::Result AnalysisController::launchPlanTrial(const investigate::TrialRequest& r, const QString& what,
-                                                          TrialLauncher::Refused refused) {
-  QPointer<SessionController> guard(m_context.session);
-  LaunchRequest request;
-  request.configs = {r.config};
-  request.what = QStringLiteral("%1: %2").arg(what, QString::fromStdString(r.name));
-  request.fromSession = m_context.session->isForeign();
-  request.source = what;
-  QStringList tags;
-  for (const auto& t : r.tags) tags << QString::fromStdString(t);
-  return m_context.launcher->launch(
-      request,
-      [guard, tags](const QStringList& ids) {
-        if (guard)
+PlanRun::Hooks AnalysisController::planHooks(const QString& what) {
+  PlanRun::Hooks hooks;
+  // The one launch path (TrialLauncher: validation, device check, the launch preview), the plan's
+  // tags written as the trial is queued.
+  hooks.launch = [this, what](const investigate::TrialRequest& r, std::function<void(const QString&)> queued,
+                              std::function<void()> waiting, std::function<void(const QString&)> refused) {
+    QPointer<SessionController> guard(m_context.session);
+    LaunchRequest request;
+    request.configs = {r.config};
+    request.what = QStringLiteral("%1: %2").arg(what, QString::fromStdString(r.name));
+    request.fromSession = m_context.session->isForeign();
+    request.source = what;
+    QStringList tags;
+    for (const auto& t : r.tags) tags << QString::fromStdString(t);
+    const auto result = m_context.launcher->launch(
+        request,
+        [guard, tags, queued](const QStringList& ids) {
+          if (!guard || ids.isEmpty()) return;
           for (const QString& id : ids) guard->annotateTrial(id, QString(), tags);
-      },
-      std::move(refused));
+          queued(ids.front());
+        },
+        [refused](const QString& reason) { refused(reason); });
+    if (result == TrialLauncher::Result::AwaitingConfirmation) waiting();
+  };
+  hooks.stop = [this](const QString& recordId) { m_context.live->cancel(recordId); };
+  hooks.storeId = [this](const QString& recordId) { return m_context.session->storeId(recordId); };
+  return hooks;
 }
 
 AutotuneDialog* AnalysisController::openAutotuneDialog() {
@@ -245,17 +247,11 @@ AutotuneDialog* AnalysisController::openAutotuneDialog() {
     emit statusMessage(QStringLiteral("Open or create a session file first: the search is kept in it"), 6000);
     return nullptr;
   }
-  auto dialog = std::make_shared<QPointer<AutotuneDialog>>();
-  auto launch = [this, dialog](const investigate::TrialRequest& r) {
-    launchPlanTrial(r, QStringLiteral("tune"), [dialog](const QString& reason) {
-      if (*dialog) (*dialog)->launchRefused(reason);
-    });
-  };
-  auto* d =
-      new AutotuneDialog(m_context.form->config(), session->path(), launch, session->jobs(), m_context.dialogParent);
-  *dialog = d;
+  auto* d = new AutotuneDialog(m_context.form->config(), session->path(), planHooks(QStringLiteral("tune")),
+                               session->jobs(), m_context.dialogParent);
   d->setAttribute(Qt::WA_DeleteOnClose, true);
-  connect(session, &SessionController::liveTrialStored, d, &AutotuneDialog::onTrialStored);
+  connect(m_context.live, &LiveTrialTracker::trialFinished, d, &AutotuneDialog::trialEnded);
+  connect(m_context.live, &LiveTrialTracker::removedFromQueue, d, &AutotuneDialog::trialEnded);
   d->show();
   return d;
 }

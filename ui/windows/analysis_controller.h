@@ -25,6 +25,7 @@
 #include "ui/windows/comparison_window.h"  // QPointer needs the complete types
 #include "ui/windows/investigate_window.h"
 #include "ui/windows/sweep_dialog.h"
+#include "ui/windows/plan_run.h"
 #include "ui/windows/trial_launcher.h"
 #include "ui/windows/workbench_context.h"
 
@@ -81,10 +82,9 @@ class AnalysisController : public QObject {
  private:
   void queueFollowUp(const config::TrialConfig& config, const QString& suggestion, bool fromSession);
   void showSweep(const QStringList& ids, const std::vector<std::string>& keys);
-  // A plan's trial (investigation or search) through the TrialLauncher, tagged with the plan;
-  // `refused` hears when it will not run.
-  TrialLauncher::Result launchPlanTrial(const investigate::TrialRequest& request, const QString& what,
-                                        TrialLauncher::Refused refused = {});
+  // How a plan (investigation or search) runs its trials here: through the TrialLauncher, tagged
+  // with the plan; stopped through the live trials' books.
+  PlanRun::Hooks planHooks(const QString& what);
 
   WorkbenchContext m_context;
   TrialLogProvider m_provider;

@@ -22,9 +22,13 @@
 #include "ui/windows/plan_session.h"
 
 namespace tunebench::ui {
-AutotuneDialog::AutotuneDialog(const config::TrialConfig& base, const QString& sessionPath, Launch launch,
+AutotuneDialog::AutotuneDialog(const config::TrialConfig& base, const QString& sessionPath, PlanRun::Hooks hooks,
                                BackgroundJobs* jobs, QWidget* parent)
-    : QDialog(parent), m_plan(jobs, this, sessionPath), m_base(base), m_path(sessionPath), m_launch(std::move(launch)) {
+    : QDialog(parent),
+      m_plan(jobs, this, sessionPath),
+      m_run(new PlanRun(std::move(hooks), &m_plan, this)),
+      m_base(base),
+      m_path(sessionPath) {
   setObjectName(QStringLiteral("autotuneDialog"));
   setWindowTitle(QStringLiteral("Find the fastest configuration"));
   m_budget = new QDoubleSpinBox(this);
@@ -55,6 +59,7 @@ AutotuneDialog::AutotuneDialog(const config::TrialConfig& base, const QString& s
   m_report->setObjectName(QStringLiteral("autotuneReport"));
   m_start = new QPushButton(QStringLiteral("Start"), this);
   m_cancel = new QPushButton(QStringLiteral("Cancel"), this);
+  m_cancel->setToolTip(QStringLiteral("Stop the search's running trial; the report counts what ran, and Start resumes"));
   m_cancel->setEnabled(false);
   m_save = new QPushButton(QStringLiteral("Save best…"), this);
   m_save->setEnabled(false);
@@ -78,6 +83,22 @@ AutotuneDialog::AutotuneDialog(const config::TrialConfig& base, const QString& s
   layout->addWidget(m_status);
   layout->addWidget(buttons);
   resize(820, 640);
+
+  connect(m_run, &PlanRun::statusChanged, this, [this](const QString& text) {
+    m_status->setText(text);
+    m_cancel->setEnabled(isRunning());
+    m_start->setEnabled(!isRunning() && !isBusy());
+  });
+  connect(m_run, &PlanRun::stepRead, this, [this] { refreshReport(); });
+  connect(m_run, &PlanRun::ended, this, [this](store::PlanState state) {
+    refreshReport();
+    m_start->setEnabled(!isRunning());
+    if (state == store::PlanState::Done) emit searchFinished(m_planId);
+  });
+  connect(m_run, &PlanRun::failed, this, [this](const QString& message) {
+    m_error = message;
+    emit failed(message);
+  });
 }
 
 investigate::TuneSpec AutotuneDialog::spec() const {
@@ -100,126 +121,48 @@ void AutotuneDialog::setSteps(int shortSteps, int longSteps) {
 }
 void AutotuneDialog::setPerGpu(bool perGpu) { m_perGpu->setChecked(perGpu); }
 
-struct AutotuneDialog::Step {
-  investigate::TuneReport report;
-  int stored = 0;  // the plan's finished trials
-  std::optional<investigate::TrialRequest> next;
-};
-
-AutotuneDialog::Step AutotuneDialog::readStep(store::SessionStore& s, qint64 planId, bool withNext) {
-  Step step;
-  if (withNext) step.next = investigate::next_tune_trial(s, planId);
-  for (const auto& [arm, list] : investigate::finished_arms(s.list_trials(), planId)) step.stored += int(list.size());
-  step.report = investigate::tune_report(s, planId);
-  return step;
-}
-
 bool AutotuneDialog::start() {
-  if (isBusy() || m_running) return false;
+  if (isBusy() || isRunning()) return false;
   m_error.clear();
   m_start->setEnabled(false);
   m_status->setText(QStringLiteral("Scoring the search space…"));
   const investigate::TuneSpec tune = spec();
-  m_plan.run<std::pair<qint64, Step>>(
+  m_plan.run<std::pair<qint64, investigate::TuneReport>>(
       QStringLiteral("Opening the search"),
       [tune](store::SessionStore& s) {
         const qint64 plan = investigate::open_tune(s, tune);
-        store::set_plan_state(s, plan, "running");
-        return std::make_pair(plan, readStep(s, plan, true));
+        return std::make_pair(plan, investigate::tune_report(s, plan));
       },
-      [this](std::pair<qint64, Step> r) {
+      [this](std::pair<qint64, investigate::TuneReport> r) {
         m_planId = r.first;
-        m_running = true;
-        m_cancel->setEnabled(true);
-        showReport(r.second.report);
-        launchNext(r.second);
+        showReport(r.second);
+        m_run->setPlan({m_planId, investigate::PlanKind::Tune, {}});
+        m_cancel->setEnabled(m_run->start());
       },
-      [this](const QString& message) { fail(message); });
+      [this](const QString& message) {
+        fail(message);
+      });
   return true;
 }
 
-void AutotuneDialog::launchNext(const Step& step) {
-  if (!m_running) return;
-  if (!step.next) {
-    finish();
-    return;
-  }
-  m_awaitingAfter = step.stored;
-  m_status->setText(QStringLiteral("Running: %1").arg(QString::fromStdString(step.next->name)));
-  m_launch(*step.next);
-}
+void AutotuneDialog::trialEnded(const TrialOutcome& outcome) { m_run->trialEnded(outcome); }
 
-void AutotuneDialog::finish() {
-  m_running = false;
-  m_awaitingAfter = -1;
-  m_cancel->setEnabled(false);
+void AutotuneDialog::cancel() { m_run->cancel(); }
+
+void AutotuneDialog::refreshReport() {
   const qint64 plan = m_planId;
   m_plan.run<investigate::TuneReport>(
-      QStringLiteral("Storing the search"),
-      [plan](store::SessionStore& s) {
-        auto report = investigate::tune_report(s, plan);
-        store::set_plan_result(s, plan, investigate::to_json(report));
-        store::set_plan_state(s, plan, "done");
-        return report;
-      },
-      [this](investigate::TuneReport report) {
-        showReport(report);
-        m_start->setEnabled(true);
-        m_status->setText(QStringLiteral("Done (plan %1).").arg(m_planId));
-        emit searchFinished(m_planId);
-      },
-      [this](const QString& message) { fail(message); });
-}
-
-void AutotuneDialog::onTrialStored() {
-  if (!m_running || m_awaitingAfter < 0) return;
-  const int awaited = m_awaitingAfter;
-  const qint64 plan = m_planId;
-  m_plan.run<Step>(
-      QStringLiteral("Reading the search"),
-      [plan, awaited](store::SessionStore& s) {
-        int stored = 0;
-        for (const auto& [arm, list] : investigate::finished_arms(s.list_trials(), plan)) stored += int(list.size());
-        if (stored <= awaited) return Step{{}, stored, std::nullopt};  // not the awaited trial
-        return readStep(s, plan, true);
-      },
-      [this, awaited](Step step) {
-        // Another trial of the window, or an earlier answer already queued the next.
-        if (step.stored <= awaited || !m_running || m_awaitingAfter != awaited) return;
-        m_awaitingAfter = -1;
-        showReport(step.report);
-        launchNext(step);
-      },
-      [this](const QString& message) { fail(message); });
-}
-
-void AutotuneDialog::launchRefused(const QString& reason) {
-  if (!m_running) return;
-  cancel();
-  m_status->setText(QStringLiteral("Not started: %1. Start tries again.").arg(reason));
-}
-
-void AutotuneDialog::cancel() {
-  if (!m_running) return;
-  m_running = false;
-  m_awaitingAfter = -1;
-  m_cancel->setEnabled(false);
-  const qint64 plan = m_planId;
-  m_plan.run<bool>(
-      QStringLiteral("Pausing the search"),
-      [plan](store::SessionStore& s) {
-        store::set_plan_state(s, plan, "paused");
-        return true;
-      },
-      [this](bool) { m_start->setEnabled(true); }, [this](const QString& message) { fail(message); });
-  m_status->setText(QStringLiteral("Cancelled: Start resumes the same search."));
+      QStringLiteral("Reading the search"), [plan](store::SessionStore& s) { return investigate::tune_report(s, plan); },
+      [this](investigate::TuneReport report) { showReport(report); }, [this](const QString& message) { fail(message); });
 }
 
 void AutotuneDialog::fail(const QString& message) {
-  if (m_running) cancel();  // the search cannot go on: stored as paused if the file lets us
   m_error = message;
   m_status->setText(message);
-  if (!isBusy()) m_start->setEnabled(true);
+  if (!isRunning()) {
+    m_cancel->setEnabled(false);
+    m_start->setEnabled(true);
+  }
   emit failed(message);
 }
 

@@ -1,10 +1,12 @@
 // AutotuneDialog: "Find the fastest…" (core/investigate/tune_session.h) from the form's trial:
 // the search space around it, a budget of minutes of trial time, tokens/s in total or per GPU.
-// Like InvestigateWindow it starts no trial itself: each trial the search asks for is handed to
-// `launch` (AnalysisController: the TrialLauncher, tagged with the plan), and the next one is derived
-// from the session after each stored trial, so a closed dialog resumes the same search (same spec)
-// when started again. Shows the ranked trials, the best configuration with its worker command line
-// and what limited it, and saves the best as a config JSON.
+// Like InvestigateWindow it is run by PlanRun (plan_run.h, the plan driver's window adapter): each
+// trial the search asks for goes to the launcher through AnalysisController's hooks (tagged with the
+// plan), and the next one is derived from the session after each stored trial, so a closed dialog
+// resumes the same search (same spec) when started again. Cancel stops the running trial; the
+// report then counts what ran and names the best so far. Shows the ranked trials, the best
+// configuration with its worker command line and what limited it, and saves the best as a config
+// JSON.
 //
 // Every read and write of the session (opening the search scores its whole space: seconds; the
 // report reads every measured trial) runs as a BackgroundJob (plan_session.h); a failure is shown
@@ -16,6 +18,7 @@
 
 #include <QDialog>
 
+#include "ui/windows/plan_run.h"
 #include "ui/windows/plan_session.h"
 
 #include "core/investigate/tune_session.h"
@@ -36,10 +39,8 @@ namespace tunebench::ui {
 class AutotuneDialog : public QDialog {
   Q_OBJECT
  public:
-  using Launch = std::function<void(const investigate::TrialRequest&)>;
-
-  AutotuneDialog(const config::TrialConfig& base, const QString& sessionPath, Launch launch, BackgroundJobs* jobs,
-                 QWidget* parent = nullptr);
+  AutotuneDialog(const config::TrialConfig& base, const QString& sessionPath, PlanRun::Hooks hooks,
+                 BackgroundJobs* jobs, QWidget* parent = nullptr);
 
   // The spec of what the controls say now (space from the base config, budget, objective).
   investigate::TuneSpec spec() const;
@@ -49,7 +50,8 @@ class AutotuneDialog : public QDialog {
   // Stores (or resumes) the search and queues its first missing trial, in the background; false
   // when a step of the search is still in flight. A failure: errorText() and failed().
   bool start();
-  bool isRunning() const { return m_running; }
+  bool isRunning() const { return m_run->isActive(); }
+  PlanRun* run() const { return m_run; }
   // A session read or write of this dialog is in flight.
   bool isBusy() const { return m_plan.isBusy(); }
   qint64 planId() const { return m_planId; }
@@ -62,33 +64,26 @@ class AutotuneDialog : public QDialog {
   QPushButton* cancelButton() const { return m_cancel; }
 
  public slots:
-  void onTrialStored();
+  // A trial of the window ended (any trial): the search's own moves it on (PlanRun).
+  void trialEnded(const tunebench::ui::TrialOutcome& outcome);
+  // Stops the search's running trial and pauses the search.
   void cancel();
-  // The trial handed to `launch` will not run (refused, or its preview cancelled): pause, say why.
-  void launchRefused(const QString& reason);
 
  signals:
   void searchFinished(qint64 planId);
   void failed(const QString& message);
 
  private:
-  struct Step;  // the search's state, read by a job
-  static Step readStep(store::SessionStore& session, qint64 planId, bool withNext);
-  template <class Result>
-  void runJob(const QString& title, std::function<Result(store::SessionStore&)> read, std::function<void(Result)> show);
-  void launchNext(const Step& step);
-  void finish();
+  void refreshReport();
   void showReport(const investigate::TuneReport& report);
   void fail(const QString& message);
 
   PlanJobs m_plan;
+  PlanRun* m_run = nullptr;
   std::optional<investigate::TuneReport> m_shown;  // the report shown
   config::TrialConfig m_base;
   QString m_path;
-  Launch m_launch;
   qint64 m_planId = 0;
-  bool m_running = false;
-  int m_awaitingAfter = -1;
   QString m_error;
   QDoubleSpinBox* m_budget = nullptr;
   QSpinBox* m_short = nullptr;

@@ -27,13 +27,13 @@ QString pct(double ratio) { return QString::asprintf("%+.1f %%", (ratio - 1.0) *
 
 }  // namespace
 
-InvestigateWindow::InvestigateWindow(const QString& sessionPath, qint64 trialId, Launch launch, BackgroundJobs* jobs,
-                                     QWidget* parent)
+InvestigateWindow::InvestigateWindow(const QString& sessionPath, qint64 trialId, PlanRun::Hooks hooks,
+                                     BackgroundJobs* jobs, QWidget* parent)
     : QDialog(parent),
       m_plan(jobs, this, sessionPath),
+      m_run(new PlanRun(std::move(hooks), &m_plan, this)),
       m_path(sessionPath),
-      m_trialId(trialId),
-      m_launch(std::move(launch)) {
+      m_trialId(trialId) {
   setObjectName(QStringLiteral("investigateWindow"));
   setWindowTitle(QStringLiteral("Investigate trial %1").arg(trialId));
   m_variants = new QTableWidget(0, 5, this);
@@ -58,8 +58,7 @@ InvestigateWindow::InvestigateWindow(const QString& sessionPath, qint64 trialId,
   m_verdict->setMinimumHeight(110);
   m_cancel = new QPushButton(QStringLiteral("Cancel"), this);
   m_cancel->setObjectName(QStringLiteral("investigateCancel"));
-  m_cancel->setToolTip(QStringLiteral("Queue no further trial of this plan (the running one finishes); "
-                                      "Start resumes it"));
+  m_cancel->setToolTip(QStringLiteral("Stop the plan's running trial and pause the plan; Resume continues it"));
   m_cancel->setEnabled(false);
   connect(m_cancel, &QPushButton::clicked, this, &InvestigateWindow::cancel);
   m_start = new QPushButton(QStringLiteral("Start"), this);
@@ -111,6 +110,20 @@ InvestigateWindow::InvestigateWindow(const QString& sessionPath, qint64 trialId,
   layout->addLayout(budgetRow);
   layout->addWidget(buttons);
   resize(900, 900);
+
+  connect(m_run, &PlanRun::statusChanged, this, [this](const QString& text) {
+    m_status->setText(text);
+    if (!isRunning()) setIdleControls();  // Resume at once: its first job runs after the end is stored
+  });
+  connect(m_run, &PlanRun::stepRead, this, [this](const investigate::PlanStep& step) {
+    m_complete = step.complete;
+    refreshView();
+  });
+  connect(m_run, &PlanRun::ended, this, &InvestigateWindow::ended);
+  connect(m_run, &PlanRun::failed, this, [this](const QString& message) {
+    m_error = message;
+    emit failed(message);
+  });
 }
 
 struct InvestigateWindow::View {
@@ -118,11 +131,9 @@ struct InvestigateWindow::View {
   investigate::Attribution attribution;
   std::map<std::string, int> runs;  // finished trials per arm
   int finished = 0;
-  std::optional<investigate::NextTrial> next;  // read when asked for
 };
 
-InvestigateWindow::View InvestigateWindow::readView(store::SessionStore& s, qint64 planId,
-                                                    const investigate::Budget& budget, bool withNext) {
+InvestigateWindow::View InvestigateWindow::readView(store::SessionStore& s, qint64 planId) {
   View v;
   v.plan = investigate::load_investigation(s, planId);
   v.attribution = investigate::current_attribution(s, planId);
@@ -130,7 +141,6 @@ InvestigateWindow::View InvestigateWindow::readView(store::SessionStore& s, qint
     v.runs[arm] = int(list.size());
     v.finished += int(list.size());
   }
-  if (withNext) v.next = investigate::next_trial(s, planId, budget);
   return v;
 }
 
@@ -147,22 +157,23 @@ investigate::Budget InvestigateWindow::budget() const {
   return b;
 }
 
+bool InvestigateWindow::isRunning() const { return m_starting || m_run->isActive(); }
+
 bool InvestigateWindow::prepare() {
   if (m_prepared || isBusy()) return true;
   m_error.clear();
   const qint64 trial = m_trialId;
-  const investigate::Budget budget = this->budget();
   m_status->setText(QStringLiteral("Planning…"));
   m_plan.run<std::pair<qint64, View>>(
       QStringLiteral("Planning the investigation"),
-      [trial, budget](store::SessionStore& s) {
+      [trial](store::SessionStore& s) {
         const qint64 plan = investigate::open_investigation(s, trial, {});
-        return std::make_pair(plan, readView(s, plan, budget, false));
+        return std::make_pair(plan, readView(s, plan));
       },
       [this](std::pair<qint64, View> r) {
         m_planId = r.first;
         m_prepared = true;
-        if (m_running) return;  // Start came first: its view is the news
+        if (isRunning()) return;  // Start came first: its view is the news
         showView(r.second);
         showPlanned(r.second);
       },
@@ -185,57 +196,56 @@ void InvestigateWindow::showPlanned(const View& view) {
 }
 
 bool InvestigateWindow::start() {
-  if (m_running || m_starting) return false;
+  if (isRunning()) return false;
   m_error.clear();
   m_budget = budget();
-  m_starting = true;
-  m_cancelStarting = false;
   m_cancel->setEnabled(true);
   m_start->setEnabled(false);
   for (QWidget* w : {static_cast<QWidget*>(m_maxTrials), static_cast<QWidget*>(m_maxMinutes)}) w->setEnabled(false);
-  // The plan prepared, or the trial's newest (planned now if it has none): jobs run in order, so
+  if (m_prepared) {
+    runPlan(m_planId);
+    return true;
+  }
+  // Not prepared yet: the trial's newest plan (planned now if it has none). Jobs run in order, so
   // one still being prepared is the one found.
+  m_starting = true;
+  m_cancelStarting = false;
   const qint64 trial = m_trialId;
-  const qint64 prepared = m_prepared ? m_planId : 0;
-  const investigate::Budget budget = m_budget;
   m_status->setText(QStringLiteral("Starting…"));
-  m_plan.run<std::pair<qint64, View>>(
+  m_plan.run<qint64>(
       QStringLiteral("Starting the investigation"),
-      [trial, prepared, budget](store::SessionStore& s) {
-        const qint64 plan = prepared > 0 ? prepared : investigate::open_investigation(s, trial, {});
-        store::set_plan_state(s, plan, "running");
-        return std::make_pair(plan, readView(s, plan, budget, true));
-      },
-      [this](std::pair<qint64, View> r) {
+      [trial](store::SessionStore& s) { return investigate::open_investigation(s, trial, {}); },
+      [this](qint64 plan) {
         m_starting = false;
-        m_planId = r.first;
+        m_planId = plan;
         m_prepared = true;
-        m_running = true;
-        m_cancel->setEnabled(true);
-        showView(r.second);
         if (m_cancelStarting) {
-          cancel();
+          m_status->setText(QStringLiteral("Cancelled. Start resumes the plan."));
+          setIdleControls();
           return;
         }
-        launchNext(r.second);
+        runPlan(plan);
       },
       [this](const QString& message) {
         m_starting = false;
-        m_cancel->setEnabled(false);
         fail(message);
       });
   return true;
 }
 
-void InvestigateWindow::launchWaiting() {
-  if (m_running)
-    m_status->setText(m_status->text() + QStringLiteral(" — waiting for your answer in the launch preview"));
+void InvestigateWindow::runPlan(qint64 planId) {
+  m_run->setPlan({planId, investigate::PlanKind::Investigate, m_budget});
+  if (!m_run->start()) setIdleControls();
 }
 
-void InvestigateWindow::launchRefused(const QString& reason) {
-  if (!m_running) return;
-  finish("paused");
-  m_status->setText(QStringLiteral("Not started: %1. Start tries again.").arg(reason));
+void InvestigateWindow::trialEnded(const TrialOutcome& outcome) { m_run->trialEnded(outcome); }
+
+void InvestigateWindow::cancel() {
+  if (m_starting) {
+    m_cancelStarting = true;  // nothing runs yet: stopped once Start has read the plan
+    return;
+  }
+  m_run->cancel();
 }
 
 void InvestigateWindow::showView(const View& view) {
@@ -269,96 +279,32 @@ void InvestigateWindow::showView(const View& view) {
   m_verdict->setText(attribution.factors.empty() ? QString() : QString::fromStdString(attribution.verdict));
 }
 
-void InvestigateWindow::launchNext(const View& view) {
-  if (!m_running) return;
-  if (!view.next) {
-    finish("done");
-    return;
-  }
-  m_awaitingAfter = view.finished;
-  m_status->setText(QStringLiteral("Running: %1").arg(QString::fromStdString(view.next->why)));
-  m_launch(view.next->request);
-}
-
-void InvestigateWindow::onTrialStored() {
-  if (!m_running || m_awaitingAfter < 0) return;
-  const int awaited = m_awaitingAfter;
+void InvestigateWindow::refreshView() {
   const qint64 plan = m_planId;
-  const investigate::Budget budget = m_budget;
   m_plan.run<View>(
-      QStringLiteral("Reading the investigation"),
-      [plan, budget, awaited](store::SessionStore& s) {
-        View v = readView(s, plan, budget, false);
-        if (v.finished > awaited) v.next = investigate::next_trial(s, plan, budget);
-        return v;
-      },
-      [this, awaited](View v) {
-        showView(v);
-        // Another trial of the window, not ours; or an earlier answer already queued the next.
-        if (v.finished <= awaited || !m_running || m_awaitingAfter != awaited) return;
-        m_awaitingAfter = -1;
-        launchNext(v);
-      },
-      [this](const QString& message) { fail(message); });
+      QStringLiteral("Reading the investigation"), [plan](store::SessionStore& s) { return readView(s, plan); },
+      [this](View v) { showView(v); }, [this](const QString& message) { fail(message); });
 }
 
-void InvestigateWindow::cancel() {
-  if (m_starting) {
-    m_cancelStarting = true;  // paused once Start has read the plan
-    return;
-  }
-  if (!m_running) return;
-  finish("paused");
-  m_status->setText(QStringLiteral("Cancelled: no further trial is queued. Resume continues the plan."));
+void InvestigateWindow::ended(store::PlanState state) {
+  refreshView();
+  if (state == store::PlanState::Done) emit investigationFinished(m_planId);
 }
 
-void InvestigateWindow::finish(const char* state) {
-  m_running = false;
-  m_awaitingAfter = -1;
+void InvestigateWindow::setIdleControls() {
   m_cancel->setEnabled(false);
-  m_start->setText(QStringLiteral("Resume"));
-  const std::string final = state;
-  const qint64 plan = m_planId;
-  const investigate::Budget budget = m_budget;
-  // Until the plan is stored, nothing can be resumed; then Resume, unless every planned variant is
-  // measured.
-  m_start->setEnabled(false);
-  m_plan.run<std::pair<bool, View>>(
-      QStringLiteral("Storing the investigation"),
-      [plan, budget, final](store::SessionStore& s) {
-        const auto a = investigate::current_attribution(s, plan);
-        store::set_plan_result(s, plan, investigate::to_json(a));
-        store::set_plan_state(s, plan, final);
-        return std::make_pair(a.not_run.empty(), readView(s, plan, budget, false));
-      },
-      [this, final](std::pair<bool, View> r) {
-        const bool complete = r.first;  // every planned variant measured: nothing left to resume
-        const bool done = final == "done";
-        showView(r.second);
-        if (m_running || m_starting) return;  // resumed meanwhile
-        m_start->setEnabled(!(done && complete));
-        for (QWidget* w : {static_cast<QWidget*>(m_maxTrials), static_cast<QWidget*>(m_maxMinutes)})
-          w->setEnabled(!(done && complete));
-        if (!done) return;
-        m_status->setText(complete ? QStringLiteral("Done: every planned trial is measured (plan %1).").arg(m_planId)
-                                   : QStringLiteral("Done within the budget (plan %1): a larger budget and Resume "
-                                                    "measure the rest.")
-                                         .arg(m_planId));
-        emit investigationFinished(m_planId);
-      },
-      [this](const QString& message) { fail(message); });
+  if (m_prepared) m_start->setText(QStringLiteral("Resume"));
+  // Every planned trial measured: nothing is left to resume.
+  const bool finished = m_run->state() == store::PlanState::Done && m_complete;
+  m_start->setEnabled(!finished);
+  for (QWidget* w : {static_cast<QWidget*>(m_maxTrials), static_cast<QWidget*>(m_maxMinutes)}) w->setEnabled(!finished);
 }
 
 void InvestigateWindow::fail(const QString& message) {
   m_error = message;
   m_status->setText(message);
-  if (m_running) {
-    finish("paused");  // the plan cannot go on: stop queuing, stored as paused if it can be
-  } else if (!m_starting) {
-    // Nothing runs: Start may try again on a plan that was read.
-    m_start->setEnabled(m_prepared);
-    for (QWidget* w : {static_cast<QWidget*>(m_maxTrials), static_cast<QWidget*>(m_maxMinutes)}) w->setEnabled(true);
-  }
+  if (!isRunning()) setIdleControls();
+  if (!m_prepared) m_start->setEnabled(false);
   emit failed(message);
 }
 

@@ -3,14 +3,12 @@
 // button, and the result as a ranked bar chart of effects (EffectChart) with the written verdict.
 //
 // It opens on the plan (prepare()): the variants and the budget (trials, minutes) first; Start
-// runs it. It never starts a trial itself: each next trial of the plan is handed to `launch`,
-// which AnalysisController wires to the TrialLauncher (the one launch path) and which tags the
-// queued trial with the plan; the launcher's answer comes back through launchWaiting() (a launch
-// preview asks first: said in the status line) and launchRefused() (the investigation pauses with
-// the reason instead of waiting for a trial that never comes). What to run next is derived from
-// the session file after each stored trial (onTrialStored), so a closed window or a crash resumes
-// where it stopped: opening the window on the same trial continues its newest plan. Cancel stops
-// queuing; the trial running finishes.
+// runs it. The plan is run by PlanRun (plan_run.h, the plan driver's window adapter): each next
+// trial goes to the launcher through the hooks AnalysisController gives (the one launch path,
+// tagged with the plan), and the trial's end comes back through trialEnded(). What to run next is
+// derived from the session file after each stored trial, so a closed window or a crash resumes
+// where it stopped: opening the window on the same trial continues its newest plan. A Stop on the
+// plan's trial pauses the plan; Cancel stops the plan's trial and pauses; Resume continues.
 //
 // Every read and write of the session (planning, the plan's trials of every arm, the attribution)
 // runs as a BackgroundJob (plan_session.h); the window shows the result when it arrives, and a
@@ -23,6 +21,7 @@
 
 #include <QDialog>
 
+#include "ui/windows/plan_run.h"
 #include "ui/windows/plan_session.h"
 
 #include "core/investigate/investigation.h"
@@ -46,9 +45,7 @@ class EffectChart;
 class InvestigateWindow : public QDialog {
   Q_OBJECT
  public:
-  using Launch = std::function<void(const investigate::TrialRequest&)>;
-
-  InvestigateWindow(const QString& sessionPath, qint64 trialId, Launch launch, BackgroundJobs* jobs,
+  InvestigateWindow(const QString& sessionPath, qint64 trialId, PlanRun::Hooks hooks, BackgroundJobs* jobs,
                     QWidget* parent = nullptr);
 
   // The budget fields' values (trials and minutes; 0: no limit) and the schedule's repeats.
@@ -62,7 +59,8 @@ class InvestigateWindow : public QDialog {
   // background; false when it is running already.
   bool start();
   // Started (its first trial may still be being read): Cancel or the end stops it.
-  bool isRunning() const { return m_running || m_starting; }
+  bool isRunning() const;
+  PlanRun* run() const { return m_run; }
   // A session read or write of this window is in flight.
   bool isBusy() const { return m_plan.isBusy(); }
   qint64 planId() const { return m_planId; }
@@ -78,12 +76,9 @@ class InvestigateWindow : public QDialog {
   QPushButton* startButton() const { return m_start; }
 
  public slots:
-  // The trial handed to `launch` waits for the user's answer in a launch preview.
-  void launchWaiting();
-  // It was not started (refused, or the preview cancelled): the investigation pauses and says why.
-  void launchRefused(const QString& reason);
-  // A trial was stored (any trial): when it is the plan's awaited one, refresh and queue the next.
-  void onTrialStored();
+  // A trial of the window ended (any trial): the plan's own moves the plan on (PlanRun).
+  void trialEnded(const tunebench::ui::TrialOutcome& outcome);
+  // Stops the plan's trial, if one runs, and pauses the plan.
   void cancel();
 
  signals:
@@ -92,23 +87,22 @@ class InvestigateWindow : public QDialog {
 
  private:
   struct View;  // what the window shows of the plan, read by a job
-  static View readView(store::SessionStore& session, qint64 planId, const investigate::Budget& budget, bool withNext);
-  template <class Result>
-  void runJob(const QString& title, std::function<Result(store::SessionStore&)> read, std::function<void(Result)> show);
+  static View readView(store::SessionStore& session, qint64 planId);
+  void refreshView();
   void showView(const View& view);
   void showPlanned(const View& view);
-  void launchNext(const View& view);
-  void finish(const char* state);
+  void runPlan(qint64 planId);
+  void ended(store::PlanState state);
+  void setIdleControls();
   void fail(const QString& message);
 
   PlanJobs m_plan;
+  PlanRun* m_run = nullptr;
   QString m_path;
   qint64 m_trialId;
-  Launch m_launch;
   investigate::Budget m_budget;
   qint64 m_planId = 0;
-  bool m_running = false;
-  int m_awaitingAfter = -1;  // finished trials when the awaited trial was queued
+  bool m_complete = false;  // the last read found nothing left to run even without a budget
   QString m_error;
   QTableWidget* m_variants = nullptr;
   QListWidget* m_skipped = nullptr;

@@ -137,6 +137,12 @@ void LiveTrialTracker::markRemovedFromQueue(const QString& id) {
   r->reason = QStringLiteral("removed from the queue");
   m_trials->touch(id);
   m_session->markStopped(id, r->reason);
+  TrialOutcome outcome;
+  outcome.trial_id = id;
+  outcome.status = protocol::TrialStatus::Stopped;
+  outcome.exit_code = 130;
+  outcome.reason = r->reason;
+  emit removedFromQueue(outcome);
 }
 
 }  // namespace tunebench::ui

@@ -67,6 +67,9 @@ class LiveTrialTracker : public QObject {
   // A trial ended and, when it was recorded, its end is in the session file (listeners may
   // load it at once).
   void trialFinished(const tunebench::ui::TrialOutcome& outcome);
+  // A queued trial was dropped before it ran (stopped: "removed from the queue"); its status is in
+  // the session. Not a trialFinished: nothing ran.
+  void removedFromQueue(const tunebench::ui::TrialOutcome& outcome);
 
  private:
   void markRemovedFromQueue(const QString& id);

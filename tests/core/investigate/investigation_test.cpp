@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/investigate/investigation.h"
+#include "core/investigate/plan_run.h"
 #include "core/investigate/plan_tags.h"
 #include "core/store/event_log_import.h"
 #include "core/store/plans.h"
@@ -61,7 +62,9 @@ ti::Attribution investigate(const std::string& path, int64_t trial, const tt::Pl
     id = ti::open_investigation(s, trial, {});
   }
   if (plan_id) *plan_id = id;
-  return ti::run_investigation(path, id, b, tt::planted_executor(path, m, 1234, calls), nullptr);
+  ti::run_plan(path, {id, ti::PlanKind::Investigate, b}, tt::planted_executor(path, m, 1234, calls), {});
+  auto s = ts::SessionStore::open(path);
+  return ti::current_attribution(s, id);
 }
 
 }  // namespace
@@ -149,7 +152,7 @@ TEST(Investigation, BudgetStopsAndASecondRunResumesWithoutRerunningAnything) {
   EXPECT_EQ(partial.baseline_repeats, 2);  // the budget kept room for the second baseline run
   {
     auto s = ts::SessionStore::open(session.path);
-    EXPECT_EQ(ts::find_plan(s, plan)->state, "done");
+    EXPECT_EQ(ts::find_plan(s, plan)->state, ts::PlanState::Done);
   }
   int more = 0;
   int64_t plan2 = 0;

@@ -13,6 +13,7 @@
 
 #include "core/investigate/headless_executor.h"
 #include "core/investigate/investigation.h"
+#include "core/investigate/plan_run.h"
 #include "core/store/session_store.h"
 
 #ifdef TUNEBENCH_WORKER
@@ -71,7 +72,9 @@ TEST(RealWorker, DataBoundTinyTrialRanksNumWorkersFirst) {
   b.max_trials = 8;
   std::vector<std::string> lines;
   const auto cpu0 = machine_cpu();
-  const auto a = ti::run_investigation(path, plan, b, exec, [&](const ti::Progress& p) { lines.push_back(p.line); });
+  ti::run_plan(path, {plan, ti::PlanKind::Investigate, b}, exec, [&](const std::string& l) { lines.push_back(l); });
+  auto session = ts::SessionStore::open(path);
+  const auto a = ti::current_attribution(session, plan);
   const auto cpu1 = machine_cpu();
   std::filesystem::remove_all(dir);
   ASSERT_FALSE(a.factors.empty());

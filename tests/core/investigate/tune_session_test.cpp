@@ -91,7 +91,7 @@ TEST(TuneSession, TheRankingIsStoredWithThePlanAndResumingFindsTheSamePlan) {
   for (size_t i = 0; i < stored.predicted.size(); ++i) EXPECT_EQ(stored.predicted[i].point, expected.predicted[i].point);
   EXPECT_EQ(ti::open_tune(s, spec), id);            // the same request resumes the plan
   EXPECT_NE(ti::open_tune(s, spec, false), id);     // unless a new one is asked for
-  const auto first = ti::next_tune_trial(s, id);    // the base goes first
+  const auto first = ti::tune_step(s, id).next;     // the base goes first
   ASSERT_TRUE(first.has_value());
   EXPECT_EQ(first->config.micro_batch, 2);
 }

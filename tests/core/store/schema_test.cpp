@@ -204,17 +204,21 @@ TEST(Schema, Version5PlansMigrateAVersion4FileOnFirstWrite) {
   }
   auto store = ts::SessionStore::open(path);
   const int64_t id = ts::add_plan(store, "investigate", 1, nlohmann::json{{"variants", 3}});
-  ts::set_plan_state(store, id, "done");
+  EXPECT_EQ(ts::find_plan(store, id)->state, ts::PlanState::Planned);
+  ts::set_plan_state(store, id, ts::PlanState::Done);
   ts::set_plan_result(store, id, nlohmann::json{{"verdict", "ok"}});
   const auto plan = ts::find_plan(store, id);
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->kind, "investigate");
   EXPECT_EQ(plan->baseline_trial, 1);
-  EXPECT_EQ(plan->state, "done");
+  EXPECT_EQ(plan->state, ts::PlanState::Done);
   EXPECT_EQ(plan->spec["variants"], 3);
   EXPECT_EQ(plan->result["verdict"], "ok");
   EXPECT_EQ(store.info().schema_version, ts::kSchemaVersion);
-  EXPECT_THROW(ts::set_plan_state(store, id + 1, "done"), ts::StoreError);
+  EXPECT_THROW(ts::set_plan_state(store, id + 1, ts::PlanState::Done), ts::StoreError);
+  // A state no Tunebench writes is refused when read, as an unknown trial status is.
+  store.database().exec("UPDATE plans SET state = 'cancelled' WHERE id = " + std::to_string(id));
+  EXPECT_THROW(ts::find_plan(store, id), ts::StoreError);
 }
 
 // Version 6: kernel-sampled steps keep their flag and GPU busy; unsampled steps write nothing there.

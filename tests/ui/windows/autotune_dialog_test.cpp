@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <QPushButton>
 #include <QSignalSpy>
@@ -39,12 +40,17 @@ struct AutotuneFixture {
     base.amp = tunebench::config::Amp::Bf16;
   }
   ~AutotuneFixture() { std::filesystem::remove_all(dir); }
-  bool step(AutotuneDialog& d) {
+  bool step(AutotuneDialog& d, tunebench::protocol::TrialStatus status = tunebench::protocol::TrialStatus::Done) {
     if (!pending) return false;
     auto r = *pending;
     pending.reset();
-    executor(r);
-    d.onTrialStored();
+    const auto out = executor(r);
+    if (status != out.status) ts::SessionStore::open(path).set_trial_status(out.trial_id, status);
+    stored[queuedId] = out.trial_id;
+    tunebench::ui::TrialOutcome outcome;
+    outcome.trial_id = queuedId;
+    outcome.status = status;
+    d.trialEnded(outcome);
     settle(d);
     return true;
   }
@@ -54,9 +60,21 @@ struct AutotuneFixture {
     EXPECT_FALSE(d.isBusy());
   }
   BackgroundJobs jobs;
-  AutotuneDialog::Launch launch() {
-    return [this](const ti::TrialRequest& r) { pending = r; };
+  tunebench::ui::PlanRun::Hooks hooks() {
+    tunebench::ui::PlanRun::Hooks h;
+    h.launch = [this](const ti::TrialRequest& r, auto queued, auto, auto) {
+      pending = r;
+      queuedId = QStringLiteral("r%1").arg(++queuedCount);
+      queued(queuedId);
+    };
+    h.stop = [this](const QString& id) { stopAsked << id; };
+    h.storeId = [this](const QString& id) { return stored.count(id) ? stored.at(id) : qint64(-1); };
+    return h;
   }
+  QString queuedId;
+  int queuedCount = 0;
+  QStringList stopAsked;
+  std::map<QString, qint64> stored;
   std::filesystem::path dir;
   std::string path;
   tunebench::config::TrialConfig base;
@@ -69,7 +87,7 @@ struct AutotuneFixture {
 
 TEST(AutotuneDialog, SearchesShowsTheBestAndSavesIt) {
   AutotuneFixture f;
-  AutotuneDialog d(f.base, QString::fromStdString(f.path), f.launch(), &f.jobs);
+  AutotuneDialog d(f.base, QString::fromStdString(f.path), f.hooks(), &f.jobs);
   d.setBudgetMinutes(0);
   d.setSteps(5, 12);
   ASSERT_TRUE(d.start());
@@ -89,12 +107,15 @@ TEST(AutotuneDialog, SearchesShowsTheBestAndSavesIt) {
   std::ifstream(best) >> j;
   EXPECT_GT(j.at("num_workers").get<int>(), 0);  // the planted data cause is fixed
   auto s = ts::SessionStore::open(f.path);
-  EXPECT_EQ(ts::find_plan(s, d.planId())->state, "done");
+  EXPECT_EQ(ts::find_plan(s, d.planId())->state, ts::PlanState::Done);
 }
 
-TEST(AutotuneDialog, CancelThenStartResumesTheSameSearch) {
+// Issue 44: Cancel let the running trial finish, then said "no configuration ran successfully"
+// although two trials had. Cancel stops the trial; the report counts what ran and names the best so
+// far; Start resumes the same search.
+TEST(AutotuneDialog, CancelStopsTheTrialNamesTheBestSoFarAndStartResumes) {
   AutotuneFixture f;
-  AutotuneDialog d(f.base, QString::fromStdString(f.path), f.launch(), &f.jobs);
+  AutotuneDialog d(f.base, QString::fromStdString(f.path), f.hooks(), &f.jobs);
   d.setBudgetMinutes(0);
   d.setSteps(5, 12);
   ASSERT_TRUE(d.start());
@@ -102,10 +123,18 @@ TEST(AutotuneDialog, CancelThenStartResumesTheSameSearch) {
   f.step(d);
   f.step(d);
   d.cancel();
-  f.settle(d);
-  f.step(d);  // the trial already queued still runs
+  EXPECT_EQ(f.stopAsked, QStringList{f.queuedId});
+  f.step(d, tunebench::protocol::TrialStatus::Stopped);
+  EXPECT_FALSE(d.isRunning());
   EXPECT_FALSE(f.pending.has_value());
+  EXPECT_EQ(d.reportText().indexOf(QStringLiteral("no configuration ran successfully")), -1) << d.reportText().toStdString();
+  EXPECT_NE(d.reportText().indexOf(QStringLiteral("best so far: ")), -1) << d.reportText().toStdString();
+  EXPECT_NE(d.reportText().indexOf(QStringLiteral("search: 2 trials")), -1) << d.reportText().toStdString();
   const qint64 plan = d.planId();
+  {
+    auto s = ts::SessionStore::open(f.path);
+    EXPECT_EQ(ts::find_plan(s, plan)->state, ts::PlanState::Paused);
+  }
   ASSERT_TRUE(d.start());
   f.settle(d);
   EXPECT_EQ(d.planId(), plan);
@@ -115,13 +144,13 @@ TEST(AutotuneDialog, CancelThenStartResumesTheSameSearch) {
   auto s = ts::SessionStore::open(f.path);
   const auto report = ti::tune_report(s, plan);
   EXPECT_FALSE(report.result.pending.has_value());
-  EXPECT_EQ(static_cast<int>(report.result.evaluations.size()), f.runs);  // nothing ran twice
+  EXPECT_EQ(static_cast<int>(report.result.evaluations.size()), f.runs - 1);  // nothing ran twice; the stopped one again
 }
 
 TEST(AutotuneDialog, OpeningTheSearchRunsOffTheGuiThreadAndAFailureIsAMessage) {
   AutotuneFixture f;
   {
-    AutotuneDialog d(f.base, QString::fromStdString(f.path), f.launch(), &f.jobs);
+    AutotuneDialog d(f.base, QString::fromStdString(f.path), f.hooks(), &f.jobs);
     ASSERT_TRUE(d.start());
     EXPECT_TRUE(d.isBusy());  // open_tune scores the space in a job, not in the click's slot
     EXPECT_FALSE(d.isRunning());
@@ -130,7 +159,7 @@ TEST(AutotuneDialog, OpeningTheSearchRunsOffTheGuiThreadAndAFailureIsAMessage) {
     EXPECT_TRUE(d.isRunning());
     EXPECT_TRUE(f.pending.has_value());
   }
-  AutotuneDialog broken(f.base, QString::fromStdString((f.dir / "missing.tbsession").string()), f.launch(), &f.jobs);
+  AutotuneDialog broken(f.base, QString::fromStdString((f.dir / "missing.tbsession").string()), f.hooks(), &f.jobs);
   QSignalSpy failed(&broken, &AutotuneDialog::failed);
   ASSERT_TRUE(broken.start());
   f.settle(broken);
@@ -138,7 +167,7 @@ TEST(AutotuneDialog, OpeningTheSearchRunsOffTheGuiThreadAndAFailureIsAMessage) {
   EXPECT_FALSE(broken.errorText().isEmpty());
   EXPECT_FALSE(broken.isRunning());
   EXPECT_TRUE(broken.startButton()->isEnabled());  // it can be tried again
-  broken.onTrialStored();                          // slots after a failure do nothing and throw nothing
+  broken.trialEnded({});                           // slots after a failure do nothing and throw nothing
   broken.cancel();
   f.settle(broken);
   EXPECT_EQ(failed.size(), 1);

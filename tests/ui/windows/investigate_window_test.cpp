@@ -1,11 +1,12 @@
 // The plan view of "Investigate…" offscreen: planned and skipped variants, progress, the ranked
 // effect chart and the verdict, Cancel, and reopening resumes the plan. Trials are "run" by the
 // planted executor of tests/core/investigate (stored synthetic trials), handed over the way the
-// main window's TrialLauncher would: queued now, stored later (onTrialStored).
+// main window's hooks would: queued now, ended and stored later (trialEnded).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include <QLabel>
 #include <QSignalSpy>
@@ -54,12 +55,17 @@ struct Fixture {
   ~Fixture() { std::filesystem::remove_all(dir); }
   // Runs the queued request (if any) and reports it stored, as the launcher and recorder do; the
   // window's session reads and writes are background jobs: their answers are waited for.
-  bool step(InvestigateWindow& w) {
+  bool step(InvestigateWindow& w, tunebench::protocol::TrialStatus status = tunebench::protocol::TrialStatus::Done) {
     if (!pending) return false;
     auto r = *pending;
     pending.reset();
-    executor(r);
-    w.onTrialStored();
+    const auto out = executor(r);
+    if (status != out.status) ts::SessionStore::open(path).set_trial_status(out.trial_id, status);
+    stored[queuedId] = out.trial_id;
+    tunebench::ui::TrialOutcome outcome;
+    outcome.trial_id = queuedId;
+    outcome.status = status;
+    w.trialEnded(outcome);
     settle(w);
     return true;
   }
@@ -68,9 +74,23 @@ struct Fixture {
     EXPECT_FALSE(w.isBusy());
   }
   BackgroundJobs jobs;
-  InvestigateWindow::Launch launch() {
-    return [this](const ti::TrialRequest& r) { pending = r; };
+  // The main window's hooks, by hand: a request is queued at once under a new record id; Stop
+  // asks for it to end stopped (the next step() stores it so).
+  tunebench::ui::PlanRun::Hooks hooks() {
+    tunebench::ui::PlanRun::Hooks h;
+    h.launch = [this](const ti::TrialRequest& r, auto queued, auto, auto) {
+      pending = r;
+      queuedId = QStringLiteral("r%1").arg(++queuedCount);
+      queued(queuedId);
+    };
+    h.stop = [this](const QString& id) { stopAsked << id; };
+    h.storeId = [this](const QString& id) { return stored.count(id) ? stored.at(id) : qint64(-1); };
+    return h;
   }
+  QString queuedId;
+  int queuedCount = 0;
+  QStringList stopAsked;
+  std::map<QString, qint64> stored;
   std::filesystem::path dir;
   std::string path;
   tt::PlantedModel model;
@@ -84,7 +104,7 @@ struct Fixture {
 
 TEST(InvestigateWindow, ShowsThePlanProgressRankedEffectsAndVerdict) {
   Fixture f;
-  InvestigateWindow w(QString::fromStdString(f.path), f.trial, f.launch(), &f.jobs);
+  InvestigateWindow w(QString::fromStdString(f.path), f.trial, f.hooks(), &f.jobs);
   w.show();
   ASSERT_TRUE(w.start());
   f.settle(w);
@@ -111,48 +131,75 @@ TEST(InvestigateWindow, ShowsThePlanProgressRankedEffectsAndVerdict) {
     w.grab().save(QString::fromLocal8Bit(shots) + QStringLiteral("/investigate-window.png"));
   }
   auto s = ts::SessionStore::open(f.path);
-  EXPECT_EQ(ts::find_plan(s, w.planId())->state, "done");
+  EXPECT_EQ(ts::find_plan(s, w.planId())->state, ts::PlanState::Done);
 }
 
-TEST(InvestigateWindow, CancelStopsQueuingAndReopeningResumesThePlan) {
+TEST(InvestigateWindow, CancelStopsThePlansTrialAndReopeningResumesThePlan) {
   Fixture f;
   qint64 plan = 0;
   {
-    InvestigateWindow w(QString::fromStdString(f.path), f.trial, f.launch(), &f.jobs);
+    InvestigateWindow w(QString::fromStdString(f.path), f.trial, f.hooks(), &f.jobs);
     ASSERT_TRUE(w.start());
     f.settle(w);
     f.step(w);
-    f.step(w);  // two trials stored, the third queued
+    f.step(w);  // two trials stored, the third running
     w.cancel();
-    f.settle(w);
+    EXPECT_EQ(f.stopAsked, QStringList{f.queuedId});  // Cancel stops the running trial
+    f.step(w, tunebench::protocol::TrialStatus::Stopped);
     EXPECT_FALSE(w.isRunning());
     EXPECT_FALSE(w.cancelButton()->isEnabled());
+    EXPECT_TRUE(w.startButton()->isEnabled());
+    EXPECT_TRUE(w.statusLabel()->text().startsWith(QStringLiteral("Cancelled"))) << w.statusLabel()->text().toStdString();
+    EXPECT_FALSE(f.pending.has_value());  // nothing new is queued
     plan = w.planId();
-    // The queued trial still runs (the launcher owns it) and is stored: nothing new is queued.
-    f.step(w);
-    EXPECT_FALSE(f.pending.has_value());
     auto s = ts::SessionStore::open(f.path);
-    EXPECT_EQ(ts::find_plan(s, plan)->state, "paused");
+    EXPECT_EQ(ts::find_plan(s, plan)->state, ts::PlanState::Paused);
   }
   EXPECT_EQ(f.runs, 3);
-  InvestigateWindow again(QString::fromStdString(f.path), f.trial, f.launch(), &f.jobs);
+  InvestigateWindow again(QString::fromStdString(f.path), f.trial, f.hooks(), &f.jobs);
   ASSERT_TRUE(again.start());
   f.settle(again);
   EXPECT_EQ(again.planId(), plan);
-  EXPECT_EQ(again.progressBar()->value(), 3);
+  EXPECT_EQ(again.progressBar()->value(), 2);  // the stopped trial does not count
   int guard = 0;
   while (f.step(again) && ++guard < 40) {
   }
   auto s = ts::SessionStore::open(f.path);
   int stored = 0;
   for (const auto& [arm, list] : ti::finished_arms(s.list_trials(), plan)) stored += int(list.size());
-  EXPECT_EQ(stored, f.runs);  // every run stored once, none repeated by the resume beyond the schedule
+  EXPECT_EQ(stored, f.runs - 1);  // every run but the stopped one counted, none repeated beyond the schedule
   EXPECT_EQ(ti::finished_arms(s.list_trials(), plan).at(ti::kBaselineArm).size(), 2u);
+}
+
+// The Stop of the window's run control on a plan trial (issue 42): the plan pauses at once and
+// says so, instead of waiting for a trial that will never be counted; Resume continues it.
+TEST(InvestigateWindow, AStopOnThePlansTrialPausesThePlanAndResumeContinues) {
+  Fixture f;
+  InvestigateWindow w(QString::fromStdString(f.path), f.trial, f.hooks(), &f.jobs);
+  ASSERT_TRUE(w.start());
+  f.settle(w);
+  f.step(w);
+  f.step(w, tunebench::protocol::TrialStatus::Stopped);  // the user pressed Stop
+  EXPECT_FALSE(w.isRunning());
+  EXPECT_FALSE(f.pending.has_value());
+  EXPECT_NE(w.statusLabel()->text().indexOf(QStringLiteral("was stopped. The plan is paused")), -1)
+      << w.statusLabel()->text().toStdString();
+  EXPECT_EQ(w.startButton()->text(), QStringLiteral("Resume"));
+  EXPECT_TRUE(w.startButton()->isEnabled());
+  {
+    auto s = ts::SessionStore::open(f.path);
+    EXPECT_EQ(ts::find_plan(s, w.planId())->state, ts::PlanState::Paused);
+  }
+  ASSERT_TRUE(w.start());  // Resume
+  f.settle(w);
+  ASSERT_TRUE(f.pending.has_value());
+  EXPECT_TRUE(w.isRunning());
+  EXPECT_EQ(w.progressBar()->value(), 1);
 }
 
 TEST(InvestigateWindow, ASessionThatCannotBeReadIsAMessageNotAnException) {
   Fixture f;
-  InvestigateWindow w(QString::fromStdString((f.dir / "missing.tbsession").string()), f.trial, f.launch(), &f.jobs);
+  InvestigateWindow w(QString::fromStdString((f.dir / "missing.tbsession").string()), f.trial, f.hooks(), &f.jobs);
   QSignalSpy failed(&w, &InvestigateWindow::failed);
   ASSERT_TRUE(w.start());  // the reads run in the background: start() itself never throws
   f.settle(w);
@@ -161,14 +208,14 @@ TEST(InvestigateWindow, ASessionThatCannotBeReadIsAMessageNotAnException) {
   EXPECT_EQ(w.statusLabel()->text(), w.errorText());
   EXPECT_FALSE(w.isRunning());
   EXPECT_FALSE(f.pending.has_value());
-  w.onTrialStored();  // a slot called afterwards does nothing (and throws nothing)
+  w.trialEnded({});  // a slot called afterwards does nothing (and throws nothing)
   f.settle(w);
   EXPECT_EQ(failed.size(), 1);
 }
 
 TEST(InvestigateWindow, TheSessionIsReadOffTheGuiThread) {
   Fixture f;
-  InvestigateWindow w(QString::fromStdString(f.path), f.trial, f.launch(), &f.jobs);
+  InvestigateWindow w(QString::fromStdString(f.path), f.trial, f.hooks(), &f.jobs);
   QSignalSpy started(&f.jobs, &BackgroundJobs::jobStarted);
   ASSERT_TRUE(w.start());
   EXPECT_FALSE(f.pending.has_value());  // nothing was read on this thread yet

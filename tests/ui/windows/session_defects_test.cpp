@@ -438,6 +438,40 @@ TEST(InvestigateDefects, ThePlanAndItsBudgetComeFirstAndStartRunsIt) {
   inv->close();
 }
 
+// Issue 42/44: Stop on a trial of an Investigate left the window at "Running …" with nothing
+// queued until Cancel (it waited for a finished count that a stopped trial never raises). The real
+// window, its run control's Stop, the fake worker: the plan pauses at once and says so; Resume
+// continues it.
+TEST(InvestigateDefects, StopOnAPlanTrialPausesThePlanAndResumeContinuesIt) {
+  auto w = make_window();
+  run_and_wait(*w, quick_cpu_trial("baseline"));
+  TB_WAIT_FOR(w->session()->storeId(w->trialsModel()->record(0).id) >= 0, kTimeoutMs);
+  InvestigateWindow* inv = w->analysis()->investigateRow(0);
+  ASSERT_NE(inv, nullptr);
+  TB_WAIT_FOR(inv->isPrepared() && !inv->isBusy(), kTimeoutMs);
+  inv->findChild<QSpinBox*>(QStringLiteral("investigateBudget"))->setValue(3);
+  qputenv("TUNEBENCH_FAKE_STEP_MS", "300");  // long enough to be stopped mid-run
+  auto* start = inv->findChild<QPushButton*>(QStringLiteral("investigateStart"));
+  start->click();
+  TB_WAIT_FOR(w->queue()->runner()->isActive(), kTimeoutMs);
+  TB_WAIT_FOR(w->trialsModel()->record(w->trialsModel()->rowCount() - 1).step >= 1, kTimeoutMs);
+  w->stopTrial();
+  qunsetenv("TUNEBENCH_FAKE_STEP_MS");
+  TB_EXPECT_WAIT_FOR(!inv->isRunning(), 15000) << inv->statusLabel()->text().toStdString();
+  EXPECT_TRUE(inv->statusLabel()->text().contains(QStringLiteral("stopped"))) << inv->statusLabel()->text().toStdString();
+  EXPECT_TRUE(start->isEnabled());
+  EXPECT_FALSE(w->queue()->runner()->isActive());
+  EXPECT_EQ(w->trialsModel()->rowCount(), 2);  // the baseline and the stopped plan trial
+  // Resume runs the plan on to its budget: the stopped trial again, then two more.
+  start->click();
+  TB_WAIT_FOR(inv->isRunning(), kTimeoutMs);
+  TB_WAIT_FOR(!inv->isRunning(), 4 * kTimeoutMs);
+  TB_WAIT_FOR(!w->queue()->runner()->isActive(), kTimeoutMs);
+  EXPECT_EQ(w->trialsModel()->rowCount(), 5) << inv->statusLabel()->text().toStdString();
+  EXPECT_TRUE(inv->statusLabel()->text().contains(QStringLiteral("Done"))) << inv->statusLabel()->text().toStdString();
+  inv->close();
+}
+
 TEST(InvestigateDefects, AnInvestigationWhosePreviewIsCancelledPausesAndSaysSo) {
   // Each variant of an investigation waited for a preview nobody saw, forever.
   QTemporaryDir dir;
