@@ -1,50 +1,17 @@
 #!/usr/bin/env bash
 # GPU checks of tunebench-worker, in one call on the GPU machine (see docs/BENCHMARKS.md).
 #
-#   scripts/gpu-bench.sh single   # 1 GPU: 7B single vs PyTorch, compile (CUDA graph), untimed, ckpt
-#   scripts/gpu-bench.sh dist     # 2 GPUs: 7B DDP / FSDP vs PyTorch, NCCL_P2P_DISABLE=1, single
-#   scripts/gpu-bench.sh extra    # 2 GPUs: single vs PyTorch again, out-of-memory event, DDP bf16
-#                                 # compression, DDP accumulation 4 (no_sync) vs PyTorch
-#   scripts/gpu-bench.sh smoke    # build and one tiny step per strategy
-#   scripts/gpu-bench.sh kernels  # 1 GPU: fused-kernel check, 125m eager/fused/graph/fp8 vs PyTorch
-#                                 # eager and torch.compile, 300-step loss curves
-#   scripts/gpu-bench.sh kernels7b  # 1 GPU: 7B eager/fused/fused+graph/fp8 vs PyTorch (+compile)
-#   scripts/gpu-bench.sh compile-dist  # 2 GPUs: 7B DDP/FSDP fused vs eager vs single, checkpointing vs
-#                                 # PyTorch, 1B/125m trials of every strategy (prediction data)
-#   scripts/gpu-bench.sh gui-live # 2 GPUs: the packed GUI runs 7B single/DDP/FSDP live, screenshots
-#   scripts/gpu-bench.sh data     # 2 GPUs, no build: torch.profiler traces of our own small job
-#                                 # (import test data) and the reference's kernel list per step
-#   scripts/gpu-bench.sh probes   # 2 GPUs: only the link probes of `predict`
-#   scripts/gpu-bench.sh predict  # 2 GPUs, about 3 min with the build: what the prediction accuracy
-#                                 # tests still lack (docs/PREDICT.md): link probes over NVLink and
-#                                 # NCCL_P2P_DISABLE=1, 1B tf32 and pure-bf16 (single, DDP, DDP without
-#                                 # P2P). Writes predict-logs.tar.gz holding predict/*.jsonl:
-#                                 # `tar -xzf predict-logs.tar.gz -C tests/data/gpu`.
-#   scripts/gpu-bench.sh idle     # 1 GPU, about 6 min with the build: GPU busy and GPU idle. torch.profiler
-#                                 # traces of our own small jobs (launch-bound CNN at batch 8, a loop
-#                                 # calling loss.item() every step, a GPU-bound control; the DDP CNN only
-#                                 # with 2 GPUs) into idle-traces.tar.gz, then kernel-sampled worker runs:
-#                                 # tiny at seq 256 micro-batch 4 eager vs compile fused+graph, 7B single,
-#                                 # 7B eager and fused, untimed / timed (tiny: interleaved 3x) / sampled
-#                                 # at tiny and 7B (the costs of timing and sampling), and tiny sampled
-#                                 # with TEARDOWN_CUPTI=1. IDLE_SKIP_TRACES=1: worker runs only.
-#                                 # The table (scripts/idle_table.py) is printed last.
-#   scripts/gpu-bench.sh investigate  # 2 GPUs, about 3 min: issue 12 with the packed CLI (.gpu/cli.tar.xz,
-#                                 # scripts/bundle.sh cli): 125m DDP autotune with a small budget and the
-#                                 # exhaustive grid of the same space (GPU time and best tokens/s per GPU
-#                                 # of each), then investigations of a DDP baseline with NCCL_P2P_DISABLE=1
-#                                 # and of a data-bound single-GPU baseline. Sessions and outputs under
-#                                 # $OUT/investigate; the summary table is printed last.
-#   scripts/gpu-bench.sh models-probe  # 1 GPU, about 6 min: SDPA kernels by head size and dtype and
-#                                 # GEMM TFLOP/s by shape (scripts/models_probe.py), the kernel check on
-#                                 # the new shapes, 7B fused with the attention kernel auto (cuDNN) and
-#                                 # flash, dim 3200 / head size 100 eager and fused vs PyTorch eager and
-#                                 # torch.compile in the same call
-#   scripts/gpu-bench.sh models-sweep [a|b|c]  # 1 GPU, about 6 min each part: every model preset (a:
-#                                 # llama3.1-8b, mistral-7b; b: qwen2.5-7b, phi3-mini; c: llama3.2-1b and
-#                                 # head size 80 and 112 customs): worker eager vs PyTorch eager, compile
-#                                 # fused vs torch.compile, fp8 + fused; with .gpu/cli.tar.xz also the
-#                                 # step-time and memory predictions (--evidence sessions/h200-7b.tbsession)
+#   Every mode below reproduces a figure of docs/BENCHMARKS.md (the section that shows it names the
+#   mode) or re-records data the tests read. The modes of finished experiments were removed on
+#   2026-12-07 (issue 42): docs/history/ records their results and commands, and
+#   `git show cb7dc16:scripts/gpu-bench.sh` is the script they ran with.
+#
+#   One GPU (nvidia-h200):
+#   scripts/gpu-bench.sh smoke    # build, one tiny step, and the kernel sampler's clock check
+#   scripts/gpu-bench.sh single   # 7B single vs PyTorch, timed vs untimed, CUDA graph, checkpointing
+#   scripts/gpu-bench.sh kernels  # the fused-kernel check (tunebench-kernel-check), 125m eager/fused/
+#                                 # graph/fp8 vs PyTorch eager and torch.compile, 500-step loss curves
+#   scripts/gpu-bench.sh kernels7b  # 7B eager/fused/fused+graph/fp8 vs PyTorch eager and torch.compile
 #   scripts/gpu-bench.sh models-final  # 1 GPU, about 8 min with the build: every preset (7b, llama3.1-8b,
 #                                 # mistral-7b, qwen2.5-7b, phi3-mini, llama3.2-1b) and head sizes 80, 112
 #                                 # and 100 (dim 3200), each at LAYERS (default 4) layers of its own
@@ -55,55 +22,55 @@
 #                                 # the attention kernel each ran, and (with .gpu/cli.tar.xz) the step
 #                                 # prediction calibrated on sessions/h200-7b.tbsession. Kernel sampling
 #                                 # is off (sampled steps carry profiler cost). Table printed last.
-#   scripts/gpu-bench.sh overlap  # 1 GPU, about 4 min with the build: 7B `compile fused` with
-#                                 # optimizer_overlap against the serial update, interleaved ROUNDS
-#                                 # (default 2), phases and the allocator's peak per phase; the tiny
-#                                 # model both ways (losses). Table printed last.
-#   scripts/gpu-bench.sh models-eager  # 1 GPU, about 4 min with the build: models-final's rows at
-#                                 # LAYERS layers, worker eager vs PyTorch eager and fp8 + fused vs
-#                                 # bf16 fused in this call. Table printed last.
-#   scripts/gpu-bench.sh models-fp8  # 1 GPU, about 8 min with the build: every preset and the head-size
+#   scripts/gpu-bench.sh models-eager  # about 4 min with the build: models-final's rows at LAYERS
+#                                 # layers, worker eager vs PyTorch eager and fp8 + fused vs bf16 fused
+#                                 # in this call. Table printed last.
+#   scripts/gpu-bench.sh models-fp8  # about 8 min with the build: every preset and the head-size
 #                                 # customs (hd80, hd112 at 24 layers, hd100 at 26) at full depth, `amp
 #                                 # fp8` + `compile fused` against bf16 `compile fused`, ROUNDS (default 2)
 #                                 # interleaved rounds (the second in the other order), phases and peaks.
-#                                 # Table (scripts/models_fp8_table.py) printed last. FP8_ONLY="ROW ..."
-#                                 # runs those rows only, FP8_MB=N at micro-batch N (default 1), and
-#                                 # FP8_PROFILE=ROW first dumps two kernel-sampled steps of that row's
-#                                 # bf16 and fp8 runs (scripts/sampler_dump_summary.py tables).
-#                                 # FP8_KERNEL_CHECK=1 first runs tunebench-kernel-check (its AdamW rows);
-#                                 # FP8_PATHS="fused graph ckpt accum" runs the tiny model in fp8 on those
-#                                 # paths and prints its losses; FP8_AGAINST=TARBALL (git archive of
-#                                 # another commit) does so with that commit's worker too.
-#   scripts/gpu-bench.sh gemm-search  # 1 GPU, about 5 min with the build: the GEMM algorithm search
-#                                 # against cuBLAS's pick (TUNEBENCH_GEMM=cublas): kernel check, tiny
-#                                 # losses both ways, GS_ROWS (default 7B bf16, Llama-3.2-1B bf16 and
-#                                 # fp8) at micro-batch 1, ROUNDS (default 2) interleaved. Table last.
-#   scripts/gpu-bench.sh mfu7b    # 1 GPU, about 3 min with the build: 7B `compile fused` at micro-batch
-#                                 # 1, 2 and 3, ROUNDS (default 2) interleaved rounds, phases and peaks
-#   scripts/gpu-bench.sh models-check  # 1 GPU, about 9 min with the build: the GEMM probe (10 calls per
+#                                 # Table (lab/models_fp8_table.py) printed last. FP8_ONLY="ROW ..."
+#                                 # runs those rows only, FP8_MB=N at micro-batch N (default 1),
+#                                 # FP8_STEPS=N steps (default 8).
+#   scripts/gpu-bench.sh models-check  # about 9 min with the build: the GEMM probe (10 calls per
 #                                 # pair of events) for the catalogue's shape fit, every models-final row
 #                                 # at LAYERS layers in `compile fused` with the allocator's peak per
 #                                 # phase (TUNEBENCH_MEMORY_PHASES=1), and the full-depth presets'
 #                                 # peaks; configs in $OUT/configs for `predict` on a developer machine.
-#                                 # Table (scripts/models_check_table.py) printed last.
-#   scripts/gpu-bench.sh sampling # 1 GPU, about 6 min with the build: the cost of kernel sampling on a
+#                                 # Table (lab/models_check_table.py) printed last.
+#   scripts/gpu-bench.sh models-probe  # no build, about 2 min: SDPA kernels by head size and grouping and
+#                                 # GEMM TFLOP/s by shape (lab/models_probe.py), the input of
+#                                 # lab/fit_models_probe.py (the catalogue's attention and GEMM constants)
+#   scripts/gpu-bench.sh mfu7b    # about 3 min with the build: 7B `compile fused` at micro-batch
+#                                 # 1, 2 and 3, ROUNDS (default 2) interleaved rounds, phases and peaks
+#   scripts/gpu-bench.sh grads    # about 7 min with the build: `grad_dtype` bf16 against fp32:
+#                                 # the kernel check (its AdamW rows, bf16 gradients among them); the
+#                                 # tiny model's losses both ways (also with checkpointing, and with
+#                                 # clipping) and eager; then GR_ROWS (default 7b
+#                                 # llama3.2-1b) bf16 `compile fused` at micro-batch 1 both ways, ROUNDS
+#                                 # (default 2) interleaved, the second in the other order, with the
+#                                 # allocator's peak per phase. Table (lab/models_check_table.py) last.
+#   scripts/gpu-bench.sh overlap  # about 4 min with the build: 7B `compile fused` with
+#                                 # optimizer_overlap against the serial update, interleaved ROUNDS
+#                                 # (default 2), phases and the allocator's peak per phase; the tiny
+#                                 # model both ways (losses). Table printed last.
+#   scripts/gpu-bench.sh idle     # about 6 min with the build: GPU busy and GPU idle. torch.profiler
+#                                 # traces of our own small jobs (launch-bound CNN at batch 8, a loop
+#                                 # calling loss.item() every step, a GPU-bound control; the DDP CNN only
+#                                 # with 2 GPUs) into idle-traces.tar.gz, then kernel-sampled worker runs:
+#                                 # tiny at seq 256 micro-batch 4 eager vs compile fused+graph, 7B single,
+#                                 # 7B eager and fused, untimed / timed (tiny: interleaved 3x) / sampled
+#                                 # at tiny and 7B (the costs of timing and sampling). IDLE_SKIP_TRACES=1:
+#                                 # worker runs only. The table (lab/idle_table.py) is printed last.
+#   scripts/gpu-bench.sh sampling # about 6 min with the build: the cost of kernel sampling on a
 #                                 # launch-bound run (tiny eager untimed vs sampled, PAIRS=6 interleaved
-#                                 # pairs; CUPTI detached after host-bound samples), tiny fused+graph sampled, 7B
-#                                 # `compile fused` unsampled / sampled and `fused+graph` (46 % MFU).
-#   scripts/gpu-bench.sh sampling-cost  # 1 GPU, about 5 min with the build: the cost of kernel sampling
-#                                 # to the unsampled steps, within each process (scripts/sampling_cost.py):
-#                                 # ROUNDS (default 5) rounds of tiny eager untimed and sampled (the
-#                                 # default 2 of every 20), 400 warm-up steps (block A, never sampled)
-#                                 # then 600 measured (block B), wall and thread CPU time. Table last.
-#   scripts/gpu-bench.sh profile7b  # 1 GPU, about 3 min with the build: 7B `compile fused` with two
-#                                 # kernel-sampled steps dumped, GPU time by phase and by kernel.
-#   scripts/gpu-bench.sh cublas-workspace  # 1 GPU, about 3 min with the build: 7B `compile fused` with
-#                                 # cuBLASLt's default workspace against 256 MiB, interleaved.
-#   scripts/gpu-bench.sh reference-check  # 1 GPU, no build, about 3 min: scripts/pytorch_reference.py
+#                                 # pairs; CUPTI detached after host-bound samples), tiny fused+graph
+#                                 # sampled, 7B `compile fused` unsampled / sampled and `fused+graph`.
+#   scripts/gpu-bench.sh reference-check  # no build, about 3 min: scripts/pytorch_reference.py
 #                                 # alone: tiny/125m/llama3.2-1b eager and torch.compile, then tiny
 #                                 # through every precision, checkpointing + accumulation, DDP and
 #                                 # FSDP at world size 1, and the GEMM probe; one JSON line each.
-#   scripts/gpu-bench.sh ab       # 1 GPU, about 7 min with both builds: this tree against AB_AGAINST=TARBALL,
+#   scripts/gpu-bench.sh ab       # about 7 min with both builds: this tree against AB_AGAINST=TARBALL,
 #                                 # another commit's worker built beside it (`git archive COMMIT
 #                                 # CMakeLists.txt cmake app core resources tests/gpu`). This tree's kernel
 #                                 # check; the tiny model in bf16 and fp8 on the paths fused, graph, ckpt
@@ -112,26 +79,37 @@
 #                                 # (AB_SAME_LOSSES=0 when the change is meant to move them); then
 #                                 # AB_ROWS (model/amp, default 7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8)
 #                                 # `compile fused` at micro-batch 1, ROUNDS (default 2) interleaved, the
-#                                 # second in the other order. Table (models_check_table.py) printed last.
+#                                 # second in the other order. Table (lab/models_check_table.py) last.
 #                                 # AB_ROWS_ONLY=1: the rows alone (no kernel check, no tiny runs).
-#   scripts/gpu-bench.sh hostwork # 1 GPU, about 2 min with the build: is a phase waiting for the host?
-#                                 # HW_ROWS (default Llama-3.2-1B fp8 and bf16) `compile fused`, ROUNDS
-#                                 # (default 3) rounds, free and pinned to four cores (HW_PIN): each
-#                                 # phase's host window beside its device time, and the thread's cores
-#                                 # (TUNEBENCH_THREAD_CPU=1). Table (host_work_table.py) printed last.
-#   scripts/gpu-bench.sh grads    # 1 GPU, about 7 min with the build: `grad_dtype` bf16 against fp32:
-#                                 # the kernel check (its AdamW rows, bf16 gradients among them); the
-#                                 # tiny model's losses both ways (also with checkpointing, and with
-#                                 # clipping) and eager; then GR_ROWS (default 7b
-#                                 # llama3.2-1b) bf16 `compile fused` at micro-batch 1 both ways, ROUNDS
-#                                 # (default 2) interleaved, the second in the other order, with the
-#                                 # allocator's peak per phase. Table (models_check_table.py) last.
-#   scripts/gpu-bench.sh prepare  # on a developer machine: fills .gpu/ (see below)
+#                                 # The tool for a change that must leave the numbers alone.
+#
+#   Two GPUs (nvidia-h200-x2):
+#   scripts/gpu-bench.sh dist     # 7B DDP / FSDP vs PyTorch, NCCL_P2P_DISABLE=1, single
+#   scripts/gpu-bench.sh extra    # single vs PyTorch again, out-of-memory event, DDP bf16
+#                                 # compression, DDP accumulation 4 (no_sync) vs PyTorch
+#   scripts/gpu-bench.sh compile-dist  # 7B DDP/FSDP fused vs eager vs single, checkpointing vs
+#                                 # PyTorch, 1B/125m trials of every strategy (prediction data)
+#   scripts/gpu-bench.sh probes   # the worker's link probes over NVLink and NCCL_P2P_DISABLE=1
+#                                 # (about 30 s). Writes predict-logs.tar.gz holding predict/*.jsonl:
+#                                 # `tar -xzf predict-logs.tar.gz -C tests/data/gpu`.
+#   scripts/gpu-bench.sh gui-live # the packed GUI runs 7B single/DDP/FSDP live, screenshots
+#   scripts/gpu-bench.sh investigate  # about 3 min: issue 12 with the packed CLI (.gpu/cli.tar.xz,
+#                                 # scripts/bundle.sh cli): 125m DDP autotune with a small budget and the
+#                                 # exhaustive grid of the same space (GPU time and best tokens/s per GPU
+#                                 # of each), then investigations of a DDP baseline with NCCL_P2P_DISABLE=1
+#                                 # and of a data-bound single-GPU baseline. Sessions and outputs under
+#                                 # $OUT/investigate; the summary table is printed last.
+#   scripts/gpu-bench.sh data     # no build: torch.profiler traces of our own small job for the trace
+#                                 # import's test data (tests/data/traces, lab/make_profiler_traces.py)
+#
+#   On a developer machine:
+#   scripts/gpu-bench.sh prepare  # fills .gpu/ (see below)
 #
 # What the GPU machine needs: an NVIDIA GPU with PyTorch >= 2.6 for python3 (pip wheel with CUDA;
 # torchrun on PATH), cmake >= 3.24, ninja and a C++17 compiler, and the nlohmann-json and CLI11
 # headers (`apt-get install nlohmann-json3-dev libcli11-dev`). The worker is built against the
-# wheel's libtorch (torch.utils.cmake_prefix_path); the PyTorch side is scripts/pytorch_reference.py.
+# wheel's libtorch (torch.utils.cmake_prefix_path); the PyTorch side is scripts/pytorch_reference.py,
+# the tables are printed by lab/*.py.
 # A machine without apt gets the headers in .gpu/include (git-ignored), which `prepare` fills on a
 # developer machine, beside the packed CLI (investigate) and GUI (gui-live): carry .gpu/ along.
 # Writes every event log and a summary table under $OUT (default ./gpu-out); prints the table last.
@@ -166,19 +144,23 @@ REF="$ROOT/scripts/pytorch_reference.py"
 
 # Python-only modes: no worker build.
 if [ "$MODE" = data ]; then
-  # Test data for the trace import (issue 13) and the kernel list behind the fused kernels (issue 10).
-  python3 "$ROOT/scripts/profile_reference_kernels.py" --probe 2>&1 | tail -20
-  TR="$OUT/traces"; MK="$ROOT/scripts/make_profiler_traces.py"
+  # Test data for the trace import (issue 13, tests/data/traces).
+  TR="$OUT/traces"; MK="$ROOT/lab/make_profiler_traces.py"
   python3 "$MK" --out "$TR" --name single-nw0 --num-workers 0 --plain 2>&1 | grep -E "TRACE|Error|error" | head -5
   python3 "$MK" --out "$TR" --name single-nw4 --num-workers 4 2>&1 | grep -E "TRACE|Error|error" | head -5
   python3 "$MK" --out "$TR" --name single-ckpt --num-workers 4 --ckpt 2>&1 | grep -E "TRACE|Error|error" | head -5
   torchrun --standalone --nproc-per-node 2 "$MK" --out "$TR" --name ddp-nw4 --mode ddp 2>&1 | grep -E "TRACE|Error|error" | head -5
   torchrun --standalone --nproc-per-node 2 "$MK" --out "$TR" --name fsdp2-nw4 --mode fsdp2 2>&1 | grep -E "TRACE|Error|error" | head -5
   ls -la "$TR"/* | head -40
-  PK="$ROOT/scripts/profile_reference_kernels.py"
-  python3 "$PK" --model 7b --top 40 2>&1 | tee "$OUT/kernels-7b.txt" | tail -60
-  python3 "$PK" --model 125m --seq 1024 --batch 8 --top 25 2>&1 | tee "$OUT/kernels-125m.txt" | tail -35
-  python3 "$PK" --model 125m --seq 1024 --batch 8 --compile --top 25 2>&1 | tee "$OUT/kernels-125m-compile.txt" | tail -35
+  exit 0
+fi
+if [ "$MODE" = models-probe ]; then
+  # The SDPA kernels by head size and grouping and every GEMM of every preset by shape: the lines
+  # (PROBE {...}) that lab/fit_models_probe.py fits the catalogue's constants to
+  # (docs/BENCHMARKS.md, "SDPA kernels and GEMMs by shape").
+  python3 "$ROOT/lab/models_probe.py" 2>&1 | tee "$OUT/models-probe.txt" | grep -v '^PROBE' | tail -150
+  grep '^PROBE' "$OUT/models-probe.txt" > "$OUT/models-probe.jsonl"
+  echo "-- $(wc -l < "$OUT/models-probe.jsonl") probe lines in $OUT/models-probe.jsonl"
   exit 0
 fi
 if [ "$MODE" = reference-check ]; then
@@ -276,8 +258,7 @@ t0=$(date +%s)
 configure_worker "$ROOT" "$BUILD" "$OUT/logs/cmake.log" || { tail -40 "$OUT/logs/cmake.log"; exit 1; }
 grep -E "Tunebench" "$OUT/logs/cmake.log"
 TARGETS=(tunebench-worker)
-case "$MODE" in kernels|kernels7b|compile-dist|models-probe|gemm-search|ab|grads) TARGETS+=(tunebench-kernel-check) ;; esac
-[ "$MODE" = models-fp8 ] && [ "${FP8_KERNEL_CHECK:-0}" = 1 ] && TARGETS+=(tunebench-kernel-check)
+case "$MODE" in kernels|kernels7b|compile-dist|ab|grads) TARGETS+=(tunebench-kernel-check) ;; esac
 if ! ninja -C "$BUILD" "${TARGETS[@]}" > "$OUT/logs/build.log" 2>&1; then
   grep -E "error|Error" -A3 "$OUT/logs/build.log" | head -60
   # A kernel-sampling build problem must not cost the call: once more without CUPTI (Kineto's path).
@@ -395,7 +376,7 @@ case "$MODE" in
     run w-125m-fp8graph "${B125[@]}" --amp fp8 --compile fused+graph
     ref r-125m 1 --model 125m --mode single --seq 1024 --batch 8 --amp bf16 --steps 20 --warmup 3
     ref r-125m-compile 1 --model 125m --mode single --seq 1024 --batch 8 --amp bf16 --steps 20 --warmup 3 --compile
-    python3 "$ROOT/scripts/make_token_file.py" /tmp/tokens.bin --tokens 3000000 > /dev/null
+    python3 "$ROOT/lab/make_token_file.py" /tmp/tokens.bin --tokens 3000000 > /dev/null
     # Two eager runs that differ only in the seed give the run-to-run band the others are held to.
     L=(--model 125m --device cuda --seq-len 1024 --micro-batch 8 --steps 500 --warmup 1 --lr 6e-4
        --data file --data-path /tmp/tokens.bin --timing false)
@@ -403,7 +384,7 @@ case "$MODE" in
     run loss-bf16-seed1 "${L[@]}" --amp bf16 --seed 1
     run loss-fused "${L[@]}" --amp bf16 --compile fused
     run loss-fp8 "${L[@]}" --amp fp8 --compile fused
-    python3 "$ROOT/scripts/loss_band.py" "$OUT/logs/loss-bf16.jsonl" --seed-run "$OUT/logs/loss-bf16-seed1.jsonl" \
+    python3 "$ROOT/lab/loss_band.py" "$OUT/logs/loss-bf16.jsonl" --seed-run "$OUT/logs/loss-bf16-seed1.jsonl" \
       "$OUT/logs/loss-fused.jsonl" "$OUT/logs/loss-fp8.jsonl" | tee "$OUT/loss-band.txt"
     ;;
   compile-dist)
@@ -416,8 +397,6 @@ case "$MODE" in
     run w-7b-ddp "${B7[@]}" --strategy ddp --world-size 2
     run w-7b-ddp-fused "${B7[@]}" --strategy ddp --world-size 2 --compile fused
     run w-7b-ddp-fused-bf16 "${B7[@]}" --strategy ddp --world-size 2 --compile fused --compression bf16
-    (export TUNEBENCH_COMM_STREAM_PRIORITY=normal; run w-7b-ddp-fused-normalprio "${B7[@]}" --strategy ddp \
-      --world-size 2 --compile fused)
     run w-7b-single-ckpt "${B7[@]}" --checkpointing true
     run w-7b-single-ckpt-fused "${B7[@]}" --checkpointing true --compile fused
     run w-7b-ddp-ckpt "${B7[@]}" --strategy ddp --world-size 2 --checkpointing true
@@ -469,7 +448,7 @@ case "$MODE" in
     ref r-7b-compile 1 --model 7b --mode single --seq 2048 --batch 1 --amp bf16 --steps 8 --warmup 3 --compile
     ;;
   idle)
-    TR="$OUT/traces"; MK="$ROOT/scripts/make_profiler_traces.py"
+    TR="$OUT/traces"; MK="$ROOT/lab/make_profiler_traces.py"
     if [ -z "${IDLE_SKIP_TRACES:-}" ]; then
     T=(--out "$TR" --num-workers 2 --sample-cpu-ms 0.5 --active 3 --no-shapes)
     python3 "$MK" "${T[@]}" --name cnn-b8 --model cnn --batch 8 2>&1 | grep -E "TRACE|Error|error" | head -3
@@ -487,9 +466,6 @@ case "$MODE" in
     TINY=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --amp bf16 --steps 200 --warmup 10)
     run tiny-sampled "${TINY[@]}"
     run tiny-fusedgraph-sampled "${TINY[@]}" --compile fused+graph
-    # Kineto leaves CUPTI attached after a profile unless TEARDOWN_CUPTI=1: does that slow the
-    # unsampled steps of a launch-bound run? (eager only: teardown and CUDA graphs do not mix.)
-    TEARDOWN_CUPTI=1 RUN_TIMEOUT=90 run tiny-sampled-teardown "${TINY[@]}" --steps 70
     # Timed against untimed, interleaved three times: a launch-bound 12 ms step varies by more
     # between runs than the timeline's few CUDA events per step can cost.
     # IDLE_QUICK=1 (a short device budget): one pair, and no 7B timed/untimed (their cost was
@@ -510,10 +486,10 @@ case "$MODE" in
   smoke)
     run smoke-single --model tiny --device cuda --steps 3 --warmup 1 --amp bf16
     # Kernel sampling (2 of every 20 steps, the default) with its sample dump: the host ops must
-    # land inside their steps' windows on the host clock (scripts/sampler_dump_summary.py --clock).
+    # land inside their steps' windows on the host clock (lab/sampler_dump_summary.py --clock).
     TUNEBENCH_SAMPLER_DUMP="$OUT/logs/smoke-sampled.dump" \
       run smoke-sampled --model tiny --device cuda --seq-len 256 --micro-batch 4 --steps 60 --warmup 2 --amp bf16
-    python3 "$ROOT/scripts/sampler_dump_summary.py" --clock "$OUT/logs/smoke-sampled.dump" || true
+    python3 "$ROOT/lab/sampler_dump_summary.py" --clock "$OUT/logs/smoke-sampled.dump" || true
     ;;
   single)
     run smoke-tiny --model tiny --device cuda --steps 4 --warmup 1 --amp bf16
@@ -558,91 +534,8 @@ case "$MODE" in
     mkdir -p "$OUT/predict" && cp "$OUT"/logs/*.jsonl "$OUT/predict/"
     tar -czf "$OUT/predict-logs.tar.gz" -C "$OUT" predict && rm -rf "$OUT/predict"
     ;;
-  predict)
-    # What the prediction accuracy tests still lack (tests/core/predict): link probes of this
-    # machine over NVLink and with NCCL_P2P_DISABLE=1, for "DDP without peer-to-peer from the
-    # NVLink trial plus a probe" (the DDP trials of both links at 7B and 1B are in tests/data/gpu);
-    # a probe repeated at the end to show its spread; and the fp32-activation and bf16-parameter
-    # paths of the memory model (1B tf32, 1B pure-bf16, single and DDP).
-    run h200x2-probe-nvlink --probe-link --device cuda --world-size 2 --probe-min-mb 1 --probe-max-mb 1024
-    run h200x2-probe-nop2p --probe-link --device cuda --world-size 2 --probe-min-mb 1 --probe-max-mb 1024 \
-      --nccl-env NCCL_P2P_DISABLE=1
-    B1=(--model 1b --device cuda --seq-len 2048 --micro-batch 4 --steps 10 --warmup 3)
-    run h200-1b-single-tf32 "${B1[@]}" --amp tf32
-    run h200-1b-single-purebf16 "${B1[@]}" --amp pure-bf16
-    run h200x2-1b-ddp-purebf16 "${B1[@]}" --amp pure-bf16 --strategy ddp --world-size 2
-    run h200x2-1b-ddp-purebf16-nop2p "${B1[@]}" --amp pure-bf16 --strategy ddp --world-size 2 \
-      --nccl-env NCCL_P2P_DISABLE=1
-    run h200x2-probe-nop2p-2 --probe-link --device cuda --world-size 2 --probe-min-mb 1 --probe-max-mb 1024 \
-      --nccl-env NCCL_P2P_DISABLE=1
-    mkdir -p "$OUT/predict" && cp "$OUT"/logs/*.jsonl "$OUT/predict/"
-    tar -czf "$OUT/predict-logs.tar.gz" -C "$OUT" predict && rm -rf "$OUT/predict"
-    ;;
   investigate)
     bash "$ROOT/scripts/gpu-investigate.sh" "$W" "$OUT/investigate"
-    ;;
-  models-probe)
-    # Decisions of the model-shape work, measured before anything is tuned: which SDPA kernel is fast
-    # at which head size and dtype, how GEMM throughput varies with the shape (the predictor's
-    # gemm_shape_factor against it), the fused kernels on the new shapes, and the two rows of
-    # targets of docs/BENCHMARKS.md that missed (7B MFU, dim 3200 / head size 100 fused vs
-    # torch.compile), with the attention kernel each ran in the worker's log.
-    python3 "$ROOT/scripts/models_probe.py" 2>&1 | tee "$OUT/models-probe.txt" | grep -v '^PROBE' | tail -150
-    "$BUILD/tests/gpu/tunebench-kernel-check" > "$OUT/kernel-check.txt" 2>&1
-    echo "-- kernel check: exit $?"; grep -E "FAIL|kernel check:" "$OUT/kernel-check.txt" | head -20
-    sed -n '/forward+backward/,$p' "$OUT/kernel-check.txt" | head -60
-    S=(--device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 9 --warmup 3)
-    D3=(--model custom --dim 3200 --layers 26 --heads 32 --ffn 8640 --vocab 32000)
-    run w-7b-fused "${B7[@]}" --compile fused
-    run w-7b-fused-flash "${B7[@]}" --compile fused --attention flash
-    (export TUNEBENCH_ADAMW=torch; run w-7b-fused-torchadamw "${B7[@]}" --compile fused)
-    run w-d3200 "${D3[@]}" "${S[@]}"
-    ref r-d3200 1 --model 7b --dim 3200 --layers 26 --heads 32 --ffn 8640 --vocab 32000 --steps 5 --warmup 3
-    run w-d3200-fused "${D3[@]}" "${S[@]}" --compile fused
-    ref r-d3200-fused 1 --model 7b --dim 3200 --layers 26 --heads 32 --ffn 8640 --vocab 32000 --steps 5 --warmup 3 --compile
-    grep -ho '"message":"attention kernel[^"]*"' "$OUT"/logs/w-*.jsonl | sort | uniq -c
-    python3 "$ROOT/scripts/models_table.py" "$RESULTS" > "$OUT/models-table.txt"
-    ;;
-  models-sweep)
-    # Every model preset plus head sizes 80 and 112, in three parts of about 6 minutes: the worker's
-    # eager step against PyTorch eager, compile fused against torch.compile and fp8 + fused against
-    # bf16 fused, all in this call; then (with .gpu/cli.tar.xz) the step-time and memory predictions
-    # calibrated on the example session (whose trials are all LLaMA-2-7B shapes).
-    PART="${2:-a}"
-    S=(--device cuda --seq-len 2048 --micro-batch 1 --amp bf16 --steps 8 --warmup 3)
-    R=(--steps 5 --warmup 3)
-    declare -A SHAPE=(
-      [llama3.1-8b]="--model llama3.1-8b" [mistral-7b]="--model mistral-7b" [qwen2.5-7b]="--model qwen2.5-7b"
-      [phi3-mini]="--model phi3-mini" [llama3.2-1b]="--model llama3.2-1b"
-      [hd80]="--model custom --dim 2560 --layers 24 --heads 32 --kv-heads 8 --ffn 6912 --vocab 50304"
-      [hd112]="--model custom --dim 3584 --layers 24 --heads 32 --kv-heads 8 --ffn 9728 --vocab 32000")
-    declare -A REFSHAPE=(
-      [llama3.1-8b]="--model llama3.1-8b" [mistral-7b]="--model mistral-7b" [qwen2.5-7b]="--model qwen2.5-7b"
-      [phi3-mini]="--model phi3-mini" [llama3.2-1b]="--model llama3.2-1b"
-      [hd80]="--model 7b --dim 2560 --layers 24 --heads 32 --kv-heads 8 --ffn 6912 --vocab 50304"
-      [hd112]="--model 7b --dim 3584 --layers 24 --heads 32 --kv-heads 8 --ffn 9728 --vocab 32000")
-    case "$PART" in
-      a) NAMES=(llama3.1-8b mistral-7b) ;;
-      b) NAMES=(qwen2.5-7b phi3-mini) ;;
-      c) NAMES=(llama3.2-1b hd80 hd112) ;;
-      *) echo "models-sweep part a, b or c" >&2; exit 2 ;;
-    esac
-    mkdir -p "$OUT/configs"
-    for n in "${NAMES[@]}"; do
-      read -r -a M <<< "${SHAPE[$n]}"
-      read -r -a RM <<< "${REFSHAPE[$n]}"
-      "$W" --events file:/dev/null "${M[@]}" "${S[@]}" --print-config > "$OUT/configs/w-$n.json" 2>/dev/null
-      "$W" --events file:/dev/null "${M[@]}" "${S[@]}" --compile fused --print-config > "$OUT/configs/w-$n-fused.json" 2>/dev/null
-      "$W" --events file:/dev/null "${M[@]}" "${S[@]}" --compile fused --amp fp8 --print-config > "$OUT/configs/w-$n-fp8.json" 2>/dev/null
-      run "w-$n" "${M[@]}" "${S[@]}"
-      ref "r-$n" 1 "${RM[@]}" "${R[@]}"
-      run "w-$n-fused" "${M[@]}" "${S[@]}" --compile fused
-      ref "r-$n-fused" 1 "${RM[@]}" "${R[@]}" --compile
-      run "w-$n-fp8" "${M[@]}" "${S[@]}" --compile fused --amp fp8
-    done
-    grep -ho '"message":"attention kernel[^"]*"' "$OUT"/logs/w-*.jsonl | sort | uniq -c
-    predict_configs
-    python3 "$ROOT/scripts/models_table.py" "$RESULTS" "$OUT/predict" > "$OUT/models-table.txt"
     ;;
   models-final)
     # Wait for the pre-warm compiles (they hold the GPU), then time each row: worker compile fused,
@@ -656,10 +549,10 @@ case "$MODE" in
       ref "r-$n" 1 "${FINAL_REF[@]}" "${RM[@]}" --steps 5 --warmup 2
     done
     predict_configs
-    python3 "$ROOT/scripts/models_final_table.py" "$RESULTS" "$OUT/predict" "$LAYERS" > "$OUT/models-table.txt"
+    python3 "$ROOT/lab/models_final_table.py" "$RESULTS" "$OUT/predict" "$LAYERS" > "$OUT/models-table.txt"
     ;;
   models-check)
-    python3 "$ROOT/scripts/models_probe.py" --only gemm > "$OUT/gemm-probe.txt" 2>&1
+    python3 "$ROOT/lab/models_probe.py" --only gemm > "$OUT/gemm-probe.txt" 2>&1
     echo "-- gemm probe: $(grep -c '^PROBE' "$OUT/gemm-probe.txt") GEMMs"; grep '^PROBE' "$OUT/gemm-probe.txt" > "$OUT/gemm-probe.jsonl"
     grep -A12 "all GEMMs of a step" "$OUT/gemm-probe.txt"
     export TUNEBENCH_MEMORY_PHASES=1
@@ -681,7 +574,7 @@ case "$MODE" in
       run "full-$n" "${WM[@]}" "${F[@]}"
     done
     unset TUNEBENCH_MEMORY_PHASES
-    python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" > "$OUT/models-table.txt"
+    python3 "$ROOT/lab/models_check_table.py" "$OUT/logs" > "$OUT/models-table.txt"
     mkdir -p "$OUT/keep" && cp "$OUT"/logs/*.jsonl "$OUT/keep/"
     ;;
   sampling)
@@ -697,24 +590,7 @@ case "$MODE" in
     run 7b-fusedgraph "${B7[@]}" --compile fused+graph --kernel-sample-every 0
     grep -h '"kernel sampling\|kernel-sampling' "$OUT"/logs/*.jsonl | cut -c1-300 | sort | uniq -c | head
     mkdir -p "$OUT/keep" && cp "$OUT"/logs/tiny-*-1.jsonl "$OUT"/logs/tiny-fusedgraph-sampled.jsonl "$OUT/keep/" 2>/dev/null
-    python3 "$ROOT/scripts/idle_table.py" "$OUT/logs" > "$OUT/models-table.txt"
-    ;;
-  profile7b)
-    # Where the 7B `compile fused` step's GPU time goes: two kernel-sampled steps dumped
-    # (TUNEBENCH_SAMPLER_DUMP), summarised by phase and by kernel (scripts/sampler_dump_summary.py).
-    TUNEBENCH_SAMPLER_DUMP="$OUT/7b-dump.jsonl" run 7b-fused-profile "${B7[@]}" --steps 7 --compile fused \
-      --kernel-sample-every 4 --kernel-sample-steps 2
-    python3 "$ROOT/scripts/sampler_dump_summary.py" "$OUT/7b-dump.jsonl" --top 45 | tee "$OUT/7b-profile.txt"
-    gzip -f "$OUT/7b-dump.jsonl"
-    ;;
-  cublas-workspace)
-    # The 7B `compile fused` step with cuBLASLt's workspace at PyTorch's default and at 256 MiB
-    # (CUBLASLT_WORKSPACE_SIZE, KiB): a larger workspace lets the heuristic pick other GEMM kernels.
-    # Interleaved, ROUNDS (default 2) rounds.
-    for k in $(seq "${ROUNDS:-2}"); do
-      run 7b-fused-default-$k "${B7[@]}" --compile fused --kernel-sample-every 0
-      CUBLASLT_WORKSPACE_SIZE=262144 run 7b-fused-ws256m-$k "${B7[@]}" --compile fused --kernel-sample-every 0
-    done
+    python3 "$ROOT/lab/idle_table.py" "$OUT/logs" > "$OUT/models-table.txt"
     ;;
   overlap)
     # optimizer_overlap: the 7B `compile fused` step with each block's AdamW queued under the
@@ -731,7 +607,7 @@ case "$MODE" in
             --kernel-sample-every 0)
     run tiny-serial "${TINY_O[@]}"
     run tiny-overlap "${TINY_O[@]}" --optimizer-overlap true
-    python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" > "$OUT/overlap-table.txt"
+    python3 "$ROOT/lab/models_check_table.py" "$OUT/logs" > "$OUT/overlap-table.txt"
     print_losses "$OUT"/logs/tiny-*.jsonl >> "$OUT/overlap-table.txt"
     ;;
   models-eager)
@@ -748,7 +624,7 @@ case "$MODE" in
       run "w-$n-fused" "${WM[@]}" "${EAGER_S[@]}" --compile fused
       run "w-$n-fp8" "${WM[@]}" "${EAGER_S[@]}" --compile fused --amp fp8
     done
-    python3 "$ROOT/scripts/models_eager_table.py" "$RESULTS" "$LAYERS" > "$OUT/models-table.txt"
+    python3 "$ROOT/lab/models_eager_table.py" "$RESULTS" "$LAYERS" > "$OUT/models-table.txt"
     ;;
   models-fp8)
     # Full depth: fp8 + fused against bf16 fused per model, interleaved rounds; round 2 runs fp8 first
@@ -763,47 +639,6 @@ case "$MODE" in
            --compile fused)
     FP8_OFF=(--kernel-sample-every 0 --kernel-sample-steps 0)
     chosen() { [ -z "${FP8_ONLY:-}" ] || [[ " $FP8_ONLY " == *" $1 "* ]]; }
-    mkdir -p "$OUT/profile"
-    if [ "${FP8_KERNEL_CHECK:-0}" = 1 ]; then  # the float8 kernels and nodes against the unfused path, to the bit
-      "$BUILD/tests/gpu/tunebench-kernel-check" > "$OUT/kernel-check.txt" 2>&1
-      echo "-- kernel check: exit $?"
-      { echo "== kernel check (adamw, fp8 nodes)"; grep -E "^adamw|^fp8 (mlp|qkv)|^gemm fp8|^GEMM|^scale_in_place|FAIL" "$OUT/kernel-check.txt"; } \
-        >> "$OUT/models-table.txt"
-    fi
-    if [ -n "${FP8_AGAINST:-}${FP8_PATHS:-}" ]; then
-      # The tiny model in fp8 for 12 steps on the paths FP8_PATHS names ("fused graph ckpt accum":
-      # compile fused, fused+graph, fused with checkpointing, fused with two micro-steps per step;
-      # default fused), and with FP8_AGAINST=TARBALL (`git archive` of another commit) also with that
-      # commit's worker, built beside this one: the losses, which must agree where the two differ
-      # only in how the float8 values are made.
-      W_THIS="$W"; W_AGAINST=""
-      [ -n "${FP8_AGAINST:-}" ] && W_AGAINST="$(build_against "$FP8_AGAINST")"
-      TINY8=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --amp fp8 --steps 12 --warmup 2
-             --kernel-sample-every 0)
-      for path in ${FP8_PATHS:-fused}; do
-        case "$path" in
-          graph) extra=(--compile fused+graph) ;;
-          ckpt) extra=(--compile fused --checkpointing true) ;;
-          accum) extra=(--compile fused --grad-accum 2) ;;
-          fused) extra=(--compile fused) ;;
-          *) echo "-- FP8_PATHS: unknown path '$path' (fused, graph, ckpt, accum)"; continue ;;
-        esac
-        W="$W_THIS"; run "tiny-fp8-$path-this" "${TINY8[@]}" "${extra[@]}"
-        [ -n "$W_AGAINST" ] && { W="$W_AGAINST"; run "tiny-fp8-$path-against" "${TINY8[@]}" "${extra[@]}"; }
-      done
-      W="$W_THIS"
-      print_losses "$OUT"/logs/tiny-fp8-*.jsonl >> "$OUT/models-table.txt"
-    fi
-    for row in "${FP8_ROWS[@]}"; do
-      IFS='|' read -r n wf <<< "$row"; read -r -a WM <<< "$wf"
-      [ "$n" = "${FP8_PROFILE:-}" ] || continue
-      for amp in bf16 fp8; do  # steps 3 and 4 sampled, outside the table (their own names)
-        TUNEBENCH_SAMPLER_DUMP="$OUT/profile/$n-$amp.jsonl" run "profile-$n-$amp" "${WM[@]}" "${FP8_S[@]}" \
-          --amp "$amp" --steps 7 --kernel-sample-every 4 --kernel-sample-steps 2
-        python3 "$ROOT/scripts/sampler_dump_summary.py" "$OUT/profile/$n-$amp.jsonl" --top 25 > "$OUT/profile/$n-$amp.txt"
-        gzip -f "$OUT/profile/$n-$amp.jsonl"
-      done
-    done
     for k in $(seq "${ROUNDS:-2}"); do
       for row in "${FP8_ROWS[@]}"; do
         IFS='|' read -r n wf <<< "$row"; read -r -a WM <<< "$wf"
@@ -814,22 +649,19 @@ case "$MODE" in
         done
       done
     done
-    python3 "$ROOT/scripts/models_fp8_table.py" "$OUT/logs" >> "$OUT/models-table.txt"
-    for f in "$OUT"/profile/*.txt; do
-      [ -f "$f" ] && { echo "== profile $(basename "$f" .txt)"; head -32 "$f"; } >> "$OUT/models-table.txt"
-    done
+    python3 "$ROOT/lab/models_fp8_table.py" "$OUT/logs" >> "$OUT/models-table.txt"
     ;;
   mfu7b)
     # The 7B `compile fused` at micro-batch 1, 2 and 3 (the reference's MFU, llm-foundry's MPT-7B on
     # H100, runs its micro-batch at what fits), two interleaved rounds, kernel sampling off, the
-    # allocator's peak per phase. Table printed last (models_check_table.py).
+    # allocator's peak per phase. Table printed last (lab/models_check_table.py).
     export TUNEBENCH_MEMORY_PHASES=1
     for k in $(seq "${ROUNDS:-2}"); do
       for mb in 1 2 3; do
         run 7b-fused-mb$mb-$k "${B7[@]}" --compile fused --kernel-sample-every 0 --micro-batch "$mb"
       done
     done
-    python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" > "$OUT/models-table.txt"
+    python3 "$ROOT/lab/models_check_table.py" "$OUT/logs" > "$OUT/models-table.txt"
     ;;
   grads)
     # grad_dtype: the blocks' matmul weights' gradients in bf16 (as autocast rounds them) against
@@ -859,52 +691,7 @@ case "$MODE" in
         done
       done
     done
-    python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" >> "$OUT/grads-table.txt"
-    ;;
-  gemm-search)
-    # The GEMM algorithm search (core/engine/kernels/gemm_search.h) against cuBLAS's pick
-    # (TUNEBENCH_GEMM=cublas): the kernel check (gemm rows: bit-identical on fresh operands, and the
-    # 7B block's twelve GEMMs timed both ways), the tiny model's losses both ways (must be identical),
-    # then GS_ROWS (model/amp, default the 7B in bf16 and Llama-3.2-1B in bf16 and fp8) `compile
-    # fused` at micro-batch 1, ROUNDS (default 2) interleaved rounds, the second in the other order. Table printed last (models_check_table.py).
-    export TUNEBENCH_MEMORY_PHASES=1
-    TUNEBENCH_GEMM_LOG=1 "$BUILD/tests/gpu/tunebench-kernel-check" > "$OUT/kernel-check.txt" 2>&1
-    echo "-- kernel check: exit $?"
-    { echo "== kernel check (gemm)"; grep -E "^gemm|^GEMM|FAIL" "$OUT/kernel-check.txt"; } > "$OUT/models-table.txt"
-    # The tiny model in bf16 and fp8 (16-bit GEMMs, so the search applies; the tiny preset's default
-    # fp32 is not searched), search / cublas / search: an order effect on this launch-bound model
-    # shows as the two search runs disagreeing.
-    TINY=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --steps 12 --warmup 2 --kernel-sample-every 0
-          --compile fused)
-    for amp in bf16 fp8; do
-      TUNEBENCH_GEMM_LOG=1 run "tiny-$amp-search" "${TINY[@]}" --amp "$amp"
-      TUNEBENCH_GEMM=cublas run "tiny-$amp-cublas" "${TINY[@]}" --amp "$amp"
-      run "tiny-$amp-search-again" "${TINY[@]}" --amp "$amp"
-    done
-    print_losses "$OUT"/logs/tiny-*.jsonl >> "$OUT/models-table.txt"
-    GS=(--device cuda --seq-len 2048 --micro-batch 1 --steps "${GS_STEPS:-11}" --warmup 3 --compile fused
-        --kernel-sample-every 0)
-    run_variant() { local g="$1"; shift; TUNEBENCH_GEMM=$g TUNEBENCH_GEMM_LOG=1 run "$@"; }
-    interleaved_rows "${GS_ROWS:-7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8}" search cublas "${GS[@]}"
-    grep -h "GEMM algorithms" "$OUT"/logs/*-search-1.jsonl | cut -c1-400 >> "$OUT/models-table.txt"
-    python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" >> "$OUT/models-table.txt"
-    ;;
-  sampling-cost)
-    # Block A: warm-up steps 100-399, before any sample; block B: steps 400-999 (sampling_cost.py),
-    # in wall time and in the training thread's CPU time (TUNEBENCH_THREAD_CPU=1): a launch-bound
-    # step wanders by +-15 % over seconds on this shared host (a run beside on other cores wandered
-    # differently), the thread's CPU time leaves out the waits for a core. Each round: untimed, then
-    # sampled (the default 2 of every 20), pinned to the same cores.
-    COST=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --amp bf16 --warmup 400 --steps 1000)
-    export TUNEBENCH_THREAD_CPU=1 PIN="${PIN:-4-7}"
-    grep '^cpu ' /proc/stat | sed 's/^/before: /'
-    for k in $(seq "${ROUNDS:-5}"); do
-      run tiny-untimed-$k "${COST[@]}" --timing false
-      run tiny-sampled-$k "${COST[@]}" --kernel-sample-every 20 --kernel-sample-steps 2
-    done
-    grep '^cpu ' /proc/stat | sed 's/^/after:  /'  # user nice system idle iowait irq softirq steal
-    grep -h 'kernel sampling' "$OUT"/logs/tiny-sampled-1.jsonl | cut -c1-300 | head -3
-    python3 "$ROOT/scripts/sampling_cost.py" "$OUT/logs" | tee "$OUT/sampling-cost.txt"
+    python3 "$ROOT/lab/models_check_table.py" "$OUT/logs" >> "$OUT/grads-table.txt"
     ;;
   ab)
     # This tree against another commit (AB_AGAINST, a `git archive` tarball), in one call: a change
@@ -961,31 +748,15 @@ PY
     }
     interleaved_rows "${AB_ROWS:-7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8}" this against "${AB[@]}"
     W="$W_THIS"
-    python3 "$ROOT/scripts/models_check_table.py" "$OUT/logs" >> "$OUT/models-table.txt"
-    ;;
-  hostwork)
-    # Is a step's phase waiting for the host? HW_ROWS (model/amp, default Llama-3.2-1B fp8 and bf16)
-    # `compile fused` at micro-batch 1, ROUNDS (default 3) rounds, each row once free to move between
-    # cores and once pinned to four cores (HW_PIN, default 4-7), with TUNEBENCH_THREAD_CPU=1: per step the
-    # host window of each compute phase (how long the host took to queue it) beside its device time.
-    # With TUNEBENCH_HOST_PARTS=1 also the host time of each part of the blocks' forward.
-    # Table (scripts/host_work_table.py) printed last.
-    export TUNEBENCH_THREAD_CPU=1 TUNEBENCH_HOST_PARTS=1
-    HW=(--device cuda --seq-len 2048 --micro-batch 1 --steps "${HW_STEPS:-11}" --warmup 3 --compile fused
-        --kernel-sample-every 0)
-    run_variant() {
-      if [ "$1" = pinned ]; then shift; PIN="${HW_PIN:-4-7}" run "$@"; else shift; run "$@"; fi
-    }
-    interleaved_rows "${HW_ROWS:-llama3.2-1b/fp8 llama3.2-1b/bf16}" free pinned "${HW[@]}"
-    python3 "$ROOT/scripts/host_work_table.py" "$OUT/logs" > "$OUT/models-table.txt"
+    python3 "$ROOT/lab/models_check_table.py" "$OUT/logs" >> "$OUT/models-table.txt"
     ;;
   *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac
 
 echo "== table"
-python3 "$ROOT/scripts/gpu_table.py" "$RESULTS" | tee "$OUT/table.txt"
+python3 "$ROOT/lab/gpu_table.py" "$RESULTS" | tee "$OUT/table.txt"
 if [ "$MODE" = idle ]; then
-  echo "== idle"; python3 "$ROOT/scripts/idle_table.py" "$OUT/logs" "$OUT/traces" | tee "$OUT/idle-table.txt"
+  echo "== idle"; python3 "$ROOT/lab/idle_table.py" "$OUT/logs" "$OUT/traces" | tee "$OUT/idle-table.txt"
   rm -rf "$OUT/traces"
 fi
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"

@@ -48,7 +48,7 @@ std::vector<AttentionKernel> rank_attention(const std::vector<std::pair<Attentio
 
 // Measured forward + backward TFLOP/s (useful FLOPs, causal) of `kernel` at `head_dim`, handed the
 // size rounded up to a multiple of 8: the catalogue's attention_tflops_<kernel>_<mha|gqa>_hd<N>
-// (scripts/fit_models_probe.py from scripts/gpu-bench.sh models-probe), interpolated linearly
+// (lab/fit_models_probe.py from scripts/gpu-bench.sh models-probe), interpolated linearly
 // between measured sizes and held flat beyond them. 0 where the kernel has no measurement for the
 // grouping (it could not run there). Math: attention_math_relative x cuDNN's at head size 128.
 double attention_tflops(AttentionKernel kernel, int64_t head_dim, bool grouped, const hardware::Catalogue& cat);

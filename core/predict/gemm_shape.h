@@ -5,7 +5,7 @@
 // a large GEMM (8192 cubed); the calibrated matmul efficiency is the peak fraction of that one, so
 // a trial measured on one model's shapes predicts another's through this factor, not a copy of
 // its own efficiency, and a fixed cost per GEMM. Constants (tile, K overhead, wave weight, fixed
-// cost) are the catalogue's, fitted to measured GEMMs by scripts/fit_models_probe.py (which holds
+// cost) are the catalogue's, fitted to measured GEMMs by lab/fit_models_probe.py (which holds
 // the same formula).
 #pragma once
 

@@ -1,5 +1,5 @@
 // One rank's torch.profiler trace -> steps and lanes, on the real traces of tests/data/traces/
-// (our own small GPT job on H200s, scripts/make_profiler_traces.py), and every kind of bad file.
+// (our own small GPT job on H200s, lab/make_profiler_traces.py), and every kind of bad file.
 #include <gtest/gtest.h>
 
 #include <algorithm>

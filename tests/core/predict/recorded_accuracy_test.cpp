@@ -1,5 +1,5 @@
 // The accuracy targets of issue 11 on the H200 runs recorded in tests/data/gpu (every .jsonl
-// below it, so new runs of `scripts/gpu-bench.sh predict` count as soon as their logs are dropped
+// below it, so new runs of `scripts/gpu-bench.sh` count as soon as their logs are dropped
 // there) and in sessions/h200-7b.tbsession. Predictions come from the model, the catalogue and
 // OTHER trials (core/predict/accuracy.h); the measured side comes only from the logs.
 // Cases whose recordings do not exist yet are skipped, saying which runs would enable them.
@@ -22,7 +22,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kHowToRecord =
-    "run `scripts/gpu-bench.sh predict` on nvidia-h200-x2 and unpack its predict-logs.tar into tests/data/gpu/predict/";
+    "run `scripts/gpu-bench.sh compile-dist` and `probes` on nvidia-h200-x2 and drop their logs into tests/data/gpu/ "
+    "(probes: unpack predict-logs.tar.gz there)";
 
 const tp::Evidence& evidence() {
   static const tp::Evidence ev = [] {

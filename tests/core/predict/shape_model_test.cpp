@@ -37,7 +37,7 @@ double matmul_ms(const tp::PhaseWork& w, const tp::DeviceRates& rates, const tp:
 }  // namespace
 
 // Every GEMM models-probe measured on the H200 (tests/data/probes/h200-models-probe.jsonl, from
-// which scripts/fit_models_probe.py fitted the gemm_* constants): the shape factor's ratio between
+// which lab/fit_models_probe.py fitted the gemm_* constants): the shape factor's ratio between
 // any GEMM and 7B's q/k/v projection follows the measured TFLOP/s ratio.
 static std::vector<nlohmann::json> probe_rows(const std::string& kind) {
   std::ifstream in(std::string(TUNEBENCH_TEST_DATA_DIR) + "/probes/h200-models-probe.jsonl");
@@ -71,7 +71,7 @@ TEST(GemmShape, FactorsFollowTheMeasuredGemmsOfEveryProbedModel) {
     worst = std::max(worst, std::abs(e));
     squares += e * e;
   }
-  // The assumed constants before the fit: worst 97 %, rms 24 %. Fitted (scripts/fit_models_probe.py)
+  // The assumed constants before the fit: worst 97 %, rms 24 %. Fitted (lab/fit_models_probe.py)
   // on the probe that times 10 calls per pair of events: rms 0.063 in log TFLOP/s.
   EXPECT_LT(worst, std::log(1.3));
   EXPECT_LT(std::sqrt(squares / static_cast<double>(ratio.size())), 0.08);

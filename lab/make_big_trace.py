@@ -1,7 +1,7 @@
 """Makes a large torch.profiler trace for the import benchmark (docs/BENCHMARKS.md) by replicating
 the profiled steps of a real one (tests/data/traces/) with shifted timestamps and fresh ids.
 
-    python3 scripts/make_big_trace.py tests/data/traces/ddp-nw4/rank0.*.pt.trace.json.gz \
+    python3 lab/make_big_trace.py tests/data/traces/ddp-nw4/rank0.*.pt.trace.json.gz \
         /tmp/big.pt.trace.json --min-mb 200 [--gzip]
 
 Copy k of the step window moves by k window lengths; ProfilerStep#N becomes #N + k * steps, and

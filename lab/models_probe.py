@@ -22,7 +22,7 @@ def time_ms(fn, reps=10, warmup=3, inner=10):
     # `inner` calls between two events: a single call would count the host's launch of it (tens of
     # microseconds from Python, the GPU idle after the first event), which a training step, queuing
     # its kernels ahead, does not pay. (The 2026-12-02 probe timed single calls: its small GEMMs
-    # carry that launch, see scripts/fit_models_probe.py's MAX_FIXED_GFLOP.)
+    # carry that launch, see lab/fit_models_probe.py's MAX_FIXED_GFLOP.)
     for _ in range(warmup):
         fn()
     times = []

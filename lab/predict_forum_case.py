@@ -3,7 +3,7 @@
 Every figure is a prediction of `tunebench-cli predict` (calibrated on the H200 session, efficiencies
 transferred to the 4090); nothing here is measured on a 4090.
 
-Usage: scripts/predict_forum_case.py build/app/cli/tunebench-cli [sessions/h200-7b.tbsession]"""
+Usage: lab/predict_forum_case.py build/app/cli/tunebench-cli [sessions/h200-7b.tbsession]"""
 import json
 import subprocess
 import sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fit the step predictor's shape constants to a models-probe measurement (scripts/models_probe.py).
+"""Fit the step predictor's shape constants to a models-probe measurement (lab/models_probe.py).
 
 Input: the probe's output (the "PROBE {...}" lines of `scripts/gpu-bench.sh models-probe`, or the bare
 JSON lines as committed in tests/data/probes/h200-models-probe.jsonl). Output: the catalogue
@@ -15,8 +15,8 @@ constants (core/hardware/hardware_catalogue.json, "constants") that core/predict
       the measured TFLOP/s of every GEMM of every probed model (a grid search; no numpy needed).
 
 Usage:
-  python3 scripts/fit_models_probe.py tests/data/probes/h200-models-probe.jsonl            # print
-  python3 scripts/fit_models_probe.py tests/data/probes/h200-models-probe.jsonl --write \
+  python3 lab/fit_models_probe.py tests/data/probes/h200-models-probe.jsonl            # print
+  python3 lab/fit_models_probe.py tests/data/probes/h200-models-probe.jsonl --write \
       core/hardware/hardware_catalogue.json --source "docs/BENCHMARKS.md, \\"...\\""          # update
 The same input gives the same constants (deterministic grid).
 """
@@ -159,7 +159,7 @@ def main(argv=None):
         for name in [n for n in consts if n.startswith("attention_tflops_") or n in OBSOLETE]:
             del consts[name]
         measured = "measured on the project's H200 by scripts/gpu-bench.sh models-probe, fitted by " \
-                   "scripts/fit_models_probe.py from %s (%s)" % (a.probe, a.source)
+                   "lab/fit_models_probe.py from %s (%s)" % (a.probe, a.source)
         for name, v in att.items():
             consts[name] = {"value": v, "source": measured}
         if "attention_tflops_cudnn_mha_hd128" in att:

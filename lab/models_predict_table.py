@@ -1,6 +1,6 @@
 """Predicted against measured step time, phases and peak memory of the recorded model shapes.
 
-    python3 scripts/models_predict_table.py [CLI] [LOG_DIR] [EVIDENCE]
+    python3 lab/models_predict_table.py [CLI] [LOG_DIR] [EVIDENCE]
 
 Defaults: build/app/cli/tunebench-cli, tests/data/models-h200 (scripts/gpu-bench.sh models-check,
 TUNEBENCH_MEMORY_PHASES=1), sessions/h200-7b.tbsession. For each log: its configuration (the
