@@ -50,6 +50,10 @@
 #                                 # llama3.2-1b) bf16 `compile fused` at micro-batch 1 both ways, ROUNDS
 #                                 # (default 2) interleaved, the second in the other order, with the
 #                                 # allocator's peak per phase. Table (lab/models_check_table.py) last.
+#   scripts/gpu-bench.sh gemm-search  # about 5 min with the build: the GEMM algorithm search against
+#                                 # cuBLAS's pick (TUNEBENCH_GEMM=cublas): kernel check, tiny losses both
+#                                 # ways, GS_ROWS (default 7B bf16, Llama-3.2-1B bf16 and fp8) at
+#                                 # micro-batch 1, ROUNDS (default 2) interleaved. Table last.
 #   scripts/gpu-bench.sh overlap  # about 4 min with the build: 7B `compile fused` with
 #                                 # optimizer_overlap against the serial update, interleaved ROUNDS
 #                                 # (default 2), phases and the allocator's peak per phase; the tiny
@@ -258,7 +262,7 @@ t0=$(date +%s)
 configure_worker "$ROOT" "$BUILD" "$OUT/logs/cmake.log" || { tail -40 "$OUT/logs/cmake.log"; exit 1; }
 grep -E "Tunebench" "$OUT/logs/cmake.log"
 TARGETS=(tunebench-worker)
-case "$MODE" in kernels|kernels7b|compile-dist|ab|grads) TARGETS+=(tunebench-kernel-check) ;; esac
+case "$MODE" in kernels|kernels7b|compile-dist|gemm-search|ab|grads) TARGETS+=(tunebench-kernel-check) ;; esac
 if ! ninja -C "$BUILD" "${TARGETS[@]}" > "$OUT/logs/build.log" 2>&1; then
   grep -E "error|Error" -A3 "$OUT/logs/build.log" | head -60
   # A kernel-sampling build problem must not cost the call: once more without CUPTI (Kineto's path).
@@ -692,6 +696,35 @@ case "$MODE" in
       done
     done
     python3 "$ROOT/lab/models_check_table.py" "$OUT/logs" >> "$OUT/grads-table.txt"
+    ;;
+  gemm-search)
+    # The GEMM algorithm search (core/engine/kernels/gemm_search.h) against cuBLAS's pick
+    # (TUNEBENCH_GEMM=cublas): the kernel check (gemm rows: bit-identical on fresh operands, and the
+    # 7B block's twelve GEMMs timed both ways), the tiny model's losses both ways (must be identical),
+    # then GS_ROWS (model/amp, default the 7B in bf16 and Llama-3.2-1B in bf16 and fp8) `compile
+    # fused` at micro-batch 1, ROUNDS (default 2) interleaved rounds, the second in the other order.
+    # Table printed last (lab/models_check_table.py).
+    export TUNEBENCH_MEMORY_PHASES=1
+    TUNEBENCH_GEMM_LOG=1 "$BUILD/tests/gpu/tunebench-kernel-check" > "$OUT/kernel-check.txt" 2>&1
+    echo "-- kernel check: exit $?"
+    { echo "== kernel check (gemm)"; grep -E "^gemm|^GEMM|FAIL" "$OUT/kernel-check.txt"; } > "$OUT/models-table.txt"
+    # The tiny model in bf16 and fp8 (16-bit GEMMs, so the search applies; the tiny preset's default
+    # fp32 is not searched), search / cublas / search: an order effect on this launch-bound model
+    # shows as the two search runs disagreeing.
+    TINY=(--model tiny --device cuda --seq-len 256 --micro-batch 4 --steps 12 --warmup 2 --kernel-sample-every 0
+          --compile fused)
+    for amp in bf16 fp8; do
+      TUNEBENCH_GEMM_LOG=1 run "tiny-$amp-search" "${TINY[@]}" --amp "$amp"
+      TUNEBENCH_GEMM=cublas run "tiny-$amp-cublas" "${TINY[@]}" --amp "$amp"
+      run "tiny-$amp-search-again" "${TINY[@]}" --amp "$amp"
+    done
+    print_losses "$OUT"/logs/tiny-*.jsonl >> "$OUT/models-table.txt"
+    GS=(--device cuda --seq-len 2048 --micro-batch 1 --steps "${GS_STEPS:-11}" --warmup 3 --compile fused
+        --kernel-sample-every 0)
+    run_variant() { local g="$1"; shift; TUNEBENCH_GEMM=$g TUNEBENCH_GEMM_LOG=1 run "$@"; }
+    interleaved_rows "${GS_ROWS:-7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8}" search cublas "${GS[@]}"
+    grep -h "GEMM algorithms" "$OUT"/logs/*-search-1.jsonl | cut -c1-400 >> "$OUT/models-table.txt"
+    python3 "$ROOT/lab/models_check_table.py" "$OUT/logs" >> "$OUT/models-table.txt"
     ;;
   ab)
     # This tree against another commit (AB_AGAINST, a `git archive` tarball), in one call: a change

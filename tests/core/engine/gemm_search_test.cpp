@@ -1,7 +1,7 @@
 // gemm::mm (core/engine/kernels/gemm_search.h) where no search applies: the CPU build. There it
 // must be at::mm itself, for every layout the linear layers hand it and every output type. The
 // search itself (bit-identical to at::mm on fresh operands, and its
-// speed) is checked on the GPU: tests/gpu/kernel_check.cpp (`scripts/gpu-bench.sh kernels`).
+// speed) is checked on the GPU: tests/gpu/kernel_check.cpp, `scripts/gpu-bench.sh gemm-search`.
 #include <gtest/gtest.h>
 
 #include "core/engine/kernels/gemm_search.h"
