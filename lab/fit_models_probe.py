@@ -86,8 +86,8 @@ def shape_factor(m, n, k, sms, tm, tn, k0, ww, fixed_gflop):
 # timed one torch.mm between two events and so counted the host's launch from Python; unbounded, the
 # fit put 16 GFLOP (~23 us) there. The probe now times 10 calls per pair of events, and the fit on it
 # chooses 4 GFLOP unbounded (rms 0.063). The bound stays as a guard: the tiny model's `compile
-# fused+graph` step on the same H200 kept the GPU busy 0.59 ms (1.19 ms step; docs/BENCHMARKS.md,
-# "GPU busy and GPU idle") for ~100 GEMMs and every other kernel, so at most ~6 us, about 4 GFLOP at
+# fused+graph` step on the same H200 kept the GPU busy 0.59 ms (1.19 ms step;
+# docs/history/benchmarks-2026-12.md, "Native trials: kernel sampling (run 1") for ~100 GEMMs and every other kernel, so at most ~6 us, about 4 GFLOP at
 # a large GEMM's rate.
 MAX_FIXED_GFLOP = 4.0
 

@@ -1,5 +1,5 @@
 // ui/plots, ui/windows and the GUI program: Qt's Widgets and QCustomPlot, which a file of theirs
-// spends most of its compile time parsing (13 s a file without, 5 s with; docs/BENCHMARKS.md).
+// spends most of its compile time parsing (13 s a file without, 5 s with; docs/history/benchmarks-2026-12.md, "Second measurement").
 #pragma once
 
 #include "cmake/pch/common_pch.h"

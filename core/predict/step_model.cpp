@@ -14,10 +14,11 @@ namespace {
 
 using protocol::Phase;
 
-// optimizer_overlap, measured on an H200 with the 7B in `compile fused` (docs/BENCHMARKS.md,
-// "Optimizer in backward"): the update's kernels run between the backward's, not beside them, so
-// the step keeps its length and the update's time moves from the optimizer phase into the
-// backward's interval (all of it on the CPU, where the updates run inside the backward's hooks).
+// optimizer_overlap, measured on an H200 with the 7B in `compile fused`
+// (docs/history/benchmarks-2026-12.md, "Optimizer in backward"): the update's kernels run between
+// the backward's, not beside them, so the step keeps its length and the update's time moves from the
+// optimizer phase into the backward's interval (all of it on the CPU, where the updates run inside
+// the backward's hooks).
 constexpr double kOverlapMovedGpu = 0.985;  // share of the update inside the backward's interval
 constexpr double kOverlapSaved = 0.0;       // share of the update's time the step saves
 

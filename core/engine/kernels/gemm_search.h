@@ -2,8 +2,8 @@
 //
 // at::mm runs the kernel cuBLAS's heuristic picks for a shape. On the H200 that pick is up to 20 %
 // slower than the best of cuBLASLt's candidates for some of the 7B's shapes (w2's weight gradient:
-// 327 against 261 us in a cuBLASLt probe; docs/BENCHMARKS.md, "The GEMM algorithm, measured per
-// shape"). So each shape a step meets is noted (that call is at::mm's), and between steps
+// 327 against 261 us in a cuBLASLt probe; docs/history/benchmarks-2026-12.md, "The GEMM algorithm,
+// measured per shape"). So each shape a step meets is noted (that call is at::mm's), and between steps
 // search_pending() times at::mm's call and cuBLASLt's candidates on operands of the same shape,
 // layout and alignment (GPU time under load: the calls in turn, back to back, so the GPU runs at
 // the clock its power limit allows in a step, not an idle GPU's boost clock; median of 5 rounds);

@@ -3,8 +3,8 @@
 // whole backward, and the unit's gradients are released with it. On a GPU it runs on a second
 // stream, after an event that orders it behind that unit's gradient kernels; what does not fit
 // under the backward is what the optimizer phase still shows. On the CPU the updates run in place,
-// in the same order. Measured on an H200 at 7B (docs/BENCHMARKS.md, "Optimizer in backward"): the
-// AdamW kernels interleave with the backward's instead of running beside them, so the step keeps
+// in the same order. Measured on an H200 at 7B (docs/history/benchmarks-2026-12.md, "Optimizer in
+// backward"): the AdamW kernels interleave with the backward's instead of running beside them, so the step keeps
 // its length, and the peak is 3 GiB lower (the fp32 gradients never all exist at once).
 //
 // Correct because a unit's parameters (and their 16-bit copies) are read by nothing in the backward

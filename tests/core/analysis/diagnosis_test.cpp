@@ -334,7 +334,8 @@ TEST(Diagnosis, FsdpCommunicationSuggestionsAreFsdpKnobs) {
 }
 
 TEST(Diagnosis, Fp8OnlyForLargeMatmulsOnHopper) {
-  // Measured on an H200 (docs/BENCHMARKS.md): fp8 is 0.775x the bf16 fused step at 7B, 0.95x at 125m.
+  // Measured on an H200 (docs/history/benchmarks-2026-11.md, "Step time against PyTorch, same call"):
+  // fp8 is 0.775x the bf16 fused step at 7B, 0.95x at 125m.
   auto trial_with = [](int64_t dim, const std::string& device, tc::Compile compile) {
     auto c = gpu(tc::Strategy::Single, 1);
     c.model = "custom";

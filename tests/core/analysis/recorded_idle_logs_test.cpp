@@ -90,7 +90,8 @@ TEST(RecordedIdleLogs, FusedGraphReplayLeavesAFractionOfTheIdleTime) {
   ASSERT_TRUE(me.gpu_busy_share && mg.gpu_busy_share);
   EXPECT_NEAR(*mg.gpu_busy_share, median(graph.busy_share), 1e-3);
   // Per sampled step, by hand: eager idles ~25 ms, the graph replay ~2.5 ms (most of it the
-  // profiler's start-up before the step's first copy, docs/BENCHMARKS.md).
+  // profiler's start-up before the step's first copy; docs/history/benchmarks-2026-12.md, "Native
+  // trials: kernel sampling (run 1").
   EXPECT_LT(median(graph.idle_ms), 0.15 * median(eager.idle_ms));
   EXPECT_GT(*mg.gpu_busy_share, 3.0 * *me.gpu_busy_share);
   // The analysis's GPU-idle parts per step agree with the raw intervals' (means over all measured
