@@ -49,7 +49,8 @@ class NcclWork final : public CommWork {
 };
 
 // The collectives' stream is high-priority, so NCCL's blocks start as soon as SMs free up.
-// TUNEBENCH_COMM_STREAM_PRIORITY=normal turns that off (an experiment switch, docs/BENCHMARKS.md).
+// TUNEBENCH_COMM_STREAM_PRIORITY=normal turns that off (an experiment switch: 7B DDP fused 271.6
+// against 268.2 ms; docs/history/benchmarks-2026-11.md, "Two GPUs: compile fused with DDP and FSDP").
 bool comm_stream_high_priority() {
   const char* p = std::getenv("TUNEBENCH_COMM_STREAM_PRIORITY");
   return !(p && std::string(p) == "normal");
