@@ -28,6 +28,7 @@ TEST_PACKAGES=(
   chromium   # the HTML report renders in a real browser (tests/app/cli/cli_report_browser_test.sh)
   openssh-server openssh-client   # the ssh launcher's end-to-end test (tests/app/cli/cli_ssh_test.sh)
   slurmctld slurmd slurm-client munge   # the slurm launcher's one-node cluster (cli_slurm_test.sh)
+  python3-torch   # your own script under tunebench_probe, with real PyTorch (tests/app/probe, cli_script_test.sh)
 )
 
 log() { printf '\033[1m[tunebench]\033[0m %s\n' "$*" >&2; }

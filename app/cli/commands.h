@@ -7,11 +7,19 @@ namespace CLI {
 class App;
 }
 
+#include <stdexcept>
+
 namespace tunebench::cli {
 
 // Thrown by a subcommand that ends with a specific exit status (run: the trial's); main returns it.
 struct CommandExit {
   int code = 1;
+};
+
+// A configuration refused before anything ran: "tunebench-cli: <what>", exit status 2 (the
+// worker's and the runners' code for an invalid configuration).
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 void add_import_command(CLI::App& app);    // import SESSION LOG.jsonl | TRACE... [--name NAME] [--set k=v]

@@ -2,10 +2,14 @@
 // turns errors into one line on stderr and exit status 1.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <exception>
+#include <string>
+#include <vector>
 #include <iostream>
 
 #include "app/cli/commands.h"
+#include "app/cli/config_inputs.h"
 #include "app/cli/report_command.h"
 
 int main(int argc, char** argv) {
@@ -26,12 +30,22 @@ int main(int argc, char** argv) {
   tunebench::cli::add_sweep_command(app);
   tunebench::cli::add_investigate_command(app);
   tunebench::cli::add_tune_command(app);
+  // The script's arguments (after "--") are not the command line's: CLI11 sees what comes before.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (const auto dashes = std::find(args.begin(), args.end(), "--"); dashes != args.end()) {
+    tunebench::cli::set_trailing_arguments({dashes + 1, args.end()});
+    args.erase(dashes, args.end());
+  }
+  std::reverse(args.begin(), args.end());  // CLI11's vector form wants them last first
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const tunebench::cli::CommandExit& e) {
     return e.code;
+  } catch (const tunebench::cli::ConfigError& e) {
+    std::cerr << "tunebench-cli: " << e.what() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "tunebench-cli: " << e.what() << "\n";
     return 1;

@@ -5,6 +5,7 @@
 //   tunebench-cli run my.tbsession --preset cpu-tiny --set world_size=2 --set strategy=ddp
 //   tunebench-cli run my.tbsession --config t.json --launcher ssh --hosts "gpu1 ranks=2; gpu2 ranks=2"
 //   tunebench-cli sweep my.tbsession --preset cpu-tiny --grid micro_batch=2,4 --grid num_workers=0,2 --repeat 2
+//   tunebench-cli run my.tbsession --script train.py --nproc 2 --set num_workers=4 -- --epochs 1
 #include <signal.h>
 #include <unistd.h>
 
@@ -37,6 +38,7 @@ struct RunOptions {
   std::string session, preset, config_file, hf_config, worker, name, launcher, hosts, ssh, partition, account,
       time_limit;
   std::vector<std::string> sets, grid, tags;
+  ScriptInputs script;
   int nodes = 0, repeat = 1;
   bool json = false, sbatch = false;
   double timeout_s = 0;
@@ -54,7 +56,7 @@ config::TrialConfig base_config(const RunOptions& o) {
   if (!o.account.empty()) sets.push_back("slurm_account=" + o.account);
   if (!o.time_limit.empty()) sets.push_back("slurm_time=" + o.time_limit);
   sets.insert(sets.end(), o.sets.begin(), o.sets.end());
-  return config_from_inputs(o.preset, o.config_file, sets, o.hf_config);
+  return config_from_inputs(o.preset, o.config_file, sets, o.hf_config, o.script);
 }
 
 // Progress on a terminal: one line redrawn in place; otherwise a plain line per 10 % of the steps.
@@ -219,6 +221,7 @@ void add_common(CLI::App* cmd, RunOptions* o) {
   cmd->add_option("--tag", o->tags, "Tag stored with the trial (repeatable)");
   cmd->add_option("--timeout", o->timeout_s, "Stop a trial after this many seconds and mark it failed");
   cmd->add_flag("--json", o->json, "Print a JSON summary at the end (progress stays on stderr)");
+  add_script_options(cmd, &o->script);
 }
 
 }  // namespace

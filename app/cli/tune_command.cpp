@@ -27,6 +27,7 @@ namespace {
 struct TuneOptionsCli {
   std::string session, preset, config_file, hf_config, objective = "tokens_per_s", out, worker, gpu;
   std::vector<std::string> sets, axes;
+  ScriptInputs script;
   bool per_gpu = false, json = false, exhaustive = false, fresh = false, dry_run = false;
   double budget_minutes = 0, timeout_s = 0, device_memory_gib = 0;
   int64_t short_steps = 8, long_steps = 20, warmup = 3;
@@ -36,7 +37,7 @@ struct TuneOptionsCli {
 
 void run(const TuneOptionsCli& o) {
   investigate::TuneSpec spec;
-  spec.base = config_from_inputs(o.preset, o.config_file, o.sets, o.hf_config);
+  spec.base = config_from_inputs(o.preset, o.config_file, o.sets, o.hf_config, o.script);
   spec.cuda = investigate::runs_on_cuda(spec.base, o.gpu.empty() ? "" : o.gpu);
   if (spec.base.device == config::Device::Auto && o.gpu.empty()) spec.cuda = true;
   if (o.device_memory_gib > 0) spec.device_memory_bytes = static_cast<int64_t>(o.device_memory_gib * (1ull << 30));
@@ -126,6 +127,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--config", o->config_file, "Start from a config JSON (over the preset)");
   cmd->add_option("--hf-config", o->hf_config, kHfConfigHelp)->check(CLI::ExistingFile);
   cmd->add_option("--set", o->sets, "Change a knob of the start: KEY=VALUE (repeatable)");
+  add_script_options(cmd, &o->script);
   cmd->add_option("--objective", o->objective, "What to maximise")->check(CLI::IsMember({"tokens_per_s"}));
   cmd->add_flag("--per-gpu", o->per_gpu, "Maximise tokens/s per GPU instead of in total");
   cmd->add_option("--budget-minutes", o->budget_minutes, "Minutes of trial time (0: until the search ends)");

@@ -122,6 +122,7 @@ WorkerOptions parse_worker_options(int argc, char** argv) {
   // through config::set_knob, so the worker, the GUI and the CLI share one parser per knob.
   std::map<std::string, std::string> values;
   for (const auto& k : config::knobs()) {
+    if (k.group == "Your script") continue;  // tunebench_probe runs scripts, not the worker
     auto* opt = app.add_option("--" + flag_name(k.key), values[k.key], knob_description(k));
     opt->group(k.group);
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a later flag overrides an earlier one
@@ -175,7 +176,7 @@ WorkerOptions parse_worker_options(int argc, char** argv) {
       if (auto p = config::set_knob(out.config, first, text)) out.problems.push_back(*p);
   }
   for (const auto& k : config::knobs()) {
-    if (k.key == "model" || app.count("--" + flag_name(k.key)) == 0) continue;
+    if (k.group == "Your script" || k.key == "model" || app.count("--" + flag_name(k.key)) == 0) continue;
     if (auto p = config::set_knob(out.config, k.key, values[k.key])) out.problems.push_back(*p);
   }
   if (out.probe_link && !(out.probe_min_mb > 0 && out.probe_min_mb <= out.probe_max_mb && out.probe_max_mb <= 65536))

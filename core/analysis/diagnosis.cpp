@@ -1,5 +1,7 @@
 #include "core/analysis/diagnosis.h"
 
+#include "core/config/script.h"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -407,6 +409,10 @@ void keep_valid_suggestions(std::vector<Finding>& findings, const config::TrialC
     auto& s = f.suggestions;
     s.erase(std::remove_if(s.begin(), s.end(),
                            [&](const Suggestion& sug) {
+                             // A script takes only what the probe applies or its arguments name.
+                             if (config::is_script(base))
+                               for (const auto& ch : sug.changes)
+                                 if (!config::script_can_set(base, ch.key)) return true;
                              std::vector<config::Problem> problems;
                              apply(sug, base, &problems);
                              return std::any_of(problems.begin(), problems.end(), [&](const config::Problem& p) {

@@ -1,5 +1,7 @@
 #include "core/analysis/trial_metrics.h"
 
+#include "core/config/script.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -135,8 +137,14 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
       m.notes.push_back("config: " + p.key + ": " + p.message);
     m.unknown_knobs = config::unknown_knobs(cfg);
     if (!m.unknown_knobs.empty())
-      m.notes.push_back(std::to_string(m.unknown_knobs.size()) + " of " + std::to_string(config::knobs().size() - 1) +
-                        " knobs are unknown (an imported trace); figures and suggestions that need them are left out");
+      m.notes.push_back(config::is_script(m.config.value())
+                            ? "your own script: " + std::to_string(m.unknown_knobs.size()) +
+                                  " knobs are its own, not seen by the probe; figures and suggestions that need them "
+                                  "are left out"
+                            : std::to_string(m.unknown_knobs.size()) + " of " +
+                                  std::to_string(config::knobs().size() - 1) +
+                                  " knobs are unknown (an imported trace); figures and suggestions that need them are "
+                                  "left out");
   }
   const protocol::ModelInfo* model = first_model(first);
   if (model) m.parameters = model->parameters;

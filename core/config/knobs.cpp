@@ -11,6 +11,7 @@ constexpr const char* kPrecision = "Precision & kernels";
 constexpr const char* kComm = "Communication";
 constexpr const char* kRun = "Run length";
 constexpr const char* kWhere = "Where";
+constexpr const char* kScript = "Your script";
 }  // namespace
 
 const std::vector<KnobInfo>& knobs() {
@@ -86,13 +87,14 @@ const std::vector<KnobInfo>& knobs() {
        "Recompute each block's forward in backward instead of keeping its activations: less memory, "
        "about a third more compute.",
        "\"Use gradient checkpointing to save memory\"."},
-      {"compile", kPrecision, "Compile", T::Choice, {"off", "fused", "graph", "fused+graph"}, "",
+      {"compile", kPrecision, "Compile", T::Choice, {"off", "fused", "graph", "fused+graph", "torch"}, "",
        "libtorch has no torch.compile; this is what it does instead. fused: RMSNorm with the residual "
        "add, rotary embedding, SwiGLU and the output layer with cross-entropy run as fused CUDA kernels "
        "(one pass over the activations instead of chains of elementwise kernels, no fp32 logits), and "
        "weight gradients come out of the GEMM in fp32; works with single, DDP and FSDP. graph: the "
        "whole step is captured into a CUDA graph and replayed (no launch overhead, no fusion; single "
-       "GPU only). fused+graph: both. On the CPU 'fused' runs the same ops unfused (no speed-up).",
+       "GPU only). fused+graph: both. On the CPU 'fused' runs the same ops unfused (no speed-up). torch: "
+       "torch.compile of your own script's model (script trials only).",
        "\"torch.compile speeds it up\" / \"torch.compile breaks DDP\"."},
       {"attention", kPrecision, "Attention kernel", T::Choice, {"auto", "flash", "cudnn", "efficient", "math"}, "",
        "Which scaled-dot-product attention kernel runs. auto: in bf16/fp16 the kernel (cuDNN, "
@@ -202,6 +204,40 @@ const std::vector<KnobInfo>& knobs() {
       {"event_host", kWhere, "Event address", T::Text, {}, "",
        "SLURM: the address of this machine that the nodes can reach (events come back over TCP with a "
        "token); empty: this machine's host name.",
+       ""},
+      {"script", kScript, "Script", T::Text, {}, "",
+       "Your own PyTorch training script, run unmodified in every rank under tunebench_probe instead of the "
+       "benchmark (docs/SCRIPTS.md): its steps, phases, DDP buckets and telemetry arrive live like the "
+       "benchmark's. Empty: the LLaMA benchmark.",
+       ""},
+      {"script_args", kScript, "Arguments", T::Text, {}, "",
+       "The script's arguments, a template: '--batch-size {micro_batch} --lr 3e-4' fills in the knob's value, "
+       "so micro_batch (or any knob) becomes a knob of your script. Quoted as a shell quotes; nothing is "
+       "expanded.",
+       ""},
+      {"python", kScript, "Python", T::Text, {}, "",
+       "The interpreter that runs the script (its PyTorch is the one measured); empty: the first python3 "
+       "found that imports torch.",
+       ""},
+      {"persistent_workers", kScript, "Persistent workers", T::Bool, {}, "",
+       "DataLoader(persistent_workers=True): the loader processes live across epochs (needs num_workers).", ""},
+      {"prefetch_factor", kScript, "Prefetch factor", T::Int, {}, "batches",
+       "DataLoader(prefetch_factor=): batches each loader process keeps ready; 0: PyTorch's default (2).", ""},
+      {"gradient_as_bucket_view", kScript, "Gradients as bucket views", T::Bool, {}, "",
+       "DDP(gradient_as_bucket_view=True): gradients live in the all-reduce buckets, saving a copy and memory.",
+       ""},
+      {"static_graph", kScript, "Static graph", T::Bool, {}, "",
+       "DDP(static_graph=True): the same parameters are used every step, so DDP can skip its search for unused "
+       "ones.",
+       ""},
+      {"step_timeout_s", kScript, "Step timeout", T::Float, {}, "s",
+       "A script that reaches no training step (an optimizer's step(), or the marker) within this long fails "
+       "with a message saying so.",
+       ""},
+      {"script_knobs", kScript, "Applied knobs", T::Text, {}, "",
+       "The knobs applied to the script without changing it (comma-separated): num_workers, pin_memory, "
+       "persistent_workers, prefetch_factor, cudnn_benchmark, amp, compile, bucket_mb, "
+       "gradient_as_bucket_view, static_graph. The others stay as the script has them.",
        ""},
   };
   return table;

@@ -1,5 +1,7 @@
 #include "core/config/known_settings.h"
 
+#include "core/config/script.h"
+
 #include <algorithm>
 
 namespace tunebench::config {
@@ -21,9 +23,17 @@ bool how_observed(std::string_view key) { return key == "kernel_sample_every" ||
 bool written_by_worker(const nlohmann::json& config_json) {
   if (!config_json.is_object()) return false;
   for (const auto& k : knobs())
-    if (k.group != "Where" && !added_later(k.key) && !how_observed(k.key) && !config_json.contains(k.key))
+    if (k.group != "Where" && k.group != "Your script" && !added_later(k.key) && !how_observed(k.key) &&
+        !config_json.contains(k.key))
       return false;
   return true;
+}
+
+// A config of the user's own script (script.h): its "script" key names one.
+bool is_script_json(const nlohmann::json& config_json) {
+  if (!config_json.is_object()) return false;
+  const auto it = config_json.find("script");
+  return it != config_json.end() && it->is_string() && !it->get<std::string>().empty();
 }
 
 bool same(const Problem& a, const Problem& b) { return a.key == b.key && a.message == b.message; }
@@ -42,6 +52,8 @@ bool is_known(const nlohmann::json& config_json, std::string_view key) {
   // Where a trial ran (launcher, hosts, SLURM) is not a knob of the training it measured, and
   // configs written before launchers existed lack those keys: absent means it ran here.
   if (const KnobInfo* k = find_knob(key); k && k->group == "Where") return true;
+  // The script's fields mean nothing to the benchmark (and its configs of before lack them).
+  if (const KnobInfo* k = find_knob(key); k && k->group == "Your script" && !is_script_json(config_json)) return true;
   if (how_observed(key)) return true;
   if (config_json.is_object() && config_json.contains(std::string(key))) return true;
   return added_later(key) && written_by_worker(config_json);
@@ -68,6 +80,20 @@ std::vector<Problem> set_known_setting(nlohmann::json& config_json, std::string_
     if (p.key == key || is_new) out.push_back(std::move(p));
   }
   if (out.empty()) config_json = std::move(after_json);
+  return out;
+}
+
+nlohmann::json recorded_json(const TrialConfig& config) {
+  nlohmann::json full = to_json(config);
+  if (!is_script(config)) return full;
+  const auto named = template_keys(config.script_args);
+  nlohmann::json out = nlohmann::json::object();
+  for (auto it = full.begin(); it != full.end(); ++it) {
+    const std::string& key = it.key();
+    const bool applied = std::find(config.script_knobs.begin(), config.script_knobs.end(), key) != config.script_knobs.end();
+    const bool in_args = std::find(named.begin(), named.end(), key) != named.end();
+    if (is_script_trial_knob(key) || applied || in_args) out[key] = it.value();
+  }
   return out;
 }
 

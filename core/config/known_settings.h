@@ -35,4 +35,9 @@ std::vector<Problem> set_known_setting(nlohmann::json& config_json, std::string_
 // Makes `key` unknown again.
 void forget_setting(nlohmann::json& config_json, std::string_view key);
 
+// The config as a session records a trial it queues: every key of a benchmark trial; of a script
+// trial (script.h) only the keys that are its own, applied or named in its arguments, so the rest
+// reads as unknown (the probe's hello adds what it saw), as for an imported trace.
+nlohmann::json recorded_json(const TrialConfig& config);
+
 }  // namespace tunebench::config

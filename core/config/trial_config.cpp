@@ -14,6 +14,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/config/script.h"
+
 namespace tunebench::config {
 namespace {
 
@@ -29,7 +31,7 @@ template <class E> struct EnumNames;
 TUNEBENCH_ENUM_NAMES(Strategy, "single", "ddp", "fsdp")
 TUNEBENCH_ENUM_NAMES(Device, "auto", "cpu", "cuda")
 TUNEBENCH_ENUM_NAMES(Amp, "fp32", "tf32", "bf16", "fp16", "pure-bf16", "fp8")
-TUNEBENCH_ENUM_NAMES(Compile, "off", "fused", "graph", "fused+graph")
+TUNEBENCH_ENUM_NAMES(Compile, "off", "fused", "graph", "fused+graph", "torch")
 TUNEBENCH_ENUM_NAMES(Attention, "auto", "flash", "cudnn", "efficient", "math")
 TUNEBENCH_ENUM_NAMES(DataSource, "synthetic", "file")
 TUNEBENCH_ENUM_NAMES(TokenDtype, "uint16", "uint32")
@@ -231,7 +233,7 @@ const std::vector<Field>& fields() {
          else if (j.is_string())
            c.compile = enum_from<Compile>(j);
          else
-           throw std::invalid_argument("expected one of off, fused, graph, fused+graph");
+           throw std::invalid_argument("expected one of off, fused, graph, fused+graph, torch");
        }},
       enumerated("attention", &TrialConfig::attention),
       enumerated("optimizer", &TrialConfig::optimizer),
@@ -277,6 +279,26 @@ const std::vector<Field>& fields() {
       plain("slurm_time", &TrialConfig::slurm_time),
       plain("slurm_dir", &TrialConfig::slurm_dir),
       plain("event_host", &TrialConfig::event_host),
+      plain("script", &TrialConfig::script),
+      plain("script_args", &TrialConfig::script_args),
+      plain("python", &TrialConfig::python),
+      // An array of knob keys; the form and --set use the text form "num_workers,pin_memory".
+      {"script_knobs", [](const TrialConfig& c) { return json(c.script_knobs); },
+       [](TrialConfig& c, const json& j) {
+         if (!j.is_array()) throw std::invalid_argument("expected a list of knob names");
+         std::vector<std::string> keys;
+         for (const auto& k : j) {
+           if (!k.is_string()) throw std::invalid_argument("expected a list of knob names");
+           keys.push_back(k.get<std::string>());
+         }
+         c.script_knobs = std::move(keys);
+       }},
+      plain("persistent_workers", &TrialConfig::persistent_workers),
+      plain("prefetch_factor", &TrialConfig::prefetch_factor),
+      plain("gradient_as_bucket_view", &TrialConfig::gradient_as_bucket_view),
+      plain("static_graph", &TrialConfig::static_graph),
+      plain("step_timeout_s", &TrialConfig::step_timeout_s),
+      plain("script_batch_unit", &TrialConfig::script_batch_unit),  // recorded by the probe, not a knob
   };
   return table;
 }
@@ -506,11 +528,27 @@ std::optional<Problem> set_knob(TrialConfig& config, std::string_view key, std::
     config.ssh_hosts = std::move(hosts);
     return std::nullopt;
   }
+  if (key == "script_knobs") {  // "num_workers,pin_memory"; validate() checks the names
+    config.script_knobs.clear();
+    std::string item;
+    for (size_t i = 0; i <= s.size(); ++i) {
+      if (i == s.size() || s[i] == ',') {
+        while (!item.empty() && item.back() == ' ') item.pop_back();
+        if (!item.empty()) config.script_knobs.push_back(item);
+        item.clear();
+      } else if (s[i] != ' ' || !item.empty()) {
+        item += s[i];
+      }
+    }
+    return std::nullopt;
+  }
   try {
     f->set(config, value);
   } catch (const std::exception& e) {
     return Problem{std::string(key), e.what()};
   }
+  // A knob set on a script trial (a --set, a sweep's axis, a suggestion) is applied to the script.
+  apply_to_script(config, key);
   return std::nullopt;
 }
 
@@ -518,6 +556,11 @@ std::string knob_text(const TrialConfig& config, std::string_view key) {
   const Field* f = find_field(key);
   if (!f) return {};
   if (key == "ssh_hosts") return format_ssh_hosts(config.ssh_hosts);
+  if (key == "script_knobs") {
+    std::string out;
+    for (const auto& k : config.script_knobs) out += (out.empty() ? "" : ",") + k;
+    return out;
+  }
   const json v = f->get(config);
   if (v.is_string()) return v.get<std::string>();
   if (v.is_object()) {

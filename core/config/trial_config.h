@@ -28,7 +28,8 @@ enum class Amp { Fp32, Tf32, Bf16, Fp16, PureBf16, Fp8 };
 // (RMSNorm + residual add, rotary embedding, SwiGLU, linear + cross-entropy) as fused CUDA kernels
 // on every strategy; Graph captures the whole step into a CUDA graph (single rank); FusedGraph
 // does both. Stored configs of older versions held true/false: true meant Graph.
-enum class Compile { Off, Fused, Graph, FusedGraph };
+// Torch: torch.compile of the outermost module of the user's own script (script trials only).
+enum class Compile { Off, Fused, Graph, FusedGraph, Torch };
 inline bool uses_fused_kernels(Compile c) { return c == Compile::Fused || c == Compile::FusedGraph; }
 inline bool uses_cuda_graph(Compile c) { return c == Compile::Graph || c == Compile::FusedGraph; }
 // The scaled-dot-product attention kernel. Auto picks by head size, dtype and device
@@ -163,6 +164,23 @@ struct TrialConfig {
   std::string slurm_time;          // slurm: --time limit ("30", "1:00:00"); empty: the partition's
   std::string slurm_dir;           // slurm: shared folder for the config and script; empty: ~/.cache/tunebench/slurm
   std::string event_host;          // slurm: address the nodes reach this machine at; empty: its host name
+
+  // ---- your own script (core/config/script.h, docs/SCRIPTS.md) ----
+  // A PyTorch training script that every rank runs under tunebench_probe instead of the benchmark;
+  // empty: the benchmark (tunebench-worker). The script has its own model, data and wrapping: of
+  // the knobs it can take (script_knob_keys) only those in script_knobs are applied to it.
+  std::string script;
+  std::string script_args;               // its arguments, a template: "--batch-size {micro_batch} --lr 3e-4"
+  std::string python;                    // the interpreter; empty: the one found with torch (find_python)
+  std::vector<std::string> script_knobs; // knobs applied to the script; the others stay its own
+  bool persistent_workers = false;       // DataLoader(persistent_workers=) (scripts)
+  int prefetch_factor = 0;               // DataLoader(prefetch_factor=); 0: PyTorch's default (scripts)
+  bool gradient_as_bucket_view = false;  // DDP(gradient_as_bucket_view=) (scripts)
+  bool static_graph = false;             // DDP(static_graph=) (scripts)
+  double step_timeout_s = 300.0;         // scripts: no training step within this long fails the trial
+  // What the probe saw a script's batches count in: "tokens" (an integer (batch, sequence) input:
+  // micro_batch and seq_len are then known) or "samples"; empty when not seen. Recorded, not a knob.
+  std::string script_batch_unit;
 
   bool operator==(const TrialConfig& o) const;
   bool operator!=(const TrialConfig& o) const { return !(*this == o); }

@@ -1,5 +1,7 @@
 #include "core/config/trial_names.h"
 
+#include "core/config/script.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -23,6 +25,24 @@ std::string model_word(const TrialConfig& c) {
 }  // namespace
 
 std::string describe_trial(const TrialConfig& c, const TrialConfig& reference) {
+  if (is_script(c)) {
+    // "train.py x2 [num_workers=4, amp=bf16]": the script, its ranks, what is applied to it.
+    const size_t slash = c.script.find_last_of('/');
+    std::string s = slash == std::string::npos ? c.script : c.script.substr(slash + 1);
+    if (c.world_size > 1) s += " x" + std::to_string(c.world_size);
+    std::vector<std::string> changes;
+    std::vector<std::string> keys = c.script_knobs;
+    for (const auto& k : template_keys(c.script_args)) keys.push_back(k);
+    for (const auto& k : keys)
+      if (knob_text(c, k) != knob_text(reference, k) || !is_script(reference)) changes.push_back(k + "=" + knob_text(c, k));
+    if (!changes.empty()) {
+      s += " [";
+      for (size_t i = 0; i < changes.size() && i < 3; ++i) s += (i ? ", " : "") + changes[i];
+      if (changes.size() > 3) s += ", …";
+      s += "]";
+    }
+    return s;
+  }
   std::string s = model_word(c);
   switch (c.strategy) {
     case Strategy::Single:

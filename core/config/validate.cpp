@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/config/script.h"
 #include "core/config/trial_config.h"
 #include "core/protocol/events.h"  // kMaxWorldSize: what an event can carry
 
@@ -12,10 +13,8 @@ namespace {
 constexpr double kMaxTimeoutS = 7 * 24 * 3600.0;
 // FlashAttention-2 and cuDNN's fused attention take head sizes up to 256.
 constexpr int64_t kMaxHeadDim = 256;
-}
 
-std::vector<Problem> validate(const TrialConfig& c) {
-  std::vector<Problem> out;
+void validate_benchmark(const TrialConfig& c, std::vector<Problem>& out) {
   auto need = [&](bool ok, const char* key, std::string message) {
     if (!ok) out.push_back({key, std::move(message)});
   };
@@ -76,8 +75,6 @@ std::vector<Problem> validate(const TrialConfig& c) {
   else
     need(c.world_size >= 2, "world_size",
          std::string(to_string(c.strategy)) + " needs at least 2 ranks (got " + std::to_string(c.world_size) + ")");
-  need(c.world_size <= protocol::kMaxWorldSize, "world_size",
-       "world size above " + std::to_string(protocol::kMaxWorldSize) + " is not supported");
   if (c.strategy == Strategy::Fsdp)
     need(c.dims.layers >= 1, "layers", "FSDP wraps one unit per block and needs at least one block");
 
@@ -150,6 +147,20 @@ std::vector<Problem> validate(const TrialConfig& c) {
        "first bucket size must be between 0 and 16384 MiB");
   need(c.compression == Compression::None || c.strategy == Strategy::Ddp, "compression",
        "gradient compression is a DDP communication hook; use fsdp_reduce_dtype for FSDP");
+
+  need(c.compile != Compile::Torch, "compile",
+       "compile 'torch' is torch.compile of your own script; the benchmark's are fused, graph and fused+graph");
+}
+
+void validate_trial(const TrialConfig& c, std::vector<Problem>& out) {
+  auto need = [&](bool ok, const char* key, std::string message) {
+    if (!ok) out.push_back({key, std::move(message)});
+  };
+  auto positive = [&](int64_t v, const char* key, const char* what) {
+    need(v > 0, key, std::string(what) + " must be at least 1 (got " + std::to_string(v) + ")");
+  };
+  need(c.world_size <= protocol::kMaxWorldSize, "world_size",
+       "world size above " + std::to_string(protocol::kMaxWorldSize) + " is not supported");
   for (const auto& [name, value] : c.nccl_env) {
     const bool prefix = name.rfind("NCCL_", 0) == 0 || name.rfind("TORCH_NCCL_", 0) == 0;
     const bool word =
@@ -236,6 +247,19 @@ std::vector<Problem> validate(const TrialConfig& c) {
     printable(c.slurm_dir, "slurm_dir", "the shared folder");
     printable(c.event_host, "event_host", "the event address");
   }
+}
+
+}  // namespace
+
+std::vector<Problem> validate(const TrialConfig& c) {
+  std::vector<Problem> out;
+  // A script has its own model, data and wrapping: the benchmark's rules for them do not apply.
+  if (is_script(c)) {
+    validate_script(c, out);
+  } else {
+    validate_benchmark(c, out);
+  }
+  validate_trial(c, out);
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "core/investigate/autotune.h"
 
+#include "core/config/script.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -324,7 +326,28 @@ TuneAxis parse_axis(const std::string& text) {
   return axis;
 }
 
+namespace {
+// A script's space: what the probe applies, and micro_batch when the arguments name it.
+TuneSpace script_space(const config::TrialConfig& base, bool cuda) {
+  TuneSpace s;
+  if (config::script_can_set(base, "micro_batch")) {
+    TuneAxis mb{"micro_batch", {}};
+    if (base.micro_batch / 2 >= 1) mb.values.push_back(single("micro_batch", num(base.micro_batch / 2)));
+    for (const int64_t k : {1, 2, 4}) mb.values.push_back(single("micro_batch", num(base.micro_batch * k)));
+    s.axes.push_back(mb);
+  }
+  s.axes.push_back({"num_workers", {single("num_workers", "0"), single("num_workers", "2"), single("num_workers", "4")}});
+  if (cuda) {
+    s.axes.push_back({"pin_memory", {single("pin_memory", "false"), single("pin_memory", "true")}});
+    s.axes.push_back({"amp", {single("amp", "fp32"), single("amp", "tf32"), single("amp", "bf16")}});
+  }
+  if (base.world_size > 1) s.axes.push_back({"bucket_mb", {single("bucket_mb", "25"), single("bucket_mb", "100")}});
+  return s;
+}
+}  // namespace
+
 TuneSpace default_space(const config::TrialConfig& base, bool cuda) {
+  if (config::is_script(base)) return script_space(base, cuda);
   TuneSpace s;
   const bool dist = base.world_size > 1;
   if (dist)

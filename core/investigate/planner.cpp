@@ -1,5 +1,7 @@
 #include "core/investigate/planner.h"
 
+#include "core/config/script.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -132,7 +134,8 @@ InvestigationPlan plan_investigation(const analysis::TrialMetrics& baseline, int
   if (!baseline.config) throw std::runtime_error("the trial has no configuration to vary");
   // Re-running the baseline needs every setting: defaults standing in for unknown ones would
   // measure another configuration.
-  if (!baseline.unknown_knobs.empty())
+  // A script's own settings are unknown by nature: running it again runs them again.
+  if (!baseline.unknown_knobs.empty() && !config::is_script(*baseline.config))
     throw std::runtime_error(std::to_string(baseline.unknown_knobs.size()) +
                              " settings of the trial are unknown (an imported trace), e.g. " +
                              baseline.unknown_knobs.front() +
@@ -160,6 +163,15 @@ InvestigationPlan plan_investigation(const analysis::TrialMetrics& baseline, int
     auto skip = [&](std::string reason) {
       plan.skipped.push_back({cand.title, cand.category, cand.source, cand.changes, std::move(reason)});
     };
+    if (config::is_script(base)) {
+      const auto own = std::find_if(cand.changes.begin(), cand.changes.end(),
+                                    [&](const auto& ch) { return !config::script_can_set(base, ch.key); });
+      if (own != cand.changes.end()) {
+        skip("the script sets " + own->key + " itself (the probe cannot apply it; name it in its arguments as {" +
+             own->key + "} to make it a knob)");
+        continue;
+      }
+    }
     analysis::Suggestion s{cand.title, cand.changes, cand.why};
     std::vector<config::Problem> problems;
     config::TrialConfig cfg = analysis::apply(s, base, &problems);
@@ -171,7 +183,7 @@ InvestigationPlan plan_investigation(const analysis::TrialMetrics& baseline, int
     unnamed.name = base.name;
     if (std::any_of(seen.begin(), seen.end(), [&](const auto& c) { return c == unnamed; })) continue;  // a repeat
     seen.push_back(unnamed);
-    if (memory > 0) {
+    if (memory > 0 && !config::is_script(cfg)) {  // a script's memory is not the benchmark model's
       predict::MemoryOptions mo;
       mo.cuda = cuda;
       const auto pred = predict::predict_memory(cfg, mo);

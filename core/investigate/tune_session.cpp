@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/analysis/diagnosis.h"
+#include "core/config/script.h"
 #include "core/analysis/format.h"
 #include "core/investigate/plan_tags.h"
 #include "core/launch/launch_plan.h"
@@ -155,7 +156,7 @@ Feasible feasibility(const TuneSpec& spec) {
   return [spec](const config::TrialConfig& c) -> std::optional<std::string> {
     const auto problems = config::validate(c);
     if (!problems.empty()) return "invalid: " + config::describe(problems);
-    if (spec.device_memory_bytes > 0) {
+    if (spec.device_memory_bytes > 0 && !config::is_script(c)) {  // a script's memory is not the model's
       predict::MemoryOptions mo;
       mo.cuda = spec.cuda;
       const auto pred = predict::predict_memory(c, mo);
@@ -190,6 +191,11 @@ void predict_space(TuneSpec& spec, const predict::Evidence& evidence) {
   spec.predicted.clear();
   spec.prediction_note.clear();
   if (spec.options.exhaustive) return;
+  if (config::is_script(spec.base)) {
+    spec.prediction_note = "no predicted order: core/predict models the benchmark, not your script (the search "
+                           "starts from its own settings)";
+    return;
+  }
   if (!spec.cuda) {
     spec.prediction_note = "no predicted order: core/predict models GPU step times only (the search starts from the base)";
     return;

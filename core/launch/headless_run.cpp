@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "core/config/known_settings.h"
 #include "core/launch/child_process.h"
 #include "core/launch/event_listener.h"
 #include "core/launch/launch_setup.h"
@@ -81,7 +82,7 @@ HeadlessResult Run::run() {
     else
       session = std::make_unique<store::SessionStore>(
           store::SessionStore::create(m_req.session_path, fs::path(m_req.session_path).stem().string()));
-    m_result.trial_id = session->add_trial(name, config::to_json(m_config), TrialStatus::Queued, m_req.source);
+    m_result.trial_id = session->add_trial(name, config::recorded_json(m_config), TrialStatus::Queued, m_req.source);
     if (!m_req.tags.empty()) session->set_trial_tags(m_result.trial_id, m_req.tags);
   } catch (const std::exception& e) {
     return refuse(nullptr, e.what(), protocol::kExitInternal);

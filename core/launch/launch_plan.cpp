@@ -2,6 +2,8 @@
 // on another machine goes through shell_quote; validate() has already refused control characters.
 #include "core/launch/launch_plan.h"
 
+#include "core/config/script.h"
+
 #include <algorithm>
 #include <cctype>
 #include <iomanip>
@@ -54,6 +56,27 @@ std::map<std::string, std::string> remote_common_env(const TrialConfig& c, const
   return env;
 }
 
+// The remote command that runs a rank, up to its common arguments: the worker, or the script's
+// interpreter with tunebench_probe.
+std::string remote_program(const TrialConfig& c, const LaunchContext& ctx, const std::string& worker) {
+  if (!runs_script(c, ctx)) return remote_path(worker);
+  return remote_path(c.python.empty() ? std::string("python3") : c.python) + " -m tunebench_probe";
+}
+
+// Before it, for a script: tunebench_probe found beside the remote worker's install
+// (PREFIX/bin/tunebench-worker -> PREFIX/share/tunebench/python), first on PYTHONPATH.
+std::string remote_probe_export(const TrialConfig& c, const LaunchContext& ctx, const std::string& worker) {
+  if (!runs_script(c, ctx)) return "";
+  return "PYTHONPATH=\"$(dirname \"$(dirname \"$(command -v " + remote_path(worker) +
+         ")\")\")/share/tunebench/python${PYTHONPATH:+:$PYTHONPATH}\"; export PYTHONPATH; ";
+}
+
+// What a rank runs after --trial: the link probe's arguments, or the script and its arguments.
+std::vector<std::string> rank_tail(const TrialConfig& c, const LaunchContext& ctx) {
+  if (runs_script(c, ctx)) return script_arguments(c);
+  return worker_mode_arguments(ctx);
+}
+
 std::vector<std::string> slurm_resources(const TrialConfig& c) {
   std::vector<std::string> out = {"--nodes=" + std::to_string(c.slurm_nodes),
                                   "--ntasks-per-node=" + std::to_string(c.world_size / std::max(1, c.slurm_nodes))};
@@ -73,9 +96,10 @@ std::string slurm_base_name(const LaunchContext& ctx) {
 // What each SLURM task runs: MASTER_ADDR is the step's first node, then the worker.
 std::string slurm_task_command(const TrialConfig& c, const LaunchContext& ctx, const std::string& config_path) {
   auto args = worker_arguments(config_path, "tcp://" + ctx.tcp_events, ctx.trial_id);
-  for (auto& a : worker_mode_arguments(ctx)) args.push_back(std::move(a));
-  return "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_STEP_NODELIST\" | head -n 1); export MASTER_ADDR; exec " +
-         remote_path(c.remote_worker) + " " + shell_join(args);
+  for (auto& a : rank_tail(c, ctx)) args.push_back(std::move(a));
+  return "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_STEP_NODELIST\" | head -n 1); export MASTER_ADDR; " +
+         remote_probe_export(c, ctx, c.remote_worker) + "exec " + remote_program(c, ctx, c.remote_worker) + " " +
+         shell_join(args);
 }
 
 // A number as the worker's option parser reads it, without trailing zeros ("0.25", "1024").
@@ -123,12 +147,28 @@ std::string shell_join(const std::vector<std::string>& argv) {
 
 std::string worker_command_line(const TrialConfig& config, const std::string& worker) {
   const TrialConfig defaults;
+  if (config::is_script(config)) {
+    // A script runs through the command line's --script (the probe reads its knobs from the config).
+    std::string line = "tunebench-cli run SESSION.tbsession --script " + shell_quote(config.script);
+    if (!config.python.empty()) line += " --python " + shell_quote(config.python);
+    if (config.world_size > 1) line += " --nproc " + std::to_string(config.world_size);
+    // The run length, what is applied and what the arguments name; the timeout when not the default.
+    std::vector<std::string> keys = {"steps", "warmup"};
+    for (const auto& k : config.script_knobs) keys.push_back(k);
+    for (const auto& k : config::template_keys(config.script_args))
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    if (config.step_timeout_s != defaults.step_timeout_s) keys.emplace_back("step_timeout_s");
+    for (const auto& k : keys) line += " --set " + shell_quote(k + "=" + config::knob_text(config, k));
+    if (!config.nccl_env.empty()) line += " --set " + shell_quote("nccl_env=" + config::knob_text(config, "nccl_env"));
+    if (!config.script_args.empty()) line += " -- " + config.script_args;
+    return line;
+  }
   std::string line;
   if (config.world_size > 1)
     line = "torchrun --standalone --nproc-per-node " + std::to_string(config.world_size) + " --no-python ";
   line += shell_quote(worker);
   for (const auto& k : config::knobs()) {
-    if (k.key == "name") continue;
+    if (k.key == "name" || k.group == "Your script") continue;
     const auto v = config::knob_text(config, k.key);
     if (v == config::knob_text(defaults, k.key)) continue;
     std::string flag = k.key;
@@ -147,6 +187,16 @@ std::vector<std::string> worker_mode_arguments(const LaunchContext& ctx) {
   if (!ctx.link_probe) return {};
   return {"--probe-link", "--probe-min-mb", plain_number(ctx.link_probe->min_mb), "--probe-max-mb",
           plain_number(ctx.link_probe->max_mb)};
+}
+
+bool runs_script(const TrialConfig& config, const LaunchContext& context) {
+  return config::is_script(config) && !context.link_probe;
+}
+
+std::vector<std::string> script_arguments(const TrialConfig& config) {
+  std::vector<std::string> out = {"--", config.script};
+  for (auto& a : config::script_argv(config)) out.push_back(std::move(a));
+  return out;
 }
 
 std::map<std::string, std::string> local_rank_env(const TrialConfig& c, int rank, int master_port,
@@ -181,7 +231,8 @@ std::string ssh_node_script(const TrialConfig& c, const LaunchContext& ctx, int 
   env["LOCAL_WORLD_SIZE"] = std::to_string(host.ranks);
   const std::string sock = remote_socket_path(ctx, node);
   const std::string marker = "TUNEBENCH_CONFIG_" + ctx.nonce;
-  const std::string worker = remote_path(host.worker.empty() ? c.remote_worker : host.worker);
+  const std::string worker_path = host.worker.empty() ? c.remote_worker : host.worker;
+  const std::string worker = remote_probe_export(c, ctx, worker_path) + remote_program(c, ctx, worker_path);
 
   std::ostringstream s;
   s << "# tunebench node " << node << " of trial " << ctx.trial_id << ": ranks " << first << ".."
@@ -204,7 +255,7 @@ std::string ssh_node_script(const TrialConfig& c, const LaunchContext& ctx, int 
     s << "( RANK=" << g << "; LOCAL_RANK=" << l << "; export RANK LOCAL_RANK; " << worker
       << " --config \"$d/trial.json\" --events " << shell_quote("unix:" + sock) << " --trial "
       << shell_quote(ctx.trial_id);
-    for (const auto& a : worker_mode_arguments(ctx)) s << " " << shell_quote(a);
+    for (const auto& a : rank_tail(c, ctx)) s << " " << shell_quote(a);
     s << " </dev/null; echo \"" << kRankExit << g << " $?\" ) &\np" << l
       << "=$!\n";
     pids += " \"$p" + std::to_string(l) + "\"";
@@ -267,10 +318,17 @@ LaunchPlan plan_launch(const TrialConfig& c, const LaunchContext& ctx) {
         LaunchProcess p;
         p.kind = LaunchProcess::Kind::Rank;
         p.argv = {ctx.worker};
+        if (runs_script(c, ctx)) {
+          if (ctx.python.empty() || ctx.probe_path.empty())
+            throw std::invalid_argument("a script trial needs the interpreter and tunebench_probe's folder");
+          p.argv = {ctx.python, "-m", "tunebench_probe"};
+        }
         for (auto& a : worker_arguments(ctx.config_path, "unix:" + ctx.events_socket, ctx.trial_id))
           p.argv.push_back(std::move(a));
-        for (auto& a : worker_mode_arguments(ctx)) p.argv.push_back(std::move(a));
+        for (auto& a : rank_tail(c, ctx)) p.argv.push_back(std::move(a));
         p.env = local_rank_env(c, rank, ctx.master_port, ctx.trial_id);
+        if (runs_script(c, ctx))
+          p.env["PYTHONPATH"] = ctx.probe_path + (ctx.pythonpath.empty() ? "" : ":" + ctx.pythonpath);
         p.ranks = {rank};
         p.where = "this machine";
         plan.processes.push_back(std::move(p));

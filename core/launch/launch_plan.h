@@ -4,7 +4,9 @@
 // and the launch preview shows exactly what will run).
 //
 //   local  one process per rank: WORKER --config C --events unix:S --trial ID, torchrun-style env
-//          (a link probe adds --probe-link --probe-min-mb X --probe-max-mb Y, for every launcher)
+//          (a link probe adds --probe-link --probe-min-mb X --probe-max-mb Y, for every launcher);
+//          a script trial (config::is_script) runs PYTHON -m tunebench_probe with the same
+//          arguments, then -- SCRIPT ARGS..., with the probe's folder on PYTHONPATH (every launcher)
 //   ssh    one `ssh -R remote.sock:S host sh -c SCRIPT` per host; SCRIPT writes the config,
 //          starts that host's ranks, reports each rank's exit on stdout ("@tunebench rank-exit R C")
 //          and ends them when the ssh connection's stdin closes (Stop, or a lost connection)
@@ -45,6 +47,11 @@ struct LaunchContext {
   // Set: the ranks measure the link instead of training (the same processes, plus the probe's
   // arguments after --trial), whichever the launcher.
   std::optional<LinkProbeRange> link_probe;
+  // A script trial, local launcher: the interpreter and the folder that holds tunebench_probe
+  // (worker_program.h: find_python, find_probe), and the caller's PYTHONPATH (kept after it).
+  std::string python;
+  std::string probe_path;
+  std::string pythonpath;
 };
 
 struct LaunchProcess {
@@ -93,6 +100,13 @@ std::vector<std::string> worker_arguments(const std::string& config_path, const 
 // What the ranks do besides the common arguments: nothing for training, the probe's flags for a
 // link probe (--probe-link --probe-min-mb X --probe-max-mb Y).
 std::vector<std::string> worker_mode_arguments(const LaunchContext& context);
+
+// Whether the ranks run the user's script under tunebench_probe (a script trial that is not a link
+// probe: the link probe is the worker's).
+bool runs_script(const config::TrialConfig& config, const LaunchContext& context);
+// What a rank of a script trial runs after the common arguments: "--" SCRIPT ARGS... (the
+// arguments' template filled in: config::script_argv).
+std::vector<std::string> script_arguments(const config::TrialConfig& config);
 
 // The remote socket an ssh node forwards to the caller's socket.
 std::string remote_socket_path(const LaunchContext& context, int node);

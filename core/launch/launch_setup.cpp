@@ -11,6 +11,7 @@
 #include <random>
 
 #include "core/launch/random_token.h"
+#include "core/config/script.h"
 #include "core/launch/worker_program.h"
 
 namespace tunebench::launch {
@@ -86,7 +87,16 @@ PreparedLaunch prepare_launch(const LaunchRequest& r) {
   }
   if (config.launcher == config::Launcher::Local) {
     ctx.worker = find_worker(r.worker, r.program_dir);
-    if (ctx.worker.empty()) throw LaunchError(worker_not_found_message(r.program_dir));
+    if (config::is_script(config) && !r.link_probe) {
+      const PythonFound python = find_python(config.python);
+      if (python.path.empty()) throw LaunchError(python.error);
+      ctx.python = python.path;
+      ctx.probe_path = find_probe(r.program_dir);
+      if (ctx.probe_path.empty()) throw LaunchError(probe_not_found_message(r.program_dir));
+      if (const char* pp = std::getenv("PYTHONPATH")) ctx.pythonpath = pp;
+    } else if (ctx.worker.empty()) {
+      throw LaunchError(worker_not_found_message(r.program_dir));
+    }
     ctx.master_port = free_local_port();
     if (ctx.master_port == 0) throw LaunchError("no free TCP port on 127.0.0.1 for the rendezvous");
   } else {

@@ -4,6 +4,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "core/launch/child_process.h"
 
 namespace tunebench::launch {
 
@@ -32,6 +36,70 @@ std::string find_worker(const std::string& explicit_path, const std::string& pro
 std::string worker_not_found_message(const std::string& program_dir) {
   return "no tunebench-worker beside " + self_dir(program_dir).string() +
          " or in ../worker; give --worker PATH or set TUNEBENCH_WORKER";
+}
+
+namespace {
+bool has_probe(const std::filesystem::path& dir) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(dir / "tunebench_probe" / "__main__.py", ec);
+}
+}  // namespace
+
+std::string find_probe(const std::string& program_dir) {
+  if (const char* env = std::getenv("TUNEBENCH_PROBE_PATH"); env && *env) return has_probe(env) ? env : "";
+  const auto dir = self_dir(program_dir);
+  std::vector<std::filesystem::path> candidates = {dir / ".." / "share" / "tunebench" / "python"};
+#ifdef TUNEBENCH_SOURCE_PROBE_DIR
+  candidates.emplace_back(TUNEBENCH_SOURCE_PROBE_DIR);  // the build tree runs the source's package
+#endif
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (has_probe(c)) return std::filesystem::weakly_canonical(c, ec).string();
+  }
+  return {};
+}
+
+std::string probe_not_found_message(const std::string& program_dir) {
+  return "tunebench_probe (which runs your script as a trial) is not in " +
+         (self_dir(program_dir) / ".." / "share" / "tunebench" / "python").lexically_normal().string() +
+         "; reinstall Tunebench, or set TUNEBENCH_PROBE_PATH to the folder that holds tunebench_probe";
+}
+
+PythonFound find_python(const std::string& explicit_python) {
+  static std::mutex mutex;
+  static std::map<std::string, PythonFound> asked;  // candidate -> answer
+  auto ask = [](const std::string& python) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = asked.find(python); it != asked.end()) return it->second;
+    PythonFound f;
+    std::string out;
+    const int status =
+        run_command({python, "-c", "import torch, sys; sys.stdout.write(torch.__version__)"}, 60.0, &out);
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    if (status == 0 && !out.empty()) {
+      f.path = python;
+      f.torch_version = out;
+    } else {
+      const auto last = out.rfind('\n');
+      f.error = python + ": " + (status < 0 && out.empty() ? "cannot run it" : out.substr(last == std::string::npos ? 0 : last + 1));
+    }
+    asked[python] = f;
+    return f;
+  };
+  if (!explicit_python.empty()) return ask(explicit_python);
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("TUNEBENCH_PYTHON"); env && *env) candidates.emplace_back(env);
+  candidates.emplace_back("python3");
+  candidates.emplace_back("/usr/bin/python3");
+  std::string tried;
+  for (const auto& c : candidates) {
+    const PythonFound f = ask(c);
+    if (!f.path.empty()) return f;
+    tried += (tried.empty() ? "" : "; ") + f.error;
+  }
+  PythonFound none;
+  none.error = "no Python with PyTorch found (" + tried + "); name the interpreter (python)";
+  return none;
 }
 
 }  // namespace tunebench::launch

@@ -14,4 +14,23 @@ std::string find_worker(const std::string& explicit_path = "", const std::string
 // The sentence for a worker not found.
 std::string worker_not_found_message(const std::string& program_dir = "");
 
+// ---- your own script (docs/SCRIPTS.md) ----------------------------------------------------------
+
+// The folder that holds tunebench_probe (the Python package that runs a script as a trial):
+// $TUNEBENCH_PROBE_PATH, else PREFIX/share/tunebench/python beside an installed program
+// (PREFIX/bin), else this build's source tree (app/probe). "" when none has the package.
+std::string find_probe(const std::string& program_dir = "");
+std::string probe_not_found_message(const std::string& program_dir = "");
+
+// The interpreter for a script and the PyTorch it imports.
+struct PythonFound {
+  std::string path;           // empty: none found
+  std::string torch_version;  // what `import torch` gave
+  std::string error;          // what was tried, for the user
+};
+// `explicit_python` if given (checked), else $TUNEBENCH_PYTHON, else the first of python3 on PATH
+// and /usr/bin/python3 that imports torch. Each candidate is asked once per process (importing
+// torch takes a second or two).
+PythonFound find_python(const std::string& explicit_python = "");
+
 }  // namespace tunebench::launch

@@ -1,5 +1,7 @@
 #include "core/predict/evidence.h"
 
+#include "core/config/script.h"
+
 #include <filesystem>
 
 namespace tunebench::predict {
@@ -48,6 +50,10 @@ std::optional<MeasuredTrial> Evidence::measure(std::string label, std::shared_pt
   }
   const auto parsed = config::from_json(cfg);
   t.config = parsed.config;
+  if (config::is_script(t.config)) {  // another model entirely: it calibrates nothing of the benchmark's
+    if (why) *why = t.label + ": your own script, not the benchmark model; not used";
+    return std::nullopt;
+  }
   for (const auto& [rank, r] : log->ranks) {
     if (r.hello) {
       t.device = r.hello->device;

@@ -1,5 +1,9 @@
 #include "core/predict/target.h"
 
+#include <stdexcept>
+
+#include "core/config/script.h"
+
 #include <unistd.h>
 
 namespace tunebench::predict {
@@ -11,6 +15,10 @@ int64_t host_memory_bytes() {
 
 TargetedScenario scenario_for(config::TrialConfig c, const Target& t, const std::vector<const MeasuredTrial*>& evidence,
                               const hardware::Catalogue& cat) {
+  if (config::is_script(c))
+    throw std::invalid_argument(
+        "predictions model the LLaMA benchmark, not your own script: run it to measure it (its trials then "
+        "calibrate nothing here either)");
   TargetedScenario out;
   if (t.gpus > 0) {
     c.world_size = t.gpus;

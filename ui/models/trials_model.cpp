@@ -1,5 +1,9 @@
 #include "ui/models/trials_model.h"
 
+#include <QFileInfo>
+
+#include "core/config/script.h"
+
 #include "ui/models/status_colors.h"
 
 #include <cmath>
@@ -87,12 +91,14 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
     }
     case Status:
       return to_display_string(r.status);
-    case Strategy:
-      return QString::fromUtf8(config::to_string(r.config.strategy).data());
+    case Strategy:  // a script wraps its model itself: not a knob of the trial
+      return config::is_script(r.config) ? QStringLiteral("script")
+                                         : QString::fromUtf8(config::to_string(r.config.strategy).data());
     case Ranks:
       return r.config.world_size;
     case Model:
-      return QString::fromStdString(r.config.model);
+      return config::is_script(r.config) ? QFileInfo(QString::fromStdString(r.config.script)).fileName()
+                                         : QString::fromStdString(r.config.model);
     case Progress:
       return QStringLiteral("%1 / %2").arg(r.step).arg(r.steps);
     case StepMs:

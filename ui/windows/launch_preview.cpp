@@ -1,5 +1,9 @@
 #include "ui/windows/launch_preview.h"
 
+#include <cstdlib>
+
+#include "core/launch/worker_program.h"
+
 #include <QCoreApplication>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -40,6 +44,12 @@ QString launch_preview(const config::TrialConfig& config, const QString& workerP
   ctx.tcp_events = (config.event_host.empty() ? QHostInfo::localHostName().toStdString() : config.event_host) + ":PORT";
   ctx.token = "<token>";
   ctx.link_probe = linkProbe;
+  // A script: the interpreter and tunebench_probe's folder as the launch will take them (the
+  // interpreter named, else the one found when it runs).
+  ctx.python = config.python.empty() ? std::string("<python3 with torch>") : config.python;
+  ctx.probe_path = launch::find_probe(QCoreApplication::applicationDirPath().toStdString());
+  if (ctx.probe_path.empty()) ctx.probe_path = "<tunebench_probe not found>";
+  if (const char* pp = std::getenv("PYTHONPATH")) ctx.pythonpath = pp;
   launch::LaunchPlan plan;
   try {
     plan = launch::plan_launch(config, ctx);

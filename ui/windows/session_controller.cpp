@@ -575,7 +575,8 @@ void SessionController::addQueuedTrial(const TrialRecord& record, const QString&
   try {
     const qint64 id =
         m_store->add_trial(record.config.name.empty() ? record.id.toStdString() : record.config.name,
-                           config::to_json(record.config), protocol::TrialStatus::Queued, source.toStdString());
+                           config::recorded_json(record.config), protocol::TrialStatus::Queued,
+                           source.toStdString());
     m_storeIds.insert(record.id, id);
   } catch (const std::exception& e) {
     fail(e);

@@ -1,5 +1,6 @@
 #include "ui/windows/trial_form.h"
 
+#include <QApplication>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -9,9 +10,13 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QPointer>
+#include <QThread>
 #include <QVBoxLayout>
 
 #include "core/config/hf_config.h"
+#include "core/config/script.h"
+#include "core/launch/worker_program.h"
 
 #include "ui/models/status_colors.h"
 #include "ui/windows/dialog_front.h"
@@ -21,8 +26,9 @@
 namespace tunebench::ui {
 
 namespace {
-const char* const kGroups[] = {"Model & data",  "Parallelism", "Precision & kernels",
-                               "Communication", "Run length",  "Where"};
+const char* const kGroups[] = {"Your script",   "Model & data", "Parallelism", "Precision & kernels",
+                               "Communication", "Run length",   "Where"};
+constexpr const char* kScriptGroup = "Your script";
 }  // namespace
 
 TrialForm::TrialForm(QWidget* parent) : QWidget(parent) {
@@ -44,6 +50,14 @@ TrialForm::TrialForm(QWidget* parent) : QWidget(parent) {
     if (!m_presets->itemData(i).toBool()) applyPreset(m_presets->itemText(i));  // not the "(edited)" entry
   });
   top->addRow(QStringLiteral("Preset"), m_presets);
+  m_program = new QComboBox(this);
+  m_program->setObjectName(QStringLiteral("program"));
+  m_program->addItems({QStringLiteral("the LLaMA benchmark"), QStringLiteral("your own script")});
+  m_program->setToolTip(QStringLiteral(
+      "The LLaMA benchmark (tunebench-worker), or your own unmodified PyTorch training script run under "
+      "tunebench_probe: its live phases, knobs applied without code changes, A/B and diagnosis (docs/SCRIPTS.md)"));
+  connect(m_program, &QComboBox::activated, this, [this](int i) { setScriptMode(i == 1); });
+  top->insertRow(0, QStringLiteral("Run"), m_program);
   m_devicesLabel = new QLabel(this);
   m_devicesLabel->setObjectName(QStringLiteral("devices"));
   m_devicesLabel->setWordWrap(true);
@@ -53,6 +67,7 @@ TrialForm::TrialForm(QWidget* parent) : QWidget(parent) {
   for (const char* group : kGroups) {
     // '&' would become a mnemonic underscore ("Model _data").
     auto* box = new QGroupBox(QString::fromUtf8(group).replace('&', QStringLiteral("&&")), this);
+    m_groups[group] = box;
     auto* form = new QFormLayout(box);
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     for (const auto& knob : config::knobs()) {
@@ -73,6 +88,18 @@ TrialForm::TrialForm(QWidget* parent) : QWidget(parent) {
             "rope_theta. Fields the model cannot express (biases, sliding windows, experts) are named."));
         connect(fromFile, &QPushButton::clicked, this, &TrialForm::chooseHfConfig);
         form->addRow(QString(), fromFile);
+      }
+      if (knob.key == "script") {
+        auto* browse = new QPushButton(QStringLiteral("Choose the script…"), box);
+        browse->setObjectName(QStringLiteral("chooseScript"));
+        connect(browse, &QPushButton::clicked, this, &TrialForm::chooseScript);
+        form->addRow(QString(), browse);
+      }
+      if (knob.key == "python") {
+        m_pythonFound = new QLabel(box);
+        m_pythonFound->setObjectName(QStringLiteral("pythonFound"));
+        m_pythonFound->setWordWrap(true);
+        form->addRow(QString(), m_pythonFound);
       }
     }
     layout->addWidget(box);
@@ -102,6 +129,7 @@ config::TrialConfig TrialForm::config() const {
 
 void TrialForm::setConfig(const config::TrialConfig& c, const Origin& origin) {
   m_origin = origin;
+  m_program->setCurrentIndex(config::is_script(c) ? 1 : 0);
   m_presetName.clear();
   for (const auto& p : config::trial_presets())
     if (config::differing_knobs(p.config, c).empty()) m_presetName = QString::fromStdString(p.name);
@@ -192,8 +220,71 @@ void TrialForm::chooseHfConfig() {
   open_in_front(d);
 }
 
+bool TrialForm::isScriptMode() const { return m_program->currentIndex() == 1; }
+
+void TrialForm::setScriptMode(bool script) {
+  m_program->setCurrentIndex(script ? 1 : 0);
+  KnobField* path = m_fields["script"];
+  m_applying = true;
+  if (!script && !path->text().isEmpty()) {
+    m_lastScript = path->text();  // back when the script is chosen again
+    path->setText(QString());
+  } else if (script && path->text().isEmpty()) {
+    path->setText(m_lastScript);
+  }
+  m_applying = false;
+  if (script) findPython();
+  updateDependentFields();
+  updatePresetBox();
+  validateAndShow();
+  emit changed();
+}
+
+QString TrialForm::pythonFound() const { return m_pythonFound ? m_pythonFound->text() : QString(); }
+
+void TrialForm::findPython() {
+  // Importing torch takes a second or two: never on the GUI thread. The launch asks the same
+  // cached search, so by then it answers at once.
+  const std::string named = m_fields["python"]->text().toStdString();
+  m_pythonFound->setText(QStringLiteral("looking for a Python with PyTorch…"));
+  QPointer<TrialForm> self(this);
+  QThread* t = QThread::create([self, named] {
+    const launch::PythonFound f = launch::find_python(named);
+    QMetaObject::invokeMethod(qApp, [self, named, f] {
+      if (!self || self->m_fields["python"]->text().toStdString() != named) return;  // changed meanwhile
+      self->m_pythonFound->setText(
+          f.path.empty() ? QString::fromStdString(f.error)
+                         : QStringLiteral("%1: PyTorch %2").arg(QString::fromStdString(f.path),
+                                                                 QString::fromStdString(f.torch_version)));
+    });
+  });
+  connect(t, &QThread::finished, t, &QObject::deleteLater);
+  t->start();
+}
+
+void TrialForm::chooseScript() {
+  auto* d = new QFileDialog(this, QStringLiteral("Your training script"), QString(),
+                            QStringLiteral("Python scripts (*.py);;All files (*)"));
+  d->setFileMode(QFileDialog::ExistingFile);
+  d->setAttribute(Qt::WA_DeleteOnClose);
+  connect(d, &QFileDialog::fileSelected, this, [this](const QString& path) {
+    m_fields["script"]->setText(path);
+    onEdited(m_fields["script"]);
+  });
+  open_in_front(d);
+}
+
 void TrialForm::onEdited(KnobField* field) {
   if (m_applying) return;
+  if (field->key() == "python" && isScriptMode()) findPython();
+  // Editing one of the probe's knobs on a script applies it to the script.
+  if (isScriptMode() && config::is_script_knob(field->key().toStdString())) {
+    config::TrialConfig c = config();
+    config::apply_to_script(c, field->key().toStdString());
+    m_applying = true;
+    m_fields["script_knobs"]->setText(QString::fromStdString(config::knob_text(c, "script_knobs")));
+    m_applying = false;
+  }
   if (field->key() == "model") {
     // A preset model fills the dimensions; 'custom' keeps them for editing.
     if (const auto dims = config::model_preset(field->text().toStdString())) {
@@ -210,6 +301,27 @@ void TrialForm::onEdited(KnobField* field) {
 }
 
 void TrialForm::updateDependentFields() {
+  // A script shows its group and, of the other knobs, those it can take; the benchmark all but
+  // the script's group.
+  const bool script = isScriptMode();
+  m_presets->setEnabled(!script);
+  {
+    config::TrialConfig probe = config();
+    if (script && probe.script.empty()) probe.script = "-";  // which knobs show does not need the path
+    for (const auto& knob : config::knobs()) {
+      KnobField* field = m_fields[knob.key];
+      auto* rows = qobject_cast<QFormLayout*>(field->parentWidget()->layout());
+      if (!rows || knob.group == "Where") continue;  // Where follows the launcher below
+      const bool shown = knob.group == kScriptGroup ? script : !script || config::script_can_set(probe, knob.key);
+      rows->setRowVisible(field, shown);
+    }
+    for (const auto& [group, box] : m_groups) {
+      bool any = false;
+      for (const auto& knob : config::knobs())
+        if (knob.group == group && isFieldShown(QString::fromStdString(knob.key))) any = true;
+      box->setVisible(any || group == "Where");
+    }
+  }
   const bool custom = m_fields["model"]->text() == "custom";
   for (const auto& k : config::model_dim_keys()) m_fields[k]->setEnabled(custom);
   const config::TrialConfig c = config();
@@ -217,7 +329,8 @@ void TrialForm::updateDependentFields() {
   // must say why it cannot run, not silently become another trial.
   m_fields["data_path"]->setEnabled(c.data == config::DataSource::File);
   m_fields["token_dtype"]->setEnabled(c.data == config::DataSource::File);
-  const bool ddp = c.strategy == config::Strategy::Ddp, fsdp = c.strategy == config::Strategy::Fsdp;
+  // A script's DDP is its own: its bucket size applies whenever it wraps the model in DDP.
+  const bool ddp = c.strategy == config::Strategy::Ddp || script, fsdp = c.strategy == config::Strategy::Fsdp;
   for (const char* k : {"bucket_mb", "first_bucket_mb", "ddp_overlap", "compression"}) m_fields[k]->setEnabled(ddp);
   for (const char* k : {"fsdp_mode", "fsdp_prefetch", "fsdp_param_dtype", "fsdp_reduce_dtype"})
     m_fields[k]->setEnabled(fsdp);
@@ -244,6 +357,7 @@ std::vector<config::Problem> TrialForm::problems() const {
   for (const auto& knob : config::knobs())
     if (auto it = m_fields.find(knob.key); it != m_fields.end())
       if (auto p = config::set_knob(c, knob.key, it->second->text().toStdString())) out.push_back(*p);
+  if (isScriptMode() && c.script.empty()) out.push_back({"script", "choose your training script"});
   for (auto& p : config::validate(c)) out.push_back(std::move(p));
   for (auto& p : device_problems(c, m_devices)) out.push_back(std::move(p));
   return out;
@@ -285,11 +399,20 @@ int TrialForm::validateAndShow() {
     field->setProblem(it == byKey.end() ? QString() : it->second.join('\n'));
   }
   const config::TrialConfig c = config();
-  const QString ready = QStringLiteral("%1 rank(s) × %2 tokens per step, %3 steps (%4 warm-up)")
-                            .arg(c.world_size)
-                            .arg(c.tokens_per_rank_step())
-                            .arg(c.steps)
-                            .arg(c.warmup);
+  const QString ready =
+      config::is_script(c)
+          ? QStringLiteral("%1 rank(s) of %2, %3 steps (%4 warm-up); applied: %5")
+                .arg(c.world_size)
+                .arg(QFileInfo(QString::fromStdString(c.script)).fileName())
+                .arg(c.steps)
+                .arg(c.warmup)
+                .arg(c.script_knobs.empty() ? QStringLiteral("nothing (the script's own settings)")
+                                            : QString::fromStdString(config::knob_text(c, "script_knobs")))
+          : QStringLiteral("%1 rank(s) × %2 tokens per step, %3 steps (%4 warm-up)")
+                .arg(c.world_size)
+                .arg(c.tokens_per_rank_step())
+                .arg(c.steps)
+                .arg(c.warmup);
   m_summary->setText(found.empty()
                          ? ready
                          : QStringLiteral("<span style='color:%1'>%2 problem(s) to fix before running. %3</span>")

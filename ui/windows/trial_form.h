@@ -2,6 +2,11 @@
 // with a presets combo and the detected devices on top. The Where group shows only the fields of
 // the chosen launcher (config::knob_applies). Validation runs on every edit and shows
 // each problem next to its field, so a trial that would be refused is visibly wrong before Run.
+//
+// "Run: your own script" (docs/SCRIPTS.md) shows the script's group (the script, its arguments'
+// template, the interpreter, found in the background when none is named) and, of the other
+// knobs, only those a script can take (config::script_can_set); editing one of the probe's knobs
+// applies it (it joins "Applied knobs").
 #pragma once
 
 #include <map>
@@ -14,6 +19,7 @@
 #include "ui/runner/device_inventory.h"
 
 class QComboBox;
+class QGroupBox;
 class QLabel;
 
 namespace tunebench::ui {
@@ -63,6 +69,11 @@ class TrialForm : public QWidget {
   // Whether the field's row is shown: the Where group hides what the chosen launcher does not use.
   bool isFieldShown(const QString& key) const;
   QComboBox* presetCombo() const { return m_presets; }
+  // The benchmark or the user's own script (what "Run" says at the top).
+  bool isScriptMode() const;
+  void setScriptMode(bool script);
+  // What the interpreter search found for a script ("/usr/bin/python3: torch 1.13.1"), or why not.
+  QString pythonFound() const;
 
  signals:
   void changed();
@@ -70,11 +81,17 @@ class TrialForm : public QWidget {
  private:
   void onEdited(KnobField* field);
   void chooseHfConfig();
+  void chooseScript();
+  void findPython();
   void updateDependentFields();
   void updatePresetBox();
 
   std::map<std::string, KnobField*> m_fields;
   QComboBox* m_presets = nullptr;
+  QComboBox* m_program = nullptr;  // the benchmark, or your own script
+  QLabel* m_pythonFound = nullptr;
+  QString m_lastScript;            // kept while the benchmark is chosen
+  std::map<std::string, QGroupBox*> m_groups;
   QLabel* m_devicesLabel = nullptr;
   QLabel* m_summary = nullptr;
   DeviceInventory m_devices;

@@ -31,4 +31,16 @@ QT_QPA_PLATFORM=offscreen timeout 240 "$BIN/tunebench" --no-restore --open "$PRE
 [ -s "$PREFIX/gui.png" ] || { echo "the installed GUI wrote no screenshot"; exit 1; }
 "$BIN/tunebench-cli" list "$PREFIX/gui.tbsession" > "$PREFIX/list.txt"
 grep -Eq "^ +1 +done" "$PREFIX/list.txt" || { echo "the installed GUI did not run a trial with the installed worker:"; cat "$PREFIX/list.txt" "$PREFIX/gui.log"; exit 1; }
+# Your own script through the installed CLI: tunebench_probe is found beside the programs
+# (PREFIX/share/tunebench/python), with no path set; skipped where no Python has torch.
+unset TUNEBENCH_PROBE_PATH
+[ -f "$PREFIX/share/tunebench/python/tunebench_probe/__main__.py" ] || { echo "tunebench_probe not installed"; exit 1; }
+[ -z "$(find "$PREFIX/share/tunebench/python" -name '__pycache__')" ] || { echo "bytecode installed"; exit 1; }
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  scripts="$(cd "$(dirname "$0")/../probe/scripts" && pwd)"
+  "$BIN/tunebench-cli" run "$PREFIX/script.tbsession" --script "$scripts/train_mlp.py" --python /usr/bin/python3 \
+    --set steps=3 --set warmup=1 > "$PREFIX/script.log" 2>&1 || { cat "$PREFIX/script.log"; exit 1; }
+  "$BIN/tunebench-cli" list "$PREFIX/script.tbsession" | grep -Eq "^ +1 +done +3 " ||
+    { echo "the installed CLI did not run a script:"; cat "$PREFIX/script.log"; exit 1; }
+fi
 echo "installed programs ok"

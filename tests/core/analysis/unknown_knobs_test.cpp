@@ -49,10 +49,11 @@ bool suggests(const ta::Diagnosis& d, const std::string& key) {
 TEST(UnknownKnobs, TokensAndFlopsNeedTheirKnobsKnown) {
   const nlohmann::json known = {{"strategy", "single"}, {"world_size", 1}, {"micro_batch", 8}, {"seq_len", 512}};
   auto m = ta::analyze(trial("imported", known, kDataBound));
-  size_t where = 0;  // where a trial ran is never unknown (known_settings.h)
+  size_t where = 0, script = 0;  // where a trial ran is never unknown (known_settings.h)
   for (const auto& k : tc::knobs()) where += k.group == "Where";
+  for (const auto& k : tc::knobs()) script += k.group == "Your script";  // nor a script's fields, on no script
   // Nor is how it was observed (kernel_sample_every, kernel_sample_steps).
-  EXPECT_EQ(m.unknown_knobs.size(), tc::knobs().size() - 1 - 4 - where - 2);
+  EXPECT_EQ(m.unknown_knobs.size(), tc::knobs().size() - 1 - 4 - where - 2 - script);
   EXPECT_TRUE(m.knows({"micro_batch", "seq_len"}));
   EXPECT_FALSE(m.knows({"micro_batch", "grad_accum"}));
   EXPECT_EQ(m.tokens_per_step, 0.0);  // grad_accum unknown: not 8 x 512 x (default 1)
@@ -97,6 +98,32 @@ TEST(UnknownKnobs, SuggestionsOnlyFromKnownKnobs) {
   EXPECT_TRUE(suggests(d, "grad_accum"));
   EXPECT_TRUE(suggests(d, "bucket_mb"));
   EXPECT_FALSE(suggests(d, "compression"));
+}
+
+// A user's own script (issue 39): its hello holds what the probe applied or saw. The diagnosis
+// suggests only what the probe can apply to it (or its arguments name), never the benchmark's knobs.
+TEST(UnknownKnobs, AScriptIsSuggestedOnlyWhatItsProbeCanApply) {
+  const nlohmann::json ddp_script = {{"script", "/home/alice/train.py"}, {"world_size", 2}, {"strategy", "ddp"},
+                                     {"num_workers", 0},  {"bucket_mb", 25.0},  {"script_knobs", {"num_workers"}},
+                                     {"steps", 5},        {"warmup", 0}};
+  auto m = ta::analyze(trial("script", ddp_script, kCommBound));
+  ASSERT_FALSE(m.notes.empty());
+  EXPECT_NE(m.notes.back().find("your own script"), std::string::npos) << m.notes.back();
+  auto d = ta::diagnose(m);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().kind, ta::FindingKind::CommBound);
+  EXPECT_TRUE(suggests(d, "bucket_mb"));      // DDP(bucket_cap_mb=) from outside
+  EXPECT_FALSE(suggests(d, "grad_accum"));    // the script's own loop
+  EXPECT_FALSE(suggests(d, "ddp_overlap"));
+  EXPECT_FALSE(suggests(d, "compression"));
+
+  nlohmann::json loader = ddp_script;
+  loader["world_size"] = 1;
+  loader["strategy"] = "single";
+  d = ta::diagnose(ta::analyze(trial("script loader", loader, kDataBound)));
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().kind, ta::FindingKind::DataBound);
+  EXPECT_TRUE(suggests(d, "num_workers"));
 }
 
 TEST(UnknownKnobs, ImportedTrialsAreNeverPooledAndTheDiffSaysUnknown) {

@@ -12,6 +12,12 @@ size_t where_knobs() {
   for (const auto& k : tc::knobs()) n += k.group == "Where";
   return n;
 }
+// The fields of a user's own script: they mean nothing to a benchmark trial, known there.
+size_t script_knobs() {
+  size_t n = 0;
+  for (const auto& k : tc::knobs()) n += k.group == "Your script";
+  return n;
+}
 }  // namespace
 
 TEST(KnownSettings, AbsentKeysAreUnknownAndWorkerConfigsKnowEverything) {
@@ -19,15 +25,18 @@ TEST(KnownSettings, AbsentKeysAreUnknownAndWorkerConfigsKnowEverything) {
   const nlohmann::json partial = {{"strategy", "ddp"}, {"world_size", 2}};
   const auto unknown = tc::unknown_knobs(partial);
   ASSERT_GT(where_knobs(), 10u);
-  // All but name, strategy, world_size, Where and the kernel sampling (how the run was observed).
-  EXPECT_EQ(unknown.size(), tc::knobs().size() - 3 - where_knobs() - 2);
+  // All but name, strategy, world_size, Where, the kernel sampling (how the run was observed) and
+  // a script's fields (this is no script).
+  ASSERT_GT(script_knobs(), 5u);
+  EXPECT_EQ(unknown.size(), tc::knobs().size() - 3 - where_knobs() - 2 - script_knobs());
+  EXPECT_TRUE(tc::is_known(partial, "script_args"));
   EXPECT_TRUE(tc::is_known(partial, "launcher"));  // configs from before the launchers ran here
   EXPECT_TRUE(tc::is_known(partial, "kernel_sample_every"));  // configs from before kernel sampling
   EXPECT_EQ(unknown.front(), "model");                // knobs() order
   EXPECT_TRUE(tc::is_known(partial, "strategy"));
   EXPECT_TRUE(tc::is_known(partial, "name"));
   EXPECT_FALSE(tc::is_known(partial, "micro_batch"));
-  EXPECT_EQ(tc::unknown_knobs(nullptr).size(), tc::knobs().size() - 1 - where_knobs() - 2);
+  EXPECT_EQ(tc::unknown_knobs(nullptr).size(), tc::knobs().size() - 1 - where_knobs() - 2 - script_knobs());
 }
 
 TEST(KnownSettings, AWorkersConfigFromBeforeTheModelKnobsStillKnowsEverything) {

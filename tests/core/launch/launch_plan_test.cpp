@@ -272,3 +272,54 @@ TEST(SshNodeScript, ClosingStdinEndsTheNodesRanks) {
   }
   fs::remove_all(dir);
 }
+
+// A script trial (docs/SCRIPTS.md): every rank runs the interpreter with tunebench_probe, the same
+// common arguments, then -- the script and its arguments (template filled in); the probe's folder
+// first on PYTHONPATH. Remote ranks find the probe beside the remote worker's install.
+TEST(LaunchPlan, AScriptRunsUnderTheProbeOnEveryLauncher) {
+  tc::TrialConfig c;
+  c.script = "/home/alice/train.py";
+  c.script_args = "--batch-size {micro_batch} --tag 'a b'";
+  c.micro_batch = 16;
+  c.world_size = 2;
+  auto ctx = context();
+  ctx.python = "/usr/bin/python3";
+  ctx.probe_path = "/opt/tb/share/tunebench/python";
+  ctx.pythonpath = "/home/alice/lib";
+  const auto plan = tl::plan_launch(c, ctx);
+  ASSERT_EQ(plan.processes.size(), 2u);
+  const auto& p = plan.processes[1];
+  EXPECT_EQ(p.argv, (std::vector<std::string>{"/usr/bin/python3", "-m", "tunebench_probe", "--config",
+                                              "/tmp/run/trial.json", "--events", "unix:/tmp/run/events.sock", "--trial",
+                                              "trial-7", "--", "/home/alice/train.py", "--batch-size", "16", "--tag",
+                                              "a b"}));
+  EXPECT_EQ(p.env.at("PYTHONPATH"), "/opt/tb/share/tunebench/python:/home/alice/lib");
+  EXPECT_EQ(p.env.at("RANK"), "1");
+  EXPECT_EQ(p.env.at("WORLD_SIZE"), "2");
+
+  // Without the interpreter or the probe the plan says so instead of starting the worker.
+  auto bare = context();
+  EXPECT_THROW(tl::plan_launch(c, bare), std::invalid_argument);
+  // A link probe is the worker's, whatever the trial.
+  bare.link_probe = tl::LinkProbeRange{};
+  EXPECT_EQ(tl::plan_launch(c, bare).processes[0].argv.front(), "/opt/tb/bin/tunebench-worker");
+
+  tc::TrialConfig remote = c;
+  remote.launcher = tc::Launcher::Ssh;
+  remote.python = "/opt/venv/bin/python";
+  ASSERT_FALSE(tc::parse_ssh_hosts("gpu1 ranks=2", remote.ssh_hosts).has_value());
+  const std::string node = tl::ssh_node_script(remote, ctx, 0);
+  EXPECT_NE(node.find("/opt/venv/bin/python -m tunebench_probe --config"), std::string::npos) << node;
+  EXPECT_NE(node.find("/share/tunebench/python${PYTHONPATH:+:$PYTHONPATH}\"; export PYTHONPATH;"), std::string::npos)
+      << node;
+  EXPECT_NE(node.find("-- /home/alice/train.py --batch-size 16 --tag 'a b'"), std::string::npos) << node;
+
+  // How to reproduce it: the command line's --script, with what is applied and the run length.
+  tc::TrialConfig applied = c;
+  ASSERT_FALSE(tc::set_knob(applied, "num_workers", "4"));
+  const std::string line = tl::worker_command_line(applied);
+  EXPECT_EQ(line.rfind("tunebench-cli run SESSION.tbsession --script /home/alice/train.py --nproc 2", 0), 0u) << line;
+  EXPECT_NE(line.find("--set num_workers=4"), std::string::npos) << line;
+  EXPECT_NE(line.find("--set micro_batch=16"), std::string::npos) << line;
+  EXPECT_NE(line.find(" -- --batch-size {micro_batch} --tag 'a b'"), std::string::npos) << line;
+}

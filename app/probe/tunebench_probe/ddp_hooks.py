@@ -1,0 +1,120 @@
+"""DistributedDataParallel: applies the DDP knobs and times every gradient bucket's all-reduce.
+
+* Knobs (bucket_mb -> bucket_cap_mb, gradient_as_bucket_view, static_graph) are passed to every
+  DDP the script creates, through DDP.__init__.
+* Timing: each DDP gets one communication hook, registered right after its construction: a timing
+  wrapper around the default all-reduce (default_hooks.allreduce_hook, what DDP does without a hook,
+  in Python). DDP allows one hook per instance, so when the script registers its own
+  (register_comm_hook, or a built-in one: ALLREDUCE, FP16_COMPRESS) the wrapper swaps it in and
+  times it instead. Each bucket is an `all_reduce` interval on the comm lane from the hook's call to
+  its future's completion, labelled "bucket I", with the bucket buffer's bytes. On CUDA both ends
+  are events: the start on the stream that made the gradients ready, the end in the future's
+  callback, whose current stream follows the collective.
+FSDP is not hooked: its all-gathers and reduce-scatters are not seen (docs/SCRIPTS.md).
+"""
+import functools
+import inspect
+
+from tunebench_probe.knobs import DDP_KNOBS
+
+_DDP_ARGUMENT = {"bucket_mb": "bucket_cap_mb", "gradient_as_bucket_view": "gradient_as_bucket_view",
+                 "static_graph": "static_graph"}
+
+
+class _TimedHook:
+    """The state DDP hands back to timed_comm_hook: the hook that really communicates, and its state."""
+
+    def __init__(self, recorder, state, hook):
+        self.recorder = recorder
+        self.state = state
+        self.hook = hook
+
+
+def timed_comm_hook(timed, bucket):
+    buffer = bucket.buffer()
+    interval = timed.recorder.comm_begin(f"bucket {bucket.index()}", buffer.numel() * buffer.element_size())
+    future = timed.hook(timed.state, bucket)
+    if interval is None:
+        return future
+
+    def reduced(done):
+        timed.recorder.comm_end(interval)
+        return done.value()
+
+    return future.then(reduced)
+
+
+class DdpHooks:
+    def __init__(self, torch, recorder, facts, knobs, writer):
+        # not imported by `import torch`; constructed only where torch.distributed is available (run.py)
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        self._torch = torch
+        self._recorder = recorder
+        self._facts = facts
+        self._knobs = {k: v for k, v in knobs.items() if k in DDP_KNOBS}
+        self._writer = writer
+        self._default_hook = default_hooks.allreduce_hook
+        builtin = torch.distributed.BuiltinCommHookType
+        self._builtin_hooks = {builtin.ALLREDUCE: default_hooks.allreduce_hook,
+                               builtin.FP16_COMPRESS: default_hooks.fp16_compress_hook}
+        self._original_register = torch.nn.parallel.DistributedDataParallel.register_comm_hook
+
+    def install(self):
+        ddp_class = self._torch.nn.parallel.DistributedDataParallel
+        ddp_class.__init__ = self._hooked_init(ddp_class.__init__)
+        ddp_class.register_comm_hook = self._swapping_register(ddp_class.register_comm_hook)
+        if hasattr(ddp_class, "_register_builtin_comm_hook"):  # private: it may go in a later torch
+            ddp_class._register_builtin_comm_hook = self._swapping_builtin(ddp_class._register_builtin_comm_hook)
+
+    def _hooked_init(self, original):
+        signature = inspect.signature(original)
+
+        @functools.wraps(original)
+        def init(ddp, *args, **kwargs):
+            bound = signature.bind(ddp, *args, **kwargs)
+            for knob, value in self._knobs.items():
+                bound.arguments[_DDP_ARGUMENT[knob]] = value
+            original(*bound.args, **bound.kwargs)
+            self._observe(ddp)
+            timed = _TimedHook(self._recorder, ddp.process_group, self._default_hook)
+            try:
+                self._original_register(ddp, timed, timed_comm_hook)
+            except (RuntimeError, AssertionError, ValueError) as e:
+                self._writer.warning_once("probe", f"DDP's buckets are not timed: its communication hook could not "
+                                                   f"be set ({e})")
+                return
+            ddp._tunebench_timed_hook = timed
+        return init
+
+    def _swapping_register(self, original):
+        @functools.wraps(original)
+        def register_comm_hook(ddp, state, hook):
+            timed = getattr(ddp, "_tunebench_timed_hook", None)
+            if timed is None:
+                return original(ddp, state, hook)
+            ddp._check_comm_hook(hook)  # DDP's own checks of a hook, as when it registers one
+            timed.state, timed.hook = state, hook
+            return None
+        return register_comm_hook
+
+    def _swapping_builtin(self, original):
+        @functools.wraps(original)
+        def register_builtin(ddp, comm_hook_type):
+            timed = getattr(ddp, "_tunebench_timed_hook", None)
+            if timed is None or comm_hook_type not in self._builtin_hooks:
+                return original(ddp, comm_hook_type)
+            timed.state, timed.hook = ddp.process_group, self._builtin_hooks[comm_hook_type]
+            return None
+        return register_builtin
+
+    def _observe(self, ddp):
+        if self._facts.ddp:
+            return
+        self._facts.ddp = True
+        self._facts.backend = str(self._torch.distributed.get_backend(ddp.process_group))
+        self._facts.observed.update({
+            # an applied bucket_mb reached DDP as given; bucket_bytes_cap has it rounded to bytes
+            "bucket_mb": self._knobs.get("bucket_mb", ddp.bucket_bytes_cap / (1024.0 * 1024.0)),
+            "gradient_as_bucket_view": bool(ddp.gradient_as_bucket_view),
+            "static_graph": bool(ddp.static_graph),
+        })

@@ -1,0 +1,240 @@
+"""The step recorder: turns what the hooks see into steps, and hands finished steps to the writer.
+
+The step rule (docs/SCRIPTS.md, "Steps"):
+  * A step ends when an outermost optimizer.step() returns. An optimizer.step() called inside
+    another (a wrapper optimizer, LBFGS's closure, ZeroRedundancyOptimizer) is part of it.
+  * Optimizer steps with no data fetch, forward, backward or host-to-device copy between them (two
+    optimizers stepped in one iteration) are one step: it ends when the last of them returns. So a
+    step is sealed only at the next such activity (or at the end of the run), and the next step
+    starts where it ended.
+  * The first step starts at the first data fetch, forward, backward or optimizer step.
+  * With the marker (tunebench_probe.step_done()), the marker alone ends steps, from its first call.
+After `steps` steps, the next activity raises StepsFinished (a SystemExit with code 0) once the
+steps' events are written: every rank stops the script at the same point.
+
+Phases are intervals on a lane; a phase that begins while another of its lane is active (a forward
+inside LBFGS's step, a copy inside a data fetch) is not recorded. Only the script's own thread
+records phases and steps; collectives may end on any thread (Gloo's, a CUDA future's callback).
+
+It hooks nothing itself (the *_hooks modules do) and reads no clock itself (device.py's marks).
+"""
+import collections
+import os
+import threading
+from dataclasses import dataclass, field
+
+MAX_UNREAD_STEPS = 8  # CUDA: when the host runs this far ahead, wait for the oldest step's events
+
+
+class StepsFinished(SystemExit):
+    """The trial's steps are done: ends the script like sys.exit(0)."""
+
+    def __init__(self):
+        super().__init__(0)
+
+
+@dataclass(eq=False)
+class Interval:
+    lane: str
+    phase: str
+    start: object
+    end: object = None
+    label: str = ""
+    nbytes: int = 0
+
+
+@dataclass(eq=False)
+class StepRecord:
+    index: int
+    start: object
+    end: object = None  # set when the step's (last) optimizer step or the marker returned
+    intervals: list = field(default_factory=list)
+    tokens: int = 0
+    losses: list = field(default_factory=list)
+    memory: dict = None
+
+
+class StepRecorder:
+    def __init__(self, device, steps_wanted, write_step, step_seen):
+        self._device = device
+        self._clock = device.clock
+        self._steps_wanted = steps_wanted
+        self._write_step = write_step  # called with each finished StepRecord, in order
+        self._step_seen = step_seen    # called with a step's index when it ends (the watchdog)
+        self._lock = threading.Lock()
+        self._script_thread = threading.get_ident()
+        self._forked = False
+        self._script_start = self._clock.mark()
+        self._open = None
+        self._last_end = None
+        self._sealed = 0
+        self._unread = collections.deque()
+        self._active = {"host": None, "compute": None}
+        self._marker_mode = False
+        self._finished = False
+        os.register_at_fork(after_in_child=self._stop_in_child)
+
+    def _stop_in_child(self):
+        self._forked = True
+
+    def watching(self):
+        """Whether a hook firing now should record: the script's thread, not a forked DataLoader
+        worker, not inside a CUDA graph capture."""
+        return threading.get_ident() == self._script_thread and not self._forked and not self._clock.capturing()
+
+    # ---- phases ---------------------------------------------------------------------------------
+
+    def begin(self, lane, phase, opens_first_step=True):
+        """Starts a phase (an activity: it may end the previous step). None when not recorded."""
+        with self._lock:
+            step = self._step_for_activity(opens_first_step)
+            return self._begin_on(step, lane, phase)
+
+    def end(self, interval, keep=True):
+        """Ends a phase; `keep` False drops it (an interval without an end is never written)."""
+        if interval is None:
+            return
+        mark = self._clock.mark() if keep else None
+        with self._lock:
+            interval.end = mark
+            if self._active.get(interval.lane) is interval:
+                self._active[interval.lane] = None
+
+    def _begin_on(self, step, lane, phase):
+        if step is None or self._active[lane] is not None:
+            return None
+        interval = Interval(lane, phase, self._clock.mark())
+        self._active[lane] = interval
+        step.intervals.append(interval)
+        return interval
+
+    def comm_begin(self, label, nbytes):
+        """A collective starts (any thread); it belongs to the step running now."""
+        if self._forked or self._clock.capturing():
+            return None
+        mark = self._clock.mark()
+        with self._lock:
+            if self._open is None:
+                return None
+            interval = Interval("comm", "all_reduce", mark, label=label, nbytes=nbytes)
+            self._open.intervals.append(interval)
+            return interval
+
+    def comm_end(self, interval):
+        if interval is None:
+            return
+        mark = self._clock.mark()
+        with self._lock:
+            interval.end = mark
+
+    # ---- per-step data --------------------------------------------------------------------------
+
+    def add_tokens(self, count):
+        with self._lock:
+            if self._open is not None:
+                self._open.tokens += count
+
+    def add_loss(self, loss):
+        reading = self._device.read_loss(loss)
+        with self._lock:
+            if self._open is not None:
+                self._open.losses.append(reading)
+
+    # ---- boundaries -----------------------------------------------------------------------------
+
+    def optimizer_begin(self):
+        with self._lock:
+            same_iteration = (not self._marker_mode and self._open is not None and self._open.end is not None)
+            step = self._open if same_iteration else self._step_for_activity(True)
+            return self._begin_on(step, "compute", "optimizer")
+
+    def optimizer_end(self, interval):
+        self.end(interval)
+        with self._lock:
+            if self._marker_mode or self._open is None:
+                return
+            self._open.end = interval.end if interval is not None else self._clock.mark()
+            index = self._open.index
+        self._step_seen(index)
+
+    def marker(self):
+        if not self.watching():
+            return
+        with self._lock:
+            self._raise_if_finished()
+            self._marker_mode = True
+            if self._open is None:
+                start = self._last_end if self._last_end is not None else self._script_start
+                self._open = StepRecord(self._sealed, start)
+            self._open.end = self._clock.mark()
+            self._step_seen(self._open.index)
+            self._seal_and_write()
+
+    def _raise_if_finished(self):
+        if self._finished:
+            raise StepsFinished()
+
+    def _step_for_activity(self, opens_first_step):
+        self._raise_if_finished()
+        if self._open is not None and self._open.end is not None:
+            self._seal_and_write()
+        if self._open is None:
+            if self._last_end is None and not opens_first_step:
+                return None
+            start = self._last_end if self._last_end is not None else self._clock.mark()
+            self._open = StepRecord(self._sealed, start)
+        return self._open
+
+    def _seal(self):
+        step = self._open
+        self._open = None
+        self._last_end = step.end
+        step.memory = self._device.memory()
+        self._sealed += 1
+        self._unread.append(step)
+
+    def _seal_and_write(self):
+        """Seals the open step on the script's thread; after the last, stops the script."""
+        self._seal()
+        last = self._sealed >= self._steps_wanted
+        self._write_finished(wait=last)
+        if last:
+            self._finished = True
+            raise StepsFinished()
+
+    # ---- writing --------------------------------------------------------------------------------
+
+    def _is_done(self, step):
+        marks = [step.end] + [m for i in step.intervals for m in (i.start, i.end) if m is not None]
+        return all(self._clock.is_done(m) for m in marks) and all(r.is_done() for r in step.losses)
+
+    def _write_finished(self, wait):
+        """Writes the sealed steps whose marks are done, oldest first; `wait`: all of them."""
+        while self._unread:
+            step = self._unread[0]
+            if not self._is_done(step):
+                if not wait and len(self._unread) <= MAX_UNREAD_STEPS:
+                    return
+                for mark in [step.end] + [i.end for i in step.intervals if i.end is not None]:
+                    self._clock.wait(mark)
+            self._unread.popleft()
+            self._write_step(step)
+
+    def finish(self, wait_for_device=True, lock_timeout_s=-1):
+        """At the end of the run: seals a step whose optimizer step returned and writes what is
+        finished (`wait_for_device`: everything; else only what the device has done). Returns the
+        number of steps, or None when the lock could not be taken (a hung script holding it)."""
+        if not self._lock.acquire(timeout=lock_timeout_s):
+            return None
+        try:
+            self._finished = True
+            if self._open is not None and self._open.end is not None:
+                self._seal()
+            if wait_for_device:
+                self._write_finished(wait=True)
+            else:
+                while self._unread and self._is_done(self._unread[0]):
+                    self._write_step(self._unread.popleft())
+            return self._sealed
+        finally:
+            self._lock.release()
