@@ -3,29 +3,23 @@
 
 #include <csignal>
 
+#include "core/protocol/exit_codes.h"
+
 namespace tunebench::launch {
 
 std::string describe_exit_code(int code) {
-  switch (code) {
-    case 0: return std::string("exited normally");
-    case 1: return std::string("exit code 1 (internal error or crash in the worker)");
-    case 2: return std::string("exit code 2 (invalid configuration)");
-    case 3: return std::string("exit code 3 (out of memory)");
-    case 4: return std::string("exit code 4 (communication failure: NCCL/Gloo, rendezvous or timeout)");
-    case 5: return std::string("exit code 5 (unsupported on this build or machine)");
-    case 6: return std::string("exit code 6 (event channel I/O error)");
-    default: return "exit code " + std::to_string(code) + " (unknown to Tunebench)";
-  }
+  if (code == 0) return "exited normally";
+  return "exit code " + std::to_string(code) + " (" + std::string(protocol::describe_exit_code(code)) + ")";
 }
 
 std::string describe_signal(int sig) {
   std::string what;
   switch (sig) {
-    case SIGSEGV: what = "SIGSEGV, segmentation fault: the worker crashed"; break;
+    case SIGSEGV: what = "SIGSEGV, segmentation fault: the rank crashed"; break;
     case SIGABRT: what = "SIGABRT, aborted: a failed check or an uncaught exception"; break;
-    case SIGBUS: what = "SIGBUS, bus error: the worker crashed"; break;
-    case SIGFPE: what = "SIGFPE, arithmetic error: the worker crashed"; break;
-    case SIGILL: what = "SIGILL, illegal instruction: the worker crashed"; break;
+    case SIGBUS: what = "SIGBUS, bus error: the rank crashed"; break;
+    case SIGFPE: what = "SIGFPE, arithmetic error: the rank crashed"; break;
+    case SIGILL: what = "SIGILL, illegal instruction: the rank crashed"; break;
     case SIGKILL: what = "SIGKILL, killed: often the kernel's out-of-memory killer"; break;
     case SIGTERM: what = "SIGTERM, terminated from outside"; break;
     case SIGINT: what = "SIGINT, interrupted"; break;

@@ -28,17 +28,19 @@ constexpr std::string_view error_kind_for(int exit_code) {
   }
 }
 
-// One sentence for a user, e.g. in the trials table.
+// What an exit code means, in a few words: the one vocabulary of the runners' messages
+// (launch::describe_exit_code puts it after "exit code N"). Ranks may be the worker or a user's
+// script under tunebench_probe, which exits with the same codes.
 constexpr std::string_view describe_exit_code(int exit_code) {
   switch (exit_code) {
     case kExitOk: return "finished";
-    case kExitInternal: return "the worker failed with an internal error";
-    case kExitConfig: return "the configuration was rejected before anything ran";
+    case kExitInternal: return "internal error or crash";
+    case kExitConfig: return "invalid configuration";
     case kExitOutOfMemory: return "out of memory";
-    case kExitCommunication: return "communication between ranks failed or timed out";
-    case kExitUnsupported: return "this build or machine cannot run the requested configuration";
-    case kExitEventChannel: return "the worker could not open its event channel";
-    default: return "the worker exited with an unknown code";
+    case kExitCommunication: return "communication failure (NCCL/Gloo, rendezvous) or a timeout";
+    case kExitUnsupported: return "unsupported on this build or machine";
+    case kExitEventChannel: return "event channel I/O error";
+    default: return "unknown to Tunebench";
   }
 }
 

@@ -73,7 +73,7 @@ inline const std::vector<FaultCase>& fault_cases() {
     v.push_back(FaultCase("RankKilledBySignal")
                     .mode("crash", 1)
                     .ranks(2, kLong)
-                    .fails(1, "rank 1 failed: signal 11 (SIGSEGV, segmentation fault: the worker crashed)", 1,
+                    .fails(1, "rank 1 failed: signal 11 (SIGSEGV, segmentation fault: the rank crashed)", 1,
                            "about to dereference a null pointer"));
     FaultCase hang =
         FaultCase("RankHangsPastTheCollectiveTimeout")

@@ -109,7 +109,7 @@ TEST(TrialSupervisor, ARankKilledByASignalEndsWithExitCodeOne) {
   auto s = running(config_of(1), local_ranks(1));
   s.exited(0, {0, SIGSEGV}, 1.0);
   expect_end(s.end(), TrialStatus::Failed, 1,
-             "rank 0 failed: signal 11 (SIGSEGV, segmentation fault: the worker crashed)", 0);
+             "rank 0 failed: signal 11 (SIGSEGV, segmentation fault: the rank crashed)", 0);
 }
 
 TEST(TrialSupervisor, StopTerminatesThenKillsAfterTheGracePeriod) {
@@ -176,7 +176,7 @@ TEST(TrialSupervisor, TheFirstFailureNamesTheOutcome) {
   s.exited(2, {4, 0}, 1.0);
   s.exited(0, {1, 0}, 1.1);  // fails too, after rank 2: a consequence
   expect_end(s.end(), TrialStatus::Failed, 4,
-             "rank 2 failed: exit code 4 (communication failure: NCCL/Gloo, rendezvous or timeout)", 2);
+             "rank 2 failed: exit code 4 (communication failure (NCCL/Gloo, rendezvous) or a timeout)", 2);
 }
 
 TEST(TrialSupervisor, AProgramThatCannotStartFailsTheTrialInTheSameWordsEverywhere) {
@@ -269,7 +269,7 @@ TEST(TrialSupervisor, AFailedSrunFailsTheTrialWithItsLastWords) {
   s.output(0, true, "srun: error: Unable to allocate resources: Invalid partition name specified", 1.0);
   s.exited(0, {1, 0}, 1.5);  // the unterminated last line is flushed first
   EXPECT_EQ(s.end().reason,
-            "srun failed: exit code 1 (internal error or crash in the worker): srun: error: Unable to "
+            "srun failed: exit code 1 (internal error or crash): srun: error: Unable to "
             "allocate resources: Invalid partition name specified");
 }
 
