@@ -1,6 +1,8 @@
 """Summary table of a scripts/gpu-bench.sh run: worker event logs next to PyTorch reference
 results. Usage: gpu_table.py results.tsv. Pairs w-NAME with r-NAME for the step-time ratio."""
-import json, statistics, sys
+import json, os, shutil, statistics, subprocess, sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def read_events(path):
@@ -11,6 +13,36 @@ def read_events(path):
                 yield json.loads(line)
             except ValueError:
                 continue
+
+
+def find_cli():
+    """tunebench-cli: $TUNEBENCH_CLI, this tree's build, the packed CLI gpu-bench.sh unpacks, or PATH."""
+    for c in (os.environ.get("TUNEBENCH_CLI"), os.path.join(ROOT, "build/app/cli/tunebench-cli"),
+              "/tmp/clibundle/run-cli.sh", shutil.which("tunebench-cli")):
+        if c and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+def predicted_peak_bytes(path, model):
+    """The memory model's peak for the trial of a worker log. Workers before issue 42 wrote it into
+    the model event (predicted_peak_bytes); since then the benchmark predicts nothing and the field
+    is 0, so the prediction is asked of `tunebench-cli accuracy` (the log's own config and GPU).
+    None when neither has it (no CLI here: run the table again where one is built)."""
+    if (model or {}).get("predicted_peak_bytes", 0) > 0:
+        return model["predicted_peak_bytes"]
+    cli = find_cli()
+    if not cli:
+        return None
+    try:
+        rows = json.loads(subprocess.run([cli, "accuracy", "--json", path], capture_output=True, text=True,
+                                         timeout=120).stdout or "[]")
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+    for r in rows:
+        if r.get("case") == "memory" and r.get("unit") == "GiB":
+            return r["predicted"] * 2**30
+    return None
 
 
 def worker_row(name, path):
@@ -45,7 +77,7 @@ def worker_row(name, path):
     return dict(name=name, world=world, step_ms=s["step_ms_median"], tok_gpu=s["tokens_per_s"],
                 mfu=s["mfu"], peak_gib=peak / 2**30, exposed_ms=med("exposed_comm_ms"),
                 comm_ms=med("comm_ms"), busbw=med("busbw_gbps"),
-                predicted_gib=(model or {}).get("predicted_peak_bytes", 0) / 2**30)
+                predicted_gib=(lambda b: b / 2**30 if b else None)(predicted_peak_bytes(path, model)))
 
 
 def ref_row(name, j):

@@ -5,11 +5,12 @@
 Per worker log (LOG_DIR/*.jsonl, rank 0): the median measured step and the median of its forward,
 backward and optimizer intervals (ms); the allocator's peak of each phase from the
 TUNEBENCH_MEMORY_PHASES log lines (max over the measured steps, GiB), the step's peak (their max)
-and the worker's own predicted peak (the model event's predicted_peak_bytes, the memory model's
-rule) with its error against that peak."""
+and the memory model's predicted peak (gpu_table.predicted_peak_bytes: the model event's field in
+logs of workers before issue 42, else `tunebench-cli accuracy` on the log) with its error against
+that peak."""
 import glob, os, re, statistics, sys
 
-from gpu_table import read_events
+from gpu_table import predicted_peak_bytes, read_events
 
 PHASE = re.compile(r"(\w+) peak (\d+) then (\d+);")
 GIB = 1 << 30
@@ -54,7 +55,7 @@ def row(path):
     med = lambda p: statistics.median(phase_ms[p].values()) if p in phase_ms else float("nan")
     step = statistics.median(s["step_ms"] for s in steps)
     peak = max(peaks.values()) if peaks else max(s["memory"]["peak_bytes"] for s in steps)
-    pred = (model or {}).get("predicted_peak_bytes", 0)
+    pred = predicted_peak_bytes(path, model) or float("nan")
     return "%-18s %8.2f %8.2f %8.2f %8.2f | %7.2f %7.2f %7.2f %7.2f %7.2f %+7.1f%%" % (
         name, step, med("forward"), med("backward"), med("optimizer"),
         peaks.get("forward", 0) / GIB, peaks.get("backward", 0) / GIB, peaks.get("optimizer", 0) / GIB,

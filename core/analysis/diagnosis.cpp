@@ -204,7 +204,7 @@ std::string ops_clause(const std::vector<std::pair<std::string, double>>& ops, s
 // micro-batch, fused kernels, fewer synchronisations, loader threads.
 void idle_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out) {
   const double idle = m.breakdown.idle_ms();
-  if (m.alloc_retries > 0 || step_ms <= 0 || idle / step_ms < kIdleShare) return;  // retries own the idle
+  if (m.alloc_retries > 0 || step_ms <= 0 || idle / step_ms < rules::kIdleShare) return;  // retries own the idle
   const auto& b = m.breakdown;
   Finding f;
   f.kind = FindingKind::IdleBound;

@@ -13,13 +13,15 @@
 
 #include "core/analysis/trial_metrics.h"
 #include "core/config/trial_config.h"
+#include "core/rules/thresholds.h"
 
 namespace tunebench::analysis {
 
 // ---- thresholds ---------------------------------------------------------------------------------
 inline constexpr double kDataWaitShare = 0.05;       // data wait >= 5 % of the step: data-bound
 inline constexpr double kExposedCommShare = 0.05;    // exposed comm >= 5 % of the step: comm-bound
-inline constexpr double kIdleShare = 0.10;           // GPU idle (not data wait) >= 10 % of the step: host-bound
+// GPU idle (not data wait) >= rules::kIdleShare (10 %) of the step: host-bound (core/rules/thresholds.h:
+// the worker's kernel sampler acts on the same threshold).
 inline constexpr double kImbalanceShare = 0.05;      // busiest rank - least busy rank >= 5 % of the step: straggler
 inline constexpr double kPeakMemoryShare = 0.90;     // peak >= 90 % of device memory: memory-bound
 inline constexpr double kHeadroomShare = 0.60;       // peak < 60 %: room to double the micro-batch

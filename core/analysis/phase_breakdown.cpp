@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/metrics/spans.h"
+#include "core/metrics/step_time.h"
 
 namespace tunebench::analysis {
 
@@ -105,14 +106,9 @@ std::string_view label(Part part) {
 
 bool is_idle(Part part) { return std::find(kIdleParts.begin(), kIdleParts.end(), part) != kIdleParts.end(); }
 
-int64_t step_duration_us(const protocol::Step& step) {
-  if (step.end_us > step.start_us) return step.end_us - step.start_us;
-  return static_cast<int64_t>(std::llround(step.step_ms * 1000.0));
-}
-
 PhaseBreakdown breakdown_of(const protocol::Step& step) {
   PhaseBreakdown b;
-  b.step_us = step_duration_us(step);
+  b.step_us = metrics::step_duration_us(step);
   b.gpu_sampled = step.gpu_sampled;
   b.gpu_busy_us = step.gpu_sampled ? static_cast<int64_t>(std::llround(step.gpu_busy_ms * 1000.0)) : 0;
   // Steps without a window (timing off) have no intervals to place: all idle.

@@ -61,8 +61,7 @@ struct PhaseBreakdown {
   int64_t exposed_comm_us() const { return (*this)[Part::ExposedComm]; }
 };
 
-// The step's duration: end_us - start_us when both are set, else step_ms rounded to microseconds.
-int64_t step_duration_us(const protocol::Step& step);
+// Its step_us is metrics::step_duration_us (core/metrics/step_time.h).
 PhaseBreakdown breakdown_of(const protocol::Step& step);
 
 }  // namespace tunebench::analysis

@@ -2,25 +2,11 @@
 
 #include <algorithm>
 
-#include "core/analysis/phase_breakdown.h"
-
 namespace tunebench::analysis {
-
-std::map<int64_t, double> step_times_ms(const protocol::TrialLog& log) {
-  std::map<int64_t, int64_t> slowest_us;
-  for (const auto& [rank, r] : log.ranks)
-    for (const protocol::Step* s : log.measured_steps(rank)) {
-      int64_t& us = slowest_us[s->step];
-      us = std::max(us, step_duration_us(*s));
-    }
-  std::map<int64_t, double> out;
-  for (const auto& [index, us] : slowest_us) out[index] = static_cast<double>(us) / 1000.0;
-  return out;
-}
 
 Spread trial_step_ms(const protocol::TrialLog& log) {
   std::vector<double> ms;
-  for (const auto& [index, value] : step_times_ms(log)) ms.push_back(value);
+  for (const auto& [index, value] : metrics::step_times_ms(log)) ms.push_back(value);
   return spread_of(std::move(ms));
 }
 
@@ -35,7 +21,7 @@ std::vector<StepPoint> step_curve(const protocol::TrialLog& log) {
   for (const auto& [rank, r] : log.ranks)
     for (const protocol::Step& s : r.steps) {
       At& a = steps[s.step];
-      a.us = std::max(a.us, step_duration_us(s));
+      a.us = std::max(a.us, metrics::step_duration_us(s));
       a.loss += s.loss;
       ++a.ranks;
       a.warmup = a.warmup || s.warmup;

@@ -1,9 +1,8 @@
-// The step time of a trial, defined once.
+// The step time of a trial, defined once (core/metrics/step_time.h: a step's time is its slowest
+// rank's; the worker's own summary computes from there too).
 //
-// Ranks are aligned by step index. The step time of one step is its slowest rank's step
-// (end_us - start_us, phase_breakdown.h: step_duration_us): synchronised ranks end a step together,
-// so this is the wall time the step took on the critical path. The trial's step time is the spread
-// of that over the measured (non-warm-up) steps. TrialMetrics::step_ms, the comparison, the
+// The trial's step time is the spread of metrics::step_times_ms over the measured (non-warm-up)
+// steps. TrialMetrics::step_ms, the comparison, the
 // diagnosis, `tunebench-cli list` and the trials table all use this; no one takes rank 0's median.
 // It needs only each rank's step windows, so a store load without intervals is enough.
 #pragma once
@@ -13,13 +12,12 @@
 #include <vector>
 
 #include "core/analysis/statistics.h"
+#include "core/metrics/step_time.h"
 #include "core/protocol/trial_log.h"
 
 namespace tunebench::analysis {
 
-// Step index -> that step's time in ms (slowest rank), over measured steps, in step order.
-std::map<int64_t, double> step_times_ms(const protocol::TrialLog& log);
-// The trial's step time: the spread of step_times_ms over its measured steps.
+// The trial's step time: the spread of metrics::step_times_ms over its measured steps.
 Spread trial_step_ms(const protocol::TrialLog& log);
 
 // One point per step index, warm-up included, for curves against the step (the comparison's

@@ -1,4 +1,5 @@
-// The throughput of a trial, defined once (as its step time is, step_time.h).
+// The throughput of a trial, defined once (as its step time is, step_time.h; the formulas are
+// core/metrics/step_time.h's, which the worker's own summary uses too).
 //
 // Tokens per second of all ranks together: the tokens one step carries on every rank (the median
 // over measured steps; a step without a token count takes the config's micro_batch x seq_len x
@@ -16,13 +17,9 @@
 
 namespace tunebench::analysis {
 
-// The rate: `tokens` per step in steps of `step_ms`; 0 when the step time is not positive.
-double tokens_per_second(double tokens, double step_ms);
 // The rate's spread from a step time's (n, quartiles, mean and extremes of tokens / t).
 Spread throughput_of(const Spread& step_ms, double tokens);
 
-// Tokens one rank's step carries: its own count, else what the config says (0: unknown).
-int64_t rank_step_tokens(const protocol::Step& step, int64_t configured_tokens_per_rank_step);
 // micro_batch x seq_len x grad_accum of the log's config when all three are known, else 0.
 int64_t configured_tokens_per_rank_step(const protocol::TrialLog& log);
 // All ranks' tokens per step: the median over measured steps (0: unknown).

@@ -203,13 +203,13 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
       m.notes.push_back("only " + std::to_string(log.ranks.size()) + " of " + std::to_string(world) +
                         " ranks reported events" + (log.trial.empty() ? "" : " in trial " + log.trial));
 
-    const auto step_times = step_times_ms(log);
+    const auto step_times = metrics::step_times_ms(log);
     const int64_t configured_tokens = configured_tokens_per_rank_step(log);
     for (const auto& [index, samples] : by_step) {
       const RankSample* crit = critical_rank(samples);
       int64_t tokens_total = 0;
       for (const auto& smp : samples) {
-        tokens_total += rank_step_tokens(*smp.step, configured_tokens);  // throughput.h
+        tokens_total += metrics::rank_step_tokens(*smp.step, configured_tokens);  // metrics/step_time.h
         per_rank[smp.rank].push_back(smp.breakdown);
         if (smp.breakdown.gpu_sampled) per_rank_sampled[smp.rank].push_back(smp.breakdown);
         per_rank_ms[smp.rank].push_back(static_cast<double>(smp.breakdown.step_us) / 1000.0);

@@ -13,6 +13,7 @@
 #ifdef TUNEBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <cuda_runtime_api.h>
 #endif
@@ -100,6 +101,17 @@ int64_t DeviceContext::total_memory_bytes() const {
   if (is_cuda()) return static_cast<int64_t>(at::cuda::getDeviceProperties(m_device.index())->totalGlobalMem);
 #endif
   return static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+int64_t DeviceContext::free_memory_bytes() const {
+#ifdef TUNEBENCH_WITH_CUDA
+  if (is_cuda()) {
+    size_t free = 0, total = 0;
+    C10_CUDA_CHECK(cudaMemGetInfo(&free, &total));  // the current device: this rank's (create())
+    return static_cast<int64_t>(free);
+  }
+#endif
+  return -1;
 }
 
 std::string DeviceContext::name() const {

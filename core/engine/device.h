@@ -25,6 +25,9 @@ class DeviceContext {
   protocol::MemoryStats memory() const;
   void reset_peak_memory() const;
   int64_t total_memory_bytes() const;
+  // The device's memory nothing holds now (cudaMemGetInfo's free: the caching allocator's reserve
+  // is held); -1 on the CPU (unknown).
+  int64_t free_memory_bytes() const;
   std::string name() const;
   // Versions for the hello event ("" where not applicable).
   std::string cuda_version() const;

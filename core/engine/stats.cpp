@@ -2,12 +2,11 @@
 
 #include <algorithm>
 
-#include "core/analysis/step_time.h"
-#include "core/analysis/throughput.h"
 #include "core/metrics/bus_bandwidth.h"
 #include "core/metrics/exposed_comm.h"
 #include "core/metrics/flops.h"
 #include "core/metrics/percentile.h"
+#include "core/metrics/step_time.h"
 
 namespace tunebench::engine {
 
@@ -44,14 +43,16 @@ protocol::Summary summarise(const std::vector<protocol::Step>& measured, double 
       if (in.phase == protocol::Phase::DataWait) wait += static_cast<double>(in.duration_us()) / 1000.0;
     wait_ms.push_back(wait);
   }
-  // This rank's step time and throughput, by the analysis' definitions applied to its own steps.
+  // This rank's step time and throughput, by the trial's definitions applied to its own steps
+  // (the analysis' trial_step_ms and trial_tokens_per_s take the same median of the same values).
   protocol::TrialLog own;
   own.ranks[0].steps = measured;
-  const analysis::Spread step = analysis::trial_step_ms(own);
-  s.step_ms_median = step.median;
-  s.step_ms_p25 = step.p25;
-  s.step_ms_p75 = step.p75;
-  s.tokens_per_s = analysis::trial_tokens_per_s(own).median;
+  std::vector<double> step_ms;
+  for (const auto& [index, ms] : metrics::step_times_ms(own)) step_ms.push_back(ms);
+  s.step_ms_median = percentile(step_ms, 0.5);
+  s.step_ms_p25 = percentile(step_ms, 0.25);
+  s.step_ms_p75 = percentile(step_ms, 0.75);
+  s.tokens_per_s = metrics::tokens_per_second(metrics::tokens_per_step(own, 0), s.step_ms_median);
   // On the wire -1 means unknown (no peak for this device).
   s.mfu = metrics::model_flops_utilisation(s.tokens_per_s, flops_per_token,
                                            peak_flops > 0 ? std::optional<double>(peak_flops / 1e12) : std::nullopt)

@@ -1,7 +1,7 @@
 // Per-step and per-run figures computed on the rank (the GUI's analysis recomputes them from the
 // intervals; these travel in the events so a headless log is readable on its own). Every formula
-// is core/metrics' or core/analysis' (step time, throughput), so a rank's own figures are the
-// trial's definitions applied to that rank.
+// is core/metrics' (step time and throughput: metrics/step_time.h, which the analysis' trial
+// figures use too), so a rank's own figures are the trial's definitions applied to that rank.
 #pragma once
 
 #include <vector>
@@ -14,7 +14,8 @@ namespace tunebench::engine {
 // from the step's intervals.
 void summarise_comm(protocol::Step& step, int world_size);
 
-// Step time (analysis::trial_step_ms of this rank's steps), throughput (trial_tokens_per_s), MFU
+// Step time (metrics::step_times_ms of this rank's steps: median and quartiles), throughput
+// (metrics::tokens_per_step over the median step, metrics::tokens_per_second), MFU
 // when `peak_flops` > 0 (else -1), medians of communication, exposed communication and data wait.
 protocol::Summary summarise(const std::vector<protocol::Step>& measured, double flops_per_token, double peak_flops,
                             int64_t peak_bytes);

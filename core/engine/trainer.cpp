@@ -10,6 +10,7 @@
 #include <ATen/Context.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include "core/engine/attention_choice.h"
 #include "core/engine/compat.h"
 #include "core/engine/data/data_pipeline.h"
 #include "core/engine/errors.h"
@@ -25,8 +26,7 @@
 #include "core/engine/strategy/strategy.h"
 #include "core/engine/timing/kernel_sampler.h"
 #include "core/engine/timing/timeline.h"
-#include "core/predict/attention.h"
-#include "core/predict/memory_model.h"
+#include "core/rules/optimizer_rules.h"
 
 namespace tunebench::engine {
 
@@ -74,82 +74,6 @@ void check_kernel_support(const config::TrialConfig& c, const DeviceContext& dev
                                           ", the fused ops run as their composite reference (same math, no speed-up)"});
 }
 
-// The attention kernel, chosen on purpose: predict::attention_candidates ranks the kernels by
-// their measured speed at the trial's head size and grouping (or names the one the config forces);
-// the first that PyTorch's SDPA can run on tensors of the trial's layout runs, set through SDPA's
-// switches. Which one ran and why goes into the trial's log and its model event. A forced kernel
-// that cannot run the shape is refused before any work; if no ranked kernel can, `auto` falls
-// back to PyTorch's own choice with a warning. Returns the head size handed to SDPA and the kernel.
-std::pair<int64_t, std::string> choose_attention(const config::TrialConfig& c, const DeviceContext& device,
-                                                 at::ScalarType compute, const EventSink& sink) {
-  const std::vector<predict::AttentionChoice> candidates = predict::attention_candidates(c, device.is_cuda());
-  if (!device.is_cuda()) return {candidates.front().padded_head_dim, predict::to_string(candidates.front().kernel)};
-  const auto sdpa_kernel = [](predict::AttentionKernel k) {
-    switch (k) {
-      case predict::AttentionKernel::Flash:
-        return compat::SdpaKernel::Flash;
-      case predict::AttentionKernel::Cudnn:
-        return compat::SdpaKernel::Cudnn;
-      case predict::AttentionKernel::Efficient:
-        return compat::SdpaKernel::Efficient;
-      default:
-        return compat::SdpaKernel::Math;
-    }
-  };
-  // Probe tensors in the layout the model hands SDPA ([B, T, heads, hd] memory, seen as
-  // [B, heads, T, hd]; padded heads are fresh tensors on both paths, an unpadded v of the composite
-  // path a slice of the q/k/v projection); SDPA's choice reads only their metadata.
-  const bool fused = config::uses_fused_kernels(c.compile);
-  const int64_t B = c.micro_batch, T = c.seq_len, H = c.dims.heads, KV = c.dims.kv_head_count();
-  const auto opts = at::TensorOptions().device(device.device()).dtype(compute);
-  // Factory ops refuse requires_grad in their options: the leaves are marked after creation.
-  const auto leaf = [&](at::IntArrayRef sizes) { return at::empty(sizes, opts).requires_grad_(true); };
-  std::string refused;
-  for (const auto& want : candidates) {
-    const int64_t hd = want.padded_head_dim;
-    const at::Tensor q = leaf({B, T, H, hd}).transpose(1, 2);
-    const at::Tensor k = leaf({B, T, KV, hd}).transpose(1, 2);
-    const at::Tensor v = fused || hd != want.head_dim ? leaf({B, T, KV, hd}).transpose(1, 2)
-                                                      : leaf({B, T, (H + 2 * KV) * hd})
-                                                            .narrow(-1, (H + KV) * hd, KV * hd)
-                                                            .view({B, T, KV, hd})
-                                                            .transpose(1, 2);
-    const std::optional<double> scale =
-        hd != want.head_dim ? std::optional<double>(1.0 / std::sqrt(static_cast<double>(want.head_dim))) : std::nullopt;
-    compat::select_attention(sdpa_kernel(want.kernel));
-    std::string ran, why_not;
-    try {
-      ran = compat::attention_in_use(q, k, v, scale);
-    } catch (const c10::Error& e) {
-      ran = "none";
-      why_not = e.what_without_backtrace();
-    }
-    if (ran == predict::to_string(want.kernel)) {
-      sink(protocol::Log{"info", "attention kernel: " + ran + " (" + want.why + ")" +
-                                     (refused.empty() ? "" : "; could not run: " + refused)});
-      return {hd, ran + " (" + want.why + ")"};
-    }
-    const std::string cannot = std::string(predict::to_string(want.kernel)) + " attention cannot run head size " +
-                               std::to_string(want.head_dim) + " with " + std::to_string(H) + " query / " +
-                               std::to_string(KV) + " key-value heads here" +
-                               (why_not.empty() ? "" : " (" + why_not.substr(0, 300) + ")");
-    if (c.attention != config::Attention::Auto)
-      throw EngineError("config", protocol::kExitConfig, "attention: " + cannot);
-    refused += (refused.empty() ? "" : "; ") + cannot;
-  }
-  // auto, and none of the ranked kernels runs here: PyTorch's own order over every kernel, on the
-  // unpadded head size (SDPA pads what its kernels need).
-  const int64_t hd = c.dims.head_dim();
-  const at::Tensor q = leaf({B, T, H, hd}).transpose(1, 2);
-  const at::Tensor k = leaf({B, T, KV, hd}).transpose(1, 2);
-  const at::Tensor v = leaf({B, T, KV, hd}).transpose(1, 2);
-  compat::allow_every_attention_kernel();
-  const std::string ran = compat::attention_in_use(q, k, v);
-  sink(protocol::Warning{"attention", refused + "; PyTorch's choice runs: " + ran});
-  sink(protocol::Log{"info", "attention kernel: " + ran + " (PyTorch's choice)"});
-  return {hd, ran + " (PyTorch's choice)"};
-}
-
 void apply_kernel_settings(const config::TrialConfig& c) {
   // Only the portable switch (docs/ARCHITECTURE.md, "libtorch 1.13 and 2.11": TF32): "high" allows
   // TF32 matmuls, "highest" forbids.
@@ -175,10 +99,10 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   const auto options = at::TensorOptions().device(m_device.device()).dtype(param_dtype(m_config.amp));
   m_model = std::make_unique<LlamaModel>(m_config.dims, options);
   m_model->prepare_rope(m_config.seq_len, m_device.device());
-  const auto [attention_head_dim, attention] = choose_attention(m_config, m_device, compute_dtype(m_config), m_sink);
-  m_attention = attention;
+  const AttentionPick attention = choose_attention(m_config, m_device, compute_dtype(m_config), m_sink);
+  m_attention = attention.described;
   ModelKernels kernels{config::uses_fused_kernels(m_config.compile), compute_dtype(m_config),
-                       m_config.amp == Amp::Fp8, attention_head_dim};
+                       m_config.amp == Amp::Fp8, attention.head_dim};
   // One rank without a graph capture (the strategies that reduce gradients keep the dense
   // gradient they were measured with); the batch's distinct tokens are found on the host.
   kernels.sparse_embedding_grad = m_config.tied_lookup_rows();
@@ -196,13 +120,11 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   if (!m_optimizer->fallback_reason().empty())
     m_sink(protocol::Warning{"optimizer", "the Tunebench AdamW kernel is not used (" + m_optimizer->fallback_reason() +
                                               "): PyTorch's fused AdamW runs"});
-  // The one rule (core/predict) the memory prediction follows too, with this device's memory.
-  predict::MemoryOptions copies;
-  copies.cuda = m_device.is_cuda();
-  copies.fused_adamw = m_optimizer->fused();
-  copies.device_memory_bytes = m_device.total_memory_bytes();
-  m_weight_copies = m_optimizer->own_kernel() && predict::optimizer_weight_copies(m_config, copies);
-  if (predict::half_weight_grads(m_config, m_device.is_cuda()) && m_optimizer->own_kernel()) {  // it reads bf16
+  // AdamW's weight copies (core/rules/optimizer_rules.h, the rule the memory prediction follows
+  // too): where they may be written, step 0 runs without them and decide_weight_copies() measures
+  // whether this device holds what they add.
+  m_weight_copies_apply = m_optimizer->own_kernel() && rules::optimizer_weight_copies_apply(m_config, m_device.is_cuda());
+  if (rules::half_weight_grads(m_config, m_device.is_cuda()) && m_optimizer->own_kernel()) {  // it reads bf16
     kernels.half_weight_grads = true;
     m_model->set_kernels(kernels);
   } else if (m_config.grad_dtype != config::DType::Fp32) {
@@ -214,7 +136,8 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
     std::vector<std::vector<at::Tensor>> units;
     for (const auto& u : m_model->units()) units.push_back(u.params);
     std::function<WeightCopies(size_t)> copies;
-    if (m_weight_copies) copies = [this](size_t u) { return m_model->new_weight_copies(u); };
+    if (m_weight_copies_apply)
+      copies = [this](size_t u) { return m_weight_copies ? m_model->new_weight_copies(u) : WeightCopies{}; };
     m_overlap = std::make_unique<OptimizerOverlap>(*m_optimizer, std::move(units), std::move(copies), m_device.is_cuda());
   }
   if (config::uses_cuda_graph(m_config.compile)) prepare_graph();  // says why before any training happens
@@ -246,11 +169,8 @@ protocol::ModelInfo Trainer::model_info() const {
   m.matmul_parameters = m_model->matmul_parameter_count();
   m.flops_per_token = m_model->flops_per_token(m_config.seq_len);
   m.flops_formula = LlamaModel::flops_formula();
-  predict::MemoryOptions memory;
-  memory.cuda = m_device.is_cuda();
-  memory.fused_adamw = m_optimizer->fused();
-  memory.device_memory_bytes = m_device.total_memory_bytes();
-  m.predicted_peak_bytes = predict::predict_memory(m_config, memory).peak_bytes;
+  // predicted_peak_bytes stays 0: the benchmark predicts nothing (whoever reads the log and wants
+  // the prediction has the config: tunebench-cli predict / accuracy, the GUI's Prediction dock).
   int64_t bytes = 0;
   for (const auto& p : m_strategy->optimizer_params()) bytes += p.numel() * static_cast<int64_t>(p.element_size());
   m.parameter_bytes = bytes;
@@ -432,6 +352,31 @@ void Trainer::search_gemms(bool first_step) {
     m_sink(protocol::Log{"info", gemm::describe(gemm::summary())});
 }
 
+// After step 0, which ran without them: whether AdamW writes the next forward's weights from step
+// 1's update on. rules::weight_copies_fit with this device's figures: the copies add at most
+// rules::weight_copies_added_bytes (of this model's copy sizes), and the device's memory nothing
+// holds after step 0 (the caching allocator keeps what step 0 needed) must hold that. The
+// decision and its figures go into the trial's log.
+void Trainer::decide_weight_copies() {
+  if (!m_weight_copies_apply) return;
+  int64_t largest = 0, all = 0;
+  for (size_t u = 0; u < m_model->unit_count(); ++u) {
+    largest = std::max(largest, m_model->weight_copy_bytes(u));
+    all += m_model->weight_copy_bytes(u);
+  }
+  const int64_t added = rules::weight_copies_added_bytes(m_config, largest, all);
+  const int64_t free = m_device.free_memory_bytes();
+  m_weight_copies = rules::weight_copies_fit(added, free);
+  char figures[96];
+  std::snprintf(figures, sizeof figures, "they add at most %.2f GiB; %.2f GiB of the device free after step 0",
+                static_cast<double>(added) / (1 << 30), static_cast<double>(free) / (1 << 30));
+  m_sink(protocol::Log{"info", m_weight_copies
+                                   ? std::string("weight copies: AdamW writes the next forward's weights from step 1's "
+                                                 "update on (") + figures + ")"
+                                   : std::string("weight copies: not written, the forward casts its weights (") +
+                                         figures + ")"});
+}
+
 void Trainer::note_memory_phase(const char* phase) {
   if (!m_memory_phases) return;
   const protocol::MemoryStats m = m_device.memory();  // the allocator's own counters: no synchronisation
@@ -479,6 +424,7 @@ protocol::Summary Trainer::run() {
     if (m_thread_cpu) log_host_work(i, thread_cpu_us() - cpu0, core0);
     if (sampled) finish_sample(step);
     search_gemms(i == 0);
+    if (i == 0) decide_weight_copies();
     if (!step.warmup) measured.push_back(step);
     m_sink(std::move(step));
   }

@@ -44,7 +44,7 @@ class Trainer {
           Communicator* comm = nullptr);
   ~Trainer();
 
-  // The model event (parameters, FLOPs, predicted memory); also sent by run().
+  // The model event (parameters, FLOPs, the attention kernel); also sent by run().
   protocol::ModelInfo model_info() const;
   // Runs every step and returns the summary of the measured (non-warm-up) steps.
   protocol::Summary run();
@@ -107,7 +107,11 @@ class Trainer {
   // scratch): every step's peak_bytes and the run's are at least this.
   int64_t m_peak_carried = 0;
   void search_gemms(bool first_step);
-  bool m_weight_copies = false;    // AdamW writes the next forward's 16-bit weights (predict::optimizer_weight_copies)
+  // AdamW writes the next forward's 16-bit (fp8: float8) weights: where rules::optimizer_weight_copies_apply
+  // and the AdamW kernel runs (`_apply`), from step 1 on when step 0 showed room (decide_weight_copies).
+  void decide_weight_copies();
+  bool m_weight_copies_apply = false;
+  bool m_weight_copies = false;
   std::shared_ptr<Graph> m_graph;  // shared_ptr: Graph is complete only in trainer_graph.cpp
 };
 

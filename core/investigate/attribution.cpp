@@ -123,7 +123,7 @@ ArmSamples samples_of(const std::vector<const protocol::TrialLog*>& repeats) {
   if (repeats.empty()) return s;
   s.tokens_per_step = analysis::analyze_pooled(repeats).tokens_per_step;
   for (const auto* r : repeats) {  // the step time's one definition, per step (step_time.h)
-    for (const auto& [step, ms] : analysis::step_times_ms(*r)) s.step_ms.push_back(ms);
+    for (const auto& [step, ms] : metrics::step_times_ms(*r)) s.step_ms.push_back(ms);
     s.repeat_median_ms.push_back(analysis::trial_step_ms(*r).median);
   }
   return s;

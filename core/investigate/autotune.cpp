@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "core/predict/memory_model.h"
+#include "core/rules/optimizer_rules.h"
 
 namespace tunebench::investigate {
 namespace {
@@ -381,7 +382,7 @@ TuneSpace default_space(const config::TrialConfig& base, bool cuda) {
   bf16_grads.compile = config::Compile::Fused;
   bf16_grads.amp = config::Amp::Bf16;
   bf16_grads.grad_dtype = config::DType::Bf16;
-  if (predict::half_weight_grads(bf16_grads, cuda))
+  if (rules::half_weight_grads(bf16_grads, cuda))
     s.axes.push_back({"grad_dtype", {single("grad_dtype", "fp32"), single("grad_dtype", "bf16")}});
   s.axes.push_back({"num_workers", {single("num_workers", "0"), single("num_workers", "2"), single("num_workers", "4")}});
   return s;

@@ -5,6 +5,7 @@
 
 #include "core/predict/attention.h"
 #include "core/predict/memory_model.h"
+#include "core/rules/optimizer_rules.h"
 
 namespace tunebench::predict {
 
@@ -46,8 +47,8 @@ ExecutionMode execution_mode(const config::TrialConfig& c, bool cuda) {
   m.cuda = cuda;
   const AttentionChoice a = attention_choice(c, cuda);
   if (a.head_dim > 0) m.head_pad = static_cast<double>(a.padded_head_dim) / static_cast<double>(a.head_dim);
-  m.weight_copies = optimizer_weight_copies_apply(c, cuda);
-  m.half_weight_grads = half_weight_grads(c, cuda);
+  m.weight_copies = rules::optimizer_weight_copies_apply(c, cuda);
+  m.half_weight_grads = rules::half_weight_grads(c, cuda);
   return m;
 }
 
@@ -120,10 +121,6 @@ BlockActivations block_activations(const config::ModelDims& d, int64_t seq_len, 
   return b;
 }
 
-int64_t loss_chunk_rows(int64_t rows, int64_t vocab) {
-  return std::max<int64_t>(1, std::min<int64_t>(rows, (int64_t{1} << 28) / std::max<int64_t>(vocab, 1)));
-}
-
 HeadActivations head_activations(const config::ModelDims& d, const Precision& p, const ExecutionMode& mode,
                                  double tokens) {
   const double D = static_cast<double>(d.dim), V = static_cast<double>(d.vocab);
@@ -149,7 +146,7 @@ HeadActivations head_activations(const config::ModelDims& d, const Precision& p,
     // While the loss runs: one chunk's logits and, from the second chunk on, that chunk's dW beside
     // the sum (one chunk: its dW is the sum, already counted as saved).
     const double chunk_rows =
-        static_cast<double>(loss_chunk_rows(static_cast<int64_t>(tokens), static_cast<int64_t>(d.vocab)));
+        static_cast<double>(rules::loss_chunk_rows(static_cast<int64_t>(tokens), static_cast<int64_t>(d.vocab)));
     const bool chunked = chunk_rows < tokens;
     h.forward_transient_fixed_bytes = chunk_rows * V * c + (chunked ? V * D * weight_bytes : 0.0);
     h.backward_transient_per_token = r * D;  // dh scaled into the residual dtype

@@ -65,10 +65,8 @@ struct HeadActivations {
 
 BlockActivations block_activations(const config::ModelDims& dims, int64_t seq_len, const Precision& p,
                                    const ExecutionMode& mode);
-// Rows per chunk of the fused linear + cross-entropy: logits of at most 2^28 elements (512 MB in
-// bf16) exist at a time. The engine's kernel chunks by it; the memory model counts by it.
-int64_t loss_chunk_rows(int64_t rows, int64_t vocab);
-// `tokens`: per micro-step (the fused loss works through the logits in chunks, loss_chunk_rows).
+// `tokens`: per micro-step (the fused loss works through the logits in chunks of
+// rules::loss_chunk_rows, as the engine's kernel does).
 HeadActivations head_activations(const config::ModelDims& dims, const Precision& p, const ExecutionMode& mode,
                                  double tokens);
 

@@ -8,6 +8,7 @@
 
 #include "core/predict/model_shape.h"
 #include "core/predict/precision.h"
+#include "core/rules/optimizer_rules.h"
 
 namespace tunebench::predict {
 
@@ -304,14 +305,19 @@ struct Simulation {
     }
   }
 
+  // The copies AdamW writes for unit u's next forward. (The embedding's only when it is the tied
+  // head: the lookup reads the fp32 table.) Under amp fp8 a block's copies are its matmul weights in
+  // float8, both layouts (2 bytes).
+  double next_copy_bytes(size_t u) const {
+    if (u == 0 && !c.dims.tie_embeddings) return 0;
+    return p.fp8 && is_block(u) ? static_cast<double>(units[u].matmul_numel()) * 2
+                                : static_cast<double>(units[u].numel()) * p.compute_bytes;
+  }
+
   // One unit's update when its gradients go with it: its 16-bit copies are allocated, the kernel
   // updates it, its gradients go (the serial step with weight copies, and optimizer_overlap).
   void update(size_t u) {
-    // (The embedding's copies only when it is the tied head: the lookup reads the fp32 table.)
-    // Under amp fp8 a block's copies are its matmul weights in float8, both layouts (2 bytes).
-    if (weight_copies && (u > 0 || c.dims.tie_embeddings))
-      live.add(kNextCopies, p.fp8 && is_block(u) ? static_cast<double>(units[u].matmul_numel()) * 2
-                                                 : static_cast<double>(units[u].numel()) * p.compute_bytes);
+    if (weight_copies) live.add(kNextCopies, next_copy_bytes(u));
     candidate("optimizer step (" + units[u].name + ")");
     live.sub(kGrads, grad_bytes(u));
   }
@@ -345,7 +351,7 @@ MemoryPrediction simulate(const config::TrialConfig& c, const MemoryOptions& opt
   const hardware::Catalogue& cat = options.catalogue ? *options.catalogue : hardware::catalogue();
   Simulation sim(c, options.cuda);
   sim.weight_copies = weight_copies;
-  sim.half_grads = half_weight_grads(c, options.cuda);
+  sim.half_grads = rules::half_weight_grads(c, options.cuda);
   sim.resident();
   MemoryPrediction out;
   out.weight_copies = weight_copies;
@@ -388,25 +394,20 @@ MemoryPrediction simulate(const config::TrialConfig& c, const MemoryOptions& opt
 
 }  // namespace
 
-bool optimizer_weight_copies_apply(const config::TrialConfig& c, bool cuda) {
-  // fp8 not with optimizer_overlap: its updates run before the step's float8 amax is rolled into
-  // the history that scales the weights they would write.
-  return cuda && c.compile == config::Compile::Fused &&
-         (c.amp == config::Amp::Bf16 || (c.amp == config::Amp::Fp8 && !c.optimizer_overlap)) &&
-         c.optimizer == config::Optimizer::AdamW && c.fused_optimizer && c.strategy == config::Strategy::Single;
-}
-
-bool half_weight_grads(const config::TrialConfig& c, bool cuda) {
-  // Where the project's kernel could write bf16 weight copies (one GPU, compile fused, fused AdamW),
-  // in bf16 with one micro-step and no optimizer_overlap.
-  return c.grad_dtype == config::DType::Bf16 && c.amp == config::Amp::Bf16 && c.grad_accum == 1 &&
-         !c.optimizer_overlap && optimizer_weight_copies_apply(c, cuda);
-}
-
 bool optimizer_weight_copies(const config::TrialConfig& c, const MemoryOptions& options) {
-  if (!optimizer_weight_copies_apply(c, options.cuda) || !options.fused_adamw) return false;
+  if (!rules::optimizer_weight_copies_apply(c, options.cuda) || !options.fused_adamw) return false;
   if (options.device_memory_bytes <= 0) return true;
-  return simulate(c, options, true).device_needed_bytes <= options.device_memory_bytes;
+  // The rule the worker follows with what it measures after step 0, here with predicted figures:
+  // the device's memory left over by the step without copies against what they add at most.
+  const Simulation shape(c, options.cuda);
+  double largest = 0, all = 0;
+  for (size_t u = 0; u < shape.units.size(); ++u) {
+    largest = std::max(largest, shape.next_copy_bytes(u));
+    all += shape.next_copy_bytes(u);
+  }
+  const int64_t added =
+      rules::weight_copies_added_bytes(c, static_cast<int64_t>(largest), static_cast<int64_t>(all));
+  return rules::weight_copies_fit(added, options.device_memory_bytes - simulate(c, options, false).device_needed_bytes);
 }
 
 MemoryPrediction predict_memory(const config::TrialConfig& c, const MemoryOptions& options) {

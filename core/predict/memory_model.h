@@ -46,27 +46,12 @@ struct MemoryOptions {
   int64_t device_memory_bytes = 0;                 // what the device holds; 0: unknown (assumed large enough)
 };
 
-// `compile fused` AdamW (the worker's own kernel) can write each weight's compute-dtype copy for
-// the next forward in its pass, which then reads it instead of casting: the bytes a forward's casts
-// hold until backward, here from the optimizer step on. The step goes unit by unit, each unit's
-// gradients freed once its update is queued, so the copies take the gradients' place (one unit
-// beside them at most). Under amp fp8 a block's copies are its matmul weights' float8 casts (the
-// weight and its transpose, as the forward's cast would write them) and the rest keep 16 bits. It
-// does so on one GPU with fused kernels and no CUDA graph, bf16 or fp8 (fp8 not with
-// optimizer_overlap), fused AdamW, when that peak fits the device (`device_memory_bytes`; unknown
-// counts as fitting).
-// predict_memory applies the same rule.
-bool optimizer_weight_copies_apply(const config::TrialConfig& config, bool cuda);
+// Whether the worker's AdamW writes the next forward's weights (core/rules/optimizer_rules.h):
+// where rules::optimizer_weight_copies_apply says it may, with fused AdamW, and where the device
+// (`device_memory_bytes`; unknown counts as room) holds what they add beside the step without them
+// (rules::weight_copies_fit with this model's figures; the worker measures its own after step 0).
+// predict_memory applies it. The weight gradients in bf16: rules::half_weight_grads.
 bool optimizer_weight_copies(const config::TrialConfig& config, const MemoryOptions& options);
-
-// grad_dtype bf16: the blocks' matmul weights keep their gradients in bf16. The fused linears'
-// backward writes dW in bf16 from the GEMM (the rounding PyTorch's autocast gives its dW before
-// casting it to fp32) and the project's AdamW kernel reads it so: 2 bytes a parameter less to
-// write, hold and read. Where config::validate lets the knob through (compile fused, amp bf16, one
-// rank, one micro-step, no optimizer_overlap, fused AdamW), on a GPU (`cuda`); the other
-// parameters (norms, embedding, head) keep fp32. The worker (with its AdamW kernel running), the
-// memory model and the step model follow this rule.
-bool half_weight_grads(const config::TrialConfig& config, bool cuda);
 
 MemoryPrediction predict_memory(const config::TrialConfig& config, const MemoryOptions& options = {});
 

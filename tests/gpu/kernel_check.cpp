@@ -427,7 +427,7 @@ void check_adamw() {
   g_timings.push_back({"adamw (4 7B blocks)", own_ms, torch_ms});
 }
 
-// Gradients in bf16 (predict::half_weight_grads): the kernel reads a block's matmul weights'
+// Gradients in bf16 (rules::half_weight_grads): the kernel reads a block's matmul weights'
 // gradients in bf16 and its norms' in fp32, one launch. The parameters after three steps equal, bit
 // for bit, those from the same gradients handed over in fp32; and the pass's time against that.
 void check_adamw_bf16_grads() {

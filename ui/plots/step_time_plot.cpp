@@ -6,6 +6,7 @@
 
 #include "core/analysis/phase_breakdown.h"
 #include "core/analysis/throughput.h"
+#include "core/metrics/step_time.h"
 
 #include "ui/plots/phase_style.h"
 
@@ -147,12 +148,12 @@ void StepTimePlot::addStep(int rank, const protocol::Step& s) {
     m_maxMeasuredMs = std::max(m_maxMeasuredMs, s.step_ms);
   Pending& p = m_pending[s.step];
   p.tokens += s.tokens;
-  p.max_ms = std::max(p.max_ms, double(analysis::step_duration_us(s)) / 1000.0);  // the slowest rank: step_time.h
+  p.max_ms = std::max(p.max_ms, double(metrics::step_duration_us(s)) / 1000.0);  // the slowest rank: metrics/step_time.h
   if (++p.ranks < m_worldSize) return;
   if (p.tokens <= 0) {
     m_tokensUnknown = true;  // unknown, not 0 tokens/s
   } else if (p.max_ms > 0) {
-    const double total = analysis::tokens_per_second(double(p.tokens), p.max_ms);  // the analysis' rate
+    const double total = metrics::tokens_per_second(double(p.tokens), p.max_ms);  // the analysis' rate
     m_total->addData(double(s.step), total);
     m_perGpu->addData(double(s.step), total / m_worldSize);
     m_maxTokens = std::max(m_maxTokens, total);

@@ -7,7 +7,7 @@
 
 #include "core/engine/compat.h"
 #include "core/engine/kernels/gemm_search.h"
-#include "core/predict/activations.h"
+#include "core/rules/optimizer_rules.h"
 
 #ifdef TUNEBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -503,7 +503,7 @@ struct LinearCrossEntropyFunction : torch::autograd::Function<LinearCrossEntropy
     const at::Tensor hc = (h.scalar_type() == cd ? h : h.to(cd)).contiguous();
     const at::Tensor wc = wsrc.scalar_type() == cd ? wsrc : wsrc.to(cd);
     const int64_t rows = hc.size(0), vocab = wc.size(0);
-    const int64_t chunk = chunk_rows > 0 ? chunk_rows : predict::loss_chunk_rows(rows, vocab);
+    const int64_t chunk = chunk_rows > 0 ? chunk_rows : rules::loss_chunk_rows(rows, vocab);
     const double scale = 1.0 / static_cast<double>(rows);
     at::Tensor dh = at::empty_like(hc);
     at::Tensor dw;

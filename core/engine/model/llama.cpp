@@ -291,6 +291,16 @@ WeightCopies LlamaModel::new_weight_copies(size_t u) {
   return m_copy_views[u];
 }
 
+int64_t LlamaModel::weight_copy_bytes(size_t u) const {
+  if (u == 0 && !m_dims.tie_embeddings) return 0;
+  if (m_kernels.fp8 && u > 0 && u + 1 < m_units.size()) {  // float8, both layouts
+    int64_t n = 0;
+    for (size_t which = 0; which < 4; ++which) n += m_units[u].params[kParamOf[which]].numel();
+    return 2 * n;
+  }
+  return m_units[u].flat.numel() * static_cast<int64_t>(c10::elementSize(m_kernels.compute));
+}
+
 void LlamaModel::drop_weight_copies() {
   m_copy_flat.clear();
   m_copy_views.clear();

@@ -40,7 +40,7 @@ struct ModelKernels {
   // its lookup finds the batch's distinct tokens on the device, which synchronises: not inside a
   // CUDA-graph capture (config::TrialConfig::tied_lookup_rows says where it applies).
   bool sparse_embedding_grad = false;
-  // The blocks' matmul weights' gradients in `compute` (predict::half_weight_grads): their fused
+  // The blocks' matmul weights' gradients in `compute` (rules::half_weight_grads): their fused
   // linears' backward writes dW into the model's store (take_half_weight_grads) instead of handing
   // autograd an fp32 gradient for the weight, whose .grad stays undefined. Fused, not fp8.
   bool half_weight_grads = false;
@@ -77,6 +77,7 @@ class LlamaModel {
   // as long as the casts they replace. drop_weight_copies() when the optimizer did not write them.
   // (One unit at a time, so that the optimizer frees each unit's gradients as it goes.)
   WeightCopies new_weight_copies(size_t unit);  // the unit's parameters' copies, in order
+  int64_t weight_copy_bytes(size_t unit) const;  // what new_weight_copies(unit) allocates
   void drop_weight_copies();
   bool has_weight_copies() const;
 

@@ -49,7 +49,7 @@ bool own_adamw(const std::vector<at::Tensor>& params, const std::vector<at::Tens
       return false;
     const WeightCopy none;
     const WeightCopy& c = i < copies.size() ? copies[i] : none;
-    // A bf16 gradient (predict::half_weight_grads) is read as it is, except by the float8 kernel.
+    // A bf16 gradient (rules::half_weight_grads) is read as it is, except by the float8 kernel.
     const bool half = grads[i].scalar_type() == at::kBFloat16 && !c.fp8.defined();
     at::Tensor g = grads[i].scalar_type() == at::kFloat || half ? grads[i].contiguous()
                                                                 : grads[i].to(at::kFloat).contiguous();
@@ -296,7 +296,7 @@ at::Tensor clip_grad_norm(const std::vector<at::Tensor>& grads, double max_norm)
   at::NoGradGuard no_grad;
   if (grads.empty()) return {};
   std::vector<at::Tensor> norms = at::_foreach_norm(grads, 2);
-  for (auto& n : norms) n = n.to(at::kFloat);  // bf16 gradients (predict::half_weight_grads) give bf16 norms
+  for (auto& n : norms) n = n.to(at::kFloat);  // bf16 gradients (rules::half_weight_grads) give bf16 norms
   at::Tensor total = at::stack(norms).norm();
   const at::Tensor coef = at::clamp_max(max_norm / (total + 1e-6), 1.0);
   for (const auto& g : grads) g.mul_(coef.to(g.scalar_type()));

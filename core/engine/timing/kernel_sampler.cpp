@@ -18,7 +18,7 @@
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 #ifdef TUNEBENCH_WITH_CUPTI
-#include "core/analysis/diagnosis.h"
+#include "core/rules/thresholds.h"
 #include "core/engine/timing/cupti_activity.h"
 #endif
 
@@ -229,7 +229,7 @@ metrics::StepActivity KernelSampler::finish(int64_t start_us, int64_t end_us, co
   // Host-bound: the launches between samples would pay for an attached CUPTI (kernel_sampler.h).
   if (m_own_cupti && m_problem.empty() && end_us > start_us) {
     const auto busy = static_cast<double>(metrics::summarise_gpu_activity(out).busy_us);
-    if (1.0 - busy / static_cast<double>(end_us - start_us) >= analysis::kIdleShare) {
+    if (1.0 - busy / static_cast<double>(end_us - start_us) >= rules::kIdleShare) {
       std::string error;
       cupti::detach(&error);
       if (!error.empty()) m_problem = error;

@@ -10,7 +10,7 @@
 // What sampling costs the other steps: CUPTI, once attached, stays attached, and every launch pays
 // for it. A host-bound step pays in full (a launch-bound run's unsampled steps were 41 % slower on
 // an H200), a GPU-bound one not at all (0.1 % at 7B): the host is ahead of the GPU. So after a
-// sample that shows the GPU idle at least analysis::kIdleShare of the step, CUPTI is detached; the
+// sample that shows the GPU idle at least rules::kIdleShare of the step, CUPTI is detached; the
 // next sample attaches it again, and its step pays each kernel's first-launch set-up (more host
 // wait in that sampled step, none in the others). A GPU-bound run keeps CUPTI attached, so its
 // samples stay exact. CUDA-graph trials (few launches, and CUPTI's own records showed no kernels

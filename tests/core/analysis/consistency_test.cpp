@@ -92,7 +92,7 @@ TEST(StepTime, TheTrialsStepTimeIsTheSlowestRanksStepEverywhere) {
   for (const auto& p : curve) {
     EXPECT_DOUBLE_EQ(p.ms, 100.5);
     if (!p.warmup) {
-      EXPECT_DOUBLE_EQ(ta::step_times_ms(log).at(p.step), p.ms);
+      EXPECT_DOUBLE_EQ(tunebench::metrics::step_times_ms(log).at(p.step), p.ms);
     }
   }
 }
@@ -275,7 +275,7 @@ TEST(MetricsEverywhere, EveryMetricOfATrialIsOneFigureInEveryCoreView) {
   EXPECT_DOUBLE_EQ(rate.p25, m.tokens_per_s_total.p25);
   EXPECT_DOUBLE_EQ(rate.p75, m.tokens_per_s_total.p75);
   EXPECT_DOUBLE_EQ(ta::trial_tokens_per_step(log), m.tokens_per_step);
-  EXPECT_DOUBLE_EQ(m.tokens_per_s_total.median, ta::tokens_per_second(8192, m.step_ms.median));
+  EXPECT_DOUBLE_EQ(m.tokens_per_s_total.median, tunebench::metrics::tokens_per_second(8192, m.step_ms.median));
   EXPECT_DOUBLE_EQ(m.tokens_per_s_per_gpu.median, m.tokens_per_s_total.median / 2);
   // What the trials table loads (steps without intervals) gives the same step time and throughput.
   tp::TrialLog windows = log;

@@ -258,7 +258,7 @@ TEST(LlamaModel, WeightCopiesFromTheOptimizerAreReadOnceInsteadOfACast) {
 }
 
 TEST(LlamaModel, HalfWeightGradsAreTheBlocksMatmulGradientsInBf16) {
-  // predict::half_weight_grads: the fused linears' backward puts the blocks' matmul weights' dW in
+  // rules::half_weight_grads: the fused linears' backward puts the blocks' matmul weights' dW in
   // bf16 into the model's store instead of their .grad; the optimizer's gradient list takes them
   // there, the other parameters' from .grad. On the CPU dW in fp32 is the bf16 GEMM's output cast,
   // so the two agree bit for bit.

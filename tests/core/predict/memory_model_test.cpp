@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "core/predict/memory_model.h"
+#include "core/rules/optimizer_rules.h"
 #include "core/predict/model_shape.h"
 
 namespace tc = tunebench::config;
@@ -184,17 +185,17 @@ TEST(MemoryModel, EveryRankBuildsTheWholeModelBeforeFsdpShardsIt) {
   EXPECT_EQ(tp::fit_of(m, 23LL << 30), tp::Fit::DoesNotFit);
 }
 
-// grad_dtype bf16 (predict::half_weight_grads): the blocks' matmul weights' gradients are bf16.
+// grad_dtype bf16 (rules::half_weight_grads): the blocks' matmul weights' gradients are bf16.
 // With a short sequence and checkpointing (whose blocks let go of the weight copies after their
 // forward) the 7B's peak comes where every gradient is alive, the embedding's backward: the
 // "gradients" term there is exactly the fp32 one less 2 bytes a block matmul weight.
 TEST(MemoryModel, Bf16WeightGradsHoldTheBlocksMatmulGradientsInTwoBytes) {
   tc::TrialConfig c = *tc::trial_preset("7b-single-fused");
   ASSERT_EQ(c.amp, tc::Amp::Bf16);
-  EXPECT_FALSE(tp::half_weight_grads(c, true)) << "fp32 unless asked for";
+  EXPECT_FALSE(tunebench::rules::half_weight_grads(c, true)) << "fp32 unless asked for";
   c.grad_dtype = tc::DType::Bf16;
-  EXPECT_TRUE(tp::half_weight_grads(c, true));
-  EXPECT_FALSE(tp::half_weight_grads(c, false)) << "the CPU has no AdamW kernel to read them";
+  EXPECT_TRUE(tunebench::rules::half_weight_grads(c, true));
+  EXPECT_FALSE(tunebench::rules::half_weight_grads(c, false)) << "the CPU has no AdamW kernel to read them";
   c.seq_len = 64;
   c.checkpointing = true;
   tc::TrialConfig fp32 = c;

@@ -85,19 +85,6 @@ TEST(GemmShape, FactorsFollowTheMeasuredGemmsOfEveryProbedModel) {
   EXPECT_LT(tp::gemm_shape_factor({2048, 9600, 3200}, 132), ref_f - 0.03);
 }
 
-TEST(Attention, TheDecisionFollowsTheMeasuredSpeeds) {
-  using K = tp::AttentionKernel;
-  // models-probe at head size 100 padded to 104, 32 heads, bf16 (TFLOP/s): cuDNN 157.1, flash
-  // 102.5, efficient 73.3. The earlier rule took flash there.
-  EXPECT_EQ(tp::rank_attention({{K::Flash, 102.5}, {K::Cudnn, 157.1}, {K::Efficient, 73.3}}),
-            (std::vector<K>{K::Cudnn, K::Flash, K::Efficient}));
-  // Whatever is faster wins; a kernel that cannot run (0) is left out; ties keep the given order.
-  EXPECT_EQ(tp::rank_attention({{K::Cudnn, 150}, {K::Flash, 160}, {K::Efficient, 0}}),
-            (std::vector<K>{K::Flash, K::Cudnn}));
-  EXPECT_EQ(tp::rank_attention({{K::Cudnn, 100}, {K::Flash, 100}}), (std::vector<K>{K::Cudnn, K::Flash}));
-  EXPECT_TRUE(tp::rank_attention({{K::Cudnn, 0}}).empty());
-}
-
 TEST(Attention, AutoTakesTheKernelMeasuredFastestAtTheHeadSize) {
   auto c = single("7b");
   EXPECT_EQ(tp::attention_choice(c, true).kernel, tp::AttentionKernel::Cudnn);
@@ -132,6 +119,25 @@ TEST(Attention, AutoTakesTheKernelMeasuredFastestAtTheHeadSize) {
   c.attention = tc::Attention::Flash;
   EXPECT_EQ(tp::attention_choice(c, true).kernel, tp::AttentionKernel::Flash);
   EXPECT_NE(tp::attention_choice(c, true).why.find("attention=flash"), std::string::npos);
+}
+
+// The prediction ranks the shared candidates (core/rules/attention.h, the engine's too) by the
+// catalogue's speeds, and says so; a catalogue without them assumes flash.
+TEST(Attention, PredictionRanksTheSharedCandidatesByTheCatalogue) {
+  auto c = single("7b");
+  const auto ranked = tp::attention_candidates(c, true);
+  const auto candidates = tunebench::rules::attention_candidates(c, true);
+  ASSERT_EQ(candidates.size(), 3u);
+  ASSERT_EQ(ranked.size(), 3u);
+  for (const auto& r : ranked)
+    EXPECT_TRUE(std::any_of(candidates.begin(), candidates.end(), [&](const auto& k) { return k.kernel == r.kernel; }));
+  EXPECT_NE(ranked.front().why.find("measured"), std::string::npos) << ranked.front().why;
+  hw::Catalogue bare = hw::catalogue();
+  for (auto it = bare.constants.begin(); it != bare.constants.end();)
+    it = it->first.rfind("attention_tflops_", 0) == 0 ? bare.constants.erase(it) : std::next(it);
+  const auto assumed = tp::attention_choice(c, true, bare);
+  EXPECT_EQ(assumed.kernel, tp::AttentionKernel::Flash);
+  EXPECT_NE(assumed.why.find("nothing measured"), std::string::npos) << assumed.why;
 }
 
 TEST(Attention, SpeedIsTheMeasuredTableByHeadSizeAndGrouping) {
