@@ -17,6 +17,7 @@
 #include "core/engine/compat.h"
 #include "core/engine/device.h"
 #include "core/engine/errors.h"
+#include "core/engine/switches.h"
 #include "core/engine/trainer.h"
 #include "core/protocol/event_writer.h"
 #include "core/protocol/exit_codes.h"
@@ -40,7 +41,9 @@ std::string hostname() {
   return buf;
 }
 
-std::map<std::string, std::string> nccl_environment() {
+// The environment a trial records in its hello: the NCCL variables (NCCL reads them itself) and
+// the worker's switches that are set (core/engine/switches.h), which change what it measures.
+std::map<std::string, std::string> recorded_environment(const engine::Switches& switches) {
   std::map<std::string, std::string> env;
   for (char** e = environ; e && *e; ++e) {
     const std::string kv(*e);
@@ -49,6 +52,7 @@ std::map<std::string, std::string> nccl_environment() {
     const std::string key = kv.substr(0, eq);
     if (key.rfind("NCCL_", 0) == 0 || key.rfind("TORCH_NCCL_", 0) == 0) env[key] = kv.substr(eq + 1);
   }
+  for (const auto& [name, value] : switches.set) env[name] = value;
   return env;
 }
 
@@ -160,6 +164,8 @@ nlohmann::json memory_details(const engine::DeviceContext* device) {
 
 int run_worker(WorkerOptions options, const RankEnv& env) {
   const int rank = env.rank;
+  // The TUNEBENCH_* switches, read here once; the hello records those set, the trainer gets them.
+  const engine::Switches switches = engine::read_switches();
   // 1. The event channel: without it nothing can be reported except on stderr.
   std::unique_ptr<EventWriter> writer;
   try {
@@ -247,7 +253,7 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
     hello.torch = engine::compat::torch_version();
     hello.backend = comm ? comm->backend() : "none";
     hello.nccl = comm && comm->backend() == "nccl" ? comm->version() : "";
-    hello.env = nccl_environment();
+    hello.env = recorded_environment(switches);
     hello.topology = nvml.topology();
     hello.config = config::to_json(cfg);
     writer->write_payload(hello);
@@ -276,7 +282,7 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
                               if (std::holds_alternative<protocol::Step>(p)) watchdog.kick();
                               w->write_payload(std::move(p));
                             },
-                            comm.get());
+                            comm.get(), switches);
     const protocol::Summary summary = trainer.run();
     sampler.stop();
     if (!options.save_params.empty()) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "core/analysis/diagnosis_text.h"
@@ -97,6 +99,7 @@ std::vector<TrialMetrics> analyze_grouped(const std::vector<protocol::TrialLog>&
                                           const std::vector<std::string>& names) {
   std::vector<std::vector<const protocol::TrialLog*>> groups;
   std::vector<std::optional<config::TrialConfig>> keys;
+  std::vector<std::map<std::string, std::string>> switches;  // a switch that changes speed makes another configuration
   std::vector<size_t> first;  // index of each group's first log
   for (size_t i = 0; i < logs.size(); ++i) {
     const auto& log = logs[i];
@@ -105,9 +108,10 @@ std::vector<TrialMetrics> analyze_grouped(const std::vector<protocol::TrialLog>&
     // about the unknown ones, so two such trials are not repeats of one configuration.
     if (const auto j = log.config(); j.is_object() && config::unknown_knobs(j).empty())
       cfg = config::from_json(j).config;
+    const auto env_switches = environment_switches(log);
     bool placed = false;
     for (size_t g = 0; g < groups.size() && cfg; ++g)
-      if (keys[g] && config::differing_knobs(*keys[g], *cfg).empty()) {
+      if (keys[g] && config::differing_knobs(*keys[g], *cfg).empty() && switches[g] == env_switches) {
         groups[g].push_back(&log);
         placed = true;
         break;
@@ -115,6 +119,7 @@ std::vector<TrialMetrics> analyze_grouped(const std::vector<protocol::TrialLog>&
     if (!placed) {
       groups.push_back({&log});
       keys.push_back(cfg);
+      switches.push_back(env_switches);
       first.push_back(i);
     }
   }
@@ -161,6 +166,20 @@ Comparison compare(std::vector<TrialMetrics> trials, size_t baseline) {
     for (const auto& t : c.trials)
       d.values.push_back(!t.config ? "" : t.knows({info.key}) ? config::knob_text(*t.config, info.key) : "unknown");
     c.config_diff.push_back(std::move(d));
+  }
+  // The environment switches (TUNEBENCH_*) that differ: they change what a trial measures as a
+  // knob does. A trial without one says "unset".
+  std::set<std::string> switch_names;
+  for (const auto& t : c.trials)
+    for (const auto& [name, value] : t.switches) switch_names.insert(name);
+  for (const auto& name : switch_names) {
+    KnobDiff d{name, "switch " + name, {}};
+    for (const auto& t : c.trials) {
+      const auto it = t.switches.find(name);
+      d.values.push_back(it == t.switches.end() ? "unset" : it->second);
+    }
+    if (std::adjacent_find(d.values.begin(), d.values.end(), std::not_equal_to<>()) != d.values.end())
+      c.config_diff.push_back(std::move(d));
   }
 
   // "GPU" when every trial ran on GPUs, "CPU rank" when every one ran on the CPU, else "rank".

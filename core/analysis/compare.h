@@ -16,9 +16,11 @@
 
 namespace tunebench::analysis {
 
+// A knob, or an environment switch (TUNEBENCH_*, TrialMetrics::switches; "unset" where a trial
+// ran without it), whose value differs between the trials.
 struct KnobDiff {
-  std::string key;                  // config JSON key
-  std::string label;                // form label from config::knobs()
+  std::string key;                  // config JSON key, or the switch's variable name
+  std::string label;                // form label from config::knobs(); "switch TUNEBENCH_..."
   std::vector<std::string> values;  // per trial, as knob_text ("" when a trial has no config)
 };
 
@@ -59,7 +61,7 @@ bool beyond_noise(const Spread& base, const Spread& other, std::string_view unit
 struct Comparison {
   std::vector<TrialMetrics> trials;
   size_t baseline = 0;                // index into trials
-  std::vector<KnobDiff> config_diff;  // knobs that differ between any two trials
+  std::vector<KnobDiff> config_diff;  // knobs, then environment switches, that differ between any two trials
   std::vector<MetricRow> metrics;
   std::optional<size_t> single_reference;                 // the single-GPU trial scaling efficiency refers to
   // Per trial, vs single_reference; nullopt for trials of the reference's own world size (two
@@ -68,8 +70,8 @@ struct Comparison {
   std::vector<std::string> throughput_statements;         // baseline vs each other trial
 };
 
-// Groups logs whose configurations are equal (differing_knobs empty; logs without a config stand
-// alone) and pools each group, in order of first appearance. `names` (parallel to logs, may be
+// Groups logs whose configurations are equal (differing_knobs empty, and the same environment
+// switches; logs without a config stand alone) and pools each group, in order of first appearance. `names` (parallel to logs, may be
 // empty) are the display names users know the trials by (a session's trial names): a group's label
 // is its first log's name, so every sentence and table says "7B DDP", not a run id.
 std::vector<TrialMetrics> analyze_grouped(const std::vector<protocol::TrialLog>& logs,

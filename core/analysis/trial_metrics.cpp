@@ -118,6 +118,15 @@ std::vector<StepBreakdown> rank_breakdowns(const protocol::TrialLog& log, int ra
   return out;
 }
 
+std::map<std::string, std::string> environment_switches(const protocol::TrialLog& log) {
+  std::map<std::string, std::string> out;
+  for (const auto& [rank, r] : log.ranks)
+    if (r.hello)
+      for (const auto& [k, v] : r.hello->env)
+        if (k.rfind("TUNEBENCH_", 0) == 0) out.emplace(k, v);
+  return out;
+}
+
 TrialMetrics analyze(const protocol::TrialLog& log) { return analyze_pooled({&log}); }
 
 TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeats) {
@@ -130,6 +139,7 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
     m.device = hello->device;
     m.device_memory_bytes = hello->device_memory_bytes;
   }
+  m.switches = environment_switches(first);
   if (const auto cfg = first.config(); cfg.is_object()) {
     auto parsed = config::from_json(cfg);
     m.config = parsed.config;

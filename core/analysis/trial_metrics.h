@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,9 @@ struct TrialMetrics {
   int64_t device_memory_bytes = 0;  // per device, 0 if unknown
   int64_t parameters = 0;           // model event, 0 if unknown
   int64_t measured_steps = 0;       // pooled over repeats
+  // The worker's environment switches the trial ran with (environment_switches): part of what it
+  // measured, as its config is. Repeats of one configuration share them (analyze_grouped).
+  std::map<std::string, std::string> switches;
 
   Spread step_ms;                         // per step: slowest rank's end_us - start_us (step_time.h)
   double tokens_per_step = 0;             // all ranks together (median over steps)
@@ -111,6 +115,10 @@ struct StepBreakdown {
   PhaseBreakdown breakdown;
 };
 std::vector<StepBreakdown> rank_breakdowns(const protocol::TrialLog& log, int rank);
+
+// The environment switches (TUNEBENCH_*; core/engine/switches.h) the ranks' hellos recorded in
+// their `env`, name -> value: what changed how the trial ran beside its config.
+std::map<std::string, std::string> environment_switches(const protocol::TrialLog& log);
 
 TrialMetrics analyze(const protocol::TrialLog& log);
 // Repeats of one configuration pooled: their measured steps form one population.

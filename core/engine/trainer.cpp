@@ -1,11 +1,7 @@
 #include "core/engine/trainer.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdio>
-#include <ctime>
-
-#include <sched.h>
 
 #include <ATen/Context.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -88,8 +84,9 @@ void apply_kernel_settings(const config::TrialConfig& c) {
 // ============================================================================================
 
 Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device, RankInfo rank, EventSink sink,
-                 Communicator* comm)
-    : m_config(config), m_device(device), m_rank(rank), m_sink(std::move(sink)), m_comm(comm) {
+                 Communicator* comm, Switches switches)
+    : m_config(config), m_device(device), m_rank(rank), m_sink(std::move(sink)), m_comm(comm),
+      m_switches(std::move(switches)) {
   if (m_config.amp == Amp::Fp16 && !m_device.is_cuda())
     throw unsupported("fp16 autocast with loss scaling needs a GPU; use bf16 on the CPU");
   check_kernel_support(m_config, m_device, m_sink);
@@ -109,14 +106,12 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   m_model->set_kernels(kernels);
 
   m_timeline = std::make_unique<Timeline>(m_device.is_cuda(), m_config.timing);
-  if (const char* v = std::getenv("TUNEBENCH_MEMORY_PHASES")) m_memory_phases = std::string(v) == "1";
-  // TUNEBENCH_THREAD_CPU=1 (a diagnostic): each step's CPU time of the training thread, as a log line.
-  if (const char* v = std::getenv("TUNEBENCH_THREAD_CPU")) m_thread_cpu = std::string(v) == "1";
+  gemm::use_switches(m_switches);
   // Kernel intervals are a GPU's: on the CPU the phases' own host times are the work.
   if (m_device.is_cuda() && m_config.timing && m_config.kernel_sample_every > 0 && m_config.kernel_sample_steps > 0)
-    m_sampler = std::make_unique<KernelSampler>(true, config::uses_cuda_graph(m_config.compile));
+    m_sampler = std::make_unique<KernelSampler>(true, config::uses_cuda_graph(m_config.compile), m_switches.sampler_dump);
   m_strategy = make_strategy(m_config, *m_model, m_comm, *m_timeline, m_rank.world_size);
-  m_optimizer = std::make_unique<Optimizer>(m_config, m_strategy->optimizer_params());
+  m_optimizer = std::make_unique<Optimizer>(m_config, m_strategy->optimizer_params(), m_switches.torch_adamw);
   if (!m_optimizer->fallback_reason().empty())
     m_sink(protocol::Warning{"optimizer", "the Tunebench AdamW kernel is not used (" + m_optimizer->fallback_reason() +
                                               "): PyTorch's fused AdamW runs"});
@@ -306,37 +301,12 @@ protocol::Step Trainer::run_step(int64_t index) {
   optimizer_step();
   m_timeline->end(opt);
   note_memory_phase("optimizer");
-  if (m_memory_phases) {
+  if (m_switches.memory_phases) {
     m_sink(protocol::Log{"info", "memory phases, step " + std::to_string(index) + ":" + m_memory_phase_log});
     m_memory_phase_log.clear();
   }
 
   return finish_step(std::move(step), loss_sum);
-}
-
-// The training thread's CPU time (µs): what a launch-bound step costs the host, without the time
-// the thread waited for a core (a shared machine's noise).
-int64_t Trainer::thread_cpu_us() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<int64_t>(t.tv_sec) * 1000000 + t.tv_nsec / 1000;
-}
-
-// TUNEBENCH_THREAD_CPU's log line: the step's thread CPU time, the cores it began and ended on, and
-// each compute phase's host window (how long the host took to queue it) beside the device's time for
-// it. A phase whose host window is as long as its device time kept the GPU waiting for the host.
-void Trainer::log_host_work(int64_t index, int64_t cpu_us, int core_at_start) {
-  std::string line = "thread cpu, step " + std::to_string(index) + ": " + std::to_string(cpu_us) + " us, cores " +
-                     std::to_string(core_at_start) + "->" + std::to_string(sched_getcpu()) + ";";
-  for (const auto& w : m_timeline->host_windows()) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, " %s host %.2f ms", std::string(protocol::to_string(w.phase)).c_str(),
-                  static_cast<double>(w.end_us - w.start_us) / 1000.0);
-    line += buf;
-  }
-  const std::string parts = m_model->take_host_parts();
-  if (!parts.empty()) line += "; block parts host " + parts;
-  m_sink(protocol::Log{"info", line});
 }
 
 // Between steps: the GEMM algorithm search for the shapes the step met first (normally all of them,
@@ -378,7 +348,7 @@ void Trainer::decide_weight_copies() {
 }
 
 void Trainer::note_memory_phase(const char* phase) {
-  if (!m_memory_phases) return;
+  if (!m_switches.memory_phases) return;
   const protocol::MemoryStats m = m_device.memory();  // the allocator's own counters: no synchronisation
   m_memory_phase_log += std::string(" ") + phase + " peak " + std::to_string(m.peak_bytes) + " then " +
                         std::to_string(m.allocated_bytes) + ";";
@@ -418,10 +388,7 @@ protocol::Summary Trainer::run() {
     const bool graph = config::uses_cuda_graph(m_config.compile) && i >= m_config.warmup - 1;
     const bool sampled = m_sampler && m_config.kernel_sampled(i);
     if (sampled) begin_sample(i);
-    const int64_t cpu0 = m_thread_cpu ? thread_cpu_us() : 0;
-    const int core0 = m_thread_cpu ? sched_getcpu() : -1;
     protocol::Step step = graph ? run_graph_step(i, i == m_config.warmup - 1) : run_step(i);
-    if (m_thread_cpu) log_host_work(i, thread_cpu_us() - cpu0, core0);
     if (sampled) finish_sample(step);
     search_gemms(i == 0);
     if (i == 0) decide_weight_copies();

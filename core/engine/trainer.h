@@ -14,6 +14,7 @@
 
 #include "core/config/trial_config.h"
 #include "core/engine/device.h"
+#include "core/engine/switches.h"
 #include "core/protocol/events.h"
 
 namespace tunebench::engine {
@@ -39,9 +40,11 @@ struct RankInfo {
 class Trainer {
  public:
   // Builds model, data pipeline, strategy and optimizer. `comm` is required for ddp/fsdp and
-  // must outlive the trainer. Throws EngineError on configurations this build cannot run.
+  // must outlive the trainer. `switches`: the worker's environment switches (switches.h), read
+  // once by the worker; the default is none set. Throws EngineError on configurations this build
+  // cannot run.
   Trainer(const config::TrialConfig& config, const DeviceContext& device, RankInfo rank, EventSink sink,
-          Communicator* comm = nullptr);
+          Communicator* comm = nullptr, Switches switches = {});
   ~Trainer();
 
   // The model event (parameters, FLOPs, the attention kernel); also sent by run().
@@ -93,14 +96,12 @@ class Trainer {
   std::vector<int> m_recompute_handles;
   at::Tensor m_last_found_inf;
   std::string m_attention;        // the SDPA kernel that runs and why (the model event's `attention`)
-  // TUNEBENCH_MEMORY_PHASES=1 (a diagnostic for the memory model, docs/PREDICT.md): each eager
-  // step logs the allocator's peak of its forward, backward and optimizer, resetting the peak at
-  // every boundary (the steps' peak_bytes stay the run's peak: the largest phase peak so far).
+  Switches m_switches;
+  // TUNEBENCH_MEMORY_PHASES=1 (Switches::memory_phases, a diagnostic for the memory model,
+  // docs/PREDICT.md): each eager step logs the allocator's peak of its forward, backward and
+  // optimizer, resetting the peak at every boundary (the steps' peak_bytes stay the run's peak:
+  // the largest phase peak so far).
   void note_memory_phase(const char* phase);
-  bool m_memory_phases = false;
-  bool m_thread_cpu = false;  // TUNEBENCH_THREAD_CPU=1: each step's training-thread CPU time logged
-  static int64_t thread_cpu_us();
-  void log_host_work(int64_t index, int64_t cpu_us, int core_at_start);
   void give_lookup_rows(const at::Tensor& batch);
   std::string m_memory_phase_log;
   // The allocator's peak before its last reset (a memory phase's boundary, or the GEMM search's

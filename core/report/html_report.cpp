@@ -623,8 +623,13 @@ std::vector<std::pair<std::string, std::string>> environment_of(const store::Loa
   auto or_dash = [](const std::string& s) { return s.empty() ? std::string("—") : s; };
   std::string host_list;
   for (const auto& x : hosts) host_list += (host_list.empty() ? "" : ", ") + x;
-  std::string env_list;
-  for (const auto& [k, v] : env) env_list += (env_list.empty() ? "" : "\n") + k + "=" + v;
+  // The NCCL variables, and apart from them the worker's switches (TUNEBENCH_*, docs/PROTOCOL.md,
+  // "Environment switches"): both change what a trial measures.
+  std::string env_list, switch_list;
+  for (const auto& [k, v] : env) {
+    std::string& list = k.rfind("TUNEBENCH_", 0) == 0 ? switch_list : env_list;
+    list += (list.empty() ? "" : "\n") + k + "=" + v;
+  }
   return {{"GPU", or_dash(h->device) + (h->device_memory_bytes > 0
                                             ? " (" + analysis::format_gib(static_cast<double>(h->device_memory_bytes)) + ")"
                                             : "")},
@@ -635,7 +640,8 @@ std::vector<std::pair<std::string, std::string>> environment_of(const store::Loa
           {"libtorch", or_dash(h->torch)},
           {"Backend", or_dash(h->backend)},
           {"Hosts", or_dash(host_list)},
-          {"NCCL variables", or_dash(env_list)}};
+          {"NCCL variables", or_dash(env_list)},
+          {"Switches", or_dash(switch_list)}};
 }
 
 std::string multiline(const std::string& s) {
@@ -650,7 +656,7 @@ void environment_section(std::ostream& o, const ReportContents& rc) {
   for (const auto& p : rc.panels) envs.push_back(environment_of(*p.stored));
   const bool same = std::all_of(envs.begin(), envs.end(), [&](const auto& e) { return e == envs.front(); });
   o << "<section id=\"environment\"><h2>Environment</h2><p class=\"note\">As the ranks reported it (the lowest "
-       "rank's versions; the NCCL variables of every rank).</p><div class=\"scroll\"><table><thead><tr><th></th>";
+       "rank's versions; the NCCL variables and Tunebench's environment switches of every rank).</p><div class=\"scroll\"><table><thead><tr><th></th>";
   if (same) {
     o << "<th>" << (rc.panels.size() == 1 ? esc(rc.panels.front().name) : "all " + std::to_string(rc.panels.size()) + " trials")
       << "</th>";

@@ -390,9 +390,7 @@ void check_adamw() {
     }
   std::vector<at::Tensor> copy;
   for (const auto& p : params) copy.push_back(p.clone());
-  ::setenv("TUNEBENCH_ADAMW", "torch", 1);
-  Optimizer torch_adamw(c, copy);
-  ::unsetenv("TUNEBENCH_ADAMW");
+  Optimizer torch_adamw(c, copy, /*torch_adamw=*/true);
   Optimizer own(c, params);
   if (!own.own_kernel()) {
     std::printf("adamw: FAIL (the kernel was not taken: %s)\n", own.fallback_reason().c_str());
@@ -474,6 +472,8 @@ int main() {
     return 2;
   }
   std::setvbuf(stdout, nullptr, _IONBF, 0);  // rows survive a crash of a later check
+  // TUNEBENCH_GEMM / TUNEBENCH_GEMM_LOG, as the worker reads them (gpu-bench.sh gemm-search sets them).
+  tunebench::engine::gemm::use_switches(tunebench::engine::read_switches());
   at::manual_seed(1234);
   const int64_t T = 2048, D = 4096, F = 11008, H = 32, hd = 128, V = 32000;
   const double eps = 1e-5;

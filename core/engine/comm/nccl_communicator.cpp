@@ -48,20 +48,15 @@ class NcclWork final : public CommWork {
   at::cuda::CUDAEvent m_done;
 };
 
-// The collectives' stream is high-priority, so NCCL's blocks start as soon as SMs free up.
-// TUNEBENCH_COMM_STREAM_PRIORITY=normal turns that off (an experiment switch: 7B DDP fused 271.6
-// against 268.2 ms; docs/history/benchmarks-2026-11.md, "Two GPUs: compile fused with DDP and FSDP").
-bool comm_stream_high_priority() {
-  const char* p = std::getenv("TUNEBENCH_COMM_STREAM_PRIORITY");
-  return !(p && std::string(p) == "normal");
-}
-
 class NcclCommunicator final : public Communicator {
  public:
   NcclCommunicator(const RendezvousInfo& info, c10::Device device)
       : m_info(info),
         m_device(device),
-        m_stream(c10::cuda::getStreamFromPool(comm_stream_high_priority(), device.index())) {
+        // High priority, so NCCL's blocks start as soon as SMs free up (7B DDP fused: 268.2 ms
+        // against 271.6 at normal priority; docs/history/benchmarks-2026-11.md, "Two GPUs: compile
+        // fused with DDP and FSDP").
+        m_stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, device.index())) {
     Rendezvous rv = rendezvous(info);
     m_peers = std::move(rv.peers);
     auto store = std::move(rv.store);

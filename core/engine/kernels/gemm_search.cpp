@@ -3,8 +3,8 @@
 #include "core/engine/kernels/gemm_search.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 #include "core/engine/compat.h"
@@ -52,16 +52,18 @@ at::Tensor plain_scaled_mm(const at::Tensor& a, const at::Tensor& b, const at::T
 }
 #endif
 
-const char* disabled_by_env() {
-  const char* env = std::getenv("TUNEBENCH_GEMM");
-  return env != nullptr && std::strcmp(env, "cublas") == 0 ? "TUNEBENCH_GEMM=cublas" : nullptr;
+// use_switches: TUNEBENCH_GEMM=cublas, TUNEBENCH_GEMM_LOG.
+std::atomic<bool> g_search_on{true};
+std::atomic<bool> g_log_shapes{false};
+
+const char* disabled_by_switch() {
+  return g_search_on.load(std::memory_order_relaxed) ? nullptr : "TUNEBENCH_GEMM=cublas";
 }
 
 #ifdef TUNEBENCH_GEMM_SEARCH
 
 bool log_each_shape() {  // TUNEBENCH_GEMM_LOG: each shape's times on stderr
-  static const bool on = std::getenv("TUNEBENCH_GEMM_LOG") != nullptr;
-  return on;
+  return g_log_shapes.load(std::memory_order_relaxed);
 }
 
 void check_blas(cublasStatus_t s, const char* what) {
@@ -389,7 +391,7 @@ bool is_float8(at::ScalarType t) { return t == at::kFloat8_e4m3fn || t == at::kF
 
 at::Tensor mm(const at::Tensor& a, const at::Tensor& b, at::ScalarType out) {
 #ifdef TUNEBENCH_GEMM_SEARCH
-  static const bool off = disabled_by_env() != nullptr;
+  const bool off = disabled_by_switch() != nullptr;
   const auto reference = [&] { return plain_mm(a, b, out); };
   if (off || a.scalar_type() != b.scalar_type() || a.scalar_type() == at::kFloat || is_float8(a.scalar_type()) ||
       (out != a.scalar_type() && out != at::kFloat))
@@ -404,7 +406,7 @@ at::Tensor mm(const at::Tensor& a, const at::Tensor& b, at::ScalarType out) {
 at::Tensor scaled_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a, const at::Tensor& scale_b,
                      at::ScalarType out, bool fast_accum) {
 #ifdef TUNEBENCH_GEMM_SEARCH
-  static const bool off = disabled_by_env() != nullptr;
+  const bool off = disabled_by_switch() != nullptr;
   const auto reference = [&] { return plain_scaled_mm(a, b, scale_a, scale_b, out, fast_accum); };
   // Per-tensor scales only (one fp32 each, on a's device), float8 operands, a 16-bit or fp32 result.
   const bool tensorwise = scale_a.numel() == 1 && scale_b.numel() == 1 && scale_a.scalar_type() == at::kFloat &&
@@ -495,8 +497,13 @@ Summary summary() {
 #else
   out.disabled = "not in this build: it needs CUDA, libtorch 2.10 or later and the wheel's cuBLASLt at build time";
 #endif
-  if (const char* why = disabled_by_env()) out.disabled = why;
+  if (const char* why = disabled_by_switch()) out.disabled = why;
   return out;
+}
+
+void use_switches(const Switches& switches) {
+  g_search_on = switches.gemm_search;
+  g_log_shapes = switches.gemm_log;
 }
 
 std::string describe(const Summary& s) {

@@ -28,6 +28,8 @@
 
 #include <ATen/ATen.h>
 
+#include "core/engine/switches.h"
+
 namespace tunebench::engine::gemm {
 
 // a [M, K] x b [K, N] in `out` dtype: a's dtype, or fp32 from 16-bit operands (accumulated in fp32
@@ -40,6 +42,12 @@ at::Tensor mm(const at::Tensor& a, const at::Tensor& b, at::ScalarType out);
 // heuristic on every call, host time a plan does not spend. Only in CUDA builds with libtorch 2.1+.
 at::Tensor scaled_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a, const at::Tensor& scale_b,
                      at::ScalarType out, bool fast_accum);
+
+// The switches that change the search (core/engine/switches.h): TUNEBENCH_GEMM=cublas turns it off,
+// TUNEBENCH_GEMM_LOG writes each searched shape's times to stderr. Process-wide; set before the
+// first GEMM (the trainer does, from the worker's switches; the kernel check from its own). Until
+// then: the search on, no log.
+void use_switches(const Switches& switches);
 
 // Whether shapes met since the last search wait for one.
 bool pending();

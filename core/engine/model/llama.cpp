@@ -1,10 +1,6 @@
 #include "core/engine/model/llama.h"
 
-#include <array>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -30,20 +26,6 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w) {
 }
 
 }  // namespace
-
-// The host clock of each part of a fused block's forward (TUNEBENCH_HOST_PARTS=1). Under amp fp8
-// the norms belong to the nodes after them: their parts read 0 and qkv and mlp include them.
-struct LlamaModel::HostParts {
-  static constexpr const char* kNames[] = {"norm", "qkv", "attention", "wo", "norm2", "mlp"};
-  std::array<int64_t, 6> ns{};
-  std::chrono::steady_clock::time_point last;
-  void start() { last = std::chrono::steady_clock::now(); }
-  void mark(size_t part) {
-    const auto now = std::chrono::steady_clock::now();
-    ns[part] += std::chrono::duration_cast<std::chrono::nanoseconds>(now - last).count();
-    last = now;
-  }
-};
 
 std::vector<std::vector<int64_t>> LlamaModel::unit_shapes(const config::ModelDims& d, size_t unit) {
   if (unit == 0) return {{d.vocab, d.dim}};
@@ -80,8 +62,6 @@ std::vector<at::Tensor> views_of(const at::Tensor& flat, const std::vector<std::
 }
 
 LlamaModel::LlamaModel(const config::ModelDims& dims, at::TensorOptions options) : m_dims(dims) {
-  if (const char* v = std::getenv("TUNEBENCH_HOST_PARTS"); v && std::string(v) == "1")
-    m_host_parts = std::make_unique<HostParts>();
   const size_t n_units = static_cast<size_t>(dims.layers) + 2;
   m_units.reserve(n_units);
   at::NoGradGuard no_grad;
@@ -186,28 +166,10 @@ namespace {
 constexpr size_t kParamOf[] = {1, 2, 4, 5};  // wqkv, wo, w13, w2 within a block's unit
 }  // namespace
 
-std::string LlamaModel::take_host_parts() const {
-  if (!m_host_parts) return {};
-  std::string out;
-  char buf[48];
-  for (size_t i = 0; i < m_host_parts->ns.size(); ++i) {
-    std::snprintf(buf, sizeof buf, "%s%s %.2f", i ? " " : "", HostParts::kNames[i],
-                  static_cast<double>(m_host_parts->ns[i]) / 1e6);
-    out += buf;
-    m_host_parts->ns[i] = 0;
-  }
-  return out;
-}
-
 // The same block as block_forward, through the fused ops (kernels/fused_ops.h). The final residual
 // add is not fused into the next norm, which belongs to another unit (FSDP shards and checkpoints
 // whole units): it is part of w2's node instead (linear_residual; in fp8, fp8_norm_swiglu_mlp).
 at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, const std::vector<at::Tensor>& p) const {
-  HostParts* clock = m_host_parts.get();
-  if (clock) clock->start();
-  const auto mark = [clock](size_t part) {
-    if (clock) clock->mark(part);
-  };
   const int64_t B = x.size(0), T = x.size(1), D = x.size(2);
   const int64_t hd = m_dims.head_dim();
   const int64_t hdp = m_kernels.attention_head_dim > hd ? m_kernels.attention_head_dim : hd;
@@ -218,41 +180,33 @@ at::Tensor LlamaModel::fused_block_forward(size_t block, const at::Tensor& x, co
   if (m_kernels.fp8) {
     // Under amp fp8 the norm, the projection and the rotation are one node: the norm writes the
     // projection's float8 input, the rotation's backward its float8 gradient (kernels/fp8_linear.h).
-    mark(0);
     std::tie(xr, q, k, v) =
         fp8_norm_qkv_rope(x, p[0], kNormEps, cd, p[1], m_rope_cos, m_rope_sin, m_dims.heads, m_dims.kv_head_count(),
                           hdp, fp8_linear(block, 0), fp8_weight_copy(block + 1, kParamOf[0]));
   } else {
     at::Tensor n1;
     std::tie(xr, n1) = fused::rms_norm_keep(x, p[0], cd, kNormEps);
-    mark(0);
     std::tie(q, k, v) = fused::rope_qkv(block_linear(block, 0, n1, p[1]), m_rope_cos, m_rope_sin, m_dims.heads,
                                         m_dims.kv_head_count(), hdp);
   }
-  mark(1);
   // Padded heads: zero columns add nothing to QK^T and give zero output columns; the scale stays
   // the real head size's.
   const double scale = hdp != hd ? 1.0 / std::sqrt(static_cast<double>(hd)) : 0.0;  // 0: SDPA's own
   at::Tensor a =
       compat::causal_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), scale).transpose(1, 2);
   if (hdp != hd) a = a.narrow(-1, 0, hd);
-  mark(2);
   const at::Tensor o = block_linear(block, 1, a.reshape({B, T, D}), p[2]);
-  mark(3);
   // SwiGLU feed-forward, its norm fused with the residual add before it
   at::Tensor y;
   if (m_kernels.fp8) {  // one node, whose norm and SwiGLU kernels write float8 (kernels/fp8_linear.h)
-    mark(4);
     y = fp8_norm_swiglu_mlp(xr, o, p[3], kNormEps, cd, p[4], p[5], fp8_linear(block, 2), fp8_linear(block, 3),
                             fp8_weight_copy(block + 1, kParamOf[2]), fp8_weight_copy(block + 1, kParamOf[3]));
   } else {
     const auto [h, n2] = fused::add_rms_norm(xr, o, p[3], cd, kNormEps);
-    mark(4);
     const at::Tensor s = fused::swiglu(block_linear(block, 2, n2, p[4]));
     y = fused::linear_residual(s, p[5], h, cd, weight_copy(block + 1, kParamOf[3]),
                                half_grad_slot(block + 1, kParamOf[3]));
   }
-  mark(5);
   return y;
 }
 

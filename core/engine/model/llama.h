@@ -115,11 +115,6 @@ class LlamaModel {
     m_lookup_compact = std::move(compact);
   }
 
-  // TUNEBENCH_HOST_PARTS=1 (a diagnostic): the host time each part of the fused blocks' forward took
-  // to queue since the last call, summed over the blocks, as "norm 0.41 qkv 1.20 ..." (ms); empty
-  // when off.
-  std::string take_host_parts() const;
-
   // Per-unit parameter shapes (used by FSDP to rebuild views of gathered buffers).
   static std::vector<std::vector<int64_t>> unit_shapes(const config::ModelDims& dims, size_t unit);
   size_t unit_count() const { return m_units.size(); }
@@ -154,8 +149,6 @@ class LlamaModel {
   // half_weight_grads: per unit and parameter, sized once by set_kernels (the backward holds
   // pointers into it); written by the backward, hence mutable.
   mutable std::vector<std::vector<at::Tensor>> m_half_grads;
-  struct HostParts;
-  std::unique_ptr<HostParts> m_host_parts;  // TUNEBENCH_HOST_PARTS=1 only
 };
 
 // Builds leaf parameter views over a flat buffer with the given shapes.

@@ -134,17 +134,17 @@ bool own_adamw_agrees(c10::Device device, double lr, double wd, std::string* why
 
 }  // namespace
 
-Optimizer::Optimizer(const config::TrialConfig& c, std::vector<at::Tensor> params)
+Optimizer::Optimizer(const config::TrialConfig& c, std::vector<at::Tensor> params, bool torch_adamw)
     : m_kind(c.optimizer), m_lr(c.lr), m_weight_decay(c.weight_decay), m_params(std::move(params)) {
   at::NoGradGuard no_grad;
+  (void)torch_adamw;  // only where the project's kernel can run (CUDA, libtorch 2.x)
 #if TORCH_VERSION_MAJOR >= 2 && defined(TUNEBENCH_WITH_CUDA)
   m_fused = c.fused_optimizer && m_kind == config::Optimizer::AdamW && !m_params.empty() && m_params[0].is_cuda();
   // The project's kernel is part of `compile fused`: eager trials keep PyTorch's, as the reference.
   // fp16's loss scaling (found_inf) and 16-bit parameters stay with PyTorch's kernel.
-  const char* env = std::getenv("TUNEBENCH_ADAMW");
   if (m_fused && config::uses_fused_kernels(c.compile) && c.amp != config::Amp::Fp16 &&
       m_params[0].scalar_type() == at::kFloat) {
-    if (env && std::string(env) == "torch") {
+    if (torch_adamw) {
       m_fallback_reason = "TUNEBENCH_ADAMW=torch";
     } else if (!std::all_of(m_params.begin(), m_params.end(),
                             [](const at::Tensor& p) { return p.is_contiguous() && p.scalar_type() == at::kFloat; })) {

@@ -20,9 +20,10 @@ class Optimizer {
  public:
   // With `compile` fused on a GPU, AdamW of fp32 parameters runs the project's multi-tensor kernel
   // (kernels/fused_kernels.h: adamw_step, one pass over each tensor with 16-byte accesses) once it
-  // has matched at::_fused_adamw_ on test tensors in this process; otherwise, and where
-  // TUNEBENCH_ADAMW=torch, PyTorch's. `fallback_reason()` says why a requested kernel was not used.
-  Optimizer(const config::TrialConfig& config, std::vector<at::Tensor> params);
+  // has matched at::_fused_adamw_ on test tensors in this process; otherwise, and with
+  // `torch_adamw` (TUNEBENCH_ADAMW=torch, core/engine/switches.h), PyTorch's. `fallback_reason()`
+  // says why a requested kernel was not used.
+  Optimizer(const config::TrialConfig& config, std::vector<at::Tensor> params, bool torch_adamw = false);
 
   // One update. `grads[i]` belongs to `params[i]`. `found_inf` (fp16 loss scaling): a float
   // tensor [1] on the device; when non-zero the update is skipped (inside the fused kernel, or

@@ -87,10 +87,11 @@ std::string KernelSampler::source() const {
   return m_own_cupti ? "CUPTI, detached after a host-bound sample; host ops from Kineto" : "Kineto";
 }
 
-KernelSampler::KernelSampler(bool cuda, bool cuda_graphs) : m_cuda(cuda), m_own_cupti(cuda && kOwnCupti && !cuda_graphs) {}
+KernelSampler::KernelSampler(bool cuda, bool cuda_graphs, std::string dump_path)
+    : m_cuda(cuda), m_own_cupti(cuda && kOwnCupti && !cuda_graphs), m_dump_path(std::move(dump_path)) {}
 
 KernelSampler::~KernelSampler() {
-  if (m_active && m_kineto) {
+  if (m_active) {
     try {
       kp::disableProfiler();
     } catch (...) {  // nothing to report from a destructor
@@ -116,14 +117,8 @@ bool KernelSampler::begin() {
     // With CUPTI at hand, Kineto records only the host's ops: its CUDA part would leave CUPTI
     // attached to the process after the first sample (kernel_sampler.h).
     const auto kinds = activities(m_cuda && !m_own_cupti);
-    // TUNEBENCH_SAMPLER_HOST_OPS=0 (a diagnostic, CUPTI builds only): no Kineto at all, so no host
-    // ops and no op names on synchronisations; isolates what Kineto's host side costs.
-    const char* host_ops = std::getenv("TUNEBENCH_SAMPLER_HOST_OPS");
-    m_kineto = !(m_own_cupti && host_ops && std::string(host_ops) == "0");
-    if (m_kineto) {
-      kp::prepareProfiler(config, kinds);
-      kp::enableProfiler(config, kinds);
-    }
+    kp::prepareProfiler(config, kinds);
+    kp::enableProfiler(config, kinds);
     m_active = true;
     // Several calibration scopes, each bracketed by host readings; finish() keeps the tightest
     // bracket. One alone was off by 0.3 ms when the thread lost its core inside the bracket (CI,
@@ -139,7 +134,7 @@ bool KernelSampler::begin() {
       std::string error;
       if (m_own_cupti && !cupti::start(&error)) {
         m_problem = error;
-        if (m_kineto) kp::disableProfiler();
+        kp::disableProfiler();
         m_active = false;
         return false;
       }
@@ -190,18 +185,15 @@ metrics::StepActivity KernelSampler::finish(int64_t start_us, int64_t end_us, co
   }
 #endif
   std::unique_ptr<kp::ProfilerResult> result;
-  if (m_kineto) {
-    try {
-      result = kp::disableProfiler();
-    } catch (const c10::Error& e) {
-      m_problem = std::string("the profiler failed: ") + e.what_without_backtrace();
-      return out;
-    }
-    if (!result) return out;
+  try {
+    result = kp::disableProfiler();
+  } catch (const c10::Error& e) {
+    m_problem = std::string("the profiler failed: ") + e.what_without_backtrace();
+    return out;
   }
+  if (!result) return out;
   if (!m_problem.empty()) return out;
-  static const std::vector<torch::autograd::profiler::KinetoEvent> kNoEvents;
-  const auto& events = result ? result->events() : kNoEvents;
+  const auto& events = result->events();
 
   // The clock: the calibration scopes' profiler times against the host times read around them,
   // from the scope whose host bracket is the narrowest.
@@ -239,8 +231,8 @@ metrics::StepActivity KernelSampler::finish(int64_t start_us, int64_t end_us, co
   return out;
 }
 
-// TUNEBENCH_SAMPLER_DUMP=FILE (a diagnostic): the records and windows of each sampled step, one
-// JSON object per line, appended.
+// TUNEBENCH_SAMPLER_DUMP=FILE (a diagnostic, Switches::sampler_dump): the records and windows of
+// each sampled step, one JSON object per line, appended.
 void KernelSampler::dump(const char* path, const std::vector<Raw>& raw, const metrics::StepActivity& step,
                          const std::vector<Interval>& windows) {
   std::FILE* f = std::fopen(path, "a");
@@ -265,7 +257,7 @@ void KernelSampler::dump(const char* path, const std::vector<Raw>& raw, const me
 
 metrics::StepActivity KernelSampler::classify(std::vector<Raw> raw, metrics::StepActivity out,
                                               const std::vector<Interval>& windows) {
-  if (const char* path = std::getenv("TUNEBENCH_SAMPLER_DUMP")) dump(path, raw, out, windows);
+  if (!m_dump_path.empty()) dump(m_dump_path.c_str(), raw, out, windows);
   struct Device {
     metrics::DeviceActivity activity;
     uint64_t correlation;

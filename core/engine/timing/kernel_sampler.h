@@ -36,7 +36,9 @@ class KernelSampler {
  public:
   // `cuda`: the device is a GPU (otherwise only CPU ops are recorded, for the tests).
   // `cuda_graphs`: the trial replays CUDA graphs (the device is then recorded through Kineto).
-  explicit KernelSampler(bool cuda, bool cuda_graphs = false);
+  // `dump_path` (TUNEBENCH_SAMPLER_DUMP, core/engine/switches.h): where each sample's raw records
+  // are appended; empty: nowhere.
+  explicit KernelSampler(bool cuda, bool cuda_graphs = false, std::string dump_path = {});
   ~KernelSampler();
   KernelSampler(const KernelSampler&) = delete;
   KernelSampler& operator=(const KernelSampler&) = delete;
@@ -84,7 +86,7 @@ class KernelSampler {
   bool m_cuda;
   bool m_own_cupti;  // device records from cupti_activity.h (else from Kineto)
   bool m_active = false;
-  bool m_kineto = true;  // host ops through Kineto (off only for a diagnostic)
+  std::string m_dump_path;  // Switches::sampler_dump
   // CUPTI's clock against the host's, read when the sample starts and before it stops: records map
   // linearly between the two readings (CUPTI's timestamps need not be nanoseconds of the host clock).
   int64_t m_cupti_host0_ns = 0, m_cupti_t0 = 0;

@@ -252,3 +252,32 @@ TEST(WorkerCli, HfConfigSetsTheModelAndNamesWhatItCannotModel) {
   EXPECT_EQ(o.exit_code, tunebench::protocol::kExitConfig);
   EXPECT_NE(o.message.find("missing intermediate_size, num_hidden_layers, vocab_size"), std::string::npos) << o.message;
 }
+
+// A switch that changes what a trial measures is part of the trial (core/engine/switches.h): the
+// hello records every TUNEBENCH_* switch set, beside the NCCL variables, and the switch acts
+// (TUNEBENCH_MEMORY_PHASES: a log line per step). The launcher's own variables are not switches and
+// are not recorded (the event token is a secret).
+TEST(WorkerCli, SwitchesSetAreRecordedInTheTrialsEnvironment) {
+  auto runs = tt::start_ranks(1, with(tt::small_model_args(), {"--steps", "2", "--warmup", "1"}), "switches",
+                              {{"TUNEBENCH_MEMORY_PHASES", "1"},
+                               {"TUNEBENCH_GEMM", "cublas"},
+                               {"NCCL_DEBUG", "WARN"},
+                               {"TUNEBENCH_TRIAL", "switches"},
+                               {"TUNEBENCH_EVENT_TOKEN", "secret"}});
+  ASSERT_GE(tt::wait_rank(runs[0], 240), 0) << "worker did not finish";
+  ASSERT_EQ(runs[0].exit_code, 0) << tt::stderr_of(runs[0]);
+  const auto log = tt::events_of(runs[0]);
+  const auto& r = log.ranks.at(0);
+  ASSERT_TRUE(r.hello);
+  const auto& env = r.hello->env;
+  ASSERT_TRUE(env.count("TUNEBENCH_MEMORY_PHASES")) << "a switch that was set is not in the trial's environment";
+  EXPECT_EQ(env.at("TUNEBENCH_MEMORY_PHASES"), "1");
+  ASSERT_TRUE(env.count("TUNEBENCH_GEMM"));
+  EXPECT_EQ(env.at("TUNEBENCH_GEMM"), "cublas");
+  EXPECT_EQ(env.at("NCCL_DEBUG"), "WARN");
+  EXPECT_FALSE(env.count("TUNEBENCH_TRIAL"));
+  EXPECT_FALSE(env.count("TUNEBENCH_EVENT_TOKEN"));
+  bool phases = false;
+  for (const auto& l : r.logs) phases = phases || l.value.message.rfind("memory phases, step ", 0) == 0;
+  EXPECT_TRUE(phases) << "TUNEBENCH_MEMORY_PHASES=1 logs each step's phase peaks";
+}

@@ -124,3 +124,32 @@ TEST(Compare, RepeatsOfOneConfigArePooledIntoOneColumn) {
   EXPECT_EQ(grouped[0].measured_steps, 8);
   EXPECT_DOUBLE_EQ(grouped[0].step_ms.median, 100.0);  // 5 x 100 and 3 x 110
 }
+
+// A switch that changes what a trial measures (TUNEBENCH_*, recorded in the hello's env by the
+// worker) makes another configuration: trials that differ only in it are not pooled as repeats,
+// and the comparison's configuration diff (the window's, the CLI's and the reports') names it.
+TEST(Compare, EnvironmentSwitchesSeparateRepeatsAndShowInTheDiff) {
+  const auto config = tunebench::config::from_json(single_gpu_trial().log().config()).config;
+  auto second = SyntheticTrial("single-2", config);
+  second.add_steps(0, 3, 110'000, {}, 4096);
+  auto switched = second.log();
+  for (auto& [rank, r] : switched.ranks) r.hello->env["TUNEBENCH_GEMM"] = "cublas";
+  const auto grouped = ta::analyze_grouped({single_gpu_trial().log(), switched});
+  ASSERT_EQ(grouped.size(), 2u) << "a trial with a switch set is no repeat of one without";
+  EXPECT_TRUE(grouped[0].switches.empty());
+  EXPECT_EQ(grouped[1].switches.at("TUNEBENCH_GEMM"), "cublas");
+  const auto c = ta::compare(grouped, 0);
+  const ta::KnobDiff* gemm = nullptr;
+  for (const auto& d : c.config_diff)
+    if (d.key == "TUNEBENCH_GEMM") gemm = &d;
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->label, "switch TUNEBENCH_GEMM");
+  EXPECT_EQ(gemm->values, (std::vector<std::string>{"unset", "cublas"}));
+  // The same switch on every trial is no difference.
+  auto first = single_gpu_trial().log();
+  for (auto& [rank, r] : first.ranks) r.hello->env["TUNEBENCH_GEMM"] = "cublas";
+  const auto same = ta::analyze_grouped({first, switched});
+  ASSERT_EQ(same.size(), 1u);
+  for (const auto& d : ta::compare({ta::analyze(first), ta::analyze(switched)}, 0).config_diff)
+    EXPECT_NE(d.key, "TUNEBENCH_GEMM");
+}

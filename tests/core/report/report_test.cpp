@@ -223,3 +223,26 @@ TEST(HtmlReport, ColoursOnlyDifferencesBeyondTheNoise) {
   EXPECT_EQ(data_wait.find("class=\"worse\""), std::string::npos) << data_wait;
   EXPECT_NE(row("Step time").find("class=\"worse\""), std::string::npos);
 }
+
+// The environment section shows the worker's switches apart from the NCCL variables, and a switch
+// set in one trial only is in the configuration diff (a trial ran with it: docs/PROTOCOL.md,
+// "Environment switches").
+TEST(HtmlReport, EnvironmentSwitchesAreShownWithTheTrialsThatRanWithThem) {
+  auto trials = rt::h200_trials({2, 4});
+  for (auto& [rank, r] : trials[1].log.ranks)
+    if (r.hello) r.hello->env["TUNEBENCH_GEMM"] = "cublas";
+  const std::string html = render(trials, tr::ReportFormat::Html, false);
+  const size_t env = html.find("id=\"environment\"");
+  ASSERT_NE(env, std::string::npos);
+  const size_t switches = html.find(">Switches<", env);
+  ASSERT_NE(switches, std::string::npos) << "the environment section has a row of switches";
+  EXPECT_NE(html.find("TUNEBENCH_GEMM=cublas", switches), std::string::npos);
+  const auto c = tr::make_contents(trials, {});
+  bool in_diff = false;
+  for (const auto& row : c.config_diff)
+    if (row.label == "switch TUNEBENCH_GEMM") {
+      in_diff = true;
+      EXPECT_EQ(row.values, (std::vector<std::string>{"unset", "cublas"}));
+    }
+  EXPECT_TRUE(in_diff);
+}

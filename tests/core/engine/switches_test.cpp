@@ -1,0 +1,57 @@
+// The worker's environment switches: read once, each one that is set kept for the trial's record.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "core/engine/switches.h"
+
+namespace te = tunebench::engine;
+
+namespace {
+
+std::map<std::string, std::string> g_env;
+const char* fake_getenv(const char* name) {
+  const auto it = g_env.find(name);
+  return it == g_env.end() ? nullptr : it->second.c_str();
+}
+
+}  // namespace
+
+TEST(Switches, NoneSetIsTheDefaultBehaviour) {
+  g_env.clear();
+  const te::Switches s = te::read_switches(fake_getenv);
+  EXPECT_TRUE(s.set.empty());
+  EXPECT_FALSE(s.memory_phases);
+  EXPECT_TRUE(s.gemm_search);
+  EXPECT_FALSE(s.gemm_log);
+  EXPECT_FALSE(s.torch_adamw);
+  EXPECT_TRUE(s.sampler_dump.empty());
+}
+
+TEST(Switches, EachSwitchSetActsAndIsKeptForTheRecord) {
+  g_env = {{"TUNEBENCH_MEMORY_PHASES", "1"}, {"TUNEBENCH_GEMM", "cublas"}, {"TUNEBENCH_GEMM_LOG", ""},
+           {"TUNEBENCH_ADAMW", "torch"},      {"TUNEBENCH_SAMPLER_DUMP", "/tmp/d"},
+           {"TUNEBENCH_TRIAL", "t1"},         {"TUNEBENCH_HOST_PARTS", "1"}};
+  const te::Switches s = te::read_switches(fake_getenv);
+  EXPECT_TRUE(s.memory_phases);
+  EXPECT_FALSE(s.gemm_search);
+  EXPECT_TRUE(s.gemm_log) << "any value turns the log on";
+  EXPECT_TRUE(s.torch_adamw);
+  EXPECT_EQ(s.sampler_dump, "/tmp/d");
+  EXPECT_EQ(s.set.size(), te::switch_names().size());
+  for (const auto& name : te::switch_names()) EXPECT_EQ(s.set.at(name), g_env.at(name)) << name;
+  // The launcher's variable and a removed switch are not switches.
+  EXPECT_FALSE(s.set.count("TUNEBENCH_TRIAL"));
+  EXPECT_FALSE(s.set.count("TUNEBENCH_HOST_PARTS"));
+}
+
+// A switch set to a value that changes nothing is still recorded: it is what the trial ran with.
+TEST(Switches, ValuesThatChangeNothingAreRecordedToo) {
+  g_env = {{"TUNEBENCH_MEMORY_PHASES", "0"}, {"TUNEBENCH_GEMM", "search"}};
+  const te::Switches s = te::read_switches(fake_getenv);
+  EXPECT_FALSE(s.memory_phases);
+  EXPECT_TRUE(s.gemm_search);
+  EXPECT_EQ(s.set.size(), 2u);
+}
