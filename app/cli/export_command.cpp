@@ -1,5 +1,5 @@
 // `tunebench-cli export SESSION [--trial ID]... --format csv|json|chrome-trace -o FILE`: the
-// formats of store::export_trials (the GUI's exports call it too). Several trials go into one
+// formats of report::export_trials (the GUI's exports call it too). Several trials go into one
 // Chrome trace, one under another. The session is opened read-only: exporting never changes it.
 #include <CLI/CLI.hpp>
 
@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "app/cli/commands.h"
+#include "core/report/export.h"
 #include "core/store/export.h"
 #include "core/store/session_store.h"
 #include "core/store/store_error.h"
@@ -43,7 +44,7 @@ void run_export(const ExportArgs& a) {
     if (!file) throw store::StoreError("cannot write " + a.output);
   }
   try {
-    store::export_trials(trials, format_of(a), a.output == "-" ? std::cout : file);
+    report::export_trials(trials, format_of(a), a.output == "-" ? std::cout : file);
   } catch (const store::StoreError& e) {
     throw store::StoreError("writing " + a.output + " failed: " + e.what());
   }

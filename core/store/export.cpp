@@ -6,7 +6,7 @@
 namespace tunebench::store {
 namespace {
 
-using Writer = void (*)(const std::vector<LoadedTrial>&, std::ostream&);
+using Writer = void (*)(const std::vector<LoadedTrial>&, const std::vector<TrialFigures>&, std::ostream&);
 
 // Invalid UTF-8 (text that reached a LoadedTrial without the store's RowReader repairing it)
 // becomes U+FFFD: an export never fails on one odd byte.
@@ -14,10 +14,13 @@ void dump_json(const nlohmann::json& j, int indent, std::ostream& out) {
   out << j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
-void write_json(const std::vector<LoadedTrial>& trials, std::ostream& out) {
-  dump_json(trials_to_json(trials), 1, out);
+void write_steps(const std::vector<LoadedTrial>& trials, const std::vector<TrialFigures>&, std::ostream& out) {
+  write_steps_csv(trials, out);
 }
-void write_chrome_trace(const std::vector<LoadedTrial>& trials, std::ostream& out) {
+void write_json(const std::vector<LoadedTrial>& trials, const std::vector<TrialFigures>& figures, std::ostream& out) {
+  dump_json(trials_to_json(trials, figures), 1, out);
+}
+void write_chrome_trace(const std::vector<LoadedTrial>& trials, const std::vector<TrialFigures>&, std::ostream& out) {
   dump_json(chrome_trace(trials), -1, out);
 }
 
@@ -28,7 +31,7 @@ struct Row {
 
 const std::vector<Row>& rows() {
   static const std::vector<Row> table = {
-      {{ExportFormat::StepsCsv, "steps-csv", "csv", "CSV, one row per step per rank"}, write_steps_csv},
+      {{ExportFormat::StepsCsv, "steps-csv", "csv", "CSV, one row per step per rank"}, write_steps},
       {{ExportFormat::SummariesCsv, "summaries-csv", "csv", "CSV, one row per rank: the run's summary"},
        write_summaries_csv},
       {{ExportFormat::Json, "json", "json", "JSON: metadata, config, summaries and steps"}, write_json},
@@ -63,8 +66,9 @@ std::optional<ExportFormat> export_format_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-void export_trials(const std::vector<LoadedTrial>& trials, ExportFormat format, std::ostream& out) {
-  row_of(format).write(trials, out);
+void export_trials(const std::vector<LoadedTrial>& trials, const std::vector<TrialFigures>& figures,
+                   ExportFormat format, std::ostream& out) {
+  row_of(format).write(trials, figures, out);
   out.flush();
   if (!out) throw StoreError("the export could not be written");
 }

@@ -1,10 +1,9 @@
 // CSV and JSON tables of trials: summaries and per-step records. Columns are the records' fields
 // (protocol/event_fields.h) under their session-table names, so the tables match the store's; the
-// summaries add the trial's own figures from core/analysis (trial_step_ms, trial_comm_ms, ...),
+// summaries add the trial's own figures handed in (TrialFigures: trial_step_ms, trial_comm_ms, ...),
 // the numbers the comparison and the trials table show.
 #include <string>
 
-#include "core/analysis/trial_metrics.h"
 #include "core/protocol/event_fields.h"
 #include "core/store/export.h"
 #include "core/store/sql_fields.h"
@@ -90,27 +89,24 @@ json flat_json(const Record& record, std::initializer_list<std::string_view> ski
   return out;
 }
 
-// The trial's own figures (core/analysis: the comparison's, the table's and the report's), beside
+// The trial's own figures (TrialFigures: the comparison's, the table's and the report's), beside
 // each rank's: a rank's comm_ms_median is that rank's, the trial's is its critical rank's.
 struct TrialFigure {
   const char* column;  // CSV column and JSON key ("trial_" is added in the CSV)
-  double (*get)(const tunebench::analysis::TrialMetrics&);
+  std::optional<double> TrialFigures::*value;
 };
 const TrialFigure kTrialFigures[] = {
-    {"step_ms", [](const tunebench::analysis::TrialMetrics& m) { return m.step_ms.median; }},
-    {"tokens_per_s", [](const tunebench::analysis::TrialMetrics& m) { return m.tokens_per_s_total.median; }},
-    {"tokens_per_s_per_gpu", [](const tunebench::analysis::TrialMetrics& m) { return m.tokens_per_s_per_gpu.median; }},
-    {"comm_ms", [](const tunebench::analysis::TrialMetrics& m) { return m.comm_ms.median; }},
-    {"exposed_comm_ms", [](const tunebench::analysis::TrialMetrics& m) { return m.exposed_comm_ms.median; }},
-    {"data_wait_ms", [](const tunebench::analysis::TrialMetrics& m) { return m.data_wait_ms.median; }},
+    {"step_ms", &TrialFigures::step_ms},
+    {"tokens_per_s", &TrialFigures::tokens_per_s},
+    {"tokens_per_s_per_gpu", &TrialFigures::tokens_per_s_per_gpu},
+    {"comm_ms", &TrialFigures::comm_ms},
+    {"exposed_comm_ms", &TrialFigures::exposed_comm_ms},
+    {"data_wait_ms", &TrialFigures::data_wait_ms},
 };
-// A figure the trial does not have (no steps, unknown tokens, one rank's communication) is empty.
-bool has_figure(const tunebench::analysis::TrialMetrics& m, const TrialFigure& f) {
-  const std::string c = f.column;
-  if (m.measured_steps == 0) return false;
-  if (c.rfind("tokens", 0) == 0) return m.tokens_per_s_total.n > 0;
-  if (c == "comm_ms" || c == "exposed_comm_ms") return m.comm_ms.n > 0 && m.world_size > 1;
-  return true;
+// Trial i's figures; none known past the end of `figures`.
+const TrialFigures& figures_of(const std::vector<TrialFigures>& figures, size_t i) {
+  static const TrialFigures kNone;
+  return i < figures.size() ? figures[i] : kNone;
 }
 
 std::string config_text(const json& config, const char* key) {
@@ -128,14 +124,16 @@ void write_steps_csv(const std::vector<LoadedTrial>& trials, std::ostream& out) 
       for (const auto& s : r.steps) out << t.info.id << ',' << cell(t.info.name) << ',' << rank << csv_cells(s) << '\n';
 }
 
-void write_summaries_csv(const std::vector<LoadedTrial>& trials, std::ostream& out) {
+void write_summaries_csv(const std::vector<LoadedTrial>& trials, const std::vector<TrialFigures>& trial_figures,
+                         std::ostream& out) {
   out << "trial_id,trial_name,status,strategy,world_size,rank,host,device" << csv_header<tp::Done>();
   for (const auto& f : kTrialFigures) out << ",trial_" << f.column;
   out << '\n';
-  for (const auto& t : trials) {
-    const auto m = tunebench::analysis::analyze(t.log);
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const LoadedTrial& t = trials[i];
+    const TrialFigures& m = figures_of(trial_figures, i);
     std::string figures;
-    for (const auto& f : kTrialFigures) figures += "," + (has_figure(m, f) ? num(f.get(m)) : std::string());
+    for (const auto& f : kTrialFigures) figures += "," + ((m.*f.value) ? num(*(m.*f.value)) : std::string());
     for (const auto& [rank, r] : t.log.ranks) {
       out << t.info.id << ',' << cell(t.info.name) << ',' << to_string(t.info.status) << ','
           << cell(config_text(t.info.config, "strategy")) << ',' << t.log.world_size() << ',' << rank << ','
@@ -145,9 +143,10 @@ void write_summaries_csv(const std::vector<LoadedTrial>& trials, std::ostream& o
   }
 }
 
-json trials_to_json(const std::vector<LoadedTrial>& trials) {
+json trials_to_json(const std::vector<LoadedTrial>& trials, const std::vector<TrialFigures>& trial_figures) {
   json arr = json::array();
-  for (const auto& t : trials) {
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const LoadedTrial& t = trials[i];
     json ranks = json::array();
     for (const auto& [rank, r] : t.log.ranks) {
       json steps = json::array();
@@ -168,11 +167,11 @@ json trials_to_json(const std::vector<LoadedTrial>& trials) {
                {"config", t.info.config},
                {"world_size", t.log.world_size()},
                {"ranks", std::move(ranks)}};
-    const auto m = tunebench::analysis::analyze(t.log);
+    const TrialFigures& m = figures_of(trial_figures, i);
     json metrics = json::object();  // the trial's figures, as the comparison shows them (medians)
     for (const auto& f : kTrialFigures)
       metrics[std::string(f.column) == "tokens_per_s" ? "tokens_per_s_total" : f.column] =
-          has_figure(m, f) ? json(f.get(m)) : json(nullptr);
+          (m.*f.value) ? json(*(m.*f.value)) : json(nullptr);
     jt["metrics"] = std::move(metrics);
     jt["start_us"] = t.info.start_us ? json(*t.info.start_us) : json(nullptr);
     jt["end_us"] = t.info.end_us ? json(*t.info.end_us) : json(nullptr);

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/analysis/step_time.h"
+#include "core/report/export.h"
 #include "core/store/export.h"
 #include "core/store/session_store.h"
 #include "core/store/store_error.h"
@@ -50,8 +51,10 @@ void read_everything(const std::string& path) {
   }
   std::ostringstream sink;
   ts::write_steps_csv(loaded, sink);
-  ts::write_summaries_csv(loaded, sink);
-  sink << ts::trials_to_json(loaded).dump();  // no error handler: text must already be valid UTF-8
+  std::vector<ts::TrialFigures> figures;  // the analysis of every loaded trial, as the exports run it
+  for (const auto& t : loaded) figures.push_back(tunebench::report::trial_figures(t));
+  ts::write_summaries_csv(loaded, figures, sink);
+  sink << ts::trials_to_json(loaded, figures).dump();  // no error handler: text must already be valid UTF-8
   for (const auto& t : loaded) sink << ts::chrome_trace(t).dump();
 }
 

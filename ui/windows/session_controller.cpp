@@ -18,6 +18,7 @@
 #include "core/config/known_settings.h"
 #include "core/config/trial_config.h"
 #include "core/report/embedded_session.h"
+#include "core/report/export.h"
 #include "core/report/report.h"
 #include "core/store/export.h"
 #include "core/store/session_store.h"
@@ -403,7 +404,7 @@ bool SessionController::exportTrials(const QStringList& recordIds, const QString
                    std::ofstream stream(out, std::ios::binary | std::ios::trunc);
                    if (!stream) throw store::StoreError("could not write " + out);
                    if (const auto* data = std::get_if<store::ExportFormat>(&format))
-                     store::export_trials(trials, *data, stream);  // the CLI's writer, UTF-8 repaired
+                     report::export_trials(trials, *data, stream);  // the CLI's writer, UTF-8 repaired
                    else
                      report::write_report(trials, std::get<report::ReportFormat>(format), stream);
                    stream.close();

@@ -8,11 +8,13 @@
 #include <sstream>
 
 #include "core/analysis/trial_metrics.h"
+#include "core/report/export.h"
 #include "core/store/export.h"
 #include "core/store/store_error.h"
 #include "tests/core/store/test_support.h"
 
 namespace ts = tunebench::store;
+namespace trp = tunebench::report;
 namespace tt = tunebench::store::test;
 namespace tp = tunebench::protocol;
 using nlohmann::json;
@@ -103,7 +105,7 @@ TEST(CsvExport, StepsAndSummaries) {
   trials[1].info.name = "=HYPERLINK(\"http://evil\"), \"quoted\"";
   std::ostringstream steps, summaries;
   ts::write_steps_csv(trials, steps);
-  ts::write_summaries_csv(trials, summaries);
+  ts::write_summaries_csv(trials, {}, summaries);
   const auto step_lines = lines_of(steps.str());
   ASSERT_EQ(step_lines.size(), 1u + 2 * 4 + 3);
   EXPECT_EQ(step_lines[0].substr(0, 22), "trial_id,trial_name,ra");
@@ -119,7 +121,7 @@ TEST(CsvExport, StepsAndSummaries) {
 }
 
 TEST(JsonExport, SummariesAndSteps) {
-  const json j = json::parse(ts::trials_to_json({sample_trial(2, 4)}).dump());
+  const json j = json::parse(ts::trials_to_json({sample_trial(2, 4)}, {}).dump());
   EXPECT_EQ(j["format"], "tunebench-trials");
   ASSERT_EQ(j["trials"].size(), 1u);
   const auto& t = j["trials"][0];
@@ -139,11 +141,11 @@ TEST(CsvExport, UnknownMfuIsEmptyNotMinusOne) {
   for (auto& [rank, r] : t.log.ranks)
     if (r.done) r.done->summary.mfu = -1.0;
   std::ostringstream summaries;
-  ts::write_summaries_csv({t}, summaries);
+  ts::write_summaries_csv({t}, {trp::trial_figures(t)}, summaries);
   const auto lines = lines_of(summaries.str());
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[1].find("-1"), std::string::npos) << lines[1];
-  const json j = json::parse(ts::trials_to_json({t}).dump());
+  const json j = json::parse(ts::trials_to_json({t}, {trp::trial_figures(t)}).dump());
   EXPECT_TRUE(j["trials"][0]["ranks"][0]["summary"]["mfu"].is_null());
 }
 
@@ -170,22 +172,25 @@ TEST(ChromeTrace, SeveralTrialsStackAsOneProcessPerTrialAndRank) {
   EXPECT_EQ(ts::chrome_trace(std::vector<ts::LoadedTrial>{trials[0]}), ts::chrome_trace(trials[0]));
 }
 
+// The GUI's and the CLI's exporter (report::export_trials) is the store's writer of each format,
+// with the trials' figures computed above the store.
 TEST(ExportTrials, EachFormatIsItsWriter) {
   const std::vector<ts::LoadedTrial> trials = {sample_trial(2, 3)};
+  const std::vector<ts::TrialFigures> figures = {trp::trial_figures(trials[0])};
   for (const auto& f : ts::export_formats()) {
     ASSERT_EQ(ts::export_format_from_name(f.name), f.format) << f.name;
     EXPECT_EQ(ts::export_format_info(f.format).name, f.name);
     std::ostringstream via, direct;
-    ts::export_trials(trials, f.format, via);
+    trp::export_trials(trials, f.format, via);
     switch (f.format) {
       case ts::ExportFormat::StepsCsv:
         ts::write_steps_csv(trials, direct);
         break;
       case ts::ExportFormat::SummariesCsv:
-        ts::write_summaries_csv(trials, direct);
+        ts::write_summaries_csv(trials, figures, direct);
         break;
       case ts::ExportFormat::Json:
-        direct << ts::trials_to_json(trials).dump(1) << '\n';
+        direct << ts::trials_to_json(trials, figures).dump(1) << '\n';
         break;
       case ts::ExportFormat::ChromeTrace:
         direct << ts::chrome_trace(trials).dump() << '\n';
@@ -205,7 +210,7 @@ TEST(ExportTrials, InvalidUtf8IsReplacedNotThrown) {
   t.info.exit_reason = "cut \xe2\x82";
   for (auto format : {ts::ExportFormat::Json, ts::ExportFormat::ChromeTrace}) {
     std::ostringstream out;
-    ASSERT_NO_THROW(ts::export_trials({t, sample_trial(1, 1)}, format, out));
+    ASSERT_NO_THROW(trp::export_trials({t, sample_trial(1, 1)}, format, out));
     const json back = json::parse(out.str());  // valid UTF-8 now
     EXPECT_NE(out.str().find("bad \xef\xbf\xbd"), std::string::npos) << out.str().substr(0, 200);
   }
@@ -214,16 +219,17 @@ TEST(ExportTrials, InvalidUtf8IsReplacedNotThrown) {
 TEST(ExportTrials, AFailedStreamIsAStoreError) {
   std::ostringstream out;
   out.setstate(std::ios::badbit);
-  EXPECT_THROW(ts::export_trials({sample_trial(1, 1)}, ts::ExportFormat::StepsCsv, out), ts::StoreError);
+  EXPECT_THROW(trp::export_trials({sample_trial(1, 1)}, ts::ExportFormat::StepsCsv, out), ts::StoreError);
 }
 
 // A trial's communication read one figure in the comparison and another per rank in the
-// CSV. The exports carry the analysis' own trial figures beside each rank's.
+// CSV. The exports (report::export_trials, the GUI's and the CLI's) carry the analysis' own trial
+// figures beside each rank's.
 TEST(CsvExport, TheTrialsFiguresAreTheAnalysisOwn) {
   const ts::LoadedTrial t = sample_trial(2, 6);
   const auto m = tunebench::analysis::analyze(t.log);
   std::ostringstream summaries;
-  ts::write_summaries_csv({t}, summaries);
+  trp::export_trials({t}, ts::ExportFormat::SummariesCsv, summaries);
   const auto lines = lines_of(summaries.str());
   ASSERT_EQ(lines.size(), 3u);
   auto cells = [](const std::string& line) {
@@ -244,7 +250,9 @@ TEST(CsvExport, TheTrialsFiguresAreTheAnalysisOwn) {
   EXPECT_DOUBLE_EQ(column("trial_tokens_per_s"), m.tokens_per_s_total.median);
   EXPECT_DOUBLE_EQ(column("trial_comm_ms"), m.comm_ms.median);
   EXPECT_DOUBLE_EQ(column("trial_exposed_comm_ms"), m.exposed_comm_ms.median);
-  const json j = json::parse(ts::trials_to_json({t}).dump());
+  std::ostringstream json_text;
+  trp::export_trials({t}, ts::ExportFormat::Json, json_text);
+  const json j = json::parse(json_text.str());
   ASSERT_TRUE(j["trials"][0].contains("metrics"));
   EXPECT_DOUBLE_EQ(j["trials"][0]["metrics"]["comm_ms"].get<double>(), m.comm_ms.median);
   EXPECT_DOUBLE_EQ(j["trials"][0]["metrics"]["tokens_per_s_total"].get<double>(), m.tokens_per_s_total.median);

@@ -163,7 +163,7 @@ TEST(HostileSession, InvalidUtf8IsReplacedSoExportsWork) {
             "B");
   EXPECT_EQ(trial.log.ranks.at(0).hello->host, "\xEF\xBF\xBD\xEF\xBF\xBDh");
   // dump() without an error handler throws on invalid UTF-8: nothing invalid is left to throw on.
-  EXPECT_NO_THROW(ts::trials_to_json({trial}).dump());
+  EXPECT_NO_THROW(ts::trials_to_json({trial}, {}).dump());
   EXPECT_NO_THROW(ts::chrome_trace(trial).dump());
 }
 
