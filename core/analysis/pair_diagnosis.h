@@ -3,10 +3,11 @@
 // on this interconnect at all.
 //
 // The step delta is the difference of the mean breakdowns, so its parts add up exactly to it.
-// The feasibility model (docs/ANALYSIS.md, "Can DDP beat one GPU?"): a rank of the multi-GPU
-// trial computes its share of tokens as fast as the single GPU did (C ms) and then pays at most
-// the communication floor F on top (nothing overlapped) and at least max(0, F - backward)
-// (everything overlappable hidden). Total throughput over the single GPU's is n*C/(C + exposed).
+// The feasibility model (docs/ANALYSIS.md, "Pair diagnosis", whether DDP can beat one GPU): a
+// rank of the multi-GPU trial computes its share of tokens as fast as the single GPU did (C ms)
+// and then pays at most the communication floor F on top (nothing overlapped) and at least
+// max(0, F - backward) (everything overlappable hidden). Total throughput over the single GPU's
+// is n*C/(C + exposed).
 #pragma once
 
 #include <optional>

@@ -3,7 +3,7 @@
 //
 // The file streams through TraceStreambuf (gunzip when it starts with the gzip magic) into
 // nlohmann::json's SAX parser (TraceSaxHandler) and TraceCollector, so memory grows with the
-// number of GPU activities and CUDA launches, not with the file (docs/IMPORT.md, "Memory"); then
+// number of GPU activities and CUDA launches, not with the file (docs/IMPORT.md, "Streaming and memory"); then
 // StepBuilder maps the records. Every failure is a TraceError naming the file: not JSON, not a
 // trace, truncated, corrupt gzip, a CPU-only run, cancelled.
 #pragma once

@@ -4,7 +4,7 @@
 // the CPU spans that give GPU work its phase (backward, optimizer, recomputed forward ops, data
 // loading, annotations), every CUDA launch (correlation id, time, thread) and every GPU activity.
 // Times are nanoseconds on the trace's clock (ts * 1000); the record sizes are what bounds the
-// import's memory (docs/IMPORT.md, "Memory"). Names are interned, never stored per event.
+// import's memory (docs/IMPORT.md, "Streaming and memory"). Names are interned, never stored per event.
 #pragma once
 
 #include <cstdint>
