@@ -2,8 +2,8 @@
 //
 // A switch that changes what a trial measures is part of the trial: read_switches also returns the
 // ones set, which the worker records in its hello event's `env` beside the NCCL variables, so the
-// stored trial, the comparison and the HTML report show them. docs/PROTOCOL.md ("Environment
-// switches") is the table of every switch. Nothing else in the worker reads a TUNEBENCH_ variable
+// stored trial, the comparison and the HTML report show them. The table of every switch:
+// docs/PROTOCOL.md, "Environment switches". Nothing else in the worker reads a TUNEBENCH_ variable
 // of its own (the launchers' TUNEBENCH_TRIAL / TUNEBENCH_EVENT_TOKEN are the protocol's, not
 // switches).
 #pragma once
