@@ -47,19 +47,10 @@ void add_accuracy_command(CLI::App& app) {
   auto o = std::make_shared<AccuracyOptions>();
   auto* cmd = app.add_subcommand("accuracy", "Predicted vs measured memory and step time for recorded trials");
   cmd->add_option("inputs", o->inputs, "Sessions (.tbsession) and event logs (.jsonl), link probes included")
-      ->required()
-      ->check(CLI::ExistingFile);
+      ->required();
   cmd->add_flag("--json", o->json, "Print JSON instead of a markdown table");
-  cmd->callback([o] {
-    try {
-      run_accuracy(*o);
-    } catch (const CLI::Error&) {
-      throw;
-    } catch (const std::exception& e) {
-      std::cerr << "accuracy: " << e.what() << "\n";
-      throw CLI::RuntimeError(1);
-    }
-  });
+  // Failures reach main(): one prefix ("tunebench-cli: ") and one status per mistake.
+  cmd->callback([o] { run_accuracy(*o); });
 }
 
 }  // namespace tunebench::cli

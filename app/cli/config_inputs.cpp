@@ -1,6 +1,7 @@
 #include "app/cli/config_inputs.h"
 
 #include "app/cli/commands.h"
+#include "app/cli/trial_inputs.h"
 
 #include <CLI/CLI.hpp>
 
@@ -41,6 +42,7 @@ void add_script_options(CLI::App* cmd, ScriptInputs* in) {
 config::TrialConfig config_from_inputs(const std::string& preset, const std::string& config_file,
                                        const std::vector<std::string>& sets, const std::string& hf_config,
                                        const ScriptInputs& script) {
+  require_files({config_file, hf_config});
   config::TrialConfig c;
   if (!preset.empty()) {
     const auto p = config::trial_preset(preset);

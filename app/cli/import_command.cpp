@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "app/cli/commands.h"
+#include "app/cli/trial_inputs.h"
 #include "core/import/torch_trace_reader.h"
 #include "core/import/trace_error.h"
 #include "core/import/trace_import.h"
@@ -106,6 +107,7 @@ void import_reports(store::SessionStore& store, const ImportArgs& a) {
 }
 
 void run_import(const ImportArgs& a) {
+  require_files(a.files);
   const bool reports = report::is_report_file(a.files.front());
   for (const auto& f : a.files)
     if (report::is_report_file(f) != reports)
@@ -159,8 +161,7 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("files", args->files,
                   "Event log written by tunebench-worker (.jsonl), torch.profiler traces (.json, .json.gz), one "
                   "per rank, or Tunebench reports (.html)")
-      ->required()
-      ->check(CLI::ExistingFile);
+      ->required();
   cmd->add_option("--name", args->name, "Trial name (default: the log's trial id, or the traces' folder)");
   cmd->add_option("--set", args->settings,
                   "Traces: a setting of the run that the trace cannot show, key=value with the keys of "

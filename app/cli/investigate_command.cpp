@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "app/cli/commands.h"
+#include "app/cli/trial_inputs.h"
 #include "app/cli/plan_executor.h"
 #include "core/investigate/investigation.h"
 #include "core/investigate/plan_run.h"
@@ -28,6 +29,7 @@ struct InvestigateOptions {
 };
 
 void run(const InvestigateOptions& o) {
+  require_files({o.session});
   investigate::PlanOptions po;
   po.steps = o.steps;
   po.warmup = o.warmup;
@@ -78,7 +80,7 @@ void add_investigate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("investigate",
                                  "Run the forum's hypotheses around a stored trial as one experiment and rank them by "
                                  "measured effect (resumes a stored plan)");
-  cmd->add_option("session", o->session, "Session file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("session", o->session, "Session file")->required();
   cmd->add_option("trial", o->trial, "Trial id of the baseline")->required();
   auto* budget = cmd->add_option("--budget", o->budget, "At most this many trials (the plan's, resumed ones included)");
   cmd->add_option("--budget-minutes", o->budget_minutes, "At most this many minutes of trial time")->excludes(budget);

@@ -1,8 +1,9 @@
-// `tunebench-cli list SESSION`: one line per trial (id, status, steps, step time, name, tags).
+// `tunebench-cli list SESSION`: one line per trial (id, status, steps per rank, step time, name, tags).
 // The step time is the trial's (analysis/step_time.h: slowest rank per step, median over measured
 // steps), the figure the comparison and the report show, not rank 0's own median.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -25,12 +26,16 @@ void run_list(const std::string& path) {
     std::string tags;
     for (const auto& tag : t.tags) tags += (tags.empty() ? "  [" : ", ") + tag;
     if (!tags.empty()) tags += "]";
-    const analysis::Spread step =
-        t.step_count > 0 ? analysis::trial_step_ms(store.trial_steps(t.id)) : analysis::Spread{};
+    const protocol::TrialLog steps = t.step_count > 0 ? store.trial_steps(t.id) : protocol::TrialLog{};
+    const analysis::Spread step = t.step_count > 0 ? analysis::trial_step_ms(steps) : analysis::Spread{};
     const std::string step_ms = step.empty() ? "-" : analysis::format_fixed(step.median, 1);
-    std::printf("%6lld  %-11s  %7lld  %9s  %s%s\n", static_cast<long long>(t.id),
-                std::string(protocol::to_string(t.status)).c_str(), static_cast<long long>(t.step_count),
-                step_ms.c_str(), t.name.c_str(), tags.c_str());
+    // Steps as the report and the window count them: per rank (the most any rank finished), not
+    // step records over all ranks (an 8-step DDP trial has 16).
+    size_t per_rank = 0;
+    for (const auto& [rank, r] : steps.ranks) per_rank = std::max(per_rank, r.steps.size());
+    std::printf("%6lld  %-11s  %7zu  %9s  %s%s\n", static_cast<long long>(t.id),
+                std::string(protocol::to_string(t.status)).c_str(), per_rank, step_ms.c_str(), t.name.c_str(),
+                tags.c_str());
   }
 }
 

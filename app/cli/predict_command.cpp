@@ -12,6 +12,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/config_inputs.h"
 #include "app/cli/trial_inputs.h"
+#include "core/launch/launch_setup.h"
 #include "core/predict/predictor.h"
 #include "core/predict/render.h"
 #include "core/predict/target.h"
@@ -74,8 +75,8 @@ void run_predict(const PredictOptions& o) {
       predict::scenario_for(config_from_inputs(o.preset, o.config_file, o.sets, o.hf_config), target, basis, cat);
   for (const auto& note : targeted.notes) std::cerr << "note: " << note << "\n";
   const predict::Scenario& s = targeted.scenario;
-  if (const auto problems = config::validate(s.config); !problems.empty())
-    std::cerr << "note: the worker would refuse this configuration:\n" << config::describe(problems);
+  // What `run` refuses is refused here too, in its words and with its exit status (issue 44).
+  if (const auto problems = launch::config_problems(s.config)) throw ConfigError(*problems);
 
   const predict::Prediction p = predict::predict_scenario(s, basis, cat);
   if (o.json)
@@ -89,32 +90,22 @@ void run_predict(const PredictOptions& o) {
 void add_predict_command(CLI::App& app) {
   auto o = std::make_shared<PredictOptions>();
   auto* cmd = app.add_subcommand("predict", "Predict peak memory and step time of a configuration on any GPUs");
-  cmd->add_option("--config", o->config_file, "Trial configuration JSON")->check(CLI::ExistingFile);
+  cmd->add_option("--config", o->config_file, "Trial configuration JSON");
   cmd->add_option("--preset", o->preset, "Start from a trial preset (7b-single, 7b-ddp, 7b-fsdp, ...)");
-  cmd->add_option("--hf-config", o->hf_config, kHfConfigHelp)->check(CLI::ExistingFile);
+  cmd->add_option("--hf-config", o->hf_config, kHfConfigHelp);
   cmd->add_option("--set", o->sets, "Change a knob: KEY=VALUE (repeatable), e.g. --set checkpointing=true");
   cmd->add_option("--gpu", o->gpu, "GPU: catalogue id (h200, rtx4090, ...) or device name");
-  cmd->add_option("--gpus", o->gpus, "Number of GPUs (the world size)");
+  cmd->add_option("--gpus", o->gpus, "Number of GPUs (the world size)")->check(CLI::Range(1, 1024));
   cmd->add_option("--link", o->link, "Interconnect: catalogue id (nvlink4, pcie4-nop2p, ib400, ...)");
-  cmd->add_option("--hosts", o->hosts, "Hosts the GPUs span");
+  cmd->add_option("--hosts", o->hosts, "Hosts the GPUs span")->check(CLI::Range(1, 1024));
   cmd->add_option("--memory-gib", o->memory_gib, "Memory per GPU to check the fit against (default: the catalogue's)");
   cmd->add_option("--evidence", o->evidence,
-                  "Measured trials to calibrate from and link probes: sessions (.tbsession) or event logs (.jsonl)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--catalogue", o->catalogue_file, "Hardware catalogue JSON instead of the built-in one")
-      ->check(CLI::ExistingFile);
+                  "Measured trials to calibrate from and link probes: sessions (.tbsession) or event logs (.jsonl)");
+  cmd->add_option("--catalogue", o->catalogue_file, "Hardware catalogue JSON instead of the built-in one");
   cmd->add_flag("--json", o->json, "Print JSON instead of text");
   cmd->add_flag("--list-hardware", o->list, "List the catalogue's GPUs and links with their sources");
-  cmd->callback([o] {
-    try {
-      run_predict(*o);
-    } catch (const CLI::Error&) {
-      throw;
-    } catch (const std::exception& e) {
-      std::cerr << "predict: " << e.what() << "\n";
-      throw CLI::RuntimeError(1);
-    }
-  });
+  // Failures reach main(): one prefix ("tunebench-cli: ") and one status per mistake.
+  cmd->callback([o] { run_predict(*o); });
 }
 
 }  // namespace tunebench::cli

@@ -107,16 +107,8 @@ void add_probe_command(CLI::App& app) {
   cmd->add_option("--session", o->session, "Store the probe in this session (created when missing)");
   cmd->add_option("--worker", o->worker, "tunebench-worker to run (default: beside this program, or TUNEBENCH_WORKER)");
   cmd->add_option("--timeout", o->timeout_s, "Seconds before the ranks are stopped");
-  cmd->callback([o] {
-    try {
-      run_probe(*o);
-    } catch (const CLI::Error&) {
-      throw;
-    } catch (const std::exception& e) {
-      std::cerr << "probe: " << e.what() << "\n";
-      throw CLI::RuntimeError(1);
-    }
-  });
+  // Failures reach main(): one prefix ("tunebench-cli: ") and one status per mistake.
+  cmd->callback([o] { run_probe(*o); });
 }
 
 }  // namespace tunebench::cli

@@ -29,6 +29,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+std::string join(const std::vector<std::string>& paths) {
+  std::string out;
+  for (const auto& p : paths) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
 struct ReportOptions {
   std::vector<std::string> inputs;
   std::string trials;  // SESSION --trials A,B (store seam)
@@ -46,7 +52,7 @@ struct ReportOptions {
 // Markdown or HTML (core/report) into the output file or stdout.
 void write_shared_report(const ReportOptions& o, report::ReportFormat format, const std::string& output) {
   const auto trials = read_loaded_trial_inputs(o.inputs, o.trials);
-  if (trials.empty()) throw CLI::ValidationError("report", "no trials found in the inputs");
+  if (trials.empty()) throw std::runtime_error("no trials with steps in " + join(o.inputs));
   report::ReportOptions options;
   options.title = o.title;
   if (o.baseline >= 0) options.baseline = static_cast<size_t>(o.baseline);
@@ -87,7 +93,7 @@ void run_report(const ReportOptions& o) {
   if (!o.trials.empty() &&
       std::none_of(o.inputs.begin(), o.inputs.end(), [](const std::string& p) { return ends_with(p, ".tbsession"); }))
     std::cerr << "note: --trials selects trials of a session; with event logs every trial is reported\n";
-  if (logs.empty()) throw CLI::ValidationError("report", "no trials found in the inputs");
+  if (logs.empty()) throw std::runtime_error("no trials with steps in " + join(o.inputs));
   std::optional<size_t> baseline;
   if (o.baseline >= 0) baseline = static_cast<size_t>(o.baseline);
   const auto report = analysis::make_report(logs, baseline, names);
@@ -105,8 +111,7 @@ void add_report_command(CLI::App& app) {
   auto opts = std::make_shared<ReportOptions>();
   auto* cmd = app.add_subcommand("report", "Compare trials and explain where the step time goes");
   cmd->add_option("inputs", opts->inputs, "Session files (.tbsession) and event logs (.jsonl)")
-      ->required()
-      ->check(CLI::ExistingFile);
+      ->required();
   cmd->add_option("--trials", opts->trials, "With a SESSION: comma-separated trial ids");
   cmd->add_option("--baseline", opts->baseline,
                   "Index of the baseline among the (pooled) trials; default: the single-GPU trial");
@@ -122,16 +127,8 @@ void add_report_command(CLI::App& app) {
                 "HTML: leave the trials out (smaller; the file can then not be opened in Tunebench)");
   cmd->add_flag("--wide", opts->wide, "Do not fit the text to the terminal: one line per table row and sentence");
   cmd->add_option("--width", opts->width, "Columns the text is fitted to (default 100)")->check(CLI::Range(40, 1000));
-  cmd->callback([opts] {
-    try {
-      run_report(*opts);
-    } catch (const CLI::Error&) {
-      throw;
-    } catch (const std::exception& e) {
-      std::cerr << "report: " << e.what() << "\n";
-      throw CLI::RuntimeError(1);
-    }
-  });
+  // Failures reach main(): one prefix ("tunebench-cli: ") and one status per mistake.
+  cmd->callback([opts] { run_report(*opts); });
 }
 
 }  // namespace tunebench::cli

@@ -20,12 +20,17 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "app/cli/commands.h"
 #include "app/cli/config_inputs.h"
+#include "core/analysis/diagnosis.h"
+#include "core/analysis/format.h"
 #include "core/analysis/sweep.h"
+#include "core/analysis/trial_metrics.h"
 #include "core/launch/headless_run.h"
+#include "core/store/session_store.h"
 
 namespace tunebench::cli {
 
@@ -119,9 +124,12 @@ launch::HeadlessResult run_one(const RunOptions& o, const config::TrialConfig& c
   auto result = launch::run_trial(request);
   display.end();
   if (!o.json) {
-    std::fprintf(stderr, "%s: trial %lld %s%s%s\n", label.c_str(), static_cast<long long>(result.trial_id),
-                 std::string(protocol::to_string(result.end.status)).c_str(), result.message.empty() ? "" : ": ",
-                 result.message.c_str());
+    if (result.trial_id <= 0)  // refused before anything ran: no trial to name
+      std::fprintf(stderr, "%s: not run: %s\n", label.c_str(), result.message.c_str());
+    else
+      std::fprintf(stderr, "%s: trial %lld %s%s%s\n", label.c_str(), static_cast<long long>(result.trial_id),
+                   std::string(protocol::to_string(result.end.status)).c_str(), result.message.empty() ? "" : ": ",
+                   result.message.c_str());
   }
   return result;
 }
@@ -135,12 +143,45 @@ void install_interrupt_handler() {
   ::signal(SIGPIPE, SIG_IGN);
 }
 
+// What the trial measured, as the comparison and the report say it: the median step (slowest rank),
+// the throughput and the diagnosis's first finding. Empty figures when it recorded no step.
+struct Outcome {
+  std::optional<double> step_ms, tokens_per_s;
+  std::string finding;
+};
+
+Outcome measured_outcome(const std::string& session_path, int64_t trial_id) {
+  Outcome out;
+  if (trial_id <= 0) return out;
+  const auto session = store::SessionStore::open(session_path, {store::SessionStore::Mode::ReadOnly});
+  const auto metrics = analysis::analyze(session.load_trial(trial_id).log);
+  if (metrics.measured_steps == 0) return out;
+  out.step_ms = metrics.step_ms.median;
+  if (!metrics.tokens_per_s_total.empty()) out.tokens_per_s = metrics.tokens_per_s_total.median;
+  const auto diagnosis = analysis::diagnose(metrics);
+  if (!diagnosis.findings.empty()) out.finding = diagnosis.findings.front().title;
+  return out;
+}
+
 void run_run(const RunOptions& o) {
   const config::TrialConfig c = base_config(o);
   install_interrupt_handler();
   const std::string name = !o.name.empty() ? o.name : !c.name.empty() ? c.name : (o.preset.empty() ? "cli run" : o.preset);
   const auto result = run_one(o, c, name, "cli run", o.tags, name);
-  if (o.json) std::cout << result_json(result, name).dump(2) << "\n";
+  const Outcome outcome = measured_outcome(o.session, result.trial_id);
+  if (o.json) {
+    auto j = result_json(result, name);
+    j["step_ms"] = outcome.step_ms ? nlohmann::json(*outcome.step_ms) : nlohmann::json();
+    j["tokens_per_s"] = outcome.tokens_per_s ? nlohmann::json(*outcome.tokens_per_s) : nlohmann::json();
+    j["finding"] = outcome.finding;
+    std::cout << j.dump(2) << "\n";
+  } else if (outcome.step_ms) {
+    // The figure the run was for, on stdout: one line a script can keep.
+    std::printf("trial %lld: median step %s ms, %s tokens/s%s%s\n", static_cast<long long>(result.trial_id),
+                analysis::format_fixed(*outcome.step_ms, 1).c_str(),
+                outcome.tokens_per_s ? analysis::format_count(*outcome.tokens_per_s).c_str() : "unknown",
+                outcome.finding.empty() ? "" : "; ", outcome.finding.c_str());
+  }
   if (result.end.exit_code != 0) throw CommandExit{result.end.exit_code};
 }
 
@@ -203,9 +244,9 @@ void run_sweep(const RunOptions& o) {
 void add_common(CLI::App* cmd, RunOptions* o) {
   cmd->add_option("session", o->session, "Session file (.tbsession), created when missing")->required();
   auto* preset = cmd->add_option("--preset", o->preset, "Start from a trial preset (cpu-tiny, 7b-ddp, ...)");
-  auto* config = cmd->add_option("--config", o->config_file, "Trial configuration JSON")->check(CLI::ExistingFile);
+  auto* config = cmd->add_option("--config", o->config_file, "Trial configuration JSON");
   preset->excludes(config);
-  cmd->add_option("--hf-config", o->hf_config, kHfConfigHelp)->check(CLI::ExistingFile);
+  cmd->add_option("--hf-config", o->hf_config, kHfConfigHelp);
   cmd->add_option("--set", o->sets, "Change a knob: KEY=VALUE (repeatable), e.g. --set world_size=2");
   cmd->add_option("--launcher", o->launcher, "Where the ranks run: local | ssh | slurm")
       ->check(CLI::IsMember({"local", "ssh", "slurm"}));

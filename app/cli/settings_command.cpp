@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "app/cli/commands.h"
+#include "app/cli/trial_inputs.h"
 #include "core/config/known_settings.h"
 #include "core/config/trial_config.h"
 #include "core/import/trace_import.h"
@@ -33,6 +34,7 @@ void print(const nlohmann::json& config) {
 }
 
 void run_settings(const SettingsArgs& a) {
+  require_files({a.session});
   auto store = store::SessionStore::open(a.session);
   const auto info = store.trial(a.trial);
   nlohmann::json config = info.config;
@@ -48,7 +50,7 @@ void add_settings_command(CLI::App& app) {
   auto args = std::make_shared<SettingsArgs>();
   CLI::App* cmd = app.add_subcommand(
       "settings", "Show a trial's settings; fill in those an imported torch.profiler trace could not show");
-  cmd->add_option("session", args->session, "Session file (.tbsession)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("session", args->session, "Session file (.tbsession)")->required();
   cmd->add_option("--trial", args->trial, "Trial id (tunebench-cli list)")->required();
   cmd->add_option("settings", args->settings, "key=value settings to fill in (keys as in tunebench-worker --help)");
   cmd->add_option("--forget", args->forget, "Make a setting unknown again")->allow_extra_args(false);

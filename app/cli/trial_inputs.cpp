@@ -1,6 +1,10 @@
 #include "app/cli/trial_inputs.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -53,7 +57,13 @@ std::vector<store::LoadedTrial> read_session(const std::string& path, const std:
   for (std::string item; std::getline(ss, item, ',');)
     if (!item.empty()) wanted.push_back(item);
   std::vector<store::LoadedTrial> trials;
-  for (const auto& info : session.list_trials()) {
+  const auto all = session.list_trials();
+  // Every trial asked for must be there: a selection never shrinks silently (--trials 1,99).
+  for (const auto& w : wanted)
+    if (std::none_of(all.begin(), all.end(),
+                     [&](const store::TrialInfo& t) { return w == t.name || w == std::to_string(t.id); }))
+      throw std::runtime_error(path + " has no trial " + w + " (tunebench-cli list " + path + " shows its trials)");
+  for (const auto& info : all) {
     const bool selected = wanted.empty() ? info.step_count > 0 || has_probe(session, info.id)
                                          : std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) {
                                              return w == info.name || w == std::to_string(info.id);
@@ -68,8 +78,17 @@ std::vector<store::LoadedTrial> read_session(const std::string& path, const std:
 
 }  // namespace
 
+void require_files(const std::vector<std::string>& paths) {
+  for (const auto& path : paths) {
+    struct stat st {};
+    if (!path.empty() && ::stat(path.c_str(), &st) != 0)
+      throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+  }
+}
+
 std::vector<store::LoadedTrial> read_loaded_trial_inputs(const std::vector<std::string>& paths,
                                                          const std::string& selection) {
+  require_files(paths);
   std::vector<store::LoadedTrial> trials;
   for (const auto& path : paths) {
     if (ends_with(path, ".tbsession")) {

@@ -10,6 +10,11 @@
 
 namespace tunebench::cli {
 
+// Every file a command reads must be there: "cannot open PATH: No such file or directory" (exit
+// status 1), the same words in every subcommand (issue 44; CLI11's own check said "File does not
+// exist" with status 105). Throws std::runtime_error.
+void require_files(const std::vector<std::string>& paths);
+
 // `selection` (comma-separated trial ids or names) picks trials of session files; empty: every
 // trial that recorded steps or link probe points. Bad lines of event logs are reported on stderr.
 // Throws std::runtime_error when a file cannot be read. A session's trials come with what the

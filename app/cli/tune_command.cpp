@@ -125,7 +125,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("session", o->session, "Session file (created when missing)")->required();
   cmd->add_option("--preset", o->preset, "Start from a trial preset");
   cmd->add_option("--config", o->config_file, "Start from a config JSON (over the preset)");
-  cmd->add_option("--hf-config", o->hf_config, kHfConfigHelp)->check(CLI::ExistingFile);
+  cmd->add_option("--hf-config", o->hf_config, kHfConfigHelp);
   cmd->add_option("--set", o->sets, "Change a knob of the start: KEY=VALUE (repeatable)");
   add_script_options(cmd, &o->script);
   cmd->add_option("--objective", o->objective, "What to maximise")->check(CLI::IsMember({"tokens_per_s"}));

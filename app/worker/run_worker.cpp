@@ -297,7 +297,9 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
     done.exit_code = protocol::kExitOk;
     done.summary = summary;
     writer->write_payload(done);
-    log(rank, "done: median step " + std::to_string(summary.step_ms_median) + " ms");
+    char median[32];  // "1703.3 ms", not std::to_string's "1703.303000"
+    std::snprintf(median, sizeof(median), "%.1f", summary.step_ms_median);
+    log(rank, std::string("done: median step ") + median + " ms");
     if (!writer->ok()) log(rank, "some events could not be written (the reader went away)");
     return protocol::kExitOk;
   } catch (const engine::EngineError& e) {

@@ -50,20 +50,38 @@ Category category_of(const std::vector<KnobChange>& changes, const config::Trial
 }
 
 // The forum's usual suspects (docs/INVESTIGATE.md, "The planner"), only where they apply.
-std::vector<Candidate> forum_suspects(const config::TrialConfig& c, bool cuda, std::vector<SkippedVariant>& skipped) {
+// Below these a suspect cannot help the measured trial: it is skipped with the measured figure.
+constexpr double kDataWaitShareWorthLoaders = 0.02;     // data wait of the step
+constexpr double kMemoryShareWorthCheckpointing = 0.5;  // peak memory of the device's
+
+std::vector<Candidate> forum_suspects(const config::TrialConfig& c, const analysis::TrialMetrics& measured, bool cuda,
+                                      std::vector<SkippedVariant>& skipped) {
   std::vector<Candidate> out;
   const bool dist = c.world_size > 1 && c.strategy != Strategy::Single;
   auto add = [&](std::string title, std::vector<KnobChange> changes, std::string claim, std::string why) {
     out.push_back({std::move(title), category_of(changes, c), "forum: " + std::move(claim), std::move(why),
                    std::move(changes)});
   };
+  // Loader threads and pinned batches help only a trial that waits for its data.
+  const double step = measured.step_ms.empty() ? 0.0 : measured.step_ms.median;
+  const double wait = measured.data_wait_ms.empty() ? 0.0 : measured.data_wait_ms.median;
+  const bool waits = step > 0 && wait / step >= kDataWaitShareWorthLoaders;
+  const std::string wait_words = "the data wait is " + analysis::format_fixed(wait, 1) + " ms (" +
+                                 analysis::format_pct(step > 0 ? wait / step : 0) + " of the step)";
   if (c.num_workers == 0) {
     std::vector<KnobChange> ch = {{"num_workers", "4"}};
     if (cuda && !c.pin_memory) ch.push_back({"pin_memory", "true"});
-    add(cuda && !c.pin_memory ? "num_workers 4 + pin_memory" : "num_workers 4", ch, "raise num_workers",
-        "loads batches on 4 threads while the model trains");
+    const std::string title = cuda && !c.pin_memory ? "num_workers 4 + pin_memory" : "num_workers 4";
+    if (waits)
+      add(title, ch, "raise num_workers", "loads batches on 4 threads while the model trains");
+    else
+      skipped.push_back({title, Category::Data, "forum: raise num_workers", ch, "cannot help: " + wait_words});
   } else if (cuda && !c.pin_memory) {
-    add("pin_memory true", {{"pin_memory", "true"}}, "pin_memory=True", "page-locked batches, asynchronous copies");
+    if (waits)
+      add("pin_memory true", {{"pin_memory", "true"}}, "pin_memory=True", "page-locked batches, asynchronous copies");
+    else
+      skipped.push_back({"pin_memory true", Category::Data, "forum: pin_memory=True", {{"pin_memory", "true"}},
+                         "cannot help: " + wait_words});
   }
   add("micro_batch " + num(c.micro_batch * 2), {{"micro_batch", num(c.micro_batch * 2)}}, "a bigger batch",
       "twice the tokens per step for the same fixed costs");
@@ -85,9 +103,16 @@ std::vector<Candidate> forum_suspects(const config::TrialConfig& c, bool cuda, s
     add("ZeRO-3 (fsdp full_shard)", {{"strategy", "fsdp"}, {"fsdp_mode", "full_shard"}}, "ZeRO / FSDP",
         "shards everything; gathers each block's parameters when it runs");
   }
-  add(c.checkpointing ? "checkpointing false" : "checkpointing true",
-      {{"checkpointing", c.checkpointing ? "false" : "true"}}, "activation checkpointing",
-      c.checkpointing ? "no recompute, more activation memory" : "less activation memory for about a third more compute");
+  // Checkpointing buys memory with compute: worth trying when memory is short, or to give it back.
+  if (c.checkpointing || !measured.peak_fraction || *measured.peak_fraction >= kMemoryShareWorthCheckpointing)
+    add(c.checkpointing ? "checkpointing false" : "checkpointing true",
+        {{"checkpointing", c.checkpointing ? "false" : "true"}}, "activation checkpointing",
+        c.checkpointing ? "no recompute, more activation memory" : "less activation memory for about a third more compute");
+  else
+    skipped.push_back({"checkpointing true", Category::Memory, "forum: activation checkpointing",
+                       {{"checkpointing", "true"}},
+                       "cannot help: the trial uses " + analysis::format_pct(*measured.peak_fraction) +
+                           " of the device's memory; checkpointing only trades compute for memory it does not need"});
   if (cuda && c.compile == config::Compile::Off)
     add("compile fused", {{"compile", "fused"}}, "torch.compile", "fused elementwise kernels (libtorch has no torch.compile)");
   if (cuda && (c.amp == config::Amp::Fp32 || c.amp == config::Amp::Tf32))
@@ -156,7 +181,7 @@ InvestigationPlan plan_investigation(const analysis::TrialMetrics& baseline, int
     for (const auto& s : f.suggestions)
       candidates.push_back({s.title, category_of(s.changes, base), "diagnosis: " + std::string(to_string(f.kind)),
                             s.why, s.changes});
-  for (auto& c : forum_suspects(base, cuda, plan.skipped)) candidates.push_back(std::move(c));
+  for (auto& c : forum_suspects(base, baseline, cuda, plan.skipped)) candidates.push_back(std::move(c));
 
   std::vector<config::TrialConfig> seen = {base};
   for (const auto& cand : candidates) {

@@ -197,8 +197,10 @@ InvestigateWindow* AnalysisController::investigateRow(int row) {
     emit statusMessage(QStringLiteral("Only a trial stored in a session can be investigated"), 6000);
     return nullptr;
   }
-  auto* w = new InvestigateWindow(session->path(), storeId, planHooks(QStringLiteral("investigate")), session->jobs(),
-                                  m_context.dialogParent);
+  // A trial someone else ran is previewed before it runs again; one the user ran here is theirs.
+  const bool foreign = session->isForeignTrial(m_context.trials->record(row).id);
+  auto* w = new InvestigateWindow(session->path(), storeId, planHooks(QStringLiteral("investigate"), foreign),
+                                  session->jobs(), m_context.dialogParent);
   w->setWindowTitle(
       QStringLiteral("Investigate %1").arg(QString::fromStdString(m_context.trials->record(row).config.name)));
   w->setAttribute(Qt::WA_DeleteOnClose, true);
@@ -212,17 +214,18 @@ InvestigateWindow* AnalysisController::investigateRow(int row) {
   return w;
 }
 
-PlanRun::Hooks AnalysisController::planHooks(const QString& what) {
+PlanRun::Hooks AnalysisController::planHooks(const QString& what, bool fromSession) {
   PlanRun::Hooks hooks;
   // The one launch path (TrialLauncher: validation, device check, the launch preview), the plan's
   // tags written as the trial is queued.
-  hooks.launch = [this, what](const investigate::TrialRequest& r, std::function<void(const QString&)> queued,
-                              std::function<void()> waiting, std::function<void(const QString&)> refused) {
+  hooks.launch = [this, what, fromSession](const investigate::TrialRequest& r,
+                                          std::function<void(const QString&)> queued, std::function<void()> waiting,
+                                          std::function<void(const QString&)> refused) {
     QPointer<SessionController> guard(m_context.session);
     LaunchRequest request;
     request.configs = {r.config};
     request.what = QStringLiteral("%1: %2").arg(what, QString::fromStdString(r.name));
-    request.fromSession = m_context.session->isForeign();
+    request.fromSession = fromSession;
     request.source = what;
     QStringList tags;
     for (const auto& t : r.tags) tags << QString::fromStdString(t);
@@ -247,9 +250,14 @@ AutotuneDialog* AnalysisController::openAutotuneDialog() {
     emit statusMessage(QStringLiteral("Open or create a session file first: the search is kept in it"), 6000);
     return nullptr;
   }
-  auto* d = new AutotuneDialog(m_context.form->config(), session->path(), planHooks(QStringLiteral("tune")),
-                               session->jobs(), m_context.dialogParent);
+  // The form's config is the user's own unless it was taken from someone else's trial.
+  auto* d = new AutotuneDialog(m_context.form->config(), session->path(),
+                               planHooks(QStringLiteral("tune"), m_context.form->origin().fromSession), session->jobs(),
+                               m_context.dialogParent);
   d->setAttribute(Qt::WA_DeleteOnClose, true);
+  // This machine's GPU bounds the search as --device-memory-gib does on the command line.
+  const DeviceInventory& devices = m_context.form->devices();
+  if (devices.hasGpu()) d->setDeviceMemory(devices.gpus.front().memory_bytes);
   connect(m_context.live, &LiveTrialTracker::trialFinished, d, &AutotuneDialog::trialEnded);
   connect(m_context.live, &LiveTrialTracker::removedFromQueue, d, &AutotuneDialog::trialEnded);
   d->show();

@@ -84,7 +84,8 @@ class AnalysisController : public QObject {
   void showSweep(const QStringList& ids, const std::vector<std::string>& keys);
   // How a plan (investigation or search) runs its trials here: through the TrialLauncher, tagged
   // with the plan; stopped through the live trials' books.
-  PlanRun::Hooks planHooks(const QString& what);
+  // `fromSession`: the plan's trials repeat a config from someone else's file (launch preview).
+  PlanRun::Hooks planHooks(const QString& what, bool fromSession);
 
   WorkbenchContext m_context;
   TrialLogProvider m_provider;

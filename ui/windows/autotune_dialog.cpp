@@ -84,6 +84,32 @@ AutotuneDialog::AutotuneDialog(const config::TrialConfig& base, const QString& s
   layout->addWidget(buttons);
   resize(820, 640);
 
+  // The plan before Start: the space, how long its trials run and the budget (issue 44).
+  auto showPlan = [this] {
+    if (m_shown) return;  // a search's report is showing
+    const investigate::TuneSpec s = spec();
+    QString text = QStringLiteral("Before Start: the search around %1\n\n").arg(QString::fromStdString(m_base.name));
+    for (const auto& axis : s.space.axes) {
+      QStringList values;
+      for (const auto& v : axis.values) values << QString::fromStdString(v.label);
+      text += QStringLiteral("  %1: %2\n").arg(QString::fromStdString(axis.name), values.join(QStringLiteral(", ")));
+    }
+    text += QStringLiteral("\n%1 points in the grid. The base and the points predicted fastest run %2 steps first; a "
+                           "coordinate search from the best of them, then the best few again at %3 steps. ")
+                .arg(s.space.grid_size())
+                .arg(s.options.short_steps)
+                .arg(s.options.long_steps);
+    text += s.options.budget_cost > 0 ? QStringLiteral("At most %1 minutes of trial time.").arg(s.options.budget_cost / 60.0)
+                                      : QStringLiteral("No time limit: until the search ends.");
+    text += QStringLiteral(" Points that validation refuses are skipped, not run.");
+    m_report->setPlainText(text);
+  };
+  showPlan();
+  for (QAbstractSpinBox* box : {static_cast<QAbstractSpinBox*>(m_budget), static_cast<QAbstractSpinBox*>(m_short),
+                                static_cast<QAbstractSpinBox*>(m_long)})
+    connect(box, &QAbstractSpinBox::editingFinished, this, showPlan);
+  connect(m_perGpu, &QCheckBox::toggled, this, showPlan);
+
   connect(m_run, &PlanRun::statusChanged, this, [this](const QString& text) {
     m_status->setText(text);
     m_cancel->setEnabled(isRunning());
@@ -111,6 +137,7 @@ investigate::TuneSpec AutotuneDialog::spec() const {
   s.options.long_steps = m_long->value();
   s.options.warmup = std::min<int64_t>(m_base.warmup, m_short->value() - 2);
   s.options.budget_cost = m_budget->value() * 60.0;
+  if (s.cuda) s.device_memory_bytes = m_deviceMemory;
   return s;
 }
 

@@ -47,6 +47,9 @@ class AutotuneDialog : public QDialog {
   void setBudgetMinutes(double minutes);
   void setSteps(int shortSteps, int longSteps);
   void setPerGpu(bool perGpu);
+  // The memory of the GPU the search runs on: points predicted not to fit are pruned, not run (the
+  // command line's --device-memory-gib). 0: not checked.
+  void setDeviceMemory(qint64 bytes) { m_deviceMemory = bytes; }
   // Stores (or resumes) the search and queues its first missing trial, in the background; false
   // when a step of the search is still in flight. A failure: errorText() and failed().
   bool start();
@@ -84,6 +87,7 @@ class AutotuneDialog : public QDialog {
   config::TrialConfig m_base;
   QString m_path;
   qint64 m_planId = 0;
+  qint64 m_deviceMemory = 0;
   QString m_error;
   QDoubleSpinBox* m_budget = nullptr;
   QSpinBox* m_short = nullptr;

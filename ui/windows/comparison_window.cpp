@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollBar>
+#include <QShortcut>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -58,6 +59,12 @@ ComparisonWindow::ComparisonWindow(QWidget* parent) : QWidget(parent, Qt::Window
   setObjectName(QStringLiteral("comparisonWindow"));
   setWindowTitle(QStringLiteral("Tunebench — comparison"));
   setAttribute(Qt::WA_DeleteOnClose, false);  // the owner decides; tests keep it on the stack
+  // A window of its own closes as one does: Esc and Ctrl+W (issue 44).
+  for (const QKeySequence& key : {QKeySequence(Qt::Key_Escape), QKeySequence(QKeySequence::Close)}) {
+    auto* closeKey = new QShortcut(key, this);
+    closeKey->setContext(Qt::WindowShortcut);
+    connect(closeKey, &QShortcut::activated, this, &QWidget::close);
+  }
   m_diffModel = new ConfigDiffModel(this);
   m_metricsModel = new MetricsModel(this);
   m_sweepModel = new SweepTableModel(this);

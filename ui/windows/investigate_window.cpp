@@ -81,9 +81,16 @@ InvestigateWindow::InvestigateWindow(const QString& sessionPath, qint64 trialId,
   m_maxMinutes->setSpecialValueText(QStringLiteral("no limit"));
   m_maxMinutes->setSuffix(QStringLiteral(" min"));
   m_maxMinutes->setToolTip(QStringLiteral("Minutes of trial time at most (start to end of the plan's trials)"));
+  // Each box says what it bounds (both read "no limit" at 0, so a tooltip alone left them alike).
   auto* budgetRow = new QHBoxLayout;
   budgetRow->addWidget(new QLabel(QStringLiteral("Budget:"), this));
+  auto* trialsLabel = new QLabel(QStringLiteral("&Trials at most"), this);
+  trialsLabel->setBuddy(m_maxTrials);
+  budgetRow->addWidget(trialsLabel);
   budgetRow->addWidget(m_maxTrials);
+  auto* minutesLabel = new QLabel(QStringLiteral("&Minutes of trial time at most"), this);
+  minutesLabel->setBuddy(m_maxMinutes);
+  budgetRow->addWidget(minutesLabel);
   budgetRow->addWidget(m_maxMinutes);
   budgetRow->addStretch(1);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);

@@ -681,7 +681,12 @@ void SessionActions::showError(const QString& title, const QString& message) {
 
 void SessionActions::askSavePath(const QString& title, const QString& fileName, const QString& filter,
                                  std::function<void(const QString&)> chosen) {
-  auto* d = new QFileDialog(m_parent, title, QDir(m_exportDir).filePath(fileName), filter);
+  // A proposed name comes from a session's or a trial's name ("tune: mb 2"): no character that some
+  // file system or shell takes for something else (a colon, a slash, quotes).
+  QString safe = fileName;
+  for (QChar& ch : safe)
+    if (QStringLiteral("/\\:*?\"<>|").contains(ch) || ch.unicode() < 0x20) ch = QLatin1Char('-');
+  auto* d = new QFileDialog(m_parent, title, QDir(m_exportDir).filePath(safe), filter);
   d->setAcceptMode(QFileDialog::AcceptSave);
   d->setAttribute(Qt::WA_DeleteOnClose);
   connect(d, &QFileDialog::fileSelected, this, [chosen = std::move(chosen)](const QString& path) { chosen(path); });

@@ -226,9 +226,11 @@ bool SessionController::adopt(const QString& path, const QString& name, bool for
   for (const auto& [id, outcome] : std::exchange(m_finishing, {})) emit liveTrialStored(outcome);
   m_model->clear();
   m_storeIds.clear();
+  m_foreignIds.clear();
   for (auto& [record, id] : rows) {
     m_storeIds.insert(record.id, id);
     m_model->upsert(record);
+    if (foreign) m_foreignIds.insert(id);
   }
   m_dataVersion = -1;
   m_heads.clear();

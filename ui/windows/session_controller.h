@@ -30,6 +30,7 @@
 #include <variant>
 
 #include <QHash>
+#include <QSet>
 #include <QObject>
 #include <QStringList>
 #include <QTemporaryDir>
@@ -110,6 +111,9 @@ class SessionController : public QObject {
   QString path() const { return m_path; }
   QString sessionName() const { return m_name; }
   bool isForeign() const { return m_foreign; }
+  // A trial that was in someone else's file when it was opened: its config is shown before it runs
+  // again. Trials run here since (this window's, or another program's) are the user's own.
+  bool isForeignTrial(const QString& recordId) const { return m_foreign && m_foreignIds.contains(storeId(recordId)); }
   bool hasSession() const { return bool(m_store); }
   bool isRecording() const { return m_recording; }
   // The throw-away session of a window started without one (tests, --no-restore).
@@ -174,6 +178,7 @@ class SessionController : public QObject {
   QThread* m_recorderThread = nullptr;
   LiveRecorder* m_recorder = nullptr;  // lives on m_recorderThread
   QHash<QString, qint64> m_storeIds;
+  QSet<qint64> m_foreignIds;  // the trials a foreign file held when it was opened
   QTimer* m_watch = nullptr;  // lookForOtherWriters, while a session is open
   qint64 m_dataVersion = -1;
   std::vector<store::TrialHead> m_heads;  // the file's trials as last compared

@@ -64,6 +64,6 @@ if [ -n "$worker" ]; then
   # A missing worker is a sentence, not a crash.
   out="$("$cli" probe --gpus 2 --device cpu --max-mb 1 --worker /nonexistent/tunebench-worker 2>&1)" &&
     fail "a missing worker succeeded: $out"
-  grep -q "^probe: " <<<"$out" || fail "missing worker: $out"
+  grep -q "^tunebench-cli: rank 0 could not start /nonexistent/tunebench-worker" <<<"$out" || fail "missing worker: $out"
 fi
 echo "cli predict test passed"

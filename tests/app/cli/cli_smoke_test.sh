@@ -36,7 +36,8 @@ out="$("$cli" import "$session" "$log" --name "smoke run" 2>&1)"
 grep -q "imported trial 1 'smoke run' (done)" <<<"$out" || fail "import: $out"
 grep -q "10 records, 1 problems" <<<"$out" || fail "import count: $out"
 out="$("$cli" list "$session")"
-grep -Eq '^ +1 +done +6 +9\.5 +smoke run$' <<<"$out" || fail "list: $out"
+# steps per rank (the 2-rank log has 6 step records), as the report and the window count them
+grep -Eq '^ +1 +done +3 +9\.5 +smoke run$' <<<"$out" || fail "list: $out"
 
 "$cli" export "$session" --trial 1 --format csv -o "$dir/steps.csv"
 [ "$(wc -l < "$dir/steps.csv")" -eq 7 ] || fail "steps.csv has $(wc -l < "$dir/steps.csv") lines"
@@ -64,4 +65,25 @@ complete = [e for e in events if e["ph"] == "X"]
 assert len(complete) == 24, len(complete)
 assert {e["pid"] for e in complete} == {0, 1, 1000, 1001}
 PY
+
+# Issue 44: one wording and one exit status per mistake, whatever the subcommand. A file that is
+# not there: "cannot open PATH: No such file or directory", status 1 (CLI11 said "File does not
+# exist" with 105 in some subcommands, others "trial -1 failed").
+missing="$dir/nowhere.tbsession"
+for args in "list $missing" "report $missing" "settings $missing --trial 1" "investigate $missing 1" \
+            "import $missing $dir/nowhere.jsonl" "export $missing --trial 1 --format json -o -" \
+            "predict --config $dir/nowhere.json" "run $session --config $dir/nowhere.json"; do
+  rc=0; out="$("$cli" $args 2>&1)" || rc=$?
+  [ $rc = 1 ] || fail "'$args' exits $rc, not 1: $out"
+  grep -q "^tunebench-cli: cannot open $dir/nowhere\.[a-z]*: No such file or directory$" <<<"$out" ||
+    fail "'$args' says: $out"
+done
+# A trial that is not in the session is named, never dropped from the selection.
+rc=0; out="$("$cli" report "$session" --trials 1,99 2>&1)" || rc=$?
+[ $rc = 1 ] && grep -q "has no trial 99" <<<"$out" || fail "report --trials 1,99: $rc $out"
+# predict refuses what run refuses, with its words and its status.
+rc=0; out="$("$cli" predict --preset cpu-tiny --set micro_batch=0 2>&1)" || rc=$?
+[ $rc = 2 ] && grep -q "invalid configuration: micro_batch" <<<"$out" || fail "predict of an invalid config: $rc $out"
+rc=0; out="$("$cli" predict --preset cpu-tiny --gpus 0 2>&1)" || rc=$?
+[ $rc != 0 ] || fail "predict --gpus 0 is not ignored: $out"
 echo "cli smoke test passed"

@@ -18,7 +18,7 @@ grep -q " grad_accum" <<<"$out" || fail "grad_accum should be unknown: $out"
 out="$("$cli" import "$session" "$traces"/single-nw0/*.pt.trace.json.gz 2>&1)"
 grep -q "imported trial 2 'single-nw0'" <<<"$out" || fail "import nw0: $out"
 out="$("$cli" list "$session")"
-grep -Eq '^ +1 +done +8 +[0-9]+\.[0-9] +my ddp$' <<<"$out" || fail "list: $out"
+grep -Eq '^ +1 +done +4 +[0-9]+\.[0-9] +my ddp$' <<<"$out" || fail "list: $out"
 
 out="$("$cli" report "$session" --trials 2)"
 grep -q "data-bound" <<<"$out" || fail "nw0 report is not data-bound: $out"

@@ -149,3 +149,25 @@ TEST(Planner, HostBoundPlansTheCudaGraphFirst) {
   EXPECT_EQ(plan.variants[1].title, "micro_batch 8");
   EXPECT_EQ(plan.variants[2].title, "compile fused");
 }
+
+// Issue 44: a plan offered num_workers at 0.0 ms data wait and checkpointing at 3 % memory. A
+// suspect that cannot help the measured trial is skipped, with the figure that says so.
+TEST(Planner, SuspectsThatCannotHelpTheMeasuredTrialAreSkippedWithTheFigure) {
+  tt::PlantedModel m;  // no data wait at all
+  auto baseline = measured(gpu(tc::Strategy::Single, 1), m);
+  baseline.device_memory_bytes = int64_t(80) << 30;
+  baseline.peak_fraction = 0.03;
+  const auto plan = ti::plan_investigation(baseline, 7);
+  EXPECT_EQ(find(plan, "num_workers"), nullptr);
+  EXPECT_TRUE(skipped(plan, "num_workers", "cannot help: the data wait is 0.0 ms")) << plan.skipped.size();
+  EXPECT_EQ(find(plan, "checkpointing"), nullptr);
+  EXPECT_TRUE(skipped(plan, "checkpointing", "uses 3.0 % of the device's memory"));
+
+  // With the data wait and the memory that make them worth a try, they are planned.
+  m.data_wait_ms_no_workers = 43;
+  baseline = measured(gpu(tc::Strategy::Single, 1), m);
+  baseline.peak_fraction = 0.9;
+  const auto busy = ti::plan_investigation(baseline, 7);
+  EXPECT_NE(find(busy, "num_workers"), nullptr);
+  EXPECT_NE(find(busy, "checkpointing"), nullptr);
+}

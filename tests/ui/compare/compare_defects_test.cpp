@@ -127,6 +127,19 @@ TEST(ComparisonDefects, ThreeTrialsFitTheWindow) {
     }
 }
 
+// Issue 44: the comparison window ignored Esc and Ctrl+W.
+TEST(ComparisonDefects, EscAndCtrlWCloseTheWindow) {
+  for (const QKeySequence& key : {QKeySequence(Qt::Key_Escape), QKeySequence(QKeySequence::Close)}) {
+    ComparisonWindow w;
+    w.setTrials(three_trials(), {QStringLiteral("single"), QStringLiteral("ddp"), QStringLiteral("ddp no p2p")});
+    w.show();
+    w.activateWindow();
+    ASSERT_TRUE(QTest::qWaitForWindowActive(&w));
+    QTest::keySequence(&w, key);
+    TB_EXPECT_WAIT_FOR(!w.isVisible(), 3000) << key.toString().toStdString();
+  }
+}
+
 TEST(SweepPlotDefects, IntegerKnobsGetIntegerTicks) {
   std::vector<protocol::TrialLog> logs;
   for (int a : {1, 2, 4})

@@ -172,3 +172,17 @@ TEST(AutotuneDialog, OpeningTheSearchRunsOffTheGuiThreadAndAFailureIsAMessage) {
   f.settle(broken);
   EXPECT_EQ(failed.size(), 1);
 }
+
+// Issue 44: the search's plan is visible before Start (its axes, grid, steps and budget).
+TEST(AutotuneDialog, ThePlanIsShownBeforeStart) {
+  AutotuneFixture f;
+  AutotuneDialog d(f.base, QString::fromStdString(f.path), f.hooks(), &f.jobs);
+  const QString before = d.reportText();
+  EXPECT_TRUE(before.startsWith(QStringLiteral("Before Start"))) << before.toStdString();
+  for (const auto& axis : d.spec().space.axes)
+    EXPECT_TRUE(before.contains(QString::fromStdString(axis.name) + QStringLiteral(": "))) << axis.name;
+  EXPECT_TRUE(before.contains(QStringLiteral("%1 points in the grid").arg(d.spec().space.grid_size())))
+      << before.toStdString();
+  EXPECT_TRUE(before.contains(QStringLiteral("At most 10 minutes"))) << before.toStdString();
+  EXPECT_FALSE(f.pending.has_value());  // nothing runs before Start
+}

@@ -224,3 +224,15 @@ TEST(InvestigateWindow, TheSessionIsReadOffTheGuiThread) {
   EXPECT_TRUE(f.pending.has_value());
   EXPECT_GE(started.size(), 1);
 }
+
+// Issue 44: the two budget boxes (both "no limit" at 0) have labels of their own.
+TEST(InvestigateWindow, TheBudgetBoxesHaveLabels) {
+  Fixture f;
+  InvestigateWindow w(QString::fromStdString(f.path), f.trial, f.hooks(), &f.jobs);
+  QStringList labelled;
+  for (QLabel* label : w.findChildren<QLabel*>())
+    if (label->buddy()) labelled << label->buddy()->objectName() + QStringLiteral("=") + label->text();
+  EXPECT_TRUE(labelled.join(' ').contains(QStringLiteral("investigateBudget=&Trials at most"))) << labelled.join(' ').toStdString();
+  EXPECT_TRUE(labelled.join(' ').contains(QStringLiteral("investigateMinutes=&Minutes of trial time at most")))
+      << labelled.join(' ').toStdString();
+}

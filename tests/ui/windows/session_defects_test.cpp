@@ -472,6 +472,33 @@ TEST(InvestigateDefects, StopOnAPlanTrialPausesThePlanAndResumeContinuesIt) {
   inv->close();
 }
 
+// Issue 44: in a session opened from the start page (someone else's file), every plan trial asked
+// "Run a trial from another session?", also for a trial the user had just run there. A plan of the
+// user's own trial runs without the preview; the file's own trials keep it (the test below).
+TEST(InvestigateDefects, APlanOfTheUsersOwnTrialInAForeignSessionIsNotPreviewed) {
+  QTemporaryDir dir;
+  auto w = make_window();
+  ASSERT_TRUE(w->sessionActions()->openSession(copy_of(dir, example("cpu-tiny.tbsession"))));
+  TB_WAIT_FOR(w->trialsModel()->rowCount() == 2, kTimeoutMs);
+  ASSERT_TRUE(w->session()->isForeign());
+  run_and_wait(*w, quick_cpu_trial("mine"));  // the form's preset: the user's own
+  EXPECT_EQ(w->launcher()->pendingPreview(), nullptr);
+  const int mine = w->trialsModel()->rowCount() - 1;
+  TB_WAIT_FOR(w->session()->storeId(w->trialsModel()->record(mine).id) >= 0, kTimeoutMs);
+  EXPECT_FALSE(w->session()->isForeignTrial(w->trialsModel()->record(mine).id));
+  EXPECT_TRUE(w->session()->isForeignTrial(w->trialsModel()->record(0).id));
+  InvestigateWindow* inv = w->analysis()->investigateRow(mine);
+  ASSERT_NE(inv, nullptr);
+  TB_WAIT_FOR(inv->isPrepared() && !inv->isBusy(), kTimeoutMs);
+  inv->findChild<QSpinBox*>(QStringLiteral("investigateBudget"))->setValue(1);
+  inv->findChild<QPushButton*>(QStringLiteral("investigateStart"))->click();
+  TB_WAIT_FOR(w->queue()->runner()->isActive() || !inv->isRunning(), kTimeoutMs);
+  EXPECT_EQ(w->launcher()->pendingPreview(), nullptr) << inv->statusLabel()->text().toStdString();
+  TB_WAIT_FOR(!inv->isRunning(), 4 * kTimeoutMs);
+  EXPECT_FALSE(inv->statusLabel()->text().contains(QStringLiteral("Not started"))) << inv->statusLabel()->text().toStdString();
+  inv->close();
+}
+
 TEST(InvestigateDefects, AnInvestigationWhosePreviewIsCancelledPausesAndSaysSo) {
   // Each variant of an investigation waited for a preview nobody saw, forever.
   QTemporaryDir dir;
