@@ -70,6 +70,11 @@
 #                                 # launch-bound run (tiny eager untimed vs sampled, PAIRS=6 interleaved
 #                                 # pairs; CUPTI detached after host-bound samples), tiny fused+graph
 #                                 # sampled, 7B `compile fused` unsampled / sampled and `fused+graph`.
+#   scripts/gpu-bench.sh script   # no build, about 6 min: your own script under tunebench_probe on a
+#                                 # GPU: the probe's CUDA tests, then its overhead on a GPU-bound
+#                                 # (~100 ms) and a ~5 ms step, ROUNDS (default 3) interleaved rounds,
+#                                 # and recorded runs (events, a torch.profiler trace of the small
+#                                 # one) for lab/probe_phase_check.py. Table printed last.
 #   scripts/gpu-bench.sh reference-check  # no build, about 3 min: scripts/pytorch_reference.py
 #                                 # alone: tiny/125m/llama3.2-1b eager and torch.compile, then tiny
 #                                 # through every precision, checkpointing + accumulation, DDP and
@@ -167,6 +172,17 @@ if [ "$MODE" = models-probe ]; then
   echo "-- $(wc -l < "$OUT/models-probe.jsonl") probe lines in $OUT/models-probe.jsonl"
   exit 0
 fi
+# script: the user's-script probe (tunebench_probe, pure Python): its CUDA tests, then what it costs
+# a script and recorded runs for the phase check (lab/probe_gpu_check.py). No build.
+if [ "$MODE" = script ]; then
+  mkdir -p "$OUT"
+  export PYTHONPATH="$ROOT/app/probe${PYTHONPATH:+:$PYTHONPATH}"
+  python3 "$ROOT/tests/app/probe/test_cuda.py" > "$OUT/probe-cuda-tests.txt" 2>&1; echo "probe CUDA tests: exit $?"
+  tail -5 "$OUT/probe-cuda-tests.txt"
+  python3 "$ROOT/lab/probe_gpu_check.py" "$OUT"
+  exit 0
+fi
+
 if [ "$MODE" = reference-check ]; then
   # The reference alone, each run one RESULT line (a failure prints its last lines instead).
   python3 "$REF" --list-presets

@@ -1,0 +1,71 @@
+"""The probe's phases against torch.profiler's kernels for the same steps (issue 39): reads the
+events and the trace lab/probe_gpu_check.py recorded (`small.jsonl`, `small-trace.json.gz` in the
+folder given) and prints, per profiled step and phase, the probe's duration (CUDA events) beside
+the GPU span of the phase's kernels in the trace (from the first kernel launched inside its
+record_function to the end of the last), and their ratio.
+
+The trace and the events are matched by step order: the trace's ProfilerStep#N is the script's
+loop index N; the probe numbers the same optimizer steps from 0.
+"""
+import gzip
+import json
+import os
+import sys
+
+
+def trace_phases(path):
+    trace = json.load(gzip.open(path, "rt"))
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    steps = [e for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")]
+    marks = [e for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith("phase:")]
+    launches = {}  # correlation id -> launch ts on the host
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver") and "Launch" in e.get("name", ""):
+            launches[e.get("args", {}).get("correlation")] = e["ts"]
+    kernels = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    out = {}
+    for s in steps:
+        n = int(s["name"].split("#")[1])
+        s0, s1 = s["ts"], s["ts"] + s["dur"]
+        for m in marks:
+            if not (s0 <= m["ts"] < s1):
+                continue
+            m0, m1 = m["ts"], m["ts"] + m["dur"]
+            mine = [k for k in kernels if m0 <= launches.get(k.get("args", {}).get("correlation"), -1) <= m1]
+            if mine:
+                span = max(k["ts"] + k["dur"] for k in mine) - min(k["ts"] for k in mine)
+                out[(n, m["name"][6:])] = span / 1000.0
+    return out
+
+
+def probe_phases(path):
+    out = {}
+    for line in open(path):
+        e = json.loads(line)
+        if e.get("type") != "step":
+            continue
+        for iv in e.get("intervals", []):
+            if iv["phase"] in ("forward", "backward", "optimizer"):
+                key = (e["step"], iv["phase"])
+                out[key] = out.get(key, 0.0) + (iv["end_us"] - iv["start_us"]) / 1000.0
+    return out
+
+
+def main():
+    folder = sys.argv[1]
+    trace = trace_phases(os.path.join(folder, "small-trace.json.gz"))
+    probe = probe_phases(os.path.join(folder, "small.jsonl"))
+    print("step  phase       probe ms  trace ms  probe/trace")
+    worst = 0.0
+    for (step, phase), t in sorted(trace.items()):
+        p = probe.get((step, phase))
+        if p is None:
+            print(f"{step:4}  {phase:10}        -  {t:8.3f}")
+            continue
+        worst = max(worst, abs(p / t - 1))
+        print(f"{step:4}  {phase:10}  {p:7.3f}  {t:8.3f}  {p / t:11.3f}")
+    print(f"largest difference: {worst * 100:.1f} %")
+
+
+if __name__ == "__main__":
+    main()
