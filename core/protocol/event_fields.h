@@ -1,7 +1,9 @@
 // The fields of every event record, listed once.
 //
 // visit_fields(record, visitor) calls visitor(field, member) for each field of a Header, Hello,
-// ModelInfo, Step, Interval, GpuSample, Done, Log, Warning, Error or LinkProbe, in wire order. The JSON
+// ModelInfo, Step, MemoryCategories, Interval, GpuSample, GpuCounters, Done, Log, Warning, Error or
+// LinkProbe, in wire order (a Step holds its MemoryCategories' fields and a GpuSample its
+// GpuCounters', stored in tables of their own). The JSON
 // mapping (events.cpp), the session store's SQL inserts and loads (core/store) and the CSV/JSON
 // exports all walk these lists, so adding a field is one line here (plus a schema migration for
 // the store). Each field carries its wire name, where it nests in JSON, its SQL column, and the
@@ -120,7 +122,32 @@ void visit_fields(S& s, V&& v) {
     // Table step_gpu (schema 6), written only for sampled steps.
     v(Field{"gpu_sampled", {}, Field::kNoColumn, {}, P::OmitDefault}, s.gpu_sampled);
     v(Field{"gpu_busy_ms", {}, Field::kNoColumn, {}, P::OmitDefault}, s.gpu_busy_ms);
+    // Table step_memory (schema 7), written only for memory-sampled steps.
+    v(Field{"memory_sampled", {}, Field::kNoColumn, {}, P::OmitDefault}, s.memory_sampled);
+    visit_fields(s.memory_categories, [&v](Field f, auto& member) {
+      f.column = Field::kNoColumn;
+      f.presence = P::OmitDefault;
+      v(f, member);
+    });
     v(Field{"intervals", {}, Field::kNoColumn}, s.intervals);  // table `intervals`
+  } else if constexpr (detail::is<S, MemoryCategories>) {
+    // A step's JSON group "memory_categories"; the columns of table step_memory (schema 7).
+    constexpr std::string_view g = "memory_categories";
+    v(Field{"phase", g}, s.phase);
+    v(Field{"parameters_bytes", g, {}, kCountRange}, s.parameters_bytes);
+    v(Field{"gradients_bytes", g, {}, kCountRange}, s.gradients_bytes);
+    v(Field{"optimizer_bytes", g, {}, kCountRange}, s.optimizer_bytes);
+    v(Field{"activations_bytes", g, {}, kCountRange}, s.activations_bytes);
+    v(Field{"temporaries_bytes", g, {}, kCountRange}, s.temporaries_bytes);
+    v(Field{"communication_bytes", g, {}, kCountRange}, s.communication_bytes);
+    v(Field{"unattributed_bytes", g, {}, kCountRange}, s.unattributed_bytes);
+    v(Field{"reserved_free_bytes", g, {}, kCountRange}, s.reserved_free_bytes);
+  } else if constexpr (detail::is<S, GpuCounters>) {
+    // Top-level fields of a `gpu` event; the columns of table gpu_counters (schema 7).
+    v(Field{"energy_mj", {}, {}, kCountRange}, s.energy_mj);
+    v(Field{"sm_activity_pct"}, s.sm_activity_pct);
+    v(Field{"sm_occupancy_pct"}, s.sm_occupancy_pct);
+    v(Field{"tensor_activity_pct"}, s.tensor_activity_pct);
   } else if constexpr (detail::is<S, Interval>) {
     v(Field{"lane"}, s.lane);  // absent: the phase's default lane
     v(Field{"phase", {}, {}, {}, P::Required}, s.phase);
@@ -143,6 +170,10 @@ void visit_fields(S& s, V&& v) {
     v(Field{"nvlink_rx_mbps"}, s.nvlink_rx_mbps);
     v(Field{"cpu_pct"}, s.cpu_pct);
     v(Field{"rss_bytes", {}, {}, kCountRange}, s.rss_bytes);
+    visit_fields(s.counters, [&v](Field f, auto& member) {  // table gpu_counters (schema 7)
+      f.column = Field::kNoColumn;
+      v(f, member);
+    });
   } else if constexpr (detail::is<S, Done>) {
     v(Field{"exit_code", {}, {}, kExitCodeRange}, s.exit_code);
     v(Field{"measured_steps", "summary", {}, kCountRange}, s.summary.measured_steps);

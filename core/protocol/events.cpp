@@ -252,6 +252,13 @@ bool is_event_type(std::string_view type) {
 
 std::string_view Event::type() const { return type_name(payload); }
 
+bool MemoryCategories::operator==(const MemoryCategories& o) const {
+  return phase == o.phase && parameters_bytes == o.parameters_bytes && gradients_bytes == o.gradients_bytes &&
+         optimizer_bytes == o.optimizer_bytes && activations_bytes == o.activations_bytes &&
+         temporaries_bytes == o.temporaries_bytes && communication_bytes == o.communication_bytes &&
+         unattributed_bytes == o.unattributed_bytes && reserved_free_bytes == o.reserved_free_bytes;
+}
+
 json to_json(const Event& event) {
   json j = json::object();
   visit_fields(event.header, JsonWriter{j});

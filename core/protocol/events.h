@@ -117,6 +117,27 @@ struct MemoryStats {
   int64_t alloc_retries = 0;    // cudaMalloc retries after freeing cache (a sign of fragmentation)
 };
 
+// Live allocator bytes by what holds them, at one moment of a memory-sampled step (the worker's
+// CUDA build reads the caching allocator's snapshot; metrics/memory_categories.h attributes its
+// blocks). The seven categories sum to the allocated bytes; reserved_free_bytes is the reserve no
+// tensor holds (fragmentation and cache) beside them.
+struct MemoryCategories {
+  std::string phase;                // when the snapshot was taken: "forward", "backward", "optimizer", "oom"
+  int64_t parameters_bytes = 0;     // blocks holding the parameters (and their 16-bit / float8 copies)
+  int64_t gradients_bytes = 0;      // blocks holding the gradients
+  int64_t optimizer_bytes = 0;      // blocks holding the optimizer state (AdamW moments, steps)
+  int64_t activations_bytes = 0;    // blocks the forward allocated that are still alive (saved for backward)
+  int64_t temporaries_bytes = 0;    // blocks allocated in this step outside the forward (backward and optimizer temporaries, workspaces)
+  int64_t communication_bytes = 0;  // blocks holding collective buffers (DDP buckets, FSDP gathers)
+  int64_t unattributed_bytes = 0;   // live blocks none of the above explains (older than the step, not known)
+  int64_t reserved_free_bytes = 0;  // reserved by the allocator, held by no tensor
+  int64_t allocated_bytes() const {
+    return parameters_bytes + gradients_bytes + optimizer_bytes + activations_bytes + temporaries_bytes +
+           communication_bytes + unattributed_bytes;
+  }
+  bool operator==(const MemoryCategories& o) const;
+};
+
 struct Step {
   int64_t step = 0;           // 0-based; steps < warmup are warm-up
   bool warmup = false;
@@ -135,7 +156,25 @@ struct Step {
   // only the time compute kernels ran, and the GPU-idle gaps (HostWait, LaunchGap, SyncWait).
   bool gpu_sampled = false;
   double gpu_busy_ms = 0.0;       // union of kernel/memcpy/memset intervals in the step (sampled steps only)
+  // Memory-sampled step (the kernel-sampled steps of a CUDA worker): the allocator's live bytes by
+  // category at the larger of the forward's and the backward's end.
+  bool memory_sampled = false;
+  MemoryCategories memory_categories;
   std::vector<Interval> intervals;
+};
+
+// NVML counters beyond the basic sample (stored beside it: store schema 7). Absent where the GPU,
+// the driver or the permissions do not give them.
+struct GpuCounters {
+  // nvmlDeviceGetTotalEnergyConsumption: millijoules since the driver was loaded; it advances about
+  // every 100 ms (metrics/energy.h turns two readings into joules over a window).
+  std::optional<int64_t> energy_mj;
+  // NVML GPM (Hopper and newer), over the time since the previous sample: the share of time SMs
+  // were busy, the warps resident against the maximum, and any tensor pipe's activity.
+  std::optional<double> sm_activity_pct;
+  std::optional<double> sm_occupancy_pct;
+  std::optional<double> tensor_activity_pct;
+  bool any() const { return energy_mj || sm_activity_pct || sm_occupancy_pct || tensor_activity_pct; }
 };
 
 // One telemetry sample. GPU fields come from NVML, CPU fields from /proc; absent ones are nullopt.
@@ -153,6 +192,7 @@ struct GpuSample {
   std::optional<double> nvlink_rx_mbps;
   std::optional<double> cpu_pct;         // process CPU use, 100 = one core
   std::optional<int64_t> rss_bytes;
+  GpuCounters counters;                  // energy and GPM activity (top-level fields on the wire)
 };
 
 struct Log {

@@ -157,11 +157,23 @@ void EventInserter::step(int rank, const tp::Step& s) {
     m_step_gpu->bind(2, s.gpu_busy_ms);
     run(*m_step_gpu);
   }
+  if (s.memory_sampled) {
+    // Prepared on first use: a file of schema < 7 (tests write such files) has no such table.
+    if (!m_step_memory) m_step_memory = prepare_insert<tp::MemoryCategories>(m_db, "INSERT", "step_memory", {"step_id"});
+    bind_record(*m_step_memory, s.memory_categories, {step_id});
+    run(*m_step_memory);
+  }
 }
 
 void EventInserter::sample(int rank, int64_t t_us, const tp::GpuSample& g) {
   bind_record(*m_sample, g, {m_trial_id, rank, t_us});
   run(*m_sample);
+  if (g.counters.any()) {
+    // Prepared on first use: a file of schema < 7 has no such table.
+    if (!m_counters) m_counters = prepare_insert<tp::GpuCounters>(m_db, "INSERT", "gpu_counters", {"sample_id"});
+    bind_record(*m_counters, g.counters, {m_db.getLastInsertRowid()});
+    run(*m_counters);
+  }
 }
 
 void EventInserter::message(int rank, int64_t t_us, const char* kind, const std::string& tag,

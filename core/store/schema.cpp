@@ -227,6 +227,31 @@ const char* const kVersion6[] = {
 ))",
 };
 
+// ---- version 7: what the hardware says (issue 41): a memory-sampled step's live bytes by category
+// (Step::memory_categories, metrics/memory_categories.h) and the NVML counters beyond the basic
+// sample (GpuSample::counters: the energy counter, GPM activity) ---------------------------------
+const char* const kVersion7[] = {
+    R"(CREATE TABLE step_memory (
+  step_id INTEGER PRIMARY KEY REFERENCES steps(id) ON DELETE CASCADE,
+  phase TEXT NOT NULL,
+  parameters_bytes INTEGER NOT NULL,
+  gradients_bytes INTEGER NOT NULL,
+  optimizer_bytes INTEGER NOT NULL,
+  activations_bytes INTEGER NOT NULL,
+  temporaries_bytes INTEGER NOT NULL,
+  communication_bytes INTEGER NOT NULL,
+  unattributed_bytes INTEGER NOT NULL,
+  reserved_free_bytes INTEGER NOT NULL
+))",
+    R"(CREATE TABLE gpu_counters (
+  sample_id INTEGER PRIMARY KEY REFERENCES gpu_samples(id) ON DELETE CASCADE,
+  energy_mj INTEGER,
+  sm_activity_pct REAL,
+  sm_occupancy_pct REAL,
+  tensor_activity_pct REAL
+))",
+};
+
 template <size_t N> void run_all(SQLite::Database& db, const char* const (&statements)[N]) {
   for (const char* sql : statements) db.exec(sql);
 }
@@ -244,6 +269,7 @@ void migrate(SQLite::Database& db, int from_version, int to_version) {
   if (from_version < 4 && to_version >= 4) run_all(db, kVersion4);
   if (from_version < 5 && to_version >= 5) run_all(db, kVersion5);
   if (from_version < 6 && to_version >= 6) run_all(db, kVersion6);
+  if (from_version < 7 && to_version >= 7) run_all(db, kVersion7);
   // Integer formatted by us, not user input: PRAGMA takes no bound parameters.
   db.exec("PRAGMA user_version = " + std::to_string(to_version));
   tx.commit();

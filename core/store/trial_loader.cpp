@@ -53,6 +53,13 @@ void load_model(SQLite::Database& db, int64_t id, tp::TrialLog& log) {
   }
 }
 
+// Whether the file has `table` (files of older versions, opened read-only, are not migrated).
+bool has_table(SQLite::Database& db, const char* table) {
+  Statement has(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  has.bind(1, table);
+  return has.executeStep();
+}
+
 void load_steps(SQLite::Database& db, int64_t id, tp::TrialLog& log, bool with_intervals) {
   // Intervals first, keyed by step row id, then attached while steps stream in row order.
   std::unordered_map<int64_t, std::vector<tp::Interval>> intervals;
@@ -80,6 +87,17 @@ void load_steps(SQLite::Database& db, int64_t id, tp::TrialLog& log, bool with_i
       gpu_busy[r.i64(0)] = r.real(1);
     }
   }
+  // Version 7 added memory-sampled steps.
+  std::unordered_map<int64_t, tp::MemoryCategories> categories;
+  if (has_table(db, "step_memory")) {
+    Statement mq(db, "SELECT m.step_id, " + sql_column_list<tp::MemoryCategories>("m") +
+                         " FROM step_memory m JOIN steps s ON s.id = m.step_id WHERE s.trial_id = ?");
+    mq.bind(1, id);
+    while (mq.executeStep()) {
+      RowReader r(mq, "step_memory");
+      read_record(r, 1, categories[r.i64(0)]);
+    }
+  }
   Statement q(db,
               "SELECT id, rank, " + sql_column_list<tp::Step>() + " FROM steps WHERE trial_id = ? ORDER BY rank, id");
   q.bind(1, id);
@@ -90,6 +108,10 @@ void load_steps(SQLite::Database& db, int64_t id, tp::TrialLog& log, bool with_i
     if (auto it = gpu_busy.find(r.i64(0)); it != gpu_busy.end()) {
       s.gpu_sampled = true;
       s.gpu_busy_ms = it->second;
+    }
+    if (auto it = categories.find(r.i64(0)); it != categories.end()) {
+      s.memory_sampled = true;
+      s.memory_categories = std::move(it->second);
     }
     if (auto it = intervals.find(r.i64(0)); it != intervals.end()) s.intervals = std::move(it->second);
     tp::RankLog& rl = log.ranks[rank_of(r, 1)];
@@ -102,14 +124,26 @@ void load_steps(SQLite::Database& db, int64_t id, tp::TrialLog& log, bool with_i
 }
 
 void load_samples(SQLite::Database& db, int64_t id, tp::TrialLog& log) {
-  Statement q(db, "SELECT rank, t_us, " + sql_column_list<tp::GpuSample>() +
+  // Version 7 added the counters beyond the basic sample (energy, GPM).
+  std::unordered_map<int64_t, tp::GpuCounters> counters;
+  if (has_table(db, "gpu_counters")) {
+    Statement cq(db, "SELECT c.sample_id, " + sql_column_list<tp::GpuCounters>("c") +
+                         " FROM gpu_counters c JOIN gpu_samples g ON g.id = c.sample_id WHERE g.trial_id = ?");
+    cq.bind(1, id);
+    while (cq.executeStep()) {
+      RowReader r(cq, "gpu_counters");
+      read_record(r, 1, counters[r.i64(0)]);
+    }
+  }
+  Statement q(db, "SELECT id, rank, t_us, " + sql_column_list<tp::GpuSample>() +
                       " FROM gpu_samples WHERE trial_id = ? ORDER BY rank, id");
   q.bind(1, id);
   while (q.executeStep()) {
     RowReader r(q, "gpu_samples");
     tp::GpuSample g;
-    read_record(r, 2, g);
-    log.ranks[rank_of(r, 0)].samples.push_back({r.i64(1, tp::kTimeRange), std::move(g)});
+    read_record(r, 3, g);
+    if (auto it = counters.find(r.i64(0)); it != counters.end()) g.counters = it->second;
+    log.ranks[rank_of(r, 1)].samples.push_back({r.i64(2, tp::kTimeRange), std::move(g)});
   }
 }
 
