@@ -2,50 +2,28 @@
 // only the entry points we call and treat a missing one as "not supported".
 #include "core/telemetry/nvml.h"
 
+#include "core/telemetry/nvml_abi.h"
+
 #include <dlfcn.h>
 
 #include <chrono>
 #include <climits>
 #include <map>
+#include <optional>
+#include <utility>
 
 namespace tunebench::telemetry {
-// NVML's types. Named, not anonymous: Nvml::Api (external linkage) holds them.
-namespace nvml_abi {
-
-using nvmlReturn_t = int;
-using nvmlDevice_t = struct nvmlDevice_st*;
-
-struct nvmlMemory_t {
-  unsigned long long total, free, used;
-};
-struct nvmlUtilization_t {
-  unsigned int gpu, memory;
-};
-struct nvmlFieldValue_t {
-  unsigned int fieldId;
-  unsigned int scopeId;
-  long long timestamp;
-  long long latencyUsec;
-  int valueType;
-  nvmlReturn_t nvmlReturn;
-  union {
-    double dVal;
-    unsigned int uiVal;
-    unsigned long ulVal;
-    unsigned long long ullVal;
-    signed long long sllVal;
-  } value;
-};
-
-}  // namespace nvml_abi
+using nvml_abi::kSuccess;
 using nvml_abi::nvmlDevice_t;
 using nvml_abi::nvmlFieldValue_t;
+using nvml_abi::nvmlGpmMetricsGet_t;
+using nvml_abi::nvmlGpmSample_t;
+using nvml_abi::nvmlGpmSupport_t;
 using nvml_abi::nvmlMemory_t;
 using nvml_abi::nvmlReturn_t;
 using nvml_abi::nvmlUtilization_t;
 
 namespace {
-constexpr nvmlReturn_t kSuccess = 0;
 constexpr int kClockSm = 1;           // NVML_CLOCK_SM
 constexpr int kTemperatureGpu = 0;    // NVML_TEMPERATURE_GPU
 constexpr int kPcieTx = 0;            // NVML_PCIE_UTIL_TX_BYTES
@@ -74,6 +52,30 @@ struct Nvml::Api {
   nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned, int*) = nullptr;
   nvmlReturn_t (*field_values)(nvmlDevice_t, int, nvmlFieldValue_t*) = nullptr;
   nvmlReturn_t (*common_ancestor)(nvmlDevice_t, nvmlDevice_t, int*) = nullptr;
+  nvmlReturn_t (*total_energy)(nvmlDevice_t, unsigned long long*) = nullptr;  // millijoules
+  nvmlReturn_t (*gpm_support)(nvmlDevice_t, nvmlGpmSupport_t*) = nullptr;
+  nvmlReturn_t (*gpm_sample_alloc)(nvmlGpmSample_t*) = nullptr;
+  nvmlReturn_t (*gpm_sample_free)(nvmlGpmSample_t) = nullptr;
+  nvmlReturn_t (*gpm_sample_get)(nvmlDevice_t, nvmlGpmSample_t) = nullptr;
+  nvmlReturn_t (*gpm_metrics_get)(nvmlGpmMetricsGet_t*) = nullptr;
+
+  // GPM metrics are rates between two samples: each device keeps its previous one.
+  struct Gpm {
+    bool checked = false;
+    nvmlGpmSample_t previous = nullptr, current = nullptr;
+    bool have_previous = false;
+    std::string problem;  // non-empty: not read on this device, and why
+  };
+  std::map<int, Gpm> gpm;
+  std::map<int, std::string> energy_problem;
+  std::string words(nvmlReturn_t rc) const { return error_string ? error_string(rc) : "NVML error " + std::to_string(rc); }
+  void gpm_sample(int index, nvmlDevice_t dev, protocol::GpuCounters& out);
+  void free_gpm(Gpm& g) {
+    if (g.previous && gpm_sample_free) gpm_sample_free(g.previous);
+    if (g.current && gpm_sample_free) gpm_sample_free(g.current);
+    g.previous = g.current = nullptr;
+    g.have_previous = false;
+  }
 
   struct Counter {
     unsigned long long tx_kib = 0, rx_kib = 0;
@@ -112,6 +114,12 @@ Nvml::Nvml(const std::string& library) : m_api(std::make_unique<Api>()) {
   a.resolve(a.nvlink_state, "nvmlDeviceGetNvLinkState");
   a.resolve(a.field_values, "nvmlDeviceGetFieldValues");
   a.resolve(a.common_ancestor, "nvmlDeviceGetTopologyCommonAncestor");
+  a.resolve(a.total_energy, "nvmlDeviceGetTotalEnergyConsumption");
+  a.resolve(a.gpm_support, "nvmlGpmQueryDeviceSupport");
+  a.resolve(a.gpm_sample_alloc, "nvmlGpmSampleAlloc");
+  a.resolve(a.gpm_sample_free, "nvmlGpmSampleFree");
+  a.resolve(a.gpm_sample_get, "nvmlGpmSampleGet");
+  a.resolve(a.gpm_metrics_get, "nvmlGpmMetricsGet");
   if (!a.init || !a.count || !a.by_index) {
     m_error = "NVML library lacks nvmlInit_v2/nvmlDeviceGetCount_v2";
     return;
@@ -124,6 +132,7 @@ Nvml::Nvml(const std::string& library) : m_api(std::make_unique<Api>()) {
 }
 
 Nvml::~Nvml() {
+  for (auto& [index, g] : m_api->gpm) m_api->free_gpm(g);
   if (m_ok && m_api->shutdown) m_api->shutdown();
   if (m_api->handle) ::dlclose(m_api->handle);
 }
@@ -234,7 +243,101 @@ protocol::GpuSample Nvml::sample(int index) {
       last = {f[0].value.ullVal, f[1].value.ullVal, now, true};
     }
   }
+  if (a.total_energy) {
+    unsigned long long mj = 0;
+    if (const nvmlReturn_t rc = a.total_energy(dev, &mj); rc == kSuccess && mj <= (1ull << 53))
+      s.counters.energy_mj = static_cast<int64_t>(mj);
+    else if (a.energy_problem[index].empty())
+      a.energy_problem[index] = rc == kSuccess ? "the energy counter reads beyond 2^53 mJ"
+                                               : "the energy counter is not read: " + a.words(rc);
+  } else if (a.energy_problem[index].empty()) {
+    a.energy_problem[index] = "this driver's NVML has no energy counter (nvmlDeviceGetTotalEnergyConsumption)";
+  }
+  a.gpm_sample(index, dev, s.counters);
   return s;
+}
+
+void Nvml::Api::gpm_sample(int index, nvmlDevice_t dev, protocol::GpuCounters& out) {
+  Gpm& g = gpm[index];
+  if (!g.checked) {
+    g.checked = true;
+    if (!gpm_support || !gpm_sample_alloc || !gpm_sample_free || !gpm_sample_get || !gpm_metrics_get) {
+      g.problem = "this driver's NVML has no GPM (drivers of CUDA 12 and newer have it)";
+      return;
+    }
+    nvmlGpmSupport_t support{nvml_abi::kGpmSupportVersion, 0};
+    if (const nvmlReturn_t rc = gpm_support(dev, &support); rc != kSuccess) {
+      g.problem = gpm_unavailable_reason(rc, words(rc));
+      return;
+    }
+    if (!support.isSupportedDevice) {
+      g.problem = "this GPU has no GPM counters (NVML GPM needs a Hopper or newer GPU)";
+      return;
+    }
+    if (gpm_sample_alloc(&g.previous) != kSuccess || gpm_sample_alloc(&g.current) != kSuccess) {
+      free_gpm(g);
+      g.problem = "NVML could not allocate GPM samples";
+      return;
+    }
+  }
+  if (!g.problem.empty()) return;
+  if (const nvmlReturn_t rc = gpm_sample_get(dev, g.current); rc != kSuccess) {
+    free_gpm(g);
+    g.problem = gpm_unavailable_reason(rc, words(rc));
+    return;
+  }
+  if (g.have_previous) {
+    nvmlGpmMetricsGet_t request{};
+    request.version = nvml_abi::kGpmMetricsGetVersion;
+    request.numMetrics = nvml_abi::kGpmRequestMetrics;
+    request.sample1 = g.previous;
+    request.sample2 = g.current;
+    request.metrics[0].metricId = nvml_abi::kGpmMetricSmUtil;
+    request.metrics[1].metricId = nvml_abi::kGpmMetricSmOccupancy;
+    request.metrics[2].metricId = nvml_abi::kGpmMetricAnyTensorUtil;
+    if (const nvmlReturn_t rc = gpm_metrics_get(&request); rc != kSuccess) {
+      free_gpm(g);
+      g.problem = gpm_unavailable_reason(rc, words(rc));
+      return;
+    }
+    auto value = [&](int i) -> std::optional<double> {
+      if (request.metrics[i].nvmlReturn != kSuccess || !(request.metrics[i].value >= 0.0 && request.metrics[i].value <= 100.0))
+        return std::nullopt;
+      return request.metrics[i].value;
+    };
+    out.sm_activity_pct = value(0);
+    out.sm_occupancy_pct = value(1);
+    out.tensor_activity_pct = value(2);
+  }
+  std::swap(g.previous, g.current);
+  g.have_previous = true;
+}
+
+std::string Nvml::gpm_problem(int index) const {
+  const auto it = m_api->gpm.find(index);
+  if (!m_ok) return m_error;
+  return it == m_api->gpm.end() ? std::string() : it->second.problem;
+}
+
+std::string Nvml::energy_problem(int index) const {
+  const auto it = m_api->energy_problem.find(index);
+  if (!m_ok) return m_error;
+  return it == m_api->energy_problem.end() ? std::string() : it->second;
+}
+
+std::string gpm_unavailable_reason(int nvml_return, const std::string& nvml_words) {
+  const std::string said = " (NVML: " + nvml_words + ")";
+  switch (nvml_return) {
+    case nvml_abi::kErrorNotSupported: return "this GPU or driver does not support GPM (Hopper and newer do)" + said;
+    case nvml_abi::kErrorNoPermission:
+      return "no permission to read the GPU's performance counters (profiling is restricted to administrators: "
+             "NVreg_RestrictProfilingToAdminUsers)" + said;
+    case nvml_abi::kErrorInUse:
+    case nvml_abi::kErrorInsufficientResources:
+      return "the performance counters are held by another profiler (DCGM's profiling module, Nsight)" + said;
+    case nvml_abi::kErrorFunctionNotFound: return "this driver's NVML has no GPM" + said;
+    default: return "GPM failed" + said;
+  }
 }
 
 }  // namespace tunebench::telemetry

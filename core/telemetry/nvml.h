@@ -42,7 +42,14 @@ class Nvml {
   std::string topology() const;
   // One sample of device `index`; fields NVML does not support stay empty. Throughput counters
   // (PCIe, NVLink) are rates over the time since the previous sample of the same device.
+  // The sample also carries the energy counter and, on GPUs with NVML GPM (Hopper and newer), SM
+  // activity, SM occupancy and tensor-core activity over the time since the previous sample of
+  // the same device (the first sample has none).
   protocol::GpuSample sample(int index);
+  // Why device `index`'s samples lack GPM activity, or the energy counter: empty while they are
+  // read (and before its first sample). Once GPM fails on a device it is not tried again.
+  std::string gpm_problem(int index) const;
+  std::string energy_problem(int index) const;
 
  private:
   struct Api;
@@ -50,5 +57,10 @@ class Nvml {
   bool m_ok = false;
   std::string m_error;
 };
+
+// Why GPM cannot be read, from an NVML return code of its calls and NVML's own words for it: not
+// supported (the GPU is older than Hopper, or the driver), no permission (profiling restricted to
+// administrators), counters held by another profiler (DCGM's profiling module), or another error.
+std::string gpm_unavailable_reason(int nvml_return, const std::string& nvml_words);
 
 }  // namespace tunebench::telemetry
