@@ -17,10 +17,12 @@
 #include "core/engine/compat.h"
 #include "core/engine/device.h"
 #include "core/engine/errors.h"
+#include "core/engine/memory_sampler.h"
 #include "core/engine/switches.h"
 #include "core/engine/trainer.h"
 #include "core/protocol/event_writer.h"
 #include "core/protocol/exit_codes.h"
+#include "core/telemetry/allocator_snapshot_file.h"
 #include "core/telemetry/nvml.h"
 #include "core/telemetry/sampler_thread.h"
 #include "link_probe.h"
@@ -148,6 +150,41 @@ std::string oom_message(const engine::DeviceContext* device, int64_t requested, 
   return s + ". Lower micro_batch or seq_len, or turn on checkpointing. (" + raw + ")";
 }
 
+// TUNEBENCH_MEMORY_SNAPSHOT: a snapshot written to the file the switch names (replacing it). A file
+// that cannot be written is said on stderr; the trial goes on.
+void dump_snapshot(const std::string& path, int rank, const metrics::AllocatorSnapshot& snapshot,
+                   telemetry::SnapshotMeta meta) {
+  if (path.empty()) return;
+  try {
+    telemetry::write_snapshot_file(path, snapshot, meta);
+  } catch (const std::exception& e) {
+    log(rank, std::string("TUNEBENCH_MEMORY_SNAPSHOT: ") + e.what());
+  }
+}
+
+// The allocator's state when it ran out of memory (libtorch 2.x CUDA builds: the engine's
+// observer recorded it before the exception unwound the step), bounded: the categories, the phase
+// and step, the request, the 16 largest held blocks.
+void add_oom_record(nlohmann::json& d, const std::string& dump, int rank, const std::string& device_name) {
+  std::optional<engine::OomRecord> r = engine::MemorySampler::take_oom_record();
+  if (!r) return;
+  d["memory_categories"] = protocol::memory_categories_to_json(r->categories);
+  d["oom_phase"] = r->categories.phase;
+  d["oom_step"] = r->step;
+  if (r->requested_bytes > 0) d["requested_bytes"] = r->requested_bytes;
+  d["device_free_bytes"] = r->device_free_bytes;
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const auto& [bytes, category] : r->largest_blocks) blocks.push_back({{"bytes", bytes}, {"category", category}});
+  d["largest_blocks"] = std::move(blocks);
+  if (!r->problem.empty()) d["memory_categories_problem"] = r->problem;
+  telemetry::SnapshotMeta meta;
+  meta.device = device_name;
+  meta.phase = "oom";
+  meta.step = r->step;
+  meta.note = "out of memory in the " + r->categories.phase + " of step " + std::to_string(r->step);
+  dump_snapshot(dump, rank, r->snapshot, meta);
+}
+
 nlohmann::json memory_details(const engine::DeviceContext* device) {
   nlohmann::json d = nlohmann::json::object();
   if (!device) return d;
@@ -263,7 +300,8 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
     // 4. Telemetry at gpu_sample_hz while training runs.
     EventWriter* w = writer.get();
     telemetry::SamplerThread sampler(device->is_cuda() ? device->device().index() : -1, cfg.gpu_sample_hz,
-                                     [w](protocol::GpuSample s) { w->write_payload(std::move(s)); });
+                                     [w](protocol::GpuSample s) { w->write_payload(std::move(s)); },
+                                     [w](protocol::Warning notice) { w->write_payload(std::move(notice)); });
 
     // 5. Train. A rank that makes no progress for collective_timeout_s ends with an error.
     const engine::Communicator* peers = comm.get();
@@ -283,6 +321,20 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
                               w->write_payload(std::move(p));
                             },
                             comm.get(), switches);
+    if (!switches.memory_snapshot.empty())
+      trainer.set_snapshot_sink([&switches, rank, &hello, &cfg](const metrics::AllocatorSnapshot& snapshot,
+                                                                const protocol::MemoryCategories& categories,
+                                                                int64_t step, int64_t allocated, int64_t reserved) {
+        telemetry::SnapshotMeta meta;
+        meta.device = hello.device;
+        meta.phase = categories.phase;
+        meta.step = step;
+        meta.note = cfg.model + " " + std::string(config::to_string(cfg.strategy)) + ", micro_batch " +
+                    std::to_string(cfg.micro_batch) + ", seq_len " + std::to_string(cfg.seq_len);
+        meta.allocated_bytes = allocated;
+        meta.reserved_bytes = reserved;
+        dump_snapshot(switches.memory_snapshot, rank, snapshot, meta);
+      });
     const protocol::Summary summary = trainer.run();
     sampler.stop();
     if (!options.save_params.empty()) {
@@ -307,6 +359,7 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
   } catch (const c10::OutOfMemoryError& e) {
     nlohmann::json d = memory_details(device.get());
     d["requested_bytes"] = requested_bytes(e.what_without_backtrace());
+    add_oom_record(d, switches.memory_snapshot, rank, device ? device->name() : "");
     return fail(writer.get(), rank, "oom", protocol::kExitOutOfMemory,
                 oom_message(device.get(), d["requested_bytes"].get<int64_t>(), e.what_without_backtrace()), d);
   } catch (const std::bad_alloc&) {
@@ -317,6 +370,7 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
     if (is_out_of_memory(msg)) {
       nlohmann::json d = memory_details(device.get());
       d["requested_bytes"] = requested_bytes(msg);
+      add_oom_record(d, switches.memory_snapshot, rank, device ? device->name() : "");
       return fail(writer.get(), rank, "oom", protocol::kExitOutOfMemory,
                   oom_message(device.get(), d["requested_bytes"].get<int64_t>(), msg), d);
     }

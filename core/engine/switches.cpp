@@ -6,7 +6,8 @@ namespace tunebench::engine {
 
 const std::vector<std::string>& switch_names() {
   static const std::vector<std::string> names = {"TUNEBENCH_ADAMW", "TUNEBENCH_GEMM", "TUNEBENCH_GEMM_LOG",
-                                                 "TUNEBENCH_MEMORY_PHASES", "TUNEBENCH_SAMPLER_DUMP"};
+                                                 "TUNEBENCH_MEMORY_PHASES", "TUNEBENCH_SAMPLER_DUMP",
+                                                 "TUNEBENCH_MEMORY_SNAPSHOT"};
   return names;
 }
 
@@ -26,6 +27,7 @@ Switches read_switches(const char* (*getenv_fn)(const char*)) {
   s.gemm_log = s.set.count("TUNEBENCH_GEMM_LOG") > 0;
   s.memory_phases = value("TUNEBENCH_MEMORY_PHASES") == "1";
   s.sampler_dump = value("TUNEBENCH_SAMPLER_DUMP");
+  s.memory_snapshot = value("TUNEBENCH_MEMORY_SNAPSHOT");
   return s;
 }
 

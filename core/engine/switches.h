@@ -27,6 +27,10 @@ struct Switches {
   // TUNEBENCH_SAMPLER_DUMP=FILE: each kernel-sampled step's raw records and phase windows appended
   // to FILE, one JSON line per step (lab/sampler_dump_summary.py).
   std::string sampler_dump;
+  // TUNEBENCH_MEMORY_SNAPSHOT=FILE: each memory-sampled step's allocator snapshot, and the one of
+  // an out-of-memory moment, written to FILE (replacing it; telemetry/allocator_snapshot_file.h),
+  // the recordings of tests/data/memory.
+  std::string memory_snapshot;
 
   // The switches above that are set, name -> value as the environment has them (a set switch with a
   // value that changes nothing is recorded too: it is what the trial ran with).

@@ -13,6 +13,7 @@
 #include "core/engine/kernels/fp8_linear.h"
 #include "core/engine/kernels/fused_ops.h"
 #include "core/engine/kernels/gemm_search.h"
+#include "core/engine/memory_sampler.h"
 #include "core/engine/model/checkpoint.h"
 #include "core/engine/model/llama.h"
 #include "core/engine/optim/optimizer.h"
@@ -91,6 +92,8 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
     throw unsupported("fp16 autocast with loss scaling needs a GPU; use bf16 on the CPU");
   check_kernel_support(m_config, m_device, m_sink);
   apply_kernel_settings(m_config);
+  // First, so that running out of memory while the model is built is recorded too ("setup").
+  m_memory = std::make_unique<MemorySampler>(m_device, [this] { return known_tensors(); });
 
   at::manual_seed(m_config.seed);  // identical initial weights on every rank
   const auto options = at::TensorOptions().device(m_device.device()).dtype(param_dtype(m_config.amp));
@@ -215,15 +218,18 @@ void Trainer::give_lookup_rows(const at::Tensor& batch) {
 // explicit batches. Returns the micro-step's loss (divided, unscaled), detached, on the device.
 at::Tensor Trainer::micro_step(const at::Tensor& tokens, bool last, double loss_divisor) {
   m_strategy->begin_micro_step(last);
+  m_memory->begin_forward(last);
   const int fwd = m_timeline->begin(Phase::Forward);
   const at::Tensor loss = forward_loss(tokens) / loss_divisor;
   m_timeline->end(fwd);
+  m_memory->end_forward(last);
   note_memory_phase("forward");
   const int bwd = m_timeline->begin(Phase::Backward);
   if (m_overlap && last) m_overlap->arm();
   (m_scaler ? m_scaler->scale(loss) : loss).backward();
   m_timeline->end(bwd);
   m_strategy->after_backward(last);
+  m_memory->end_backward(last);
   note_memory_phase("backward");
   return loss.detach();
 }
@@ -297,6 +303,7 @@ protocol::Step Trainer::run_step(int64_t index) {
     loss_sum.add_(micro_step(tokens, last, static_cast<double>(accum)));
   }
 
+  m_memory->begin_optimizer();
   const int opt = m_timeline->begin(Phase::Optimizer);
   optimizer_step();
   m_timeline->end(opt);
@@ -383,13 +390,22 @@ protocol::Summary Trainer::run() {
                                      std::to_string(m_config.kernel_sample_every) + " measured steps (" +
                                      m_sampler->source() + ")"});
   std::vector<protocol::Step> measured;
+  bool memory_sampling = false;
+  for (int64_t i = 0; i < m_config.steps; ++i) memory_sampling = memory_sampling || m_config.kernel_sampled(i);
+  if (memory_sampling && !m_memory->available())
+    m_sink(protocol::Warning{"memory-categories",
+                             "memory categories unknown on CPU: they come from the CUDA caching allocator's blocks, "
+                             "which a CPU run does not have (the steps' memory is the process's resident set)"});
   for (int64_t i = 0; i < m_config.steps; ++i) {
     // compile: eager warm-up, capture on the last warm-up step, replay from then on.
     const bool graph = config::uses_cuda_graph(m_config.compile) && i >= m_config.warmup - 1;
     const bool sampled = m_sampler && m_config.kernel_sampled(i);
+    // A replayed graph allocates nothing: memory is sampled on eager steps only.
+    m_memory->begin_step(i, m_config.kernel_sampled(i) && !graph, !graph);
     if (sampled) begin_sample(i);
     protocol::Step step = graph ? run_graph_step(i, i == m_config.warmup - 1) : run_step(i);
     if (sampled) finish_sample(step);
+    finish_memory_sample(step);
     search_gemms(i == 0);
     if (i == 0) decide_weight_copies();
     if (!step.warmup) measured.push_back(step);
@@ -397,6 +413,37 @@ protocol::Summary Trainer::run() {
   }
   return summarise(measured, m_model->flops_per_token(m_config.seq_len), m_device.peak_flops(),
                    std::max(m_device.memory().peak_bytes, m_peak_carried));
+}
+
+// ============================================================================================
+// Memory by category (diagnostics): memory_sampler.h
+// ============================================================================================
+
+KnownTensors Trainer::known_tensors() {
+  KnownTensors k;
+  if (!m_strategy) return k;  // the model is still being built
+  k.parameters = m_strategy->optimizer_params();
+  for (const auto& p : k.parameters)
+    if (p.grad().defined()) k.gradients.push_back(p.grad());
+  Strategy::Held held = m_strategy->held_tensors();
+  k.parameters.insert(k.parameters.end(), held.parameters.begin(), held.parameters.end());
+  k.gradients.insert(k.gradients.end(), held.gradients.begin(), held.gradients.end());
+  k.communication = std::move(held.communication);
+  if (m_optimizer) k.optimizer_state = m_optimizer->state_tensors();
+  return k;
+}
+
+void Trainer::finish_memory_sample(protocol::Step& step) {
+  if (auto categories = m_memory->finish_step()) {
+    step.memory_sampled = true;
+    step.memory_categories = std::move(*categories);
+    if (m_snapshot_sink)
+      m_snapshot_sink(m_memory->last_snapshot(), step.memory_categories, step.step, m_memory->last_counters().allocated_bytes,
+                      m_memory->last_counters().reserved_bytes);
+  } else if (!m_memory->problem().empty()) {
+    m_sink(protocol::Warning{"memory-categories", "step " + std::to_string(step.step) +
+                                                      ": memory categories unknown: " + m_memory->problem()});
+  }
 }
 
 // ============================================================================================

@@ -17,6 +17,10 @@
 #include "core/engine/switches.h"
 #include "core/protocol/events.h"
 
+namespace tunebench::metrics {
+struct AllocatorSnapshot;
+}
+
 namespace tunebench::engine {
 
 class Communicator;
@@ -28,6 +32,8 @@ class Timeline;
 class KernelSampler;
 class LossScaler;
 class OptimizerOverlap;
+class MemorySampler;
+struct KnownTensors;
 
 using EventSink = std::function<void(protocol::Payload)>;
 
@@ -63,6 +69,12 @@ class Trainer {
   double forward_backward(const at::Tensor& tokens, double loss_divisor = 1.0);
   // One full optimizer step on explicit micro-batches (tests).
   double train_step(const std::vector<at::Tensor>& micro_batches);
+  // Called with each memory-sampled step's allocator snapshot and its categories
+  // (TUNEBENCH_MEMORY_SNAPSHOT: the worker writes it to a file).
+  // `allocated`, `reserved`: the allocator's own counters read right after the snapshot.
+  using SnapshotSink = std::function<void(const metrics::AllocatorSnapshot&, const protocol::MemoryCategories&,
+                                          int64_t step, int64_t allocated, int64_t reserved)>;
+  void set_snapshot_sink(SnapshotSink sink) { m_snapshot_sink = std::move(sink); }
 
  private:
   at::Tensor forward_loss(const at::Tensor& tokens);
@@ -114,6 +126,12 @@ class Trainer {
   bool m_weight_copies_apply = false;
   bool m_weight_copies = false;
   std::shared_ptr<Graph> m_graph;  // shared_ptr: Graph is complete only in trainer_graph.cpp
+  // Memory by category (memory_sampler.h): the allocator on memory-sampled steps (the
+  // kernel-sampled ones), the out-of-memory record; on the CPU a warning that says they are unknown.
+  KnownTensors known_tensors();
+  void finish_memory_sample(protocol::Step& step);
+  std::unique_ptr<MemorySampler> m_memory;
+  SnapshotSink m_snapshot_sink;
 };
 
 }  // namespace tunebench::engine

@@ -81,15 +81,58 @@ std::string snapshot_problem(const AllocatorSnapshot& s) {
   return {};
 }
 
-protocol::MemoryCategories attribute_memory(const AllocatorSnapshot& s, const std::string& phase) {
+namespace {
+
+enum class Category { Parameters, Gradients, Optimizer, Communication, Activations, Temporaries, Unattributed };
+
+// The rule of the header, block by block.
+class Classifier {
+ public:
+  explicit Classifier(const AllocatorSnapshot& s)
+      : m_params(starts_of(s.parameters)),
+        m_grads(starts_of(s.gradients)),
+        m_optim(starts_of(s.optimizer_state)),
+        m_comm(starts_of(s.communication)),
+        m_step(s.step_blocks.begin(), s.step_blocks.end()),
+        m_forward(s.forward_blocks.begin(), s.forward_blocks.end()) {}
+  Category of(const AllocatorBlock& b) const {
+    if (starts_inside(m_params, b)) return Category::Parameters;
+    if (starts_inside(m_grads, b)) return Category::Gradients;
+    if (starts_inside(m_optim, b)) return Category::Optimizer;
+    if (starts_inside(m_comm, b)) return Category::Communication;
+    if (m_forward.count(b.address) != 0) return Category::Activations;
+    if (m_step.count(b.address) != 0) return Category::Temporaries;
+    return Category::Unattributed;
+  }
+
+ private:
+  std::vector<uint64_t> m_params, m_grads, m_optim, m_comm;
+  std::unordered_set<uint64_t> m_step, m_forward;
+};
+
+const char* name_of(Category c) {
+  switch (c) {
+    case Category::Parameters: return "parameters";
+    case Category::Gradients: return "gradients";
+    case Category::Optimizer: return "optimizer state";
+    case Category::Communication: return "communication";
+    case Category::Activations: return "activations";
+    case Category::Temporaries: return "temporaries";
+    case Category::Unattributed: return "unattributed";
+  }
+  return "unattributed";
+}
+
+void refuse_if_inconsistent(const AllocatorSnapshot& s) {
   if (const std::string problem = snapshot_problem(s); !problem.empty())
     throw std::invalid_argument("allocator snapshot refused: " + problem);
-  const auto params = starts_of(s.parameters);
-  const auto grads = starts_of(s.gradients);
-  const auto optim = starts_of(s.optimizer_state);
-  const auto comm = starts_of(s.communication);
-  const std::unordered_set<uint64_t> in_step(s.step_blocks.begin(), s.step_blocks.end());
-  const std::unordered_set<uint64_t> in_forward(s.forward_blocks.begin(), s.forward_blocks.end());
+}
+
+}  // namespace
+
+protocol::MemoryCategories attribute_memory(const AllocatorSnapshot& s, const std::string& phase) {
+  refuse_if_inconsistent(s);
+  const Classifier classify(s);
   protocol::MemoryCategories c;
   c.phase = phase;
   for (const auto& seg : s.segments)
@@ -98,16 +141,32 @@ protocol::MemoryCategories attribute_memory(const AllocatorSnapshot& s, const st
         c.reserved_free_bytes += b.size;
         continue;
       }
-      int64_t& into = starts_inside(params, b)           ? c.parameters_bytes
-                      : starts_inside(grads, b)          ? c.gradients_bytes
-                      : starts_inside(optim, b)          ? c.optimizer_bytes
-                      : starts_inside(comm, b)           ? c.communication_bytes
-                      : in_forward.count(b.address) != 0 ? c.activations_bytes
-                      : in_step.count(b.address) != 0    ? c.temporaries_bytes
-                                                         : c.unattributed_bytes;
-      into += b.size;
+      switch (classify.of(b)) {
+        case Category::Parameters: c.parameters_bytes += b.size; break;
+        case Category::Gradients: c.gradients_bytes += b.size; break;
+        case Category::Optimizer: c.optimizer_bytes += b.size; break;
+        case Category::Communication: c.communication_bytes += b.size; break;
+        case Category::Activations: c.activations_bytes += b.size; break;
+        case Category::Temporaries: c.temporaries_bytes += b.size; break;
+        case Category::Unattributed: c.unattributed_bytes += b.size; break;
+      }
     }
   return c;
+}
+
+std::vector<std::pair<int64_t, std::string>> largest_held_blocks(const AllocatorSnapshot& s, size_t n) {
+  refuse_if_inconsistent(s);
+  const Classifier classify(s);
+  std::vector<const AllocatorBlock*> held;
+  for (const auto& seg : s.segments)
+    for (const auto& b : seg.blocks)
+      if (b.state == BlockState::ActiveAllocated) held.push_back(&b);
+  const size_t k = std::min(n, held.size());
+  std::partial_sort(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(k), held.end(),
+                    [](const AllocatorBlock* a, const AllocatorBlock* b) { return a->size > b->size; });
+  std::vector<std::pair<int64_t, std::string>> out;
+  for (size_t i = 0; i < k; ++i) out.emplace_back(held[i]->size, name_of(classify.of(*held[i])));
+  return out;
 }
 
 int64_t snapshot_allocated_bytes(const AllocatorSnapshot& s) {

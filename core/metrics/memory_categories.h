@@ -84,6 +84,10 @@ std::string snapshot_problem(const AllocatorSnapshot& snapshot);
 // std::invalid_argument with snapshot_problem's sentence when the snapshot is inconsistent.
 protocol::MemoryCategories attribute_memory(const AllocatorSnapshot& snapshot, const std::string& phase);
 
+// The `n` largest held blocks, largest first: their bytes and category name (category_bytes'
+// names). Throws as attribute_memory does.
+std::vector<std::pair<int64_t, std::string>> largest_held_blocks(const AllocatorSnapshot& snapshot, size_t n);
+
 // The allocated (held) and reserved bytes of a snapshot.
 int64_t snapshot_allocated_bytes(const AllocatorSnapshot& snapshot);
 int64_t snapshot_reserved_bytes(const AllocatorSnapshot& snapshot);

@@ -277,6 +277,19 @@ Event event_from_json(const json& j) {
   return e;
 }
 
+json memory_categories_to_json(const MemoryCategories& categories) {
+  json j = json::object();
+  visit_fields(categories, JsonWriter{j});
+  return j["memory_categories"];
+}
+
+MemoryCategories memory_categories_from_json(const json& object) {
+  if (!object.is_object()) throw std::invalid_argument("'memory_categories' is not an object");
+  MemoryCategories c;
+  visit_fields(c, JsonReader{json{{"memory_categories", object}}});
+  return c;
+}
+
 int64_t now_ns() {
   using namespace std::chrono;
   return duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count();

@@ -268,6 +268,11 @@ bool is_event_type(std::string_view type);
 nlohmann::json to_json(const Event& event);
 Event event_from_json(const nlohmann::json& j);
 
+// A MemoryCategories as the object of a step's "memory_categories" group (also an out-of-memory
+// error's details.memory_categories), and back; the reader throws as event_from_json does.
+nlohmann::json memory_categories_to_json(const MemoryCategories& categories);
+MemoryCategories memory_categories_from_json(const nlohmann::json& object);
+
 // Microseconds since the Unix epoch on this host.
 int64_t now_us();
 // The same clock in nanoseconds (for readings that bracket a few microseconds).

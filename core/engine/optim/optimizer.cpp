@@ -323,4 +323,11 @@ void LossScaler::update(const at::Tensor& found_inf) {
 
 double LossScaler::current_scale() const { return m_scale.item<double>(); }
 
+std::vector<at::Tensor> Optimizer::state_tensors() const {
+  std::vector<at::Tensor> out;
+  for (const auto* list : {&m_exp_avg, &m_exp_avg_sq, &m_state_steps}) out.insert(out.end(), list->begin(), list->end());
+  out.push_back(m_step_count);
+  return out;
+}
+
 }  // namespace tunebench::engine

@@ -53,6 +53,8 @@ class Optimizer {
   std::string describe()
       const;  // "AdamW (fused)", "AdamW (fused, Tunebench kernel)", "AdamW (foreach)", "SGD (foreach)"
   int64_t state_bytes() const;
+  // The state tensors (moments, step counts), for the memory categories (memory_sampler.h).
+  std::vector<at::Tensor> state_tensors() const;
   const std::vector<at::Tensor>& params() const { return m_params; }
 
  private:

@@ -112,6 +112,17 @@ void DdpStrategy::after_backward(bool last_micro_step) {
 
 std::vector<at::Tensor> DdpStrategy::optimizer_params() { return m_params; }
 
+// The buckets' flat buffers hold the gradients (the parameters' .grad are views of them); a
+// compressed copy is what travels.
+Strategy::Held DdpStrategy::held_tensors() const {
+  Held h;
+  for (const auto& b : m_buckets) {
+    h.gradients.push_back(b.buffer);
+    h.communication.push_back(b.compressed);
+  }
+  return h;
+}
+
 std::vector<at::Tensor> DdpStrategy::optimizer_grads() {
   std::vector<at::Tensor> grads;
   grads.reserve(m_params.size());

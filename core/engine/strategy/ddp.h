@@ -35,6 +35,7 @@ class DdpStrategy final : public Strategy {
   void after_optimizer() override;
   int64_t comm_bytes_per_step() const override;
   std::vector<at::Tensor> full_parameters() override { return m_params; }
+  Held held_tensors() const override;
 
   // Bucket layout, for tests and the log: parameter indices (into parameters()) per bucket.
   std::vector<std::vector<size_t>> bucket_layout() const;

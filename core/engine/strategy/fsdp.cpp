@@ -189,6 +189,19 @@ void FsdpStrategy::after_backward(bool last_micro_step) {
 
 std::vector<at::Tensor> FsdpStrategy::optimizer_params() { return m_shards; }
 
+// A unit's gathered parameters while gathered, its gradients (full during its backward, then the
+// shard) and the reduce-scatter's output.
+Strategy::Held FsdpStrategy::held_tensors() const {
+  Held h;
+  for (const Unit& u : m_units) {
+    h.parameters.push_back(u.full);
+    h.gradients.push_back(u.grad_full);
+    h.gradients.push_back(u.shard_grad);
+    h.communication.push_back(u.reduced);
+  }
+  return h;
+}
+
 std::vector<at::Tensor> FsdpStrategy::optimizer_grads() {
   std::vector<at::Tensor> grads;
   for (Unit& unit : m_units) grads.push_back(unit.shard_grad.defined() ? unit.shard_grad : at::zeros_like(unit.shard));

@@ -39,6 +39,7 @@ class FsdpStrategy final : public Strategy {
   void after_optimizer() override;
   std::vector<at::Tensor> full_parameters() override;
   int64_t comm_bytes_per_step() const override;
+  Held held_tensors() const override;
 
  private:
   struct Unit {

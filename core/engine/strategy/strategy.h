@@ -43,6 +43,15 @@ class Strategy {
   // The model's full parameters in unit order (FSDP gathers its shards; collective on all ranks).
   virtual std::vector<at::Tensor> full_parameters() = 0;
 
+  // What the strategy holds beyond the optimizer's parameters and their .grad, by what it is, for
+  // a memory-sampled step's categories (memory_sampler.h): reads only, no collective.
+  struct Held {
+    std::vector<at::Tensor> parameters;     // e.g. FSDP's gathered full parameters
+    std::vector<at::Tensor> gradients;      // e.g. DDP's bucket buffers, FSDP's gradient shards
+    std::vector<at::Tensor> communication;  // e.g. compressed copies, reduce-scatter outputs
+  };
+  virtual Held held_tensors() const { return {}; }
+
   // Bytes of gradients communicated per optimizer step by this rank (0 for single).
   virtual int64_t comm_bytes_per_step() const { return 0; }
 };

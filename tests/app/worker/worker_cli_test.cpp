@@ -150,6 +150,34 @@ TEST(WorkerCli, KernelSamplePeriodZeroTurnsSamplingOffWithoutNamingTheSteps) {
   EXPECT_EQ(r.hello->config.at("kernel_sample_every"), 0);
   ASSERT_EQ(r.steps.size(), 3u);
   for (const auto& s : r.steps) EXPECT_FALSE(s.gpu_sampled);
+  for (const auto& w : r.warnings) EXPECT_NE(w.value.kind, "memory-categories") << "nothing is sampled: nothing to say";
+}
+
+// The CPU has no caching allocator: a run whose steps are sampled says once that the memory
+// categories are unknown, and no step carries categories (never a row of zeros).
+TEST(WorkerCli, ACpuRunSaysMemoryCategoriesAreUnknownNotZero) {
+  auto run = run_one(with(tt::small_model_args(), {"--steps", "4", "--warmup", "1", "--kernel-sample-every", "2",
+                                                   "--kernel-sample-steps", "1"}),
+                     "cpumemory");
+  ASSERT_EQ(run.exit_code, 0) << tt::stderr_of(run);
+  const auto log = tt::events_of(run);
+  const auto& r = log.ranks.at(0);
+  int said = 0;
+  for (const auto& w : r.warnings)
+    if (w.value.kind == "memory-categories") {
+      ++said;
+      EXPECT_EQ(w.value.message.rfind("memory categories unknown on CPU", 0), 0u) << w.value.message;
+    }
+  EXPECT_EQ(said, 1);
+  ASSERT_EQ(r.steps.size(), 4u);
+  for (const auto& s : r.steps) {
+    EXPECT_FALSE(s.memory_sampled) << "step " << s.step;
+    EXPECT_EQ(s.memory_categories, tunebench::protocol::MemoryCategories{});
+  }
+  // On the wire too: no step line holds a memory_categories group.
+  std::ifstream in(run.events_path);
+  std::string line;
+  while (std::getline(in, line)) EXPECT_EQ(line.find("memory_categories"), std::string::npos) << line;
 }
 
 TEST(WorkerCli, ConfigThatIsADirectoryIsAConfigErrorNotAnAbort) {

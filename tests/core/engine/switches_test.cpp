@@ -28,18 +28,20 @@ TEST(Switches, NoneSetIsTheDefaultBehaviour) {
   EXPECT_FALSE(s.gemm_log);
   EXPECT_FALSE(s.torch_adamw);
   EXPECT_TRUE(s.sampler_dump.empty());
+  EXPECT_TRUE(s.memory_snapshot.empty());
 }
 
 TEST(Switches, EachSwitchSetActsAndIsKeptForTheRecord) {
   g_env = {{"TUNEBENCH_MEMORY_PHASES", "1"}, {"TUNEBENCH_GEMM", "cublas"}, {"TUNEBENCH_GEMM_LOG", ""},
            {"TUNEBENCH_ADAMW", "torch"},      {"TUNEBENCH_SAMPLER_DUMP", "/tmp/d"},
-           {"TUNEBENCH_TRIAL", "t1"},         {"TUNEBENCH_HOST_PARTS", "1"}};
+           {"TUNEBENCH_MEMORY_SNAPSHOT", "/tmp/m.json"}, {"TUNEBENCH_TRIAL", "t1"},         {"TUNEBENCH_HOST_PARTS", "1"}};
   const te::Switches s = te::read_switches(fake_getenv);
   EXPECT_TRUE(s.memory_phases);
   EXPECT_FALSE(s.gemm_search);
   EXPECT_TRUE(s.gemm_log) << "any value turns the log on";
   EXPECT_TRUE(s.torch_adamw);
   EXPECT_EQ(s.sampler_dump, "/tmp/d");
+  EXPECT_EQ(s.memory_snapshot, "/tmp/m.json");
   EXPECT_EQ(s.set.size(), te::switch_names().size());
   for (const auto& name : te::switch_names()) EXPECT_EQ(s.set.at(name), g_env.at(name)) << name;
   // The launcher's variable and a removed switch are not switches.

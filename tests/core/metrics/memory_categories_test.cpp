@@ -130,3 +130,17 @@ TEST(MemoryCategories, TheViewsNamesFollowTheStructsOrder) {
   }
   EXPECT_EQ(sum, c.allocated_bytes());
 }
+
+TEST(MemoryCategories, TheLargestHeldBlocksAreNamedByTheSameRule) {
+  tbm::AllocatorSnapshot s;
+  s.segments.push_back(segment(kBase, {{10, kHeld}, {500, kHeld}, {300, BlockState::Inactive}, {200, kHeld}}));
+  const auto& b = s.segments[0].blocks;
+  s.parameters = {{b[3].address, 200}};
+  s.step_blocks = {b[1].address};
+  s.forward_blocks = {b[1].address};
+  const auto top = tbm::largest_held_blocks(s, 2);
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(top[0], (std::pair<int64_t, std::string>{500, "activations"}));
+  EXPECT_EQ(top[1], (std::pair<int64_t, std::string>{200, "parameters"}));
+  EXPECT_EQ(tbm::largest_held_blocks(s, 10).size(), 3u);  // free blocks are not listed
+}

@@ -1,0 +1,227 @@
+#include "core/engine/memory_sampler.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+
+#include "core/engine/compat.h"
+
+#ifdef TUNEBENCH_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
+namespace tunebench::engine {
+namespace {
+
+#ifdef TUNEBENCH_WITH_CUDA
+// The allocator's segments of `device` (1.13: a vector of SegmentInfo; 2.x: SnapshotInfo's
+// segments; the same fields). A segment's blocks are listed in address order from its start, so a
+// block's address is the segment's plus the sizes before it.
+template <class Segments>
+void convert(const Segments& segments, int device, metrics::AllocatorSnapshot& out) {
+  for (const auto& seg : segments) {
+    if (static_cast<int>(seg.device) != device) continue;
+    metrics::AllocatorSegment s;
+    s.address = static_cast<uint64_t>(seg.address);
+    s.total_size = static_cast<int64_t>(seg.total_size);
+    s.stream = static_cast<int64_t>(reinterpret_cast<intptr_t>(seg.stream));
+    uint64_t a = s.address;
+    s.blocks.reserve(seg.blocks.size());
+    for (const auto& b : seg.blocks) {
+      const auto state = b.allocated ? metrics::BlockState::ActiveAllocated
+                         : b.active  ? metrics::BlockState::ActivePendingFree
+                                     : metrics::BlockState::Inactive;
+      s.blocks.push_back({a, static_cast<int64_t>(b.size), state});
+      a += static_cast<uint64_t>(b.size);
+    }
+    out.segments.push_back(std::move(s));
+  }
+}
+#endif
+
+// The allocator's segments and blocks of `device` now; empty without CUDA.
+metrics::AllocatorSnapshot read_segments(int device) {
+  metrics::AllocatorSnapshot s;
+#ifdef TUNEBENCH_WITH_CUDA
+#if TUNEBENCH_TORCH_AT_LEAST(2, 0)
+  convert(c10::cuda::CUDACachingAllocator::snapshot().segments, device, s);
+#else
+  convert(c10::cuda::CUDACachingAllocator::snapshot(), device, s);
+#endif
+#else
+  (void)device;
+#endif
+  return s;
+}
+
+std::unordered_set<uint64_t> held(const metrics::AllocatorSnapshot& s) {
+  std::unordered_set<uint64_t> out;
+  for (const auto& seg : s.segments)
+    for (const auto& b : seg.blocks)
+      if (b.state == metrics::BlockState::ActiveAllocated) out.insert(b.address);
+  return out;
+}
+
+std::vector<metrics::AddressRange> ranges(const std::vector<at::Tensor>& tensors) {
+  std::vector<metrics::AddressRange> out;
+  for (const auto& t : tensors) {
+    if (!t.defined() || !t.has_storage()) continue;
+    const void* data = t.storage().data_ptr().get();
+    if (!data) continue;
+    out.push_back({static_cast<uint64_t>(reinterpret_cast<uintptr_t>(data)), static_cast<int64_t>(t.storage().nbytes())});
+  }
+  return out;
+}
+
+// The process's one out-of-memory observer reaches the sampler alive now, if any.
+std::mutex g_mutex;
+MemorySampler* g_active = nullptr;
+std::optional<OomRecord> g_oom;
+
+constexpr size_t kOomLargestBlocks = 16;
+
+}  // namespace
+
+MemorySampler::MemorySampler(const DeviceContext& device, std::function<KnownTensors()> known)
+    : m_device(device), m_known(std::move(known)) {
+#ifdef TUNEBENCH_WITH_CUDA
+  m_available = device.is_cuda();
+#endif
+  if (!m_available) return;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_active = this;
+#if defined(TUNEBENCH_WITH_CUDA) && TUNEBENCH_TORCH_AT_LEAST(2, 0)
+  // Called by the allocator before it throws, with its lock released (so reading its snapshot is
+  // safe), on the thread that allocated. It cannot be detached: it is attached once per process.
+  static std::once_flag attached;
+  std::call_once(attached, [] {
+    c10::cuda::CUDACachingAllocator::attachOutOfMemoryObserver(
+        [](int64_t /*device*/, size_t requested, size_t total, size_t free) {
+          std::lock_guard<std::mutex> guard(g_mutex);
+          // The last one wins: an out-of-memory a caller recovered from (the GEMM search's) is
+          // replaced by the one that ends the worker.
+          if (g_active)
+            g_active->on_out_of_memory(static_cast<int64_t>(requested), static_cast<int64_t>(total),
+                                       static_cast<int64_t>(free));
+        });
+  });
+#endif
+}
+
+MemorySampler::~MemorySampler() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_active == this) g_active = nullptr;
+}
+
+metrics::AllocatorSnapshot MemorySampler::read(const std::string& /*phase*/) const {
+  metrics::AllocatorSnapshot s = read_segments(m_device.device().index());
+  const KnownTensors k = m_known ? m_known() : KnownTensors{};
+  s.parameters = ranges(k.parameters);
+  s.gradients = ranges(k.gradients);
+  s.optimizer_state = ranges(k.optimizer_state);
+  s.communication = ranges(k.communication);
+  for (const uint64_t a : held(s)) {
+    if (!m_live_at_step.count(a)) s.step_blocks.push_back(a);
+    if (m_forward_blocks.count(a)) s.forward_blocks.push_back(a);
+  }
+  std::sort(s.step_blocks.begin(), s.step_blocks.end());
+  std::sort(s.forward_blocks.begin(), s.forward_blocks.end());
+  return s;
+}
+
+void MemorySampler::begin_step(int64_t step, bool sample, bool eager) {
+  m_step = step;
+  m_phase = "forward";
+  m_sampling = m_available && sample && eager;
+  m_taken.clear();
+  m_forward_blocks.clear();
+  // The blocks older than the step are remembered on sampled steps and on the first step (where a
+  // micro-batch too large runs out of memory), so an out-of-memory record can tell them apart.
+  if (m_available && eager && (m_sampling || step == 0)) {
+    m_live_at_step = held(read_segments(m_device.device().index()));
+    m_tracked_step = step;
+  }
+}
+
+void MemorySampler::begin_forward(bool last_micro_step) {
+  m_phase = "forward";
+  if (m_tracked_step == m_step && last_micro_step) m_live_at_forward = held(read_segments(m_device.device().index()));
+}
+
+void MemorySampler::end_forward(bool last_micro_step) {
+  m_phase = "backward";  // what runs next
+  if (m_tracked_step != m_step || !last_micro_step) return;
+  m_forward_blocks.clear();
+  for (const uint64_t a : held(read_segments(m_device.device().index())))
+    if (!m_live_at_forward.count(a)) m_forward_blocks.insert(a);
+  if (m_sampling) take("forward");
+}
+
+void MemorySampler::end_backward(bool last_micro_step) {
+  if (m_sampling && last_micro_step) take("backward");
+}
+
+void MemorySampler::begin_optimizer() { m_phase = "optimizer"; }
+
+void MemorySampler::take(const char* phase) {
+  Taken t;
+  t.snapshot = read(phase);
+  t.counters = m_device.memory();
+  t.allocated = metrics::snapshot_allocated_bytes(t.snapshot);
+  t.phase = phase;
+  m_taken.push_back(std::move(t));
+}
+
+std::optional<protocol::MemoryCategories> MemorySampler::finish_step() {
+  m_phase = "between steps";
+  if (!m_sampling || m_taken.empty()) return std::nullopt;
+  m_sampling = false;
+  const auto largest = std::max_element(m_taken.begin(), m_taken.end(),
+                                         [](const Taken& a, const Taken& b) { return a.allocated < b.allocated; });
+  try {
+    protocol::MemoryCategories c = metrics::attribute_memory(largest->snapshot, largest->phase);
+    m_chosen = std::move(largest->snapshot);
+    m_chosen_counters = largest->counters;
+    m_taken.clear();
+    m_problem.clear();
+    return c;
+  } catch (const std::invalid_argument& e) {
+    m_problem = e.what();
+    m_taken.clear();
+    return std::nullopt;
+  }
+}
+
+void MemorySampler::on_out_of_memory(int64_t requested, int64_t total, int64_t free) {
+  OomRecord r;
+  r.step = m_step;
+  r.requested_bytes = requested;
+  r.device_total_bytes = total;
+  r.device_free_bytes = free;
+  try {
+    r.snapshot = read(m_phase);
+    if (m_tracked_step != m_step) {
+      // Nothing says which blocks this step allocated: they stay unattributed.
+      r.snapshot.step_blocks.clear();
+      r.snapshot.forward_blocks.clear();
+      r.problem = "step " + std::to_string(m_step) +
+                  " was not memory-sampled: its activations and temporaries are not told apart (unattributed)";
+    }
+    r.categories = metrics::attribute_memory(r.snapshot, m_phase);
+    r.largest_blocks = metrics::largest_held_blocks(r.snapshot, kOomLargestBlocks);
+  } catch (const std::exception& e) {
+    r.problem = std::string("the allocator's state could not be read: ") + e.what();
+    r.categories.phase = m_phase;
+  }
+  g_oom = std::move(r);
+}
+
+std::optional<OomRecord> MemorySampler::take_oom_record() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  std::optional<OomRecord> r = std::move(g_oom);
+  g_oom.reset();
+  return r;
+}
+
+}  // namespace tunebench::engine

@@ -1,0 +1,108 @@
+// Memory by category on the worker (diagnostics): on memory-sampled steps, the CUDA caching
+// allocator's snapshot (segments and blocks; no allocation history, no stack traces) at the end of
+// the last micro-step's forward and backward, with the tensors the trainer knows, attributed by
+// metrics::attribute_memory; and, with libtorch 2.x, the allocator's state at an out-of-memory
+// moment, kept until the worker reports the error.
+//
+// Which blocks are the step's and the forward's is told by their addresses: the live blocks at the
+// step's start and at the forward's start are remembered, and a live block at a snapshot whose
+// address was not live then was allocated since. A block freed and allocated again at the same
+// address in between counts as older (unattributed rather than a temporary or an activation).
+// An unsampled step costs one integer store per phase boundary. The CPU (and any build without
+// CUDA) has no caching allocator: available() is false and the trainer says so once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "core/engine/device.h"
+#include "core/metrics/memory_categories.h"
+#include "core/protocol/events.h"
+
+namespace tunebench::engine {
+
+// The tensors the trainer holds, by what they are (their storages' address ranges are used).
+struct KnownTensors {
+  std::vector<at::Tensor> parameters;
+  std::vector<at::Tensor> gradients;
+  std::vector<at::Tensor> optimizer_state;
+  std::vector<at::Tensor> communication;
+};
+
+// The allocator's state when an allocation failed (libtorch 2.x CUDA builds).
+struct OomRecord {
+  protocol::MemoryCategories categories;  // phase: the phase that was running
+  int64_t step = -1;
+  int64_t requested_bytes = 0;    // what the failed allocation asked for
+  int64_t device_total_bytes = 0;
+  int64_t device_free_bytes = 0;
+  std::vector<std::pair<int64_t, std::string>> largest_blocks;  // bytes, category: the 16 largest held
+  metrics::AllocatorSnapshot snapshot;
+  std::string problem;  // the snapshot could not be attributed, and why
+};
+
+class MemorySampler {
+ public:
+  // `known` is called at each snapshot (and at an out-of-memory moment, on the thread that
+  // allocated): it must only read.
+  MemorySampler(const DeviceContext& device, std::function<KnownTensors()> known);
+  ~MemorySampler();
+  MemorySampler(const MemorySampler&) = delete;
+  MemorySampler& operator=(const MemorySampler&) = delete;
+
+  // Whether this build and device have a caching allocator to read (CUDA builds on a GPU).
+  bool available() const { return m_available; }
+
+  // Phase boundaries, called on every step; they read the allocator only while sampling (and, on
+  // the first step, to tell an out-of-memory's blocks apart). `eager`: false for a replayed or
+  // captured CUDA graph, where nothing is read.
+  void begin_step(int64_t step, bool sample, bool eager = true);
+  void begin_forward(bool last_micro_step);
+  void end_forward(bool last_micro_step);
+  void end_backward(bool last_micro_step);
+  void begin_optimizer();
+  // The categories of the larger of the step's snapshots (none when the step was not sampled, or
+  // the snapshot could not be attributed: problem() says why). Ends the step's sampling.
+  std::optional<protocol::MemoryCategories> finish_step();
+  const std::string& problem() const { return m_problem; }
+  // The snapshot finish_step's categories came from (for TUNEBENCH_MEMORY_SNAPSHOT).
+  const metrics::AllocatorSnapshot& last_snapshot() const { return m_chosen; }
+  // The allocator's counters read right after that snapshot.
+  const protocol::MemoryStats& last_counters() const { return m_chosen_counters; }
+
+  // The out-of-memory record of this process, taken once (libtorch 2.x CUDA builds only).
+  static std::optional<OomRecord> take_oom_record();
+
+ private:
+  struct Taken {
+    metrics::AllocatorSnapshot snapshot;
+    protocol::MemoryStats counters;
+    int64_t allocated = 0;
+    std::string phase;
+  };
+  metrics::AllocatorSnapshot read(const std::string& phase) const;
+  void take(const char* phase);
+  void on_out_of_memory(int64_t requested, int64_t total, int64_t free);
+
+  const DeviceContext& m_device;
+  std::function<KnownTensors()> m_known;
+  bool m_available = false;
+  bool m_sampling = false;
+  int64_t m_step = -1;
+  int64_t m_tracked_step = -2;  // the step whose older blocks m_live_at_step holds
+  const char* m_phase = "setup";  // for the out-of-memory record
+  std::unordered_set<uint64_t> m_live_at_step, m_live_at_forward, m_forward_blocks;
+  std::vector<Taken> m_taken;
+  metrics::AllocatorSnapshot m_chosen;
+  protocol::MemoryStats m_chosen_counters;
+  std::string m_problem;
+};
+
+}  // namespace tunebench::engine
