@@ -1,7 +1,7 @@
 """The probe's command line and its environment fallbacks.
 
     python -m tunebench_probe [--config FILE.json] [--events SPEC] [--trial ID] [--event-token T] \
-        [--] SCRIPT.py [SCRIPT ARGS...]
+        [--trace-dir DIR] [--] SCRIPT.py [SCRIPT ARGS...]
 
 Options end at `--` or at the first word that is not an option: that word is the script and every
 word after it belongs to the script, as with `python -m cProfile`. Problems are collected, not
@@ -10,7 +10,7 @@ raised, so the caller can report them on the event channel (exit code 2). Nothin
 from dataclasses import dataclass, field
 
 USAGE = """usage: python -m tunebench_probe [--config FILE.json] [--events SPEC] [--trial ID]
-                                [--event-token TOKEN] [--] SCRIPT.py [SCRIPT ARGS...]
+                                [--event-token TOKEN] [--trace-dir DIR] [--] SCRIPT.py [SCRIPT ARGS...]
 
 Runs SCRIPT.py (unmodified) as one rank of a Tunebench trial and writes its events.
   --config FILE.json   the trial configuration (TUNEBENCH_PROBE_CONFIG)
@@ -18,6 +18,8 @@ Runs SCRIPT.py (unmodified) as one rank of a Tunebench trial and writes its even
                        (TUNEBENCH_EVENTS; default stderr)
   --trial ID           trial id stamped on every event (TUNEBENCH_TRIAL)
   --event-token TOKEN  token a tcp:// listener demands (TUNEBENCH_EVENT_TOKEN; prefer the variable)
+  --trace-dir DIR      where kernel-sampled steps' torch.profiler traces go (TUNEBENCH_PROBE_TRACE_DIR;
+                       default: the --config file's folder, else a new folder under the temp folder)
 See docs/SCRIPTS.md."""
 
 _VALUE_OPTIONS = {
@@ -25,12 +27,14 @@ _VALUE_OPTIONS = {
     "--events": "events",
     "--trial": "trial",
     "--event-token": "event_token",
+    "--trace-dir": "trace_dir",
 }
 _ENV_FALLBACKS = {
     "config_path": "TUNEBENCH_PROBE_CONFIG",
     "events": "TUNEBENCH_EVENTS",
     "trial": "TUNEBENCH_TRIAL",
     "event_token": "TUNEBENCH_EVENT_TOKEN",
+    "trace_dir": "TUNEBENCH_PROBE_TRACE_DIR",
 }
 
 
@@ -40,6 +44,7 @@ class ProbeArguments:
     events: str = "stderr"  # not stdout: the script prints there
     trial: str = ""
     event_token: str = ""
+    trace_dir: str = ""
     script: str = ""
     script_args: list = field(default_factory=list)
     help_asked: bool = False

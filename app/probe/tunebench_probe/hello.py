@@ -2,7 +2,7 @@
 
 hello.config holds only what is KNOWN (a key absent is "unknown" to Tunebench,
 core/config/known_settings.h): the trial's own keys the probe ran with (steps, warmup,
-step_timeout_s, gpu_sample_hz); the script keys (script, script_args, python: as the config gave
+step_timeout_s, gpu_sample_hz, kernel_sample_every, kernel_sample_steps); the script keys (script, script_args, python: as the config gave
 them, else what ran, the arguments as TrialConfig's template string: shell-quoted, braces
 doubled; script_knobs as given); the value of
 every applied knob; and what was observed: the first DataLoader iterated (num_workers, pin_memory,
@@ -82,7 +82,8 @@ class Announcer:
         settings, given, facts = self._settings, self._settings.given, self._facts
         ran_args = shlex.join(self._arguments.script_args).replace("{", "{{").replace("}", "}}")
         config = {"steps": settings.steps, "warmup": settings.warmup, "step_timeout_s": settings.step_timeout_s,
-                  "gpu_sample_hz": settings.gpu_sample_hz,
+                  "gpu_sample_hz": settings.gpu_sample_hz, "kernel_sample_every": settings.kernel_sample_every,
+                  "kernel_sample_steps": settings.kernel_sample_steps,
                   "script": given.get("script", self._arguments.script),
                   "script_args": given.get("script_args", ran_args),
                   "python": given.get("python", sys.executable)}

@@ -9,6 +9,9 @@ The step rule (docs/SCRIPTS.md, "Steps"):
     starts where it ended.
   * The first step starts at the first data fetch, forward, backward or optimizer step.
   * With the marker (tunebench_probe.step_done()), the marker alone ends steps, from its first call.
+  * Kernel-sampled steps (kernel_sampler.py): the profiler starts before such a step opens and stops
+    when the window's last step is sealed; the step after a start or a stop starts there, not where
+    the previous one ended, and a sampled step's event waits for its window's trace.
 After `steps` steps, the next activity raises StepsFinished (a SystemExit with code 0) once the
 steps' events are written: every rank stops the script at the same point.
 
@@ -55,8 +58,10 @@ class StepRecord:
 
 
 class StepRecorder:
-    def __init__(self, device, steps_wanted, write_step, step_seen):
+    def __init__(self, device, steps_wanted, write_step, step_seen, sampler=None):
         self._device = device
+        self._sampler = sampler
+        self._resume_at = None  # where the next step starts after the profiler stopped
         self._clock = device.clock
         self._steps_wanted = steps_wanted
         self._write_step = write_step  # called with each finished StepRecord, in order
@@ -156,6 +161,11 @@ class StepRecorder:
             self._open.end = interval.end if interval is not None else self._clock.mark()
             index = self._open.index
         self._step_seen(index)
+        self._sampled_step_ended(index)
+
+    def _sampled_step_ended(self, index):
+        if self._sampler is not None:
+            self._sampler.step_ended(index)
 
     def marker(self):
         if not self.watching():
@@ -164,10 +174,12 @@ class StepRecorder:
             self._raise_if_finished()
             self._marker_mode = True
             if self._open is None:
-                start = self._last_end if self._last_end is not None else self._script_start
-                self._open = StepRecord(self._sealed, start)
+                self._open = self._new_step(self._script_start)
             self._open.end = self._clock.mark()
-            self._step_seen(self._open.index)
+            index = self._open.index
+            self._step_seen(index)
+        self._sampled_step_ended(index)
+        with self._lock:
             self._seal_and_write()
 
     def _raise_if_finished(self):
@@ -181,9 +193,24 @@ class StepRecorder:
         if self._open is None:
             if self._last_end is None and not opens_first_step:
                 return None
-            start = self._last_end if self._last_end is not None else self._clock.mark()
-            self._open = StepRecord(self._sealed, start)
+            self._open = self._new_step(None)
         return self._open
+
+    def _new_step(self, first_start):
+        """The next step, starting where the previous one ended (the first: at `first_start`, or
+        now), after the profiler's start or stop when a kernel sample begins or ended there."""
+        index = self._sealed
+        started = self._sampler is not None and self._sampler.step_opening(index)
+        if started:
+            start = self._clock.mark()
+        elif self._resume_at is not None:
+            start = self._resume_at
+        elif self._last_end is not None:
+            start = self._last_end
+        else:
+            start = first_start if first_start is not None else self._clock.mark()
+        self._resume_at = None
+        return StepRecord(index, start)
 
     def _seal(self):
         step = self._open
@@ -192,6 +219,8 @@ class StepRecorder:
         step.memory = self._device.memory()
         self._sealed += 1
         self._unread.append(step)
+        if self._sampler is not None and self._sampler.window_ends_after(step.index):
+            self._resume_at = self._clock.mark()  # the profiler stopped: the next step starts now
 
     def _seal_and_write(self):
         """Seals the open step on the script's thread; after the last, stops the script."""
@@ -206,7 +235,8 @@ class StepRecorder:
 
     def _is_done(self, step):
         marks = [step.end] + [m for i in step.intervals for m in (i.start, i.end) if m is not None]
-        return all(self._clock.is_done(m) for m in marks) and all(r.is_done() for r in step.losses)
+        return (all(self._clock.is_done(m) for m in marks) and all(r.is_done() for r in step.losses)
+                and (self._sampler is None or self._sampler.ready(step.index)))
 
     def _write_finished(self, wait):
         """Writes the sealed steps whose marks are done, oldest first; `wait`: all of them."""
@@ -228,8 +258,14 @@ class StepRecorder:
             return None
         try:
             self._finished = True
+            if self._sampler is not None and not wait_for_device:
+                # The watchdog's ending (another thread, a hung script) leaves the profiler alone:
+                # the open window's steps are written unsampled.
+                self._sampler.abandon()
             if self._open is not None and self._open.end is not None:
                 self._seal()
+            if self._sampler is not None and wait_for_device:
+                self._sampler.finish()
             if wait_for_device:
                 self._write_finished(wait=True)
             else:

@@ -31,6 +31,7 @@ from tunebench_probe.events import ChannelError, EventWriter, log, open_channel
 from tunebench_probe.failures import (EXIT_CHANNEL, EXIT_COMM, EXIT_CONFIG, EXIT_CRASH, EXIT_OK, EXIT_UNSUPPORTED,
                                       describe_exception)
 from tunebench_probe.hello import Announcer, RunFacts
+from tunebench_probe.kernel_sampler import KernelSampler
 from tunebench_probe.knobs import GlobalSwitches, unsupported_reason
 from tunebench_probe.module_hooks import ForwardHooks
 from tunebench_probe.nvml import Nvml
@@ -95,10 +96,13 @@ class ProbeRun:
         self._device = self._open_device()
         nvml, nvml_handle, driver = self._open_nvml()
         self._announcer = Announcer(torch, writer, self._device, rank_env, settings, arguments, self._facts, driver)
+        self._sampler = KernelSampler(torch, settings, _trace_dir(arguments), rank_env.rank,
+                                      self._device.kind == "cuda", writer)
         self._steps = StepWriter(writer, self._device.clock, settings.warmup, rank_env.world_size,
-                                 self._announcer.announce)
+                                 self._announcer.announce, self._sampler.trace_for)
         self._watchdog = StepWatchdog(settings.step_timeout_s, self._on_timeout)
-        self._recorder = StepRecorder(self._device, settings.steps, self._steps.write, self._watchdog.step_seen)
+        self._recorder = StepRecorder(self._device, settings.steps, self._steps.write, self._watchdog.step_seen,
+                                      self._sampler)
         self._telemetry = None
         if settings.gpu_sample_hz > 0:
             self._telemetry = TelemetryThread(writer, settings.gpu_sample_hz, self._device.index, nvml, nvml_handle)
@@ -226,6 +230,18 @@ class ProbeRun:
         except Exception as e:  # noqa: BLE001
             log(self._rank_env.rank, f"while ending: {type(e).__name__}: {e}")
             return None
+
+
+def _trace_dir(arguments):
+    """Where kernel-sampled steps' traces go: --trace-dir, else beside the trial's config (the
+    trial's own folder when Tunebench started the rank), else a new folder under the temp folder."""
+    if arguments.trace_dir:
+        os.makedirs(arguments.trace_dir, exist_ok=True)
+        return os.path.abspath(arguments.trace_dir)
+    if arguments.config_path:
+        return os.path.dirname(os.path.abspath(arguments.config_path))
+    import tempfile
+    return tempfile.mkdtemp(prefix="tunebench-probe-")
 
 
 def _exit_status(code):

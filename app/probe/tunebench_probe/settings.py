@@ -1,6 +1,6 @@
 """The trial settings the probe reads from Tunebench's TrialConfig JSON (--config).
 
-Read: steps, warmup, step_timeout_s, gpu_sample_hz, script_knobs and the values of the knobs listed
+Read: steps, warmup, step_timeout_s, gpu_sample_hz, kernel_sample_every, kernel_sample_steps, script_knobs and the values of the knobs listed
 in script_knobs (knobs.py). Every other key is ignored here; the hello event's config keeps only
 what is known (hello.py). Problems are sentences keyed by the JSON key, reported as one `config`
 error (exit code 2); nothing is clamped or guessed.
@@ -23,6 +23,8 @@ class TrialSettings:
     warmup: int = 3            # first steps flagged warmup
     step_timeout_s: float = 300.0
     gpu_sample_hz: float = 10.0
+    kernel_sample_every: int = 20  # TrialConfig's kernel sampling (kernel_sampler.py); 0 turns it off
+    kernel_sample_steps: int = 2
     knobs: dict = field(default_factory=dict)  # the knobs to apply: key -> value
 
 
@@ -46,12 +48,17 @@ def parse_settings(given):
     """Returns (TrialSettings, [(key, message)])."""
     problems = []
     values = {}
-    for key, default, low in (("steps", 20, 1), ("warmup", 3, 0)):
+    for key, default, low in (("steps", 20, 1), ("warmup", 3, 0), ("kernel_sample_every", 20, 0),
+                              ("kernel_sample_steps", 2, 0)):
         value = _whole_number(given.get(key, default))
         if value is None or value < low or value > 2 ** 53:
             problems.append((key, f"must be a whole number >= {low}, got {given.get(key)!r}"))
         else:
             values[key] = value
+    every, count = values.get("kernel_sample_every"), values.get("kernel_sample_steps")
+    if every is not None and count is not None and every > 0 and count > every:
+        problems.append(("kernel_sample_steps", f"kernel-sampled steps must be between 0 and the sampling period "
+                                                f"({every}), got {count}"))
     timeout_s = _real(given.get("step_timeout_s", 300.0))
     if timeout_s is None or not 0 < timeout_s <= _MAX_TIMEOUT_S:
         problems.append(("step_timeout_s", f"must be a number of seconds in (0, {_MAX_TIMEOUT_S:g}], "

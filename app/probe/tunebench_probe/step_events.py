@@ -156,8 +156,9 @@ def done_summary(measured_steps, peak_bytes):
 class StepWriter:
     """Writes each finished step (hello and model first) and keeps the measured ones for `done`."""
 
-    def __init__(self, writer, clock, warmup, world_size, announce):
+    def __init__(self, writer, clock, warmup, world_size, announce, trace_for=None):
         self._writer = writer
+        self._trace_for = trace_for  # step index -> its kernel-sample trace (kernel_sampler.py) or None
         self._clock = clock
         self._warmup = warmup
         self._world_size = world_size
@@ -166,6 +167,9 @@ class StepWriter:
 
     def write(self, record):
         fields = step_fields(record, self._clock, self._warmup, self._world_size)
+        trace = self._trace_for(record.index) if self._trace_for is not None else None
+        if trace:
+            fields["kernel_trace"] = trace
         self._announce()
         self._writer.write("step", **fields)
         if not fields["warmup"]:

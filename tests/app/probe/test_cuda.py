@@ -1,7 +1,9 @@
 """On a GPU: phases timed with CUDA events (no per-step synchronisation), host-to-device copies,
 the loss read back asynchronously, CUDA memory counters, NVML telemetry, an applied bf16 autocast
-and the loader knobs, DDP over NCCL (one rank: the buckets are still hooked and timed), and
-torch.compile where torch has it. Skipped where torch sees no GPU."""
+and the loader knobs, DDP over NCCL (one rank: the buckets are still hooked and timed),
+torch.compile where torch has it, and kernel-sampled steps whose traces hold the device's kernels.
+Skipped where torch sees no GPU."""
+import json
 import math
 import os
 import sys
@@ -22,7 +24,9 @@ class OnAGpu(ProbeTestCase):
             raise unittest.SkipTest(gpu_missing_reason())
         import torch
         cls.has_compile = hasattr(torch, "compile")
-        common = {"steps": STEPS, "warmup": WARMUP, "gpu_sample_hz": 20}
+        # Steps 2-3 and 6-7 kernel-sampled (kernel_sampler.py).
+        common = {"steps": STEPS, "warmup": WARMUP, "gpu_sample_hz": 20, "kernel_sample_every": 4,
+                  "kernel_sample_steps": 2}
         knobs = {"script_knobs": ["amp", "cudnn_benchmark", "num_workers", "pin_memory"], "amp": "bf16",
                  "cudnn_benchmark": True, "num_workers": 2, "pin_memory": True}
         runs = [ProbeProcess(cls.workdir, "cuda", {**common, **knobs}, "train_cuda.py"),
@@ -81,6 +85,20 @@ class OnAGpu(ProbeTestCase):
         self.assert_ends_with_done(self.compiled, 0)
         self.assert_steps_well_formed(self.compiled, steps=STEPS, warmup=WARMUP)
         self.assertEqual(self.compiled.of_type("hello")[0]["config"]["compile"], "torch")
+
+    def test_sampled_steps_trace_the_devices_kernels(self):
+        for result in [self.cuda, self.nccl] + ([self.compiled] if self.compiled else []):
+            self.assert_ends_with_done(result, 0)
+            self.assertFalse([w for w in result.of_type("warning") if w["kind"] == "kernel-sampling"],
+                             result.describe())
+            named = {s["step"]: s.get("kernel_trace") for s in result.steps}
+            self.assertEqual(sorted(i for i, path in named.items() if path), [2, 3, 6, 7])
+            for path in {p for p in named.values() if p}:
+                events = json.load(open(path))["traceEvents"]
+                steps = [e for e in events if str(e.get("name", "")).startswith("ProfilerStep#")]
+                kernels = [e for e in events if e.get("cat") == "kernel"]
+                self.assertEqual(len(steps), 2, path)
+                self.assertGreater(len(kernels), 10, f"{path}: the device's kernels are in the trace")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """A user's script as Tunebench meets it: a tiny MLP trained from a DataLoader over a synthetic
 dataset. Nothing in it knows about the probe. Options let the probe tests shape it: a dataset that
 sleeps per batch (a slow disk) or burns CPU per sample (decoding), a forward that sleeps (device
-work), an early return, and checks that print what the DataLoader was given."""
+work), an early return, and checks that print what the DataLoader was given and whether a
+profiler is recording."""
 import argparse
 import time
 
@@ -16,6 +17,8 @@ parser.add_argument("--sample-cpu-us", type=float, default=200.0)
 parser.add_argument("--forward-sleep-ms", type=float, default=0.0)
 parser.add_argument("--num-workers", type=int, default=0)
 parser.add_argument("--stop-after-steps", type=int, default=0, help="return after this many steps (0: never)")
+parser.add_argument("--report-profiler", action="store_true",
+                    help="print whether a torch profiler records, in each step before its optimizer step")
 args = parser.parse_args()
 
 
@@ -54,6 +57,8 @@ for step, (features, labels) in enumerate(loader):
     optimizer.zero_grad()
     loss = criterion(model(features), labels)
     loss.backward()
+    if args.report_profiler:
+        print(f"PROFILER step={step} on={torch._C._autograd._profiler_enabled()}", flush=True)
     optimizer.step()
     scheduler.step()
 print("TRAINING LOOP ENDED", flush=True)
