@@ -18,7 +18,10 @@ its step launched and no earlier step's (a host running ahead would otherwise pu
 step's kernels in it): sampled steps show the step's own GPU idle, not the overlap between steps.
 
 A GPU run whose PyTorch has no Kineto records no kernels: a `kernel-sampling` warning says so once
-and no step is sampled. On the CPU the trace holds host ops only; the reading side says GPU busy
+and no step is sampled. A script that starts a profiler of its own (torch.profiler, or
+torch.autograd.profiler.profile) turns sampling off for the rest of the run, with a warning: one
+profiler at a time is what PyTorch allows, and the script's wins (a window being recorded is
+dropped, its steps unsampled). On the CPU the trace holds host ops only; the reading side says GPU busy
 is unavailable.
 """
 import json
@@ -46,8 +49,10 @@ class KernelSampler:
         self._window = []         # step indices of the window being recorded
         self._marker = None       # (index, record_function) of the open ProfilerStep#N
         self._traces = {}         # step index -> the trace file of its window
-        self._off = False
-        if cuda and not torch.autograd.kineto_available():
+        self._off = not (self._every > 0 and self._count > 0)  # off: nothing to sample, nothing to say
+        self._starting = False    # our own profiler is starting (the start hook lets it through)
+        self._install_start_hook()
+        if not self._off and cuda and not torch.autograd.kineto_available():
             self._disable("this PyTorch has no Kineto profiler, so no GPU kernels can be recorded: "
                           "no step is kernel-sampled (GPU busy and GPU idle unavailable)")
 
@@ -58,6 +63,38 @@ class KernelSampler:
     def _disable(self, why):
         self._off = True
         self._writer.warning("kernel-sampling", why)
+
+    def _install_start_hook(self):
+        profile = self._torch.autograd.profiler.profile  # torch.profiler.profile starts one of these too
+        original = getattr(profile, "_start_trace", None)
+        if original is None:
+            return
+        sampler = self
+
+        def _start_trace(prof, *args, **kwargs):
+            if not sampler._starting:
+                sampler._script_profiles()
+            return original(prof, *args, **kwargs)
+
+        profile._start_trace = _start_trace
+
+    def _script_profiles(self):
+        if self._off:
+            return
+        dropped = ""
+        if self._profile is not None:
+            if self._marker is not None:
+                self._marker[1].__exit__(None, None, None)
+                self._marker = None
+            try:
+                self._profile.__exit__(None, None, None)
+            except Exception:  # noqa: BLE001 - the script's profiler must start whatever ours does
+                pass
+            self._profile = None
+            dropped = f" (steps {self._window[0]}-{self._window[-1]} dropped from the sample)"
+            self._window = []
+        self._disable("the script starts a torch profiler of its own: kernel sampling is off for the rest of "
+                      f"the run{dropped}; import the script's trace for its GPU view (tunebench-cli import)")
 
     # ---- called by the recorder on the script's thread ----------------------------------------
 
@@ -127,10 +164,13 @@ class KernelSampler:
         try:
             profile = torch.profiler.profile(activities=activities)
             self._base_ns = time.time_ns()
+            self._starting = True
             profile.__enter__()
         except Exception as e:  # noqa: BLE001 - any failure to profile ends sampling, never the script
             self._disable(f"torch.profiler could not start ({type(e).__name__}: {e}): no step is kernel-sampled")
             return False
+        finally:
+            self._starting = False
         self._profile = profile
         self._window = []
         if self._cuda:

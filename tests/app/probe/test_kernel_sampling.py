@@ -32,13 +32,16 @@ class KernelSampling(ProbeTestCase):
         w = cls.workdir
         cls.traces = os.path.join(w, "traces")
         base = {"steps": STEPS, "warmup": WARMUP, "gpu_sample_hz": 0}
-        cls.sampled, cls.off, cls.bad = run_all([
+        cls.sampled, cls.off, cls.bad, cls.own = run_all([
             ProbeProcess(w, "sampled", dict(base, kernel_sample_every=EVERY, kernel_sample_steps=COUNT),
                          "train_mlp.py", ["--report-profiler", "--sample-cpu-us", "0"],
                          probe_args=["--events", f"file:{w}/sampled.jsonl", "--trace-dir", cls.traces]),
             ProbeProcess(w, "off", dict(base, kernel_sample_every=0), "train_mlp.py",
                          ["--report-profiler", "--sample-cpu-us", "0"]),
             ProbeProcess(w, "bad", dict(base, kernel_sample_every=2, kernel_sample_steps=3), "train_mlp.py"),
+            # The script starts its own profiler in step 2, inside the probe's window of steps 1-2.
+            ProbeProcess(w, "own", dict(base, kernel_sample_every=EVERY, kernel_sample_steps=COUNT), "train_mlp.py",
+                         ["--own-profiler-at", "2", "--sample-cpu-us", "0"]),
         ])
 
     def test_the_profiler_records_during_the_sampled_steps_only(self):
@@ -91,6 +94,15 @@ class KernelSampling(ProbeTestCase):
         self.assertEqual(error["kind"], "config")
         self.assertIn("kernel_sample_steps: kernel-sampled steps must be between 0 and the sampling period (2), got 3",
                       error["message"])
+
+    def test_a_script_that_profiles_itself_wins_and_sampling_stops(self):
+        self.assert_ends_with_done(self.own, 0)
+        self.assert_steps_well_formed(self.own, steps=STEPS, warmup=WARMUP)
+        self.assertFalse([s["step"] for s in self.own.steps if "kernel_trace" in s], "no step sampled")
+        warnings = [w["message"] for w in self.own.of_type("warning") if w["kind"] == "kernel-sampling"]
+        self.assertEqual(len(warnings), 1, self.own.describe())
+        self.assertIn("the script starts a torch profiler of its own: kernel sampling is off for the rest of the run "
+                      "(steps 1-2 dropped from the sample)", warnings[0])
 
 
 if __name__ == "__main__":

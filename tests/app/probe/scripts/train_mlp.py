@@ -17,6 +17,8 @@ parser.add_argument("--sample-cpu-us", type=float, default=200.0)
 parser.add_argument("--forward-sleep-ms", type=float, default=0.0)
 parser.add_argument("--num-workers", type=int, default=0)
 parser.add_argument("--stop-after-steps", type=int, default=0, help="return after this many steps (0: never)")
+parser.add_argument("--own-profiler-at", type=int, default=-1,
+                    help="run torch.profiler itself from this step on (as a user's script may)")
 parser.add_argument("--report-profiler", action="store_true",
                     help="print whether a torch profiler records, in each step before its optimizer step")
 args = parser.parse_args()
@@ -54,6 +56,9 @@ criterion = nn.CrossEntropyLoss()
 for step, (features, labels) in enumerate(loader):
     if args.stop_after_steps and step == args.stop_after_steps:
         break
+    if step == args.own_profiler_at:
+        own_profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+        own_profiler.__enter__()
     optimizer.zero_grad()
     loss = criterion(model(features), labels)
     loss.backward()
