@@ -20,9 +20,9 @@ struct AccuracyOptions {
 
 void run_accuracy(const AccuracyOptions& o) {
   predict::Evidence evidence;
-  for (auto& log : read_trial_inputs(o.inputs)) {
-    auto shared = std::make_shared<protocol::TrialLog>(std::move(log));
-    evidence.add(shared->trial, shared);
+  for (auto& t : read_loaded_trial_inputs(o.inputs)) {
+    auto shared = std::make_shared<protocol::TrialLog>(std::move(t.log));
+    evidence.add(shared->trial, shared, t.info.tags);
   }
   for (const auto& note : evidence.notes()) std::cerr << "note: " << note << "\n";
   const auto rows = predict::accuracy_table(evidence);

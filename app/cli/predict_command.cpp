@@ -57,9 +57,9 @@ void run_predict(const PredictOptions& o) {
     return;
   }
   predict::Evidence evidence;
-  for (auto& log : read_trial_inputs(o.evidence)) {
-    auto shared = std::make_shared<protocol::TrialLog>(std::move(log));
-    evidence.add(shared->trial, shared);
+  for (auto& t : read_loaded_trial_inputs(o.evidence)) {
+    auto shared = std::make_shared<protocol::TrialLog>(std::move(t.log));
+    evidence.add(shared->trial, shared, t.info.tags);
   }
   for (const auto& note : evidence.notes()) std::cerr << "note: " << note << "\n";
 

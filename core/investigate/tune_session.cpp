@@ -182,7 +182,7 @@ predict::Evidence session_evidence(store::SessionStore& s) {
   for (const auto& t : s.list_trials()) {
     if (t.status != protocol::TrialStatus::Done) continue;
     auto loaded = s.load_trial(t.id);
-    evidence.add(t.name, std::make_shared<protocol::TrialLog>(std::move(loaded.log)));
+    evidence.add(t.name, std::make_shared<protocol::TrialLog>(std::move(loaded.log)), t.tags);
   }
   return evidence;
 }

@@ -1,5 +1,6 @@
 #include "core/predict/evidence.h"
 
+#include "core/config/known_settings.h"
 #include "core/config/script.h"
 
 #include <filesystem>
@@ -37,6 +38,21 @@ void Evidence::add(std::string label, std::shared_ptr<const protocol::TrialLog> 
     m_notes.push_back(why);
 }
 
+void Evidence::add(std::string label, std::shared_ptr<const protocol::TrialLog> log,
+                   const std::vector<std::string>& tags) {
+  for (const auto& tag : tags)
+    if (tag == kNoCalibrationTag) {
+      skip(kept_out_note(label));
+      return;
+    }
+  add(std::move(label), std::move(log));
+}
+
+std::string Evidence::kept_out_note(const std::string& label) {
+  return label + ": not used: kept out of predictions (Trial > Use for predictions; tag \"" +
+         std::string(kNoCalibrationTag) + "\")";
+}
+
 std::optional<MeasuredTrial> Evidence::measure(std::string label, std::shared_ptr<const protocol::TrialLog> log,
                                                std::string* why) {
   if (!log) return std::nullopt;
@@ -54,6 +70,17 @@ std::optional<MeasuredTrial> Evidence::measure(std::string label, std::shared_pt
     if (why) *why = t.label + ": your own script, not the benchmark model; not used";
     return std::nullopt;
   }
+  // The step model reads the model's shape and the step's work: a trial that does not say them
+  // (an imported trace with unknown settings) calibrates nothing, whatever its device (issue 44:
+  // a ResNet trace moved a 7B prediction).
+  for (const char* key : {"model", "dim", "layers", "heads", "ffn", "vocab", "micro_batch", "seq_len", "grad_accum",
+                          "amp", "compile", "checkpointing", "strategy", "world_size"})
+    if (!config::is_known(cfg, key)) {
+      if (why)
+        *why = t.label + ": not used: its " + key +
+               " is unknown (an imported trace); fill in its settings (Trial > Settings…) to let it calibrate";
+      return std::nullopt;
+    }
   for (const auto& [rank, r] : log->ranks) {
     if (r.hello) {
       t.device = r.hello->device;

@@ -18,6 +18,10 @@
 
 namespace tunebench::predict {
 
+// The tag of a trial its owner keeps out of every prediction's calibration (the window's Trial >
+// Use for predictions, unticked; `tunebench-cli predict --evidence` honours it too).
+inline constexpr const char* kNoCalibrationTag = "no-calibration";
+
 struct MeasuredTrial {
   std::string label;  // trial name or file name
   std::shared_ptr<const protocol::TrialLog> log;
@@ -48,6 +52,13 @@ class Evidence {
                                               std::string* why = nullptr);
   void add(MeasuredTrial trial);
   static Evidence from_files(const std::vector<std::string>& paths);
+
+  // A session's trial with its tags: one tagged kNoCalibrationTag is left out, said in the notes.
+  void add(std::string label, std::shared_ptr<const protocol::TrialLog> log, const std::vector<std::string>& tags);
+  // A trial left out, with why ("X: not used: its model is unknown ..."): said with the notes.
+  void skip(std::string why) { m_notes.push_back(std::move(why)); }
+  // The note of a trial its owner keeps out (the GUI and the command line say the same).
+  static std::string kept_out_note(const std::string& label);
 
   const std::vector<MeasuredTrial>& trials() const { return m_trials; }
   std::vector<const MeasuredTrial*> select(const std::function<bool(const MeasuredTrial&)>& keep) const;

@@ -182,6 +182,7 @@ void MainWindow::createControllers() {
   context.useSettings = m_options.useSettings;
   m_analysis = new AnalysisController(context, this);
   m_prediction = new PredictionController(context, m_analysis, this);
+  m_sessionActions->addTrialAction(m_prediction->useForPredictionsAction());  // Trial menu and context menu
   m_linkProbe = new LinkProbeController(context, this);
   m_prediction->panel()->setMeasureLinkAction(m_linkProbe->action());
   m_docks->addBelowForm(QStringLiteral("Prediction"), QStringLiteral("predictionDock"), m_prediction->panel());

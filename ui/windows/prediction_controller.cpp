@@ -30,6 +30,26 @@ PredictionController::PredictionController(const WorkbenchContext& context, cons
       QStringLiteral("Predict the selected trial on other GPUs, GPU counts, links or knobs, next to what it measured"));
   connect(m_whatIf, &QAction::triggered, this, &PredictionController::whatIfSelected);
 
+  m_useForPredictions = new QAction(QStringLiteral("Use for &predictions"), this);
+  m_useForPredictions->setObjectName(QStringLiteral("actionUseForPredictions"));
+  m_useForPredictions->setCheckable(true);
+  m_useForPredictions->setStatusTip(QStringLiteral(
+      "Let the selected trial calibrate the predictions (the Prediction dock, What if…); untick to keep it out"));
+  connect(m_useForPredictions, &QAction::triggered, this, [this](bool use) {
+    const QModelIndexList rows = m_context.selection->selectedRows();
+    if (rows.isEmpty()) return;
+    const TrialRecord r = m_context.trials->record(rows.first().row());
+    QStringList tags = r.tags;
+    tags.removeAll(QString::fromLatin1(predict::kNoCalibrationTag));
+    if (!use) tags << QString::fromLatin1(predict::kNoCalibrationTag);
+    if (!m_context.session->annotateTrial(r.id, r.notes, tags))
+      emit statusMessage(m_context.session->errorString(), 8000);
+    reloadEvidence();
+  });
+  connect(m_context.selection, &QItemSelectionModel::selectionChanged, this,
+          &PredictionController::updateUseForPredictions);
+  updateUseForPredictions();
+
   // Which GPUs: the detected ones, else the user's last choice (remembered when the window keeps
   // settings).
   if (m_context.useSettings) {
@@ -52,11 +72,34 @@ PredictionController::PredictionController(const WorkbenchContext& context, cons
   connect(m_context.session, &SessionController::sessionChanged, this, [this] {
     // Another file: its trials are other trials (record ids "s<store id>" repeat across files).
     m_stored.clear();
+    m_unusable.clear();
     m_requested.clear();
     reloadEvidence();
   });
   connect(m_context.live, &LiveTrialTracker::trialFinished, this, &PredictionController::reloadEvidence);
+  // Tags edited anywhere (Trial > Tags…, another window or process): predict again when the trials
+  // kept out change.
+  connect(m_context.trials, &QAbstractItemModel::dataChanged, this, [this] {
+    if (keptOut() != m_keptOut) reloadEvidence();
+  });
   reloadEvidence();
+}
+
+QSet<QString> PredictionController::keptOut() const {
+  QSet<QString> ids;
+  for (int row = 0; row < m_context.trials->rowCount(); ++row) {
+    const TrialRecord& r = m_context.trials->record(row);
+    if (r.tags.contains(QString::fromLatin1(predict::kNoCalibrationTag))) ids.insert(r.id);
+  }
+  return ids;
+}
+
+void PredictionController::updateUseForPredictions() {
+  const QModelIndexList rows = m_context.selection->selectedRows();
+  const bool one = rows.size() == 1;
+  m_useForPredictions->setEnabled(one);
+  m_useForPredictions->setChecked(one && !m_context.trials->record(rows.first().row())
+                                              .tags.contains(QString::fromLatin1(predict::kNoCalibrationTag)));
 }
 
 void PredictionController::rebuild(QStringList* toLoad) {
@@ -66,16 +109,23 @@ void PredictionController::rebuild(QStringList* toLoad) {
   for (int row = 0; row < trials->rowCount(); ++row) {
     const TrialRecord& r = trials->record(row);
     if (r.status != protocol::TrialStatus::Done) continue;
+    if (r.tags.contains(QString::fromLatin1(predict::kNoCalibrationTag))) {
+      fresh.skip(predict::Evidence::kept_out_note(label_of(r)));
+      continue;
+    }
     if (auto log = m_analysis->logOfRow(row)) {
       fresh.add(label_of(r), std::make_shared<protocol::TrialLog>(std::move(*log)));
     } else if (auto it = m_stored.constFind(r.id); it != m_stored.constEnd()) {
       if (*it) fresh.add(**it);
+      else if (m_unusable.contains(r.id)) fresh.skip(m_unusable.value(r.id));
     } else if (toLoad && session->storeId(r.id) >= 0 && !m_requested.contains(r.id)) {
       *toLoad << r.id;
     }
   }
   m_evidence = std::move(fresh);
-  m_panel->setEvidence(m_evidence.select([](const predict::MeasuredTrial&) { return true; }));
+  m_keptOut = keptOut();
+  m_panel->setEvidence(m_evidence.select([](const predict::MeasuredTrial&) { return true; }), m_evidence.notes());
+  updateUseForPredictions();
   refresh();
   emit evidenceChanged();
 }
@@ -100,9 +150,11 @@ void PredictionController::reloadEvidence() {
       self->m_requested.removeAll(id);
       const int row = trials->rowOf(id);
       std::optional<predict::MeasuredTrial> measured;
+      std::string why;
       if (row >= 0 && size_t(i) < logs.size() && logs[size_t(i)])
         measured = predict::Evidence::measure(label_of(trials->record(row)),
-                                              std::make_shared<protocol::TrialLog>(std::move(*logs[size_t(i)])));
+                                              std::make_shared<protocol::TrialLog>(std::move(*logs[size_t(i)])), &why);
+      if (!measured && !why.empty()) self->m_unusable.insert(id, why);
       self->m_stored.insert(id, std::move(measured));
     }
     self->rebuild(nullptr);

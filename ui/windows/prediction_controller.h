@@ -9,6 +9,7 @@
 #pragma once
 
 #include <QHash>
+#include <QSet>
 #include <QObject>
 #include <QPointer>
 
@@ -31,6 +32,9 @@ class PredictionController : public QObject {
 
   PredictionPanel* panel() const { return m_panel; }
   QAction* whatIfAction() const { return m_whatIf; }
+  // Trial > Use for predictions: checked while the selected trial may calibrate predictions;
+  // unticked it carries the no-calibration tag and is left out, said in the panel.
+  QAction* useForPredictionsAction() const { return m_useForPredictions; }
   const predict::Evidence& evidence() const { return m_evidence; }
   // Opens the What-if dialog on a row of the trials table; nullptr (with a status message) when the
   // row has no recorded configuration, or while a stored trial is loaded for it (the dialog then
@@ -58,10 +62,15 @@ class PredictionController : public QObject {
   const AnalysisController* m_analysis;
   PredictionPanel* m_panel = nullptr;
   QAction* m_whatIf = nullptr;
+  QAction* m_useForPredictions = nullptr;
+  void updateUseForPredictions();
+  QSet<QString> keptOut() const;  // record ids tagged predict::kNoCalibrationTag
+  QSet<QString> m_keptOut;        // as of the last rebuild
   predict::Evidence m_evidence;
   // Stored trials of the current session, measured once: record id -> the trial (nullopt: its log
   // could not be used, with no configuration or not loadable).
   QHash<QString, std::optional<predict::MeasuredTrial>> m_stored;
+  QHash<QString, std::string> m_unusable;  // record id -> why its log cannot calibrate
   QStringList m_requested;  // record ids asked of the store and not yet back
   int m_loading = 0;
   QPointer<WhatIfDialog> m_last;

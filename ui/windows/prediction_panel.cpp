@@ -79,8 +79,10 @@ PredictionPanel::PredictionPanel(QWidget* parent) : QWidget(parent) {
   layout->addStretch(1);
 }
 
-void PredictionPanel::setEvidence(std::vector<const predict::MeasuredTrial*> evidence) {
+void PredictionPanel::setEvidence(std::vector<const predict::MeasuredTrial*> evidence,
+                                  std::vector<std::string> notUsed) {
   m_evidence = std::move(evidence);
+  m_notUsed = std::move(notUsed);
 }
 
 void PredictionPanel::setDefaultTarget(const DeviceInventory& devices, const predict::Target& fallback) {
@@ -185,6 +187,7 @@ void PredictionPanel::showPrediction(const config::TrialConfig& config, const De
   for (const auto& n : p.notes)
     if (!(p.link && n.rfind("link: ", 0) == 0))  // the link line says it
       basis << QString::fromStdString(n).toHtmlEscaped();
+  for (const auto& n : m_notUsed) basis << QString::fromStdString(n).toHtmlEscaped();
   m_basis->setText(basis.join(QStringLiteral("<br>")));
 }
 

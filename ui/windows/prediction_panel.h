@@ -31,8 +31,9 @@ class PredictionPanel : public QWidget {
  public:
   explicit PredictionPanel(QWidget* parent = nullptr);
 
-  // Measured trials (and link probes) of the session: they calibrate the prediction.
-  void setEvidence(std::vector<const predict::MeasuredTrial*> evidence);
+  // Measured trials (and link probes) of the session: they calibrate the prediction. `notUsed`:
+  // the trials left out and why ("X: not used: its model is unknown ..."), said under the basis.
+  void setEvidence(std::vector<const predict::MeasuredTrial*> evidence, std::vector<std::string> notUsed = {});
   // Predicts `config` and shows it: on the picker's GPUs when it runs on GPUs (device cuda, or auto
   // on a machine with GPUs), else on this host's CPU.
   void showPrediction(const config::TrialConfig& config, const DeviceInventory& devices);
@@ -60,6 +61,7 @@ class PredictionPanel : public QWidget {
 
  private:
   std::vector<const predict::MeasuredTrial*> m_evidence;
+  std::vector<std::string> m_notUsed;
   predict::Prediction m_prediction;
   QString m_problem;  // the scenario could not be built (an unknown GPU): said instead of a prediction
   int64_t m_hostMemory = 0;

@@ -25,6 +25,13 @@ grep -q "Memory per rank: .* x 2 ranks = .* on this host: fits" <<<"$out" || fai
 out="$("$cli" predict --preset 7b-ddp --evidence "$sessions/h200-7b.tbsession" 2>/dev/null)"
 grep -q "calibrated on NVIDIA H200" <<<"$out" || fail "not calibrated: $out"
 grep -q "measured in trials over this link" <<<"$out" || fail "link not from the session: $out"
+# A trial its owner keeps out (the window's Trial > Use for predictions, unticked: the tag
+# "no-calibration") calibrates nothing here either, and the notes say so.
+cp "$sessions/h200-7b.tbsession" "$dir/kept.tbsession"
+chmod u+w "$dir/kept.tbsession"
+sqlite3 "$dir/kept.tbsession" "INSERT INTO trial_tags (trial_id, tag) SELECT id, 'no-calibration' FROM trials WHERE id = 1"
+"$cli" predict --preset 7b-ddp --evidence "$dir/kept.tbsession" > "$dir/out" 2> "$dir/err" || fail "predict kept: $(cat "$dir/err")"
+grep -q "w-7b-single: not used: kept out of predictions" "$dir/err" || fail "kept-out note: $(cat "$dir/err")"
 
 # A Hugging Face config.json: Llama-3.1-8B's shape is the llama3.1-8b preset, its rope_scaling is
 # named in a warning; a file that is no model config is refused with the problem.

@@ -8,10 +8,14 @@
 #include <QLabel>
 #include <QMenu>
 #include <QSpinBox>
+#include <QTableView>
 #include <QTableWidget>
+#include <QTemporaryDir>
 
 #include "tests/ui/windows/window_test_util.h"
+#include "ui/models/trials_model.h"
 #include "ui/windows/prediction_controller.h"
+#include "ui/windows/session_actions.h"
 #include "ui/windows/trial_form.h"
 
 using namespace tunebench;
@@ -175,4 +179,45 @@ TEST(PredictionDefects, ACpuPresetSaysHowMuchOfTheHostItNeeds) {
   auto* gpu = w->findChild<QComboBox*>(QStringLiteral("predictionGpu"));
   ASSERT_NE(gpu, nullptr);
   EXPECT_FALSE(gpu->isEnabled());
+}
+
+// ---- issue 44: which trials calibrate the predictions ----
+TEST(PredictionDefects, ATrialCanBeKeptOutOfThePredictionsFromTheTrialMenu) {
+  QTemporaryDir dir;
+  const QString path = copy_of(dir, QStringLiteral(TUNEBENCH_SESSIONS_DIR "/h200-7b.tbsession"));
+  auto w = make_window();
+  w->sessionActions()->openSession(path);
+  TB_WAIT_FOR(w->trialsModel()->rowCount() > 0, kTimeoutMs);
+  PredictionController* prediction = w->prediction();
+  TB_WAIT_FOR(prediction->loading() == 0 && !prediction->evidence().trials().empty(), kTimeoutMs);
+  const size_t all = prediction->evidence().trials().size();
+
+  QAction* use = nullptr;
+  for (QAction* a : w->menu(QStringLiteral("menuTrial"))->actions())
+    if (plain(a->text()) == QStringLiteral("Use for predictions")) use = a;
+  ASSERT_NE(use, nullptr);
+  w->trialsView()->selectRow(0);
+  ASSERT_TRUE(use->isEnabled());
+  EXPECT_TRUE(use->isChecked());
+  const QString id = w->trialsModel()->record(0).id;
+
+  use->trigger();  // unticked: kept out, stored as a tag, said under the prediction
+  EXPECT_TRUE(w->trialsModel()->record(0).tags.contains(QStringLiteral("no-calibration")));
+  TB_WAIT_FOR(prediction->evidence().trials().size() == all - 1, kTimeoutMs);
+  EXPECT_FALSE(use->isChecked());
+  auto* basis = w->findChild<QLabel*>(QStringLiteral("predictionBasis"));
+  ASSERT_NE(basis, nullptr);
+  EXPECT_TRUE(basis->text().contains(QStringLiteral("kept out of predictions"))) << basis->text().toStdString();
+
+  // The tag is in the file: the session reopened keeps the trial out.
+  QTemporaryDir other;
+  w->sessionActions()->openSession(copy_of(other, path));
+  TB_WAIT_FOR(w->trialsModel()->rowOf(id) >= 0, kTimeoutMs);
+  TB_WAIT_FOR(prediction->loading() == 0 && prediction->evidence().trials().size() == all - 1, kTimeoutMs);
+
+  w->trialsView()->selectRow(w->trialsModel()->rowOf(id));
+  EXPECT_FALSE(use->isChecked());
+  use->trigger();  // ticked again: it calibrates again
+  TB_WAIT_FOR(prediction->evidence().trials().size() == all, kTimeoutMs);
+  EXPECT_FALSE(basis->text().contains(QStringLiteral("kept out of predictions")));
 }
