@@ -28,6 +28,15 @@ std::optional<Spread> some(const Spread& s) { return s.n > 0 ? std::optional<Spr
 std::optional<Spread> value(const std::optional<double>& v, double k = 1.0) {
   return v ? std::optional<Spread>(spread_of_value(*v * k)) : std::nullopt;
 }
+// A figure known within a relative bound (energy, metrics/energy.h): its quartiles span the bound,
+// so two trials are told apart only beyond it.
+std::optional<Spread> within_bound(const std::optional<double>& v, double bound) {
+  if (!v) return std::nullopt;
+  Spread s = spread_of_value(*v);
+  s.p25 = *v * (1.0 - bound);
+  s.p75 = *v * (1.0 + bound);
+  return s;
+}
 
 const MetricDef kMetrics[] = {
     {"step_ms", "Step time", "ms", Better::Lower, [](const TrialMetrics& m) { return some(m.step_ms); }},
@@ -60,11 +69,20 @@ const MetricDef kMetrics[] = {
      }},
     {"gpu_util_pct", "GPU utilisation", "%", Better::Higher,
      [](const TrialMetrics& m) { return value(m.gpu_util_pct); }},
+    {"sm_activity_pct", "SM activity (GPM)", "%", Better::Higher,
+     [](const TrialMetrics& m) { return value(m.sm_activity_pct); }},
+    {"tensor_activity_pct", "Tensor-core activity (GPM)", "%", Better::Higher,
+     [](const TrialMetrics& m) { return value(m.tensor_activity_pct); }},
+    {"joules_per_step", "Energy per step (all GPUs)", "J", Better::Lower,
+     [](const TrialMetrics& m) { return within_bound(m.joules_per_step, m.energy_error_bound); }},
+    {"tokens_per_joule", "Tokens per joule", "tokens/J", Better::Higher,
+     [](const TrialMetrics& m) { return within_bound(m.tokens_per_joule, m.energy_error_bound); }},
     {"gpu_busy_pct", "GPU busy (kernels)", "%", Better::Higher,
      [](const TrialMetrics& m) { return value(m.gpu_busy_share, 100.0); }},
-    {"gpu_idle_ms", "GPU idle (host wait, launch, sync)", "ms", Better::Lower,
+    {"gpu_idle_ms", "GPU idle (host wait, launch, sync, dependency)", "ms", Better::Lower,
      [](const TrialMetrics& m) {
-       return m.gpu_busy_share ? value(m.breakdown.idle_ms()) : std::optional<Spread>();
+       return m.gpu_busy_share ? value(m.breakdown.idle_ms() + m.breakdown[Part::DependencyWait])
+                               : std::optional<Spread>();
      }},
 };
 

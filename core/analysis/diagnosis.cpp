@@ -8,6 +8,7 @@
 
 #include "core/analysis/diagnosis_text.h"
 #include "core/analysis/format.h"
+#include "core/metrics/gpu_activity.h"
 
 namespace tunebench::analysis {
 
@@ -16,6 +17,11 @@ using config::Strategy;
 namespace {
 
 std::string num(int64_t v) { return std::to_string(v); }
+
+std::string capitalised(std::string s) {
+  if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
+  return s;
+}
 
 // ---- suggestions ---------------------------------------------------------------------------------
 
@@ -114,6 +120,16 @@ void data_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
   f.kind = FindingKind::DataBound;
   f.impact_ms = wait + h2d;
   f.share = f.impact_ms / step_ms;
+  // Without a data wait that is a real share of the step the loader is not the story: only copies.
+  if (wait / step_ms < kRealDataWaitShare) {
+    f.title = "host-to-device copies: " + format_ms(h2d) + " per step (mean; " + format_pct(f.share) +
+              " of the mean step, " + format_ms(step_ms) + "), with the device otherwise quiet";
+    f.detail = "The data wait is " + format_ms(wait) + " per step: the loader keeps up; the time is the copy itself.";
+    if (m.knows({"pin_memory"}) && !m.config->pin_memory && on_gpu(m))
+      f.suggestions.push_back(change("pin_memory", "true", "page-locked batches copy asynchronously"));
+    out.push_back(std::move(f));
+    return;
+  }
   f.title = "data-bound: data wait " + format_ms(wait) + (h2d > 0 ? " + host-to-device " + format_ms(h2d) : "") +
             " per step (mean; " + format_pct(f.share) + " of the mean step, " + format_ms(step_ms) + ")";
   if (m.config) {
@@ -151,6 +167,8 @@ void comm_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
   if (!clause.empty()) f.title += "; " + clause;
   const std::string fl = floor_clause(m);
   if (!fl.empty()) f.detail = "Communication floor with nothing overlapped: " + fl + ".";
+  if (m.collectives)
+    f.detail += (f.detail.empty() ? "" : " ") + capitalised(collective_split_sentence(*m.collectives)) + ".";
   if (!m.knows({"strategy"})) {
     out.push_back(std::move(f));
     return;
@@ -265,12 +283,70 @@ void idle_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
   out.push_back(std::move(f));
 }
 
+// Dependency waits: queued work the device held longer than a launch latency, waiting on another
+// stream's event, a collective or a copy (metrics/gpu_activity.h). Not the host's and not launch
+// latency, so no CUDA graph; the suggestion matches what held it, or there is none.
+void dependency_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out) {
+  const double held = m.breakdown[Part::DependencyWait];
+  if (step_ms <= 0 || held / step_ms < kDependencyWaitShare) return;
+  Finding f;
+  f.kind = FindingKind::DependencyBound;
+  f.impact_ms = held;
+  f.share = held / step_ms;
+  f.title = "dependency waits: queued work held " + format_ms(held) + " per step (mean; " + format_pct(f.share) +
+            " of the mean step, " + format_ms(step_ms) + ")";
+  const auto& ops = m.dependency_ops;
+  if (!ops.empty()) f.title += ", mostly by " + (ops.front().first.empty() ? std::string("an unseen dependency")
+                                                                           : ops.front().first);
+  f.detail = "The GPU ran nothing although its next work had been issued: it waited for another stream, a collective "
+             "or a copy, not for the launch (launch latency is at most " +
+             format_ms(static_cast<double>(metrics::kLaunchLatencyUs) / 1000.0) +
+             "); a CUDA graph does not remove it. By what: " + ops_clause(m.dependency_ops) + ".";
+  bool collective = false, stream = false;
+  for (const auto& [name, ms] : ops) {
+    collective = collective || name.find("(a collective)") != std::string::npos;
+    stream = stream || name.rfind("cudaStreamWaitEvent", 0) == 0;
+  }
+  if (stream)
+    f.detail += " Fewer synchronisations between streams (event waits) let each stream run ahead.";
+  if (collective && m.knows({"strategy"}) && m.config->strategy == Strategy::Ddp) {
+    const auto& c = *m.config;
+    if (m.knows({"ddp_overlap"}) && !c.ddp_overlap)
+      f.suggestions.push_back(change("ddp_overlap", "true", "all-reduce buckets while backward runs instead of after it"));
+    if (m.knows({"bucket_mb"}) && c.bucket_mb < 100)
+      f.suggestions.push_back(change("bucket_mb", "100", "fewer all-reduces for the compute stream to wait on"));
+  }
+  out.push_back(std::move(f));
+}
+
 // A rank that works longer than the others makes them wait inside their collectives, where the
 // wait looks like exposed communication. Busy time = step - exposed communication - idle.
+// "; it is late by its data wait (+48.0 ms per step)" when one part of the last rank's step, above
+// the mean of the others', explains at least half of their wait; "" otherwise.
+std::string late_phase_clause(const TrialMetrics& m, const CollectiveSplit& split) {
+  const RankMetrics* late = nullptr;
+  for (const auto& r : m.ranks)
+    if (r.rank == split.last_rank) late = &r;
+  if (!late || m.ranks.size() < 2 || split.others_wait_ms_per_step <= 0) return "";
+  Part worst = Part::Idle;
+  double worst_ms = 0;
+  for (Part p : kAllParts) {
+    if (p == Part::ExposedComm || p == Part::DependencyWait) continue;
+    double others = 0;
+    for (const auto& r : m.ranks)
+      if (&r != late) others += r.breakdown[p];
+    const double more = late->breakdown[p] - others / static_cast<double>(m.ranks.size() - 1);
+    if (more > worst_ms) worst_ms = more, worst = p;
+  }
+  if (worst_ms < 0.5 * split.others_wait_ms_per_step) return "";
+  return "; it is late by its " + std::string(label(worst)) + " (" + format_signed_ms(worst_ms) + " per step)";
+}
+
 void imbalance_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out) {
   if (m.ranks.size() < 2 || step_ms <= 0) return;
   auto busy = [](const RankMetrics& r) {
-    return r.breakdown.step_ms - r.breakdown[Part::ExposedComm] - r.breakdown.idle_ms();
+    return r.breakdown.step_ms - r.breakdown[Part::ExposedComm] - r.breakdown.idle_ms() -
+           r.breakdown[Part::DependencyWait];
   };
   const RankMetrics* slow = &m.ranks.front();
   const RankMetrics* fast = &m.ranks.front();
@@ -279,25 +355,36 @@ void imbalance_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>&
     if (busy(r) < busy(*fast)) fast = &r;
   }
   const double gap = busy(*slow) - busy(*fast);
-  if (gap / step_ms < kImbalanceShare) return;
-  Part worst = Part::Forward;
-  for (Part p : kAllParts) {
-    if (p == Part::ExposedComm || is_idle(p)) continue;
-    if (slow->breakdown[p] - fast->breakdown[p] > slow->breakdown[worst] - fast->breakdown[worst]) worst = p;
-  }
+  // The collectives' own account (collective_split.h): who arrived last, how long the others waited.
+  const auto& split = m.collectives;
+  const bool waits = split && split->others_wait_ms_per_step / step_ms >= kImbalanceShare;
+  if (gap / step_ms < kImbalanceShare && !waits) return;
   Finding f;
   f.kind = FindingKind::Imbalance;
-  f.impact_ms = gap;
-  f.share = gap / step_ms;
-  f.title = "rank imbalance: rank " + std::to_string(slow->rank) + " is busy " + format_ms(gap) +
-            " longer per step than rank " + std::to_string(fast->rank) + " (" + std::string(label(worst)) + " " +
-            format_signed_ms(slow->breakdown[worst] - fast->breakdown[worst]) +
-            "); the other ranks wait for it inside their collectives";
-  f.detail = "Part of the exposed communication on the waiting ranks is this wait, not transfer time.";
-  if (m.knows({"num_workers"}) && worst == Part::DataWait && m.config->num_workers < 64)
-    f.suggestions.push_back(
-        change("num_workers", std::to_string(m.config->num_workers == 0 ? 4 : std::min(64, m.config->num_workers * 2)),
-               "the slow rank's loader cannot keep up"));
+  if (gap / step_ms >= kImbalanceShare) {
+    Part worst = Part::Forward;
+    for (Part p : kAllParts) {
+      if (p == Part::ExposedComm || p == Part::DependencyWait || is_idle(p)) continue;
+      if (slow->breakdown[p] - fast->breakdown[p] > slow->breakdown[worst] - fast->breakdown[worst]) worst = p;
+    }
+    f.impact_ms = gap;
+    f.title = "rank imbalance: rank " + std::to_string(slow->rank) + " is busy " + format_ms(gap) +
+              " longer per step than rank " + std::to_string(fast->rank) + " (" + std::string(label(worst)) + " " +
+              format_signed_ms(slow->breakdown[worst] - fast->breakdown[worst]) +
+              "); the other ranks wait for it inside their collectives";
+    f.detail = "Part of the exposed communication on the waiting ranks is this wait, not transfer time.";
+    if (m.knows({"num_workers"}) && worst == Part::DataWait && m.config->num_workers < 64)
+      f.suggestions.push_back(
+          change("num_workers", std::to_string(m.config->num_workers == 0 ? 4 : std::min(64, m.config->num_workers * 2)),
+                 "the slow rank's loader cannot keep up"));
+    if (split) f.detail += " " + capitalised(collective_split_sentence(*split)) + late_phase_clause(m, *split) + ".";
+  } else {
+    f.impact_ms = split->others_wait_ms_per_step;
+    f.title = "rank imbalance: " + collective_split_sentence(*split) + late_phase_clause(m, *split);
+    f.detail = "The waiting ranks' time inside these collectives is waiting for rank " +
+               std::to_string(split->last_rank) + ", not transfer time.";
+  }
+  f.share = f.impact_ms / step_ms;
   out.push_back(std::move(f));
 }
 
@@ -366,6 +453,8 @@ std::string_view to_string(FindingKind kind) {
       return "imbalance";
     case FindingKind::IdleBound:
       return "host-bound";
+    case FindingKind::DependencyBound:
+      return "dependency-bound";
     case FindingKind::ComputeBound:
       return "compute-bound";
     case FindingKind::Scaling:
@@ -431,6 +520,7 @@ Diagnosis diagnose(const TrialMetrics& m) {
   data_rule(m, step_ms, d.findings);
   comm_rule(m, step_ms, d.findings);
   idle_rule(m, step_ms, d.findings);
+  dependency_rule(m, step_ms, d.findings);
   imbalance_rule(m, step_ms, d.findings);
   rank_findings(d.findings);
   // Compute-bound is the verdict only when nothing else stands out, and always ranks last.

@@ -20,6 +20,10 @@ namespace tunebench::analysis {
 // ---- thresholds ---------------------------------------------------------------------------------
 inline constexpr double kDataWaitShare = 0.05;       // data wait >= 5 % of the step: data-bound
 inline constexpr double kExposedCommShare = 0.05;    // exposed comm >= 5 % of the step: comm-bound
+// A data-bound finding needs a data wait of at least this share of the step itself: host-to-device
+// time alone (a copy, or a profiler's start-up landing in it) is said as copies, not as the loader.
+inline constexpr double kRealDataWaitShare = 0.01;
+inline constexpr double kDependencyWaitShare = 0.05;  // queued work held >= 5 % of the step: dependency-bound
 // GPU idle (not data wait) >= rules::kIdleShare (10 %) of the step: host-bound (core/rules/thresholds.h:
 // the worker's kernel sampler acts on the same threshold).
 inline constexpr double kImbalanceShare = 0.05;      // busiest rank - least busy rank >= 5 % of the step: straggler
@@ -28,7 +32,17 @@ inline constexpr double kHeadroomShare = 0.60;       // peak < 60 %: room to dou
 inline constexpr double kTargetExposedShare = 0.10;  // accumulation is sized to bring exposed comm below this
 inline constexpr double kOptimizerShare = 0.15;     // the update >= 15 % of the step: worth its bytes
 
-enum class FindingKind { Failed, MemoryBound, DataBound, CommBound, IdleBound, Imbalance, ComputeBound, Scaling };
+enum class FindingKind {
+  Failed,
+  MemoryBound,
+  DataBound,
+  CommBound,
+  IdleBound,
+  DependencyBound,
+  Imbalance,
+  ComputeBound,
+  Scaling
+};
 std::string_view to_string(FindingKind kind);  // "failed", "memory-bound", ...
 
 struct KnobChange {

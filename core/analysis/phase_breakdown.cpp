@@ -28,6 +28,7 @@ enum Slot {
   kH2d,
   kHostOptimizer,
   kSyncWait,
+  kDependencyWait,
   kLaunchGap,
   kHostWait,
   kSlotCount
@@ -35,7 +36,7 @@ enum Slot {
 
 constexpr Part kSlotPart[kSlotCount] = {Part::Backward,  Part::Forward,      Part::Optimizer, Part::OtherCompute,
                                         Part::ExposedComm, Part::DataWait,   Part::HostToDevice, Part::Optimizer,
-                                        Part::SyncWait,  Part::LaunchGap,    Part::HostWait};
+                                        Part::SyncWait,  Part::DependencyWait, Part::LaunchGap, Part::HostWait};
 
 int slot_of(const protocol::Interval& in) {
   switch (in.lane) {
@@ -50,6 +51,8 @@ int slot_of(const protocol::Interval& in) {
           return kOptimizer;
         case Phase::SyncWait:
           return kSyncWait;
+        case Phase::DependencyWait:
+          return kDependencyWait;
         case Phase::LaunchGap:
           return kLaunchGap;
         case Phase::HostWait:
@@ -85,7 +88,7 @@ struct Edge {
 std::string_view to_string(Part part) {
   static constexpr std::string_view names[kPartCount] = {
       "data_wait",    "h2d",       "forward",    "backward",  "optimizer", "other_compute",
-      "exposed_comm", "host_wait", "launch_gap", "sync_wait", "idle"};
+      "exposed_comm", "host_wait", "launch_gap", "sync_wait", "dependency_wait", "idle"};
   return names[static_cast<size_t>(part)];
 }
 
@@ -100,6 +103,7 @@ std::string_view label(Part part) {
                                                          "GPU idle: host wait",
                                                          "GPU idle: launch gaps",
                                                          "GPU idle: sync",
+                                                         "GPU idle: dependency wait",
                                                          "idle"};
   return names[static_cast<size_t>(part)];
 }

@@ -5,7 +5,8 @@
 //   1. compute lane: backward (Backward and Recompute), then forward, optimizer, other compute;
 //   2. comm lane: exposed communication (a collective with no compute interval beside it);
 //   3. host lane: data wait, then host-to-device, then host optimizer time (counted as optimizer);
-//   4. GPU-idle gaps (kernel-sampled steps, metrics/gpu_activity.h): sync wait, launch gaps, host wait;
+//   4. GPU-idle gaps (kernel-sampled steps, metrics/gpu_activity.h): sync wait, dependency wait, launch
+//      gaps, host wait;
 //   5. nothing: idle (a step without kernel samples: the gaps between its phases).
 // The device is the critical path: while a kernel runs, host activity costs nothing, and a
 // collective overlapped by compute is hidden. On a kernel-sampled step the compute lane holds only
@@ -33,14 +34,16 @@ enum class Part {
   HostWait,   // GPU idle: the host had not issued the next work
   LaunchGap,  // GPU idle: between back-to-back kernels already issued
   SyncWait,   // GPU idle: the host was blocked in a synchronisation
+  DependencyWait,  // GPU idle: queued work held by another stream, a collective or a copy
   Idle,       // nothing recorded (no kernel samples: the gaps between phases)
 };
-inline constexpr size_t kPartCount = 11;
+inline constexpr size_t kPartCount = 12;
 inline constexpr std::array<Part, kPartCount> kAllParts = {
-    Part::DataWait,    Part::HostToDevice, Part::Forward,   Part::Backward, Part::Optimizer, Part::OtherCompute,
-    Part::ExposedComm, Part::HostWait,     Part::LaunchGap, Part::SyncWait, Part::Idle};
+    Part::DataWait,    Part::HostToDevice, Part::Forward,   Part::Backward, Part::Optimizer,      Part::OtherCompute,
+    Part::ExposedComm, Part::HostWait,     Part::LaunchGap, Part::SyncWait, Part::DependencyWait, Part::Idle};
 // The parts in which the GPU ran nothing and nothing else explains it (host wait, launch gaps,
-// sync wait, unattributed idle): what "host-bound" is about.
+// sync wait, unattributed idle): what "host-bound" is about. A dependency wait is not among them:
+// the device's queue was full, and what held it is another stream's, a collective's or a copy's.
 inline constexpr std::array<Part, 4> kIdleParts = {Part::HostWait, Part::LaunchGap, Part::SyncWait, Part::Idle};
 
 std::string_view to_string(Part part);  // JSON key: "data_wait", "h2d", ..., "host_wait", ..., "idle"

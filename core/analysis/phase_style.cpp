@@ -35,6 +35,8 @@ std::string_view phase_label(Phase phase) {
       return "GPU idle: launch gap";
     case Phase::SyncWait:
       return "GPU idle: sync";
+    case Phase::DependencyWait:
+      return "GPU idle: dependency wait";
   }
   return "other";
 }
@@ -55,7 +57,7 @@ const std::vector<Phase>& legend_phases() {
   static const std::vector<Phase> phases = {
       Phase::DataWait,  Phase::HostToDevice, Phase::Forward,       Phase::Backward,  Phase::Recompute, Phase::Optimizer,
       Phase::AllReduce, Phase::AllGather,    Phase::ReduceScatter, Phase::Broadcast, Phase::Other,
-      Phase::HostWait,  Phase::LaunchGap,    Phase::SyncWait};
+      Phase::HostWait,  Phase::LaunchGap,    Phase::SyncWait,      Phase::DependencyWait};
   return phases;
 }
 
@@ -90,6 +92,8 @@ uint32_t phase_rgb(Phase phase) {
       return 0xfae3b0;
     case Phase::SyncWait:
       return 0xd7c4e8;
+    case Phase::DependencyWait:
+      return 0xbfdcc8;
   }
   return 0x808080;
 }
@@ -116,6 +120,8 @@ uint32_t part_rgb(Part part) {
       return phase_rgb(Phase::LaunchGap);
     case Part::SyncWait:
       return phase_rgb(Phase::SyncWait);
+    case Part::DependencyWait:
+      return phase_rgb(Phase::DependencyWait);
     case Part::Idle:
       return 0xb0b0b0;
   }

@@ -170,9 +170,10 @@ std::string render_text(const Report& report) {
     if (any_busy) table.row(busy);
     out << table.render();
     for (const auto& t : trials)
-      if (t.gpu_busy_share && t.sampled_steps > 0 && t.sampled_steps < t.measured_steps)
+      if (t.sample_use == SampleUse::Scaled)
         out << "  " << t.label << ": the breakdown is that of its " << t.sampled_steps
-            << " kernel-sampled steps (their compute is the time kernels ran).\n";
+            << " kernel-sampled steps (their compute is the time kernels ran), scaled to its unsampled steps, "
+               "with which they agree.\n";
   }
 
   if (!c.throughput_statements.empty()) {

@@ -10,6 +10,26 @@ namespace {
 
 using nlohmann::json;
 
+// The collective split (collective_split.h); null without one.
+json collectives_json(const TrialMetrics& m) {
+  if (!m.collectives) return nullptr;
+  const auto& c = *m.collectives;
+  auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  return {{"collectives", c.collectives},
+          {"steps", c.steps},
+          {"unmatched_steps", c.unmatched_steps},
+          {"kind", c.kind},
+          {"last_rank", c.last_rank},
+          {"last_counts", c.last_counts},
+          {"others_wait_ms_per_step", c.others_wait_ms_per_step},
+          {"transfer_ms_per_step", c.transfer_ms_per_step},
+          {"transfer_busbw_gbps", opt(c.transfer_busbw_gbps)},
+          {"link_busbw_gbps", opt(c.link_busbw_gbps)},
+          {"link", c.link_name},
+          {"mean_lateness_ms", c.mean_lateness_ms},
+          {"sentence", collective_split_sentence(c)}};
+}
+
 template <class T>
 json opt(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
@@ -57,6 +77,11 @@ json to_json(const TrialMetrics& m) {
           {"gpu_busy_share", opt(m.gpu_busy_share)},
           {"host_wait_ops", m.host_wait_ops},
           {"sync_ops", m.sync_ops},
+          {"dependency_ops", m.dependency_ops},
+          {"collectives", collectives_json(m)},
+          {"samples_representative", m.sample_use == SampleUse::NotRepresentative ? json(false)
+                                     : m.sample_use == SampleUse::None            ? json(nullptr)
+                                                                                 : json(true)},
           {"step_ms", to_json(m.step_ms)},
           {"tokens_per_step", m.tokens_per_step},
           {"tokens_per_s_total", to_json(m.tokens_per_s_total)},
@@ -79,6 +104,13 @@ json to_json(const TrialMetrics& m) {
           {"alloc_retries", m.alloc_retries},
           {"peak_fraction", opt(m.peak_fraction)},
           {"gpu_util_pct", opt(m.gpu_util_pct)},
+          {"joules_per_step", opt(m.joules_per_step)},
+          {"tokens_per_joule", opt(m.tokens_per_joule)},
+          {"energy_error_bound", m.energy_error_bound},
+          {"energy_problem", m.energy_problem},
+          {"sm_activity_pct", opt(m.sm_activity_pct)},
+          {"tensor_activity_pct", opt(m.tensor_activity_pct)},
+          {"activity_problem", m.activity_problem},
           {"errors", m.errors},
           {"oom", m.oom},
           {"representative_step", m.representative_step},

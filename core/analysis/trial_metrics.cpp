@@ -7,10 +7,13 @@
 #include <limits>
 #include <map>
 
+#include "core/analysis/format.h"
 #include "core/analysis/step_time.h"
 #include "core/analysis/throughput.h"
 #include "core/config/known_settings.h"
 #include "core/metrics/bus_bandwidth.h"
+#include "core/metrics/energy.h"
+#include "core/metrics/gpu_counters.h"
 #include "core/metrics/flops.h"
 #include "core/metrics/spans.h"
 #include "core/hardware/hardware.h"
@@ -59,7 +62,7 @@ const RankSample* critical_rank(const std::vector<RankSample>& samples) {
   auto busy = [](const PhaseBreakdown& b) {
     int64_t idle = 0;
     for (Part p : kIdleParts) idle += b[p];
-    return b.step_us - b.exposed_comm_us() - idle;
+    return b.step_us - b.exposed_comm_us() - idle - b[Part::DependencyWait];
   };
   const RankSample* crit = nullptr;
   for (const auto& smp : samples) {
@@ -112,6 +115,26 @@ MeanBreakdown mean_of(const std::vector<PhaseBreakdown>& steps) {
   return m;
 }
 
+MeanBreakdown scaled_to(const MeanBreakdown& b, double step_ms) {
+  if (b.step_ms <= 0) return b;
+  const double k = step_ms / b.step_ms;
+  MeanBreakdown out = b;
+  for (double& v : out.part_ms) v *= k;
+  out.step_ms = step_ms;
+  out.comm_ms *= k;
+  out.recompute_ms *= k;
+  out.compute_ms *= k;
+  return out;
+}
+
+bool samples_represent(const MeanBreakdown& sampled, const MeanBreakdown& unsampled) {
+  if (sampled.step_ms <= 0 || unsampled.step_ms <= 0) return false;
+  const MeanBreakdown s = scaled_to(sampled, unsampled.step_ms);
+  for (Part p : {Part::DataWait, Part::HostToDevice, Part::ExposedComm})
+    if (std::abs(s[p] - unsampled[p]) > kSampleTolerance * unsampled.step_ms) return false;
+  return true;
+}
+
 std::vector<StepBreakdown> rank_breakdowns(const protocol::TrialLog& log, int rank) {
   std::vector<StepBreakdown> out;
   for (const protocol::Step* s : log.measured_steps(rank)) out.push_back({s->step, breakdown_of(*s)});
@@ -161,10 +184,11 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
   m.label = m.config && !m.config->name.empty() ? m.config->name : (m.trial.empty() ? "trial" : m.trial);
 
   std::vector<double> step_ms, comm_ms, exposed_ms, wait_ms, tokens, grad_bytes, comm_bytes, bus_bytes;
-  std::vector<PhaseBreakdown> critical, critical_sampled;
+  std::vector<PhaseBreakdown> critical, critical_sampled, critical_unsampled;
+  std::vector<double> exposed_unsampled_ms;
   std::vector<double> busy_share, exposed_sampled_ms;
   std::vector<const protocol::Step*> sampled_steps;
-  std::map<int, std::vector<PhaseBreakdown>> per_rank, per_rank_sampled;
+  std::map<int, std::vector<PhaseBreakdown>> per_rank, per_rank_sampled, per_rank_unsampled;
   std::map<int, std::vector<double>> per_rank_ms;
   std::vector<std::pair<int64_t, double>> first_repeat_steps;  // (step index, ms) for the representative
   double bw_weighted = 0, bw_bytes = 0;
@@ -221,7 +245,7 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
       for (const auto& smp : samples) {
         tokens_total += metrics::rank_step_tokens(*smp.step, configured_tokens);  // metrics/step_time.h
         per_rank[smp.rank].push_back(smp.breakdown);
-        if (smp.breakdown.gpu_sampled) per_rank_sampled[smp.rank].push_back(smp.breakdown);
+        (smp.breakdown.gpu_sampled ? per_rank_sampled : per_rank_unsampled)[smp.rank].push_back(smp.breakdown);
         per_rank_ms[smp.rank].push_back(static_cast<double>(smp.breakdown.step_us) / 1000.0);
       }
       const PhaseBreakdown& b = crit->breakdown;
@@ -232,6 +256,9 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
         exposed_sampled_ms.push_back(static_cast<double>(b.exposed_comm_us()) / 1000.0);
         if (b.step_us > 0)
           busy_share.push_back(std::min(1.0, static_cast<double>(b.gpu_busy_us) / static_cast<double>(b.step_us)));
+      } else {
+        critical_unsampled.push_back(b);
+        exposed_unsampled_ms.push_back(static_cast<double>(b.exposed_comm_us()) / 1000.0);
       }
       const double ms = step_times.at(index);  // the step time (step_time.h), not the critical rank's own
       step_ms.push_back(ms);
@@ -259,19 +286,64 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
   m.tokens_per_s_total = throughput_of(m.step_ms, m.tokens_per_step);
   m.tokens_per_s_per_gpu = scaled(m.tokens_per_s_total, 1.0 / std::max(1, m.world_size));
   // Kernel-sampled steps, where there are any, give the breakdown: their parts are measured on the
-  // device; the other steps' compute phases run from first kernel to last, gaps included.
-  const bool sampled = !critical_sampled.empty();
+  // device; the other steps' compute phases run from first kernel to last, gaps included. Where
+  // both kinds exist the sampled ones stand for the run only when they agree with the others
+  // (samples_represent), scaled to the unsampled step; else the unsampled timeline, said so.
   m.sampled_steps = static_cast<int64_t>(critical_sampled.size());
-  m.breakdown = mean_of(sampled ? critical_sampled : critical);
-  for (const auto& [rank, bs] : per_rank) {
-    const auto it = per_rank_sampled.find(rank);
-    m.ranks.push_back({rank, spread_of(per_rank_ms[rank]), mean_of(sampled && it != per_rank_sampled.end() ? it->second : bs)});
+  const MeanBreakdown sampled_mean = mean_of(critical_sampled), unsampled_mean = mean_of(critical_unsampled);
+  if (critical_sampled.empty())
+    m.sample_use = SampleUse::None;
+  else if (critical_unsampled.empty())
+    m.sample_use = SampleUse::All;
+  else
+    m.sample_use = samples_represent(sampled_mean, unsampled_mean) ? SampleUse::Scaled : SampleUse::NotRepresentative;
+  switch (m.sample_use) {
+    case SampleUse::None:
+      m.breakdown = mean_of(critical);
+      break;
+    case SampleUse::All:
+      m.breakdown = sampled_mean;
+      break;
+    case SampleUse::Scaled:
+      m.breakdown = scaled_to(sampled_mean, unsampled_mean.step_ms);
+      break;
+    case SampleUse::NotRepresentative:
+      m.breakdown = unsampled_mean;
+      m.notes.push_back("kernel samples not representative at this step length: the " +
+                        std::to_string(critical_sampled.size()) + " kernel-sampled steps take " +
+                        format_ms(sampled_mean.step_ms) + " (mean) against " + format_ms(unsampled_mean.step_ms) +
+                        " unsampled, and their data wait, host-to-device or exposed communication differ by more "
+                        "than " + format_pct(kSampleTolerance) +
+                        " of the step once scaled; the breakdown is the unsampled steps' timeline (GPU busy unknown)");
+      break;
   }
-  if (!busy_share.empty()) m.gpu_busy_share = spread_of(busy_share).median;
-  m.host_wait_ops = top_labels(sampled_steps, Phase::HostWait);
-  m.sync_ops = top_labels(sampled_steps, Phase::SyncWait);
+  const bool sampled = m.sample_use == SampleUse::All || m.sample_use == SampleUse::Scaled;
+  for (const auto& [rank, bs] : per_rank) {
+    const auto s_it = per_rank_sampled.find(rank), u_it = per_rank_unsampled.find(rank);
+    MeanBreakdown b = mean_of(bs);
+    if (m.sample_use == SampleUse::All && s_it != per_rank_sampled.end()) b = mean_of(s_it->second);
+    if (m.sample_use == SampleUse::Scaled && s_it != per_rank_sampled.end() && u_it != per_rank_unsampled.end())
+      b = scaled_to(mean_of(s_it->second), mean_of(u_it->second).step_ms);
+    if (m.sample_use == SampleUse::NotRepresentative && u_it != per_rank_unsampled.end()) b = mean_of(u_it->second);
+    m.ranks.push_back({rank, spread_of(per_rank_ms[rank]), b});
+  }
+  if (sampled) {
+    if (!busy_share.empty()) m.gpu_busy_share = spread_of(busy_share).median;
+    const double k = m.sample_use == SampleUse::Scaled && sampled_mean.step_ms > 0
+                         ? unsampled_mean.step_ms / sampled_mean.step_ms
+                         : 1.0;
+    m.host_wait_ops = top_labels(sampled_steps, Phase::HostWait);
+    m.sync_ops = top_labels(sampled_steps, Phase::SyncWait);
+    m.dependency_ops = top_labels(sampled_steps, Phase::DependencyWait);
+    for (auto* ops : {&m.host_wait_ops, &m.sync_ops, &m.dependency_ops})
+      for (auto& [name, ms] : *ops) ms *= k;
+    for (double& v : exposed_sampled_ms) v *= k;
+  }
+  m.collectives = collective_split(repeats);
   m.comm_ms = spread_of(comm_ms);
-  m.exposed_comm_ms = spread_of(sampled ? exposed_sampled_ms : exposed_ms);
+  m.exposed_comm_ms = spread_of(sampled                                          ? exposed_sampled_ms
+                                : m.sample_use == SampleUse::NotRepresentative ? exposed_unsampled_ms
+                                                                               : exposed_ms);
   m.data_wait_ms = spread_of(wait_ms);
   if (m.breakdown.comm_ms > 0) m.hidden_fraction = 1.0 - m.breakdown[Part::ExposedComm] / m.breakdown.comm_ms;
   if (bw_bytes > 0) m.busbw_gbps = bw_weighted / bw_bytes;
@@ -283,6 +355,17 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
   if (m.device_memory_bytes > 0 && m.peak_bytes > 0)
     m.peak_fraction = static_cast<double>(m.peak_bytes) / static_cast<double>(m.device_memory_bytes);
   if (util_n > 0) m.gpu_util_pct = util_sum / static_cast<double>(util_n);
+  if (const metrics::TrialEnergy e = metrics::trial_energy(first); e.ok()) {
+    m.joules_per_step = e.joules_per_step;
+    m.tokens_per_joule = e.tokens_per_joule;
+    m.energy_error_bound = e.error_bound;
+  } else {
+    m.energy_problem = e.problem;
+  }
+  const metrics::TrialActivity activity = metrics::trial_activity(first);
+  m.sm_activity_pct = activity.sm_activity_pct;
+  m.tensor_activity_pct = activity.tensor_activity_pct;
+  m.activity_problem = activity.problem;
 
   // FLOPs per token: the PaLM formula from the configuration; the worker's own figure otherwise.
   if (m.knows({"dim", "layers", "heads", "ffn", "vocab", "seq_len"})) {

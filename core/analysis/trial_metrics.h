@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/analysis/collective_split.h"
 #include "core/analysis/phase_breakdown.h"
 #include "core/analysis/statistics.h"
 #include "core/config/trial_config.h"
@@ -38,6 +39,26 @@ struct MeanBreakdown {
   double idle_ms() const;
 };
 MeanBreakdown mean_of(const std::vector<PhaseBreakdown>& steps);
+// `b` with every part (and comm, recompute, compute) times step_ms / b.step_ms: the same shares of
+// a step of step_ms. b unchanged when its step is 0.
+MeanBreakdown scaled_to(const MeanBreakdown& b, double step_ms);
+
+// Kernel-sampled steps stand for the others only where they agree (docs/ANALYSIS.md, "Which
+// steps, which rank"): scaled to the unsampled steps' mean step, each part the unsampled steps
+// measure the same way (data wait, host-to-device, exposed communication) is within this share of
+// the unsampled step of theirs. A sample longer than the step it samples (a profiler start-up of
+// 0.8 ms in a 1.2 ms CUDA-graph step) fails it.
+inline constexpr double kSampleTolerance = 0.10;
+// Which of the kernel-sampled steps' parts (the measured GPU idle) the breakdown rests on.
+enum class SampleUse {
+  None,            // no kernel-sampled measured step: the timeline's phases
+  All,             // every measured step is sampled (an imported trace): their own parts
+  Scaled,          // sampled and unsampled steps agree: the sampled parts scaled to the unsampled step
+  NotRepresentative,  // they do not: the unsampled steps' timeline, and a note that says so
+};
+// True when the sampled steps' parts `sampled`, scaled to the unsampled mean step, agree with the
+// unsampled steps' `unsampled` within kSampleTolerance (above).
+bool samples_represent(const MeanBreakdown& sampled, const MeanBreakdown& unsampled);
 
 struct RankMetrics {
   int rank = 0;
@@ -75,6 +96,7 @@ struct TrialMetrics {
   // time kernels ran and their GPU-idle parts are measured (phase_breakdown.h).
   MeanBreakdown breakdown;
   int64_t sampled_steps = 0;              // measured steps (critical rank) with kernel intervals
+  SampleUse sample_use = SampleUse::None;  // how the breakdown used them
   // GPU busy: union of kernel/memcpy/memset intervals over the step (metrics/gpu_activity.h),
   // median over the sampled steps; nullopt: unknown (no sampled step).
   std::optional<double> gpu_busy_share;
@@ -82,7 +104,12 @@ struct TrialMetrics {
   // first (at most kTopOps): the CPU op in host-wait gaps ("" = no op), the issuing op of syncs.
   std::vector<std::pair<std::string, double>> host_wait_ops;
   std::vector<std::pair<std::string, double>> sync_ops;
+  // The same for dependency waits: the call or op that held the queued work ("" = not shown).
+  std::vector<std::pair<std::string, double>> dependency_ops;
   std::vector<RankMetrics> ranks;
+  // Each collective split into the others' wait for the last rank and the transfer
+  // (collective_split.h); nullopt with one rank or no matched collective.
+  std::optional<CollectiveSplit> collectives;
   Spread comm_ms;                         // per step: union of collective intervals
   Spread exposed_comm_ms;                 // per step: comm not overlapped by compute
   Spread data_wait_ms;                    // per step: the data-wait part of the breakdown
@@ -97,6 +124,16 @@ struct TrialMetrics {
   int64_t alloc_retries = 0;            // max over ranks (the allocator's cumulative count)
   std::optional<double> peak_fraction;  // peak_bytes / device_memory_bytes
   std::optional<double> gpu_util_pct;   // mean NVML utilisation during measured steps
+  // What the hardware says over the measured steps (the first repeat's): energy from NVML's
+  // counter (metrics/energy.h) and GPM activity (metrics/gpu_counters.h); where a figure is
+  // missing, the reason.
+  std::optional<double> joules_per_step;      // all GPUs, per optimizer step
+  std::optional<double> tokens_per_joule;     // all ranks' tokens over all GPUs' energy
+  double energy_error_bound = 0.0;            // relative, from the counter's update period
+  std::string energy_problem;
+  std::optional<double> sm_activity_pct;      // mean share of time the SMs were busy
+  std::optional<double> tensor_activity_pct;  // mean share of time any tensor pipe was active
+  std::string activity_problem;
 
   std::vector<std::string> errors;   // "kind: message" of every error event
   bool oom = false;                  // an error of kind "oom" arrived

@@ -60,6 +60,11 @@ std::string ms_text(double ms) {
 
 void StepBuilder::check_content() const {
   const TraceRecords& r = m_records;
+  // Another accelerator's trace has no CUDA launches: say what it is, not "CPU-only" or "no CPU side".
+  if (!r.other_accelerator.empty() && r.launches.empty())
+    throw TraceError("it is a trace of a run on an accelerator other than a CUDA GPU (" + r.other_accelerator +
+                     "): Tunebench imports torch.profiler traces of NVIDIA GPU runs "
+                     "(CUDA kernels and their launches), and cannot map another accelerator's activity.");
   if (r.cpu_events == 0 && r.gpu_events == 0)
     throw TraceError(
         "it holds no PyTorch profiler events (no cpu_op, user_annotation or kernel in traceEvents), so it is "
@@ -212,6 +217,24 @@ void StepBuilder::build(RankTrace& out) {
       step_syncs[i].push_back({to_us(base_us, sync.start_ns), to_us(base_us, sync.end_ns), sync.tid, std::move(name)});
     });
 
+  // Cross-stream dependencies: each cudaStreamWaitEvent with what the CUDA sync records say of it
+  // (the streams, the cudaEventRecord it waited for), named after the op around the call.
+  std::vector<std::vector<metrics::StreamWait>> step_waits(n_steps);
+  for (const StreamWaitCall& call : r.stream_waits)
+    for_each_step_overlapping({call.ts_ns, call.ts_ns, call.tid, -1}, [&](size_t i) {
+      metrics::StreamWait w;
+      w.call_us = to_us(base_us, call.ts_ns);
+      if (const auto sync = r.wait_syncs.find(call.correlation); sync != r.wait_syncs.end()) {
+        w.stream = sync->second.stream;
+        w.on_stream = sync->second.on_stream;
+        if (const auto rec = r.event_records.find(sync->second.record_correlation); rec != r.event_records.end())
+          w.record_us = to_us(base_us, rec->second);
+      }
+      const int32_t op = op_index.innermost_label(call.tid, call.ts_ns);
+      if (op >= 0) w.op = r.labels[static_cast<size_t>(op)];
+      step_waits[i].push_back(std::move(w));
+    });
+
   // ---- lanes ----------------------------------------------------------------------------------------
   std::vector<std::vector<CpuSpan>> waits(n_steps);
   for (const CpuSpan& w : r.data_waits)
@@ -231,10 +254,12 @@ void StepBuilder::build(RankTrace& out) {
     activity.end_us = step.end_us;
     activity.host_ops = std::move(step_ops[s]);
     activity.syncs = std::move(step_syncs[s]);
+    activity.stream_waits = std::move(step_waits[s]);
     std::vector<Interval> host, comm;
     for (const Placed& p : placed[s]) {
       const int64_t start = to_us(base_us, p.start_ns), end = to_us(base_us, p.end_ns);
-      activity.activities.push_back({start, end, p.lane, p.phase, to_us(base_us, p.launch_ns)});
+      activity.activities.push_back(
+          {start, end, p.lane, p.phase, to_us(base_us, p.launch_ns), r.activities[p.activity].stream});
       if (p.lane != Lane::Comm) continue;
       const GpuActivity& a = r.activities[p.activity];
       Interval in{Lane::Comm,   p.phase, start, end, a.comm.name >= 0 ? r.labels[static_cast<size_t>(a.comm.name)] : "",

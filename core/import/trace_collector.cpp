@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
 
 #include "core/metrics/gpu_activity.h"
@@ -95,6 +96,15 @@ CommArgs TraceCollector::comm_args(const TraceEvent& e) {
   return c;
 }
 
+std::string TraceCollector::accelerator_of(const std::string& cat) {
+  static const std::pair<const char*, const char*> kinds[] = {
+      {"mtia", "MTIA"}, {"xpu", "Intel XPU"}, {"hpu", "Intel Gaudi (HPU)"}, {"privateuse1", "PrivateUse1"}};
+  const std::string c = lower(cat);
+  for (const auto& [prefix, name] : kinds)
+    if (starts_with(c, prefix)) return name;
+  return "";
+}
+
 // PyTorch 1.8-1.10 (torch-tb-profiler's era) named the categories differently.
 const std::string& TraceCollector::category(const std::string& cat) {
   static const std::pair<std::string, std::string> legacy[] = {{"Operator", "cpu_op"},
@@ -109,6 +119,7 @@ const std::string& TraceCollector::category(const std::string& cat) {
 
 void TraceCollector::add(const TraceEvent& event) {
   ++m_records.events;
+  if (m_records.other_accelerator.empty() && !event.cat.empty()) m_records.other_accelerator = accelerator_of(event.cat);
   if (event.ph != 'X' || !event.ts_us) return;
   const TraceEvent* ep = &event;
   if (const std::string& cat = category(event.cat); &cat != &event.cat) {
@@ -124,9 +135,17 @@ void TraceCollector::add(const TraceEvent& event) {
     add_cpu(e, start_ns, end_ns);
   } else if (e.cat == "kernel" || e.cat == "gpu_memcpy" || e.cat == "gpu_memset") {
     add_gpu(e, start_ns, end_ns);
+  } else if (e.cat == "cuda_sync") {
+    if (e.correlation && (e.wait_on_stream || e.wait_on_record_correlation))
+      m_records.wait_syncs[*e.correlation] = {e.stream.value_or(-1), e.wait_on_stream.value_or(-1),
+                                               e.wait_on_record_correlation.value_or(-1)};
   } else if ((e.cat == "cuda_runtime" || e.cat == "cuda_driver") && e.tid) {
     if (metrics::is_sync_call(e.name)) m_records.syncs.push_back({start_ns, end_ns, *e.tid, intern_label(e.name)});
     if (!e.correlation) return;
+    if (e.name == "cudaStreamWaitEvent" || e.name == "cuStreamWaitEvent")
+      m_records.stream_waits.push_back({*e.correlation, start_ns, *e.tid});
+    if (starts_with(e.name, "cudaEventRecord") || starts_with(e.name, "cuEventRecord"))
+      m_records.event_records[*e.correlation] = start_ns;
     m_records.launches.push_back({*e.correlation, start_ns, *e.tid});
     m_records.first_ns = std::min(m_records.first_ns, start_ns);
     m_records.last_ns = std::max(m_records.last_ns, end_ns);
@@ -186,6 +205,7 @@ void TraceCollector::add_gpu(const TraceEvent& e, int64_t start_ns, int64_t end_
   a.correlation = *e.correlation;
   a.external_id = e.external_id.value_or(-1);
   a.device = static_cast<int32_t>(std::clamp<int64_t>(e.device.value_or(-1), -1, 1 << 20));
+  a.stream = static_cast<int32_t>(std::clamp<int64_t>(e.stream.value_or(-1), -1, INT32_MAX));
   if (e.cat == "kernel") {
     const bool nccl = lower(e.name.substr(0, 4)) == "nccl";
     a.comm = comm_args(e);

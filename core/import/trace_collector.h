@@ -27,6 +27,8 @@ class TraceCollector {
   static protocol::Phase collective_phase(const std::string& name);
   // The category as current PyTorch names it ("Operator" of PyTorch 1.8-1.10 -> "cpu_op", ...).
   static const std::string& category(const std::string& cat);
+  // The accelerator a category belongs to when it is not a CUDA GPU ("mtia_runtime" -> "MTIA"); "" else.
+  static std::string accelerator_of(const std::string& cat);
 
  private:
   void add_cpu(const TraceEvent& e, int64_t start_ns, int64_t end_ns);

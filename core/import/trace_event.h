@@ -27,6 +27,9 @@ struct TraceEvent {
   std::optional<int64_t> device;           // GPU index of an activity
   std::optional<int64_t> stream;
   std::optional<int64_t> in_nelems, out_nelems, group_size;  // collectives
+  // cuda_sync "Stream Wait Event" (Kineto with enable_cuda_sync_events): the stream waited on and
+  // the correlation id of the cudaEventRecord whose event it waited for.
+  std::optional<int64_t> wait_on_stream, wait_on_record_correlation;
   std::string collective;                                    // "allreduce", "_allgather_base", ...
   std::string dtype;                                         // "Float", "BFloat16", ...
 
@@ -38,7 +41,7 @@ struct TraceEvent {
     collective.clear();
     dtype.clear();
     pid = tid = correlation = external_id = sequence_number = fwd_thread_id = device = stream = in_nelems = out_nelems =
-        group_size = std::nullopt;
+        group_size = wait_on_stream = wait_on_record_correlation = std::nullopt;
     ts_us = dur_us = std::nullopt;
   }
 };

@@ -55,8 +55,20 @@ struct GpuActivity {
   int64_t correlation = 0;
   int64_t external_id = -1;
   int32_t device = -1;
+  int32_t stream = -1;
   ActivityKind kind = ActivityKind::Kernel;
   CommArgs comm;  // kind Collective only
+};
+
+// A cudaStreamWaitEvent call; with Kineto's CUDA sync records (enable_cuda_sync_events) also the
+// stream that waited, the stream waited on and the cudaEventRecord it waited for.
+struct StreamWaitCall {
+  int64_t correlation = 0;
+  int64_t ts_ns = 0;
+  int64_t tid = 0;
+};
+struct StreamWaitSync {
+  int64_t stream = -1, on_stream = -1, record_correlation = -1;
 };
 
 struct TraceRecords {
@@ -69,6 +81,9 @@ struct TraceRecords {
   std::vector<CpuSpan> ops;          // every cpu_op (label: its name): what the host ran in a GPU-idle gap
   std::vector<CpuSpan> syncs;        // blocking CUDA calls (label: cudaStreamSynchronize, ...): causes of GPU idle
   std::vector<Launch> launches;      // cuda_runtime / cuda_driver events with a correlation id
+  std::vector<StreamWaitCall> stream_waits;                  // cudaStreamWaitEvent calls
+  std::unordered_map<int64_t, StreamWaitSync> wait_syncs;    // cuda_sync "Stream Wait Event" by correlation
+  std::unordered_map<int64_t, int64_t> event_records;        // cudaEventRecord correlation -> call time (ns)
   std::vector<GpuActivity> activities;
   std::unordered_map<int64_t, CommArgs> param_comms;  // record_param_comms by External id
 
@@ -87,6 +102,9 @@ struct TraceRecords {
   bool fsdp = false;            // FSDP:: (FSDP2) or FullyShardedDataParallel (FSDP1) annotations
   std::string optimizer_class;  // "AdamW" of Optimizer.step#AdamW.step
   std::set<std::string> unknown_dtypes;
+  // An accelerator that is not a CUDA GPU, from its event categories ("MTIA" of mtia_runtime, ...);
+  // empty: none seen.
+  std::string other_accelerator;
 };
 
 }  // namespace tunebench::import

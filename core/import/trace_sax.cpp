@@ -120,6 +120,10 @@ void TraceSaxHandler::integer(int64_t v) {
       m_event.out_nelems = v;
     else if (*k == "Group size")
       m_event.group_size = v;
+    else if (*k == "wait_on_stream")
+      m_event.wait_on_stream = v;
+    else if (*k == "wait_on_cuda_event_record_corr_id")
+      m_event.wait_on_record_correlation = v;
   }
 }
 

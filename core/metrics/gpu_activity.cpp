@@ -1,6 +1,8 @@
 #include "core/metrics/gpu_activity.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdio>
 #include <map>
 #include <queue>
 
@@ -113,6 +115,39 @@ bool is_sync_call(const std::string& name) {
   return false;
 }
 
+namespace {
+std::string ms_words(int64_t us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(us) / 1000.0);
+  return buf;
+}
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+}  // namespace
+
+std::string stream_wait_label(const StreamWait& w, int64_t gap_start_us) {
+  std::string out = "cudaStreamWaitEvent: ";
+  out += w.stream >= 0 ? "stream " + std::to_string(w.stream) : std::string("a stream");
+  out += " waited for ";
+  out += w.on_stream >= 0 ? "stream " + std::to_string(w.on_stream) : std::string("an event on another stream");
+  if (w.record_us > gap_start_us)
+    out += ", whose event the host recorded " + ms_words(w.record_us - gap_start_us) + " after the GPU ran dry";
+  if (!w.op.empty()) out += " (in " + w.op + ")";
+  return out;
+}
+
+bool is_collective_op(const std::string& name) {
+  static const char* const parts[] = {"c10d::", "nccl:", "gloo:", "record_param_comms", "all_reduce", "allreduce",
+                                      "all_gather", "allgather", "reduce_scatter", "broadcast_"};
+  for (const char* p : parts)
+    if (contains(name, p)) return true;
+  return false;
+}
+
+bool is_copy_op(const std::string& name) {
+  return name == "aten::copy_" || name == "aten::_to_copy" || name.rfind("cudaMemcpy", 0) == 0 ||
+         name.rfind("cuMemcpy", 0) == 0 || contains(name, "(aten::copy_)") || contains(name, "(aten::_to_copy)");
+}
+
 std::string describe_sync_op(const std::string& op) {
   static const std::pair<const char*, const char*> known[] = {
       {"aten::_local_scalar_dense", ".item()"},  {"aten::item", ".item()"},
@@ -177,24 +212,58 @@ GpuActivitySummary summarise_gpu_activity(StepActivity step) {
     }
     return found;
   };
-  // The earliest launch among the activities starting at t (the work the GPU resumed with).
-  auto launch_at = [&](int64_t t) -> int64_t {
+  // The activity the GPU resumed with at t: the earliest launched among those starting at t.
+  auto resumed_at = [&](int64_t t) -> const DeviceActivity* {
     auto it = std::lower_bound(acts.begin(), acts.end(), t,
                                [](const DeviceActivity& a, int64_t v) { return a.start_us < v; });
-    int64_t launch = -1;
+    const DeviceActivity* found = nullptr;
     for (; it != acts.end() && it->start_us == t; ++it)
-      if (it->launch_us >= 0 && (launch < 0 || it->launch_us < launch)) launch = it->launch_us;
-    return launch;
+      if (it->launch_us >= 0 && (!found || it->launch_us < found->launch_us)) found = &*it;
+    return found;
+  };
+  auto& waits = step.stream_waits;
+  std::sort(waits.begin(), waits.end(), [](const StreamWait& a, const StreamWait& b) { return a.call_us < b.call_us; });
+  // What held the queued activity `next` through the gap [a, b): the latest stream wait on its
+  // stream called before its launch and after the launch of the stream's previous activity; else a
+  // collective or a copy the host ran in the gap; else nothing the records show ("").
+  auto dependency_of = [&](const DeviceActivity& next, int64_t a, int64_t b) -> std::string {
+    int64_t after_us = INT64_MIN;
+    for (const auto& act : acts)
+      if (&act != &next && act.stream == next.stream && act.launch_us >= 0 && act.launch_us < next.launch_us)
+        after_us = std::max(after_us, act.launch_us);
+    const StreamWait* found = nullptr;
+    for (const auto& w : waits) {
+      if (w.call_us > next.launch_us) break;
+      const bool same_stream = w.stream < 0 || next.stream < 0 || w.stream == next.stream;
+      if (same_stream && w.call_us >= after_us) found = &w;
+    }
+    if (found) return stream_wait_label(*found, a);
+    for (const auto& [tid, ops] : threads)
+      for (const auto& op : ops)
+        if (op.start_us < b && op.end_us > a && is_collective_op(op.name)) return op.name + " (a collective)";
+    for (const auto& s : syncs)
+      if (s.start_us < b && s.end_us > a && is_copy_op(s.name)) return "a copy: " + s.name;
+    for (const auto& [tid, ops] : threads)
+      for (const auto& op : ops)
+        if (op.start_us < b && op.end_us > a && is_copy_op(op.name)) return "a copy: " + op.name;
+    return "";
   };
   auto add_gap = [&](int64_t a, int64_t b, bool has_next) {
     if (b <= a) return;
     Interval gap{Lane::Compute, Phase::HostWait, a, b, "", 0, 0.0};
-    const int64_t launch = has_next ? launch_at(b) : -1;
-    // Work launched before the GPU ran dry makes it a launch gap even while the host sits in a
-    // synchronisation: a GPU-bound step's host waits in the step's own sync while the device works
-    // through its queue, and the gaps between those queued kernels are the device's, not the sync's.
+    const DeviceActivity* next = has_next ? resumed_at(b) : nullptr;
+    const int64_t launch = next ? next->launch_us : -1;
+    // Work launched before the GPU ran dry is the device's, even while the host sits in a
+    // synchronisation (a GPU-bound step's host waits in the step's own sync while the device works
+    // through its queue): launch latency when it started within kLaunchLatencyUs, else something
+    // held it.
     if (launch >= 0 && launch <= a) {
-      gap.phase = Phase::LaunchGap;
+      if (b - a <= kLaunchLatencyUs) {
+        gap.phase = Phase::LaunchGap;
+      } else {
+        gap.phase = Phase::DependencyWait;
+        gap.label = dependency_of(*next, a, b);
+      }
     } else if (const HostCall* s = sync_at(a)) {
       gap.phase = Phase::SyncWait;
       gap.label = s->name;

@@ -22,9 +22,10 @@ template <class T>
 struct is_optional<std::optional<T>> : std::true_type {};
 
 constexpr std::array<std::string_view, 3> kLaneNames = {"host", "compute", "comm"};
-constexpr std::array<std::string_view, 14> kPhaseNames = {
+constexpr std::array<std::string_view, 15> kPhaseNames = {
     "data_wait",      "h2d",       "forward", "backward",  "recompute",  "optimizer", "all_reduce",
-    "all_gather", "reduce_scatter", "broadcast", "other", "host_wait", "launch_gap", "sync_wait"};
+    "all_gather", "reduce_scatter", "broadcast", "other", "host_wait", "launch_gap", "sync_wait",
+    "dependency_wait"};
 
 // ---- writing ----------------------------------------------------------------------------------
 
@@ -235,7 +236,8 @@ Lane default_lane(Phase phase) {
 }
 
 bool is_gpu_idle(Phase phase) {
-  return phase == Phase::HostWait || phase == Phase::LaunchGap || phase == Phase::SyncWait;
+  return phase == Phase::HostWait || phase == Phase::LaunchGap || phase == Phase::SyncWait ||
+         phase == Phase::DependencyWait;
 }
 
 namespace {

@@ -48,6 +48,9 @@ enum class Phase {
   HostWait,   // the host had not issued the next work yet (label: the CPU op it was running)
   LaunchGap,  // the next work was already issued: launch latency between consecutive kernels
   SyncWait,   // the host was blocked in a synchronisation (label: the op that issued it)
+  // the next work was already issued but held longer than a launch latency by a dependency: a
+  // cross-stream event wait, a collective or a copy (label: the call or op that made it, when seen)
+  DependencyWait,
 };
 
 std::string_view to_string(Lane lane);
@@ -56,7 +59,7 @@ std::optional<Lane> lane_from_string(std::string_view s);
 std::optional<Phase> phase_from_string(std::string_view s);
 // The lane a phase belongs on (collectives -> Comm, data/h2d -> Host, the rest -> Compute).
 Lane default_lane(Phase phase);
-// HostWait, LaunchGap or SyncWait: an interval in which the GPU ran nothing.
+// HostWait, LaunchGap, SyncWait or DependencyWait: an interval in which the GPU ran nothing.
 bool is_gpu_idle(Phase phase);
 
 struct Interval {
@@ -153,7 +156,8 @@ struct Step {
   bool skipped = false;           // fp16: optimizer step skipped because of inf/nan gradients
   // Kernel-sampled step: the device's own kernel, memcpy and memset intervals were recorded
   // (Kineto/CUPTI in the worker; every step of an imported trace). Its compute lane then holds
-  // only the time compute kernels ran, and the GPU-idle gaps (HostWait, LaunchGap, SyncWait).
+  // only the time compute kernels ran, and the GPU-idle gaps (HostWait, LaunchGap, SyncWait,
+  // DependencyWait).
   bool gpu_sampled = false;
   double gpu_busy_ms = 0.0;       // union of kernel/memcpy/memset intervals in the step (sampled steps only)
   // Memory-sampled step (the kernel-sampled steps of a CUDA worker): the allocator's live bytes by

@@ -40,6 +40,8 @@ const char* glyph(Part p) {
     case Part::SyncWait:
       return "!";
     case Part::Idle:
+    case Part::DependencyWait:
+      return "~";
       return "·";
   }
   return "?";

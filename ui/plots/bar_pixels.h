@@ -28,7 +28,7 @@ struct BarRect {
 // `x_of(seconds)` maps a time to a pixel; `paint(const BarRect&)` fills one rectangle.
 template <class XOf, class Wins, class Paint>
 void paint_bar_row(const std::vector<TimelineBar>& bars, size_t first, size_t last, XOf x_of, Wins wins, Paint paint) {
-  constexpr size_t kPhases = size_t(protocol::Phase::SyncWait) + 1;
+  constexpr size_t kPhases = size_t(protocol::Phase::DependencyWait) + 1;
   std::array<double, kPhases> cover{};
   double paintedUpTo = -1e300;
   double column = 0;

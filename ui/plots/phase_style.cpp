@@ -32,6 +32,13 @@ QString idle_explanation(Phase phase, const std::string& label) {
     case Phase::SyncWait:
       return QStringLiteral("the GPU ran nothing: the host was blocked in a synchronisation in %1")
           .arg(op.isEmpty() ? QStringLiteral("an unknown op") : op);
+    case Phase::DependencyWait:
+      return op.isEmpty() ? QStringLiteral("the GPU ran nothing: the next kernel was already issued but held longer "
+                                           "than a launch latency (the trace does not show by what; not launch "
+                                           "latency, a CUDA graph does not remove it)")
+                          : QStringLiteral("the GPU ran nothing: the next kernel was already issued but held by %1 "
+                                           "(a dependency, not launch latency)")
+                                .arg(op);
     default:
       return {};
   }

@@ -71,6 +71,64 @@ TEST(Diagnosis, DataBound) {
   EXPECT_EQ(tc::differing_knobs(c, next), std::vector<std::string>{"num_workers"});
 }
 
+TEST(Diagnosis, CopiesWithoutARealDataWaitAreNotCalledDataBound) {
+  // Issue 40: 0.036 ms of data wait beside 2.4 ms of host-to-device read "data-bound" and suggested
+  // loader threads. The loader kept up; only the copy shows.
+  auto c = gpu(tc::Strategy::Single, 1);
+  c.num_workers = 0;
+  SyntheticTrial t("copies", c);
+  const int64_t wait_us = 36, h2d_us = 2'400, step_us = 3'700;
+  t.add_steps(1, 4, step_us,
+              {iv(Phase::DataWait, 0, wait_us), iv(Phase::HostToDevice, wait_us, wait_us + h2d_us),
+               iv(Phase::Forward, wait_us + h2d_us, step_us)},
+              512);
+  const auto d = ta::diagnose(ta::analyze(t.log()));
+  ASSERT_GE(static_cast<double>(wait_us + h2d_us) / step_us, ta::kDataWaitShare);  // the old rule fired
+  ASSERT_LT(static_cast<double>(wait_us) / step_us, ta::kRealDataWaitShare);
+  EXPECT_FALSE(std::any_of(d.findings.begin(), d.findings.end(), [](const ta::Finding& f) {
+    return f.title.rfind("data-bound", 0) == 0 || find_suggestion(f, "num_workers");
+  })) << d.verdict;
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().title.rfind("host-to-device copies: 2.4 ms per step", 0), 0u) << d.verdict;
+  EXPECT_TRUE(find_suggestion(d.findings.front(), "pin_memory"));
+}
+
+// A GPU that waits on queued work held by another stream: the same idle time as launch gaps, but a
+// dependency. Steps of 10 ms: kernels 0-2 ms and 8-10 ms, the GPU idle in between.
+SyntheticTrial waiting_trial(Phase gap) {
+  auto c = gpu(tc::Strategy::Single, 1);
+  SyntheticTrial t(gap == Phase::LaunchGap ? "launch" : "dependency", c);
+  t.set_memory(2'000'000'000, 0);
+  for (int64_t i = 0; i < 4; ++i) {
+    std::vector<tunebench::protocol::Interval> in = {iv(Phase::Forward, 0, 2'000), iv(gap, 2'000, 8'000),
+                                                     iv(Phase::Backward, 8'000, 10'000)};
+    in[1].label = gap == Phase::DependencyWait ? "cudaStreamWaitEvent: stream 7 waited for stream 13" : "";
+    auto& st = t.add_step(0, i, 10'000, in, 1024, i == 0);
+    st.gpu_sampled = true;
+    st.gpu_busy_ms = 4.0;
+  }
+  return t;
+}
+
+TEST(Diagnosis, DependencyWaitsAreNotLaunchLatencyAndNeverGetTheCudaGraph) {
+  const auto m = ta::analyze(waiting_trial(Phase::DependencyWait).log());
+  EXPECT_DOUBLE_EQ(m.breakdown[ta::Part::DependencyWait], 6.0);
+  EXPECT_DOUBLE_EQ(m.breakdown[ta::Part::LaunchGap], 0.0);
+  const auto d = ta::diagnose(m);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().kind, Kind::DependencyBound) << d.verdict;
+  EXPECT_DOUBLE_EQ(d.findings.front().impact_ms, 6.0);
+  EXPECT_NE(d.verdict.find("by cudaStreamWaitEvent: stream 7 waited for stream 13"), std::string::npos) << d.verdict;
+  EXPECT_FALSE(has_kind(d, Kind::IdleBound)) << d.verdict;
+  for (const auto& f : d.findings) EXPECT_FALSE(find_suggestion(f, "compile")) << f.title;
+  // The control: the same gaps as launch gaps are host-bound, and the graph comes first.
+  const auto launch = ta::diagnose(ta::analyze(waiting_trial(Phase::LaunchGap).log()));
+  ASSERT_FALSE(launch.findings.empty());
+  EXPECT_EQ(launch.findings.front().kind, Kind::IdleBound) << launch.verdict;
+  ASSERT_TRUE(find_suggestion(launch.findings.front(), "compile"));
+  EXPECT_EQ(find_suggestion(launch.findings.front(), "compile")->changes[0].value, "graph");
+}
+
 TEST(Diagnosis, CommunicationBoundRanksAboveASmallerDataWait) {
   auto c = gpu(tc::Strategy::Ddp, 2);
   SyntheticTrial t("comm", c);

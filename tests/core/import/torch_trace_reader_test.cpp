@@ -255,6 +255,24 @@ TEST(TorchTraceReader, CpuOnlyRunIsRefused) {
   EXPECT_NE(why.find("cpu.json: it is a trace of a CPU-only run: it holds no GPU kernels"), std::string::npos) << why;
 }
 
+TEST(TorchTraceReader, AnotherAcceleratorsTraceIsRefusedAsSuchNotAsCpuOnly) {
+  // The CPU side of a real trace, its device side recorded by MTIA's profiler: runtime calls in
+  // mtia_runtime, device work in mtia_ccp_events, nothing launched through CUDA.
+  TempDir dir;
+  t::rewrite_trace(t::trace_files("single-nw4").front(), dir.file("mtia.json"), [](nlohmann::json& j) {
+    for (auto& e : j["traceEvents"]) {
+      const std::string cat = e.value("cat", "");
+      if (cat == "cuda_runtime" || cat == "cuda_driver") e["cat"] = "mtia_runtime";
+      if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") e["cat"] = "mtia_ccp_events";
+    }
+  });
+  const std::string why = message_of([&] { read_torch_trace(dir.file("mtia.json")); });
+  EXPECT_NE(why.find("mtia.json: it is a trace of a run on an accelerator other than a CUDA GPU (MTIA)"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(why.find("CPU-only"), std::string::npos) << why;
+}
+
 TEST(TorchTraceReader, WithoutProfilerStepsTheWholeWindowIsOneStepAndSaysSo) {
   TempDir dir;
   const std::string file = t::trace_files("single-nw4").front();

@@ -54,7 +54,7 @@ TEST(GpuActivity, ComputeLaneHoldsOnlyTheTimeComputeKernelsRanAndTheGapsTheRest)
   EXPECT_EQ(total(s, Phase::Forward), 50 + 50 + 40);
   EXPECT_EQ(total(s, Phase::Backward), 100);
   int64_t idle = 0;
-  for (Phase p : {Phase::HostWait, Phase::LaunchGap, Phase::SyncWait}) idle += total(s, p);
+  for (Phase p : {Phase::HostWait, Phase::LaunchGap, Phase::SyncWait, Phase::DependencyWait}) idle += total(s, p);
   EXPECT_EQ(idle, 1000 - 240);
   EXPECT_EQ(s.busy_us, 240);
   // The compute lane covers the window exactly once: no overlaps, no holes.
@@ -137,6 +137,53 @@ TEST(GpuActivity, GapsBetweenQueuedKernelsAreLaunchGapsWhileTheHostSitsInASync) 
   EXPECT_EQ(of_phase(t, Phase::SyncWait)[0]->start_us, 350);
   EXPECT_EQ(of_phase(t, Phase::SyncWait)[0]->end_us, 500);
   EXPECT_EQ(of_phase(t, Phase::SyncWait)[0]->label, ".item() (aten::_local_scalar_dense)");
+}
+
+TEST(GpuActivity, AQueuedKernelHeldPastTheLaunchLatencyIsADependencyWaitNamedAfterItsStreamWait) {
+  // Stream 7 ran a kernel to 100; the host queued a wait on stream 13's event (recorded at 30,
+  // before the GPU ran dry) and the next kernel on stream 7 at 20. It started at 100 + 5,000:
+  // something held it, not the launch.
+  constexpr int64_t kHeld = 5'000;
+  StepActivity st;
+  st.start_us = 0;
+  st.end_us = 100 + kHeld + 100;
+  DeviceActivity first = kernel(0, 100, Phase::Forward, 5), held = kernel(100 + kHeld, st.end_us, Phase::Forward, 20);
+  first.stream = held.stream = 7;
+  st.activities = {first, held};
+  st.stream_waits = {{15, 7, 13, 30, "aten::add_"}};
+  const auto s = summarise_gpu_activity(st);
+  EXPECT_EQ(total(s, Phase::DependencyWait), kHeld);
+  EXPECT_EQ(total(s, Phase::LaunchGap), 0);
+  ASSERT_EQ(of_phase(s, Phase::DependencyWait).size(), 1u);
+  EXPECT_EQ(of_phase(s, Phase::DependencyWait)[0]->label,
+            "cudaStreamWaitEvent: stream 7 waited for stream 13 (in aten::add_)");
+  // The event recorded by the host 2 ms after the GPU ran dry: said so.
+  st.stream_waits = {{15, 7, 13, 100 + 2'000, ""}};
+  EXPECT_EQ(of_phase(summarise_gpu_activity(st), Phase::DependencyWait)[0]->label,
+            "cudaStreamWaitEvent: stream 7 waited for stream 13, whose event the host recorded 2.0 ms after the GPU "
+            "ran dry");
+  // A wait on another stream does not name this one's gap; a collective the host ran in it does.
+  st.stream_waits = {{15, 9, 13, 30, ""}};
+  st.host_ops = {{50, 4'000, 1, "c10d::allreduce_"}};
+  const auto c = summarise_gpu_activity(st);
+  EXPECT_EQ(total(c, Phase::DependencyWait), kHeld);
+  EXPECT_EQ(of_phase(c, Phase::DependencyWait)[0]->label, "c10d::allreduce_ (a collective)");
+  // Nothing in the records: still a dependency wait, unnamed.
+  st.host_ops.clear();
+  EXPECT_EQ(of_phase(summarise_gpu_activity(st), Phase::DependencyWait)[0]->label, "");
+}
+
+TEST(GpuActivity, QueuedGapsUpToTheLaunchLatencyAreLaunchGapsAndOneMicrosecondMoreIsNot) {
+  StepActivity st;
+  st.start_us = 0;
+  const int64_t a_end = 100, b_start = a_end + kLaunchLatencyUs, b_end = b_start + 100;
+  const int64_t c_start = b_end + kLaunchLatencyUs + 1;
+  st.end_us = c_start + 100;
+  st.activities = {kernel(0, a_end, Phase::Forward, 1), kernel(b_start, b_end, Phase::Forward, 2),
+                   kernel(c_start, st.end_us, Phase::Forward, 3)};
+  const auto s = summarise_gpu_activity(st);
+  EXPECT_EQ(total(s, Phase::LaunchGap), kLaunchLatencyUs);
+  EXPECT_EQ(total(s, Phase::DependencyWait), kLaunchLatencyUs + 1);
 }
 
 TEST(GpuActivity, WithoutLaunchTimesShortGapsAreLaunchGapsAndLongOnesHostWaits) {
