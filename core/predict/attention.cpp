@@ -45,9 +45,23 @@ double attention_speed(AttentionKernel kernel, int64_t head_dim, bool grouped, c
 std::vector<AttentionChoice> attention_candidates(const config::TrialConfig& c, bool cuda,
                                                   const hardware::Catalogue& cat) {
   const std::vector<AttentionChoice> candidates = rules::attention_candidates(c, cuda);
-  if (candidates.size() <= 1) return candidates;
   const int64_t hd = c.dims.head_dim();
   const bool grouped = c.dims.kv_head_count() < c.dims.heads;
+  if (candidates.size() == 1 && candidates.front().kernel != AttentionKernel::Math &&
+      attention_tflops(candidates.front().kernel, hd, grouped, cat) <= 0) {
+    // One kernel, and it cannot run here (the memory-efficient kernel takes no grouped heads, so
+    // fp32 with grouped-query attention): auto gets PyTorch's fallback, the math, as the engine
+    // does (core/engine/attention_choice.cpp); a forced kernel is refused by the run.
+    const AttentionChoice& only = candidates.front();
+    AttentionChoice math = rules::attention_candidates(
+        [&] { config::TrialConfig m = c; m.attention = config::Attention::Math; return m; }(), cuda).front();
+    math.why = std::string(rules::to_string(only.kernel)) + " cannot run head size " + std::to_string(hd) +
+               (grouped ? " grouped" : "") + " (nothing measured there): " +
+               (c.attention == config::Attention::Auto ? "auto falls back to the math, as PyTorch does"
+                                                       : "the run refuses it; priced as the math");
+    return {math};
+  }
+  if (candidates.size() <= 1) return candidates;
   std::vector<double> tflops;
   for (const auto& k : candidates) tflops.push_back(attention_tflops(k.kernel, hd, grouped, cat));
   std::vector<AttentionChoice> ranked = rules::rank_candidates(c, candidates, tflops, "measured");

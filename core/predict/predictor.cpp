@@ -1,5 +1,7 @@
 #include "core/predict/predictor.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -177,6 +179,11 @@ Prediction predict_scenario(const Scenario& s, const std::vector<const MeasuredT
   out.step = estimate_step(in);
   if (!out.step) {
     out.notes.push_back(out.gpu->name + " has no catalogue peak for this precision: no step time");
+    return out;
+  }
+  if (!std::isfinite(out.step->step_ms) || out.step->step_ms <= 0) {  // a rate of 0 somewhere: no figure beats a wrong one
+    out.step.reset();
+    out.notes.push_back("no step time: a phase has no speed to price it with on " + out.gpu->name);
     return out;
   }
 

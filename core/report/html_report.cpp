@@ -11,6 +11,7 @@
 #include "core/analysis/phase_style.h"
 #include "core/analysis/step_time.h"
 #include "core/report/embedded_session.h"
+#include "core/report/hardware_figures.h"
 #include "core/report/html_text.h"
 #include "core/report/svg_chart.h"
 
@@ -569,6 +570,67 @@ void telemetry_section(std::ostream& o, const ReportContents& rc) {
   o << "</tbody></table></div></section>\n";
 }
 
+// ---- what the hardware says --------------------------------------------------------------------
+
+void hardware_section(std::ostream& o, const ReportContents& rc) {
+  o << "<section id=\"hardware\"><h2>What the hardware says</h2><p class=\"note\">Energy from NVML's energy "
+       "counter over the measured steps (it advances about every 100 ms; ± is that bound), SM and tensor-core "
+       "activity from NVML GPM (Hopper and newer), and memory by category from the CUDA caching allocator at the "
+       "end of a memory-sampled step's forward or backward, beside the prediction's terms.</p>";
+  std::vector<HardwareFigures> figures;
+  for (const auto& p : rc.panels) figures.push_back(hardware_figures(*p.stored, p.metrics));
+  o << "<div class=\"scroll\"><table><thead><tr><th>trial</th><th>energy<small>all GPUs, measured steps</small></th>"
+       "<th>activity<small>mean over measured steps</small></th></tr></thead><tbody>";
+  for (size_t i = 0; i < rc.panels.size(); ++i)
+    o << "<tr><th>" << swatch(rc.panels[i].rgb) << esc(rc.panels[i].name) << "</th><td>" << esc(figures[i].energy)
+      << "</td><td>" << esc(figures[i].activity) << "</td></tr>";
+  o << "</tbody></table></div>";
+  for (size_t i = 0; i < rc.panels.size(); ++i) {
+    const HardwareFigures& h = figures[i];
+    const std::string name = esc(rc.panels[i].name);
+    if (h.memory) {
+      o << "<h3>" << swatch(rc.panels[i].rgb) << name << ": memory at the end of the " << esc(h.memory_phase)
+        << " of step " << h.memory_step << " (rank " << h.rank << ")</h3><div class=\"scroll\"><table><thead><tr>"
+        << "<th>category</th><th>measured</th><th>predicted<small>at the predicted peak, "
+        << esc(h.memory->predicted_peak_at) << "</small></th><th>the prediction's terms</th></tr></thead><tbody>";
+      for (const auto& row : h.memory->rows) {
+        std::string terms;
+        for (const auto& t : row.terms) terms += (terms.empty() ? "" : "; ") + t;
+        o << "<tr><th>" << esc(row.category) << "</th><td>" << esc(analysis::format_gib(static_cast<double>(row.measured_bytes)))
+          << "</td><td>" << esc(analysis::format_gib(static_cast<double>(row.predicted_bytes))) << "</td><td>"
+          << esc(terms) << "</td></tr>";
+      }
+      o << "<tr><th>all</th><td>" << esc(analysis::format_gib(static_cast<double>(h.memory->measured_total_bytes)))
+        << "</td><td>" << esc(analysis::format_gib(static_cast<double>(h.memory->predicted_peak_bytes)))
+        << "</td><td></td></tr><tr><th>reserved, held by no tensor</th><td>"
+        << esc(analysis::format_gib(static_cast<double>(h.reserved_free_bytes))) << "</td><td>—</td><td></td></tr>";
+      o << "</tbody></table></div>";
+      if (!h.memory->unknown_terms.empty())
+        o << "<p class=\"note\">Predicted terms without a measured category: "
+          << esc(h.memory->unknown_terms.front()) << (h.memory->unknown_terms.size() > 1 ? " …" : "") << "</p>";
+    } else {
+      o << "<p>" << swatch(rc.panels[i].rgb) << "<b>" << name << "</b>: memory categories " << esc(h.memory_problem)
+        << "</p>";
+    }
+    if (h.oom) {
+      o << "<div class=\"finding\"><p><span class=\"kind\">out of memory</span><b>" << name << "</b></p><p>"
+        << esc(h.oom->text) << "</p>";
+      if (!h.oom->fixes.empty()) {
+        o << "<ul class=\"try\">";
+        for (const auto& f : h.oom->fixes)
+          o << "<li>" << esc(f.change) << ": predicted "
+            << esc(analysis::format_gib(static_cast<double>(f.predicted_device_needed_bytes))) << " needed"
+            << (f.fits ? ", fits" : "") << "</li>";
+        o << "</ul>";
+      }
+      o << "</div>";
+    } else if (!h.oom_problem.empty()) {
+      o << "<p>" << name << ": " << esc(h.oom_problem) << "</p>";
+    }
+  }
+  o << "</section>\n";
+}
+
 // ---- diagnosis ---------------------------------------------------------------------------------
 
 void findings(std::ostream& o, const std::vector<analysis::Finding>& list) {
@@ -735,6 +797,7 @@ void write_html(const ReportContents& rc, const std::string& data_block, std::os
   o << "<nav><ol><li><a href=\"#setup\">Configuration</a></li><li><a href=\"#metrics\">Metrics</a></li>"
        "<li><a href=\"#breakdown\">Breakdown</a></li><li><a href=\"#steps\">Step time</a></li>"
        "<li><a href=\"#timeline\">Timeline</a></li><li><a href=\"#telemetry\">Telemetry</a></li>"
+       "<li><a href=\"#hardware\">Hardware</a></li>"
        "<li><a href=\"#diagnosis\">Diagnosis</a></li><li><a href=\"#environment\">Environment</a></li>"
        "<li><a href=\"#reproduce\">Reproduce</a></li></ol></nav>\n";
   setup_section(o, rc);
@@ -743,6 +806,7 @@ void write_html(const ReportContents& rc, const std::string& data_block, std::os
   steps_section(o, rc);
   timeline_section(o, rc);
   telemetry_section(o, rc);
+  hardware_section(o, rc);
   diagnosis_section(o, rc);
   environment_section(o, rc);
   reproduce_section(o, rc);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/analysis/format.h"
+#include "core/report/hardware_figures.h"
 #include "core/report/html_text.h"
 
 namespace tunebench::report {
@@ -197,6 +198,34 @@ void write_markdown(const ReportContents& rc, std::ostream& out) {
     diag_index = sections.size() - 1;
   }
 
+  // What the hardware says: energy, activity, memory by category and an out-of-memory explained.
+  Section hw;
+  hw.head = {"**What the hardware says**", ""};
+  for (const auto& p : rc.panels) {
+    const HardwareFigures h = hardware_figures(*p.stored, p.metrics);
+    std::string line = "- **" + cell(p.name) + "**: energy " + cell(h.energy) + "; activity " + cell(h.activity);
+    if (h.memory) {
+      line += "; memory at the " + cell(h.memory_phase) + " of step " + std::to_string(h.memory_step) + ":";
+      for (const auto& row : h.memory->rows)
+        if (row.measured_bytes > 0 || row.predicted_bytes > 0)
+          line += " " + cell(row.category) + " " + analysis::format_gib(static_cast<double>(row.measured_bytes)) +
+                  " (predicted " + analysis::format_gib(static_cast<double>(row.predicted_bytes)) + "),";
+      line.back() = '.';
+    } else {
+      line += "; memory categories " + cell(h.memory_problem) + ".";
+    }
+    hw.items.push_back(line);
+    if (h.oom) hw.items.push_back("  - " + cell(h.oom->text));
+    else if (!h.oom_problem.empty()) hw.items.push_back("  - " + cell(h.oom_problem));
+  }
+  hw.tail = {""};
+  hw.more = "- … {} more in the HTML report";
+  size_t hw_index = SIZE_MAX;
+  if (!hw.items.empty()) {
+    sections.push_back(hw);
+    hw_index = sections.size() - 1;
+  }
+
   // The command lines, folded.
   Section repro;
   std::vector<std::string> commands;
@@ -221,6 +250,7 @@ void write_markdown(const ReportContents& rc, std::ostream& out) {
   Section* bars_at = at(bars_index);
   Section* diag_at = at(diag_index);
   Section* repro_at = at(repro_index);
+  Section* hw_at = at(hw_index);
 
   // Fit kMaxMarkdownLines: cut the command lines first, then the diagnosis, the bars and last the
   // table, each down to a few items before the next is touched.
@@ -230,7 +260,7 @@ void write_markdown(const ReportContents& rc, std::ostream& out) {
     return n;
   };
   for (size_t floor : {size_t(3), size_t(1)})
-    for (Section* s : {repro_at, diag_at, bars_at, table_at}) {
+    for (Section* s : {repro_at, hw_at, diag_at, bars_at, table_at}) {
       if (!s) continue;
       while (total() > kMaxMarkdownLines && std::min(s->cap, s->items.size()) > floor)
         s->cap = std::min(s->cap, s->items.size()) - 1;

@@ -1,6 +1,7 @@
 // Energy from NVML's energy counter: windows too short for the counter are refused with the
 // reason; a steady power gives joules per step and tokens per joule by their definitions.
 #include "core/metrics/energy.h"
+#include "core/metrics/gpu_counters.h"
 
 #include <gtest/gtest.h>
 
@@ -106,4 +107,49 @@ TEST(Energy, ACpuTrialSaysWhyItHasNoEnergy) {
   EXPECT_FALSE(t.ok());
   EXPECT_NE(t.problem.find("rank 0: no energy readings"), std::string::npos) << t.problem;
   EXPECT_EQ(t.tokens_per_joule, 0.0);
+}
+
+TEST(GpuCounters, ActivityIsTheMeanOfTheSamplesInsideMeasuredSteps) {
+  tp::TrialLog log;
+  auto& r = log.ranks[0];
+  for (int i = 0; i < 4; ++i) {
+    tp::Step s;
+    s.step = i;
+    s.warmup = i == 0;
+    s.start_us = i * 1'000'000;
+    s.end_us = (i + 1) * 1'000'000;
+    r.steps.push_back(s);
+  }
+  auto sample = [&](int64_t t, double sm, std::optional<double> tensor) {
+    tp::GpuSample g;
+    g.index = 0;
+    g.counters.sm_activity_pct = sm;
+    g.counters.tensor_activity_pct = tensor;
+    r.samples.push_back({t, g});
+  };
+  sample(500'000, 5, 1);  // in the warm-up step: left out
+  sample(1'500'000, 80, 40);
+  sample(2'500'000, 90, std::nullopt);
+  sample(3'500'000, 70, 20);
+  const auto a = tbm::trial_activity(log);
+  ASSERT_TRUE(a.sm_activity_pct);
+  EXPECT_DOUBLE_EQ(*a.sm_activity_pct, 80.0);
+  EXPECT_DOUBLE_EQ(*a.tensor_activity_pct, 30.0);
+  EXPECT_FALSE(a.sm_occupancy_pct);
+  EXPECT_EQ(a.samples, 3);
+  EXPECT_EQ(a.problem, "");
+}
+
+TEST(GpuCounters, WithoutActivityTheWorkersReasonIsKept) {
+  tp::TrialLog log;
+  tp::Step s;
+  s.step = 0;
+  s.end_us = 1'000'000;
+  log.ranks[1].steps.push_back(s);
+  log.ranks[1].warnings.push_back({0, tp::Warning{"gpm", "SM and tensor-core activity unavailable: this GPU has no GPM counters"}});
+  const auto a = tbm::trial_activity(log);
+  EXPECT_FALSE(a.sm_activity_pct);
+  EXPECT_EQ(a.problem, "rank 1: SM and tensor-core activity unavailable: this GPU has no GPM counters");
+  log.ranks[1].warnings.clear();
+  EXPECT_NE(tbm::trial_activity(log).problem.find("no SM activity samples"), std::string::npos);
 }

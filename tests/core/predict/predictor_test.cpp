@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "core/predict/attention.h"
+
 namespace tp = tunebench::predict;
 namespace pr = tunebench::protocol;
 namespace tc = tunebench::config;
@@ -93,4 +97,26 @@ TEST(Evidence, AMeasuredTrialCanBeKeptAndAddedLaterOnce) {
   auto empty = std::make_shared<pr::TrialLog>();
   EXPECT_FALSE(tp::Evidence::measure("no hello", empty, &why).has_value());
   EXPECT_NE(why.find("no hello"), std::string::npos);
+}
+
+// Issue 44: fp32 with grouped-query attention printed "Step: inf ms" (the memory-efficient kernel,
+// auto's only fp32 candidate, has no grouped measurement: it cannot run there). Auto falls back to
+// the math as PyTorch does; the step is finite and says why.
+TEST(Predictor, Fp32WithGroupedQueryAttentionIsPricedAsTheMath) {
+  tp::Scenario s;
+  s.config = *tc::trial_preset("7b-single");
+  s.config.model = "custom";
+  s.config.amp = tc::Amp::Fp32;
+  s.config.dims.kv_heads = 8;
+  s.gpu = "h200";
+  const tp::Prediction p = tp::predict_scenario(s);
+  ASSERT_TRUE(p.step.has_value());
+  EXPECT_TRUE(std::isfinite(p.step->step_ms));
+  EXPECT_GT(p.step->tokens_per_s_total, 0);
+  const auto choice = tp::attention_choice(s.config, true);
+  EXPECT_EQ(choice.kernel, tunebench::rules::AttentionKernel::Math);
+  EXPECT_NE(choice.why.find("efficient cannot run head size 128 grouped"), std::string::npos) << choice.why;
+  // Multi-head fp32 keeps the memory-efficient kernel.
+  s.config.dims.kv_heads = 0;
+  EXPECT_EQ(tp::attention_choice(s.config, true).kernel, tunebench::rules::AttentionKernel::Efficient);
 }
