@@ -37,15 +37,6 @@ std::optional<Spread> within_bound(const std::optional<double>& v, double bound)
   s.p75 = *v * (1.0 + bound);
   return s;
 }
-// A figure known within a relative bound (energy, metrics/energy.h): its quartiles span the bound,
-// so two trials are told apart only beyond it.
-std::optional<Spread> within_bound(const std::optional<double>& v, double bound) {
-  if (!v) return std::nullopt;
-  Spread s = spread_of_value(*v);
-  s.p25 = *v * (1.0 - bound);
-  s.p75 = *v * (1.0 + bound);
-  return s;
-}
 
 const MetricDef kMetrics[] = {
     {"step_ms", "Step time", "ms", Better::Lower, [](const TrialMetrics& m) { return some(m.step_ms); }},
@@ -78,14 +69,6 @@ const MetricDef kMetrics[] = {
      }},
     {"gpu_util_pct", "GPU utilisation", "%", Better::Higher,
      [](const TrialMetrics& m) { return value(m.gpu_util_pct); }},
-    {"sm_activity_pct", "SM activity (GPM)", "%", Better::Higher,
-     [](const TrialMetrics& m) { return value(m.sm_activity_pct); }},
-    {"tensor_activity_pct", "Tensor-core activity (GPM)", "%", Better::Higher,
-     [](const TrialMetrics& m) { return value(m.tensor_activity_pct); }},
-    {"joules_per_step", "Energy per step (all GPUs)", "J", Better::Lower,
-     [](const TrialMetrics& m) { return within_bound(m.joules_per_step, m.energy_error_bound); }},
-    {"tokens_per_joule", "Tokens per joule", "tokens/J", Better::Higher,
-     [](const TrialMetrics& m) { return within_bound(m.tokens_per_joule, m.energy_error_bound); }},
     {"sm_activity_pct", "SM activity (GPM)", "%", Better::Higher,
      [](const TrialMetrics& m) { return value(m.sm_activity_pct); }},
     {"tensor_activity_pct", "Tensor-core activity (GPM)", "%", Better::Higher,

@@ -14,8 +14,6 @@
 #include "core/metrics/bus_bandwidth.h"
 #include "core/metrics/energy.h"
 #include "core/metrics/gpu_counters.h"
-#include "core/metrics/energy.h"
-#include "core/metrics/gpu_counters.h"
 #include "core/metrics/flops.h"
 #include "core/metrics/spans.h"
 #include "core/hardware/hardware.h"
@@ -357,17 +355,6 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
   if (m.device_memory_bytes > 0 && m.peak_bytes > 0)
     m.peak_fraction = static_cast<double>(m.peak_bytes) / static_cast<double>(m.device_memory_bytes);
   if (util_n > 0) m.gpu_util_pct = util_sum / static_cast<double>(util_n);
-  if (const metrics::TrialEnergy e = metrics::trial_energy(first); e.ok()) {
-    m.joules_per_step = e.joules_per_step;
-    m.tokens_per_joule = e.tokens_per_joule;
-    m.energy_error_bound = e.error_bound;
-  } else {
-    m.energy_problem = e.problem;
-  }
-  const metrics::TrialActivity activity = metrics::trial_activity(first);
-  m.sm_activity_pct = activity.sm_activity_pct;
-  m.tensor_activity_pct = activity.tensor_activity_pct;
-  m.activity_problem = activity.problem;
   if (const metrics::TrialEnergy e = metrics::trial_energy(first); e.ok()) {
     m.joules_per_step = e.joules_per_step;
     m.tokens_per_joule = e.tokens_per_joule;

@@ -134,16 +134,6 @@ struct TrialMetrics {
   std::optional<double> sm_activity_pct;      // mean share of time the SMs were busy
   std::optional<double> tensor_activity_pct;  // mean share of time any tensor pipe was active
   std::string activity_problem;
-  // What the hardware says over the measured steps (the first repeat's): energy from NVML's
-  // counter (metrics/energy.h) and GPM activity (metrics/gpu_counters.h); where a figure is
-  // missing, the reason.
-  std::optional<double> joules_per_step;      // all GPUs, per optimizer step
-  std::optional<double> tokens_per_joule;     // all ranks' tokens over all GPUs' energy
-  double energy_error_bound = 0.0;            // relative, from the counter's update period
-  std::string energy_problem;
-  std::optional<double> sm_activity_pct;      // mean share of time the SMs were busy
-  std::optional<double> tensor_activity_pct;  // mean share of time any tensor pipe was active
-  std::string activity_problem;
 
   std::vector<std::string> errors;   // "kind: message" of every error event
   bool oom = false;                  // an error of kind "oom" arrived
