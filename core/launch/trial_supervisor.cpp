@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <climits>
 #include <csignal>
@@ -234,6 +235,9 @@ void TrialSupervisor::event(const protocol::Event& e, double now) {
   r.last_event_s = now;
   if (e.is<protocol::Step>()) {
     r.last_step = std::max(r.last_step, int(e.as<protocol::Step>().step));
+    if (r.first_step_s < 0) r.first_step_s = now;
+    r.last_step_s = now;
+    ++r.steps_seen;
   } else if (e.is<protocol::LinkProbe>()) {
     ++r.probe_points;
   } else if (e.is<protocol::Error>()) {
@@ -260,9 +264,31 @@ void TrialSupervisor::update_progress(double now) {
   }
 }
 
+std::string TrialSupervisor::stalled_rank_clause(int failing, double now) const {
+  if (m_link_probe || failing < 0 || size_t(failing) >= m_ranks.size()) return "";  // a probe sends no steps
+  const bool failing_stepped = m_ranks[size_t(failing)].last_step_s >= 0;
+  int worst = -1;
+  double worst_s = 0;
+  for (size_t q = 0; q < m_ranks.size(); ++q) {
+    const Rank& r = m_ranks[q];
+    if (int(q) == failing || r.exited) continue;
+    if (r.last_step_s < 0 && !failing_stepped) continue;  // neither has stepped: no one is behind
+    const double since = r.last_step_s >= 0 ? r.last_step_s : 0.0;  // 0: the trial's start
+    const double pace = r.steps_seen >= 2 ? (r.last_step_s - r.first_step_s) / (r.steps_seen - 1) : 0.0;
+    const double silent = now - since;
+    if (silent >= kStallS && silent >= 3 * pace && silent > worst_s) worst = int(q), worst_s = silent;
+  }
+  if (worst < 0) return "";
+  const std::string seconds = format_seconds(std::floor(worst_s));
+  return "; rank " + std::to_string(worst) +
+         (m_ranks[size_t(worst)].last_step_s >= 0 ? " sent no step for " + seconds + " s"
+                                                  : " sent no step in the " + seconds + " s since the start");
+}
+
 void TrialSupervisor::fail(int rank, std::string reason, int exit_code, double now, Actions& out) {
   if (m_status == TrialStatus::Done) {
     m_status = TrialStatus::Failed;
+    if (rank >= 0) reason += stalled_rank_clause(rank, now);
     m_reason = std::move(reason);
     m_failed_rank = rank;
     m_exit_code = exit_code;

@@ -17,6 +17,9 @@
 //   - a rank silent for longer than collective_timeout_s after its first event (before it:
 //     rendezvous_timeout_s plus a start-up allowance) is hung: the trial fails;
 //   - past options.timeout_s (when set) the trial fails as timed out (exit code 124);
+//   - when a rank fails while another still runs but has sent no step for at least kStallS and
+//     three of its own step intervals, the reason names it ("; rank 1 sent no step for 8 s"): the
+//     failing rank usually timed out waiting for it in a collective;
 //   - the first failure (or Stop) names the outcome; later ones are consequences and only logged;
 //   - stopping: SIGTERM to every process group (an ssh node: its stdin is closed, the node script
 //     ends its ranks; sbatch: scancel, then SIGTERM), SIGKILL to whatever still runs grace_s later;
@@ -104,6 +107,8 @@ struct ProcessExit {
 class TrialSupervisor {
  public:
   static constexpr size_t kStderrTailLines = 20;
+  // A rank silent in steps for less than this is not called stalled, whatever its pace.
+  static constexpr double kStallS = 1.0;
 
   TrialSupervisor(const config::TrialConfig& config, std::vector<LaunchProcess> processes,
                   std::optional<LinkProbeRange> link_probe = std::nullopt, SupervisorOptions options = {});
@@ -154,6 +159,8 @@ class TrialSupervisor {
     bool exited = false;
     double last_event_s = -1;
     int last_step = -1;
+    double first_step_s = -1, last_step_s = -1;  // when its first and latest step events arrived
+    int steps_seen = 0;
     int probe_points = 0;
     std::string error_kind, error_message;  // the rank's last error event
   };
@@ -162,6 +169,9 @@ class TrialSupervisor {
   void rank_exited(int rank, const std::string& how, bool failed, int code, Actions& out, double now);
   void fail(int rank, std::string reason, int exit_code, double now, Actions& out);
   void begin_stop(double now, Actions& out);
+  // "; rank 1 sent no step for 8 s" of the running rank other than `failing` that is stalled
+  // longest, or "" (above).
+  std::string stalled_rank_clause(int failing, double now) const;
   void update_progress(double now);
   std::string label(size_t i) const { return m_procs_spec[i].label(); }
 

@@ -7,6 +7,10 @@
 // Misbehaviour is injected through the environment (the runner passes its own environment on):
 //   TUNEBENCH_FAKE_MODE      ok | crash (SIGSEGV) | abort | exit:N (with an error event) | hang | ignore-term
 //                            | garbage (one malformed event line, then on as normal)
+//                            | stall (the rank stops stepping but stays alive, sending samples; the
+//                            others wait for it as in a collective until the config's
+//                            collective_timeout_s has passed, then fail as the real worker's watchdog
+//                            does: a "timeout" error event and exit code 4)
 //   TUNEBENCH_FAKE_RANK      the rank that misbehaves (default 0; others run normally)
 //   TUNEBENCH_FAKE_AT_STEP   step at which it misbehaves (default 2)
 //   TUNEBENCH_FAKE_STEP_MS   wall time per step (default 20)
@@ -133,6 +137,27 @@ int main(int argc, char** argv) {
   writer.write_payload(make_hello(c, rank, false));
 
   for (int64_t s = 0; s < c.steps; ++s) {
+    if (mode == "stall" && s == at_step) {
+      if (misbehave) {
+        std::cerr << "fake worker: stalled\n";
+        for (int64_t k = 0;; ++k) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          writer.write_payload(make_sample(rank, s + k, false));
+        }
+      }
+      // Half a second past the timeout, as a watchdog polling its deadline reports it; its telemetry
+      // goes on meanwhile, as the real worker's sampler thread does.
+      const auto until = std::chrono::steady_clock::now() +
+                         std::chrono::milliseconds(static_cast<int64_t>(c.collective_timeout_s * 1000) + 500);
+      for (int64_t k = 0; std::chrono::steady_clock::now() < until; ++k) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        writer.write_payload(make_sample(rank, s + k, false));
+      }
+      writer.write_payload(protocol::Error{"timeout", "no progress: waiting for another rank in a collective",
+                                           nlohmann::json::object()});
+      std::cerr << "fake worker: timed out waiting for a peer\n";
+      return 4;
+    }
     if (misbehave && s == at_step) {
       if (mode == "crash") {
         std::cerr << "fake worker: about to dereference a null pointer\n";

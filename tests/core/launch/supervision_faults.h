@@ -83,6 +83,18 @@ inline const std::vector<FaultCase>& fault_cases() {
                    "fake worker: hanging");
     hang.collective_timeout_s = 1.0;
     v.push_back(hang);
+    // Rank 1 stops stepping at step 2; rank 0 times out waiting for it 2.5 s later: its failure
+    // names rank 1 (issue 40).
+    FaultCase stall = FaultCase("StalledRankIsNamedInTheOthersTimeout")
+                          .mode("stall", 1, 2)
+                          .ranks(2, kLong)
+                          .fails(4,
+                                 "rank 0 failed: exit code 4 (communication failure (NCCL/Gloo, rendezvous) or a "
+                                 "timeout); rank 1 sent no step for 2 s \u2014 timeout: no progress: waiting for "
+                                 "another rank in a collective",
+                                 0, "fake worker: timed out waiting for a peer");
+    stall.collective_timeout_s = 2.0;
+    v.push_back(stall);
     FaultCase stop = FaultCase("Stop").ranks(2, kLong);
     stop.stop_at_step = 2;
     stop.status = protocol::TrialStatus::Stopped;

@@ -105,6 +105,35 @@ TEST(TrialSupervisor, ARankExitingNonZeroFailsTheTrialAndStopsTheOthers) {
              "rank 1 failed: exit code 3 (out of memory) \u2014 out of memory: CUDA out of memory", 1);
 }
 
+TEST(TrialSupervisor, TheRankThatStoppedSteppingIsNamedInTheTimeoutOfTheOthers) {
+  // Both ranks step every 0.1 s to step 4; rank 1 then sends only samples; rank 0 times out
+  // waiting for it 8.3 s after rank 1's last step and exits with the communication code.
+  auto s = running(config_of(2), local_ranks(2));
+  for (int k = 0; k < 5; ++k) {
+    s.event(step_event(0, k), 0.1 * (k + 1));
+    s.event(step_event(1, k), 0.1 * (k + 1) + 0.01);
+  }
+  const double rank1_last = 0.51;
+  s.event(error_event(0, "timeout", "no progress for 8 s"), rank1_last + 8.2);
+  s.exited(0, {4, 0}, rank1_last + 8.3);
+  EXPECT_NE(s.end().reason.find("; rank 1 sent no step for 8 s \u2014 timeout: no progress for 8 s"), std::string::npos)
+      << s.end().reason;
+  EXPECT_EQ(s.end().failed_rank, 0);
+}
+
+TEST(TrialSupervisor, ARankThatKeepsItsPaceIsNotCalledStalled) {
+  // Rank 1 steps every 2 s (a slow model) and its last step was 2.5 s ago: within three of its steps.
+  auto s = running(config_of(2), local_ranks(2));
+  for (int k = 0; k < 4; ++k) {
+    s.event(step_event(0, k), 2.0 * (k + 1));
+    s.event(step_event(1, k), 2.0 * (k + 1));
+  }
+  s.event(error_event(0, "oom", "CUDA out of memory"), 10.4);
+  s.exited(0, {3, 0}, 10.5);
+  expect_end(s.end(), TrialStatus::Failed, 3,
+             "rank 0 failed: exit code 3 (out of memory) \u2014 out of memory: CUDA out of memory", 0);
+}
+
 TEST(TrialSupervisor, ARankKilledByASignalEndsWithExitCodeOne) {
   auto s = running(config_of(1), local_ranks(1));
   s.exited(0, {0, SIGSEGV}, 1.0);
