@@ -10,6 +10,20 @@ The GPU-idle test data (docs/ANALYSIS.md, "GPU busy and GPU idle"):
     --item-every-step              calls loss.item() after the forward of every step: sync-bound
     --dim 2048 --layers 8 --seq 1024 --batch 16   the GPU-bound control (dim 1024 was not: 16 % idle)
 
+The waits of issue 40 (docs/ANALYSIS.md, "GPU busy and GPU idle"; `scripts/gpu-bench.sh waits`):
+    --scenario streams --delay-ms 5     one process, two streams: stream A is held by a host function
+                                        sleeping DELAY (cuLaunchHostFunc + usleep, no Python in it),
+                                        an event recorded after it, stream B waits on the event and its
+                                        next kernel, queued long before, starts DELAY later: a
+                                        dependency wait of known length (CUDA sync records on)
+    --scenario graph                    a small GPT step captured as one CUDA graph (~1 ms), 60 steps,
+                                        2 of every 20 profiled: sampled among unsampled short steps
+    --scenario gloo-delay --delay-ms 20 (torchrun, 2 ranks, one GPU is enough) forward/backward, then
+                                        one Gloo all-reduce of the gradients per step; rank 1 sleeps
+                                        DELAY before it: the other waits inside the collective
+                                        (--backend nccl: the same through NCCL, one GPU per rank: the
+                                        import sees the all-reduce as NCCL kernels)
+
 Writes DIR/NAME/rank<R>.pt.trace.json.gz (tensorboard_trace_handler's naming, gzip) and, with
 --plain, also an export_chrome_trace() .json of rank 0; DIR/NAME/meta.json holds what a test can
 check the import against (parameter count, gradient bytes, the steps' own durations).
@@ -115,6 +129,144 @@ class TinyGPT(nn.Module):
         return self.head(self.norm(x))
 
 
+# ---- the waits of issue 40 -----------------------------------------------------------------------
+
+def cuda_sync_config():
+    """Kineto's CUDA synchronisation records (cudaStreamWaitEvent's streams and event), where this
+    torch has them."""
+    try:
+        return torch._C._profiler._ExperimentalConfig(enable_cuda_sync_events=True)
+    except Exception as e:  # older torch
+        print("no CUDA sync records:", e, flush=True)
+        return None
+
+
+def profiled(out_dir, rank, sched, sync_records=False):
+    kw = dict(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=sched,
+              on_trace_ready=tensorboard_trace_handler(out_dir, worker_name=f"rank{rank}", use_gzip=True))
+    cfg = cuda_sync_config() if sync_records else None
+    if cfg is not None:
+        kw["experimental_config"] = cfg
+    return profile(**kw)
+
+
+def scenario_streams(a, out_dir):
+    """Stream A held DELAY by a host function; stream B's next kernel waits on A's event."""
+    import ctypes
+    dev = torch.device("cuda", 0)
+    libcuda, libc = ctypes.CDLL("libcuda.so.1"), ctypes.CDLL(None)
+    libcuda.cuLaunchHostFunc.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    usleep = ctypes.cast(libc.usleep, ctypes.c_void_p)  # void fn(void* us): usleep reads it as its argument
+    delay_us = int(a.delay_ms * 1000)
+    side, main_stream = torch.cuda.Stream(dev), torch.cuda.current_stream(dev)
+    x = torch.randn(1024, 1024, device=dev)
+    steps, rows = 8, []
+    with profiled(out_dir, 0, schedule(wait=1, warmup=1, active=a.active, repeat=1), sync_records=True) as prof:
+        for i in range(steps):
+            t0 = time.perf_counter()
+            y = x @ x                                       # stream B (main): a short kernel
+            with torch.cuda.stream(side):
+                libcuda.cuLaunchHostFunc(ctypes.c_void_p(side.cuda_stream), usleep, ctypes.c_void_p(delay_us))
+                ev = torch.cuda.Event()
+                ev.record(side)                              # completes when the host function returns
+            main_stream.wait_event(ev)                       # cudaStreamWaitEvent(B, event of A)
+            z = y @ x                                        # queued now, runs ~DELAY later
+            torch.cuda.synchronize()
+            rows.append((time.perf_counter() - t0) * 1e3)
+            prof.step()
+    return dict(delay_ms=a.delay_ms, host_step_ms=[round(r, 3) for r in rows], z_sum=float(z.sum()))
+
+
+def scenario_graph(a, out_dir):
+    """A small GPT step (forward, backward, AdamW) captured as one CUDA graph; 2 of every 20 profiled."""
+    dev = torch.device("cuda", 0)
+    torch.manual_seed(0)
+    vocab = 8192
+    model = TinyGPT(vocab, a.dim, a.layers, max(1, a.dim // 64), 4 * a.dim).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, capturable=True)
+    host_batch = torch.randint(0, vocab, (a.batch, a.seq + 1))  # pageable, copied in every step
+    static = host_batch.to(dev)
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):  # no cache under capture
+            logits = model(static[:, :-1])
+        loss = F.cross_entropy(logits.flatten(0, 1).float(), static[:, 1:].flatten())
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=False)
+        return loss
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_loss = step()
+    every, sampled, steps = 20, 2, 60
+    rows, flags = [], []
+    with profiled(out_dir, 0, schedule(wait=every - sampled - 1, warmup=1, active=sampled, repeat=steps // every)) as prof:
+        for i in range(steps):
+            t0 = time.perf_counter()
+            static.copy_(host_batch, non_blocking=False)
+            graph.replay()
+            torch.cuda.synchronize()
+            rows.append((time.perf_counter() - t0) * 1e3)
+            flags.append(i % every >= every - sampled)
+            prof.step()
+    return dict(host_step_ms=[round(r, 4) for r in rows], profiled=flags, loss=float(static_loss))
+
+
+def scenario_gloo_delay(a, out_dir):
+    """Two ranks through Gloo (one GPU is enough; --backend nccl: one GPU each); rank 1 sleeps DELAY
+    before each all-reduce."""
+    dist.init_process_group(a.backend)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)) % torch.cuda.device_count())
+    torch.cuda.set_device(dev)
+    torch.manual_seed(0)
+    vocab = 8192
+    model = TinyGPT(vocab, a.dim, a.layers, max(1, a.dim // 64), 4 * a.dim).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    batch = torch.randint(0, vocab, (a.batch, a.seq + 1), device=dev)
+    steps, rows = 2 + a.active + 1, []
+    with profiled(out_dir, rank, schedule(wait=1, warmup=1, active=a.active, repeat=1)) as prof:
+        for i in range(steps):
+            t0 = time.perf_counter()
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                logits = model(batch[:, :-1])
+            loss = F.cross_entropy(logits.flatten(0, 1).float(), batch[:, 1:].flatten())
+            loss.backward()
+            flat = torch.cat([q.grad.flatten() for q in model.parameters()])
+            torch.cuda.synchronize()
+            if rank == 1:
+                time.sleep(a.delay_ms / 1000.0)  # the injected delay: rank 1 arrives late
+            dist.all_reduce(flat)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            torch.cuda.synchronize()
+            rows.append((time.perf_counter() - t0) * 1e3)
+            prof.step()
+    meta = dict(delay_ms=a.delay_ms, delayed_rank=1, world_size=world, rank=rank, backend=a.backend,
+                gradient_bytes_fp32=4 * sum(q.numel() for q in model.parameters()),
+                host_step_ms=[round(r, 3) for r in rows])
+    dist.destroy_process_group()
+    return meta
+
+
+def run_scenario(a):
+    out_dir = os.path.join(a.out, a.name)
+    os.makedirs(out_dir, exist_ok=True)
+    fn = {"streams": scenario_streams, "graph": scenario_graph, "gloo-delay": scenario_gloo_delay}[a.scenario]
+    meta = dict(name=a.name, scenario=a.scenario, torch=torch.__version__, **fn(a, out_dir))
+    if meta.get("rank", 0) == 0:
+        with open(os.path.join(out_dir, "meta.json"), "w") as f:
+            json.dump(meta, f, indent=1)
+    print("TRACE " + json.dumps(dict(name=a.name, scenario=a.scenario, rank=meta.get("rank", 0))), flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
@@ -134,7 +286,15 @@ def main():
     p.add_argument("--active", type=int, default=4, help="profiled steps")
     p.add_argument("--no-shapes", action="store_true", help="record_shapes off (smaller traces)")
     p.add_argument("--plain", action="store_true", help="also export_chrome_trace() rank 0 as plain .json")
+    p.add_argument("--scenario", default="train", choices=["train", "streams", "graph", "gloo-delay"],
+                   help="train: the training job; the others: the waits of issue 40 (above)")
+    p.add_argument("--delay-ms", type=float, default=5.0, help="streams / gloo-delay: the injected delay")
+    p.add_argument("--backend", default="gloo", choices=["gloo", "nccl"],
+                   help="gloo-delay: gloo (two ranks may share one GPU) or nccl (one GPU per rank)")
     a = p.parse_args()
+    if a.scenario != "train":
+        run_scenario(a)
+        return
 
     distributed = a.mode != "single"
     if distributed:

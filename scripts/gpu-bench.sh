@@ -110,6 +110,12 @@
 #                                 # $OUT/investigate; the summary table is printed last.
 #   scripts/gpu-bench.sh data     # no build: torch.profiler traces of our own small job for the trace
 #                                 # import's test data (tests/data/traces, lab/make_profiler_traces.py)
+#   scripts/gpu-bench.sh waits    # no build, about 2 min on one GPU (issue 40): torch.profiler traces of
+#                                 # two streams where one waits 5 ms on the other's event, a CUDA-graph
+#                                 # step with 2 of every 20 steps profiled, and two Gloo ranks on one GPU
+#                                 # with rank 1 delayed 20 ms before each all-reduce (and through NCCL
+#                                 # when two GPUs are lent), into
+#                                 # waits-traces.tar.gz; the table (lab/waits_table.py) is printed last.
 #
 #   On a developer machine:
 #   scripts/gpu-bench.sh prepare  # fills .gpu/ (see below)
@@ -165,6 +171,23 @@ if [ "$MODE" = data ]; then
 fi
 if [ "$MODE" = models-probe ]; then
   # The SDPA kernels by head size and grouping and every GEMM of every preset by shape: the lines
+if [ "$MODE" = waits ]; then
+  # Dependency waits, short sampled steps and a delayed rank (issue 40; tests/data/traces/waits-*).
+  TR="$OUT/traces"; MK="$ROOT/lab/make_profiler_traces.py"
+  W=(--out "$TR" --active 3 --batch 4 --seq 256 --dim 256 --layers 4)
+  timeout 120 python3 "$MK" "${W[@]}" --name waits-streams --scenario streams --delay-ms 5 2>&1 | grep -E "TRACE|Error|error|sync" | head -5
+  timeout 120 python3 "$MK" "${W[@]}" --name waits-graph --scenario graph 2>&1 | grep -E "TRACE|Error|error" | head -5
+  timeout 180 torchrun --standalone --nproc-per-node 2 "$MK" "${W[@]}" --name waits-gloo --scenario gloo-delay \
+    --delay-ms 20 2>&1 | grep -E "TRACE|Error|error" | head -5
+  if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then  # NCCL kernels: what the import's collective split reads
+    timeout 180 torchrun --standalone --nproc-per-node 2 "$MK" "${W[@]}" --name waits-nccl --scenario gloo-delay \
+      --backend nccl --delay-ms 20 2>&1 | grep -E "TRACE|Error|error" | head -5
+  fi
+  tar -czf "$OUT/waits-traces.tar.gz" -C "$OUT" traces
+  ls -la "$TR"/*
+  echo "== waits"; python3 "$ROOT/lab/waits_table.py" "$TR" | tee "$OUT/waits-table.txt"
+  exit 0
+fi
   # (PROBE {...}) that lab/fit_models_probe.py fits the catalogue's constants to
   # (docs/BENCHMARKS.md, "SDPA kernels and GEMMs by shape").
   python3 "$ROOT/lab/models_probe.py" 2>&1 | tee "$OUT/models-probe.txt" | grep -v '^PROBE' | tail -150
