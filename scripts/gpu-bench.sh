@@ -75,6 +75,16 @@
 #                                 # (~100 ms) and a ~5 ms step, ROUNDS (default 3) interleaved rounds,
 #                                 # and recorded runs (events, a torch.profiler trace of the small
 #                                 # one) for lab/probe_phase_check.py. Table printed last.
+#   scripts/gpu-bench.sh hardware # about 6 min with the build, on an H200 (7B single needs its memory):
+#                                 # what the hardware says (issue 41). 7B and Llama-3.2-1B (GQA) single,
+#                                 # memory-sampled every 10 steps, with TUNEBENCH_MEMORY_SNAPSHOT files;
+#                                 # 7B at micro-batch 24 running out of memory on purpose; energy of
+#                                 # Llama-3.2-1B `compile fused` at micro-batch 2 and 8 and fp8 against
+#                                 # bf16 (60 steps each: windows well past the energy counter's period);
+#                                 # GPM availability. Snapshots in $OUT/snapshots (for tests/data/memory);
+#                                 # table (lab/hardware_table.py) and, with .gpu/cli.tar.xz, the CLI's
+#                                 # report of the same logs (energy, categories against the prediction,
+#                                 # the out-of-memory explained) printed last.
 #   scripts/gpu-bench.sh reference-check  # no build, about 3 min: scripts/pytorch_reference.py
 #                                 # alone: tiny/125m/llama3.2-1b eager and torch.compile, then tiny
 #                                 # through every precision, checkpointing + accumulation, DDP and
@@ -821,6 +831,36 @@ PY
     interleaved_rows "${AB_ROWS:-7b/bf16 llama3.2-1b/bf16 llama3.2-1b/fp8}" this against "${AB[@]}"
     W="$W_THIS"
     python3 "$ROOT/lab/models_check_table.py" "$OUT/logs" >> "$OUT/models-table.txt"
+    ;;
+  hardware)
+    # Issue 41: memory by category at sampled steps and at an out-of-memory, energy, GPM activity.
+    mkdir -p "$OUT/snapshots"
+    HW=(--device cuda --seq-len 2048 --amp bf16 --warmup 3 --kernel-sample-every 10 --kernel-sample-steps 1)
+    for r in "7b|1|24" "llama3.2-1b|4|24"; do
+      IFS='|' read -r m mb n <<< "$r"
+      TUNEBENCH_MEMORY_SNAPSHOT="$OUT/snapshots/hw-$m-single.json" \
+        run "hw-$m-single" --model "$m" --micro-batch "$mb" --steps "$n" "${HW[@]}"
+    done
+    # Out of memory on purpose: 7B without checkpointing at micro-batch 24 (its activations alone are
+    # several times the card); the worker records the allocator's state before it exits.
+    TUNEBENCH_MEMORY_SNAPSHOT="$OUT/snapshots/hw-7b-oom.json" \
+      run hw-7b-oom --model 7b --micro-batch 24 --steps 4 "${HW[@]}"
+    # Energy per token: two micro-batches, and fp8 against bf16, of one GQA model.
+    for r in "mb2|2|bf16" "mb8|8|bf16" "mb8-fp8|8|fp8"; do
+      IFS='|' read -r tag mb amp <<< "$r"
+      run "hw-1b-$tag" --model llama3.2-1b --micro-batch "$mb" --steps 60 "${HW[@]}" --amp "$amp" --compile fused
+    done
+    ls -la "$OUT/snapshots"
+    python3 "$ROOT/lab/hardware_table.py" "$OUT/logs" "$OUT/snapshots" > "$OUT/models-table.txt"
+    if [ -f "$ROOT/.gpu/cli.tar.xz" ]; then
+      tar -xJf "$ROOT/.gpu/cli.tar.xz" -C /tmp
+      S="$OUT/hardware.tbsession"
+      for f in "$OUT"/logs/hw-*.jsonl; do /tmp/clibundle/run-cli.sh import "$S" "$f" > /dev/null 2>&1; done
+      { echo; echo "== tunebench-cli report (the product's figures)"
+        /tmp/clibundle/run-cli.sh report "$S" --format markdown 2>&1; } >> "$OUT/models-table.txt"
+    else
+      echo "-- no .gpu/cli.tar.xz: the CLI's report of these logs is left out" >> "$OUT/models-table.txt"
+    fi
     ;;
   *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac
