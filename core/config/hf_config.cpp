@@ -20,6 +20,16 @@ constexpr const char* kRequired[] = {"hidden_size", "intermediate_size", "num_hi
 // Decoders whose blocks are the worker's: RMSNorm, rotary q/k, SwiGLU, no biases in the MLP.
 constexpr const char* kLlamaFamily[] = {"llama", "mistral", "qwen2", "phi3"};
 
+// transformers' default of tie_word_embeddings where a config leaves it out: its config class's
+// (LlamaConfig and most decoders: false; Gemma's: true), else PretrainedConfig's (true). Without a
+// model_type, the LLaMA family's (the worker's blocks).
+bool tie_default(const std::string& model_type) {
+  for (const char* untied : {"", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3", "olmo",
+                             "olmo2", "granite", "stablelm", "deepseek_v3"})
+    if (model_type == untied) return false;
+  return true;  // gemma, gemma2, gemma3_text, and PretrainedConfig's own default
+}
+
 std::string number_text(const json& v) {
   if (v.is_number_float()) {
     std::ostringstream s;
@@ -70,9 +80,7 @@ void warn_unmodelled(const json& j, HfModel& m) {
   }
   if (present(j, "hidden_act") && j.at("hidden_act").is_string() && j.at("hidden_act").get<std::string>() != "silu")
     w.push_back("hidden_act '" + j.at("hidden_act").get<std::string>() + "': the feed-forward runs SwiGLU (silu)");
-  if (present(j, "rms_norm_eps") && j.at("rms_norm_eps").is_number() &&
-      std::abs(j.at("rms_norm_eps").get<double>() - 1e-5) > 1e-12)
-    w.push_back("rms_norm_eps " + number_text(j.at("rms_norm_eps")) + ": the worker's norms use 1e-05");
+  // rms_norm_eps and other numerics that change no time or memory are not warned about.
   if (present(j, "partial_rotary_factor") && j.at("partial_rotary_factor").is_number() &&
       j.at("partial_rotary_factor").get<double>() != 1.0)
     w.push_back("partial_rotary_factor " + number_text(j.at("partial_rotary_factor")) +
@@ -131,14 +139,32 @@ HfReadResult read_hf_config(const json& root, const std::string& source) {
   integer("num_hidden_layers", d.layers);
   integer("num_attention_heads", d.heads);
   integer("vocab_size", d.vocab);
+  if (present(j, "model_type") && j.at("model_type").is_string())
+    m.model_type = j.at("model_type").get<std::string>();
+  else if (present(root, "model_type") && root.at("model_type").is_string())
+    m.model_type = root.at("model_type").get<std::string>();
+  // Every default taken for a field the config leaves out is named in a warning.
+  bool known_type = m.model_type.empty();
+  for (const char* t : {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3", "olmo", "olmo2",
+                        "granite", "stablelm", "deepseek_v3", "gemma", "gemma2", "gemma3_text"})
+    known_type = known_type || m.model_type == t;
+  const std::string arch = m.model_type.empty() ? std::string("the LLaMA family (no model_type)")
+                           : known_type         ? "'" + m.model_type + "'"
+                                                : "PretrainedConfig (model_type '" + m.model_type + "')";
   d.kv_heads = 0;
-  if (present(j, "num_key_value_heads")) integer("num_key_value_heads", d.kv_heads);
-  d.tie_embeddings = false;
+  if (present(j, "num_key_value_heads"))
+    integer("num_key_value_heads", d.kv_heads);
+  else
+    m.warnings.push_back("num_key_value_heads not given: as many as num_attention_heads taken (multi-head attention)");
+  d.tie_embeddings = tie_default(m.model_type);
   if (present(j, "tie_word_embeddings")) {
     if (j.at("tie_word_embeddings").is_boolean())
       d.tie_embeddings = j.at("tie_word_embeddings").get<bool>();
     else
       problem("tie_word_embeddings must be true or false (got " + j.at("tie_word_embeddings").dump() + ")");
+  } else {
+    m.warnings.push_back(std::string("tie_word_embeddings not given: ") + arch + "'s default (" +
+                         (d.tie_embeddings ? "true" : "false") + ") taken");
   }
   d.rope_theta = 10000.0;
   const json* theta = present(j, "rope_theta") ? &j.at("rope_theta") : nullptr;
@@ -150,11 +176,9 @@ HfReadResult read_hf_config(const json& root, const std::string& source) {
       d.rope_theta = theta->get<double>();
     else
       problem("rope_theta must be a positive number (got " + theta->dump() + ")");
+  } else {
+    m.warnings.push_back("rope_theta not given: 10000 taken (the default of " + arch + ")");
   }
-  if (present(j, "model_type") && j.at("model_type").is_string())
-    m.model_type = j.at("model_type").get<std::string>();
-  else if (present(root, "model_type") && root.at("model_type").is_string())
-    m.model_type = root.at("model_type").get<std::string>();
   if (!result.problems.empty()) return result;
   if (d.heads > 0 && d.dim % d.heads == 0 && present(j, "head_dim") && j.at("head_dim").is_number_integer() &&
       j.at("head_dim").get<int64_t>() != d.head_dim()) {

@@ -77,7 +77,8 @@ TEST(HfConfig, EveryPublicPresetReadsBackFromItsConfig) {
   }
   // What each of them cannot carry over is said by field name.
   EXPECT_TRUE(warns_about(*tc::read_hf_config(configs.at("qwen2.5-7b")).model, "model_type 'qwen2'"));  // q/k/v biases
-  EXPECT_TRUE(warns_about(*tc::read_hf_config(configs.at("qwen2.5-7b")).model, "rms_norm_eps"));
+  // An epsilon changes no time or memory: not worth a warning (issue 44).
+  EXPECT_FALSE(warns_about(*tc::read_hf_config(configs.at("qwen2.5-7b")).model, "rms_norm_eps"));
   EXPECT_FALSE(warns_about(*tc::read_hf_config(configs.at("qwen2.5-7b")).model, "sliding_window"))
       << "use_sliding_window false: no window is used";
   EXPECT_TRUE(warns_about(*tc::read_hf_config(configs.at("phi3-mini")).model, "sliding_window 2047"));
@@ -150,7 +151,9 @@ TEST(HfConfig, OptionalFieldsTakeTheLlamaFamilysDefaults) {
   EXPECT_FALSE(r.model->dims.tie_embeddings);
   EXPECT_EQ(r.model->dims.rope_theta, 10000.0);
   EXPECT_EQ(r.model->preset, "custom");
-  EXPECT_TRUE(r.model->warnings.empty());
+  // Each default is named (issue 44), nothing else is said.
+  ASSERT_EQ(r.model->warnings.size(), 3u);
+  EXPECT_TRUE(warns_about(*r.model, "tie_word_embeddings not given: the LLaMA family (no model_type)'s default (false)"));
 }
 
 TEST(HfConfig, MultimodalConfigsGiveTheirLanguageModel) {
@@ -176,4 +179,39 @@ TEST(HfConfig, FilesThatAreNoJsonAreProblemsNotCrashes) {
   const auto r = tc::read_hf_config_file(good);
   ASSERT_TRUE(r.model) << problems(r);
   EXPECT_EQ(r.model->preset, "llama3.1-8b");
+}
+
+// Issue 44: a config without tie_word_embeddings took "untied" whatever the architecture (Gemma
+// ties); every default taken is named.
+TEST(HfConfig, AFieldLeftOutTakesItsArchitecturesDefaultAndSaysSo) {
+  json j = llama31_8b();
+  j.erase("tie_word_embeddings");
+  j.erase("rope_theta");
+  j.erase("num_key_value_heads");
+  auto r = tc::read_hf_config(j);
+  ASSERT_TRUE(r.model) << problems(r);
+  EXPECT_FALSE(r.model->dims.tie_embeddings);
+  EXPECT_TRUE(warns_about(*r.model, "tie_word_embeddings not given: 'llama''s default (false) taken"));
+  EXPECT_TRUE(warns_about(*r.model, "rope_theta not given: 10000 taken"));
+  EXPECT_TRUE(warns_about(*r.model, "num_key_value_heads not given"));
+  EXPECT_DOUBLE_EQ(r.model->dims.rope_theta, 10000.0);
+  EXPECT_EQ(r.model->dims.kv_heads, 0);
+
+  j["model_type"] = "gemma";
+  r = tc::read_hf_config(j);
+  ASSERT_TRUE(r.model) << problems(r);
+  EXPECT_TRUE(r.model->dims.tie_embeddings);
+  EXPECT_TRUE(warns_about(*r.model, "tie_word_embeddings not given: 'gemma''s default (true) taken"));
+
+  j["model_type"] = "exaone";  // a type without a class default here: transformers' PretrainedConfig ties
+  r = tc::read_hf_config(j);
+  ASSERT_TRUE(r.model) << problems(r);
+  EXPECT_TRUE(r.model->dims.tie_embeddings);
+  EXPECT_TRUE(warns_about(*r.model, "tie_word_embeddings not given: PretrainedConfig (model_type 'exaone')'s default (true)"));
+
+  // Given, nothing is said of it.
+  j = llama31_8b();
+  r = tc::read_hf_config(j);
+  ASSERT_TRUE(r.model);
+  EXPECT_FALSE(warns_about(*r.model, "not given"));
 }
