@@ -16,6 +16,7 @@
 #include "core/config/known_settings.h"
 #include "core/launch/child_process.h"
 #include "core/launch/event_listener.h"
+#include "core/launch/kernel_traces.h"
 #include "core/launch/launch_setup.h"
 #include "core/protocol/exit_codes.h"
 #include "core/store/session_store.h"
@@ -52,6 +53,7 @@ class Run {
   std::unique_ptr<TrialDir> m_dir;
   std::unique_ptr<store::TrialWriter> m_writer;
   std::unique_ptr<EventListener> m_listener;
+  KernelTraces m_kernel_traces;  // a script's kernel-sampled steps, folded in before they are stored
   std::unique_ptr<TrialSupervisor> m_supervisor;
   std::vector<std::unique_ptr<ChildProcess>> m_children;  // by plan index; null when not started
   int m_progress_step = -1;
@@ -92,9 +94,11 @@ HeadlessResult Run::run() {
   try {
     m_dir = std::make_unique<TrialDir>();
     m_listener = std::make_unique<EventListener>(EventListener::Callbacks{[this](protocol::Event&& e) {
+                                                                            const auto note = m_kernel_traces.apply(e);
                                                                             if (m_supervisor)
                                                                               m_supervisor->event(e, now());
                                                                             if (m_writer) m_writer->add(e);
+                                                                            if (note && m_writer) m_writer->add(*note);
                                                                           },
                                                                           [this](const protocol::ReadProblem& p) {
                                                                             if (m_writer) m_writer->add_problem(p);

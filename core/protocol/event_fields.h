@@ -130,6 +130,8 @@ void visit_fields(S& s, V&& v) {
       v(f, member);
     });
     v(Field{"intervals", {}, Field::kNoColumn}, s.intervals);  // table `intervals`
+    // A script's sampled step, until the runner folds its trace in (core/launch/kernel_traces.h).
+    v(Field{"kernel_trace", {}, Field::kNoColumn, {}, P::OmitDefault}, s.kernel_trace);
   } else if constexpr (detail::is<S, MemoryCategories>) {
     // A step's JSON group "memory_categories"; the columns of table step_memory (schema 7).
     constexpr std::string_view g = "memory_categories";

@@ -165,6 +165,9 @@ struct Step {
   bool memory_sampled = false;
   MemoryCategories memory_categories;
   std::vector<Interval> intervals;
+  // tunebench_probe's kernel-sampled steps: the torch.profiler trace of the step's window, which
+  // the runner reads and folds in (core/launch/kernel_traces.h) before the step is stored.
+  std::string kernel_trace;
 };
 
 // NVML counters beyond the basic sample (stored beside it: store schema 7). Absent where the GPU,

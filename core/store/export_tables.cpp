@@ -150,7 +150,7 @@ json trials_to_json(const std::vector<LoadedTrial>& trials, const std::vector<Tr
     json ranks = json::array();
     for (const auto& [rank, r] : t.log.ranks) {
       json steps = json::array();
-      for (const auto& s : r.steps) steps.push_back(flat_json(s));
+      for (const auto& s : r.steps) steps.push_back(flat_json(s, {"kernel_trace"}));  // the probe's, never stored
       json jr = {{"rank", rank}, {"steps", std::move(steps)}};
       jr["summary"] = r.done ? flat_json(*r.done) : json(nullptr);
       // The config the rank ran is the trial's config, exported once beside it.

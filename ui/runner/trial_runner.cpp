@@ -8,6 +8,7 @@
 #include <QProcess>
 #include <QTimer>
 
+#include "core/launch/kernel_traces.h"
 #include "core/launch/launch_setup.h"
 #include "core/launch/trial_supervisor.h"
 #include "core/protocol/exit_codes.h"
@@ -122,6 +123,7 @@ bool TrialRunner::start(const TrialRequest& request) {
   options.grace_s = m_graceMs / 1000.0;
   options.startup_allowance_s = m_startupAllowanceMs / 1000.0;
   m_supervisor = std::make_unique<launch::TrialSupervisor>(config, launch.plan.processes, request.link_probe, options);
+  m_kernelTraces = std::make_unique<launch::KernelTraces>();
   if (config.launcher == config::Launcher::Local)
     emit logLine({-1, LogLine::Source::Runner,
                   QStringLiteral("starting %1 rank(s): %2 (MASTER_PORT=%3)")
@@ -199,8 +201,16 @@ void TrialRunner::onProcessFinished(size_t index, int exitCode, bool crashed) {
   maybeFinish();
 }
 
-void TrialRunner::onEvents(const EventBatch& batch) {
+void TrialRunner::onEvents(const EventBatch& received) {
   if (!m_supervisor) return;
+  // A script's kernel-sampled steps get their trace's GPU figures before anyone sees them.
+  EventBatch batch;
+  batch.reserve(received.size());
+  for (auto e : received) {
+    auto note = m_kernelTraces->apply(e);
+    batch.push_back(std::move(e));
+    if (note) batch.push_back(std::move(*note));
+  }
   for (const auto& e : batch) {
     m_supervisor->event(e, now());
     const int rank = e.header.rank;

@@ -24,6 +24,7 @@ class QTimer;
 
 namespace tunebench::launch {
 struct Actions;
+class KernelTraces;
 class TrialDir;
 class TrialSupervisor;
 }
@@ -72,6 +73,7 @@ class TrialRunner : public LiveSource {
   EventChannel* m_channel = nullptr;
   std::vector<std::unique_ptr<Proc>> m_procs;  // by plan index
   std::unique_ptr<launch::TrialSupervisor> m_supervisor;
+  std::unique_ptr<launch::KernelTraces> m_kernelTraces;  // a script's kernel-sampled steps, folded in
   QTimer* m_watchdog = nullptr;  // the supervisor's clock tick
   QElapsedTimer m_clock;
   TrialOutcome m_outcome;

@@ -217,13 +217,18 @@ class KernelSampler:
             self._traces[index] = path
 
     def _as_trace_object(self, path):
-        """PyTorch without Kineto (Debian's 1.13 CPU build) writes a bare JSON array whose times are
-        microseconds since the profiler started; torch.profiler traces are an object with
-        "traceEvents". Rewritten as one, the start as baseTimeNanoseconds (a small CPU trace)."""
+        """PyTorch without Kineto (Debian's 1.13 CPU build) writes a bare JSON array of uncategorised
+        CPU events whose times are microseconds since the profiler started; torch.profiler traces
+        are an object with "traceEvents" whose events say what they are. Rewritten as one (a small
+        CPU trace): the start as baseTimeNanoseconds, the step markers as user annotations and the
+        rest as CPU ops, as Kineto writes them."""
         with open(path, encoding="utf-8") as f:
             if f.read(1) != "[":
                 return
             f.seek(0)
             events = json.load(f)
+        for event in events:
+            if isinstance(event, dict) and event.get("ph") == "X" and "cat" not in event:
+                event["cat"] = "user_annotation" if str(event.get("name", "")).startswith("ProfilerStep#") else "cpu_op"
         with open(path, "w", encoding="utf-8") as f:
             json.dump({"baseTimeNanoseconds": self._base_ns, "traceEvents": events}, f)

@@ -1,0 +1,85 @@
+#include "core/launch/kernel_traces.h"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+#include <vector>
+
+#include "core/import/torch_trace_reader.h"
+#include "core/metrics/exposed_comm.h"
+
+namespace tunebench::launch {
+
+using protocol::Interval;
+using protocol::Lane;
+
+void fold_kernel_sample(protocol::Step& step, const protocol::Step& sampled) {
+  std::vector<Interval> lanes[3];  // host, compute, comm: the event's order
+  auto slot = [](Lane lane) { return lane == Lane::Host ? 0 : lane == Lane::Compute ? 1 : 2; };
+  for (Interval& in : step.intervals)
+    if (in.lane != Lane::Compute) lanes[slot(in.lane)].push_back(std::move(in));
+  for (const Interval& in : sampled.intervals) {
+    if (in.lane != Lane::Compute) continue;  // the probe's host and comm lanes stay
+    Interval clipped = in;
+    clipped.start_us = std::max(clipped.start_us, step.start_us);
+    clipped.end_us = std::min(clipped.end_us, step.end_us);
+    if (clipped.end_us > clipped.start_us) lanes[1].push_back(std::move(clipped));
+  }
+  step.intervals.clear();
+  for (auto& lane : lanes) {
+    std::sort(lane.begin(), lane.end(), [](const Interval& a, const Interval& b) { return a.start_us < b.start_us; });
+    for (Interval& in : lane) step.intervals.push_back(std::move(in));
+  }
+  step.gpu_sampled = true;
+  step.gpu_busy_ms = std::min(sampled.gpu_busy_ms, step.step_ms);
+  step.exposed_comm_ms = static_cast<double>(metrics::exposed_comm_us(step.intervals)) / 1000.0;
+}
+
+const KernelTraces::Trace& KernelTraces::read(int rank, const std::string& path) {
+  Trace& t = m_last[rank];
+  if (t.path == path) return t;
+  t = Trace{path, {}, {}};
+  try {
+    import::RankTrace trace = import::read_torch_trace(path);
+    for (protocol::Step& s : trace.steps) t.steps.emplace(s.step, std::move(s));
+  } catch (const std::exception& e) {  // import::TraceError: the file, its content or a cancel
+    t.error = e.what();
+  }
+  return t;
+}
+
+std::optional<protocol::Event> KernelTraces::apply(protocol::Event& event) {
+  const int rank = event.header.rank;
+  if (event.is<protocol::Hello>()) m_device[rank] = event.as<protocol::Hello>().device_kind;
+  if (!event.is<protocol::Step>() || event.as<protocol::Step>().kernel_trace.empty()) return std::nullopt;
+  protocol::Step& step = event.as<protocol::Step>();
+  const std::string path = std::move(step.kernel_trace);
+  step.kernel_trace.clear();
+  const Trace& trace = read(rank, path);
+  std::string why = trace.error;
+  if (why.empty()) {
+    const auto it = trace.steps.find(step.step);
+    if (it != trace.steps.end()) {
+      fold_kernel_sample(step, it->second);
+      return std::nullopt;
+    }
+    why = import::file_name(path) + " holds no ProfilerStep#" + std::to_string(step.step);
+  }
+  if (!m_warned.insert(rank).second) return std::nullopt;
+  protocol::Warning w;
+  w.kind = "kernel-sampling";
+  if (m_device[rank] == "cpu")
+    w.message = "kernel sampling on the CPU: step " + std::to_string(step.step) +
+                " and the other sampled steps ran under torch.profiler, but a CPU run has no GPU kernels, so GPU "
+                "busy and GPU idle (host wait, launch gaps, syncs) are unavailable; those steps keep the probe's "
+                "own phases (the trace import: " + why + ")";
+  else
+    w.message = "kernel sampling: the trace of step " + std::to_string(step.step) + " could not be used (" + why +
+                "); the sampled steps keep the probe's own phases and GPU busy is unavailable";
+  protocol::Event out;
+  out.header = event.header;
+  out.payload = std::move(w);
+  return out;
+}
+
+}  // namespace tunebench::launch
