@@ -103,7 +103,11 @@ def run(script, shape, probed, out, events=None, extra=()):
         config = os.path.join(out, f"config-{shape}.json")
         # More steps than the script runs: it ends by itself, and prints its own timing.
         with open(config, "w") as f:
-            json.dump({"steps": 100000, "warmup": 5, "gpu_sample_hz": 10, "step_timeout_s": 300}, f)
+            # No kernel sampling: this measures the probe on the steps it does not sample (the
+            # script's own --profile would also clash with it); lab/probe_sample_check.py measures
+            # sampling.
+            json.dump({"steps": 100000, "warmup": 5, "gpu_sample_hz": 10, "step_timeout_s": 300,
+                       "kernel_sample_every": 0}, f)
         cmd = [sys.executable, "-m", "tunebench_probe", "--config", config, "--events",
                f"file:{events}" if events else "none", "--", script] + args
     else:

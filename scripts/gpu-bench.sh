@@ -74,7 +74,9 @@
 #                                 # GPU: the probe's CUDA tests, then its overhead on a GPU-bound
 #                                 # (~100 ms) and a ~5 ms step, ROUNDS (default 3) interleaved rounds,
 #                                 # and recorded runs (events, a torch.profiler trace of the small
-#                                 # one) for lab/probe_phase_check.py. Table printed last.
+#                                 # one) for lab/probe_phase_check.py; then, with .gpu/cli.tar.xz,
+#                                 # the kernel-sampled steps through the CLI: GPU busy within 3
+#                                 # points of the trace's kernel union (lab/probe_sample_check.py).
 #   scripts/gpu-bench.sh hardware # about 6 min with the build, on an H200 (7B single needs its memory):
 #                                 # what the hardware says (issue 41). 7B and Llama-3.2-1B (GQA) single,
 #                                 # memory-sampled every 10 steps, with TUNEBENCH_MEMORY_SNAPSHOT files;
@@ -118,14 +120,14 @@
 #                                 # of each), then investigations of a DDP baseline with NCCL_P2P_DISABLE=1
 #                                 # and of a data-bound single-GPU baseline. Sessions and outputs under
 #                                 # $OUT/investigate; the summary table is printed last.
-#   scripts/gpu-bench.sh data     # no build: torch.profiler traces of our own small job for the trace
-#                                 # import's test data (tests/data/traces, lab/make_profiler_traces.py)
 #   scripts/gpu-bench.sh waits    # no build, about 2 min on one GPU (issue 40): torch.profiler traces of
 #                                 # two streams where one waits 5 ms on the other's event, a CUDA-graph
 #                                 # step with 2 of every 20 steps profiled, and two Gloo ranks on one GPU
 #                                 # with rank 1 delayed 20 ms before each all-reduce (and through NCCL
 #                                 # when two GPUs are lent), into
 #                                 # waits-traces.tar.gz; the table (lab/waits_table.py) is printed last.
+#   scripts/gpu-bench.sh data     # no build: torch.profiler traces of our own small job for the trace
+#                                 # import's test data (tests/data/traces, lab/make_profiler_traces.py)
 #
 #   On a developer machine:
 #   scripts/gpu-bench.sh prepare  # fills .gpu/ (see below)
@@ -179,8 +181,6 @@ if [ "$MODE" = data ]; then
   ls -la "$TR"/* | head -40
   exit 0
 fi
-if [ "$MODE" = models-probe ]; then
-  # The SDPA kernels by head size and grouping and every GEMM of every preset by shape: the lines
 if [ "$MODE" = waits ]; then
   # Dependency waits, short sampled steps and a delayed rank (issue 40; tests/data/traces/waits-*).
   TR="$OUT/traces"; MK="$ROOT/lab/make_profiler_traces.py"
@@ -198,6 +198,8 @@ if [ "$MODE" = waits ]; then
   echo "== waits"; python3 "$ROOT/lab/waits_table.py" "$TR" | tee "$OUT/waits-table.txt"
   exit 0
 fi
+if [ "$MODE" = models-probe ]; then
+  # The SDPA kernels by head size and grouping and every GEMM of every preset by shape: the lines
   # (PROBE {...}) that lab/fit_models_probe.py fits the catalogue's constants to
   # (docs/BENCHMARKS.md, "SDPA kernels and GEMMs by shape").
   python3 "$ROOT/lab/models_probe.py" 2>&1 | tee "$OUT/models-probe.txt" | grep -v '^PROBE' | tail -150
@@ -213,6 +215,15 @@ if [ "$MODE" = script ]; then
   python3 "$ROOT/tests/app/probe/test_cuda.py" > "$OUT/probe-cuda-tests.txt" 2>&1; echo "probe CUDA tests: exit $?"
   tail -5 "$OUT/probe-cuda-tests.txt"
   python3 "$ROOT/lab/probe_gpu_check.py" "$OUT"
+  # Kernel-sampled steps through the packed CLI (the runner reads the probe's traces): GPU busy of
+  # each sampled step against the kernel union of its trace, within 3 points; sampling's cost.
+  if [ -f "$ROOT/.gpu/cli.tar.xz" ]; then
+    tar -xJf "$ROOT/.gpu/cli.tar.xz" -C /tmp
+    TUNEBENCH_PROBE_PATH="$ROOT/app/probe" python3 "$ROOT/lab/probe_sample_check.py" "$OUT" /tmp/clibundle/run-cli.sh
+    echo "probe sample check: exit $?"
+  else
+    echo "-- no .gpu/cli.tar.xz (scripts/gpu-bench.sh prepare): the sampled-step check is left out"
+  fi
   exit 0
 fi
 
