@@ -217,6 +217,8 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
   std::set_terminate(on_terminate);
   if (options.exit_code != 0 || !options.problems.empty())
     return fail(writer.get(), rank, "config", protocol::kExitConfig, config::describe(options.problems));
+  if (!switches.problems.empty())
+    return fail(writer.get(), rank, "config", protocol::kExitConfig, switches.problems.front());
   for (const auto& w : options.warnings) log(rank, "warning: " + w);
 
   // 2. The configuration, checked before any device work. A launcher's world size wins.
@@ -274,6 +276,7 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
         end_process(w, rank, protocol::kExitCommunication, msg);
       });
       comm = engine::make_communicator(rv, device->device());
+      if (switches.collective_delay_rank == rank) comm->set_arrival_delay_ms(switches.collective_delay_ms);
     }
     telemetry::Nvml nvml;
     protocol::Hello hello;

@@ -1,5 +1,6 @@
 #include "core/engine/switches.h"
 
+#include <cmath>
 #include <cstdlib>
 
 namespace tunebench::engine {
@@ -7,7 +8,7 @@ namespace tunebench::engine {
 const std::vector<std::string>& switch_names() {
   static const std::vector<std::string> names = {"TUNEBENCH_ADAMW", "TUNEBENCH_GEMM", "TUNEBENCH_GEMM_LOG",
                                                  "TUNEBENCH_MEMORY_PHASES", "TUNEBENCH_SAMPLER_DUMP",
-                                                 "TUNEBENCH_MEMORY_SNAPSHOT"};
+                                                 "TUNEBENCH_MEMORY_SNAPSHOT", "TUNEBENCH_COLLECTIVE_DELAY"};
   return names;
 }
 
@@ -28,6 +29,21 @@ Switches read_switches(const char* (*getenv_fn)(const char*)) {
   s.memory_phases = value("TUNEBENCH_MEMORY_PHASES") == "1";
   s.sampler_dump = value("TUNEBENCH_SAMPLER_DUMP");
   s.memory_snapshot = value("TUNEBENCH_MEMORY_SNAPSHOT");
+  if (const auto it = s.set.find("TUNEBENCH_COLLECTIVE_DELAY"); it != s.set.end()) {
+    const std::string& v = it->second;
+    const size_t colon = v.find(':');
+    char* end = nullptr;
+    const long rank = colon == std::string::npos ? -1 : std::strtol(v.c_str(), &end, 10);
+    const bool rank_ok = colon != std::string::npos && end == v.c_str() + colon && colon > 0 && rank >= 0 && rank < 1024;
+    const double ms = rank_ok ? std::strtod(v.c_str() + colon + 1, &end) : -1.0;
+    if (rank_ok && end != v.c_str() + colon + 1 && *end == '\0' && std::isfinite(ms) && ms >= 0 && ms <= 60'000) {
+      s.collective_delay_rank = static_cast<int>(rank);
+      s.collective_delay_ms = ms;
+    } else {
+      s.problems.push_back("TUNEBENCH_COLLECTIVE_DELAY=" + v +
+                           ": expected RANK:MS, a rank and a delay of 0 to 60000 ms (e.g. 1:50)");
+    }
+  }
   return s;
 }
 

@@ -31,6 +31,13 @@ struct Switches {
   // an out-of-memory moment, written to FILE (replacing it; telemetry/allocator_snapshot_file.h),
   // the recordings of tests/data/memory.
   std::string memory_snapshot;
+  // TUNEBENCH_COLLECTIVE_DELAY=RANK:MS: rank RANK sleeps MS milliseconds before each collective it
+  // starts, outside the collective's timing, so the others wait about MS inside it: a rank that
+  // arrives last on purpose (the collective split's test, docs/ANALYSIS.md). -1: off.
+  int collective_delay_rank = -1;
+  double collective_delay_ms = 0;
+  // Values that cannot be read ("TUNEBENCH_COLLECTIVE_DELAY=abc: ..."): the worker refuses to run.
+  std::vector<std::string> problems;
 
   // The switches above that are set, name -> value as the environment has them (a set switch with a
   // value that changes nothing is recorded too: it is what the trial ran with).

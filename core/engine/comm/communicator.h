@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -71,13 +72,22 @@ class Communicator {
 
   // Where collectives are timed. Set once by the trainer.
   void set_timeline(Timeline* timeline) { m_timeline = timeline; }
+  // TUNEBENCH_COLLECTIVE_DELAY (switches.h): sleep this long before each collective this rank
+  // starts, before its timing begins, so that it arrives last on purpose. 0: off.
+  void set_arrival_delay_ms(double ms) { m_arrival_delay_ms = ms; }
 
   // After a collective failed: which rank was lost. Peers on this host are checked (their process
   // is gone or a zombie): "rank 1 (pid 4711 on node-a) has exited". Others are named as unknown.
   std::string describe_lost_peers() const;
 
  protected:
+  // The implementations call this first in every collective (not in broadcast and barrier).
+  void delay_arrival() const {
+    if (m_arrival_delay_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(m_arrival_delay_ms));
+  }
+
   Timeline* m_timeline = nullptr;
+  double m_arrival_delay_ms = 0;
   std::vector<PeerInfo> m_peers;  // indexed by rank, from the rendezvous
 };
 

@@ -44,6 +44,7 @@ class GlooCommunicator final : public Communicator {
   std::string version() const override { return "gloo (libtorch c10d)"; }
 
   std::unique_ptr<CommWork> all_reduce_avg(const at::Tensor& t, const std::string& label) override {
+    delay_arrival();
     const int h = begin(protocol::Phase::AllReduce, label, t);
     // Gloo cannot reduce bf16: the values keep their bf16 rounding but travel as fp32.
     const bool widen = t.scalar_type() == at::kBFloat16;
@@ -56,6 +57,7 @@ class GlooCommunicator final : public Communicator {
   }
 
   std::unique_ptr<CommWork> all_gather(const at::Tensor& out, const at::Tensor& shard, const std::string& label) override {
+    delay_arrival();
     const int h = begin(protocol::Phase::AllGather, label, out);
     const bool widen = out.scalar_type() == at::kBFloat16;  // Gloo has no bf16: travel as fp32
     const at::Tensor target = widen ? at::empty(out.sizes(), out.options().dtype(at::kFloat)) : out;
@@ -70,6 +72,7 @@ class GlooCommunicator final : public Communicator {
 
   std::unique_ptr<CommWork> reduce_scatter_avg(const at::Tensor& out, const at::Tensor& input,
                                                const std::string& label) override {
+    delay_arrival();
     const int h = begin(protocol::Phase::ReduceScatter, label, input);
     std::vector<at::Tensor> tensors = {input.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true)};
     run(m_pg->allreduce(tensors), "reduce-scatter " + label);

@@ -131,6 +131,7 @@ class NcclCommunicator final : public Communicator {
   template <class F>
   std::unique_ptr<CommWork> launch(protocol::Phase phase, const std::string& label, int64_t nbytes,
                                    std::initializer_list<at::Tensor> tensors, F&& op) {
+    if (label != "barrier") delay_arrival();
     const auto caller = c10::cuda::getCurrentCUDAStream(m_device.index());
     at::cuda::CUDAEvent ready;
     ready.record(caller);
