@@ -132,6 +132,18 @@ MemoryComparison compare_memory(const protocol::MemoryCategories& measured, cons
   return m;
 }
 
+std::string memory_line(const MemoryComparison& m, const std::string& phase, int64_t step, int64_t reserved_free_bytes) {
+  std::string s = "memory at the " + phase + " of step " + std::to_string(step) + ":";
+  const char* sep = " ";
+  for (const auto& row : m.rows) {
+    if (row.measured_bytes == 0 && row.predicted_bytes == 0) continue;
+    s += sep + row.category + " " + gib(static_cast<double>(row.measured_bytes)) + " (predicted " +
+         gib(static_cast<double>(row.predicted_bytes)) + ")";
+    sep = ", ";
+  }
+  return s + "; reserved, held by no tensor " + gib(static_cast<double>(reserved_free_bytes));
+}
+
 std::optional<OomExplanation> explain_oom(const config::TrialConfig& config, const nlohmann::json& details,
                                           int64_t device_memory_bytes, const MemoryOptions& options) {
   if (!details.is_object() || !details.contains("memory_categories")) return std::nullopt;

@@ -48,6 +48,11 @@ struct MemoryComparison {
 };
 MemoryComparison compare_memory(const protocol::MemoryCategories& measured, const MemoryPrediction& predicted);
 
+// One line for a view: "memory at the backward of step 13: parameters 12.55 GiB (predicted 12.55 GiB),
+// ..., reserved, held by no tensor 1.20 GiB"; categories that are zero on both sides are left out.
+std::string memory_line(const MemoryComparison& comparison, const std::string& phase, int64_t step,
+                        int64_t reserved_free_bytes);
+
 struct MemoryFix {
   std::string knob;     // "checkpointing", "micro_batch", "strategy", "grad_dtype", "bucket_mb", "optimizer"
   std::string change;   // "checkpointing on", "micro_batch 8 -> 4 with grad_accum 1 -> 2"

@@ -81,6 +81,7 @@ QString TelemetryPlot::noteText() const {
         "busy share of its kernel-sampled steps.");
   if (m_cpuMode && !m_series.empty())
     return QStringLiteral("CPU ranks: CPU use and resident memory per rank; power is measured on GPUs only (NVML).");
+  if (!m_cpuMode && !m_gpmProblem.isEmpty() && m_smActivity.empty()) return m_gpmProblem;
   return {};
 }
 
@@ -158,6 +159,14 @@ void TelemetryPlot::addEvents(const EventBatch& batch) {
       changed = true;
       continue;
     }
+    if (e.is<protocol::Warning>()) {
+      const auto& w = e.as<protocol::Warning>();
+      if (w.kind == "gpm" && m_gpmProblem.isEmpty()) {
+        m_gpmProblem = QString::fromStdString(w.message);
+        changed = true;
+      }
+      continue;
+    }
     if (!e.is<protocol::GpuSample>()) continue;
     const auto& g = e.as<protocol::GpuSample>();
     const bool cpu = g.index < 0;
@@ -177,15 +186,41 @@ void TelemetryPlot::addEvents(const EventBatch& batch) {
         s.graphs[i]->addData(t, *values[i]);
         m_max[i] = std::max(m_max[i], *values[i]);
       }
+    if (g.counters.sm_activity_pct) activityGraph(m_smActivity, g.index, false)->addData(t, *g.counters.sm_activity_pct);
+    if (g.counters.tensor_activity_pct)
+      activityGraph(m_tensorActivity, g.index, true)->addData(t, *g.counters.tensor_activity_pct);
     changed = true;
   }
   if (changed) markDirty();
+}
+
+QCPGraph* TelemetryPlot::activityGraph(std::map<int, QCPGraph*>& graphs, int index, bool tensor) {
+  QCPGraph*& g = graphs[index];
+  if (!g) {
+    g = addGraph(m_rects[0]->axis(QCPAxis::atBottom), m_rects[0]->axis(QCPAxis::atLeft));
+    g->setName(QStringLiteral("GPU %1: %2 (GPM)").arg(index).arg(tensor ? QStringLiteral("tensor-core activity")
+                                                                         : QStringLiteral("SM activity")));
+    g->setPen(QPen(series_color(index), 1, tensor ? Qt::DashDotLine : Qt::DotLine));
+    g->setVisible(m_rects[0]->visible());
+  }
+  return g;
+}
+
+int TelemetryPlot::activityPoints(int index, bool tensor) const {
+  const auto& graphs = tensor ? m_tensorActivity : m_smActivity;
+  auto it = graphs.find(index);
+  return it == graphs.end() ? 0 : it->second->dataCount();
 }
 
 void TelemetryPlot::clear() {
   for (auto& [name, s] : m_series)
     for (QCPGraph* g : s.graphs) removeGraph(g);
   m_series.clear();
+  for (auto* graphs : {&m_smActivity, &m_tensorActivity}) {
+    for (auto& [index, g] : *graphs) removeGraph(g);
+    graphs->clear();
+  }
+  m_gpmProblem.clear();
   for (auto& [rank, g] : m_busy) removeGraph(g);
   m_busy.clear();
   m_haveOrigin = m_modeSet = false;
@@ -257,6 +292,8 @@ void TelemetryPlot::fitPanels() {
   for (auto& [name, s] : m_series)
     for (int i = 0; i < 3; ++i) s.graphs[i]->setVisible(m_rects[i]->visible());
   for (auto& [rank, g] : m_busy) g->setVisible(m_rects[0]->visible());
+  for (auto* graphs : {&m_smActivity, &m_tensorActivity})
+    for (auto& [index, g] : *graphs) g->setVisible(m_rects[0]->visible());
   legend->setVisible(shown > 0);
   placeNote();
 }

@@ -3,6 +3,8 @@
 // Beside NVML's utilisation (any kernel running during its sample period) the first panel shows
 // the share of each kernel-sampled step the GPU actually ran kernels (Step::gpu_busy_ms), one
 // point per sampled step and rank: a GPU that NVML calls 100 % busy may run kernels 14 % of it.
+// NVML GPM's SM activity and tensor-core activity of each GPU (Hopper and newer) are drawn in the
+// same panel; where the worker could not read them its reason is the note under the plot.
 // A panel nothing can fill is not drawn empty: CPU ranks have no power reading, and a trial without
 // samples (an imported trace) has none at all; a note over the plot says why.
 #pragma once
@@ -33,6 +35,8 @@ class TelemetryPlot : public LivePlot {
   // Points of the GPU-busy series of `rank` (kernel-sampled steps), and its last value in %.
   int busyPoints(int rank) const;
   std::optional<double> lastBusyPct(int rank) const;
+  // Points of GPU `index`'s SM activity (tensor: its tensor-core activity) series (NVML GPM).
+  int activityPoints(int index, bool tensor) const;
   QCPAxisRect* panel(int i) const { return m_rects[i]; }
   // Panels shown: those that can have data (not power for CPU ranks), as many as there is room for.
   int shownPanels() const { return m_shown; }
@@ -58,6 +62,9 @@ class TelemetryPlot : public LivePlot {
   QCPAxisRect* m_rects[3] = {nullptr, nullptr, nullptr};
   std::map<QString, Series> m_series;
   std::map<int, QCPGraph*> m_busy;  // rank -> GPU busy of its sampled steps
+  std::map<int, QCPGraph*> m_smActivity, m_tensorActivity;  // GPU index -> NVML GPM series
+  QCPGraph* activityGraph(std::map<int, QCPGraph*>& graphs, int index, bool tensor);
+  QString m_gpmProblem;  // the worker's `gpm` warning: why there is no SM or tensor-core activity
   bool m_haveOrigin = false;
   bool m_cpuMode = false;
   bool m_modeSet = false;

@@ -18,6 +18,7 @@
 #include "ui/plots/timeline_overview.h"
 #include "ui/plots/timeline_plot.h"
 #include "ui/plots/timeline_range_summary.h"
+#include "ui/windows/hardware_strip.h"
 #include "ui/windows/theme.h"
 #include "ui/windows/trial_view_data.h"
 
@@ -140,7 +141,14 @@ LiveView::LiveView(QWidget* parent)
   auto* lower = new QSplitter(Qt::Horizontal);
   lower->addWidget(m_stepTime);
   lower->addWidget(m_telemetry);
-  split->addWidget(lower);
+  // Under the plots: the memory categories beside the prediction, or why there are none.
+  m_hardware = new HardwareStrip;
+  auto* lowerBox = new QWidget;
+  auto* lowerLayout = new QVBoxLayout(lowerBox);
+  lowerLayout->setContentsMargins(0, 0, 0, 0);
+  lowerLayout->addWidget(lower, 1);
+  lowerLayout->addWidget(m_hardware);
+  split->addWidget(lowerBox);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
   split->setStretchFactor(2, 2);
@@ -306,6 +314,7 @@ void LiveView::addEvents(const EventBatch& batch) {
   m_timeline->addEvents(batch);
   m_stepTime->addEvents(batch);
   m_telemetry->addEvents(batch);
+  m_hardware->addEvents(batch);
   m_overview->update();
 }
 
@@ -313,6 +322,7 @@ void LiveView::clear(const QString& title) {
   m_timeline->clear();
   m_stepTime->clear();
   m_telemetry->clear();
+  m_hardware->clear();
   m_title->setText(title);
   m_title->setToolTip(title);
   m_progress->clear();
@@ -329,6 +339,7 @@ void LiveView::showTrial(TrialViewData data, bool live) {
   m_timeline->setData(std::move(data.timeline));
   m_stepTime->addEvents(data.events);
   m_telemetry->addEvents(data.events);
+  m_hardware->addEvents(data.events);
   if (!live) {
     m_telemetry->setComplete(true);  // every sample it has is here
     // A stored trial: the whole run, as Nsight opens a report.

@@ -24,6 +24,7 @@ class StepTimePlot;
 class TelemetryPlot;
 class TimelineOverview;
 class TimelinePlot;
+class HardwareStrip;
 struct TrialViewData;
 
 class LiveView : public QWidget {
@@ -48,6 +49,7 @@ class LiveView : public QWidget {
   TimelineOverview* overview() const { return m_overview; }
   StepTimePlot* stepTime() const { return m_stepTime; }
   TelemetryPlot* telemetry() const { return m_telemetry; }
+  HardwareStrip* hardware() const { return m_hardware; }
   RangeSummaryModel* rangeSummary() const { return m_summaryModel; }
   QWidget* rangeSummaryPanel() const { return m_summaryPanel; }
   QLineEdit* searchField() const { return m_search; }
@@ -68,6 +70,7 @@ class LiveView : public QWidget {
   TimelineOverview* m_overview;
   StepTimePlot* m_stepTime;
   TelemetryPlot* m_telemetry;
+  HardwareStrip* m_hardware = nullptr;
   RangeSummaryModel* m_summaryModel;
   QWidget* m_summaryPanel = nullptr;
   QSplitter* m_split = nullptr;

@@ -170,3 +170,11 @@ TEST(MemoryExplain, TheComparisonSumsBothSides) {
   EXPECT_NEAR(static_cast<double>(pred), static_cast<double>(predicted.peak_bytes), 1.0 * static_cast<double>(predicted.at_peak.size()));
   EXPECT_TRUE(cmp.unknown_terms.empty());
 }
+
+TEST(MemoryExplain, TheViewsLineNamesEachCategoryThatHoldsOrWasPredicted) {
+  tp::MemoryComparison m;
+  m.rows = {{"parameters", 2 * kExplainGiB, kExplainGiB, {}}, {"gradients", 0, 0, {}}, {"activations", 0, kExplainGiB / 2, {}}};
+  EXPECT_EQ(tp::memory_line(m, "backward", 13, kExplainGiB / 4),
+            "memory at the backward of step 13: parameters 2.00 GiB (predicted 1.00 GiB), activations 0.00 GiB "
+            "(predicted 0.50 GiB); reserved, held by no tensor 0.25 GiB");
+}
