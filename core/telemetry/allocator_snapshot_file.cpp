@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/protocol/event_reader.h"
+
 namespace tunebench::telemetry {
 namespace {
 
@@ -184,9 +186,11 @@ SnapshotFile parse_snapshot(const std::string& text) {
   if (static_cast<int64_t>(text.size()) > kMaxSnapshotFileBytes)
     refuse("the snapshot is " + std::to_string(text.size()) + " bytes (at most " + std::to_string(kMaxSnapshotFileBytes) + ")");
   json doc;
-  // A snapshot nests four levels; a document nested deeper is refused while it is read, before it
-  // can become a deep tree.
+  // A snapshot nests four levels; a document nested deeper is refused before it is parsed, and
+  // again while it is read, before it can become a deep tree.
   constexpr int kMaxDepth = 16;
+  if (!protocol::json_nesting_within(text, kMaxDepth))
+    refuse("nested deeper than " + std::to_string(kMaxDepth) + " levels");
   const json::parser_callback_t depth_guard = [](int depth, json::parse_event_t, json&) {
     if (depth > kMaxDepth) refuse("nested deeper than " + std::to_string(kMaxDepth) + " levels");
     return true;
