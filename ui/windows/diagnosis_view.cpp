@@ -95,6 +95,7 @@ void DiagnosisView::setReport(const analysis::Report& report, const QStringList&
                    q(analysis::format_ratio(f.speedup_full_overlap)), q(analysis::format_ratio(f.speedup_measured))),
           QStringLiteral("canBeatSingle"));
     }
+    addSamplingNote(trials[t]);
     for (size_t i = 0; i < p.findings.size(); ++i) addFinding(int(t), int(i) + 1, p.findings[i]);
     ++m_section;
   }
@@ -103,11 +104,20 @@ void DiagnosisView::setReport(const analysis::Report& report, const QStringList&
     if (t != base && !report.pairs.empty()) continue;  // already shown above as part of its pair
     const analysis::Diagnosis& d = report.diagnoses[t];
     addSectionTitle(QStringLiteral("Diagnosis of %1").arg(trialNames.value(int(t))));
+    if (t < trials.size()) addSamplingNote(trials[t]);
     for (size_t i = 0; i < d.findings.size(); ++i) addFinding(int(t), int(i) + 1, d.findings[i]);
     if (d.findings.empty()) addParagraph(esc(d.verdict));
     ++m_section;
   }
   m_layout->addStretch(1);
+}
+
+// A trial whose kernel-sampled steps do not represent its run (trial_metrics.h, SampleUse) says so
+// above its findings, in the analysis's words: they rest on the unsampled timeline.
+void DiagnosisView::addSamplingNote(const analysis::TrialMetrics& m) {
+  if (m.sample_use != analysis::SampleUse::NotRepresentative) return;
+  for (const auto& n : m.notes)
+    if (n.rfind("kernel samples not representative", 0) == 0) addParagraph(esc(n), QStringLiteral("samplingNote"));
 }
 
 void DiagnosisView::addFinding(int trial, int rank, const analysis::Finding& finding) {

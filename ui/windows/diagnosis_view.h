@@ -49,6 +49,7 @@ class DiagnosisView : public QWidget {
   void addSectionTitle(const QString& text);
   void addParagraph(const QString& html, const QString& objectName = {});
   void addFinding(int trial, int rank, const analysis::Finding& finding);
+  void addSamplingNote(const analysis::TrialMetrics& m);
   void onSuggestionClicked(QPushButton* button);
 
   QVBoxLayout* m_layout = nullptr;

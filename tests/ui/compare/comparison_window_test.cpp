@@ -178,3 +178,26 @@ TEST(ComparisonWindowSynthetic, SevenBillionDdpLogAlone) {
 
 }  // namespace
 }  // namespace tunebench::ui
+
+namespace tunebench::ui {
+namespace {
+
+// Issue 40: the tiny CUDA-graph run whose two kernel-sampled steps (3.7 ms, 2.4 ms of it a copy)
+// do not represent its 1.2 ms steps: the window says so above its findings, and none is data-bound.
+TEST(ComparisonWindowSampling, ATrialWhoseSamplesDoNotRepresentItsRunSaysSoInTheDiagnosis) {
+  ComparisonWindow window;
+  window.setTrials({protocol::read_trial_log_file(std::string(TUNEBENCH_TEST_DATA_DIR) +
+                                                  "/idle/h200-tiny-fusedgraph-sampled.jsonl")},
+                   {QStringLiteral("tiny graph")});
+  window.resize(1200, 800);
+  window.show();
+  window.replotNow();
+  const QString text = window.diagnosisView()->text();
+  EXPECT_TRUE(text.contains(QStringLiteral("kernel samples not representative at this step length")))
+      << text.toStdString();
+  for (const auto& e : window.diagnosisView()->entries())
+    EXPECT_NE(e.finding.kind, analysis::FindingKind::DataBound) << e.finding.title;
+}
+
+}  // namespace
+}  // namespace tunebench::ui
