@@ -53,7 +53,7 @@ class Run {
   std::unique_ptr<TrialDir> m_dir;
   std::unique_ptr<store::TrialWriter> m_writer;
   std::unique_ptr<EventListener> m_listener;
-  KernelTraces m_kernel_traces;  // a script's kernel-sampled steps, folded in before they are stored
+  std::unique_ptr<KernelTraces> m_kernel_traces;  // a script's kernel-sampled steps, folded in before they are stored
   std::unique_ptr<TrialSupervisor> m_supervisor;
   std::vector<std::unique_ptr<ChildProcess>> m_children;  // by plan index; null when not started
   int m_progress_step = -1;
@@ -93,8 +93,9 @@ HeadlessResult Run::run() {
   PreparedLaunch launch;
   try {
     m_dir = std::make_unique<TrialDir>();
+    m_kernel_traces = std::make_unique<KernelTraces>(m_dir->path());
     m_listener = std::make_unique<EventListener>(EventListener::Callbacks{[this](protocol::Event&& e) {
-                                                                            const auto note = m_kernel_traces.apply(e);
+                                                                            const auto note = m_kernel_traces->apply(e);
                                                                             if (m_supervisor)
                                                                               m_supervisor->event(e, now());
                                                                             if (m_writer) m_writer->add(e);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <filesystem>
 #include <utility>
 #include <vector>
 
@@ -35,9 +36,23 @@ void fold_kernel_sample(protocol::Step& step, const protocol::Step& sampled) {
   step.exposed_comm_ms = static_cast<double>(metrics::exposed_comm_us(step.intervals)) / 1000.0;
 }
 
+KernelTraces::~KernelTraces() {
+  for (auto& [rank, trace] : m_last) done_with(trace);
+}
+
+void KernelTraces::done_with(Trace& trace) {
+  if (!trace.path.empty() && !m_own_dir.empty() &&
+      std::filesystem::path(trace.path).parent_path() == std::filesystem::path(m_own_dir)) {
+    std::error_code ignored;  // already gone, or never written: nothing to keep either way
+    std::filesystem::remove(trace.path, ignored);
+  }
+  trace = Trace{};
+}
+
 const KernelTraces::Trace& KernelTraces::read(int rank, const std::string& path) {
   Trace& t = m_last[rank];
   if (t.path == path) return t;
+  done_with(t);
   t = Trace{path, {}, {}};
   try {
     import::RankTrace trace = import::read_torch_trace(path);
@@ -51,7 +66,11 @@ const KernelTraces::Trace& KernelTraces::read(int rank, const std::string& path)
 std::optional<protocol::Event> KernelTraces::apply(protocol::Event& event) {
   const int rank = event.header.rank;
   if (event.is<protocol::Hello>()) m_device[rank] = event.as<protocol::Hello>().device_kind;
-  if (!event.is<protocol::Step>() || event.as<protocol::Step>().kernel_trace.empty()) return std::nullopt;
+  if (!event.is<protocol::Step>()) return std::nullopt;
+  if (event.as<protocol::Step>().kernel_trace.empty()) {
+    if (const auto it = m_last.find(rank); it != m_last.end()) done_with(it->second);  // the window is over
+    return std::nullopt;
+  }
   protocol::Step& step = event.as<protocol::Step>();
   const std::string path = std::move(step.kernel_trace);
   step.kernel_trace.clear();

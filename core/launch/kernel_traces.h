@@ -12,6 +12,10 @@
 // probe's host lane (data wait, copies) and comm lane (DDP buckets) stay; exposed communication is
 // recomputed against the new compute lane.
 //
+// A trace in the trial's own folder (the local ranks write beside their config) is removed once its
+// window is over (the rank's next step names another trace or none), so a long run keeps one trace
+// per rank, not one per window. Traces elsewhere (--trace-dir, SLURM's shared folder) stay.
+//
 // A trace that cannot be used leaves its steps as the probe measured them (gpu_sampled false: GPU
 // busy unavailable) and gives the rank one warning event that says why: a CPU run (no GPU kernels),
 // a trace not on this machine (ranks over SSH), a bad file.
@@ -22,6 +26,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "core/protocol/events.h"
 
@@ -29,6 +34,12 @@ namespace tunebench::launch {
 
 class KernelTraces {
  public:
+  // `own_dir`: the trial's private folder (TrialDir); empty: no trace is removed.
+  explicit KernelTraces(std::string own_dir = {}) : m_own_dir(std::move(own_dir)) {}
+  ~KernelTraces();
+  KernelTraces(const KernelTraces&) = delete;
+  KernelTraces& operator=(const KernelTraces&) = delete;
+
   // Folds in the trace a step event names and clears Step::kernel_trace; other events pass (a
   // hello tells the rank's device). Returns a warning event to record after it, at most one per
   // rank.
@@ -41,6 +52,9 @@ class KernelTraces {
     std::string error;                        // why it cannot be used; empty when read
   };
   const Trace& read(int rank, const std::string& path);
+  void done_with(Trace& trace);  // the window is over: forgotten, and removed when in own_dir
+
+  std::string m_own_dir;
 
   std::map<int, Trace> m_last;         // by rank: the last trace read (a window's steps share it)
   std::map<int, std::string> m_device;  // by rank: the hello's device_kind

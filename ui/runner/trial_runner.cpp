@@ -123,7 +123,7 @@ bool TrialRunner::start(const TrialRequest& request) {
   options.grace_s = m_graceMs / 1000.0;
   options.startup_allowance_s = m_startupAllowanceMs / 1000.0;
   m_supervisor = std::make_unique<launch::TrialSupervisor>(config, launch.plan.processes, request.link_probe, options);
-  m_kernelTraces = std::make_unique<launch::KernelTraces>();
+  m_kernelTraces = std::make_unique<launch::KernelTraces>(m_dir->path());
   if (config.launcher == config::Launcher::Local)
     emit logLine({-1, LogLine::Source::Runner,
                   QStringLiteral("starting %1 rank(s): %2 (MASTER_PORT=%3)")

@@ -7,6 +7,8 @@
 // that cannot be used (missing) leaves the steps unsampled with one warning per rank.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -92,6 +94,35 @@ TEST(KernelTraces, AStepNamingItsTraceGetsTheTracesGpuFigures) {
   }
   // The last profiled step's .item() falls after its ProfilerStep span ends; every other has it.
   EXPECT_GE(named_syncs + 1, imported.steps.size());
+}
+
+TEST(KernelTraces, ATraceInTheTrialsFolderIsRemovedOnceItsWindowIsOverOthersStay) {
+  const std::string data = gpt_item_trace();
+  ASSERT_FALSE(data.empty());
+  const auto dir = std::filesystem::temp_directory_path() / ("kernel-traces-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string own = (dir / "rank0-steps2-4.pt.trace.json.gz").string();
+  std::filesystem::copy_file(data, own, std::filesystem::copy_options::overwrite_existing);
+  const import::RankTrace imported = import::read_torch_trace(own);
+  {
+    KernelTraces traces(dir.string());
+    for (const protocol::Step& window : imported.steps) {
+      protocol::Event e = probe_step(window, own);
+      traces.apply(e);
+      EXPECT_TRUE(e.as<protocol::Step>().gpu_sampled);
+      EXPECT_TRUE(std::filesystem::exists(own)) << "read once, kept while its window lasts";
+    }
+    protocol::Step after = imported.steps.back();
+    after.step += 1;
+    protocol::Event next = probe_step(after, "");
+    traces.apply(next);
+    EXPECT_FALSE(std::filesystem::exists(own)) << "the window is over: its trace goes";
+    // A trace outside the trial's folder (the recorded data here, a --trace-dir) stays.
+    protocol::Event outside = probe_step(imported.steps.front(), data);
+    traces.apply(outside);
+  }
+  EXPECT_TRUE(std::filesystem::exists(data));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(KernelTraces, ATraceThatCannotBeReadLeavesTheStepsUnsampledWithOneWarningPerRank) {
