@@ -9,6 +9,7 @@
 #include "core/metrics/exposed_comm.h"
 #include "core/metrics/gpu_activity.h"
 #include "core/import/span_index.h"
+#include "core/import/trace_collector.h"
 #include "core/import/trace_error.h"
 
 namespace tunebench::import {
@@ -217,6 +218,25 @@ void StepBuilder::build(RankTrace& out) {
       step_syncs[i].push_back({to_us(base_us, sync.start_ns), to_us(base_us, sync.end_ns), sync.tid, std::move(name)});
     });
 
+  // Gloo runs its collectives on the host: with no collective kernel in the trace, its
+  // "gloo:all_reduce" spans (from the rank's arrival to the collective's end) are the comm lane.
+  std::vector<std::vector<Interval>> host_comm(n_steps);
+  const bool device_collectives = std::any_of(r.activities.begin(), r.activities.end(),
+                                              [](const GpuActivity& a) { return a.kind == ActivityKind::Collective; });
+  if (!device_collectives) {
+    for (const CpuSpan& c : r.gloo_collectives)
+      if (const int64_t i = step_of(c.start_ns); i >= 0) {
+        const std::string& name = r.labels[static_cast<size_t>(c.label)];
+        host_comm[static_cast<size_t>(i)].push_back({Lane::Comm, TraceCollector::collective_phase(name),
+                                                     to_us(base_us, c.start_ns), to_us(base_us, c.end_ns), name, 0,
+                                                     0.0});
+      }
+    if (!r.gloo_collectives.empty())
+      out.warnings.push_back(std::to_string(r.gloo_collectives.size()) +
+                             " collectives ran through Gloo on the host (no collective kernels): the comm lane holds "
+                             "their gloo: spans, without bytes.");
+  }
+
   // Cross-stream dependencies: each cudaStreamWaitEvent with what the CUDA sync records say of it
   // (the streams, the cudaEventRecord it waited for), named after the op around the call.
   std::vector<std::vector<metrics::StreamWait>> step_waits(n_steps);
@@ -268,6 +288,7 @@ void StepBuilder::build(RankTrace& out) {
       in.busbw_gbps = metrics::bus_bandwidth_gbps(in.phase, in.bytes, in.duration_us(), group);
       comm.push_back(std::move(in));
     }
+    for (auto& in : host_comm[s]) comm.push_back(std::move(in));
     metrics::GpuActivitySummary summary = metrics::summarise_gpu_activity(std::move(activity));
     for (auto& in : summary.intervals) {
       if (in.lane == Lane::Host)

@@ -174,6 +174,8 @@ void TraceCollector::add_cpu(const TraceEvent& e, int64_t start_ns, int64_t end_
       const size_t hash = n.find('#'), dot = n.find('.', hash);
       if (dot != std::string::npos) m_records.optimizer_class = n.substr(hash + 1, dot - hash - 1);
     }
+  } else if (starts_with(n, "gloo:")) {
+    m_records.gloo_collectives.push_back({start_ns, end_ns, *e.tid, intern_label(n)});
   } else if (starts_with(n, "autograd::engine::evaluate_function: ")) {
     m_records.backward.push_back(span);
   } else if (n == "record_param_comms") {

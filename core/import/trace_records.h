@@ -80,6 +80,7 @@ struct TraceRecords {
   std::vector<CpuSpan> annotations;  // other user annotations (labels of collectives)
   std::vector<CpuSpan> ops;          // every cpu_op (label: its name): what the host ran in a GPU-idle gap
   std::vector<CpuSpan> syncs;        // blocking CUDA calls (label: cudaStreamSynchronize, ...): causes of GPU idle
+  std::vector<CpuSpan> gloo_collectives;  // "gloo:all_reduce" spans (label: the name): Gloo's collectives on the host
   std::vector<Launch> launches;      // cuda_runtime / cuda_driver events with a correlation id
   std::vector<StreamWaitCall> stream_waits;                  // cudaStreamWaitEvent calls
   std::unordered_map<int64_t, StreamWaitSync> wait_syncs;    // cuda_sync "Stream Wait Event" by correlation

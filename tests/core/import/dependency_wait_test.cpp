@@ -1,10 +1,11 @@
-// Dependency waits in an imported trace (issue 40): a small Chrome trace written here, shaped as
+// Dependency waits and Gloo's host collectives in imported traces (issue 40): a small Chrome trace written here, shaped as
 // Kineto writes one with its CUDA sync records (enable_cuda_sync_events): stream 7 waits on an
 // event of stream 13 and its next kernel, queued long before, starts milliseconds after the GPU ran
 // dry. Every expected figure is computed from the trace's own records, not from the importer.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,7 @@
 #include "core/analysis/phase_breakdown.h"
 #include "core/analysis/trial_metrics.h"
 #include "core/import/torch_trace_reader.h"
+#include "core/import/trace_trial.h"
 #include "core/metrics/gpu_activity.h"
 #include "core/protocol/trial_log.h"
 
@@ -112,6 +114,53 @@ TEST(DependencyWait, AQueuedKernelThatStartsWithinTheLaunchLatencyIsALaunchGap) 
   const double gap = gap_before_us(trace, "k_held");
   EXPECT_NEAR(static_cast<double>(phase_us(r.steps.front(), Phase::LaunchGap)), gap, 1.0);
   EXPECT_EQ(phase_us(r.steps.front(), Phase::DependencyWait), 0);
+}
+
+}  // namespace
+}  // namespace tunebench::import
+
+// ---- a delayed rank through Gloo (issue 40) ----------------------------------------------------
+
+namespace tunebench::import {
+namespace {
+
+// One rank of a two-rank Gloo run: 3 profiled steps of 100 ms; a kernel per step, then the
+// gloo:all_reduce span from the rank's arrival to the collective's end (Gloo on the host).
+json gloo_rank_trace(int rank, double arrival_ms) {
+  json ev = json::array();
+  for (int s = 0; s < 3; ++s) {
+    const double t0 = 1'000.0 + s * 100'000.0;
+    ev.push_back(x("user_annotation", "ProfilerStep#" + std::to_string(s + 2), t0, 100'000));
+    ev.push_back(x("cpu_op", "aten::mm", t0 + 10, 30));
+    ev.push_back(x("cuda_runtime", "cudaLaunchKernel", t0 + 15, 5, {{"correlation", 10 * s + 1}}));
+    ev.push_back(x("kernel", "k", t0 + 50, 20'000, {{"correlation", 10 * s + 1}, {"stream", 7}, {"device", 0}}));
+    json g = x("user_annotation", "gloo:all_reduce", t0 + arrival_ms * 1000, (90.0 - arrival_ms) * 1000);
+    g["tid"] = 99;  // Gloo's own thread
+    ev.push_back(g);
+  }
+  return {{"schemaVersion", 1},
+          {"traceEvents", ev},
+          {"baseTimeNanoseconds", 1'700'000'000'000'000'000},
+          {"trace_id", "gloo" + std::to_string(rank)},
+          {"distributedInfo", {{"backend", "gloo"}, {"rank", rank}, {"world_size", 2}}}};
+}
+
+TEST(GlooCollectives, AnImportedDelayedRankIsNamedLastAndTheOthersWaitItsDelay) {
+  const std::string dir = testing::TempDir();
+  const double arrival_ms[2] = {40.0, 70.0};  // rank 1 arrives 30 ms later at every all-reduce
+  std::vector<std::string> paths;
+  for (int r = 0; r < 2; ++r) {
+    paths.push_back(dir + "/gloo_rank" + std::to_string(r) + ".json");
+    std::ofstream(paths.back()) << gloo_rank_trace(r, arrival_ms[r]).dump();
+  }
+  const TraceTrial t = read_trace_trial(paths);
+  const auto m = analysis::analyze(t.log);
+  ASSERT_TRUE(m.collectives);
+  EXPECT_EQ(m.collectives->last_rank, 1);
+  EXPECT_EQ(m.collectives->collectives, 3);
+  EXPECT_EQ(m.collectives->last_counts.at(1), 3);
+  EXPECT_NEAR(m.collectives->others_wait_ms_per_step, arrival_ms[1] - arrival_ms[0], 1e-3);
+  EXPECT_GT(m.comm_ms.median, 0.0);  // the spans are the comm lane
 }
 
 }  // namespace
