@@ -17,7 +17,7 @@ The waits of issue 40 (docs/ANALYSIS.md, "GPU busy and GPU idle"; `scripts/gpu-b
                                         next kernel, queued long before, starts DELAY later: a
                                         dependency wait of known length (CUDA sync records on)
     --scenario graph                    a small GPT step captured as one CUDA graph (~1 ms), 60 steps,
-                                        2 of every 20 profiled: sampled among unsampled short steps
+                                        2 of them profiled: sampled among unsampled short steps
     --scenario gloo-delay --delay-ms 20 (torchrun, 2 ranks, one GPU is enough) forward/backward, then
                                         one Gloo all-reduce of the gradients per step; rank 1 sleeps
                                         DELAY before it: the other waits inside the collective
@@ -178,7 +178,7 @@ def scenario_streams(a, out_dir):
 
 
 def scenario_graph(a, out_dir):
-    """A small GPT step (forward, backward, AdamW) captured as one CUDA graph; 2 of every 20 profiled."""
+    """A small GPT step (forward, backward, AdamW) captured as one CUDA graph; 2 of 60 steps profiled."""
     dev = torch.device("cuda", 0)
     torch.manual_seed(0)
     vocab = 8192
@@ -205,16 +205,18 @@ def scenario_graph(a, out_dir):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         static_loss = step()
-    every, sampled, steps = 20, 2, 60
+    # One profiled window (one trace file: the import reads it as one rank) of 2 steps among 60, as
+    # the worker samples 2 of every 20; meta.json keeps every step's host time and which were profiled.
+    sampled, steps, first = 2, 60, 38
     rows, flags = [], []
-    with profiled(out_dir, 0, schedule(wait=every - sampled - 1, warmup=1, active=sampled, repeat=steps // every)) as prof:
+    with profiled(out_dir, 0, schedule(wait=first - 1, warmup=1, active=sampled, repeat=1)) as prof:
         for i in range(steps):
             t0 = time.perf_counter()
             static.copy_(host_batch, non_blocking=False)
             graph.replay()
             torch.cuda.synchronize()
             rows.append((time.perf_counter() - t0) * 1e3)
-            flags.append(i % every >= every - sampled)
+            flags.append(first <= i < first + sampled)
             prof.step()
     return dict(host_step_ms=[round(r, 4) for r in rows], profiled=flags, loss=float(static_loss))
 

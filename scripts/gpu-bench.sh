@@ -122,7 +122,7 @@
 #                                 # $OUT/investigate; the summary table is printed last.
 #   scripts/gpu-bench.sh waits    # no build, about 2 min on one GPU (issue 40): torch.profiler traces of
 #                                 # two streams where one waits 5 ms on the other's event, a CUDA-graph
-#                                 # step with 2 of every 20 steps profiled, and two Gloo ranks on one GPU
+#                                 # step with 2 of 60 steps profiled, and two Gloo ranks on one GPU
 #                                 # with rank 1 delayed 20 ms before each all-reduce (and through NCCL
 #                                 # when two GPUs are lent), into
 #                                 # waits-traces.tar.gz; the table (lab/waits_table.py) is printed last.
