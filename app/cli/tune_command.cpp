@@ -28,6 +28,7 @@ struct TuneOptionsCli {
   std::string session, preset, config_file, hf_config, objective = "tokens_per_s", out, worker, gpu;
   std::vector<std::string> sets, axes;
   ScriptInputs script;
+  double cheapest_within_pct = 0;  // --cheapest-within: the second objective (issue 41)
   bool per_gpu = false, json = false, exhaustive = false, fresh = false, dry_run = false;
   double budget_minutes = 0, timeout_s = 0, device_memory_gib = 0;
   int64_t short_steps = 8, long_steps = 20, warmup = 3;
@@ -60,6 +61,7 @@ void run(const TuneOptionsCli& o) {
   spec.gpu = o.gpu;
   spec.options.budget_cost = o.budget_minutes * 60.0;
   spec.options.exhaustive = o.exhaustive;
+  spec.options.cheapest_within = o.cheapest_within_pct / 100.0;
   if (o.dry_run) {
     // What the search would measure first, without storing a plan or running anything.
     if (std::filesystem::exists(o.session)) {
@@ -130,6 +132,10 @@ void add_tune_command(CLI::App& app) {
   add_script_options(cmd, &o->script);
   cmd->add_option("--objective", o->objective, "What to maximise")->check(CLI::IsMember({"tokens_per_s"}));
   cmd->add_flag("--per-gpu", o->per_gpu, "Maximise tokens/s per GPU instead of in total");
+  cmd->add_option("--cheapest-within", o->cheapest_within_pct,
+                  "Of the finalists within this many percent of the fastest, pick the one with the most tokens per "
+                  "joule (NVML's energy counter; 0: the fastest)")
+      ->check(CLI::Range(0.0, 99.0));
   cmd->add_option("--budget-minutes", o->budget_minutes, "Minutes of trial time (0: until the search ends)");
   cmd->add_option("--axis", o->axes,
                   "Search axis KEY=V1,V2,... instead of the default space (repeatable; zero=ddp,zero2,zero3)");

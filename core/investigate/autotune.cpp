@@ -3,6 +3,7 @@
 #include "core/config/script.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <map>
 #include <set>
@@ -263,12 +264,19 @@ class Search {
       pool = std::move(next);
     }
     if (!pool.empty()) m_result.best = pool.front();
+    if (m_o.cheapest_within > 0 && !pool.empty()) m_result.best = cheapest_within(pool, m_o.cheapest_within, &m_result.choice);
   }
 
   void exhaustive() {
     for (const auto& p : grid_points(m_space)) {
       const auto e = eval(p, m_o.long_steps);
       if (e && !e->m.failed && (!m_result.best || e->m.objective > m_result.best->m.objective)) m_result.best = *e;
+    }
+    if (m_o.cheapest_within > 0) {
+      std::vector<Evaluated> all;
+      for (const auto& e : m_result.evaluations)
+        if (!e.m.failed && e.steps == m_o.long_steps) all.push_back(e);
+      if (!all.empty()) m_result.best = cheapest_within(all, m_o.cheapest_within, &m_result.choice);
     }
   }
 
@@ -467,6 +475,32 @@ TuneSpace space_from_json(const nlohmann::json& j) {
     s.axes.push_back(axis);
   }
   return s;
+}
+
+std::optional<Evaluated> cheapest_within(const std::vector<Evaluated>& finalists, double within, std::string* why) {
+  if (finalists.empty()) return std::nullopt;
+  const auto fastest = *std::max_element(finalists.begin(), finalists.end(), [](const Evaluated& a, const Evaluated& b) {
+    return a.m.objective < b.m.objective;
+  });
+  const double floor = fastest.m.objective * (1.0 - within);
+  std::optional<Evaluated> cheapest;
+  for (const auto& e : finalists) {
+    if (e.m.objective < floor) continue;
+    if (!e.m.tokens_per_joule) {
+      if (why)
+        *why = "the fastest: a finalist within " + std::to_string(static_cast<int>(within * 100 + 0.5)) +
+               " % has no energy figure (" + (e.m.energy_problem.empty() ? std::string("unknown") : e.m.energy_problem) + ")";
+      return fastest;
+    }
+    if (!cheapest || *e.m.tokens_per_joule > *cheapest->m.tokens_per_joule) cheapest = e;
+  }
+  if (why) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "the most tokens per joule (%.1f) of the finalists within %.0f %% of the fastest (%.0f)",
+                  *cheapest->m.tokens_per_joule, within * 100, fastest.m.objective);
+    *why = buf;
+  }
+  return cheapest;
 }
 
 }  // namespace tunebench::investigate

@@ -63,6 +63,10 @@ struct TuneOptions {
   double min_gain = 0.01;     // a move must gain at least this (relative) to be taken
   double budget_cost = 0;     // cost units (seconds of trial time); 0: no limit
   bool exhaustive = false;    // measure every feasible point at long_steps instead of searching
+  // The second objective the user may pick (issue 41): 0, the fastest; x > 0, of the finalists
+  // within x (0.05: 5 %) of the fastest's objective, the one with the most tokens per joule
+  // (metrics/energy.h). The search itself still runs on the objective.
+  double cheapest_within = 0;
 };
 
 struct Measurement {
@@ -72,6 +76,8 @@ struct Measurement {
   double step_cost = 0;       // what one more step costs (a step's time); 0: unknown
   std::vector<std::string> hint_keys;  // knobs the diagnosis's suggestions change, first first
   std::string limiter;        // the diagnosis verdict
+  std::optional<double> tokens_per_joule;  // energy (metrics/energy.h); nullopt: unknown, and why below
+  std::string energy_problem;
 };
 
 // The trial configuration of a point at `steps` (name says the point).
@@ -97,7 +103,13 @@ struct TuneResult {
   std::optional<Evaluated> best;
   double cost = 0;                              // sum of the evaluations' costs
   bool budget_spent = false;
+  std::string choice;  // how `best` was chosen among the finalists when cheapest_within is set
 };
+
+// Of `finalists` (succeeded, one rung), the one with the most tokens per joule among those within
+// `within` of the highest objective; the fastest when any of those has no energy figure (`why`
+// says which and why). nullopt for an empty list.
+std::optional<Evaluated> cheapest_within(const std::vector<Evaluated>& finalists, double within, std::string* why);
 
 // The steps of each rung: short_steps, short_steps * eta, ... while below long_steps, then long_steps.
 std::vector<int64_t> rung_steps(const TuneOptions& options);

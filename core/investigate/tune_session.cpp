@@ -24,7 +24,7 @@ nlohmann::json options_json(const TuneOptions& o) {
   return {{"short_steps", o.short_steps}, {"long_steps", o.long_steps}, {"warmup", o.warmup},
           {"finalists", o.finalists},     {"max_rounds", o.max_rounds}, {"min_gain", o.min_gain},
           {"budget_cost", o.budget_cost}, {"exhaustive", o.exhaustive}, {"seeds", o.seeds},
-          {"eta", o.eta}};
+          {"eta", o.eta}, {"cheapest_within", o.cheapest_within}};
 }
 
 TuneOptions options_of(const nlohmann::json& j) {
@@ -39,7 +39,9 @@ TuneOptions options_of(const nlohmann::json& j) {
   o.exhaustive = j.at("exhaustive");
   o.seeds = j.value("seeds", 0);      // plans written before seeds and eta existed
   o.eta = j.value("eta", 3.0);
-  if (o.finalists < 1 || o.short_steps < 1 || o.long_steps < 1 || !(o.eta >= 1.5 && o.eta <= 100) || o.seeds < 0)
+  o.cheapest_within = j.value("cheapest_within", 0.0);  // plans written before issue 41: the fastest
+  if (o.finalists < 1 || o.short_steps < 1 || o.long_steps < 1 || !(o.eta >= 1.5 && o.eta <= 100) || o.seeds < 0 ||
+      !(o.cheapest_within >= 0 && o.cheapest_within < 1))
     throw std::runtime_error("not a tune plan: options out of range");
   return o;
 }
@@ -60,6 +62,8 @@ std::map<std::string, Measurement> measured(store::SessionStore& s, int64_t plan
       m.failed = metrics.measured_steps == 0;
       m.objective = spec.per_gpu ? metrics.tokens_per_s_per_gpu.median : metrics.tokens_per_s_total.median;
       m.step_cost = metrics.step_ms.median / 1000.0;
+      m.tokens_per_joule = metrics.tokens_per_joule;
+      m.energy_problem = metrics.energy_problem;
       const auto d = analysis::diagnose(metrics);
       m.limiter = d.verdict;
       for (const auto& f : d.findings)
@@ -344,6 +348,7 @@ std::string render(const TuneReport& r) {
     out += std::string(r.result.pending ? "best so far: " : "best: ") + point_label(r.spec.space, r.result.best->point) + ", " +
            std::to_string(static_cast<long long>(r.result.best->m.objective)) + " tokens/s" +
            (r.spec.per_gpu ? " per GPU" : "") + " (" + std::to_string(r.result.best->steps) + "-step trial)\n";
+    if (!r.result.choice.empty()) out += "chosen as " + r.result.choice + "\n";
     out += "limited by: " + r.limiter + "\n";
     out += "run it: " + r.command_line + "\n";
   } else {
@@ -377,7 +382,10 @@ nlohmann::json to_json(const TuneReport& r) {
                  {"objective", r.result.best->m.objective},
                  {"config", config::to_json(best)},
                  {"command_line", r.command_line},
-                 {"limiter", r.limiter}};
+                 {"limiter", r.limiter},
+                 {"tokens_per_joule", r.result.best->m.tokens_per_joule ? nlohmann::json(*r.result.best->m.tokens_per_joule)
+                                                                         : nlohmann::json()},
+                 {"choice", r.result.choice}};
   }
   return j;
 }

@@ -328,3 +328,52 @@ TEST(Autotune, OneGpuSpacesTryBf16WeightGradientsWhereTheyRun) {
   EXPECT_GT(ok, 0u);
   EXPECT_GT(refused, 0u);
 }
+
+// The second objective: of the finalists within X % of the fastest, the most tokens per joule; the
+// fastest when one of them has no energy figure, saying why.
+TEST(Autotune, CheapestWithinAShareOfTheFastestPicksTheMostTokensPerJoule) {
+  auto finalist = [](int label, double tokens_per_s, std::optional<double> per_joule) {
+    ti::Evaluated e;
+    e.point = {label};
+    e.steps = 20;
+    e.m.objective = tokens_per_s;
+    e.m.tokens_per_joule = per_joule;
+    if (!per_joule) e.m.energy_problem = "rank 0: no energy readings";
+    return e;
+  };
+  const std::vector<ti::Evaluated> list = {finalist(0, 1000, 2.0), finalist(1, 960, 2.6), finalist(2, 900, 3.5)};
+  std::string why;
+  auto best = ti::cheapest_within(list, 0.05, &why);
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->point, ti::TunePoint{1}) << "900 tokens/s is 10 % slower than the fastest: out";
+  EXPECT_NE(why.find("the most tokens per joule (2.6)"), std::string::npos) << why;
+  best = ti::cheapest_within(list, 0.15, &why);
+  EXPECT_EQ(best->point, ti::TunePoint{2});
+  const std::vector<ti::Evaluated> unknown = {finalist(0, 1000, 2.0), finalist(1, 990, std::nullopt)};
+  best = ti::cheapest_within(unknown, 0.05, &why);
+  EXPECT_EQ(best->point, ti::TunePoint{0});
+  EXPECT_NE(why.find("has no energy figure (rank 0: no energy readings)"), std::string::npos) << why;
+  EXPECT_FALSE(ti::cheapest_within({}, 0.05, &why));
+}
+
+TEST(Autotune, TheSearchEndsOnTheCheapestFinalistWhenAskedTo) {
+  // A simulated space where larger micro-batches are faster but burn more energy per token.
+  tc::TrialConfig base;
+  base.micro_batch = 2;
+  ti::TuneSpace space;
+  space.axes.push_back(ti::parse_axis("micro_batch=2,4,8"));
+  ti::TuneOptions o;
+  o.exhaustive = true;
+  o.cheapest_within = 0.10;
+  const ti::Lookup lookup = [](const tc::TrialConfig& c) {
+    ti::Measurement m;
+    m.objective = c.micro_batch == 8 ? 1000 : c.micro_batch == 4 ? 950 : 700;
+    m.tokens_per_joule = c.micro_batch == 8 ? 2.0 : c.micro_batch == 4 ? 3.0 : 4.0;
+    m.cost = 1;
+    return std::optional<ti::Measurement>(m);
+  };
+  const auto r = ti::search(base, space, o, [](const tc::TrialConfig&) { return std::optional<std::string>(); }, lookup);
+  ASSERT_TRUE(r.best);
+  EXPECT_EQ(ti::point_label(space, r.best->point), ti::point_label(space, {1}));  // micro_batch 4
+  EXPECT_NE(r.choice.find("within 10 % of the fastest"), std::string::npos) << r.choice;
+}
