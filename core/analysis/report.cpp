@@ -201,7 +201,7 @@ std::string render_text(const SweepTable& table) {
   TextTable t;
   std::vector<std::string> head = table.keys;
   for (const char* h :
-       {"repeats", "step ms", "tokens/s per rank", "tokens/s total", "MFU %", "exposed comm ms", "peak GiB"})
+       {"repeats", "step ms", "tokens/s per rank", "tokens/s total", "MFU %", "exposed comm ms", "peak GiB", "tokens/J"})
     head.push_back(h);
   t.row(head);
   for (const auto& r : table.rows) {
@@ -217,6 +217,7 @@ std::string render_text(const SweepTable& table) {
       row.push_back(format_metric_spread(r.exposed_comm_ms, "ms"));
       row.push_back(r.peak_bytes > 0 ? format_fixed(static_cast<double>(r.peak_bytes) / (1024.0 * 1024.0 * 1024.0), 1)
                                      : "-");
+      row.push_back(r.tokens_per_joule ? format_fixed(*r.tokens_per_joule, 1) : "-");
     }
     t.row(row);
   }

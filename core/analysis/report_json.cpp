@@ -231,7 +231,8 @@ json render_json(const SweepTable& table) {
                     {"tokens_per_s_total", to_json(r.tokens_per_s_total)},
                     {"mfu", opt(r.mfu)},
                     {"exposed_comm_ms", to_json(r.exposed_comm_ms)},
-                    {"peak_bytes", r.peak_bytes}});
+                    {"peak_bytes", r.peak_bytes},
+                    {"tokens_per_joule", opt(r.tokens_per_joule)}});
   return {{"keys", table.keys}, {"rows", rows}};
 }
 

@@ -103,6 +103,7 @@ SweepTable sweep_table(const std::vector<TrialMetrics>& trials, const std::vecto
     row.mfu = best->mfu;
     row.exposed_comm_ms = best->exposed_comm_ms;
     row.peak_bytes = best->peak_bytes;
+    row.tokens_per_joule = best->tokens_per_joule;
     row.failed = best->measured_steps == 0;
     t.rows.push_back(std::move(row));
   }

@@ -57,6 +57,7 @@ struct SweepRow {
   std::optional<double> mfu;
   Spread exposed_comm_ms;
   int64_t peak_bytes = 0;
+  std::optional<double> tokens_per_joule;  // metrics/energy.h; nullopt: unknown (CPU, a run too short for the counter)
   bool failed = false;  // no measured steps (e.g. out of memory)
 };
 

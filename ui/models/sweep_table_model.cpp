@@ -43,6 +43,8 @@ QString SweepTableModel::metricName(Metric metric) {
       return QStringLiteral("exposed comm (ms)");
     case PeakGiB:
       return QStringLiteral("peak memory (GiB)");
+    case TokensPerJoule:
+      return QStringLiteral("tokens per joule");
     case MetricCount:
       break;
   }
@@ -76,6 +78,8 @@ double SweepTableModel::metricValue(const analysis::SweepRow& row, Metric metric
       return spread(row.exposed_comm_ms);
     case PeakGiB:
       return row.peak_bytes > 0 ? single(double(row.peak_bytes) / (1024.0 * 1024.0 * 1024.0)) : std::nan("");
+    case TokensPerJoule:
+      return row.tokens_per_joule ? single(*row.tokens_per_joule) : std::nan("");
     case MetricCount:
       break;
   }
@@ -105,7 +109,10 @@ QVariant SweepTableModel::data(const QModelIndex& index, int role) const {
   if (role != Qt::DisplayRole) return {};
   if (std::isnan(v)) return QStringLiteral("–");
   if (metric == Repeats) return QString::number(row.repeats);
-  const std::string unit = metric == TokensPerGpu || metric == TokensTotal ? "tokens/s" : (metric == Mfu ? "%" : "ms");
+  const std::string unit = metric == TokensPerGpu || metric == TokensTotal ? "tokens/s"
+                           : metric == Mfu                                ? "%"
+                           : metric == TokensPerJoule                     ? "tokens/J"
+                                                                          : "ms";
   QString text = format_metric(v, unit);
   if (p75 > p25) text += QStringLiteral("  (IQR %1–%2)").arg(format_metric(p25, unit), format_metric(p75, unit));
   return text;

@@ -13,7 +13,7 @@ class SweepTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   // Metric columns after the swept knobs' columns.
-  enum Metric { Repeats, StepMs, TokensPerGpu, TokensTotal, Mfu, ExposedComm, PeakGiB, MetricCount };
+  enum Metric { Repeats, StepMs, TokensPerGpu, TokensTotal, Mfu, ExposedComm, PeakGiB, TokensPerJoule, MetricCount };
   enum Role { ValueRole = Qt::UserRole + 1 };  // the metric's median as a number
 
   explicit SweepTableModel(QObject* parent = nullptr);

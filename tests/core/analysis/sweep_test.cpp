@@ -81,3 +81,29 @@ TEST(Sweep, TableSortsNumericallyAndKeepsFailedPoints) {
   EXPECT_DOUBLE_EQ(j["rows"][1]["step_ms"]["median"].get<double>(), 4.0);
   EXPECT_TRUE(j["rows"][2]["step_ms"].is_null());
 }
+
+// Tokens per joule (metrics/energy.h through the trial's metrics) is a column of the sweep: the
+// row's figure, or "-" where a trial has none (CPU trials).
+TEST(Sweep, TheTableCarriesTokensPerJouleWhereTheTrialsHaveIt) {
+  std::vector<ta::TrialMetrics> metrics;
+  for (int mb : {2, 4}) {
+    tc::TrialConfig c = *tc::trial_preset("cpu-tiny");
+    c.micro_batch = mb;
+    SyntheticTrial t("mb" + std::to_string(mb), c, "cpu", 0);
+    t.add_steps(0, 3, 1000 * mb, {}, mb * 128);
+    metrics.push_back(ta::analyze(t.log()));
+  }
+  ASSERT_FALSE(metrics[0].tokens_per_joule) << "a CPU trial has no energy readings";
+  EXPECT_NE(metrics[0].energy_problem.find("no energy readings"), std::string::npos) << metrics[0].energy_problem;
+  metrics[1].tokens_per_joule = 12.3;  // as a GPU trial's would be
+  const auto table = ta::sweep_table(metrics, {"micro_batch"});
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_FALSE(table.rows[0].tokens_per_joule);
+  ASSERT_TRUE(table.rows[1].tokens_per_joule);
+  EXPECT_DOUBLE_EQ(*table.rows[1].tokens_per_joule, 12.3);
+  const std::string text = ta::render_text(table);
+  EXPECT_NE(text.find("tokens/J"), std::string::npos) << text;
+  EXPECT_NE(text.find("12.3"), std::string::npos) << text;
+  EXPECT_DOUBLE_EQ(ta::render_json(table)["rows"][1]["tokens_per_joule"].get<double>(), 12.3);
+  EXPECT_TRUE(ta::render_json(table)["rows"][0]["tokens_per_joule"].is_null());
+}
