@@ -310,9 +310,16 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
     const engine::Communicator* peers = comm.get();
     Watchdog watchdog(cfg.collective_timeout_s, [w, rank, peers](double waited) {
       std::string msg = "no progress for " + std::to_string(static_cast<int64_t>(waited)) + " s";
-      const std::string lost = peers ? peers->describe_lost_peers() : "";
-      msg += peers ? ": another rank died or hangs in a collective. " + lost : ": the training step hangs";
-      w->write_payload(protocol::Error{"timeout", msg, {{"waited_s", waited}}});
+      // Inside a collective this rank waited for the others; outside any, its own step stalled
+      // (the runner then names the rank the others waited for: core/launch/trial_supervisor.h).
+      const bool in_collective = peers && peers->collective_in_flight();
+      if (!peers)
+        msg += ": the training step hangs";
+      else if (in_collective)
+        msg += " waiting in a collective: another rank died or hangs. " + peers->describe_lost_peers();
+      else
+        msg += " outside any collective: this rank's own step stalled";
+      w->write_payload(protocol::Error{"timeout", msg, {{"waited_s", waited}, {"in_collective", in_collective}}});
       end_process(w, rank, protocol::kExitCommunication, msg);
     });
     if (options.probe_link) return run_link_probe(options, *comm, *device, *writer, [&watchdog] { watchdog.kick(); });

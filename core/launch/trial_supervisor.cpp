@@ -241,8 +241,12 @@ void TrialSupervisor::event(const protocol::Event& e, double now) {
   } else if (e.is<protocol::LinkProbe>()) {
     ++r.probe_points;
   } else if (e.is<protocol::Error>()) {
-    r.error_kind = e.as<protocol::Error>().kind;
-    r.error_message = e.as<protocol::Error>().message;
+    const auto& err = e.as<protocol::Error>();
+    r.error_kind = err.kind;
+    r.error_message = err.message;
+    const auto in = err.details.find("in_collective");
+    r.waited_for_peers = err.kind == "comm" || (err.kind == "timeout" && in != err.details.end() &&
+                                                in->is_boolean() && in->get<bool>());
   }
   update_progress(now);
 }
@@ -266,19 +270,25 @@ void TrialSupervisor::update_progress(double now) {
 
 std::string TrialSupervisor::stalled_rank_clause(int failing, double now) const {
   if (m_link_probe || failing < 0 || size_t(failing) >= m_ranks.size()) return "";  // a probe sends no steps
-  const bool failing_stepped = m_ranks[size_t(failing)].last_step_s >= 0;
+  // The running rank silent in steps the longest (since the start when it sent none), if it is the
+  // only candidate or silent at least kStallS longer than the next: the one the failing rank waited for.
   int worst = -1;
-  double worst_s = 0;
+  double worst_s = 0, runner_up_s = -1;
   for (size_t q = 0; q < m_ranks.size(); ++q) {
     const Rank& r = m_ranks[q];
     if (int(q) == failing || r.exited) continue;
-    if (r.last_step_s < 0 && !failing_stepped) continue;  // neither has stepped: no one is behind
     const double since = r.last_step_s >= 0 ? r.last_step_s : 0.0;  // 0: the trial's start
     const double pace = r.steps_seen >= 2 ? (r.last_step_s - r.first_step_s) / (r.steps_seen - 1) : 0.0;
     const double silent = now - since;
-    if (silent >= kStallS && silent >= 3 * pace && silent > worst_s) worst = int(q), worst_s = silent;
+    if (silent < kStallS || silent < 3 * pace) continue;
+    if (silent > worst_s) {
+      runner_up_s = worst_s > 0 ? worst_s : runner_up_s;
+      worst = int(q), worst_s = silent;
+    } else {
+      runner_up_s = std::max(runner_up_s, silent);
+    }
   }
-  if (worst < 0) return "";
+  if (worst < 0 || (runner_up_s >= 0 && worst_s - runner_up_s < kStallS)) return "";
   const std::string seconds = format_seconds(std::floor(worst_s));
   return "; rank " + std::to_string(worst) +
          (m_ranks[size_t(worst)].last_step_s >= 0 ? " sent no step for " + seconds + " s"
@@ -288,7 +298,9 @@ std::string TrialSupervisor::stalled_rank_clause(int failing, double now) const 
 void TrialSupervisor::fail(int rank, std::string reason, int exit_code, double now, Actions& out) {
   if (m_status == TrialStatus::Done) {
     m_status = TrialStatus::Failed;
-    if (rank >= 0) reason += stalled_rank_clause(rank, now);
+    // Taken now, while the others still run; said by end() only if the failing rank waited in a
+    // collective, which its error event (possibly read after its exit) tells.
+    if (rank >= 0) m_stalled_clause = stalled_rank_clause(rank, now);
     m_reason = std::move(reason);
     m_failed_rank = rank;
     m_exit_code = exit_code;
@@ -385,6 +397,7 @@ TrialEnd TrialSupervisor::end() const {
   e.failed_rank = m_failed_rank;
   if (m_status != TrialStatus::Failed || m_failed_rank < 0 || size_t(m_failed_rank) >= m_ranks.size()) return e;
   const Rank& r = m_ranks[size_t(m_failed_rank)];
+  if (r.waited_for_peers) e.reason += m_stalled_clause;
   if (!r.error_message.empty()) e.reason += " \u2014 " + describe_error_kind(r.error_kind) + ": " + r.error_message;
   for (size_t i = 0; i < m_procs_spec.size(); ++i)
     if (has_rank(m_procs_spec[i], m_failed_rank) && !m_procs[i].stderr_tail.empty()) {

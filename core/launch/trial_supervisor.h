@@ -17,9 +17,11 @@
 //   - a rank silent for longer than collective_timeout_s after its first event (before it:
 //     rendezvous_timeout_s plus a start-up allowance) is hung: the trial fails;
 //   - past options.timeout_s (when set) the trial fails as timed out (exit code 124);
-//   - when a rank fails while another still runs but has sent no step for at least kStallS and
-//     three of its own step intervals, the reason names it ("; rank 1 sent no step for 8 s"): the
-//     failing rank usually timed out waiting for it in a collective;
+//   - when a rank fails after waiting in a collective (its last error: a "comm" failure, or a
+//     "timeout" whose details say in_collective) while another still runs but has sent no step for
+//     at least kStallS and three of its own step intervals (the longest such, by kStallS or more
+//     when there are several), the reason names that one ("; rank 1 sent no step for 8 s"): the
+//     rank it waited for. A rank whose own step stalled says so itself;
 //   - the first failure (or Stop) names the outcome; later ones are consequences and only logged;
 //   - stopping: SIGTERM to every process group (an ssh node: its stdin is closed, the node script
 //     ends its ranks; sbatch: scancel, then SIGTERM), SIGKILL to whatever still runs grace_s later;
@@ -163,6 +165,7 @@ class TrialSupervisor {
     int steps_seen = 0;
     int probe_points = 0;
     std::string error_kind, error_message;  // the rank's last error event
+    bool waited_for_peers = false;          // that error came from waiting in a collective
   };
 
   void line(size_t i, bool is_stderr, std::string text, double now, Actions& out);
@@ -170,7 +173,7 @@ class TrialSupervisor {
   void fail(int rank, std::string reason, int exit_code, double now, Actions& out);
   void begin_stop(double now, Actions& out);
   // "; rank 1 sent no step for 8 s" of the running rank other than `failing` that is stalled
-  // longest, or "" (above).
+  // longest, or "" (above; whether `failing` waited for it is end()'s to check).
   std::string stalled_rank_clause(int failing, double now) const;
   void update_progress(double now);
   std::string label(size_t i) const { return m_procs_spec[i].label(); }
@@ -184,6 +187,7 @@ class TrialSupervisor {
 
   protocol::TrialStatus m_status = protocol::TrialStatus::Done;  // Failed / Stopped once decided
   std::string m_reason;
+  std::string m_stalled_clause;  // stalled_rank_clause at the failure, said when the failing rank waited
   int m_failed_rank = -1;
   int m_exit_code = 0;
   bool m_stopping = false;

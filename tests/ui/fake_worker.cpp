@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
         writer.write_payload(make_sample(rank, s + k, false));
       }
       writer.write_payload(protocol::Error{"timeout", "no progress: waiting for another rank in a collective",
-                                           nlohmann::json::object()});
+                                           {{"in_collective", true}}});
       std::cerr << "fake worker: timed out waiting for a peer\n";
       return 4;
     }

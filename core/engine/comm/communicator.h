@@ -9,6 +9,7 @@
 // current stream after the collective (GPU) or blocks until it completed (CPU).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -72,6 +73,11 @@ class Communicator {
 
   // Where collectives are timed. Set once by the trainer.
   void set_timeline(Timeline* timeline) { m_timeline = timeline; }
+  // True while this rank is inside a collective (Gloo: blocked in it; NCCL: its stream still has a
+  // collective queued or running). The watchdog's words: a rank that times out inside a collective
+  // waited for the others, one that times out outside any stalled itself. Safe from any thread.
+  virtual bool collective_in_flight() const { return m_in_flight.load() > 0; }
+
   // TUNEBENCH_COLLECTIVE_DELAY (switches.h): sleep this long before each collective this rank
   // starts, before its timing begins, so that it arrives last on purpose. 0: off.
   void set_arrival_delay_ms(double ms) { m_arrival_delay_ms = ms; }
@@ -88,6 +94,7 @@ class Communicator {
 
   Timeline* m_timeline = nullptr;
   double m_arrival_delay_ms = 0;
+  mutable std::atomic<int> m_in_flight{0};  // blocking collectives in progress (Gloo)
   std::vector<PeerInfo> m_peers;  // indexed by rank, from the rendezvous
 };
 

@@ -96,6 +96,11 @@ class GlooCommunicator final : public Communicator {
     if (m_timeline) m_timeline->end(h);
   }
   void run(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what) const {
+    struct InFlight {
+      std::atomic<int>& n;
+      explicit InFlight(std::atomic<int>& c) : n(c) { ++n; }
+      ~InFlight() { --n; }
+    } in_flight(m_in_flight);
     try {
       if (work) work->wait();
     } catch (const std::exception& e) {

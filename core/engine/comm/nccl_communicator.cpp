@@ -86,6 +86,9 @@ class NcclCommunicator final : public Communicator {
     return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
   }
 
+  // A collective queued or running on the communication stream.
+  bool collective_in_flight() const override { return cudaStreamQuery(m_stream.stream()) == cudaErrorNotReady; }
+
   std::unique_ptr<CommWork> all_reduce_avg(const at::Tensor& t, const std::string& label) override {
     return launch(protocol::Phase::AllReduce, label, bytes(t), {t}, [&](cudaStream_t s) {
       check(ncclAllReduce(t.data_ptr(), t.data_ptr(), static_cast<size_t>(t.numel()), nccl_type(t.scalar_type()),

@@ -2,8 +2,8 @@
 # The collective split on a native 2-rank Gloo run (issue 40): rank 1 sleeps a known delay before
 # each collective (the worker's TUNEBENCH_COLLECTIVE_DELAY switch, docs/PROTOCOL.md), so it arrives
 # last at every all-reduce and rank 0 waits about that long inside each. The report must name rank 1
-# as last and give the others' wait per collective within 10 % of the delay; a malformed value is
-# refused in words.
+# as last and give the others' wait per collective within 10 % of the delay; a rank delayed past the
+# collective timeout is named in the failure; a malformed value is refused in words.
 # Usage: $0 CLI WORKER
 set -euo pipefail
 cli="$1"
@@ -39,6 +39,18 @@ assert c["sentence"].startswith("rank 1 arrives last in %d of %d " % (c["collect
 print("ok: rank 1 last in %d of %d; the other waits %.1f ms per collective (delay %d ms)"
       % (c["last_counts"][1], c["collectives"], per_collective, delay))
 PY
+
+# A rank that stalls (issue 40): rank 1 sleeps 60 s before its first collective, the collective
+# timeout is 8 s (a first step on a loaded 2-core machine can take a few seconds by itself).
+# Whichever rank's watchdog fires first, the failure names rank 1: rank 0 waited in the collective
+# ("; rank 1 sent no step ..."), rank 1 stalled outside any ("rank 1 failed: ...").
+rc=0
+TUNEBENCH_COLLECTIVE_DELAY="1:60000" "$cli" run "$session" "${run[@]}" --set collective_timeout_s=8 --name stalled \
+  >/dev/null 2>"$dir/err3" || rc=$?
+[ "$rc" -ne 0 ] || fail "the stalled run ended with 0"
+grep -Eq "rank 1 sent no step|rank 1 failed: .*outside any collective" "$dir/err3" ||
+  fail "rank 1 is not named: $(cat "$dir/err3")"
+grep -m1 -E "rank [01] failed" "$dir/err3"
 
 # A value the worker cannot read is refused before anything runs, in words.
 rc=0
