@@ -317,8 +317,11 @@ int run_worker(WorkerOptions options, const RankEnv& env) {
         msg += ": the training step hangs";
       else if (in_collective)
         msg += " waiting in a collective: another rank died or hangs. " + peers->describe_lost_peers();
-      else
+      else {
         msg += " outside any collective: this rank's own step stalled";
+        const std::string lost = peers->describe_lost_peers();  // a peer that died is still worth naming
+        if (lost.find(" exited.") != std::string::npos) msg += ". " + lost;
+      }
       w->write_payload(protocol::Error{"timeout", msg, {{"waited_s", waited}, {"in_collective", in_collective}}});
       end_process(w, rank, protocol::kExitCommunication, msg);
     });
