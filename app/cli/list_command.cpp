@@ -31,9 +31,8 @@ void run_list(const std::string& path) {
     const std::string step_ms = step.empty() ? "-" : analysis::format_fixed(step.median, 1);
     // Steps as the report and the window count them: per rank (the most any rank finished), not
     // step records over all ranks (an 8-step DDP trial has 16).
-    size_t per_rank = 0;
-    for (const auto& [rank, r] : steps.ranks) per_rank = std::max(per_rank, r.steps.size());
-    std::printf("%6lld  %-11s  %7zu  %9s  %s%s\n", static_cast<long long>(t.id),
+    const long long per_rank = steps.steps_per_rank();
+    std::printf("%6lld  %-11s  %7lld  %9s  %s%s\n", static_cast<long long>(t.id),
                 std::string(protocol::to_string(t.status)).c_str(), per_rank, step_ms.c_str(), t.name.c_str(),
                 tags.c_str());
   }

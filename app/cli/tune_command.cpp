@@ -71,7 +71,7 @@ void run(const TuneOptionsCli& o) {
       investigate::predict_space(spec, {});
     }
     std::cout << spec.prediction_note << "\n";
-    std::cout << "rank  predicted tokens/s" << (spec.per_gpu ? " per GPU" : "") << "  step ms  point\n";
+    std::cout << "rank  predicted tokens/s" << (spec.per_gpu ? " per " + config::device_noun(spec.cuda) : std::string()) << "  step ms  point\n";
     int i = 0;
     for (const auto& p : spec.predicted) {
       char line[80];
@@ -131,7 +131,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--set", o->sets, "Change a knob of the start: KEY=VALUE (repeatable)");
   add_script_options(cmd, &o->script);
   cmd->add_option("--objective", o->objective, "What to maximise")->check(CLI::IsMember({"tokens_per_s"}));
-  cmd->add_flag("--per-gpu", o->per_gpu, "Maximise tokens/s per GPU instead of in total");
+  cmd->add_flag("--per-gpu", o->per_gpu, "Maximise tokens/s per GPU (per CPU rank on the CPU) instead of in total");
   cmd->add_option("--cheapest-within", o->cheapest_within_pct,
                   "Of the finalists within this many percent of the fastest, pick the one with the most tokens per "
                   "joule (NVML's energy counter; 0: the fastest)")

@@ -69,6 +69,13 @@ const MetricDef kMetrics[] = {
      }},
     {"gpu_util_pct", "GPU utilisation", "%", Better::Higher,
      [](const TrialMetrics& m) { return value(m.gpu_util_pct); }},
+    {"cpu_use_pct", "CPU use, all ranks (100 = one core)", "%", Better::Neither,
+     [](const TrialMetrics& m) { return value(m.cpu_use_pct); }},
+    {"rss_gib", "Resident memory, largest rank", "GiB", Better::Neither,
+     [](const TrialMetrics& m) {
+       return m.rss_peak_bytes > 0 ? value(static_cast<double>(m.rss_peak_bytes) / (1024.0 * 1024.0 * 1024.0))
+                                   : std::nullopt;
+     }},
     {"sm_activity_pct", "SM activity (GPM)", "%", Better::Higher,
      [](const TrialMetrics& m) { return value(m.sm_activity_pct); }},
     {"tensor_activity_pct", "Tensor-core activity (GPM)", "%", Better::Higher,
@@ -219,7 +226,9 @@ Comparison compare(std::vector<TrialMetrics> trials, size_t baseline) {
       const auto v = def.get(c.trials[i]);
       any = any || v.has_value();
       row.values.push_back(v);
-      const bool both = i != c.baseline && v && b;
+      // Values that both show as zero have no ratio and no direction: "–", never 0.88x.
+      const bool both = i != c.baseline && v && b &&
+                        !(shows_as_zero(v->median, def.unit) && shows_as_zero(b->median, def.unit));
       row.delta.push_back(both ? std::optional<double>(v->median - b->median) : std::nullopt);
       row.ratio.push_back(both && b->median != 0 ? std::optional<double>(v->median / b->median) : std::nullopt);
       row.ratio_low.push_back(both && b->p75 != 0 ? std::optional<double>(v->p25 / b->p75) : std::nullopt);
@@ -245,15 +254,17 @@ std::string throughput_statement(const TrialMetrics& base, const TrialMetrics& o
   const double tb = base.step_ms.median, to = other.step_ms.median;
   if (base.tokens_per_step <= 0 || other.tokens_per_step <= 0) {
     const TrialMetrics& unknown = base.tokens_per_step <= 0 ? base : other;
-    return other.label + " vs " + base.label + ": step " + format_ms(to) + " vs " + format_ms(tb) +
+    return other.label + " vs " + base.label + ": step " + format_ms(to) + " vs " + format_ms(tb) + " median" +
            "; the tokens per step of " + unknown.label +
            " are unknown (an imported trace: set micro_batch, seq_len and grad_accum), so throughput is not compared.";
   }
   const double token_ratio = other.tokens_per_step / base.tokens_per_step;
   const double total = other.tokens_per_s_total.median / base.tokens_per_s_total.median;
   const double per_gpu = other.tokens_per_s_per_gpu.median / base.tokens_per_s_per_gpu.median;
-  const std::string steps =
-      format_ms(to) + " vs " + format_ms(tb) + ", " + (to >= tb ? "+" : "-") + format_pct(std::abs(to / tb - 1.0));
+  // Step times here are medians, as in the metrics table; the pair diagnosis's step delta is of
+  // means (its parts add up) and says "(mean)": each figure names its statistic.
+  const std::string steps = format_ms(to) + " vs " + format_ms(tb) + " median, " + (to >= tb ? "+" : "-") +
+                            format_pct(std::abs(to / tb - 1.0));
   const std::string tokens = format_count(other.tokens_per_step) + " vs " + format_count(base.tokens_per_step);
   const std::string rates = format_count(other.tokens_per_s_total.median) + " vs " +
                             format_count(base.tokens_per_s_total.median) + " tokens/s";

@@ -256,9 +256,12 @@ void idle_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
   } else {
     f.title = "host-bound: the " + gpu + " is idle " + format_ms(idle) + " per step (mean; " + format_pct(f.share) +
               ") between its phases";
-    f.detail = "No kernel-sampled steps (GPU busy unknown): only the gaps between phases show; the time the " + gpu +
-               " idles inside forward and backward is counted as compute. Record kernels (kernel_sample_every) to "
-               "see it.";
+    // Kernel sampling records GPU kernels: a CPU rank has none to record, so no advice to.
+    f.detail = on_gpu(m) ? "No kernel-sampled steps (GPU busy unknown): only the gaps between phases show; the time the " +
+                               gpu + " idles inside forward and backward is counted as compute. Record kernels "
+                               "(kernel_sample_every) to see it."
+                         : "Only the gaps between phases show; the time the " + gpu +
+                               " waits inside forward and backward is counted as compute.";
   }
   if (m.config) {
     const auto& c = *m.config;

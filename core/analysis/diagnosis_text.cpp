@@ -66,7 +66,12 @@ bool on_gpu(const TrialMetrics& m) {
 }
 
 std::string device_noun(const TrialMetrics& m, bool plural) {
-  return std::string(on_gpu(m) ? "GPU" : "CPU rank") + (plural ? "s" : "");
+  return config::device_noun(on_gpu(m), plural);
+}
+
+std::string devices_text(const TrialMetrics& m) {
+  if (!on_gpu(m) && (!m.device.empty() || m.config)) return std::to_string(m.world_size) + " " + device_noun(m, m.world_size != 1);
+  return std::to_string(m.world_size) + " × " + (m.device.empty() ? std::string("unknown device") : m.device);
 }
 
 }  // namespace tunebench::analysis

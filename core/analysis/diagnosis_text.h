@@ -17,9 +17,12 @@ std::string gradient_dtype(const TrialMetrics& m);
 std::string comm_clause(const TrialMetrics& m);
 // "13.5 GB x 2(n-1)/n = 13.5 GB on the bus at 310 GB/s = 43.5 ms"; "" without comm.
 std::string floor_clause(const TrialMetrics& m);
-// What one rank of the trial runs on, for sentences: "GPU" (plural "GPUs"), or "CPU rank" for a
-// trial on the CPU: a CPU run is never called a GPU run.
+// What one rank of the trial runs on, for sentences: config::device_noun of the trial's device,
+// "GPU" (plural "GPUs") or "CPU rank": a CPU run is never called a GPU run.
 bool on_gpu(const TrialMetrics& m);
 std::string device_noun(const TrialMetrics& m, bool plural = false);
+// What the trial ran on, for tables: "2 × NVIDIA H200" on GPUs, "2 CPU ranks" on the CPU,
+// "2 × unknown device" where no rank said.
+std::string devices_text(const TrialMetrics& m);
 
 }  // namespace tunebench::analysis

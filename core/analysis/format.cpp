@@ -62,11 +62,24 @@ std::string format_count(double value) {
   return (v < 0 ? "-" : "") + out;
 }
 
+int metric_decimals(double v, const std::string& unit) {
+  if (unit == "tokens/s" || unit == "tokens") return 0;
+  if (unit == "GB") return 2;
+  // Three significant digits, as format_gbps writes a bandwidth in sentences: the table's 0.131
+  // GB/s is the diagnosis's 0.131 GB/s.
+  if (unit == "GB/s")
+    return v == 0 || !std::isfinite(v) ? 0 : std::max(0, 2 - static_cast<int>(std::floor(std::log10(std::abs(v)))));
+  if (unit == "%" && std::abs(v) < 10) return 2;
+  return 1;
+}
+
+bool shows_as_zero(double v, const std::string& unit) {
+  return std::abs(v) < 0.5 * std::pow(10.0, -metric_decimals(v, unit));
+}
+
 std::string format_metric_value(double v, const std::string& unit) {
   if (unit == "tokens/s" || unit == "tokens") return format_count(v);
-  if (unit == "GB/s") return format_fixed(v, 0);
-  if (unit == "GB") return format_fixed(v, 2);
-  return format_fixed(v, 1);
+  return format_fixed(v, metric_decimals(v, unit));
 }
 
 std::string format_metric_spread(const Spread& s, const std::string& unit) {

@@ -26,9 +26,15 @@ std::string format_fixed(double value, int decimals);
 std::string format_significant(double value, int digits = 3);
 std::string format_gbps(double gbps);  // "0.412 GB/s", "27.6 GB/s", "310 GB/s"
 
-// A comparison metric's number in its row's unit, without the unit: counts for tokens and
-// tokens/s ("5,461"), whole GB/s, two decimals for GB, one otherwise. The text, HTML and Markdown
-// reports print metric rows with these.
+// The decimals a comparison metric's number is shown with, in every view (window, text, HTML and
+// Markdown reports): none for tokens and tokens/s, two for GB, three significant digits for GB/s
+// (format_gbps's: a CPU's 0.131 GB/s, an H200's 310), two for % below 10, one otherwise.
+int metric_decimals(double value, const std::string& unit);
+// Whether the value shows as zero at those decimals ("0.0"): below the display threshold, where a
+// ratio of two such values means nothing (0.0 vs 0.0 is not 0.88x).
+bool shows_as_zero(double value, const std::string& unit);
+// A comparison metric's number in its row's unit, without the unit, at metric_decimals: counts for
+// tokens and tokens/s ("5,461"). The text, HTML and Markdown reports print metric rows with these.
 std::string format_metric_value(double value, const std::string& unit);
 // The median, then " [p25–p75]" when there is a spread.
 std::string format_metric_spread(const Spread& spread, const std::string& unit);

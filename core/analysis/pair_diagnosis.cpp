@@ -108,6 +108,48 @@ void unify_grad_accum(const TrialMetrics& other, const FeasibilityModel& f, std:
   home->suggestions.insert(home->suggestions.begin(), std::move(sug));
 }
 
+// The caveat of a step difference smaller than the trials' own step-to-step spread (the larger
+// interquartile range of their step times): "" when the difference stands out of it.
+std::string noise_caveat(const TrialMetrics& base, const TrialMetrics& other, double delta_ms) {
+  if (base.step_ms.n < 2 || other.step_ms.n < 2) return "";
+  const double spread = std::max(base.step_ms.iqr(), other.step_ms.iqr());
+  if (std::abs(delta_ms) >= spread) return "";
+  return "within noise: " + other.label + " and " + base.label + " differ by " + format_ms(std::abs(delta_ms)) +
+         ", less than their step-to-step spread of " + format_ms(spread) + " (p25 to p75)";
+}
+
+// Several CPU ranks on one host share its cores: each rank's forward and backward slow down next
+// to one rank alone, and that is the cost of the pair, not its communication. A finding when the
+// multi-rank trial's compute per token grew beyond kCpuContentionShare of the single rank's
+// (means, as the breakdown's), nullopt otherwise.
+constexpr double kCpuContentionShare = 0.10;
+std::optional<Finding> cpu_contention(const TrialMetrics& base, const TrialMetrics& other) {
+  if (on_gpu(base) || on_gpu(other) || base.world_size != 1 || other.world_size < 2 || other.ranks_per_host < 2)
+    return std::nullopt;
+  if (base.tokens_per_step <= 0 || other.tokens_per_step <= 0) return std::nullopt;
+  const auto compute = [](const TrialMetrics& m) {
+    return m.breakdown[Part::Forward] + m.breakdown[Part::Backward];  // recompute is inside backward
+  };
+  // The single rank's compute for one rank's share of the multi-rank trial's tokens.
+  const double alone = compute(base) * (other.tokens_per_step / other.world_size) / base.tokens_per_step;
+  const double shared = compute(other);
+  if (alone <= 0 || shared - alone <= kCpuContentionShare * alone) return std::nullopt;
+  Finding f;
+  f.kind = FindingKind::ComputeBound;
+  f.impact_ms = shared - alone;
+  f.share = other.breakdown.step_ms > 0 ? f.impact_ms / other.breakdown.step_ms : 0.0;
+  const std::string ranks = std::to_string(other.ranks_per_host) + " ranks on one host";
+  f.title = "the ranks compete for the CPU (" + ranks +
+            (other.cpu_use_pct ? ", " + format_fixed(*other.cpu_use_pct / 100.0, 1) + " cores busy" : std::string()) +
+            "): forward and backward take " + format_ms(shared) + " per step (mean) against " + format_ms(alone) +
+            " for one rank alone, " + format_signed_ms(f.impact_ms);
+  f.detail = "On the CPU the ranks share the host's cores: each rank computes slower than one rank alone, and "
+             "the collectives, which run on the same cores, slow down with them. This is the cost of running " +
+             std::to_string(other.world_size) + " ranks on this host, not of the communication: more ranks than "
+             "cores, or ranks with as many threads as the host has cores, only divide the cores.";
+  return f;
+}
+
 }  // namespace
 
 PairDiagnosis diagnose_pair(const TrialMetrics& base, const TrialMetrics& other) {
@@ -136,6 +178,8 @@ PairDiagnosis diagnose_pair(const TrialMetrics& base, const TrialMetrics& other)
     ++said;
   }
   if (said == 0) p.headline += " no part moved";
+  if (const std::string caveat = noise_caveat(base, other, p.step_delta_ms); !caveat.empty())
+    p.headline += "; " + caveat;
 
   p.throughput = throughput_statement(base, other);
   if (base.world_size == 1) p.scaling_efficiency = scaling_efficiency(other, base);
@@ -155,6 +199,16 @@ PairDiagnosis diagnose_pair(const TrialMetrics& base, const TrialMetrics& other)
     s.impact_ms = 0.0;  // context for the findings above, not a cause of its own
     p.findings.push_back(std::move(s));
     unify_grad_accum(other, f, p.findings);
+  }
+  if (auto contention = cpu_contention(base, other)) {
+    // The communication finding, if any, is not the cause: its collectives share the same cores.
+    for (auto& f : p.findings)
+      if (f.kind == FindingKind::CommBound) {
+        f.detail += (f.detail.empty() ? "" : " ") +
+                    std::string("The ranks compete for the CPU (see above): the exposed time is partly that competition.");
+        f.impact_ms = std::min(f.impact_ms, contention->impact_ms * 0.99);
+      }
+    p.findings.push_back(std::move(*contention));
   }
   if (other.config) keep_valid_suggestions(p.findings, *other.config);
   rank_findings(p.findings);

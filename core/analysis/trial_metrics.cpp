@@ -162,6 +162,11 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
     m.device = hello->device;
     m.device_memory_bytes = hello->device_memory_bytes;
   }
+  {
+    std::map<std::string, int> per_host;
+    for (const auto& [rank, r] : first.ranks)
+      if (r.hello) m.ranks_per_host = std::max(m.ranks_per_host, ++per_host[r.hello->host]);
+  }
   m.switches = environment_switches(first);
   if (const auto cfg = first.config(); cfg.is_object()) {
     auto parsed = config::from_json(cfg);
@@ -194,6 +199,7 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
   double bw_weighted = 0, bw_bytes = 0;
   double util_sum = 0;
   int64_t util_n = 0;
+  std::map<int, std::pair<double, int64_t>> cpu_by_rank;  // sum and count of process CPU samples
   bool any_interval = false;
 
   for (size_t ri = 0; ri < repeats.size(); ++ri) {
@@ -233,6 +239,15 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
           util_sum += *smp.value.util_pct;
           ++util_n;
         }
+    for (const auto& [rank, r] : log.ranks)  // the ranks' processes (/proc samples): CPU during measured steps, RSS
+      for (const auto& smp : r.samples) {
+        if (smp.value.index >= 0) continue;
+        if (smp.value.rss_bytes) m.rss_peak_bytes = std::max(m.rss_peak_bytes, *smp.value.rss_bytes);
+        if (smp.value.cpu_pct && smp.t_us >= window_start && smp.t_us <= window_end) {
+          cpu_by_rank[rank].first += *smp.value.cpu_pct;
+          ++cpu_by_rank[rank].second;
+        }
+      }
     if (world > 1 && log.ranks.size() < static_cast<size_t>(world))
       m.notes.push_back("only " + std::to_string(log.ranks.size()) + " of " + std::to_string(world) +
                         " ranks reported events" + (log.trial.empty() ? "" : " in trial " + log.trial));
@@ -355,6 +370,11 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
   if (m.device_memory_bytes > 0 && m.peak_bytes > 0)
     m.peak_fraction = static_cast<double>(m.peak_bytes) / static_cast<double>(m.device_memory_bytes);
   if (util_n > 0) m.gpu_util_pct = util_sum / static_cast<double>(util_n);
+  if (!cpu_by_rank.empty()) {
+    double total = 0;
+    for (const auto& [rank, sn] : cpu_by_rank) total += sn.first / static_cast<double>(sn.second);
+    m.cpu_use_pct = total;
+  }
   if (const metrics::TrialEnergy e = metrics::trial_energy(first); e.ok()) {
     m.joules_per_step = e.joules_per_step;
     m.tokens_per_joule = e.tokens_per_joule;

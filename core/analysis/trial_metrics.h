@@ -124,6 +124,12 @@ struct TrialMetrics {
   int64_t alloc_retries = 0;            // max over ranks (the allocator's cumulative count)
   std::optional<double> peak_fraction;  // peak_bytes / device_memory_bytes
   std::optional<double> gpu_util_pct;   // mean NVML utilisation during measured steps
+  // The ranks' processes, from /proc (every run samples them; a CPU run has nothing else): the
+  // sum over ranks of each one's mean CPU use during measured steps (100 = one core busy), and the
+  // largest resident memory any rank reported.
+  std::optional<double> cpu_use_pct;
+  int64_t rss_peak_bytes = 0;
+  int ranks_per_host = 0;  // the most ranks whose hello named the same host (0: no hello)
   // What the hardware says over the measured steps (the first repeat's): energy from NVML's
   // counter (metrics/energy.h) and GPM activity (metrics/gpu_counters.h); where a figure is
   // missing, the reason.

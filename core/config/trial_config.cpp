@@ -338,6 +338,8 @@ std::string_view to_string(DType v) { return enum_name(v); }
 std::string_view to_string(Launcher v) { return enum_name(v); }
 std::string_view to_string(SlurmMode v) { return enum_name(v); }
 
+std::string device_noun(bool on_gpu, bool plural) { return std::string(on_gpu ? "GPU" : "CPU rank") + (plural ? "s" : ""); }
+
 std::optional<Problem> parse_ssh_hosts(std::string_view text, std::vector<SshHost>& out) {
   out.clear();
   auto bad = [](std::string message) { return Problem{"ssh_hosts", std::move(message)}; };

@@ -291,6 +291,11 @@ std::string_view to_string(DType v);
 std::string_view to_string(Launcher v);
 std::string_view to_string(SlurmMode v);
 
+// What one rank runs on, for sentences and headers: "GPU" (plural "GPUs"), or "CPU rank" on the
+// CPU: a CPU run is never called a GPU run. The one definition of the noun; analysis::device_noun
+// picks the device of a measured trial and calls it.
+std::string device_noun(bool on_gpu, bool plural = false);
+
 // "[user@]host[:port] [ranks=N] [worker=PATH] [NAME=value ...]; ..." <-> hosts. Parsing returns a
 // problem (key ssh_hosts) for a malformed host; format_ssh_hosts(parse(x)) is canonical.
 std::optional<Problem> parse_ssh_hosts(std::string_view text, std::vector<SshHost>& out);

@@ -22,7 +22,7 @@ struct TraceImportResult {
   std::string name;
   int ranks = 0;
   int world_size = 1;
-  int64_t steps = 0;                       // step records over all ranks
+  int64_t steps = 0;                       // steps per rank (protocol::TrialLog::steps_per_rank)
   int64_t file_bytes = 0, json_bytes = 0;  // read (as stored, uncompressed)
   std::vector<std::string> warnings;       // "rank 0: ..."
   std::vector<std::string> unknown_knobs;  // what the user may still fill in

@@ -98,19 +98,13 @@ void apply_settings(nlohmann::json& config, const std::vector<std::string>& sett
   if (!problems.empty()) throw TraceError("these settings are not valid, so nothing was written:" + problems);
 }
 
-std::string default_trial_name(const std::string& first_path) {
-  const auto slash = first_path.find_last_of('/');
-  if (slash != std::string::npos && slash > 0) {
-    const std::string dir = first_path.substr(0, slash);
-    const std::string folder = dir.substr(dir.find_last_of('/') + 1);
-    if (!folder.empty() && folder != "." && folder != "..") return folder;
-  }
+std::string default_trial_name(const std::string& first_path, int ranks) {
   std::string name = file_name(first_path);
   for (const char* suffix : {".gz", ".json", ".pt.trace"})
     if (name.size() > std::string(suffix).size() &&
         name.compare(name.size() - std::strlen(suffix), std::strlen(suffix), suffix) == 0)
       name.resize(name.size() - std::strlen(suffix));
-  return name;
+  return name + " (imported trace, " + std::to_string(ranks) + (ranks == 1 ? " rank)" : " ranks)");
 }
 
 TraceTrial read_trace_trial(const std::vector<std::string>& paths, const TraceImportOptions& options) {
@@ -137,7 +131,8 @@ TraceTrial read_trace_trial(const std::vector<std::string>& paths, const TraceIm
 
   TraceTrial t;
   t.world_size = ranks.front().hello.world_size;
-  t.name = !options.name.empty() ? options.name : default_trial_name(paths.front());
+  t.name = !options.name.empty() ? options.name
+                                  : default_trial_name(ranks.front().path, static_cast<int>(ranks.size()));
   t.source =
       "import: torch.profiler " + file_name(ranks.front().path) +
       (ranks.size() > 1 ? " (+" + std::to_string(ranks.size() - 1) + " rank" + (ranks.size() > 2 ? "s)" : ")") : "");
@@ -174,11 +169,11 @@ TraceTrial read_trace_trial(const std::vector<std::string>& paths, const TraceIm
       t.warnings.push_back("rank " + std::to_string(r.rank) + ": " + w);
     }
     rl.done = summary_of(r.steps);
-    t.steps += static_cast<int64_t>(r.steps.size());
     t.file_bytes += r.file_bytes;
     t.json_bytes += r.json_bytes;
     rl.steps = std::move(r.steps);
   }
+  t.steps = t.log.steps_per_rank();
   return t;
 }
 

@@ -20,7 +20,7 @@
 namespace tunebench::import {
 
 struct TraceImportOptions {
-  std::string name;                   // trial name; empty: the folder of the traces (see default_trial_name)
+  std::string name;                   // trial name; empty: see default_trial_name
   std::vector<std::string> settings;  // "key=value" known settings (CLI --set, GUI form)
   // Bytes read so far over all files and their total; returning false cancels the import.
   std::function<bool(int64_t done_bytes, int64_t total_bytes)> progress;
@@ -33,15 +33,16 @@ struct TraceTrial {
   nlohmann::json config;              // the known settings (hello.config of every rank)
   std::vector<std::string> warnings;  // "rank 0: ...", for the CLI and the GUI's log
   int world_size = 1;
-  int64_t steps = 0;  // step records over all ranks
+  int64_t steps = 0;  // steps per rank (protocol::TrialLog::steps_per_rank), the figure shown everywhere
   int64_t file_bytes = 0, json_bytes = 0;
 };
 
 TraceTrial read_trace_trial(const std::vector<std::string>& paths, const TraceImportOptions& options = {});
 
-// The folder of the first trace when it is not "." (tensorboard_trace_handler writes a run's
-// ranks into one folder), else the first file's name without .pt.trace.json(.gz) / .json(.gz).
-std::string default_trial_name(const std::string& first_path);
+// What the trial is, not where it lay: "<stem> (imported trace, N ranks)", the stem being the
+// first file's name without .pt.trace.json(.gz) / .json(.gz) ("rank0.123 (imported trace, 2
+// ranks)"). A folder is often just "traces" or "log". The user renames it (--name, Rename).
+std::string default_trial_name(const std::string& first_path, int ranks);
 
 // "key=value" -> {key, value}; throws TraceError for text without '='.
 std::pair<std::string, std::string> split_setting(const std::string& text);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "core/analysis/diagnosis_text.h"
 #include "core/analysis/format.h"
 #include "core/analysis/step_time.h"
 
@@ -56,7 +57,7 @@ std::string verdict_of(const InvestigationPlan& plan, const Attribution& a) {
   for (Part p : analysis::kAllParts) parts.push_back({b.breakdown[p], p});
   std::sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
   out += "Baseline: " + analysis::format_ms(b.step_ms.median) + " per step, " +
-         fixed(b.tokens_per_s_per_gpu.median, 0) + " tokens/s per GPU (" + std::to_string(a.baseline_repeats) +
+         fixed(b.tokens_per_s_per_gpu.median, 0) + " tokens/s per " + analysis::device_noun(b) + " (" + std::to_string(a.baseline_repeats) +
          " runs, run-to-run noise " + fixed(a.noise_floor * 100, 1) + " %). ";
   out += "The step is mostly " + std::string(analysis::label(parts[0].second)) + " (" +
          analysis::format_ms(parts[0].first) + ", " + analysis::format_pct(parts[0].first / b.breakdown.step_ms) + ")";

@@ -347,7 +347,7 @@ std::string render(const TuneReport& r) {
   if (r.result.best) {
     out += std::string(r.result.pending ? "best so far: " : "best: ") + point_label(r.spec.space, r.result.best->point) + ", " +
            std::to_string(static_cast<long long>(r.result.best->m.objective)) + " tokens/s" +
-           (r.spec.per_gpu ? " per GPU" : "") + " (" + std::to_string(r.result.best->steps) + "-step trial)\n";
+           (r.spec.per_gpu ? " per " + config::device_noun(r.spec.cuda) : std::string()) + " (" + std::to_string(r.result.best->steps) + "-step trial)\n";
     if (!r.result.choice.empty()) out += "chosen as " + r.result.choice + "\n";
     out += "limited by: " + r.limiter + "\n";
     out += "run it: " + r.command_line + "\n";

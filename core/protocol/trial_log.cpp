@@ -79,6 +79,12 @@ int TrialLog::world_size() const {
   return static_cast<int>(ranks.size());
 }
 
+int64_t TrialLog::steps_per_rank() const {
+  size_t most = 0;
+  for (const auto& [rank, r] : ranks) most = std::max(most, r.steps.size());
+  return static_cast<int64_t>(most);
+}
+
 nlohmann::json TrialLog::config() const {
   for (const auto& [rank, r] : ranks)
     if (r.hello) return r.hello->config;

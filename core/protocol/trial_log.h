@@ -45,6 +45,11 @@ struct TrialLog {
   // Keeps the problem while fewer than kMaxKeptProblems are kept; counts it unless it is a notice.
   void add_problem(const ReadProblem& problem);
   int world_size() const;  // from hello, else the number of ranks seen
+  // A trial's step count wherever it is shown (the table, the title, the status bar, `list`,
+  // `import`): the most steps any rank recorded, warm-up included. Never step records over all
+  // ranks (an 8-step DDP trial has 16), nor records divided by a world size whose ranks were not
+  // all imported.
+  int64_t steps_per_rank() const;
   // The config JSON from rank 0's hello (or the lowest rank's), null if none arrived.
   nlohmann::json config() const;
   // Steps of every rank with index >= warm-up, i.e. not flagged warmup.

@@ -480,6 +480,7 @@ void telemetry_section(std::ostream& o, const ReportContents& rc) {
     const char* unit;
     std::optional<double> (*get)(const protocol::GpuSample&);
     std::optional<double> y_max;
+    bool host = false;  // a sample of the rank's process (index -1: /proc), not of a GPU (NVML)
   };
   const Kind kinds[] = {
       {"GPU utilisation", "utilisation (%)", "%", [](const protocol::GpuSample& g) { return g.util_pct; }, 100.0},
@@ -490,14 +491,23 @@ void telemetry_section(std::ostream& o, const ReportContents& rc) {
        },
        std::nullopt},
       {"GPU power", "power (W)", "W", [](const protocol::GpuSample& g) { return g.power_w; }, std::nullopt},
+      // The CPU and memory of each rank's process, sampled on every run (a CPU run has only these).
+      {"Process CPU use", "CPU use (%, 100 = one core)", "%", [](const protocol::GpuSample& g) { return g.cpu_pct; },
+       std::nullopt, true},
+      {"Process memory (RSS)", "resident memory (GiB)", "GiB",
+       [](const protocol::GpuSample& g) -> std::optional<double> {
+         if (!g.rss_bytes) return std::nullopt;
+         return static_cast<double>(*g.rss_bytes) / (1024.0 * 1024.0 * 1024.0);
+       },
+       std::nullopt, true},
   };
-  o << "<section id=\"telemetry\"><h2>Telemetry</h2><p class=\"note\">What NVML reported for each GPU while the "
-       "trial ran, against the time since the trial's first sample; the shaded span holds the measured steps "
+  o << "<section id=\"telemetry\"><h2>Telemetry</h2><p class=\"note\">What NVML reported for each GPU, and /proc "
+       "for each rank's process (CPU use and resident memory), while the trial ran, against the time since the trial's first sample; the shaded span holds the measured steps "
        "(the first trial's).</p>";
   bool any_sample = false;
   for (const auto& k : kinds) {
     LineChart chart;
-    chart.title = std::string(k.title) + " over time, every trial and GPU";
+    chart.title = std::string(k.title) + " over time, every trial and " + (k.host ? "rank" : "GPU");
     chart.x_label = "time since the trial's first sample (s)";
     chart.y_label = k.axis;
     chart.y_unit = k.unit;
@@ -510,14 +520,14 @@ void telemetry_section(std::ostream& o, const ReportContents& rc) {
       for (const auto& [rank, r] : log.ranks) {
         const int64_t offset = r.hello ? r.hello->clock_offset_us : 0;
         for (const auto& s : r.samples)
-          if (s.value.index >= 0) t0 = std::min(t0, s.t_us + offset);
+          if ((s.value.index < 0) == k.host) t0 = std::min(t0, s.t_us + offset);
       }
       if (t0 == LLONG_MAX) continue;
       std::map<std::pair<int, int>, ChartSeries> by_gpu;  // (rank, device index)
       for (const auto& [rank, r] : log.ranks) {
         const int64_t offset = r.hello ? r.hello->clock_offset_us : 0;
         for (const auto& s : r.samples) {
-          if (s.value.index < 0) continue;
+          if ((s.value.index < 0) != k.host) continue;
           const auto v = k.get(s.value);
           if (!v || !std::isfinite(*v)) continue;
           auto& series = by_gpu[{rank, s.value.index}];
@@ -526,7 +536,8 @@ void telemetry_section(std::ostream& o, const ReportContents& rc) {
       }
       int n = 0;
       for (auto& [key, series] : by_gpu) {
-        series.name = rc.panels[i].name + ", GPU " + std::to_string(key.second);
+        series.name = rc.panels[i].name + (k.host ? ", rank " + std::to_string(key.first)
+                                                  : ", GPU " + std::to_string(key.second));
         series.rgb = rc.panels[i].rgb;
         series.dashed = n++ > 0 || i >= 8;
         series.break_gap = 2.0;  // seconds without a sample: no line across the gap
@@ -551,7 +562,7 @@ void telemetry_section(std::ostream& o, const ReportContents& rc) {
     o << "<figure><figcaption><b>" << k.title << "</b></figcaption><div class=\"scroll\">" << render_line_chart(chart)
       << "</div></figure>";
   }
-  if (!any_sample) o << "<p>No GPU telemetry was recorded (CPU runs, or sampling off).</p>";
+  if (!any_sample) o << "<p>No telemetry was recorded (sampling off).</p>";
   else series_legend(o, rc, true);
   // The figures the comparison uses, per stored trial.
   o << "<div class=\"scroll\"><table><thead><tr><th>trial</th><th>GPU utilisation<small>mean over measured "

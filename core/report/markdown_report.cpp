@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/analysis/diagnosis_text.h"
 #include "core/analysis/format.h"
 #include "core/report/hardware_figures.h"
 #include "core/report/html_text.h"
@@ -112,7 +113,7 @@ void write_markdown(const ReportContents& rc, std::ostream& out) {
     return s;
   };
   Section table;
-  table.head = {std::string("| Trial | GPUs | Step time, ms (p25–p75) | Throughput, total | ") +
+  table.head = {std::string("| Trial | Devices | Step time, ms (p25–p75) | Throughput, total | ") +
                     (several ? "vs baseline | " : "") + "Exposed comm | Peak memory |",
                 std::string("|:--|--:|--:|--:|") + (several ? "--:|" : "") + "--:|--:|"};
   for (size_t i = 0; i < ts.size(); ++i) {
@@ -127,7 +128,7 @@ void write_markdown(const ReportContents& rc, std::ostream& out) {
       if (v.n > 1 && v.p25 != v.p75)
         step_text += " (" + analysis::format_metric_value(v.p25, "ms") + "–" + analysis::format_metric_value(v.p75, "ms") + ")";
     }
-    table.items.push_back("| " + cell(t.label) + " | " + cell(std::to_string(t.world_size) + " × " + (t.device.empty() ? "?" : t.device)) +
+    table.items.push_back("| " + cell(t.label) + " | " + cell(analysis::devices_text(t)) +
                           " | " + step_text + " | " + value(tput, i, "tokens/s") + " | " + (several ? ratio + " | " : "") +
                           value(exposed, i, "ms") + " | " + value(peak, i, "GiB") + " |");
   }

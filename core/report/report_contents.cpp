@@ -186,16 +186,16 @@ ReportContents make_contents(const std::vector<store::LoadedTrial>& trials, cons
   }
   rc.verdict = headline_verdict(rc.report);
 
-  TableRow model{"Model", {}}, world{"World size", {}}, gpus{"GPUs", {}}, link{"Link", {}};
+  TableRow model{"Model", {}}, world{"World size", {}}, gpus{"Devices", {}}, link{"Link", {}};
   for (size_t g = 0; g < cts.size(); ++g) {
     const auto& t = cts[g];
     std::string m = t.knows({"model"}) ? config::knob_text(*t.config, "model") : std::string("unknown");
     if (const auto p = parameter_text(t.parameters); !p.empty()) m += ", " + p;
     model.values.push_back(m);
     world.values.push_back(std::to_string(t.world_size) + (t.world_size == 1 ? " rank" : " ranks"));
-    std::string dev = t.device.empty() ? std::string("unknown device") : t.device;
+    std::string dev = analysis::devices_text(t);
     if (t.device_memory_bytes > 0) dev += " (" + analysis::format_gib(static_cast<double>(t.device_memory_bytes)) + ")";
-    gpus.values.push_back(std::to_string(t.world_size) + " × " + dev);
+    gpus.values.push_back(dev);
     link.values.push_back(link_text(trials[rc.first_panel[g]].log, t.world_size));
   }
   rc.setup = {model, world, gpus, link};

@@ -113,6 +113,11 @@ QCPGraph* StepTimePlot::rankGraph(int rank) {
   g->setPen(QPen(series_color(rank), 1));  // width 1: the raster engine's fast path
   // Ranks often overlap exactly; distinct markers (set in beforeReplot) keep every rank visible.
   m_rankGraphs[rank] = g;
+  // The legend reads rank 0, 1, 2, ... whichever rank reports first.
+  for (auto& [r, graph] : m_rankGraphs) {
+    graph->removeFromLegend(legend);
+    graph->addToLegend(legend);
+  }
   return g;
 }
 
@@ -122,9 +127,9 @@ void StepTimePlot::addEvents(const EventBatch& batch) {
     if (e.is<protocol::Hello>()) {
       const auto& h = e.as<protocol::Hello>();
       m_worldSize = std::max(m_worldSize, h.world_size);
-      // Create every rank's graph now, in rank order, so the legend reads rank 0, 1, 2, ...
-      // whichever rank reports first.
-      for (int r = 0; r < m_worldSize && r < 64; ++r) rankGraph(r);
+      // Each rank that says hello gets its graph: not every rank of the world, since a trace
+      // import may hold only some of them (the legend lists no rank that is not there).
+      if (e.header.rank >= 0 && e.header.rank < 4096) rankGraph(e.header.rank);
       if (h.config.contains("warmup") && h.config["warmup"].is_number_integer())
         m_warmupSteps = h.config["warmup"].get<int64_t>();
     } else if (e.is<protocol::Step>()) {

@@ -101,11 +101,11 @@ bool TraceImportActions::importTraces(const QStringList& files, const QString& n
 void TraceImportActions::reportImported(const QStringList& files, const import::TraceImportResult& result,
                                         const QString& recordId) {
   const QString message =
-      QStringLiteral("Imported %1 from torch.profiler traces: %2 of %3 rank(s), %4 steps per rank, %5 of JSON")
+      QStringLiteral("Imported %1 from torch.profiler traces: %2 of %3 rank(s), %4 steps, %5 of JSON")
           .arg(QString::fromStdString(result.name))
           .arg(result.ranks)
           .arg(result.world_size)
-          .arg(result.steps / std::max(1, result.world_size))  // as the table counts them (records / ranks)
+          .arg(result.steps)  // per rank, as the table, the title and the command line count them
           .arg(QLocale().formattedDataSize(result.json_bytes, 1, QLocale::DataSizeSIFormat));
   emit statusMessage(message, 10000);
   emit logMessage(message);

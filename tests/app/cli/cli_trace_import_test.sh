@@ -12,13 +12,20 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 session="$dir/s.tbsession"
 out="$("$cli" import "$session" "$traces"/ddp-nw4/*.pt.trace.json.gz --name "my ddp" --set micro_batch=8 --set seq_len=512 2>&1)"
-grep -q "imported trial 1 'my ddp' (done) from torch.profiler traces: 2 of 2 ranks, 8 steps" <<<"$out" || fail "import ddp: $out"
+grep -q "imported trial 1 'my ddp' (done) from torch.profiler traces: 2 of 2 ranks, 4 steps" <<<"$out" || fail "import ddp: $out"
 grep -q "unknown settings" <<<"$out" || fail "import does not list the unknown settings: $out"
 grep -q " grad_accum" <<<"$out" || fail "grad_accum should be unknown: $out"
 out="$("$cli" import "$session" "$traces"/single-nw0/*.pt.trace.json.gz 2>&1)"
-grep -q "imported trial 2 'single-nw0'" <<<"$out" || fail "import nw0: $out"
+grep -q "imported trial 2 'rank0\.[0-9]* (imported trace, 1 rank)'" <<<"$out" || fail "import nw0: $out"
 out="$("$cli" list "$session")"
 grep -Eq '^ +1 +done +4 +[0-9]+\.[0-9] +my ddp$' <<<"$out" || fail "list: $out"
+# One rank of two: 4 steps in the import's line and in list, as the report counts them.
+other="$dir/one-rank.tbsession"
+out="$("$cli" import "$other" "$traces"/ddp-nw4/rank0.*.pt.trace.json.gz 2>&1)"
+grep -q "1 of 2 ranks, 4 steps" <<<"$out" || fail "import of one rank: $out"
+out="$("$cli" list "$other")"
+grep -Eq '^ +1 +done +4 +[0-9]+\.[0-9] +rank0\.[0-9]+ \(imported trace, 1 rank\)$' <<<"$out" || fail "list of one rank: $out"
+grep -q "4 measured steps" <<<"$("$cli" report "$other")" || fail "report of one rank counts other steps"
 
 out="$("$cli" report "$session" --trials 2)"
 grep -q "data-bound" <<<"$out" || fail "nw0 report is not data-bound: $out"

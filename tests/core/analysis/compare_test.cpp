@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/analysis/format.h"
 #include "tests/core/analysis/scenarios.h"
 
 namespace ta = tunebench::analysis;
@@ -20,7 +21,7 @@ TEST(Compare, SlowerStepButHigherThroughputInWords) {
   const auto single = ta::analyze(forum_single_trial().log());
   const auto ddp = ta::analyze(forum_ddp_trial().log());
   const std::string s = ta::throughput_statement(single, ddp);
-  EXPECT_NE(s.find("the step is slower (1.50 s vs 1.20 s, +25 %)"), std::string::npos) << s;
+  EXPECT_NE(s.find("the step is slower (1.50 s vs 1.20 s median, +25 %)"), std::string::npos) << s;
   EXPECT_NE(s.find("2.00x the tokens (8,192 vs 4,096)"), std::string::npos) << s;
   EXPECT_NE(s.find("total throughput is 1.60x (5,461 vs 3,413 tokens/s)"), std::string::npos) << s;
   EXPECT_NE(s.find("per GPU 0.80x"), std::string::npos) << s;
@@ -95,6 +96,32 @@ TEST(Compare, RatiosWithinTheNoiseAreNeitherBetterNorWorse) {
   const ta::Spread tiny_a = ta::spread_of_value(0.1), tiny_b = ta::spread_of_value(0.3);
   EXPECT_FALSE(ta::beyond_noise(tiny_a, tiny_b, "ms", ta::analyze(a.log()), ta::analyze(c.log())));
   EXPECT_TRUE(ta::beyond_noise(tiny_a, tiny_b, "%", ta::analyze(a.log()), ta::analyze(c.log())));
+}
+
+// Values that both show as zero at the metric's decimals (a data wait of 0.01 ms against 0.03 ms
+// shows "0.0" twice) have no ratio and no direction: never "0.33x", never coloured.
+TEST(Compare, ValuesBelowTheDisplayThresholdHaveNoRatio) {
+  using tunebench::protocol::Phase;
+  tunebench::config::TrialConfig cfg;
+  SyntheticTrial a("a", cfg), b("b", cfg);
+  a.add_steps(0, 4, 100'000, {iv(Phase::DataWait, 0, 10), iv(Phase::Forward, 10, 100'000)}, 100);
+  b.add_steps(0, 4, 100'000, {iv(Phase::DataWait, 0, 30), iv(Phase::Forward, 30, 100'000)}, 100);
+  const auto cmp = ta::compare({ta::analyze(a.log()), ta::analyze(b.log())});
+  const auto* wait = row(cmp, "data_wait_ms");
+  ASSERT_TRUE(wait);
+  ASSERT_TRUE(wait->values[0] && wait->values[1]);
+  EXPECT_EQ(ta::format_metric_value(wait->values[1]->median, "ms"), "0.0");
+  EXPECT_FALSE(wait->ratio[1]);
+  EXPECT_FALSE(wait->beyond_noise[1]);
+  EXPECT_EQ(ta::standing(*wait, 1), ta::Standing::Neither);
+  // Shown values keep their ratio: the step times (100.0 ms both) read 1.00x.
+  const auto* step = row(cmp, "step_ms");
+  ASSERT_TRUE(step && step->ratio[1]);
+  EXPECT_TRUE(ta::shows_as_zero(0.04, "ms"));
+  EXPECT_FALSE(ta::shows_as_zero(0.05, "ms"));
+  EXPECT_FALSE(ta::shows_as_zero(0.131, "GB/s"));  // a CPU's link speed shows as 0.131, not 0
+  EXPECT_EQ(ta::format_metric_value(0.1314, "GB/s") + " GB/s", ta::format_gbps(0.1314));  // the diagnosis's figure
+  EXPECT_EQ(ta::format_metric_value(310.2, "GB/s") + " GB/s", ta::format_gbps(310.2));
 }
 
 TEST(Compare, RatioRangeComesFromTheQuartiles) {

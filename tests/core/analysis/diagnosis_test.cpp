@@ -221,6 +221,23 @@ TEST(Diagnosis, OutOfMemoryIsBlockingAndFirst) {
   EXPECT_TRUE(find_suggestion(d.findings[0], "micro_batch"));  // halved: 4 -> 2
 }
 
+// The same gaps on a CPU rank: said in the CPU's words, and without the advice to record kernels
+// (kernel sampling records GPU kernels; a CPU run has none).
+TEST(Diagnosis, GapsOnACpuRankAskForNoKernelRecording) {
+  tc::TrialConfig c;
+  c.device = tc::Device::Cpu;
+  SyntheticTrial t("idle-cpu", c, "cpu", 0);
+  t.add_steps(
+      0, 3, 100'000,
+      {iv(Phase::Forward, 0, 20'000), iv(Phase::Backward, 35'000, 65'000), iv(Phase::Optimizer, 80'000, 100'000)}, 512);
+  const auto d = ta::diagnose(ta::analyze(t.log()));
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings[0].kind, Kind::IdleBound) << d.verdict;
+  EXPECT_EQ(d.findings[0].title.rfind("host-bound: the CPU rank is idle 30.0 ms per step", 0), 0u) << d.findings[0].title;
+  EXPECT_EQ(d.findings[0].detail.find("kernel"), std::string::npos) << d.findings[0].detail;
+  EXPECT_EQ(d.findings[0].detail.find("GPU"), std::string::npos) << d.findings[0].detail;
+}
+
 TEST(Diagnosis, LaunchBoundSuggestsCudaGraphs) {
   auto c = gpu(tc::Strategy::Single, 1);
   SyntheticTrial t("idle", c);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/analysis/format.h"
 #include "tests/core/analysis/scenarios.h"
 
 namespace ta = tunebench::analysis;
@@ -101,4 +102,79 @@ TEST(PairDiagnosis, TwoMultiGpuTrialsHaveNoFeasibilityModel) {
   EXPECT_DOUBLE_EQ(p.step_delta_ms, -28.0);
   EXPECT_EQ(p.headline.rfind("ddp x2 bf16 step -28.0 ms vs ddp x2 (mean): exposed all-reduce -28.0 ms", 0), 0u)
       << p.headline;
+}
+
+namespace {
+
+tunebench::config::TrialConfig cpu_config(const char* name, tunebench::config::Strategy strategy, int world) {
+  tunebench::config::TrialConfig c;
+  c.name = name;
+  c.device = tunebench::config::Device::Cpu;
+  c.strategy = strategy;
+  c.world_size = world;
+  c.steps = 7;
+  c.warmup = 2;
+  return c;
+}
+
+}  // namespace
+
+// Two CPU ranks on one host: each rank's forward and backward grow because they share the cores.
+// The pair says the ranks compete for the CPU, ahead of the all-reduce (which runs on the same
+// cores); one rank alone and GPU pairs get no such finding.
+TEST(PairDiagnosis, CpuRanksOnOneHostCompeteForTheCpu) {
+  using tunebench::protocol::Phase;
+  SyntheticTrial one("cpu-1", cpu_config("cpu single", tunebench::config::Strategy::Single, 1), "cpu", 0);
+  one.add_steps(2, 5, 320'000,
+                {iv(Phase::Forward, 0, 100'000), iv(Phase::Backward, 100'000, 300'000),
+                 iv(Phase::Optimizer, 300'000, 320'000)},
+                512);
+  SyntheticTrial two("cpu-2", cpu_config("cpu ddp x2", tunebench::config::Strategy::Ddp, 2), "cpu", 0);
+  // Forward and backward 560 ms against 300 ms alone (+260 ms); exposed all-reduce 140 ms.
+  two.add_steps(2, 5, 720'000,
+                {iv(Phase::Forward, 0, 180'000), iv(Phase::Backward, 180'000, 560'000),
+                 iv(Phase::AllReduce, 560'000, 700'000, 100'000'000, 0.13), iv(Phase::Optimizer, 700'000, 720'000)},
+                512);
+  const auto single = ta::analyze(one.log());
+  const auto ddp = ta::analyze(two.log());
+  EXPECT_EQ(ddp.ranks_per_host, 2);
+  const auto p = ta::diagnose_pair(single, ddp);
+  ASSERT_FALSE(p.findings.empty());
+  const auto& top = p.findings.front();
+  EXPECT_EQ(top.title.rfind("the ranks compete for the CPU (2 ranks on one host", 0), 0u) << top.title;
+  EXPECT_NE(top.title.find("560 ms per step (mean) against 300 ms for one rank alone, +260 ms"), std::string::npos)
+      << top.title;
+  EXPECT_DOUBLE_EQ(top.impact_ms, 260.0);
+  for (const auto& f : p.findings)
+    if (f.kind == ta::FindingKind::CommBound)
+      EXPECT_NE(f.detail.find("The ranks compete for the CPU"), std::string::npos) << f.detail;
+
+  // The same pair on GPUs: no competition for a CPU.
+  const auto gpu = ta::diagnose_pair(ta::analyze(single_gpu_trial().log()), ta::analyze(ddp_trial().log()));
+  for (const auto& f : gpu.findings) EXPECT_EQ(f.title.find("compete for the CPU"), std::string::npos) << f.title;
+}
+
+// Trials whose steps differ by less than their own step-to-step spread say so in the headline;
+// a difference beyond it (the DDP pair's 43 ms against steps that do not vary) does not.
+TEST(PairDiagnosis, ADifferenceInsideTheStepSpreadIsCalledNoise) {
+  using tunebench::protocol::Phase;
+  auto varying = [](const char* id, const char* name, int64_t extra_us) {
+    SyntheticTrial t(id, cpu_config(name, tunebench::config::Strategy::Single, 1), "cpu", 0);
+    const int64_t steps_us[] = {300'000, 300'000, 260'000, 300'000, 340'000, 280'000, 320'000};
+    for (int64_t i = 0; i < 7; ++i) {
+      const int64_t us = steps_us[i] + extra_us;
+      t.add_step(0, i, us, {iv(Phase::Forward, 0, us / 3), iv(Phase::Backward, us / 3, us)}, 512, i < 2);
+    }
+    return t;
+  };
+  const auto a = ta::analyze(varying("a", "a", 0).log());
+  const auto b = ta::analyze(varying("b", "b", 4'000).log());
+  ASSERT_GT(a.step_ms.iqr(), 4.0);
+  const auto p = ta::diagnose_pair(a, b);
+  EXPECT_NE(p.headline.find("; within noise: b and a differ by 4.0 ms, less than their step-to-step spread of " +
+                            ta::format_ms(std::max(a.step_ms.iqr(), b.step_ms.iqr())) + " (p25 to p75)"),
+            std::string::npos)
+      << p.headline;
+  const auto clear = ta::diagnose_pair(ta::analyze(single_gpu_trial().log()), ta::analyze(ddp_trial().log()));
+  EXPECT_EQ(clear.headline.find("within noise"), std::string::npos) << clear.headline;
 }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/analysis/format.h"
 #include "core/protocol/trial_log.h"
 #include "tests/core/analysis/scenarios.h"
 
@@ -149,4 +150,41 @@ TEST(Report, FailedTrialAndThreeWayComparison) {
   EXPECT_TRUE(contains(text, "Why too big differs from single")) << text;
   const auto j = ta::render_json(report);
   EXPECT_TRUE(j["scaling_efficiency"][2].is_null());  // no throughput, no efficiency
+}
+
+// One figure per question on a recorded pair (tests/data/gpu: 7B on one H200, then two H200s with
+// NCCL_P2P_DISABLE=1): the bus bandwidth the metrics table shows is the number the diagnosis
+// writes, and each step figure names its statistic: the table and the throughput statement give
+// medians, the pair's headline the mean (its parts add up), labelled so.
+TEST(Report, ARecordedPairShowsOneFigurePerQuestion) {
+  auto load = [](const char* name) {
+    return tp::read_trial_log_file(std::string(TUNEBENCH_TEST_DATA_DIR) + "/gpu/" + name);
+  };
+  const auto report = ta::make_report(
+      std::vector<tp::TrialLog>{load("h200-7b-single.jsonl"), load("h200x2-7b-ddp-ckpt-no-p2p.jsonl")}, 0u,
+      {"one", "two"});
+  const auto& ddp = report.comparison.trials[1];
+  ASSERT_TRUE(ddp.busbw_gbps);
+  const ta::MetricRow* bw = nullptr;
+  for (const auto& r : report.comparison.metrics)
+    if (r.key == "busbw_gbps") bw = &r;
+  ASSERT_TRUE(bw && bw->values[1]);
+  const std::string table = ta::format_metric_value(bw->values[1]->median, "GB/s") + " GB/s";
+  EXPECT_EQ(table, ta::format_gbps(*ddp.busbw_gbps));
+  ASSERT_EQ(report.pairs.size(), 1u);
+  const auto& pair = report.pairs[0];
+  EXPECT_NE(pair.headline.find(table), std::string::npos) << table << " | " << pair.headline;
+  bool in_finding = false;
+  for (const auto& f : pair.findings) in_finding = in_finding || f.title.find(table) != std::string::npos;
+  EXPECT_TRUE(in_finding) << table;
+  const std::string text = ta::render_text(report);
+  EXPECT_NE(text.find(ta::format_metric_value(bw->values[1]->median, "GB/s")), std::string::npos);
+  // The step: medians in the statement (the table's), the mean in the headline, each labelled.
+  const auto& one = report.comparison.trials[0];
+  EXPECT_NE(pair.throughput.find(ta::format_ms(ddp.step_ms.median) + " vs " + ta::format_ms(one.step_ms.median) +
+                                 " median"),
+            std::string::npos)
+      << pair.throughput;
+  EXPECT_NE(pair.headline.find(ta::format_signed_ms(ddp.breakdown.step_ms - one.breakdown.step_ms)), std::string::npos);
+  EXPECT_NE(pair.headline.find("(mean)"), std::string::npos) << pair.headline;
 }

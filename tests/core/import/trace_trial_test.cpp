@@ -40,7 +40,9 @@ TEST(TraceTrial, DdpTwoRanksAllReduceEveryGradientOncePerStep) {
   ASSERT_EQ(trial.log.ranks.size(), 2u);
   EXPECT_EQ(trial.world_size, 2);
   EXPECT_EQ(trial.log.world_size(), 2);
-  EXPECT_EQ(trial.name, "ddp-nw4");
+  EXPECT_EQ(trial.name.find(" (imported trace, 2 ranks)"), trial.name.size() - 26) << trial.name;
+  EXPECT_EQ(trial.name.rfind("rank0.", 0), 0u) << trial.name;  // the lowest rank's file
+  EXPECT_EQ(trial.steps, int64_t(trial.log.ranks.at(0).steps.size()));  // per rank, not over ranks
   EXPECT_TRUE(trial.warnings.empty());
   for (const auto& [rank, r] : trial.log.ranks) {
     SCOPED_TRACE("rank " + std::to_string(rank));
@@ -158,7 +160,7 @@ TEST(TraceTrial, KnownSettingsFromTheTraceAndTheUser) {
   EXPECT_EQ(trial.config["micro_batch"], 8);
   EXPECT_EQ(trial.config["seq_len"], 512);
   EXPECT_EQ(trial.config["num_workers"], 0);  // from the trace
-  EXPECT_EQ(trial.config["name"], "single-nw0");
+  EXPECT_EQ(trial.config["name"], trial.name);
   EXPECT_FALSE(trial.config.contains("grad_accum"));
   EXPECT_EQ(trial.log.config(), trial.config);  // what the analysis reads
 
@@ -177,9 +179,10 @@ TEST(TraceTrial, KnownSettingsFromTheTraceAndTheUser) {
 }
 
 TEST(TraceTrial, DefaultNames) {
-  EXPECT_EQ(default_trial_name("/runs/ddp-8gpu/rank0.123.pt.trace.json.gz"), "ddp-8gpu");
-  EXPECT_EQ(default_trial_name("rank0.123.pt.trace.json.gz"), "rank0.123");
-  EXPECT_EQ(default_trial_name("./trace.json"), "trace");
+  // What it is, not the folder it lay in (issue 44: "traces" or "log" named the trial).
+  EXPECT_EQ(default_trial_name("/runs/traces/rank0.123.pt.trace.json.gz", 8), "rank0.123 (imported trace, 8 ranks)");
+  EXPECT_EQ(default_trial_name("rank0.123.pt.trace.json.gz", 2), "rank0.123 (imported trace, 2 ranks)");
+  EXPECT_EQ(default_trial_name("./trace.json", 1), "trace (imported trace, 1 rank)");
 }
 
 }  // namespace

@@ -90,6 +90,21 @@ TEST(Investigation, APlantedDataWaitCauseRanksNumWorkersFirst) {
   EXPECT_NE(a.verdict.find("No communication factor"), std::string::npos);
 }
 
+// On the CPU the verdict's throughput is per CPU rank, never per GPU.
+TEST(Investigation, ACpuBaselineIsDescribedPerCpuRank) {
+  TempSession session("cpu");
+  tt::PlantedModel m;
+  m.data_wait_ms_no_workers = 43;
+  tc::TrialConfig c = gpu_single();
+  c.device = tc::Device::Cpu;
+  c.amp = tc::Amp::Fp32;
+  const int64_t trial = store_baseline(session.path, c, m);
+  int calls = 0;
+  const auto a = investigate(session.path, trial, m, {}, &calls);
+  EXPECT_NE(a.verdict.find(" tokens/s per CPU rank ("), std::string::npos) << a.verdict;
+  EXPECT_EQ(a.verdict.find("GPU"), std::string::npos) << a.verdict;
+}
+
 TEST(Investigation, ComputeBoundSingleRankHasNoCommunicationFactorAndNoFalseWinner) {
   TempSession session("compute");
   tt::PlantedModel m;  // no data wait, no communication: compute only

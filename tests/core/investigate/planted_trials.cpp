@@ -19,7 +19,8 @@ protocol::TrialLog planted_trial(const config::TrialConfig& c, const PlantedMode
   const double run = 1.0 + run_n(rng);
   const double mb = static_cast<double>(c.micro_batch * c.grad_accum);
   const double kernels = c.compile == config::Compile::Fused ? m.compile_speedup : 1.0;
-  SyntheticTrial t(id, c);
+  // A CPU config runs on "cpu" as the worker's hello says; any other on the default GPU.
+  SyntheticTrial t = c.device == config::Device::Cpu ? SyntheticTrial(id, c, "cpu", 0) : SyntheticTrial(id, c);
   t.set_memory(static_cast<int64_t>(1e9 * mb), 0);
   for (int64_t s = 0; s < c.steps; ++s) {
     for (int rank = 0; rank < c.world_size; ++rank) {

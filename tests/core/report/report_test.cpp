@@ -149,7 +149,7 @@ TEST(MarkdownReport, TheSummaryFitsSixtyLines) {
     SCOPED_TRACE(md);
     EXPECT_LE(lines(md), 60u);
     EXPECT_NE(md.find("**Verdict:** "), std::string::npos);
-    EXPECT_NE(md.find("| Trial | GPUs | Step time"), std::string::npos);
+    EXPECT_NE(md.find("| Trial | Devices | Step time"), std::string::npos);
     EXPECT_NE(md.find("```text"), std::string::npos);
     EXPECT_NE(md.find("tunebench-worker"), std::string::npos);
     EXPECT_EQ(count(md, "```") % 2, 0u);  // fences close
@@ -245,4 +245,31 @@ TEST(HtmlReport, EnvironmentSwitchesAreShownWithTheTrialsThatRanWithThem) {
       EXPECT_EQ(row.values, (std::vector<std::string>{"unset", "cublas"}));
     }
   EXPECT_TRUE(in_diff);
+}
+
+// The recorded CPU trials (sessions/cpu-tiny.tbsession: one rank, then two over Gloo) in the
+// report: what they ran on is named in the CPU's words, never "1 × cpu" or "GPU"; the CPU and
+// memory telemetry of their processes is charted and in the figures; the CPU pair's diagnosis
+// names the competition for the CPU.
+TEST(Report, CpuTrialsAreDescribedInTheCpusWords) {
+  const auto trials = rt::load_all(TUNEBENCH_SESSIONS_DIR "/cpu-tiny.tbsession");
+  ASSERT_EQ(trials.size(), 2u);
+  const auto contents = tr::make_contents(trials, {});
+  ASSERT_EQ(contents.setup.size(), 4u);
+  EXPECT_EQ(contents.setup[2].label, "Devices");
+  EXPECT_EQ(contents.setup[2].values[0].rfind("1 CPU rank", 0), 0u) << contents.setup[2].values[0];
+  EXPECT_EQ(contents.setup[2].values[1].rfind("2 CPU ranks", 0), 0u) << contents.setup[2].values[1];
+  const std::string md = render(trials, tr::ReportFormat::Markdown, false);
+  EXPECT_NE(md.find("| 2 CPU ranks |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("× cpu"), std::string::npos) << md;
+  const std::string html = render(trials, tr::ReportFormat::Html, false);
+  EXPECT_NE(html.find("<b>Process CPU use</b>"), std::string::npos);
+  EXPECT_NE(html.find("<b>Process memory (RSS)</b>"), std::string::npos);
+  EXPECT_EQ(html.find("No GPU telemetry"), std::string::npos);
+  bool cpu_row = false, rss_row = false;
+  for (const auto& row : contents.report.comparison.metrics) {
+    cpu_row = cpu_row || (row.key == "cpu_use_pct" && row.values[0] && row.values[1]);
+    rss_row = rss_row || (row.key == "rss_gib" && row.values[0] && row.values[1]);
+  }
+  EXPECT_TRUE(cpu_row && rss_row);
 }

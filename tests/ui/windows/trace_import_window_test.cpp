@@ -18,6 +18,7 @@
 #include <QApplication>
 #include <QDialogButtonBox>
 #include <QFile>
+#include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -132,7 +133,7 @@ TEST(TraceImportWindow, DdpTracesBecomeOneTrialWithTwoRanks) {
   EXPECT_EQ(r.config.world_size, 2);
   EXPECT_EQ(r.config.model, "unknown");
   EXPECT_EQ(r.step, 4);
-  EXPECT_TRUE(w->statusBar()->currentMessage().contains("Imported ddp-nw4 from torch.profiler traces: 2 of 2"))
+  EXPECT_TRUE(w->statusBar()->currentMessage().contains("(imported trace, 2 ranks) from torch.profiler traces: 2 of 2 rank(s), 4 steps,"))
       << w->statusBar()->currentMessage().toStdString();
   // It becomes the trial shown, drawn as a run: every interval of both ranks on the timeline.
   wait_jobs(*w);
@@ -189,11 +190,45 @@ TEST(TraceImportDefects, AnImportedTrialSaysWhatItLacksAndCountsItsStepsAsTheTab
   EXPECT_EQ(steps->throughputPoints(), 0);  // unknown, not 0
   auto* unknown = steps->findChild<QLabel*>(QStringLiteral("throughputNote"));
   ASSERT_NE(unknown, nullptr);
+  EXPECT_TRUE(steps->showsThroughput()) << "step-time plot " << steps->height() << " px high";
   EXPECT_FALSE(unknown->isHidden());
   w->logPane()->flush();
   const QString log = w->logPane()->toPlainText();
   EXPECT_TRUE(log.contains(QStringLiteral("%1 steps").arg(r.step))) << log.toStdString();
   EXPECT_FALSE(log.contains(QStringLiteral("%1 steps").arg(2 * r.step))) << log.toStdString();
+}
+
+TEST(TraceImportDefects, OneRankOfTwoHasOneStepCountAndOnlyItsRankInTheLegend) {
+  // Issue 44: one rank of a 2-rank trace read "2 / 4" in the table and "2 steps per rank" in the
+  // status bar (records / world size), the legend listed rank 1, and the trial was named after
+  // its folder.
+  auto w = make_window();
+  const QString rank0 = traces("ddp-nw4").first();
+  ASSERT_TRUE(import_and_wait(*w, {rank0}));
+  wait_jobs(*w);
+  const TrialRecord r = w->trialsModel()->record(0);
+  const auto loaded = w->session()->loadTrial(r.id);
+  ASSERT_TRUE(loaded);
+  ASSERT_EQ(loaded->log.ranks.size(), 1u);
+  const int64_t steps = int64_t(loaded->log.ranks.begin()->second.steps.size());
+  ASSERT_GT(steps, 1);
+  EXPECT_EQ(r.step, steps);
+  EXPECT_EQ(w->trialsModel()->index(0, TrialsModel::Progress).data().toString(),
+            QStringLiteral("%1 / %1").arg(steps));
+  const QString status = w->statusBar()->currentMessage();
+  EXPECT_TRUE(status.contains(QStringLiteral("1 of 2 rank(s), %1 steps,").arg(steps))) << status.toStdString();
+  EXPECT_TRUE(w->liveView()->title().contains(QStringLiteral("1 of 2 ranks, %1 steps").arg(steps)))
+      << w->liveView()->title().toStdString();
+  // Named after what it is, not the folder it lay in.
+  QString stem = QFileInfo(rank0).fileName();
+  stem.chop(int(strlen(".pt.trace.json.gz")));
+  EXPECT_EQ(QString::fromStdString(r.config.name), stem + QStringLiteral(" (imported trace, 1 rank)"));
+  // The step-time legend lists the imported rank only.
+  StepTimePlot* plot = w->liveView()->stepTime();
+  QStringList names;
+  for (int i = 0; i < plot->legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i))) names << item->plottable()->name();
+  EXPECT_EQ(names, QStringList{QStringLiteral("rank 0")});
 }
 
 TEST(TraceImportWindow, DroppingTracesImportsThemAsOneTrial) {
@@ -249,7 +284,7 @@ TEST(TraceImportWindow, CancelAndBadFilesAddNothing) {
   EXPECT_FALSE(import_and_wait(*w, {traces("ddp-nw4")[0], cut}));
   ASSERT_NE(w->sessionActions()->lastMessageBox(), nullptr);
   const QString text = w->sessionActions()->lastMessageBox()->text();
-  EXPECT_TRUE(text.contains("ddp-nw4 (2 torch.profiler traces) was not imported"));
+  EXPECT_TRUE(text.contains("(imported trace, 2 ranks) (2 torch.profiler traces) was not imported")) << text.toStdString();
   EXPECT_TRUE(text.contains("rank1.pt.trace.json.gz: the gzip stream ends before its end marker"))
       << text.toStdString();
   EXPECT_TRUE(text.contains("Nothing was added to the session"));
