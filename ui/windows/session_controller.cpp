@@ -83,10 +83,13 @@ TrialRecord record_of(const store::SessionStore& s, const store::TrialInfo& info
 }
 
 QString view_title(const store::LoadedTrial& t) {
-  return QStringLiteral("%1 — %2, %3 rank(s), %4 steps")
-      .arg(QString::fromStdString(t.info.name), QString::fromUtf8(protocol::to_string(t.info.status).data()))
-      .arg(t.log.world_size())
-      .arg(t.log.ranks.empty() ? 0 : qlonglong(t.log.ranks.begin()->second.steps.size()));
+  // The ranks stored, "1 of 2 ranks" when a trace import left some out.
+  const int stored = int(t.log.ranks.size()), world = std::max(stored, t.log.world_size());
+  const QString ranks = stored < world ? QStringLiteral("%1 of %2 ranks").arg(stored).arg(world)
+                                       : QStringLiteral("%1 rank(s)").arg(world);
+  return QStringLiteral("%1 — %2, %3, %4 steps")
+      .arg(QString::fromStdString(t.info.name), QString::fromUtf8(protocol::to_string(t.info.status).data()), ranks)
+      .arg(qlonglong(t.log.steps_per_rank()));
 }
 }  // namespace
 
@@ -104,7 +107,9 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const protocol::TrialL
     r.reason = QStringLiteral("interrupted: its writer went away (crash or kill) before the trial ended");
   if (info.start_us) r.started = QDateTime::fromMSecsSinceEpoch(*info.start_us / 1000);
   r.steps = int(r.config.steps);
-  r.step = int(info.step_count / std::max<int64_t>(1, r.config.world_size));
+  // Per rank as everywhere (protocol::TrialLog::steps_per_rank): not records / world size, which
+  // reads 2 for a 4-step trace of which one of two ranks was imported.
+  r.step = int(steps.steps_per_rank());
   r.notes = QString::fromStdString(info.notes);
   for (const std::string& t : info.tags) r.tags << QString::fromStdString(t);
   r.source = QString::fromStdString(info.source);
@@ -350,7 +355,7 @@ int SessionController::importTraceTrial(const QStringList& tracePaths, const QSt
   import::TraceImportOptions options;
   options.name = name.toStdString();
   for (const QString& s : settings) options.settings.push_back(s.toStdString());
-  const QString trial = name.isEmpty() ? QString::fromStdString(import::default_trial_name(paths.front())) : name;
+  const QString trial = name.isEmpty() ? QString::fromStdString(import::default_trial_name(paths.front(), int(paths.size()))) : name;
   const QString subject = QStringLiteral("%1 (%2 torch.profiler trace%3)")
                               .arg(trial)
                               .arg(tracePaths.size())
