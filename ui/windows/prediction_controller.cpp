@@ -161,7 +161,20 @@ void PredictionController::reloadEvidence() {
   });
 }
 
-void PredictionController::refresh() { m_panel->showPrediction(m_context.form->config(), m_context.form->devices()); }
+void PredictionController::refresh() {
+  // A form that validation refuses would not run: predicting its defaults' stand-ins would show a
+  // figure for a trial that cannot exist (issue 44).
+  const std::vector<config::Problem> problems = m_context.form->configProblems();
+  if (!problems.empty()) {
+    const config::Problem& first = problems.front();
+    m_panel->showRefused(QStringLiteral("the form has %1 problem(s) to fix first (%2%3)")
+                             .arg(problems.size())
+                             .arg(first.key.empty() ? QString() : QString::fromStdString(first.key) + QStringLiteral(": "))
+                             .arg(QString::fromStdString(first.message)));
+    return;
+  }
+  m_panel->showPrediction(m_context.form->config(), m_context.form->devices());
+}
 
 WhatIfDialog* PredictionController::openWhatIf(int row) {
   TrialsModel* trials = m_context.trials;

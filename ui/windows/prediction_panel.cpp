@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "core/analysis/format.h"
 #include "core/predict/render.h"
 #include "ui/windows/target_picker.h"
 
@@ -85,6 +86,20 @@ void PredictionPanel::setEvidence(std::vector<const predict::MeasuredTrial*> evi
   m_notUsed = std::move(notUsed);
 }
 
+void PredictionPanel::showRefused(const QString& why) {
+  m_prediction = predict::Prediction{};
+  m_problem = why;
+  showNoPrediction();
+}
+
+void PredictionPanel::showNoPrediction() {
+  m_memory->setText(QStringLiteral("No prediction: %1").arg(m_problem.toHtmlEscaped()));
+  for (QWidget* w : {static_cast<QWidget*>(m_memoryBar), static_cast<QWidget*>(m_warning),
+                     static_cast<QWidget*>(m_step), static_cast<QWidget*>(m_scaling), static_cast<QWidget*>(m_link)})
+    w->setVisible(false);
+  m_basis->clear();
+}
+
 void PredictionPanel::setDefaultTarget(const DeviceInventory& devices, const predict::Target& fallback) {
   if (!fallback.gpu.empty()) m_fallback = fallback;
   if (m_defaulted) return;  // the user chose, or the detected GPUs were applied
@@ -139,11 +154,7 @@ void PredictionPanel::showPrediction(const config::TrialConfig& config, const De
   }
   const auto& p = m_prediction;
   if (!m_problem.isEmpty()) {
-    m_memory->setText(QStringLiteral("No prediction: %1").arg(m_problem.toHtmlEscaped()));
-    for (QWidget* w : {static_cast<QWidget*>(m_memoryBar), static_cast<QWidget*>(m_warning),
-                       static_cast<QWidget*>(m_step), static_cast<QWidget*>(m_scaling), static_cast<QWidget*>(m_link)})
-      w->setVisible(false);
-    m_basis->clear();
+    showNoPrediction();
     return;
   }
   // The memory line of `tunebench-cli predict`, with its verdict; the label in bold.
@@ -195,7 +206,8 @@ QString PredictionPanel::linkText() const {
   const auto& p = m_prediction;
   if (!p.link || p.scenario.config.world_size < 2) return {};
   const auto& l = *p.link;
-  auto gbps = [](double v) { return QString::number(v, 'f', v < 10 ? 2 : 0) + QStringLiteral(" GB/s"); };
+  // Bandwidths as the comparison and the diagnosis write them (three significant digits).
+  auto gbps = [](double v) { return QString::fromStdString(analysis::format_gbps(v)); };
   QString figures;
   if (l.measured()) {
     double lo = l.points.front().second, hi = lo;
@@ -203,7 +215,9 @@ QString PredictionPanel::linkText() const {
       lo = std::min(lo, pt.second);
       hi = std::max(hi, pt.second);
     }
-    figures = QStringLiteral("%1 bus bandwidth from %2 to %3")
+    // A curve over message sizes, not the trial's one bytes-weighted figure (Bus bandwidth in the
+    // comparison and the diagnosis): said so, so the two never read as one figure that disagrees.
+    figures = QStringLiteral("%1 bus bandwidth by message size, from %2 to %3")
                   .arg(lo == hi ? gbps(hi) : gbps(lo) + QStringLiteral("–") + gbps(hi))
                   .arg(bytes(l.points.front().first), bytes(l.points.back().first));
   } else {

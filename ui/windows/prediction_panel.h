@@ -37,6 +37,8 @@ class PredictionPanel : public QWidget {
   // Predicts `config` and shows it: on the picker's GPUs when it runs on GPUs (device cuda, or auto
   // on a machine with GPUs), else on this host's CPU.
   void showPrediction(const config::TrialConfig& config, const DeviceInventory& devices);
+  // No prediction, and why (a form that validation refuses: the run would not start either).
+  void showRefused(const QString& why);
   // The picker's GPU before the user chooses: the detected one (and its count) when this machine
   // has GPUs the catalogue knows, else `fallback` (the user's last choice, kept for later calls).
   void setDefaultTarget(const DeviceInventory& devices, const predict::Target& fallback = {});
@@ -60,6 +62,7 @@ class PredictionPanel : public QWidget {
   void targetChanged();
 
  private:
+  void showNoPrediction();  // m_problem in the memory line, the rest hidden
   std::vector<const predict::MeasuredTrial*> m_evidence;
   std::vector<std::string> m_notUsed;
   predict::Prediction m_prediction;

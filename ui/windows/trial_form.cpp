@@ -352,6 +352,13 @@ bool TrialForm::isFieldShown(const QString& key) const {
 }
 
 std::vector<config::Problem> TrialForm::problems() const {
+  config::TrialConfig c;
+  std::vector<config::Problem> out = configProblems(&c);
+  for (auto& p : device_problems(c, m_devices)) out.push_back(std::move(p));
+  return out;
+}
+
+std::vector<config::Problem> TrialForm::configProblems(config::TrialConfig* parsed) const {
   std::vector<config::Problem> out;
   config::TrialConfig c;
   for (const auto& knob : config::knobs())
@@ -359,7 +366,7 @@ std::vector<config::Problem> TrialForm::problems() const {
       if (auto p = config::set_knob(c, knob.key, it->second->text().toStdString())) out.push_back(*p);
   if (isScriptMode() && c.script.empty()) out.push_back({"script", "choose your training script"});
   for (auto& p : config::validate(c)) out.push_back(std::move(p));
-  for (auto& p : device_problems(c, m_devices)) out.push_back(std::move(p));
+  if (parsed) *parsed = std::move(c);
   return out;
 }
 

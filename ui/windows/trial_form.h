@@ -57,6 +57,9 @@ class TrialForm : public QWidget {
 
   // Parse problems, config::validate() and the device limits, in knobs() order.
   std::vector<config::Problem> problems() const;
+  // The problems of the configuration itself (parse and config::validate), whatever this machine
+  // has: what the Prediction dock, which predicts for other GPUs too, refuses; `parsed` gets it.
+  std::vector<config::Problem> configProblems(config::TrialConfig* parsed = nullptr) const;
   // Shows problems() next to the fields; returns how many there are.
   int validateAndShow();
   // Scrolls the form's scroll area (when it has one) to the first field validateAndShow() marked,
