@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/analysis/diagnosis_text.h"
+#include "core/analysis/format.h"
 
 #include <QBrush>
 #include <QColor>
@@ -14,11 +15,8 @@
 namespace tunebench::ui {
 
 QString format_metric(double value, const std::string& unit) {
-  const QLocale c(QLocale::English);
-  if (unit == "tokens/s" || unit == "tokens") return c.toString(value, 'f', 0);
-  if (unit == "GB") return c.toString(value, 'f', 2);
-  if (unit == "%" && value < 10) return c.toString(value, 'f', 2);
-  return c.toString(value, 'f', 1);
+  // The decimals every view shows the metric with (analysis::metric_decimals).
+  return QLocale(QLocale::English).toString(value, 'f', analysis::metric_decimals(value, unit));
 }
 
 MetricsModel::MetricsModel(QObject* parent) : QAbstractTableModel(parent) {}

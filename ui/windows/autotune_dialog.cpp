@@ -45,7 +45,10 @@ AutotuneDialog::AutotuneDialog(const config::TrialConfig& base, const QString& s
   m_long = new QSpinBox(this);
   m_long->setRange(3, 10000);
   m_long->setValue(20);
-  m_perGpu = new QCheckBox(QStringLiteral("tokens/s per GPU (else in total)"), this);
+  // The noun of what the trials run on (config::device_noun): "per CPU rank" for a CPU base.
+  const bool cuda = investigate::runs_on_cuda(m_base, m_base.device == config::Device::Cpu ? "cpu" : "cuda");
+  m_perGpu = new QCheckBox(
+      QStringLiteral("tokens/s per %1 (else in total)").arg(QString::fromStdString(config::device_noun(cuda))), this);
   auto* form = new QFormLayout;
   form->addRow(QStringLiteral("Budget"), m_budget);
   form->addRow(QStringLiteral("Steps of the first trials"), m_short);

@@ -20,9 +20,29 @@ namespace tunebench::ui {
 namespace {
 
 constexpr int kRows = 8;
-const char* const kRowNames[kRows] = {
-    "Step",          "Tokens/s per GPU",    "Tokens/s, all GPUs",    "Peak memory per GPU",
-    "Fits the GPU?", "Communication floor", "Exposed communication", "vs one GPU"};
+
+// The rows, in the words of what the ranks run on (config::device_noun): "GPU" when the trial and
+// the prediction both run on GPUs, "CPU rank" when both run on the CPU, else "rank" (a CPU trial
+// asked about on a GPU; the column headers then name each side's device).
+QStringList row_names(bool trial_cuda, bool predicted_cuda) {
+  const bool same = trial_cuda == predicted_cuda;
+  const QString one = same ? QString::fromStdString(config::device_noun(predicted_cuda)) : QStringLiteral("rank");
+  const QString many = same ? QString::fromStdString(config::device_noun(predicted_cuda, true)) : QStringLiteral("ranks");
+  const QString fits = same && !predicted_cuda ? QStringLiteral("Fits the host's memory?") : QStringLiteral("Fits the %1?").arg(one);
+  return {QStringLiteral("Step"),
+          QStringLiteral("Tokens/s per %1").arg(one),
+          QStringLiteral("Tokens/s, all %1").arg(many),
+          QStringLiteral("Peak memory per %1").arg(one),
+          fits,
+          QStringLiteral("Communication floor"),
+          QStringLiteral("Exposed communication"),
+          QStringLiteral("vs one %1").arg(one)};
+}
+
+QStringList column_names(bool trial_cuda, bool predicted_cuda) {
+  return {QStringLiteral("measured (this trial, %1)").arg(QString::fromStdString(config::device_noun(trial_cuda, true))),
+          QStringLiteral("what if (predicted, %1)").arg(QString::fromStdString(config::device_noun(predicted_cuda, true)))};
+}
 
 QString num(double v, int decimals = 0) { return QLocale(QLocale::English).toString(v, 'f', decimals); }
 QString bytes(double b) { return QString::fromStdString(predict::format_bytes(b)); }
@@ -76,10 +96,8 @@ WhatIfDialog::WhatIfDialog(predict::MeasuredTrial trial, std::vector<predict::Me
 
   m_table = new QTableWidget(kRows, 2, this);
   m_table->setObjectName(QStringLiteral("whatIfTable"));
-  m_table->setHorizontalHeaderLabels({QStringLiteral("measured (this trial)"), QStringLiteral("what if (predicted)")});
-  QStringList rows;
-  for (const char* r : kRowNames) rows << QString::fromUtf8(r);
-  m_table->setVerticalHeaderLabels(rows);
+  m_table->setHorizontalHeaderLabels(column_names(m_trial.cuda, m_trial.cuda));
+  m_table->setVerticalHeaderLabels(row_names(m_trial.cuda, m_trial.cuda));
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   m_verdict = new QLabel(this);
@@ -155,6 +173,8 @@ void WhatIfDialog::recompute() {
     return;
   }
   const auto& p = m_prediction;
+  m_table->setHorizontalHeaderLabels(column_names(m_trial.cuda, p.cuda));
+  m_table->setVerticalHeaderLabels(row_names(m_trial.cuda, p.cuda));
   auto set = [this](int row, const QString& text) { m_table->setItem(row, 1, new QTableWidgetItem(text)); };
   const bool fits = p.fit != predict::Fit::DoesNotFit;
   if (p.step) {
@@ -178,7 +198,7 @@ void WhatIfDialog::recompute() {
   if (p.scaling) verdict = QString::fromStdString(p.scaling->statement);
   if (!fits)
     verdict = QStringLiteral("It does not fit: ") + bytes(double(p.memory.device_needed_bytes)) +
-              QStringLiteral(" per GPU needed. ") + verdict;
+              QStringLiteral(" per %1 needed. ").arg(QString::fromStdString(config::device_noun(p.cuda))) + verdict;
   m_verdict->setText(verdict);
   QStringList basis;
   for (const auto& n : p.notes) basis << QString::fromStdString(n);

@@ -3,6 +3,8 @@
 // its command line and limiter, and saves the best config; a cancelled search resumes.
 #include <gtest/gtest.h>
 
+#include <QCheckBox>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -185,4 +187,20 @@ TEST(AutotuneDialog, ThePlanIsShownBeforeStart) {
       << before.toStdString();
   EXPECT_TRUE(before.contains(QStringLiteral("At most 10 minutes"))) << before.toStdString();
   EXPECT_FALSE(f.pending.has_value());  // nothing runs before Start
+}
+
+// The objective names what the trials run on: "per CPU rank" for a CPU base, "per GPU" on GPUs.
+TEST(AutotuneDialog, TheObjectiveIsPerCpuRankOnTheCpu) {
+  AutotuneFixture f;
+  AutotuneDialog gpu(f.base, QString::fromStdString(f.path), f.hooks(), &f.jobs);
+  auto* on_gpu = gpu.findChild<QCheckBox*>();
+  ASSERT_TRUE(on_gpu);
+  EXPECT_EQ(on_gpu->text(), QStringLiteral("tokens/s per GPU (else in total)"));
+  tunebench::config::TrialConfig cpu = f.base;
+  cpu.device = tunebench::config::Device::Cpu;
+  cpu.amp = tunebench::config::Amp::Fp32;
+  AutotuneDialog d(cpu, QString::fromStdString(f.path), f.hooks(), &f.jobs);
+  auto* box = d.findChild<QCheckBox*>();
+  ASSERT_TRUE(box);
+  EXPECT_EQ(box->text(), QStringLiteral("tokens/s per CPU rank (else in total)"));
 }

@@ -5,6 +5,7 @@
 
 #include <QComboBox>
 #include <QDockWidget>
+#include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
 #include <QSpinBox>
@@ -12,6 +13,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 
+#include "core/store/session_store.h"
 #include "tests/ui/windows/window_test_util.h"
 #include "ui/models/trials_model.h"
 #include "ui/windows/prediction_controller.h"
@@ -108,6 +110,27 @@ TEST(WhatIfDialog, PutsARecordedTrialNextToItsPredictionOnOtherHardware) {
   dialog.gpuCount()->setValue(1);
   EXPECT_FALSE(dialog.prediction().scaling.has_value());
   EXPECT_EQ(dialog.prediction().scenario.config.strategy, config::Strategy::Single);
+}
+
+// A CPU trial (sessions/cpu-tiny.tbsession's two Gloo ranks) asked about on a GPU: its column
+// and the rows say what each side runs on, never "per GPU" for the CPU ranks; a GPU trial keeps
+// "per GPU".
+TEST(WhatIfDialog, ACpuTrialIsNotDescribedPerGpu) {
+  auto s = store::SessionStore::open(TUNEBENCH_SESSIONS_DIR "/cpu-tiny.tbsession", {store::SessionStore::Mode::ReadOnly});
+  predict::Evidence e;
+  e.add("cpu ddp", std::make_shared<protocol::TrialLog>(s.load_trial(2).log));
+  WhatIfDialog cpu(e.trials().front(), {});
+  QTableWidget* table = cpu.table();
+  EXPECT_EQ(table->horizontalHeaderItem(0)->text(), QStringLiteral("measured (this trial, CPU ranks)"));
+  EXPECT_TRUE(cpu.prediction().cuda);
+  EXPECT_EQ(table->horizontalHeaderItem(1)->text(), QStringLiteral("what if (predicted, GPUs)"));
+  EXPECT_EQ(table->verticalHeaderItem(1)->text(), QStringLiteral("Tokens/s per rank"));
+  for (int r = 0; r < table->rowCount(); ++r)
+    EXPECT_FALSE(table->verticalHeaderItem(r)->text().contains(QStringLiteral("GPU")))
+        << table->verticalHeaderItem(r)->text().toStdString();
+  WhatIfDialog gpu(recorded("h200x2-7b-ddp-ckpt.jsonl"), {});
+  EXPECT_EQ(gpu.table()->verticalHeaderItem(1)->text(), QStringLiteral("Tokens/s per GPU"));
+  EXPECT_EQ(gpu.table()->horizontalHeaderItem(0)->text(), QStringLiteral("measured (this trial, GPUs)"));
 }
 
 namespace {
