@@ -9,6 +9,8 @@
 // autocast's weight-cast cache off.
 #include "core/engine/trainer.h"
 
+#include "core/engine/memory_sampler.h"  // ~Trainer destroys the unique_ptr<MemorySampler>
+
 #include "core/engine/compat.h"
 #include "core/engine/data/data_pipeline.h"
 #include "core/engine/errors.h"
