@@ -41,7 +41,7 @@ def run_trial(cli, session, script, shape, every, trace_dir):
     args[args.index("--steps") + 1] = "100000"  # the probe stops the script after STEPS
     cmd = [cli, "run", session, "--script", script, "--python", sys.executable, "--name", f"{shape} every={every}",
            "--set", f"steps={STEPS}", "--set", f"warmup={WARMUP}", "--set", f"kernel_sample_every={every}",
-           "--set", f"kernel_sample_steps={COUNT}", "--set", "gpu_sample_hz=0", "--"] + args
+           "--set", f"kernel_sample_steps={COUNT}", "--"] + args
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr[-3000:]}")
