@@ -41,9 +41,9 @@ const char* glyph(Part p) {
       return ",";
     case Part::SyncWait:
       return "!";
-    case Part::Idle:
     case Part::DependencyWait:
-      return "~";
+      return "^";
+    case Part::Idle:
       return "·";
   }
   return "?";
