@@ -189,7 +189,7 @@ TEST(HostileSession, CraftedNumbersFailTheLoadNotTheArithmetic) {
 TEST(HostileSession, ReadingAnOlderFileForWritingDoesNotChangeIt) {
   Session s;
   // Make it a schema-2 file in rollback-journal mode, as an older build leaves it.
-  tt::raw_exec(s.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; PRAGMA user_version = 2");
+  tt::raw_exec(s.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; DROP TABLE step_memory; DROP TABLE gpu_counters; PRAGMA user_version = 2");
   const std::string before = tt::read_bytes(s.path);
   {
     auto store = ts::SessionStore::open(s.path);
@@ -200,7 +200,7 @@ TEST(HostileSession, ReadingAnOlderFileForWritingDoesNotChangeIt) {
   }
   // mark_orphaned_trials_interrupted() is a change: only now is it migrated.
   EXPECT_NE(tt::read_bytes(s.path), before);
-  tt::raw_exec(s.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; PRAGMA user_version = 2");
+  tt::raw_exec(s.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; DROP TABLE step_memory; DROP TABLE gpu_counters; PRAGMA user_version = 2");
   const std::string again = tt::read_bytes(s.path);
   {
     auto store = ts::SessionStore::open(s.path);
@@ -236,7 +236,7 @@ TEST(HostileSession, ALiveWriterMigratingTheFileDoesNotBreakTheOpenStore) {
   // The GUI holds an older file open (unchanged); running a trial migrates it through the
   // TrialWriter's own connection; the GUI's next change must still work and see the new tables.
   Session s;
-  tt::raw_exec(s.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; PRAGMA user_version = 2");
+  tt::raw_exec(s.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; DROP TABLE step_memory; DROP TABLE gpu_counters; PRAGMA user_version = 2");
   auto gui = ts::SessionStore::open(s.path);
   ASSERT_TRUE(gui.needs_upgrade());
   const int64_t next = gui.add_trial("next", nlohmann::json::object());  // the first change migrates
@@ -251,7 +251,7 @@ TEST(HostileSession, ALiveWriterMigratingTheFileDoesNotBreakTheOpenStore) {
 
   // The other order: the writer migrates first, the GUI's store changes afterwards.
   Session t;
-  tt::raw_exec(t.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; PRAGMA user_version = 2");
+  tt::raw_exec(t.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; DROP TABLE step_memory; DROP TABLE gpu_counters; PRAGMA user_version = 2");
   auto gui2 = ts::SessionStore::open(t.path);
   {
     ts::TrialWriter w(t.path, t.trial);
