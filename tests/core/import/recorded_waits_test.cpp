@@ -59,7 +59,10 @@ std::vector<double> longest_queued_gap_us(const std::string& path) {
 }
 
 TEST(RecordedWaits, TwoStreamsDependencyWaitIsMeasuredWithinFivePercentAndNeverALaunchGap) {
-  if (!recorded("waits-streams")) GTEST_SKIP() << "tests/data/traces/waits-streams not recorded yet (gpu-bench.sh waits)";
+  // The H100 recording of 2026-12-07 (gpu-bench.sh waits) did not make this case: in its six steps
+  // the kernel held 5.1-5.4 ms was launched after the GPU ran dry (not queued), and the import kept
+  // 3 of its 6 profiler steps; lab/make_profiler_traces.py --scenario streams must change (issue 40).
+  if (!recorded("waits-streams")) GTEST_SKIP() << "tests/data/traces/waits-streams not recorded (gpu-bench.sh waits)";
   const double delay_ms = t::meta("waits-streams")["delay_ms"].get<double>();
   const auto files = t::trace_files("waits-streams");
   const std::vector<double> raw = longest_queued_gap_us(files.front());
