@@ -20,14 +20,23 @@ constexpr const char* kRequired[] = {"hidden_size", "intermediate_size", "num_hi
 // Decoders whose blocks are the worker's: RMSNorm, rotary q/k, SwiGLU, no biases in the MLP.
 constexpr const char* kLlamaFamily[] = {"llama", "mistral", "qwen2", "phi3"};
 
-// transformers' default of tie_word_embeddings where a config leaves it out: its config class's
-// (LlamaConfig and most decoders: false; Gemma's: true), else PretrainedConfig's (true). Without a
-// model_type, the LLaMA family's (the worker's blocks).
-bool tie_default(const std::string& model_type) {
-  for (const char* untied : {"", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3", "olmo",
-                             "olmo2", "granite", "stablelm", "deepseek_v3"})
-    if (model_type == untied) return false;
-  return true;  // gemma, gemma2, gemma3_text, and PretrainedConfig's own default
+// transformers' default of tie_word_embeddings where a config leaves it out, by config class
+// (LlamaConfig and most decoders: false; Gemma's: true). A model_type not listed takes
+// PretrainedConfig's (true); a config without model_type, the LLaMA family's (the worker's blocks).
+struct TieDefault {
+  const char* model_type;
+  bool tied;
+};
+constexpr TieDefault kTieDefaults[] = {
+    {"llama", false},    {"mistral", false}, {"mixtral", false},   {"qwen2", false},       {"qwen2_moe", false},
+    {"qwen3", false},    {"qwen3_moe", false}, {"phi3", false},    {"olmo", false},        {"olmo2", false},
+    {"granite", false},  {"stablelm", false}, {"deepseek_v3", false}, {"gemma", true},    {"gemma2", true},
+    {"gemma3_text", true}};
+
+const TieDefault* tie_default_of(const std::string& model_type) {
+  for (const auto& t : kTieDefaults)
+    if (model_type == t.model_type) return &t;
+  return nullptr;
 }
 
 std::string number_text(const json& v) {
@@ -144,19 +153,16 @@ HfReadResult read_hf_config(const json& root, const std::string& source) {
   else if (present(root, "model_type") && root.at("model_type").is_string())
     m.model_type = root.at("model_type").get<std::string>();
   // Every default taken for a field the config leaves out is named in a warning.
-  bool known_type = m.model_type.empty();
-  for (const char* t : {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3", "olmo", "olmo2",
-                        "granite", "stablelm", "deepseek_v3", "gemma", "gemma2", "gemma3_text"})
-    known_type = known_type || m.model_type == t;
+  const TieDefault* known = tie_default_of(m.model_type);
   const std::string arch = m.model_type.empty() ? std::string("the LLaMA family (no model_type)")
-                           : known_type         ? "'" + m.model_type + "'"
+                           : known              ? "'" + m.model_type + "'"
                                                 : "PretrainedConfig (model_type '" + m.model_type + "')";
   d.kv_heads = 0;
   if (present(j, "num_key_value_heads"))
     integer("num_key_value_heads", d.kv_heads);
   else
     m.warnings.push_back("num_key_value_heads not given: as many as num_attention_heads taken (multi-head attention)");
-  d.tie_embeddings = tie_default(m.model_type);
+  d.tie_embeddings = known ? known->tied : !m.model_type.empty();
   if (present(j, "tie_word_embeddings")) {
     if (j.at("tie_word_embeddings").is_boolean())
       d.tie_embeddings = j.at("tie_word_embeddings").get<bool>();
