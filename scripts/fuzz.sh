@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes Tunebench's input parsers with libFuzzer (Debian's clang): the event reader (with the
-# analysis behind it), config::from_json, session open + load, the torch.profiler trace reader, and the session an HTML report carries. Each target runs for a set time
+# analysis behind it), config::from_json, session open + load, the torch.profiler trace reader, the session an HTML report carries and an allocator
+# snapshot. Each target runs for a set time
 # on a scratch corpus seeded from the tree (tests/data, sessions/, tests/fuzz/seeds) and its saved
 # findings (tests/fuzz/findings/<target>/).
 #
@@ -12,7 +13,7 @@
 #
 # Builds in build-fuzz/ (clang, ASan + UBSan + libFuzzer coverage; the worker and GUI are not built).
 # A crash, sanitizer report, leak or broken oracle fails the run; the input is saved under
-# build-fuzz/tests/fuzz/work/<target>/artifacts/. Targets: event_reader, config, session, torch_trace, report. Fix it, then copy the input into
+# build-fuzz/tests/fuzz/work/<target>/artifacts/. Targets: one per tests/fuzz/<name>_fuzzer.cpp. Fix it, then copy the input into
 # tests/fuzz/findings/<target>/ so every build replays it. Record long runs in docs/RELIABILITY.md.
 set -euo pipefail
 
@@ -37,8 +38,7 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DTUNEBENCH_FUZZ_SMOKE_S="$seconds" >/dev/null
 fi
 cmake -S "$ROOT" -B "$BUILD" -DTUNEBENCH_FUZZ_SMOKE_S="$seconds" >/dev/null
-targets=(event_reader_fuzzer config_fuzzer session_fuzzer torch_trace_fuzzer report_fuzzer)
-cmake --build "$BUILD" --target "${targets[@]}" -- -j"$(nproc)"
+cmake --build "$BUILD" --target tunebench_fuzzers -- -j"$(nproc)"  # every target tests/fuzz adds
 [ "$mode" = build ] && exit 0
 cd "$BUILD"
 status=0

@@ -197,7 +197,7 @@ SnapshotFile parse_snapshot(const std::string& text) {
   };
   try {
     doc = json::parse(text, depth_guard);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number too large for 64 bits
     refuse(std::string("not JSON (truncated?): ") + e.what());
   }
   return snapshot_from_json(doc);
