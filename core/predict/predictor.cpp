@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/metrics/data_parallel_bounds.h"
+#include "core/predict/render.h"
 #include "core/predict/text.h"
 
 namespace tunebench::predict {
@@ -208,17 +209,27 @@ Prediction predict_scenario(const Scenario& s, const std::vector<const MeasuredT
       sc.speedup_no_overlap = bounds.speedup_no_overlap;
       sc.speedup_full_overlap = bounds.speedup_full_overlap;
       sc.accum_for_90pct = bounds.accum_for_90pct;
-      sc.can_beat_single = sc.speedup > 1.0;
+      // A configuration that does not fit ends out of memory: it beats nothing, and a speed verdict
+      // on it ("2 GPUs beat one here" at 1.05x) would read as advice to run it. This is the one
+      // place the verdict is decided; the CLI, the Prediction dock and What if print `statement`.
+      sc.fits = out.fit != Fit::DoesNotFit;
+      sc.can_beat_single = sc.fits && sc.speedup > 1.0;
       const std::string ns = std::to_string(n);
-      sc.statement =
-          ns + " GPUs: " + fmt("%.2fx", sc.speedup) + " the throughput of one (" +
-          fmt("%.0f %%", 100.0 * sc.speedup / n) + " per GPU); communication floor " +
-          fmt("%.1f ms", out.step->comm_floor_ms) + " per step against " + fmt("%.1f ms", single->step_ms) +
-          " of one GPU's compute. " +
-          (sc.can_beat_single
-               ? ns + " GPUs beat one here."
-               : ns + " GPUs do not beat one here: accumulate (grad_accum x" + std::to_string(sc.accum_for_90pct) +
-                     " keeps 90 % per GPU even with nothing overlapped) or use a faster link.");
+      if (!sc.fits) {
+        sc.statement = ns + " GPUs: does not fit (" + format_bytes(double(out.memory.device_needed_bytes)) +
+                       " needed per GPU), so no speed verdict: a run would end out of memory. Make it fit first "
+                       "(checkpointing, a smaller micro-batch, FSDP or pure-bf16).";
+      } else {
+        sc.statement =
+            ns + " GPUs: " + fmt("%.2fx", sc.speedup) + " the throughput of one (" +
+            fmt("%.0f %%", 100.0 * sc.speedup / n) + " per GPU); communication floor " +
+            fmt("%.1f ms", out.step->comm_floor_ms) + " per step against " + fmt("%.1f ms", single->step_ms) +
+            " of one GPU's compute. " +
+            (sc.can_beat_single
+                 ? ns + " GPUs beat one here."
+                 : ns + " GPUs do not beat one here: accumulate (grad_accum x" + std::to_string(sc.accum_for_90pct) +
+                       " keeps 90 % per GPU even with nothing overlapped) or use a faster link.");
+      }
       out.scaling = sc;
     }
   }

@@ -42,7 +42,10 @@ struct ScalingEstimate {
   double speedup = 0;               // predicted total throughput over one GPU's
   double speedup_no_overlap = 0;    // n C / (C + floor)
   double speedup_full_overlap = 0;  // n C / (C + max(0, floor - backward))
-  bool can_beat_single = false;     // the predicted speed-up exceeds 1
+  bool can_beat_single = false;     // the predicted speed-up exceeds 1, and the config fits
+  // false: the config does not fit the GPUs' memory, so no speed verdict is given (a run would end
+  // out of memory); the speed-ups above are then "if it fit", and the statement says so.
+  bool fits = true;
   int64_t accum_for_90pct = 1;      // grad_accum keeping 90 % per GPU with nothing overlapped
   std::string statement;            // in words
 };

@@ -162,7 +162,8 @@ nlohmann::json render_json(const Prediction& p) {
                     {"speedup", sc.speedup},
                     {"speedup_no_overlap", sc.speedup_no_overlap},
                     {"speedup_full_overlap", sc.speedup_full_overlap},
-                    {"can_beat_single", sc.can_beat_single},
+                    {"fits", sc.fits},
+                    {"can_beat_single", sc.fits ? json(sc.can_beat_single) : json(nullptr)},  // no verdict
                     {"accum_for_90pct", sc.accum_for_90pct},
                     {"statement", sc.statement}};
   } else {

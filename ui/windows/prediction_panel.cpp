@@ -147,9 +147,11 @@ void PredictionPanel::showPrediction(const config::TrialConfig& config, const De
   try {
     const predict::TargetedScenario scenario = predict::scenario_for(c, target, m_evidence);
     m_prediction = predict::predict_scenario(scenario.scenario, m_evidence);
+    m_adjusted = scenario.notes;
     m_problem.clear();
   } catch (const std::exception& e) {
     m_prediction = predict::Prediction{};
+    m_adjusted.clear();
     m_problem = QString::fromStdString(e.what());
   }
   const auto& p = m_prediction;
@@ -195,6 +197,7 @@ void PredictionPanel::showPrediction(const config::TrialConfig& config, const De
   m_link->setText(linkText());
   m_link->setVisible(!m_link->text().isEmpty());
   QStringList basis;
+  for (const auto& n : m_adjusted) basis << QString::fromStdString(n).toHtmlEscaped();
   for (const auto& n : p.notes)
     if (!(p.link && n.rfind("link: ", 0) == 0))  // the link line says it
       basis << QString::fromStdString(n).toHtmlEscaped();

@@ -65,6 +65,9 @@ class PredictionPanel : public QWidget {
   void showNoPrediction();  // m_problem in the memory line, the rest hidden
   std::vector<const predict::MeasuredTrial*> m_evidence;
   std::vector<std::string> m_notUsed;
+  // What predict::scenario_for adjusted ("2 GPUs with strategy single: predicting ddp"), said under
+  // the prediction as `tunebench-cli predict` says it on stderr.
+  std::vector<std::string> m_adjusted;
   predict::Prediction m_prediction;
   QString m_problem;  // the scenario could not be built (an unknown GPU): said instead of a prediction
   int64_t m_hostMemory = 0;

@@ -47,6 +47,10 @@ TargetPicker::TargetPicker(const QString& prefix, QWidget* parent) : QWidget(par
   guard_wheel(this);
 }
 
+void TargetPicker::showFullNames() {
+  for (QComboBox* box : {m_gpu, m_link}) box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+}
+
 predict::Target TargetPicker::target() const {
   predict::Target t;
   t.gpu = m_gpu->currentData().toString().toStdString();

@@ -26,6 +26,9 @@ class TargetPicker : public QWidget {
   QComboBox* gpuCombo() const { return m_gpu; }
   QSpinBox* countBox() const { return m_count; }
   QComboBox* linkCombo() const { return m_link; }
+  // Each combo box as wide as its longest name (the What-if dialog has the room; the dock, narrow,
+  // keeps them short and the full name in the tooltip).
+  void showFullNames();
 
  signals:
   void changed();

@@ -1,5 +1,7 @@
 #include "ui/windows/what_if_dialog.h"
 
+#include <algorithm>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -8,6 +10,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -32,11 +35,24 @@ QStringList row_names(bool trial_cuda, bool predicted_cuda) {
   return {QStringLiteral("Step"),
           QStringLiteral("Tokens/s per %1").arg(one),
           QStringLiteral("Tokens/s, all %1").arg(many),
-          QStringLiteral("Peak memory per %1").arg(one),
+          QStringLiteral("Peak allocated per %1").arg(one),
           fits,
           QStringLiteral("Communication floor"),
           QStringLiteral("Exposed communication"),
           QStringLiteral("vs one %1").arg(one)};
+}
+
+// The two memory rows, each named for what it is: the allocator's peak (what the worker measures)
+// and what must fit the device (that peak plus what the allocator does not count) against its
+// capacity. Shown side by side without names they read as one figure disagreeing with itself.
+void set_row_names(QTableWidget* table, bool trial_cuda, bool predicted_cuda) {
+  table->setVerticalHeaderLabels(row_names(trial_cuda, predicted_cuda));
+  table->verticalHeaderItem(3)->setToolTip(QStringLiteral(
+      "The caching allocator's peak allocation on one device: what the worker measures as its peak memory "
+      "(measured) and the memory model's peak of the tensors (predicted)."));
+  table->verticalHeaderItem(4)->setToolTip(QStringLiteral(
+      "What must fit one device: the peak above plus what the allocator does not count (CUDA context, NCCL "
+      "buffers, the allocator's slack), against the device's capacity."));
 }
 
 QStringList column_names(bool trial_cuda, bool predicted_cuda) {
@@ -73,6 +89,7 @@ WhatIfDialog::WhatIfDialog(predict::MeasuredTrial trial, std::vector<predict::Me
   ran.gpu = m_trial.gpu ? m_trial.gpu->id : std::string();
   ran.gpus = c.world_size;
   m_picker->setTarget(ran);
+  m_picker->showFullNames();  // at 1280 x 760 every GPU and link name reads in full
   form->addRow(QStringLiteral("GPUs"), m_picker);
   m_strategy = choices({"single", "ddp", "fsdp"}, std::string(config::to_string(c.strategy)), this);
   m_strategy->setObjectName(QStringLiteral("whatIfStrategy"));
@@ -97,7 +114,7 @@ WhatIfDialog::WhatIfDialog(predict::MeasuredTrial trial, std::vector<predict::Me
   m_table = new QTableWidget(kRows, 2, this);
   m_table->setObjectName(QStringLiteral("whatIfTable"));
   m_table->setHorizontalHeaderLabels(column_names(m_trial.cuda, m_trial.cuda));
-  m_table->setVerticalHeaderLabels(row_names(m_trial.cuda, m_trial.cuda));
+  set_row_names(m_table, m_trial.cuda, m_trial.cuda);
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   m_verdict = new QLabel(this);
@@ -119,14 +136,19 @@ WhatIfDialog::WhatIfDialog(predict::MeasuredTrial trial, std::vector<predict::Me
   layout->addWidget(buttons);
 
   connect(m_picker, &TargetPicker::changed, this, &WhatIfDialog::recompute);
-  for (QComboBox* box : {m_strategy, m_amp, m_compression})
+  connect(m_strategy, &QComboBox::currentIndexChanged, this, [this] {
+    followStrategy();
+    recompute();
+  });
+  followStrategy();
+  for (QComboBox* box : {m_amp, m_compression})
     connect(box, &QComboBox::currentIndexChanged, this, &WhatIfDialog::recompute);
   for (QSpinBox* spin : {m_microBatch, m_accum})
     connect(spin, &QSpinBox::valueChanged, this, &WhatIfDialog::recompute);
   connect(m_checkpointing, &QCheckBox::toggled, this, &WhatIfDialog::recompute);
   fillMeasured();
   recompute();
-  resize(980, 520);
+  resize(1180, 560);
 }
 
 predict::Scenario WhatIfDialog::scenario() const {
@@ -148,6 +170,23 @@ predict::Scenario WhatIfDialog::scenario() const {
   return s;
 }
 
+void WhatIfDialog::followStrategy() {
+  // Strategy single is one GPU (tunebench-worker runs one rank): its count is 1, not a DDP run
+  // under the word "single". Leaving single restores the count it had, at least 2.
+  QSpinBox* count = m_picker->countBox();
+  const QSignalBlocker block(count);
+  const bool single = m_strategy->currentText() == QStringLiteral("single");
+  if (single) {
+    if (count->isEnabled() && count->value() > 1) m_countBeforeSingle = count->value();
+    count->setValue(1);
+  } else if (!count->isEnabled() || count->value() < 2) {
+    count->setValue(std::max(2, m_countBeforeSingle));
+  }
+  count->setEnabled(!single);
+  count->setToolTip(single ? QStringLiteral("Strategy single runs on one GPU: choose ddp or fsdp for more.")
+                           : QStringLiteral("How many GPUs: the world size (--gpus)"));
+}
+
 QComboBox* WhatIfDialog::gpuCombo() const { return m_picker->gpuCombo(); }
 QSpinBox* WhatIfDialog::gpuCount() const { return m_picker->countBox(); }
 QComboBox* WhatIfDialog::linkCombo() const { return m_picker->linkCombo(); }
@@ -165,6 +204,22 @@ void WhatIfDialog::fillMeasured() {
   set(7, QStringLiteral("–"));
 }
 
+QString WhatIfDialog::fitText(const predict::Prediction& p) const {
+  // "fits: needs 116.0 GiB per GPU (the peak + CUDA context, NCCL buffers, caching allocator slack)
+  // of the GPU's 139.8 GiB": what is needed, per what, and the capacity it is compared with.
+  const QString noun = QString::fromStdString(config::device_noun(p.cuda));
+  QStringList added;
+  for (const auto& o : p.memory.overheads) added << QString::fromStdString(o.name);
+  QString text = QStringLiteral("%1: needs %2 per %3")
+                     .arg(QString::fromUtf8(predict::to_string(p.fit)), bytes(double(p.memory.device_needed_bytes)), noun);
+  if (!added.isEmpty()) text += QStringLiteral(" (the peak + %1)").arg(added.join(QStringLiteral(", ")));
+  if (p.ranks_sharing_memory > 1)
+    text += QStringLiteral(" x %1 ranks").arg(p.ranks_sharing_memory);
+  if (p.device_memory_bytes <= 0) return text + QStringLiteral("; the %1's memory is unknown").arg(noun);
+  return text + (p.cuda ? QStringLiteral(" of the GPU's %1") : QStringLiteral(" of this host's %1"))
+                    .arg(bytes(double(p.device_memory_bytes)));
+}
+
 void WhatIfDialog::recompute() {
   try {
     m_prediction = predict::predict_scenario(scenario(), m_evidence);
@@ -174,7 +229,7 @@ void WhatIfDialog::recompute() {
   }
   const auto& p = m_prediction;
   m_table->setHorizontalHeaderLabels(column_names(m_trial.cuda, p.cuda));
-  m_table->setVerticalHeaderLabels(row_names(m_trial.cuda, p.cuda));
+  set_row_names(m_table, m_trial.cuda, p.cuda);
   auto set = [this](int row, const QString& text) { m_table->setItem(row, 1, new QTableWidgetItem(text)); };
   const bool fits = p.fit != predict::Fit::DoesNotFit;
   if (p.step) {
@@ -190,15 +245,19 @@ void WhatIfDialog::recompute() {
     for (int r : {0, 1, 2, 5, 6}) set(r, QStringLiteral("unknown"));
   }
   set(3, bytes(double(p.memory.peak_bytes)));
-  set(4, QStringLiteral("%1 (needs %2 of %3)")
-             .arg(QString::fromUtf8(predict::to_string(p.fit)), bytes(double(p.memory.device_needed_bytes)),
-                  bytes(double(p.device_memory_bytes))));
-  set(7, p.scaling ? QStringLiteral("%1x").arg(num(p.scaling->speedup, 2)) : QStringLiteral("–"));
+  set(4, fitText(p));
+  if (!p.scaling)
+    set(7, QStringLiteral("–"));
+  else
+    set(7, p.scaling->fits ? QStringLiteral("%1x").arg(num(p.scaling->speedup, 2))
+                           : QStringLiteral("– (does not fit)"));
+  // The verdict is core/predict's (the CLI and the Prediction dock print the same): none on a
+  // config that does not fit, only that it does not.
   QString verdict;
-  if (p.scaling) verdict = QString::fromStdString(p.scaling->statement);
-  if (!fits)
-    verdict = QStringLiteral("It does not fit: ") + bytes(double(p.memory.device_needed_bytes)) +
-              QStringLiteral(" per %1 needed. ").arg(QString::fromStdString(config::device_noun(p.cuda))) + verdict;
+  if (p.scaling)
+    verdict = QString::fromStdString(p.scaling->statement);
+  else if (!fits)
+    verdict = QString::fromStdString(predict::fit_sentence(p));
   m_verdict->setText(verdict);
   QStringList basis;
   for (const auto& n : p.notes) basis << QString::fromStdString(n);

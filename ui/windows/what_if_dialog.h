@@ -44,6 +44,10 @@ class WhatIfDialog : public QDialog {
 
  private:
   void fillMeasured();
+  // Strategy single fixes the GPU count at 1; another strategy takes the count back.
+  void followStrategy();
+  // The "Fits the GPU?" cell: the verdict, what is needed per device and the capacity.
+  QString fitText(const predict::Prediction& p) const;
 
   predict::MeasuredTrial m_trial;
   std::vector<predict::MeasuredTrial> m_session;
@@ -59,6 +63,7 @@ class WhatIfDialog : public QDialog {
   QTableWidget* m_table = nullptr;
   QLabel* m_verdict = nullptr;
   QLabel* m_basis = nullptr;
+  int m_countBeforeSingle = 2;  // the GPU count to return to when the strategy leaves single
 };
 
 }  // namespace tunebench::ui

@@ -120,3 +120,30 @@ TEST(Predictor, Fp32WithGroupedQueryAttentionIsPricedAsTheMath) {
   s.config.dims.kv_heads = 0;
   EXPECT_EQ(tp::attention_choice(s.config, true).kernel, tunebench::rules::AttentionKernel::Efficient);
 }
+
+// Issue 44: What if said "2 GPUs beat one here" at 1.05x for 7B DDP on two RTX 4090s, which does
+// not fit in their memory. A configuration that does not fit gets "does not fit" and no speed
+// verdict, in the one statement the CLI, the Prediction dock and What if all print.
+TEST(Predictor, AConfigThatDoesNotFitGetsNoSpeedVerdict) {
+  tp::Scenario s;
+  s.config = *tc::trial_preset("7b-ddp");
+  s.gpu = "rtx4090";
+  s.link = "pcie4-nop2p";
+  const tp::Prediction p = tp::predict_scenario(s);
+  ASSERT_EQ(p.fit, tp::Fit::DoesNotFit);
+  ASSERT_TRUE(p.scaling.has_value()) << "the speed-up is still computed (the step says 'if it fit')";
+  EXPECT_FALSE(p.scaling->fits);
+  EXPECT_FALSE(p.scaling->can_beat_single);
+  EXPECT_EQ(p.scaling->statement.find("beat one"), std::string::npos) << p.scaling->statement;
+  EXPECT_NE(p.scaling->statement.find("does not fit"), std::string::npos) << p.scaling->statement;
+
+  // Where it fits, the verdict is given as before.
+  s.config = *tc::trial_preset("7b-fsdp");
+  tc::set_knob(s.config, "model", "1b");
+  s.config.checkpointing = true;
+  const tp::Prediction fits = tp::predict_scenario(s);
+  ASSERT_NE(fits.fit, tp::Fit::DoesNotFit);
+  ASSERT_TRUE(fits.scaling.has_value());
+  EXPECT_TRUE(fits.scaling->fits);
+  EXPECT_NE(fits.scaling->statement.find("beat one here"), std::string::npos) << fits.scaling->statement;
+}

@@ -9,16 +9,20 @@
 #include <QLabel>
 #include <QMenu>
 #include <QSpinBox>
+#include <QStyle>
+#include <QStyleOptionComboBox>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 
+#include "core/predict/render.h"
 #include "core/store/session_store.h"
 #include "tests/ui/windows/window_test_util.h"
 #include "ui/models/trials_model.h"
 #include "ui/windows/prediction_controller.h"
 #include "ui/windows/session_actions.h"
 #include "ui/windows/trial_form.h"
+#include "ui/windows/what_if_dialog.h"
 
 using namespace tunebench;
 using namespace tunebench::ui;
@@ -131,6 +135,80 @@ TEST(WhatIfDialog, ACpuTrialIsNotDescribedPerGpu) {
   WhatIfDialog gpu(recorded("h200x2-7b-ddp-ckpt.jsonl"), {});
   EXPECT_EQ(gpu.table()->verticalHeaderItem(1)->text(), QStringLiteral("Tokens/s per GPU"));
   EXPECT_EQ(gpu.table()->horizontalHeaderItem(0)->text(), QStringLiteral("measured (this trial, GPUs)"));
+}
+
+// ---- issue 44: What if's figures, verdict, strategy and GPU names ----
+
+// Two memory figures side by side ("114.4 GiB" and "fits (needs 116.0 GiB of 139.8 GiB)") read as
+// one figure that disagrees with itself: each row names what it is, per GPU, and the fit names the
+// device's capacity it is compared with.
+TEST(WhatIfDefects, EachMemoryFigureSaysWhatItIs) {
+  WhatIfDialog dialog(recorded("h200x2-7b-ddp-ckpt.jsonl"), {});
+  QTableWidget* table = dialog.table();
+  const QString peak = table->verticalHeaderItem(3)->text();
+  EXPECT_TRUE(peak.contains(QStringLiteral("allocated")) && peak.contains(QStringLiteral("per GPU")))
+      << peak.toStdString();
+  EXPECT_FALSE(table->verticalHeaderItem(3)->toolTip().isEmpty());
+  EXPECT_FALSE(table->verticalHeaderItem(4)->toolTip().isEmpty());
+  const predict::Prediction& p = dialog.prediction();
+  const QString fit = table->item(4, 1)->text();
+  const QString needed = QString::fromStdString(predict::format_bytes(double(p.memory.device_needed_bytes)));
+  const QString capacity = QString::fromStdString(predict::format_bytes(double(p.device_memory_bytes)));
+  EXPECT_TRUE(fit.contains(needed + QStringLiteral(" per GPU"))) << fit.toStdString();
+  EXPECT_TRUE(fit.contains(QStringLiteral("the peak +"))) << fit.toStdString();
+  EXPECT_TRUE(fit.contains(QStringLiteral("the GPU's ") + capacity)) << fit.toStdString();
+}
+
+// "2 GPUs beat one here" at 1.05x for a config that does not fit: no speed verdict, in the table
+// or under it.
+TEST(WhatIfDefects, AConfigThatDoesNotFitGetsNoSpeedVerdict) {
+  WhatIfDialog dialog(recorded("h200x2-7b-ddp-ckpt.jsonl"), {});
+  dialog.gpuCombo()->setCurrentIndex(dialog.gpuCombo()->findData(QStringLiteral("rtx4090")));
+  dialog.linkCombo()->setCurrentIndex(dialog.linkCombo()->findData(QStringLiteral("pcie4-nop2p")));
+  ASSERT_EQ(dialog.prediction().fit, predict::Fit::DoesNotFit);
+  const QString verdict = dialog.verdict()->text();
+  EXPECT_TRUE(verdict.contains(QStringLiteral("does not fit"))) << verdict.toStdString();
+  EXPECT_FALSE(verdict.contains(QStringLiteral("beat one"))) << verdict.toStdString();
+  EXPECT_FALSE(dialog.table()->item(7, 1)->text().endsWith(QLatin1Char('x'))) << dialog.table()->item(7, 1)->text().toStdString();
+}
+
+// Strategy single is one GPU: "single x 2" was predicted as DDP under the word "single".
+TEST(WhatIfDefects, SingleIsOneGpu) {
+  WhatIfDialog dialog(recorded("h200x2-7b-ddp-ckpt.jsonl"), {});
+  ASSERT_EQ(dialog.gpuCount()->value(), 2);
+  dialog.strategyCombo()->setCurrentText(QStringLiteral("single"));
+  EXPECT_EQ(dialog.gpuCount()->value(), 1);
+  EXPECT_FALSE(dialog.gpuCount()->isEnabled());
+  EXPECT_EQ(dialog.prediction().scenario.config.strategy, config::Strategy::Single);
+  EXPECT_EQ(dialog.prediction().scenario.config.world_size, 1);
+  EXPECT_FALSE(dialog.prediction().scaling.has_value());
+  // Back to DDP: the count it had.
+  dialog.strategyCombo()->setCurrentText(QStringLiteral("ddp"));
+  EXPECT_TRUE(dialog.gpuCount()->isEnabled());
+  EXPECT_EQ(dialog.gpuCount()->value(), 2);
+  EXPECT_EQ(dialog.prediction().scenario.config.strategy, config::Strategy::Ddp);
+  // A single trial asked about on more GPUs: DDP, said in the strategy box, not hidden under "single".
+  dialog.strategyCombo()->setCurrentText(QStringLiteral("single"));
+  dialog.strategyCombo()->setCurrentText(QStringLiteral("fsdp"));
+  EXPECT_GE(dialog.gpuCount()->value(), 2);
+  EXPECT_EQ(dialog.prediction().scenario.config.strategy, config::Strategy::Fsdp);
+}
+
+// GPU names were cut ("NVIDIA GeForce R…"): at 1280 x 760 every name reads in full.
+TEST(WhatIfDefects, GpuNamesAreReadableAt1280x760) {
+  WhatIfDialog dialog(recorded("h200x2-7b-ddp-ckpt.jsonl"), {});
+  dialog.show();
+  EXPECT_LE(dialog.width(), 1280);
+  EXPECT_LE(dialog.height(), 760);
+  QComboBox* gpu = dialog.gpuCombo();
+  QStyleOptionComboBox option;
+  option.initFrom(gpu);
+  option.editable = false;
+  option.frame = true;
+  const QRect field = gpu->style()->subControlRect(QStyle::CC_ComboBox, &option, QStyle::SC_ComboBoxEditField, gpu);
+  for (int i = 0; i < gpu->count(); ++i)
+    EXPECT_LE(gpu->fontMetrics().horizontalAdvance(gpu->itemText(i)), field.width())
+        << gpu->itemText(i).toStdString() << " is cut to " << field.width() << " px";
 }
 
 namespace {
