@@ -36,6 +36,9 @@ class ReadyValue:
     def is_done(self):
         return True
 
+    def wait(self):
+        pass
+
 
 class HostClock:
     def mark(self):
@@ -90,7 +93,8 @@ class CudaEventClock:
         self._anchor_us = host_now_us()
 
     def mark(self):
-        event = self._cuda.Event(enable_timing=True)
+        # blocking: the writer thread's wait for a step sleeps instead of spinning a core
+        event = self._cuda.Event(enable_timing=True, blocking=True)
         event.record(self._cuda.current_stream(self._index))
         return event
 
@@ -114,11 +118,14 @@ class PinnedLossCopy:
     def __init__(self, torch, loss):
         self._host = torch.empty((), dtype=loss.dtype, pin_memory=True)
         self._host.copy_(loss.detach().reshape(()), non_blocking=True)
-        self._copied = torch.cuda.Event()
+        self._copied = torch.cuda.Event(blocking=True)
         self._copied.record(torch.cuda.current_stream(loss.device))
 
     def is_done(self):
         return self._copied.query()
+
+    def wait(self):
+        self._copied.synchronize()
 
     @property
     def value(self):
@@ -134,10 +141,17 @@ class CudaDevice:
         self.clock = CudaEventClock(torch, self.index)
 
     def memory(self):
-        cuda, index = self._torch.cuda, self.index
-        return {"allocated_bytes": cuda.memory_allocated(index), "reserved_bytes": cuda.memory_reserved(index),
-                "peak_bytes": cuda.max_memory_allocated(index),
-                "alloc_retries": cuda.memory_stats(index).get("num_alloc_retries", 0)}
+        # One read of the allocator's counters: memory_allocated(), memory_reserved() and
+        # max_memory_allocated() each build and flatten all of them (memory_stats()), four times
+        # the cost in every step.
+        stats = self._torch.cuda.memory_stats_as_nested_dict(self.index)
+
+        def counter(name, which):
+            return stats.get(name, {}).get("all", {}).get(which, 0)
+        return {"allocated_bytes": counter("allocated_bytes", "current"),
+                "reserved_bytes": counter("reserved_bytes", "current"),
+                "peak_bytes": counter("allocated_bytes", "peak"),
+                "alloc_retries": stats.get("num_alloc_retries", 0)}
 
     def read_loss(self, loss):
         if not loss.is_cuda:

@@ -18,6 +18,7 @@ import os
 import shlex
 import socket
 import sys
+import threading
 
 from tunebench_probe.module_hooks import fsdp_class
 
@@ -77,6 +78,7 @@ class Announcer:
         self._facts = facts
         self._driver = driver
         self._done = False
+        self._announcing = threading.Lock()
 
     def known_config(self):
         settings, given, facts = self._settings, self._settings.given, self._facts
@@ -97,6 +99,10 @@ class Announcer:
         return config
 
     def announce(self):
+        with self._announcing:  # the step writer's thread, or the ending's: hello is written once, first
+            self._announce()
+
+    def _announce(self):
         if self._done:
             return
         self._done = True

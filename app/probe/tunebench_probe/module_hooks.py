@@ -14,6 +14,7 @@ and calls the same module again, the re-entry is taken as a new outermost call. 
 while Dynamo traces, so they never enter a compiled graph.
 """
 import sys
+import threading
 
 from tunebench_probe.compat import forward_hook_options, is_compiling_check
 from tunebench_probe.knobs import autocast_device_type
@@ -56,6 +57,7 @@ class ForwardHooks:
         self._outermost = None
         self._interval = None
         self._autocast = None
+        self._script_thread = threading.get_ident()  # the recorder's: hooks are installed before the script runs
 
     def install(self):
         module_api = self._torch.nn.modules.module
@@ -66,10 +68,12 @@ class ForwardHooks:
                                         "so small gradients may underflow to zero")
 
     def _before(self, module, inputs):
-        if self._is_compiling() or not self._recorder.watching():
+        if self._is_compiling():
             return None
-        if self._depth > 0 and module is not self._outermost:
-            self._depth += 1
+        if self._depth > 0 and module is not self._outermost and threading.get_ident() == self._script_thread:
+            self._depth += 1  # an inner call (most calls): counted, nothing else; it runs for every module
+            return None
+        if not self._recorder.watching():
             return None
         if self._depth > 0:  # the last outermost call raised and the script called again (torch 1.13)
             self._leave()
@@ -85,7 +89,12 @@ class ForwardHooks:
         return None
 
     def _after(self, module, inputs, output):
-        if self._is_compiling() or not self._recorder.watching() or self._depth == 0:
+        if self._is_compiling() or self._depth == 0:
+            return None
+        if self._depth > 1 and threading.get_ident() == self._script_thread:
+            self._depth -= 1  # an inner call returns
+            return None
+        if not self._recorder.watching():
             return None
         self._depth -= 1
         if self._depth == 0:

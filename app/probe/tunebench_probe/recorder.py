@@ -15,6 +15,12 @@ The step rule (docs/SCRIPTS.md, "Steps"):
 After `steps` steps, the next activity raises StepsFinished (a SystemExit with code 0) once the
 steps' events are written: every rank stops the script at the same point.
 
+Sealed steps are written by a writer thread, in order, once the device has done them (their CUDA
+events are waited for there, which releases the GIL): resolving marks and encoding events stay off
+the script's thread, whose per-step cost is what a short step pays (docs/SCRIPTS.md, "Overhead").
+The script's thread only waits for it when the host runs MAX_UNREAD_STEPS steps ahead of what is
+written, and at the end.
+
 Phases are intervals on a lane; a phase that begins while another of its lane is active (a forward
 inside LBFGS's step, a copy inside a data fetch) is not recorded. Only the script's own thread
 records phases and steps; collectives may end on any thread (Gloo's, a CUDA future's callback).
@@ -26,7 +32,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 
-MAX_UNREAD_STEPS = 8  # CUDA: when the host runs this far ahead, wait for the oldest step's events
+MAX_UNREAD_STEPS = 8  # when the host runs this far ahead of the written steps, the script waits
 
 
 class StepsFinished(SystemExit):
@@ -55,6 +61,7 @@ class StepRecord:
     tokens: int = 0
     losses: list = field(default_factory=list)
     memory: dict = None
+    held: bool = False  # in a kernel-sampled window whose trace is not written yet
 
 
 class StepRecorder:
@@ -73,7 +80,12 @@ class StepRecorder:
         self._open = None
         self._last_end = None
         self._sealed = 0
-        self._unread = collections.deque()
+        self._unread = collections.deque()  # sealed, not yet written (guarded by _unread_changed)
+        self._unread_changed = threading.Condition(threading.Lock())
+        self._writing = threading.Lock()  # held while a step is written: one writer at a time, in order
+        self._writer_thread = None
+        self._writer_stopped = False
+        self._writer_failure = None
         self._active = {"host": None, "compute": None}
         self._marker_mode = False
         self._finished = False
@@ -218,37 +230,110 @@ class StepRecorder:
         self._last_end = step.end
         step.memory = self._device.memory()
         self._sealed += 1
-        self._unread.append(step)
-        if self._sampler is not None and self._sampler.window_ends_after(step.index):
-            self._resume_at = self._clock.mark()  # the profiler stopped: the next step starts now
+        window_ended = False
+        if self._sampler is not None:
+            step.held = not self._sampler.ready(step.index)
+            if self._sampler.window_ends_after(step.index):
+                self._resume_at = self._clock.mark()  # the profiler stopped: the next step starts now
+                window_ended = True
+        with self._unread_changed:
+            self._unread.append(step)
+            if window_ended:
+                self._release_held()
+            self._unread_changed.notify_all()
+        self._start_writer()
+
+    def _release_held(self):
+        """The sampled window's trace is written (or given up): its steps may be written."""
+        for step in self._unread:
+            step.held = False
 
     def _seal_and_write(self):
-        """Seals the open step on the script's thread; after the last, stops the script."""
+        """Seals the open step on the script's thread; after the last, stops the script once every
+        step is written."""
         self._seal()
-        last = self._sealed >= self._steps_wanted
-        self._write_finished(wait=last)
-        if last:
+        if self._sealed >= self._steps_wanted:
             self._finished = True
+            self._flush()
             raise StepsFinished()
+        self._keep_up()
 
-    # ---- writing --------------------------------------------------------------------------------
+    # ---- writing (the writer thread) ------------------------------------------------------------
+
+    def _start_writer(self):
+        if self._writer_thread is None:
+            self._writer_thread = threading.Thread(target=self._write_loop, name="tunebench-steps", daemon=True)
+            self._writer_thread.start()
+
+    def _writable(self):
+        """Whether the oldest unread step may be written (its window's trace is done); under the lock."""
+        return bool(self._unread) and not self._unread[0].held
+
+    def _write_loop(self):
+        while True:
+            with self._unread_changed:
+                self._unread_changed.wait_for(lambda: self._writer_stopped or self._writable())
+                if self._writer_stopped:
+                    return
+                step = self._unread[0]
+            try:
+                self._wait_for_device(step)
+                with self._writing:
+                    with self._unread_changed:
+                        if self._writer_stopped:
+                            return
+                        self._unread.popleft()
+                    self._write_step(step)
+            except Exception as e:  # noqa: BLE001 - a broken device after a crash: the rest is dropped
+                with self._unread_changed:
+                    self._writer_failure = e
+                    self._writer_stopped = True
+                    self._unread.clear()
+                    self._unread_changed.notify_all()
+                return
+            with self._unread_changed:
+                self._unread_changed.notify_all()
+
+    def _wait_for_device(self, step):
+        for mark in [step.end] + [m for i in step.intervals for m in (i.start, i.end) if m is not None]:
+            if not self._clock.is_done(mark):
+                self._clock.wait(mark)
+        for loss in step.losses:
+            loss.wait()
+
+    def _keep_up(self):
+        """The script's thread waits while the host is more than MAX_UNREAD_STEPS written steps ahead
+        (steps held for their window's trace do not count: they wait for this thread)."""
+        with self._unread_changed:
+            self._unread_changed.wait_for(
+                lambda: self._writer_stopped or sum(not s.held for s in self._unread) <= MAX_UNREAD_STEPS)
+
+    def _flush(self):
+        """Waits until every sealed step is written (the held ones are released first: the run ends)."""
+        with self._unread_changed:
+            self._release_held()
+            self._unread_changed.notify_all()
+            self._unread_changed.wait_for(lambda: self._writer_stopped or not self._unread)
+
+    @property
+    def writer_failure(self):
+        """What stopped the writer thread (steps after it were not written), or None."""
+        return self._writer_failure
+
+    def _stop_writer_and_write_done(self):
+        """Another thread ends the run (a hung script): the writer thread stops (it may be stuck on
+        the device) and the steps the device has done are written here, in order."""
+        with self._unread_changed:
+            self._writer_stopped = True
+            self._release_held()
+            self._unread_changed.notify_all()
+        with self._writing:  # a step being written now is written first
+            while self._unread and self._is_done(self._unread[0]):
+                self._write_step(self._unread.popleft())
 
     def _is_done(self, step):
         marks = [step.end] + [m for i in step.intervals for m in (i.start, i.end) if m is not None]
-        return (all(self._clock.is_done(m) for m in marks) and all(r.is_done() for r in step.losses)
-                and (self._sampler is None or self._sampler.ready(step.index)))
-
-    def _write_finished(self, wait):
-        """Writes the sealed steps whose marks are done, oldest first; `wait`: all of them."""
-        while self._unread:
-            step = self._unread[0]
-            if not self._is_done(step):
-                if not wait and len(self._unread) <= MAX_UNREAD_STEPS:
-                    return
-                for mark in [step.end] + [i.end for i in step.intervals if i.end is not None]:
-                    self._clock.wait(mark)
-            self._unread.popleft()
-            self._write_step(step)
+        return all(self._clock.is_done(m) for m in marks) and all(r.is_done() for r in step.losses)
 
     def finish(self, wait_for_device=True, lock_timeout_s=-1):
         """At the end of the run: seals a step whose optimizer step returned and writes what is
@@ -267,10 +352,9 @@ class StepRecorder:
             if self._sampler is not None and wait_for_device:
                 self._sampler.finish()
             if wait_for_device:
-                self._write_finished(wait=True)
+                self._flush()
             else:
-                while self._unread and self._is_done(self._unread[0]):
-                    self._write_step(self._unread.popleft())
+                self._stop_writer_and_write_done()
             return self._sealed
         finally:
             self._lock.release()

@@ -187,6 +187,9 @@ class ProbeRun:
 
     def _end(self, code, error):
         steps_done = self._guarded(self._recorder.finish) or 0
+        failure = self._recorder.writer_failure
+        if failure is not None:
+            log(self._rank_env.rank, f"steps after a failed write were not written: {type(failure).__name__}: {failure}")
         self._guarded(self._announcer.announce)  # a run without steps still says what ran
         if code == EXIT_OK and steps_done < self._settings.steps:
             self._writer.warning("steps", f"the script ended after {steps_done} of {self._settings.steps} steps")
