@@ -37,6 +37,7 @@ struct Placed {
   Phase phase;
   size_t activity;  // index into TraceRecords::activities
   int64_t launch_ns;
+  int64_t launch_end_ns;
 };
 
 std::string version_text(int64_t v) {  // 13000 -> "13.0", 12040 -> "12.4"
@@ -150,7 +151,7 @@ void StepBuilder::build(RankTrace& out) {
     }
     ++devices[a.device];
     const size_t s = static_cast<size_t>(si);
-    Placed p{a.start_ns, a.end_ns, Lane::Compute, Phase::Other, ai, it->ts_ns};
+    Placed p{a.start_ns, a.end_ns, Lane::Compute, Phase::Other, ai, it->ts_ns, it->end_ns};
     const bool in_backward = backward.covers(it->tid, it->ts_ns);
     const bool in_optimizer = optimizer.covers(it->tid, it->ts_ns);
     if (a.kind == ActivityKind::Collective) {
@@ -279,7 +280,8 @@ void StepBuilder::build(RankTrace& out) {
     for (const Placed& p : placed[s]) {
       const int64_t start = to_us(base_us, p.start_ns), end = to_us(base_us, p.end_ns);
       activity.activities.push_back(
-          {start, end, p.lane, p.phase, to_us(base_us, p.launch_ns), r.activities[p.activity].stream});
+          {start, end, p.lane, p.phase, to_us(base_us, p.launch_ns), r.activities[p.activity].stream,
+           to_us(base_us, std::max(p.launch_end_ns, p.launch_ns))});
       if (p.lane != Lane::Comm) continue;
       const GpuActivity& a = r.activities[p.activity];
       Interval in{Lane::Comm,   p.phase, start, end, a.comm.name >= 0 ? r.labels[static_cast<size_t>(a.comm.name)] : "",

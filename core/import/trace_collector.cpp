@@ -146,7 +146,7 @@ void TraceCollector::add(const TraceEvent& event) {
       m_records.stream_waits.push_back({*e.correlation, start_ns, *e.tid});
     if (starts_with(e.name, "cudaEventRecord") || starts_with(e.name, "cuEventRecord"))
       m_records.event_records[*e.correlation] = start_ns;
-    m_records.launches.push_back({*e.correlation, start_ns, *e.tid});
+    m_records.launches.push_back({*e.correlation, start_ns, *e.tid, end_ns});
     m_records.first_ns = std::min(m_records.first_ns, start_ns);
     m_records.last_ns = std::max(m_records.last_ns, end_ns);
   }

@@ -34,6 +34,7 @@ struct Launch {
   int64_t correlation = 0;
   int64_t ts_ns = 0;
   int64_t tid = 0;
+  int64_t end_ns = 0;  // when the launch call returned
 };
 
 // What a collective moved: from the NCCL kernel's own args (PyTorch >= 2.4) or from the

@@ -248,23 +248,10 @@ GpuActivitySummary summarise_gpu_activity(StepActivity step) {
         if (op.start_us < b && op.end_us > a && is_copy_op(op.name)) return "a copy: " + op.name;
     return "";
   };
-  auto add_gap = [&](int64_t a, int64_t b, bool has_next) {
-    if (b <= a) return;
+  // A gap with nothing queued: the host was in a synchronisation, or had not launched the work yet.
+  auto host_side = [&](int64_t a, int64_t b, int64_t launch, bool has_next) {
     Interval gap{Lane::Compute, Phase::HostWait, a, b, "", 0, 0.0};
-    const DeviceActivity* next = has_next ? resumed_at(b) : nullptr;
-    const int64_t launch = next ? next->launch_us : -1;
-    // Work launched before the GPU ran dry is the device's, even while the host sits in a
-    // synchronisation (a GPU-bound step's host waits in the step's own sync while the device works
-    // through its queue): launch latency when it started within kLaunchLatencyUs, else something
-    // held it.
-    if (launch >= 0 && launch <= a) {
-      if (b - a <= kLaunchLatencyUs) {
-        gap.phase = Phase::LaunchGap;
-      } else {
-        gap.phase = Phase::DependencyWait;
-        gap.label = dependency_of(*next, a, b);
-      }
-    } else if (const HostCall* s = sync_at(a)) {
+    if (const HostCall* s = sync_at(a)) {
       gap.phase = Phase::SyncWait;
       gap.label = s->name;
     } else if (launch < 0 && has_next && b - a <= kShortGapUs) {
@@ -272,7 +259,37 @@ GpuActivitySummary summarise_gpu_activity(StepActivity step) {
     } else {
       gap.label = busiest_op(threads, a, b);
     }
-    out.intervals.push_back(std::move(gap));
+    return gap;
+  };
+  auto add_gap = [&](int64_t a, int64_t b, bool has_next) {
+    if (b <= a) return;
+    const DeviceActivity* next = has_next ? resumed_at(b) : nullptr;
+    const int64_t launch = next ? next->launch_us : -1;
+    // Queued from when its launch call returned (a launch that itself takes long, a kernel's
+    // first, is the host's time, not a wait of the device).
+    const int64_t queued = next ? std::max(next->launch_us, next->launch_end_us) : -1;
+    // Work launched before the GPU ran dry is the device's, even while the host sits in a
+    // synchronisation (a GPU-bound step's host waits in the step's own sync while the device works
+    // through its queue): launch latency when it started within kLaunchLatencyUs, else something
+    // held it.
+    if (launch >= 0 && launch <= a) {
+      Interval gap{Lane::Compute, Phase::LaunchGap, a, b, "", 0, 0.0};
+      if (b - a > kLaunchLatencyUs) {
+        gap.phase = Phase::DependencyWait;
+        gap.label = dependency_of(*next, a, b);
+      }
+      out.intervals.push_back(std::move(gap));
+      return;
+    }
+    // Launched while the GPU sat idle but started more than a launch latency after: the host's
+    // part of the gap ends where the work was queued, the rest something held it.
+    if (launch >= 0 && b - queued > kLaunchLatencyUs) {
+      if (queued > a) out.intervals.push_back(host_side(a, queued, launch, has_next));
+      out.intervals.push_back({Lane::Compute, Phase::DependencyWait, std::max(a, queued), b,
+                               dependency_of(*next, std::max(a, queued), b), 0, 0.0});
+      return;
+    }
+    out.intervals.push_back(host_side(a, b, launch, has_next));
   };
   int64_t cursor = window.start_us;
   for (const auto& s : busy) {

@@ -12,7 +12,10 @@
 //       DependencyWait  the next activity had already been launched but started later than a
 //                  launch latency: something held it (a cross-stream event wait, a collective, a
 //                  copy); labelled with the call or op that made the dependency when the records
-//                  show it (stream_wait_label), empty otherwise;
+//                  show it (stream_wait_label), empty otherwise. Work launched while the GPU sat
+//                  idle that starts more than a launch latency after its launch call returned
+//                  splits the gap there: the part before is classified as below (the host had
+//                  not launched it yet), the part after is a dependency wait;
 //       SyncWait   otherwise, the host was inside a blocking call when the GPU ran dry
 //                  (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize, a
 //                  blocking copy to the host); labelled with the op that issued it;
@@ -41,6 +44,7 @@ struct DeviceActivity {
   protocol::Phase phase = protocol::Phase::Other;  // compute lane: the phase its launch ran in
   int64_t launch_us = -1;                          // when the host launched it; -1 unknown
   int64_t stream = -1;                             // the stream it ran on; -1 unknown
+  int64_t launch_end_us = -1;                      // when that launch call returned; -1 unknown
 };
 
 // A cudaStreamWaitEvent: from `call_us` on, work launched later on `stream` waits for the event

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
@@ -263,7 +264,7 @@ metrics::StepActivity KernelSampler::classify(std::vector<Raw> raw, metrics::Ste
     uint64_t correlation;
   };
   std::vector<Device> device;
-  std::unordered_map<uint64_t, int64_t> launch_us;  // correlation id -> the launch call's start
+  std::unordered_map<uint64_t, std::pair<int64_t, int64_t>> launch_us;  // correlation id -> the launch call
   std::vector<metrics::HostCall> syncs;
   for (auto& e : raw) {
     switch (e.kind) {
@@ -281,7 +282,7 @@ metrics::StepActivity KernelSampler::classify(std::vector<Raw> raw, metrics::Ste
         break;
       }
       case Raw::Api:
-        launch_us.emplace(e.correlation, e.start_us);
+        launch_us.emplace(e.correlation, std::make_pair(e.start_us, e.end_us));
         if (metrics::is_sync_call(e.name)) syncs.push_back({e.start_us, e.end_us, e.tid, e.name});
         break;
       case Raw::CpuOp:  // not Kineto's own spans
@@ -314,7 +315,7 @@ metrics::StepActivity KernelSampler::classify(std::vector<Raw> raw, metrics::Ste
   out.syncs = std::move(syncs);
   for (auto& d : device) {
     const auto it = launch_us.find(d.correlation);
-    if (it != launch_us.end()) d.activity.launch_us = it->second;
+    if (it != launch_us.end()) std::tie(d.activity.launch_us, d.activity.launch_end_us) = it->second;
     if (d.activity.lane == Lane::Compute)
       d.activity.phase = phase_at(windows, d.activity.launch_us >= 0 ? d.activity.launch_us : d.activity.start_us);
     out.activities.push_back(d.activity);

@@ -173,6 +173,36 @@ TEST(GpuActivity, AQueuedKernelHeldPastTheLaunchLatencyIsADependencyWaitNamedAft
   EXPECT_EQ(of_phase(summarise_gpu_activity(st), Phase::DependencyWait)[0]->label, "");
 }
 
+TEST(GpuActivity, AKernelLaunchedWhileTheGpuSatIdleAndHeldAfterItsLaunchSplitsTheGap) {
+  // The GPU ran dry at 100; the host spent until 200 in aten::mm, then launched the next kernel
+  // (its launch call 200-210), which waited on another stream's event until 5,210: the host's part
+  // is a host wait, the rest (from the launch call's return) a dependency wait.
+  StepActivity st;
+  st.start_us = 0;
+  st.end_us = 5'300;
+  DeviceActivity held = kernel(5'210, 5'300, Phase::Forward, 200);
+  held.launch_end_us = 210;
+  st.activities = {kernel(0, 100, Phase::Forward, 5), held};
+  st.host_ops = {{100, 200, 1, "aten::mm"}};
+  const auto s = summarise_gpu_activity(st);
+  ASSERT_EQ(of_phase(s, Phase::HostWait).size(), 1u);
+  EXPECT_EQ(of_phase(s, Phase::HostWait)[0]->start_us, 100);
+  EXPECT_EQ(of_phase(s, Phase::HostWait)[0]->end_us, 210);
+  EXPECT_EQ(of_phase(s, Phase::HostWait)[0]->label, "aten::mm");
+  EXPECT_EQ(total(s, Phase::DependencyWait), 5'000);
+  // Started right after a launch call that itself took 5 ms (a kernel's first launch loads its
+  // module): the host's time, no dependency wait.
+  held.launch_end_us = 5'200;
+  st.activities = {kernel(0, 100, Phase::Forward, 5), held};
+  const auto slow_launch = summarise_gpu_activity(st);
+  EXPECT_EQ(total(slow_launch, Phase::DependencyWait), 0);
+  EXPECT_EQ(total(slow_launch, Phase::HostWait), 5'110);
+  // The launch call's end unknown: queued from its start.
+  held.launch_end_us = -1;
+  st.activities = {kernel(0, 100, Phase::Forward, 5), held};
+  EXPECT_EQ(total(summarise_gpu_activity(st), Phase::DependencyWait), 5'010);
+}
+
 TEST(GpuActivity, QueuedGapsUpToTheLaunchLatencyAreLaunchGapsAndOneMicrosecondMoreIsNot) {
   StepActivity st;
   st.start_us = 0;
