@@ -14,8 +14,9 @@ The waits of issue 40 (docs/ANALYSIS.md, "GPU busy and GPU idle"; `scripts/gpu-b
     --scenario streams --delay-ms 5     one process, two streams: stream A is held by a host function
                                         sleeping DELAY (cuLaunchHostFunc + usleep, no Python in it),
                                         an event recorded after it, stream B waits on the event and its
-                                        next kernel, queued long before, starts DELAY later: a
-                                        dependency wait of known length (CUDA sync records on)
+                                        next kernel, launched ~0.1 ms after the GPU ran dry, starts
+                                        DELAY later: a dependency wait of known length from its
+                                        launch (CUDA sync records on)
     --scenario graph                    a small GPT step captured as one CUDA graph (~1 ms), 60 steps,
                                         2 of them profiled: sampled among unsampled short steps
     --scenario gloo-delay --delay-ms 20 (torchrun, 2 ranks, one GPU is enough) forward/backward, then
