@@ -78,8 +78,29 @@ std::string describe_sqlite_error(int code) {
     case SQLITE_TOOBIG: return "a value in the file is larger than Tunebench accepts";
     case SQLITE_CONSTRAINT: return "the change conflicts with what the file holds";
     case SQLITE_SCHEMA: return "the file's layout changed while it was read; open it again";
-    default: return std::string("the database reported an error (") + sqlite3_errstr(code) + ")";
+    default: return "SQLite failed in a way Tunebench has no sentence for (the log or Details has its words)";
   }
+}
+
+namespace {
+// What the user can do about a failure of this kind ("" where the description says it already).
+std::string remedy(int code) {
+  switch (code & 0xff) {
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+    case SQLITE_FORMAT: return " Open a backup, or ask its sender for the file again.";
+    case SQLITE_IOERR: return " Check that the disk and the file are still there, then open the session again.";
+    case SQLITE_FULL: return " Free some space and try again.";
+    case SQLITE_READONLY: return " Open it read-only, or save a copy where you may write.";
+    default: return "";
+  }
+}
+}  // namespace
+
+StoreError sqlite_failure(const std::string& context, const SQLite::Exception& e, const std::string& after) {
+  const int code = e.getExtendedErrorCode();
+  return StoreError(context + ": " + describe_sqlite_error(code) + "." + remedy(code) + after,
+                    "SQLite: " + std::string(e.what()) + " (extended code " + std::to_string(code) + ")");
 }
 
 bool is_locked_error(int code) {
@@ -99,7 +120,7 @@ std::unique_ptr<SQLite::Database> open_connection(const std::string& path, OpenM
     db->setBusyTimeout(static_cast<int>(busy_timeout.count()));
     return db;
   } catch (const SQLite::Exception& e) {
-    throw StoreError("cannot open " + path + ": " + describe_sqlite_error(e.getExtendedErrorCode()));
+    throw sqlite_failure("cannot open " + path, e);
   }
 }
 

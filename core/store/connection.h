@@ -10,8 +10,11 @@
 #include <memory>
 #include <string>
 
+#include "core/store/store_error.h"
+
 namespace SQLite {
 class Database;
+class Exception;
 }
 
 namespace tunebench::store {
@@ -35,6 +38,12 @@ std::string describe_sqlite_error(int sqlite_extended_error_code);
 
 // True for SQLite's "database is locked/busy" failures: the file is fine, someone holds it.
 bool is_locked_error(int sqlite_error_code);
+
+// The one place a failure of SQLite becomes a StoreError (every catch in core/store calls it):
+// "`context`: <describe_sqlite_error>. <what to do>`after`", e.g. "s.tbsession: cannot load the
+// trial: the file is damaged (...). Open a backup, or ask its sender for the file again." SQLite's
+// own words and code go to StoreError::details(), for the log or a Details section only.
+StoreError sqlite_failure(const std::string& context, const SQLite::Exception& e, const std::string& after = {});
 
 // Settings for a connection that will write: WAL journal, synchronous=NORMAL (a committed
 // transaction survives a killed process; only power loss may undo the latest ones), busy timeout.

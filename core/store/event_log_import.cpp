@@ -131,7 +131,7 @@ ImportResult import_event_log(SessionStore& store, const std::string& jsonl_path
     }
     tx.commit();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(store.path() + ": cannot import " + jsonl_path + ": " + describe_sqlite_error(e.getExtendedErrorCode()));
+    throw sqlite_failure(store.path() + ": cannot import " + jsonl_path, e);
   }
   result.trial_id = result.trial_ids.front();
   return result;
@@ -151,7 +151,7 @@ ImportResult import_trial_log(SessionStore& store, const tp::TrialLog& log, cons
     result.trial_ids = {result.trial_id};
     tx.commit();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(store.path() + ": cannot import '" + name + "': " + describe_sqlite_error(e.getExtendedErrorCode()));
+    throw sqlite_failure(store.path() + ": cannot import '" + name + "'", e);
   }
   return result;
 }
@@ -203,7 +203,7 @@ ImportResult import_loaded_trials(SessionStore& store, const std::vector<LoadedT
     }
     tx.commit();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(store.path() + ": cannot import the trials: " + describe_sqlite_error(e.getExtendedErrorCode()));
+    throw sqlite_failure(store.path() + ": cannot import the trials", e);
   }
   if (!result.trial_ids.empty()) result.trial_id = result.trial_ids.front();
   return result;

@@ -78,7 +78,7 @@ std::string read_file_prefix(const std::string& path, size_t max_bytes) {
       if (f->pMethods) f->pMethods->xClose(f);
     }
   } closer{file.get()};
-  if (opened != SQLITE_OK) throw StoreError("cannot open " + path + ": " + sqlite3_errstr(opened));
+  if (opened != SQLITE_OK) throw StoreError("cannot open " + path + ": " + describe_sqlite_error(opened), std::string("SQLite: ") + sqlite3_errstr(opened));
   sqlite3_int64 size = 0;
   if (file->pMethods->xFileSize(file.get(), &size) != SQLITE_OK) throw StoreError("cannot read " + path);
   std::string bytes(std::min<size_t>(max_bytes, static_cast<size_t>(std::max<sqlite3_int64>(size, 0))), '\0');
@@ -151,7 +151,8 @@ int check_session_database(SQLite::Database& db, const std::string& path, bool f
         // SQLite's own report ("*** in database main *** Page 13: ...") means nothing to a user.
         if (result != "ok")
           throw StoreError(path + " is damaged: its pages fail SQLite's integrity check. It was not opened or "
-                                  "changed; open a backup, or ask its sender for the file again.");
+                                  "changed; open a backup, or ask its sender for the file again.",
+                           "SQLite's integrity check: " + result);
       }
     }
     const int app_id = db.execAndGet("PRAGMA application_id").getInt();
@@ -170,8 +171,7 @@ int check_session_database(SQLite::Database& db, const std::string& path, bool f
     if (is_locked_error(e.getErrorCode()))
       throw StoreError(path + " is locked by another program; close it there or try again in a moment. The "
                               "file was not changed.");
-    throw StoreError(path + " cannot be opened: " + describe_sqlite_error(e.getExtendedErrorCode()) +
-                     ". It was not changed.");
+    throw sqlite_failure(path + " cannot be opened", e, " It was not changed.");
   }
   return version;
 }

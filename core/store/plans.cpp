@@ -32,7 +32,7 @@ template <class F> auto guarded(SessionStore& store, const char* what, F&& f) {
   try {
     return f();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(store.path() + ": cannot " + what + ": " + describe_sqlite_error(e.getExtendedErrorCode()));
+    throw sqlite_failure(store.path() + ": cannot " + what, e);
   } catch (const nlohmann::json::exception&) {
     throw StoreError(store.path() + ": cannot " + what + ": a plan stored in it is not valid JSON");
   }

@@ -28,7 +28,7 @@ template <class F> auto guarded(const std::string& path, const char* what, F&& f
   try {
     return f();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(path + ": cannot " + what + ": " + describe_sqlite_error(e.getExtendedErrorCode()));
+    throw sqlite_failure(path + ": cannot " + what, e);
   } catch (const nlohmann::json::exception&) {
     throw StoreError(path + ": cannot " + what + ": a configuration stored in it is not valid JSON");
   }

@@ -7,12 +7,20 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace tunebench::store {
 
 class StoreError : public std::runtime_error {
  public:
-  explicit StoreError(const std::string& message) : std::runtime_error(message) {}
+  // `details`: SQLite's own words and code where SQLite failed (sqlite_failure(), connection.h), for
+  // the log or a message box's Details section; never part of what().
+  explicit StoreError(const std::string& message, std::string details = {})
+      : std::runtime_error(message), m_details(std::move(details)) {}
+  const std::string& details() const { return m_details; }
+
+ private:
+  std::string m_details;
 };
 
 }  // namespace tunebench::store

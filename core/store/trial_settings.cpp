@@ -27,8 +27,7 @@ void set_trial_known_config(SessionStore& store, int64_t trial_id, const nlohman
     }
     tx.commit();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(store.path() + ": cannot change the settings of trial " + std::to_string(trial_id) + ": " +
-                     describe_sqlite_error(e.getExtendedErrorCode()));
+    throw sqlite_failure(store.path() + ": cannot change the settings of trial " + std::to_string(trial_id), e);
   }
 }
 

@@ -31,7 +31,7 @@ TrialWriter::TrialWriter(const std::string& session_path, int64_t trial_id, Opti
     q.exec();
     m_inserter = std::make_unique<EventInserter>(m_store->database(), trial_id);
   } catch (const SQLite::Exception& e) {
-    throw StoreError(session_path + ": cannot start writing the trial: " + describe_sqlite_error(e.getExtendedErrorCode()));
+    throw sqlite_failure(session_path + ": cannot start writing the trial", e);
   }
   if (m_options.background_flush) m_thread = std::thread([this] { background_loop(); });
 }
@@ -79,8 +79,7 @@ void TrialWriter::flush_locked() {
     tx.commit();
   } catch (const SQLite::Exception& e) {
     // The batch stays pending: a busy or full disk may clear, and the next flush retries it.
-    throw StoreError(m_store->path() + ": cannot write trial " + std::to_string(m_trial_id) +
-                     ": " + describe_sqlite_error(e.getExtendedErrorCode()));
+    throw sqlite_failure(m_store->path() + ": cannot write trial " + std::to_string(m_trial_id), e);
   }
   m_committed += static_cast<int64_t>(m_pending.size());
   m_pending.clear();
@@ -95,7 +94,7 @@ void TrialWriter::finish(TrialStatus status, const std::string& exit_reason) {
     m_inserter->finish();  // the count of problems beyond the kept ones
     tx.commit();
   } catch (const SQLite::Exception& e) {
-    throw StoreError(m_store->path() + ": cannot write trial " + std::to_string(m_trial_id) + ": " + describe_sqlite_error(e.getExtendedErrorCode()));
+    throw sqlite_failure(m_store->path() + ": cannot write trial " + std::to_string(m_trial_id), e);
   }
   m_store->set_trial_status(m_trial_id, status, exit_reason);
   m_finished = true;

@@ -204,3 +204,29 @@ TEST(FileGuard, FileSizeCap) {
   }
   EXPECT_EQ(tt::read_bytes(s.path), before);
 }
+
+// Issue 44: a damaged session's message is a plain sentence that says what to do; SQLite's own
+// words ("database disk image is malformed") are kept for the log or a Details section only.
+TEST(FileGuard, DamageSaysWhatToDoAndKeepsSQLitesWordsForTheDetails) {
+  GoodSession s;
+  std::string bytes = tt::read_bytes(s.path);
+  for (size_t i = 2 * 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 7919) & 0xff);
+  tt::write_bytes(s.path, bytes);
+  ts::SessionStore::OpenOptions options;
+  options.mode = ts::SessionStore::Mode::ReadOnly;
+  options.check_integrity = false;
+  try {
+    const auto store = ts::SessionStore::open(s.path, options);
+    store.load_trial(s.trial);
+    ADD_FAILURE() << "loaded a trial from scribbled pages";
+  } catch (const ts::StoreError& e) {
+    const std::string message = e.what();
+    expect_plain_words(message);
+    EXPECT_NE(message.find("is damaged"), std::string::npos) << message;
+    EXPECT_NE(message.find("backup"), std::string::npos) << "says what to do: " << message;
+    EXPECT_NE(e.details().find("SQLite"), std::string::npos) << "details: " << e.details();
+    EXPECT_NE(e.details().find("malformed"), std::string::npos) << "details: " << e.details();
+  }
+  // A code no sentence names is not passed through in SQLite's words either.
+  expect_plain_words(ts::describe_sqlite_error(SQLITE_MISMATCH));
+}
