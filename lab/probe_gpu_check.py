@@ -94,6 +94,8 @@ SHAPES = {
     # About 5 ms: the probe's Python per step weighs most here.
     "small": ["--dim", "512", "--layers", "4", "--heads", "8", "--seq", "512", "--batch", "4", "--steps", "200"],
 }
+if os.environ.get("SHAPES"):  # SHAPES=small: these shapes only (here and in lab/probe_sample_check.py)
+    SHAPES = {name: SHAPES[name] for name in os.environ["SHAPES"].split(",")}
 
 
 def run(script, shape, probed, out, events=None, extra=()):
@@ -138,6 +140,14 @@ def main():
         run(script, shape, True, out, events=os.path.join(out, f"{shape}.jsonl"), extra=extra)
     if os.path.exists(os.path.join(out, "small-trace.json")):
         subprocess.run(["gzip", "-9", os.path.join(out, "small-trace.json")], check=True)
+    if os.environ.get("PROFILE_PROBE"):  # where a probed step's time goes: cProfile of one small run
+        shape = "small" if "small" in SHAPES else next(iter(SHAPES))
+        config = os.path.join(out, f"config-{shape}.json")
+        prof = os.path.join(out, "probe.prof")
+        subprocess.run([sys.executable, "-m", "cProfile", "-o", prof, "-m", "tunebench_probe", "--config", config,
+                        "--events", "none", "--", script] + SHAPES[shape], capture_output=True, timeout=300)
+        import pstats
+        pstats.Stats(prof, stream=open(os.path.join(out, "probe-profile.txt"), "w")).sort_stats("tottime").print_stats(40)
     json.dump(results, open(os.path.join(out, "overhead.json"), "w"), indent=1)
     lines = ["shape   plain ms/step (rounds)              probed ms/step (rounds)             ratio of medians"]
     for shape, r in results.items():

@@ -1,8 +1,9 @@
 """The probe's phases against torch.profiler's kernels for the same steps (issue 39): reads the
 events and the trace lab/probe_gpu_check.py recorded (`small.jsonl`, `small-trace.json.gz` in the
 folder given) and prints, per profiled step and phase, the probe's duration (CUDA events) beside
-the GPU span of the phase's kernels in the trace (from the first kernel launched inside its
-record_function to the end of the last), and their ratio.
+the same phase read from the trace as CUDA events read it: from the later of the host entering the
+phase's record_function and the device finishing the work launched before, to the later of the
+host leaving it and the end of the last kernel launched inside it; and their ratio.
 
 The trace and the events are matched by step order: the trace's ProfilerStep#N is the script's
 loop index N; the probe numbers the same optimizer steps from 0.
@@ -31,10 +32,15 @@ def trace_phases(path):
             if not (s0 <= m["ts"] < s1):
                 continue
             m0, m1 = m["ts"], m["ts"] + m["dur"]
-            mine = [k for k in kernels if m0 <= launches.get(k.get("args", {}).get("correlation"), -1) <= m1]
+            launched = [(launches.get(k.get("args", {}).get("correlation"), -1), k) for k in kernels]
+            mine = [k for t, k in launched if m0 <= t <= m1]
             if mine:
-                span = max(k["ts"] + k["dur"] for k in mine) - min(k["ts"] for k in mine)
-                out[(n, m["name"][6:])] = span / 1000.0
+                # What a CUDA event recorded on entering and on leaving the phase reads: it completes
+                # once the host has recorded it and the device has done the work queued before it.
+                before = [k["ts"] + k["dur"] for t, k in launched if 0 <= t < m0]
+                start = max([m0] + [e for e in before if e > m0 - 1e6])
+                end = max(m1, max(k["ts"] + k["dur"] for k in mine))
+                out[(n, m["name"][6:])] = (end - start) / 1000.0
     return out
 
 

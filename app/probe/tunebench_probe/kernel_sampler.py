@@ -112,15 +112,15 @@ class KernelSampler:
     def step_opening(self, index):
         """Step `index` is about to start. True when the profiler was started just now: the step
         starts after it, not where the previous one ended."""
-        if not self.sampled(index):
+        if not self.sampled(index) or self._profile is not None:
             return False
-        started = False
-        if self._profile is None:
-            started = self._start()
-            if not started:
-                return False
-        self._open_marker(index)
-        return started
+        return self._start()
+
+    def step_opened(self, index):
+        """Step `index` has its start: a sampled step's ProfilerStep opens (after the start's mark,
+        so the trace step holds no more than the probe's step)."""
+        if self.sampled(index) and self._profile is not None:
+            self._open_marker(index)
 
     def step_ended(self, index):
         """Step `index` ended (an optimizer step returned, or the marker): its ProfilerStep closes and,

@@ -222,6 +222,8 @@ class StepRecorder:
         else:
             start = first_start if first_start is not None else self._clock.mark()
         self._resume_at = None
+        if self._sampler is not None:
+            self._sampler.step_opened(index)
         return StepRecord(index, start)
 
     def _seal(self):

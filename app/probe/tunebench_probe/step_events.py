@@ -74,10 +74,14 @@ def all_reduce_busbw_gbps(nbytes, duration_us, world_size):
     return nbytes / duration_us / 1e3 * 2.0 * (world_size - 1) / world_size
 
 
-def step_fields(record, clock, warmup, world_size):
-    """The `step` event's fields of a finished step (every mark done)."""
+def step_fields(record, clock, warmup, world_size, not_before_us=None):
+    """The `step` event's fields of a finished step (every mark done). `not_before_us`: the previous
+    step's end; a step starting at that mark can read a microsecond earlier (each step's marks are
+    read relative to its own start, and CUDA's elapsed times are rounded), never before it."""
     resolve = clock.resolver(record.start)
     start_us = resolve(record.start)
+    if not_before_us is not None:
+        start_us = max(start_us, not_before_us)
     end_us = max(start_us, resolve(record.end))
     by_lane = {lane: [] for lane in LANES}
     for interval in record.intervals:
@@ -163,10 +167,12 @@ class StepWriter:
         self._warmup = warmup
         self._world_size = world_size
         self._announce = announce
+        self._last_end_us = None
         self.measured = []
 
     def write(self, record):
-        fields = step_fields(record, self._clock, self._warmup, self._world_size)
+        fields = step_fields(record, self._clock, self._warmup, self._world_size, self._last_end_us)
+        self._last_end_us = fields["end_us"]
         trace = self._trace_for(record.index) if self._trace_for is not None else None
         if trace:
             fields["kernel_trace"] = trace

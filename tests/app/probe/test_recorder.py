@@ -81,6 +81,9 @@ class Sampler:
     def step_opening(self, index):
         return False
 
+    def step_opened(self, index):
+        pass
+
     def step_ended(self, index):
         pass
 
