@@ -5,6 +5,8 @@
 #include <QPointer>
 #include <QThread>
 
+#include "core/store/store_error.h"  // header only: a StoreError's details travel with its sentence
+
 namespace tunebench::ui {
 
 struct BackgroundJobs::Job {
@@ -136,7 +138,7 @@ void BackgroundJobs::loop() {
       m_running = job;
     }
     Apply apply;
-    QString error;
+    QString error, details;  // details: a StoreError's SQLite words (JobFailure::details)
     Reporter reporter(this, job);
     if (!job->stopRequested) {  // else cancelled while it waited: it never starts
       const int id = job->id;
@@ -150,6 +152,9 @@ void BackgroundJobs::loop() {
           Qt::QueuedConnection);
       try {
         apply = job->work(reporter);
+      } catch (const store::StoreError& e) {
+        error = QString::fromStdString(e.what());
+        details = QString::fromStdString(e.details());
       } catch (const std::exception& e) {
         error = QString::fromStdString(e.what());
       } catch (...) {
@@ -161,33 +166,36 @@ void BackgroundJobs::loop() {
       m_running.reset();
       if (m_stopping) return;
     }
-    deliver(job, std::move(apply), error);
+    deliver(job, std::move(apply), error, details);
   }
 }
 
-void BackgroundJobs::deliver(const std::shared_ptr<Job>& job, Apply apply, const QString& error) {
+void BackgroundJobs::deliver(const std::shared_ptr<Job>& job, Apply apply, const QString& error,
+                             const QString& details) {
   QPointer<BackgroundJobs> self(this);
   QMetaObject::invokeMethod(
       this,
-      [self, job, apply = std::move(apply), error] {
+      [self, job, apply = std::move(apply), error, details] {
         if (!self) return;
         bool last = false;
         {
           std::lock_guard<std::mutex> lock(self->m_mutex);
           last = --self->m_inFlight == 0;
         }
-        auto failure = [&job](const QString& message) {
-          return JobFailure{job->id, job->label.kind, job->title, job->label.subject, message};
+        auto failure = [&job](const QString& message, const QString& why = {}) {
+          return JobFailure{job->id, job->label.kind, job->title, job->label.subject, message, why};
         };
         // A superseded job's result is stale: the newer job's result is the one to show.
         if (!job->cancelled) {
           if (job->stopRequested && (!error.isEmpty() || !apply)) {
             emit self->jobCancelled(job->id, job->title);
           } else if (!error.isEmpty()) {
-            emit self->jobFailed(failure(error));
+            emit self->jobFailed(failure(error, details));
           } else {
             try {
               if (apply) apply();
+            } catch (const store::StoreError& e) {
+              emit self->jobFailed(failure(QString::fromStdString(e.what()), QString::fromStdString(e.details())));
             } catch (const std::exception& e) {
               emit self->jobFailed(failure(QString::fromStdString(e.what())));
             }

@@ -48,6 +48,7 @@ struct JobFailure {
   QString title;
   QString subject;
   QString message;  // the exception's sentence
+  QString details;  // store::StoreError::details(): SQLite's own words, for the log and a Details section
 };
 
 // What a running job sees: where to report progress and whether it is still wanted.
@@ -90,7 +91,7 @@ class BackgroundJobs : public QObject {
   struct Job;
   class Reporter;
   void loop();
-  void deliver(const std::shared_ptr<Job>& job, Apply apply, const QString& error);
+  void deliver(const std::shared_ptr<Job>& job, Apply apply, const QString& error, const QString& details);
 
   mutable std::mutex m_mutex;
   std::condition_variable m_wake;

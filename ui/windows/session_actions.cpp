@@ -150,23 +150,27 @@ SessionActions::SessionActions(SessionController* session, TrialsModel* trials, 
         emit statusMessage(QStringLiteral("%1 was not opened").arg(f.subject), 8000);  // not "Opening…" still
         showError(QStringLiteral("Open session"),
                   QStringLiteral("%1 was not opened: %2\nNothing was changed (the current session stays open).")
-                      .arg(f.subject, f.message));
+                      .arg(f.subject, f.message),
+                  f.details);
         break;
       case JobKind::ImportLog:
       case JobKind::ImportTraces:
         showError(
             QStringLiteral("Import"),
-            QStringLiteral("%1 was not imported: %2\nNothing was added to the session.").arg(f.subject, f.message));
+            QStringLiteral("%1 was not imported: %2\nNothing was added to the session.").arg(f.subject, f.message),
+                  f.details);
         break;
       case JobKind::LoadTrial:
-        showError(QStringLiteral("Load trial"), QStringLiteral("Could not load %1: %2").arg(f.subject, f.message));
+        showError(QStringLiteral("Load trial"), QStringLiteral("Could not load %1: %2").arg(f.subject, f.message),
+                  f.details);
         break;
       case JobKind::DeleteTrial:
         showError(QStringLiteral("Delete trial"),
-                  QStringLiteral("Could not delete %1: %2\nIt is still in the session.").arg(f.subject, f.message));
+                  QStringLiteral("Could not delete %1: %2\nIt is still in the session.").arg(f.subject, f.message),
+                  f.details);
         break;
       default:
-        showError(f.title, f.message);
+        showError(f.title, f.message, f.details);
     }
   });
   connect(m_session, &SessionController::storeFailed, this,
@@ -669,12 +673,14 @@ void SessionActions::rememberExportDir(const QString& path) {
   if (m_useSettings) QSettings().setValue(QStringLiteral("export/lastDir"), m_exportDir);
 }
 
-void SessionActions::showError(const QString& title, const QString& message) {
+void SessionActions::showError(const QString& title, const QString& message, const QString& details) {
   m_lastError = message;
-  emit errorLogged(QStringLiteral("%1: %2").arg(title, message));
+  emit errorLogged(details.isEmpty() ? QStringLiteral("%1: %2").arg(title, message)
+                                     : QStringLiteral("%1: %2 (%3)").arg(title, message, details));
   if (m_lastBox) m_lastBox->close();
   m_lastBox = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, m_parent);
   m_lastBox->setObjectName(QStringLiteral("sessionErrorBox"));
+  if (!details.isEmpty()) m_lastBox->setDetailedText(details);
   m_lastBox->setAttribute(Qt::WA_DeleteOnClose);
   open_in_front(m_lastBox);
 }

@@ -104,7 +104,9 @@ class SessionActions : public QObject {
   QMessageBox* lastMessageBox() const { return m_lastBox; }
   // A window-modal, non-blocking message box and errorLogged: how the session's gestures and the
   // importers (TraceImportActions) report what failed.
-  void showError(const QString& title, const QString& message);
+  // A plain sentence in the box; `details` (a StoreError's SQLite words) only in its Details section
+  // and the log.
+  void showError(const QString& title, const QString& message, const QString& details = {});
 
  signals:
   void statusMessage(const QString& text, int timeoutMs);

@@ -22,6 +22,7 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenu>
+#include <QMessageBox>
 #include <QSpinBox>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -524,4 +525,37 @@ TEST(InvestigateDefects, AnInvestigationWhosePreviewIsCancelledPausesAndSaysSo) 
   EXPECT_TRUE(inv->statusLabel()->text().contains(QStringLiteral("Not started"))) << inv->statusLabel()->text().toStdString();
   EXPECT_EQ(w->trialsModel()->rowCount(), 1);
   inv->close();
+}
+
+// Issue 44: SQLite's own words ("btreeInitPage() returns error code 11", "database disk image is
+// malformed") reached the message box. The box says in a plain sentence that the file is damaged
+// and what to do; SQLite's words are in its Details section (and the log), nowhere else.
+TEST(SessionDefects, ADamagedSessionIsSaidInPlainWordsWithSQLitesInTheDetails) {
+  QTemporaryDir dir;
+  const QString path = copy_of(dir, example("cpu-tiny.tbsession"));
+  {
+    QFile f(path);
+    ASSERT_TRUE(f.open(QIODevice::ReadWrite));
+    QByteArray bytes = f.readAll();
+    ASSERT_GT(bytes.size(), 3 * 4096);
+    for (qsizetype i = 2 * 4096; i < bytes.size(); ++i) bytes[i] = char((i * 7919) & 0xff);
+    f.seek(0);
+    f.write(bytes);
+  }
+  auto w = make_window();
+  QStringList log;
+  QObject::connect(w->sessionActions(), &SessionActions::errorLogged, [&log](const QString& line) { log << line; });
+  w->sessionActions()->openSession(path);
+  TB_WAIT_FOR(w->sessionActions()->lastMessageBox() != nullptr, kTimeoutMs);
+  QMessageBox* box = w->sessionActions()->lastMessageBox();
+  ASSERT_NE(box, nullptr);
+  const QString text = box->text();
+  EXPECT_TRUE(text.contains(QStringLiteral("damaged"))) << text.toStdString();
+  EXPECT_TRUE(text.contains(QStringLiteral("backup"))) << "says what to do: " << text.toStdString();
+  for (const char* raw : {"***", "error code", "btree", "malformed", "SQLITE_", "Page "})
+    EXPECT_FALSE(text.contains(QLatin1String(raw))) << "raw SQLite text '" << raw << "' in: " << text.toStdString();
+  EXPECT_TRUE(box->detailedText().contains(QStringLiteral("SQLite"))) << box->detailedText().toStdString();
+  ASSERT_FALSE(log.isEmpty());
+  EXPECT_TRUE(log.last().contains(box->detailedText())) << "the log keeps SQLite's words: " << log.last().toStdString();
+  box->close();
 }
