@@ -48,6 +48,15 @@ const MetricDef kMetrics[] = {
      [](const TrialMetrics& m) { return m.tokens_per_step > 0 ? some(m.tokens_per_s_per_gpu) : std::nullopt; }},
     {"tokens_per_s_total", "Throughput total", "tokens/s", Better::Higher,
      [](const TrialMetrics& m) { return m.tokens_per_step > 0 ? some(m.tokens_per_s_total) : std::nullopt; }},
+    // A model counted in samples (samples_per_step given, e.g. an imported CNN trace).
+    {"samples_per_step", "Samples per step (all {ranks})", "samples", Better::Neither,
+     [](const TrialMetrics& m) {
+       return m.measured_steps && m.samples_per_step > 0 ? value(m.samples_per_step) : std::nullopt;
+     }},
+    {"samples_per_s_per_gpu", "Throughput per {rank}", "samples/s", Better::Higher,
+     [](const TrialMetrics& m) { return m.samples_per_step > 0 ? some(m.samples_per_s_per_gpu) : std::nullopt; }},
+    {"samples_per_s_total", "Throughput total", "samples/s", Better::Higher,
+     [](const TrialMetrics& m) { return m.samples_per_step > 0 ? some(m.samples_per_s_total) : std::nullopt; }},
     {"mfu", "MFU", "%", Better::Higher, [](const TrialMetrics& m) { return value(m.mfu, 100.0); }},
     {"comm_ms", "Communication", "ms", Better::Lower,
      [](const TrialMetrics& m) { return m.world_size > 1 ? some(m.comm_ms) : std::nullopt; }},
@@ -256,7 +265,8 @@ std::string throughput_statement(const TrialMetrics& base, const TrialMetrics& o
     const TrialMetrics& unknown = base.tokens_per_step <= 0 ? base : other;
     return other.label + " vs " + base.label + ": step " + format_ms(to) + " vs " + format_ms(tb) + " median" +
            "; the tokens per step of " + unknown.label +
-           " are unknown (an imported trace: set micro_batch, seq_len and grad_accum), so throughput is not compared.";
+           " are unknown (an imported trace: set micro_batch, seq_len and grad_accum, or samples_per_step for a model "
+           "counted in samples; the samples/s rows compare those), so throughput in tokens is not compared.";
   }
   const double token_ratio = other.tokens_per_step / base.tokens_per_step;
   const double total = other.tokens_per_s_total.median / base.tokens_per_s_total.median;

@@ -1,5 +1,7 @@
 #include "core/analysis/throughput.h"
 
+#include <algorithm>
+
 #include "core/analysis/step_time.h"
 #include "core/config/known_settings.h"
 #include "core/config/trial_config.h"
@@ -26,6 +28,12 @@ int64_t configured_tokens_per_rank_step(const protocol::TrialLog& log) {
   for (const char* key : {"micro_batch", "seq_len", "grad_accum"})
     if (!config::is_known(cfg, key)) return 0;
   return config::from_json(cfg).config.tokens_per_rank_step();
+}
+
+int64_t configured_samples_per_rank_step(const protocol::TrialLog& log) {
+  const auto cfg = log.config();
+  if (!cfg.is_object() || !config::is_known(cfg, "samples_per_step")) return 0;
+  return std::max<int64_t>(0, config::from_json(cfg).config.samples_per_step);
 }
 
 double trial_tokens_per_step(const protocol::TrialLog& log) {

@@ -22,6 +22,10 @@ Spread throughput_of(const Spread& step_ms, double tokens);
 
 // micro_batch x seq_len x grad_accum of the log's config when all three are known, else 0.
 int64_t configured_tokens_per_rank_step(const protocol::TrialLog& log);
+// samples_per_step of the log's config when it is known (a known setting of an imported trace),
+// else 0. A model whose batches are not token sequences (a CNN) has its throughput in samples/s:
+// all ranks' samples per step over the same step time, as tokens (TrialMetrics::samples_per_s_*).
+int64_t configured_samples_per_rank_step(const protocol::TrialLog& log);
 // All ranks' tokens per step: the median over measured steps (0: unknown).
 double trial_tokens_per_step(const protocol::TrialLog& log);
 // The trial's throughput, all ranks together (n = 0 when the tokens or the steps are unknown).

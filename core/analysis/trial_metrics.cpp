@@ -188,7 +188,7 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
   if (model) m.parameters = model->parameters;
   m.label = m.config && !m.config->name.empty() ? m.config->name : (m.trial.empty() ? "trial" : m.trial);
 
-  std::vector<double> step_ms, comm_ms, exposed_ms, wait_ms, tokens, grad_bytes, comm_bytes, bus_bytes;
+  std::vector<double> step_ms, comm_ms, exposed_ms, wait_ms, tokens, step_samples, grad_bytes, comm_bytes, bus_bytes;
   std::vector<PhaseBreakdown> critical, critical_sampled, critical_unsampled;
   std::vector<double> exposed_unsampled_ms;
   std::vector<double> busy_share, exposed_sampled_ms;
@@ -254,6 +254,7 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
 
     const auto step_times = metrics::step_times_ms(log);
     const int64_t configured_tokens = configured_tokens_per_rank_step(log);
+    const int64_t configured_samples = configured_samples_per_rank_step(log);
     for (const auto& [index, samples] : by_step) {
       const RankSample* crit = critical_rank(samples);
       int64_t tokens_total = 0;
@@ -282,6 +283,7 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
       exposed_ms.push_back(static_cast<double>(b.exposed_comm_us()) / 1000.0);
       wait_ms.push_back(static_cast<double>(b[Part::DataWait]) / 1000.0);
       tokens.push_back(static_cast<double>(tokens_total));
+      step_samples.push_back(static_cast<double>(configured_samples) * static_cast<double>(samples.size()));
       double g = 0, c = 0, bus = 0;
       for (const auto& in : crit->step->intervals) {
         if (in.lane != protocol::Lane::Comm) continue;
@@ -300,6 +302,9 @@ TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeat
   m.tokens_per_step = spread_of(tokens).median;
   m.tokens_per_s_total = throughput_of(m.step_ms, m.tokens_per_step);
   m.tokens_per_s_per_gpu = scaled(m.tokens_per_s_total, 1.0 / std::max(1, m.world_size));
+  m.samples_per_step = spread_of(step_samples).median;
+  m.samples_per_s_total = throughput_of(m.step_ms, m.samples_per_step);
+  m.samples_per_s_per_gpu = scaled(m.samples_per_s_total, 1.0 / std::max(1, m.world_size));
   // Kernel-sampled steps, where there are any, give the breakdown: their parts are measured on the
   // device; the other steps' compute phases run from first kernel to last, gaps included. Where
   // both kinds exist the sampled ones stand for the run only when they agree with the others

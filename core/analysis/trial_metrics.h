@@ -87,6 +87,11 @@ struct TrialMetrics {
   double tokens_per_step = 0;             // all ranks together (median over steps)
   Spread tokens_per_s_total;              // tokens_per_step / step time (quartiles from the step-time quartiles)
   Spread tokens_per_s_per_gpu;            // tokens_per_s_total / world_size
+  // Samples (a CNN's images) where the config gives samples_per_step (throughput.h): all ranks'
+  // samples per step (median; 0: not counted), over the step time as tokens are.
+  double samples_per_step = 0;
+  Spread samples_per_s_total;
+  Spread samples_per_s_per_gpu;           // samples_per_s_total / world_size
   std::optional<double> flops_per_token;  // PaLM convention (core/metrics/flops.h)
   std::optional<double> peak_tflops;      // dense bf16 peak of the device
   std::optional<double> mfu;              // 0..1 from the median tokens/s per GPU

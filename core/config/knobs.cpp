@@ -234,6 +234,11 @@ const std::vector<KnobInfo>& knobs() {
        "A script that reaches no training step (an optimizer's step(), or the marker) within this long fails "
        "with a message saying so.",
        ""},
+      {"samples_per_step", kScript, "Samples per step", T::Int, {}, "samples",
+       "Samples (images, examples) one rank trains on per optimizer step (its batch size x accumulation), for "
+       "a model whose batches are not token sequences, e.g. a CNN's imported trace: the trial then shows "
+       "samples/s from its measured step time. 0: not counted in samples.",
+       ""},
       {"script_knobs", kScript, "Applied knobs", T::Text, {}, "",
        "The knobs applied to the script without changing it (comma-separated): num_workers, pin_memory, "
        "persistent_workers, prefetch_factor, cudnn_benchmark, amp, compile, bucket_mb, "

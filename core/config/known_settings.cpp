@@ -49,6 +49,11 @@ std::vector<std::string> unknown_knobs(const nlohmann::json& config_json) {
 
 bool is_known(const nlohmann::json& config_json, std::string_view key) {
   if (key == "name") return true;
+  // Samples per step is in the script's group (the benchmark's form never shows it) but belongs to
+  // any trial that counts samples: an imported trace knows it once the user gives it; a worker's
+  // config (0: the benchmark counts tokens) knows it always.
+  if (key == "samples_per_step")
+    return (config_json.is_object() && config_json.contains("samples_per_step")) || written_by_worker(config_json);
   // Where a trial ran (launcher, hosts, SLURM) is not a knob of the training it measured, and
   // configs written before launchers existed lack those keys: absent means it ran here.
   if (const KnobInfo* k = find_knob(key); k && k->group == "Where") return true;

@@ -299,6 +299,7 @@ const std::vector<Field>& fields() {
       plain("static_graph", &TrialConfig::static_graph),
       plain("step_timeout_s", &TrialConfig::step_timeout_s),
       plain("script_batch_unit", &TrialConfig::script_batch_unit),  // recorded by the probe, not a knob
+      plain("samples_per_step", &TrialConfig::samples_per_step),
   };
   return table;
 }

@@ -181,6 +181,10 @@ struct TrialConfig {
   // What the probe saw a script's batches count in: "tokens" (an integer (batch, sequence) input:
   // micro_batch and seq_len are then known) or "samples"; empty when not seen. Recorded, not a knob.
   std::string script_batch_unit;
+  // Samples (images, examples) one rank trains on per optimizer step, for a model whose batches
+  // are not token sequences (a CNN in an imported trace or a script): the trial's samples/s come
+  // from it and the measured step time (analysis/throughput.h). 0: not counted in samples.
+  int64_t samples_per_step = 0;
 
   bool operator==(const TrialConfig& o) const;
   bool operator!=(const TrialConfig& o) const { return !(*this == o); }

@@ -63,6 +63,7 @@ void validate_benchmark(const TrialConfig& c, std::vector<Problem>& out) {
   positive(c.micro_batch, "micro_batch", "micro-batch");
   need(c.seq_len >= 2, "seq_len", "sequence length must be at least 2 (got " + std::to_string(c.seq_len) + ")");
   positive(c.grad_accum, "grad_accum", "gradient accumulation");
+  need(c.samples_per_step >= 0, "samples_per_step", "samples per step must not be negative (0: not counted)");
   need(c.num_workers >= 0 && c.num_workers <= 64, "num_workers", "num_workers must be between 0 and 64");
   need(c.sample_cpu_us >= 0 && c.sample_cpu_us <= 1e6, "sample_cpu_us",
        "per-sample CPU cost must be between 0 and 1,000,000 µs");

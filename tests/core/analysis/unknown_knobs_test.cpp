@@ -4,7 +4,9 @@
 
 #include "core/analysis/compare.h"
 #include "core/analysis/diagnosis.h"
+#include "core/analysis/report.h"
 #include "core/analysis/trial_metrics.h"
+#include "core/config/known_settings.h"
 #include "tests/core/analysis/synthetic_trial.h"
 
 namespace ta = tunebench::analysis;
@@ -51,7 +53,8 @@ TEST(UnknownKnobs, TokensAndFlopsNeedTheirKnobsKnown) {
   auto m = ta::analyze(trial("imported", known, kDataBound));
   size_t where = 0, script = 0;  // where a trial ran is never unknown (known_settings.h)
   for (const auto& k : tc::knobs()) where += k.group == "Where";
-  for (const auto& k : tc::knobs()) script += k.group == "Your script";  // nor a script's fields, on no script
+  // nor a script's fields, on no script, but samples per step (a known setting of any imported trace)
+  for (const auto& k : tc::knobs()) script += k.group == "Your script" && k.key != "samples_per_step";
   // Nor is how it was observed (kernel_sample_every, kernel_sample_steps).
   EXPECT_EQ(m.unknown_knobs.size(), tc::knobs().size() - 1 - 4 - where - 2 - script);
   EXPECT_TRUE(m.knows({"micro_batch", "seq_len"}));
@@ -140,4 +143,37 @@ TEST(UnknownKnobs, ImportedTrialsAreNeverPooledAndTheDiffSaysUnknown) {
   EXPECT_NE(c.throughput_statements[0].find("tokens per step of a are unknown"), std::string::npos)
       << c.throughput_statements[0];
   for (const auto& row : c.metrics) EXPECT_NE(row.key, "tokens_per_s_total");
+}
+
+// Issue 44: an imported trace of a CNN never got a throughput: its Settings offered only the LLM's
+// micro_batch, seq_len and grad_accum. Samples per step (per rank) is a known setting of its own;
+// given, the trial, the comparison and the report show samples/s from the measured step time.
+TEST(UnknownKnobs, ACnnTraceGetsSamplesPerSecondFromItsSamplesPerStep) {
+  nlohmann::json cnn = {{"strategy", "ddp"}, {"world_size", 2}};
+  auto m = ta::analyze(trial("resnet", cnn, kDataBound));
+  EXPECT_NE(std::find(m.unknown_knobs.begin(), m.unknown_knobs.end(), "samples_per_step"), m.unknown_knobs.end());
+  EXPECT_EQ(m.samples_per_step, 0.0);
+  EXPECT_EQ(m.samples_per_s_total.n, 0u);
+
+  ASSERT_TRUE(tc::set_known_setting(cnn, "samples_per_step", "64").empty());
+  EXPECT_TRUE(tc::set_known_setting(cnn, "samples_per_step", "-1").size() == 1) << "a negative count is refused";
+  m = ta::analyze(trial("resnet", cnn, kDataBound));
+  EXPECT_EQ(m.samples_per_step, 128.0);  // 64 on each of 2 ranks
+  ASSERT_GT(m.samples_per_s_total.n, 0u);
+  // The measured step (100 ms, synthetic_trial's steps) carries 128 samples: 1280 samples/s.
+  EXPECT_NEAR(m.samples_per_s_total.median, 128.0 / (m.step_ms.median / 1000.0), 1e-6);
+  EXPECT_NEAR(m.samples_per_s_per_gpu.median, m.samples_per_s_total.median / 2, 1e-6);
+  EXPECT_EQ(m.tokens_per_step, 0.0);  // samples are not tokens
+
+  // The comparison and the report: a samples/s row beside the step time.
+  auto other = cnn;
+  ASSERT_TRUE(tc::set_known_setting(other, "samples_per_step", "32").empty());
+  const auto report = ta::make_report({trial("resnet-64", cnn, kDataBound), trial("resnet-32", other, kDataBound)});
+  const ta::MetricRow* row = nullptr;
+  for (const auto& r : report.comparison.metrics)
+    if (r.key == "samples_per_s_total") row = &r;
+  ASSERT_NE(row, nullptr) << "no samples/s row in the comparison";
+  EXPECT_EQ(row->unit, "samples/s");
+  const std::string text = ta::render_text(report);
+  EXPECT_NE(text.find("samples/s"), std::string::npos) << text;
 }
