@@ -207,12 +207,13 @@ void comm_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>& out)
   out.push_back(std::move(f));
 }
 
-// "aten::batch_norm 1.2 ms, aten::conv2d 0.8 ms" of the top ops (an empty name: code between ops).
-std::string ops_clause(const std::vector<std::pair<std::string, double>>& ops, size_t n = 3) {
+// "aten::batch_norm 1.2 ms, aten::conv2d 0.8 ms" of the top ops; an empty name is `unnamed` (host
+// waits: code between ops; dependency waits: a dependency the records do not show).
+std::string ops_clause(const std::vector<std::pair<std::string, double>>& ops,
+                       const std::string& unnamed = "no op (framework code between ops)", size_t n = 3) {
   std::string s;
   for (size_t i = 0; i < ops.size() && i < n; ++i)
-    s += (i ? ", " : "") + (ops[i].first.empty() ? std::string("no op (framework code between ops)") : ops[i].first) +
-         " " + format_ms(ops[i].second);
+    s += (i ? ", " : "") + (ops[i].first.empty() ? unnamed : ops[i].first) + " " + format_ms(ops[i].second);
   return s;
 }
 
@@ -304,7 +305,8 @@ void dependency_rule(const TrialMetrics& m, double step_ms, std::vector<Finding>
   f.detail = "The GPU ran nothing although its next work had been issued: it waited for another stream, a collective "
              "or a copy, not for the launch (launch latency is at most " +
              format_ms(static_cast<double>(metrics::kLaunchLatencyUs) / 1000.0) +
-             "); a CUDA graph does not remove it. By what: " + ops_clause(m.dependency_ops) + ".";
+             "); a CUDA graph does not remove it. By what: " +
+             ops_clause(m.dependency_ops, "a dependency the trace does not show") + ".";
   bool collective = false, stream = false;
   for (const auto& [name, ms] : ops) {
     collective = collective || name.find("(a collective)") != std::string::npos;

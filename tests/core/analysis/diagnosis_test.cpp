@@ -95,14 +95,14 @@ TEST(Diagnosis, CopiesWithoutARealDataWaitAreNotCalledDataBound) {
 
 // A GPU that waits on queued work held by another stream: the same idle time as launch gaps, but a
 // dependency. Steps of 10 ms: kernels 0-2 ms and 8-10 ms, the GPU idle in between.
-SyntheticTrial waiting_trial(Phase gap) {
+SyntheticTrial waiting_trial(Phase gap, const std::string& label = "cudaStreamWaitEvent: stream 7 waited for stream 13") {
   auto c = gpu(tc::Strategy::Single, 1);
   SyntheticTrial t(gap == Phase::LaunchGap ? "launch" : "dependency", c);
   t.set_memory(2'000'000'000, 0);
   for (int64_t i = 0; i < 4; ++i) {
     std::vector<tunebench::protocol::Interval> in = {iv(Phase::Forward, 0, 2'000), iv(gap, 2'000, 8'000),
                                                      iv(Phase::Backward, 8'000, 10'000)};
-    in[1].label = gap == Phase::DependencyWait ? "cudaStreamWaitEvent: stream 7 waited for stream 13" : "";
+    in[1].label = gap == Phase::DependencyWait ? label : "";
     auto& st = t.add_step(0, i, 10'000, in, 1024, i == 0);
     st.gpu_sampled = true;
     st.gpu_busy_ms = 4.0;
@@ -121,6 +121,12 @@ TEST(Diagnosis, DependencyWaitsAreNotLaunchLatencyAndNeverGetTheCudaGraph) {
   EXPECT_NE(d.verdict.find("by cudaStreamWaitEvent: stream 7 waited for stream 13"), std::string::npos) << d.verdict;
   EXPECT_FALSE(has_kind(d, Kind::IdleBound)) << d.verdict;
   for (const auto& f : d.findings) EXPECT_FALSE(find_suggestion(f, "compile")) << f.title;
+  // A wait whose cause the records do not show is said so, not called code between ops.
+  const auto unseen = ta::diagnose(ta::analyze(waiting_trial(Phase::DependencyWait, "").log()));
+  ASSERT_FALSE(unseen.findings.empty());
+  EXPECT_NE(unseen.findings.front().title.find("mostly by an unseen dependency"), std::string::npos);
+  EXPECT_NE(unseen.findings.front().detail.find("By what: a dependency the trace does not show 6.0 ms"),
+            std::string::npos) << unseen.findings.front().detail;
   // The control: the same gaps as launch gaps are host-bound, and the graph comes first.
   const auto launch = ta::diagnose(ta::analyze(waiting_trial(Phase::LaunchGap).log()));
   ASSERT_FALSE(launch.findings.empty());
