@@ -27,9 +27,17 @@ p = argparse.ArgumentParser()
 p.add_argument("--dim", type=int); p.add_argument("--layers", type=int); p.add_argument("--heads", type=int)
 p.add_argument("--seq", type=int); p.add_argument("--batch", type=int); p.add_argument("--steps", type=int)
 p.add_argument("--warmup", type=int, default=5); p.add_argument("--profile", default="")
+p.add_argument("--ddp", action="store_true", help="as PyTorch's DDP tutorial: NCCL process group, DDP, DistributedSampler")
 a = p.parse_args()
 torch.manual_seed(0)
 dev = "cuda"
+if a.ddp:
+    import os, torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.utils.data.distributed import DistributedSampler
+    dist.init_process_group("nccl")
+    dev = f"cuda:{int(os.environ['LOCAL_RANK'])}"
+    torch.cuda.set_device(dev)
 
 class Block(nn.Module):
     def __init__(s, d, h):
@@ -56,8 +64,12 @@ class Tokens(Dataset):
     def __getitem__(s, i): return torch.randint(0, 32000, (a.seq + 1,))
 
 model = LM().to(dev)
+sampler = None
+if a.ddp:
+    model = DDP(model, device_ids=[torch.cuda.current_device()])
+    sampler = DistributedSampler(Tokens())
 opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
-loader = DataLoader(Tokens(), batch_size=a.batch, num_workers=2, pin_memory=True)
+loader = DataLoader(Tokens(), batch_size=a.batch, num_workers=2, pin_memory=True, sampler=sampler)
 prof = None
 if a.profile:
     from torch.profiler import profile, ProfilerActivity, schedule
@@ -86,6 +98,8 @@ end = torch.cuda.Event(enable_timing=True); end.record(); torch.cuda.synchronize
 if prof:
     prof.stop(); prof.export_chrome_trace(a.profile)
 print("SELF " + json.dumps({"ms_per_step": start.elapsed_time(end) / (a.steps - a.warmup)}), flush=True)
+if a.ddp:
+    dist.destroy_process_group()
 '''
 
 SHAPES = {
@@ -93,7 +107,11 @@ SHAPES = {
     "large": ["--dim", "2048", "--layers", "12", "--heads", "16", "--seq", "2048", "--batch", "4", "--steps", "40"],
     # About 5 ms: the probe's Python per step weighs most here.
     "small": ["--dim", "512", "--layers", "4", "--heads", "8", "--seq", "512", "--batch", "4", "--steps", "200"],
+    # PyTorch's DDP tutorial's shape of script (one rank, NCCL): its phases against torch.profiler.
+    "ddp": ["--dim", "1024", "--layers", "8", "--heads", "16", "--seq", "1024", "--batch", "4", "--steps", "60",
+            "--ddp"],
 }
+PROFILED = ("small", "ddp")  # the shapes whose recorded run is also under torch.profiler
 if os.environ.get("SHAPES"):  # SHAPES=small: these shapes only (here and in lab/probe_sample_check.py)
     SHAPES = {name: SHAPES[name] for name in os.environ["SHAPES"].split(",")}
 
@@ -101,6 +119,13 @@ if os.environ.get("SHAPES"):  # SHAPES=small: these shapes only (here and in lab
 def run(script, shape, probed, out, events=None, extra=()):
     args = SHAPES[shape] + list(extra)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    if "--ddp" in args:  # one rank, as torchrun would start it
+        import socket
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        env.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", LOCAL_WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port))
     if probed:
         config = os.path.join(out, f"config-{shape}.json")
         # More steps than the script runs: it ends by itself, and prints its own timing.
@@ -134,12 +159,12 @@ def main():
             order = ["plain", "probed"] if r % 2 == 0 else ["probed", "plain"]
             for kind in order:
                 results[shape][kind].append(run(script, shape, kind == "probed", out))
-    # Recorded runs (events to a file; the small one also under torch.profiler) for the phase check.
+    # Recorded runs (events to a file; the PROFILED ones also under torch.profiler) for the phase check.
     for shape in SHAPES:
-        extra = ["--profile", os.path.join(out, f"{shape}-trace.json")] if shape == "small" else []
+        extra = ["--profile", os.path.join(out, f"{shape}-trace.json")] if shape in PROFILED else []
         run(script, shape, True, out, events=os.path.join(out, f"{shape}.jsonl"), extra=extra)
-    if os.path.exists(os.path.join(out, "small-trace.json")):
-        subprocess.run(["gzip", "-9", os.path.join(out, "small-trace.json")], check=True)
+        if os.path.exists(os.path.join(out, f"{shape}-trace.json")):
+            subprocess.run(["gzip", "-9", os.path.join(out, f"{shape}-trace.json")], check=True)
     if os.environ.get("PROFILE_PROBE"):  # where a probed step's time goes: cProfile of one small run
         shape = "small" if "small" in SHAPES else next(iter(SHAPES))
         config = os.path.join(out, f"config-{shape}.json")

@@ -1,6 +1,6 @@
 """The probe's phases against torch.profiler's kernels for the same steps (issue 39): reads the
-events and the trace lab/probe_gpu_check.py recorded (`small.jsonl`, `small-trace.json.gz` in the
-folder given) and prints, per profiled step and phase, the probe's duration (CUDA events) beside
+events and the trace lab/probe_gpu_check.py recorded (`SHAPE.jsonl`, `SHAPE-trace.json.gz` in the
+folder given; `python3 lab/probe_phase_check.py FOLDER [small|ddp]`) and prints, per profiled step and phase, the probe's duration (CUDA events) beside
 the same phase read from the trace as CUDA events read it: from the later of the host entering the
 phase's record_function and the device finishing the work launched before, to the later of the
 host leaving it and the end of the last kernel launched inside it; and their ratio.
@@ -59,8 +59,9 @@ def probe_phases(path):
 
 def main():
     folder = sys.argv[1]
-    trace = trace_phases(os.path.join(folder, "small-trace.json.gz"))
-    probe = probe_phases(os.path.join(folder, "small.jsonl"))
+    shape = sys.argv[2] if len(sys.argv) > 2 else "small"  # lab/probe_gpu_check.py's PROFILED shapes
+    trace = trace_phases(os.path.join(folder, f"{shape}-trace.json.gz"))
+    probe = probe_phases(os.path.join(folder, f"{shape}.jsonl"))
     print("step  phase       probe ms  trace ms  probe/trace")
     worst = 0.0
     for (step, phase), t in sorted(trace.items()):
