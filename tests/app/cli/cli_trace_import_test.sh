@@ -39,6 +39,14 @@ grep -q "grad_accum = 1" <<<"$out" || fail "settings: $out"
 grep -q "bucket_mb = unknown" <<<"$out" || fail "settings: $out"
 out="$("$cli" report "$session" --trials 1)"
 grep -q "tokens/s" <<<"$out" || fail "throughput after the settings: $out"
+# A model counted in samples (a CNN, issue 44): samples per step is a known setting of its own,
+# and the report then has samples/s from the measured step time.
+out="$("$cli" settings "$session" --trial 2)"
+grep -q "samples_per_step = unknown" <<<"$out" || fail "samples_per_step is not an unknown setting: $out"
+out="$("$cli" settings "$session" --trial 2 samples_per_step=32)"
+grep -q "samples_per_step = 32" <<<"$out" || fail "settings samples_per_step: $out"
+out="$("$cli" report "$session" --trials 2)"
+grep -q "samples/s" <<<"$out" || fail "no samples/s after samples_per_step: $out"
 
 "$cli" export "$session" --trial 1 --format chrome-trace -o "$dir/timeline.json"
 grep -q '"name":"rank 1"' "$dir/timeline.json" || fail "chrome trace of the imported trial"

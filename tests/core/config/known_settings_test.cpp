@@ -15,7 +15,9 @@ size_t where_knobs() {
 // The fields of a user's own script: they mean nothing to a benchmark trial, known there.
 size_t script_knobs() {
   size_t n = 0;
-  for (const auto& k : tc::knobs()) n += k.group == "Your script";
+  // Samples per step is in the script's group but a setting of any trial counted in samples: unknown
+  // in an imported trace until given (issue 44).
+  for (const auto& k : tc::knobs()) n += k.group == "Your script" && k.key != "samples_per_step";
   return n;
 }
 }  // namespace
@@ -36,6 +38,8 @@ TEST(KnownSettings, AbsentKeysAreUnknownAndWorkerConfigsKnowEverything) {
   EXPECT_TRUE(tc::is_known(partial, "strategy"));
   EXPECT_TRUE(tc::is_known(partial, "name"));
   EXPECT_FALSE(tc::is_known(partial, "micro_batch"));
+  EXPECT_FALSE(tc::is_known(partial, "samples_per_step"));
+  EXPECT_TRUE(tc::is_known(tc::to_json(tc::TrialConfig{}), "samples_per_step"));  // the benchmark: 0, tokens
   EXPECT_EQ(tc::unknown_knobs(nullptr).size(), tc::knobs().size() - 1 - where_knobs() - 2 - script_knobs());
 }
 
