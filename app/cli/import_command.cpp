@@ -1,14 +1,18 @@
 // `tunebench-cli import SESSION FILE... [--name NAME] [--set key=value]...`: a worker's event log,
 // or the per-rank torch.profiler traces of one run, become a trial; a Tunebench HTML report gives
 // back the trials it carries. Which one a file is, is read from its content (core/import:
-// detect_file_kind, core/report: is_report_file), not its name. The session file is created when
-// it does not exist yet, and removed again when that first import fails.
+// detect_file_kind, core/report: is_report_file), not its name. A folder stands for the
+// torch.profiler traces in it (tensorboard_trace_handler writes one per rank there). The session
+// file is created when it does not exist yet, and removed again when that first import fails.
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
 
 #include <sys/stat.h>
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -106,8 +110,46 @@ void import_reports(store::SessionStore& store, const ImportArgs& a) {
   }
 }
 
-void run_import(const ImportArgs& a) {
+// A file of a folder is taken as a trace when gzip'd (tensorboard_trace_handler's .json.gz) or
+// when its first megabyte names "traceEvents"; a plain JSON beside them (a meta.json) is not.
+bool trace_in_folder(const std::string& path) {
+  if (import::detect_file_kind(path) != import::FileKind::TorchTrace) return false;
+  std::ifstream in(path, std::ios::binary);
+  std::string head(1u << 20, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  const bool gzip = head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+                    static_cast<unsigned char>(head[1]) == 0x8b;
+  return gzip || head.find("\"traceEvents\"") != std::string::npos;
+}
+
+// The given files, each folder replaced by the torch.profiler traces it holds (other files there,
+// such as a meta.json, are left out); a folder without one is refused.
+std::vector<std::string> expand_folders(const std::vector<std::string>& given) {
+  std::vector<std::string> out;
+  for (const auto& path : given) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) {
+      out.push_back(path);
+      continue;
+    }
+    std::vector<std::string> traces;
+    for (const auto& entry : std::filesystem::directory_iterator(path, ec))
+      if (entry.is_regular_file(ec) && trace_in_folder(entry.path().string()))
+        traces.push_back(entry.path().string());
+    if (ec) throw std::runtime_error("cannot read the folder " + path + ": " + ec.message());
+    if (traces.empty())
+      throw std::runtime_error(path + " is a folder without torch.profiler traces (Chrome-trace JSON with "
+                                      "\"traceEvents\", plain or gzip); give the traces or the event log");
+    std::sort(traces.begin(), traces.end());
+    out.insert(out.end(), traces.begin(), traces.end());
+  }
+  return out;
+}
+
+void run_import(ImportArgs a) {
   require_files(a.files);
+  a.files = expand_folders(a.files);
   const bool reports = report::is_report_file(a.files.front());
   for (const auto& f : a.files)
     if (report::is_report_file(f) != reports)
@@ -160,7 +202,7 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("session", args->session, "Session file (.tbsession), created if missing")->required();
   cmd->add_option("files", args->files,
                   "Event log written by tunebench-worker (.jsonl), torch.profiler traces (.json, .json.gz), one "
-                  "per rank, or Tunebench reports (.html)")
+                  "per rank, or their folder, or Tunebench reports (.html)")
       ->required();
   cmd->add_option("--name", args->name, "Trial name (default: the log's trial id, or the traces' folder)");
   cmd->add_option("--set", args->settings,

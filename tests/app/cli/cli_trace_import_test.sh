@@ -19,6 +19,15 @@ out="$("$cli" import "$session" "$traces"/single-nw0/*.pt.trace.json.gz 2>&1)"
 grep -q "imported trial 2 'rank0\.[0-9]* (imported trace, 1 rank)'" <<<"$out" || fail "import nw0: $out"
 out="$("$cli" list "$session")"
 grep -Eq '^ +1 +done +4 +[0-9]+\.[0-9] +my ddp$' <<<"$out" || fail "list: $out"
+# A folder stands for the traces in it (a meta.json beside them is left out); a folder without one
+# is refused, saying so.
+folder="$dir/folder.tbsession"
+out="$("$cli" import "$folder" "$traces"/ddp-nw4 2>&1)"
+grep -q "imported trial 1 .*2 of 2 ranks, 4 steps" <<<"$out" || fail "import of a folder: $out"
+mkdir "$dir/empty"
+echo '{}' >"$dir/empty/meta.json"
+if out="$("$cli" import "$folder" "$dir/empty" 2>&1)"; then fail "a folder without traces was imported: $out"; fi
+grep -q "is a folder without torch.profiler traces" <<<"$out" || fail "folder without traces: $out"
 # One rank of two: 4 steps in the import's line and in list, as the report counts them.
 other="$dir/one-rank.tbsession"
 out="$("$cli" import "$other" "$traces"/ddp-nw4/rank0.*.pt.trace.json.gz 2>&1)"
