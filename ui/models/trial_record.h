@@ -28,7 +28,15 @@ struct TrialRecord {
   QString notes;                         // the user's notes (Annotate), shown in the table
   QStringList tags;                      // the user's tags, sorted
   QString source;                        // "live", "import: run.jsonl", "duplicate of trial 3"
+  // Ranks the stored log holds, of a world of `ranks_world` (its hellos): fewer for a trace import
+  // of some ranks. 0: not read (a queued or running trial), the config's world size stands.
+  int ranks_stored = 0;
+  int ranks_world = 0;
 };
+
+// The ranks a trial holds, as the table and the trial view's title say them: "1 of 2" when a trace
+// import kept only some ranks of its run, else the world size ("2").
+QString ranks_held(int stored, int world);
 
 QString to_display_string(protocol::TrialStatus status);
 

@@ -6,6 +6,7 @@
 
 #include "ui/models/status_colors.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QBrush>
@@ -16,6 +17,11 @@ namespace tunebench::ui {
 
 QString to_display_string(protocol::TrialStatus status) {
   return QString::fromUtf8(protocol::to_string(status).data());
+}
+
+QString ranks_held(int stored, int world) {
+  world = std::max(stored, world);
+  return stored > 0 && stored < world ? QStringLiteral("%1 of %2").arg(stored).arg(world) : QString::number(world);
 }
 
 TrialsModel::TrialsModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -69,6 +75,10 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
       return {};
     case Qt::ToolTipRole:
       if (index.column() == Notes && !r.notes.isEmpty()) return r.notes;
+      if (index.column() == Ranks && r.ranks_stored > 0 && r.ranks_stored < r.ranks_world)
+        return QStringLiteral("%1 of the run's %2 ranks were imported; the trial shows only those")
+            .arg(r.ranks_stored)
+            .arg(r.ranks_world);
       if (index.column() == Name && r.reason.isEmpty()) return QString::fromStdString(r.config.name);  // when elided
       if (r.reason.isEmpty()) return {};
       return r.stderr_tail.isEmpty() ? r.reason
@@ -94,8 +104,8 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
     case Strategy:  // a script wraps its model itself: not a knob of the trial
       return config::is_script(r.config) ? QStringLiteral("script")
                                          : QString::fromUtf8(config::to_string(r.config.strategy).data());
-    case Ranks:
-      return r.config.world_size;
+    case Ranks:  // what is stored: "1 of 2" for a trace import of one rank of two
+      return r.ranks_stored > 0 ? ranks_held(r.ranks_stored, r.ranks_world) : QString::number(r.config.world_size);
     case Model:
       return config::is_script(r.config) ? QFileInfo(QString::fromStdString(r.config.script)).fileName()
                                          : QString::fromStdString(r.config.model);

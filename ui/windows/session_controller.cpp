@@ -85,8 +85,7 @@ TrialRecord record_of(const store::SessionStore& s, const store::TrialInfo& info
 QString view_title(const store::LoadedTrial& t) {
   // The ranks stored, "1 of 2 ranks" when a trace import left some out.
   const int stored = int(t.log.ranks.size()), world = std::max(stored, t.log.world_size());
-  const QString ranks = stored < world ? QStringLiteral("%1 of %2 ranks").arg(stored).arg(world)
-                                       : QStringLiteral("%1 rank(s)").arg(world);
+  const QString ranks = ranks_held(stored, world) + (stored < world ? QStringLiteral(" ranks") : QStringLiteral(" rank(s)"));
   return QStringLiteral("%1 — %2, %3, %4 steps")
       .arg(QString::fromStdString(t.info.name), QString::fromUtf8(protocol::to_string(t.info.status).data()), ranks)
       .arg(qlonglong(t.log.steps_per_rank()));
@@ -110,6 +109,11 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const protocol::TrialL
   // Per rank as everywhere (protocol::TrialLog::steps_per_rank): not records / world size, which
   // reads 2 for a 4-step trace of which one of two ranks was imported.
   r.step = int(steps.steps_per_rank());
+  // The ranks stored, of the run's world, as the trial view's title counts them (view_title).
+  if (!steps.ranks.empty()) {
+    r.ranks_stored = int(steps.ranks.size());
+    r.ranks_world = std::max(r.ranks_stored, steps.world_size());
+  }
   r.notes = QString::fromStdString(info.notes);
   for (const std::string& t : info.tags) r.tags << QString::fromStdString(t);
   r.source = QString::fromStdString(info.source);
