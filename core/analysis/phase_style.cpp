@@ -1,5 +1,7 @@
 #include "core/analysis/phase_style.h"
 
+#include "core/config/trial_config.h"
+
 namespace tunebench::analysis {
 
 using protocol::Lane;
@@ -39,6 +41,13 @@ std::string_view phase_label(Phase phase) {
       return "GPU idle: dependency wait";
   }
   return "other";
+}
+
+std::string phase_label(Phase phase, bool on_gpu) {
+  const std::string_view gpu = phase_label(phase);
+  if (on_gpu || !protocol::is_gpu_idle(phase)) return std::string(gpu);
+  const size_t what = gpu.find(": ");  // "GPU idle: sync" -> "sync"
+  return config::device_noun(false) + " idle" + std::string(what == std::string_view::npos ? "" : gpu.substr(what));
 }
 
 std::string_view lane_label(Lane lane) {

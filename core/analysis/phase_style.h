@@ -14,8 +14,12 @@
 
 namespace tunebench::analysis {
 
-// "all-reduce", "data wait", "host→device", ... (protocol::to_string is the wire name).
+// "all-reduce", "data wait", "host→device", ... (protocol::to_string is the wire name). The idle
+// phases read "GPU idle: host wait": a GPU's kernel samples measure them.
 std::string_view phase_label(protocol::Phase phase);
+// The same in the words of what the trial ran on: an idle phase of a trial on the CPU names its
+// device with config::device_noun ("CPU rank idle: sync"), never a GPU; other phases as above.
+std::string phase_label(protocol::Phase phase, bool on_gpu);
 std::string_view lane_label(protocol::Lane lane);  // "host", "compute", "comm"
 // The phases a legend lists, in the order a step runs them.
 const std::vector<protocol::Phase>& legend_phases();

@@ -6,8 +6,8 @@ namespace tunebench::ui {
 
 // QCustomPlot clips each item to its outer rectangle moved up one pixel, and an item's rectangle is
 // exactly the font's height: the margins keep the descenders ("all-gather") inside that clip.
-PhaseLegendItem::PhaseLegendItem(QCPLegend* legend, protocol::Phase phase)
-    : QCPAbstractLegendItem(legend), m_phase(phase) {
+PhaseLegendItem::PhaseLegendItem(QCPLegend* legend, protocol::Phase phase, bool on_gpu)
+    : QCPAbstractLegendItem(legend), m_phase(phase), m_text(phase_name(phase, on_gpu)) {
   setMargins(QMargins(0, 1, 0, 2));
 }
 
@@ -27,13 +27,13 @@ void PhaseLegendItem::draw(QCPPainter* painter) {
   if (protocol::is_gpu_idle(m_phase)) painter->fillRect(iconRect.adjusted(1, 2, -1, -1), phase_brush(m_phase));
   painter->setFont(mFont);
   painter->setPen(QPen(mTextColor));
-  painter->drawText(textRect(), Qt::AlignLeft | Qt::AlignVCenter, phase_name(m_phase));
+  painter->drawText(textRect(), Qt::AlignLeft | Qt::AlignVCenter, m_text);
 }
 
 QSize PhaseLegendItem::minimumOuterSizeHint() const {
   const QFontMetrics metrics(mFont);
   const QSize icon = mParentLegend->iconSize();
-  const int width = icon.width() + mParentLegend->iconTextPadding() + metrics.horizontalAdvance(phase_name(m_phase));
+  const int width = icon.width() + mParentLegend->iconTextPadding() + metrics.horizontalAdvance(m_text);
   const int height = qMax(icon.height(), metrics.height());
   return QSize(width + mMargins.left() + mMargins.right(), height + mMargins.top() + mMargins.bottom());
 }

@@ -11,8 +11,10 @@ namespace tunebench::ui {
 class PhaseLegendItem : public QCPAbstractLegendItem {
   Q_OBJECT
  public:
-  PhaseLegendItem(QCPLegend* legend, protocol::Phase phase);
+  // `on_gpu`: the trial ran on GPUs; on the CPU an idle phase is named in CPU words (phase_name).
+  PhaseLegendItem(QCPLegend* legend, protocol::Phase phase, bool on_gpu = true);
   protocol::Phase phase() const { return m_phase; }
+  QString text() const { return m_text; }
   // Where the name is drawn: right of the swatch, the item's height.
   QRectF textRect() const;
 
@@ -22,6 +24,7 @@ class PhaseLegendItem : public QCPAbstractLegendItem {
 
  private:
   protocol::Phase m_phase;
+  QString m_text;
 };
 
 }  // namespace tunebench::ui

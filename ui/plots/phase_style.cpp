@@ -15,6 +15,8 @@ QColor phase_color(Phase phase) { return QColor(QRgb(analysis::phase_rgb(phase))
 
 QString phase_name(Phase phase) { return text(analysis::phase_label(phase)); }
 
+QString phase_name(Phase phase, bool on_gpu) { return QString::fromStdString(analysis::phase_label(phase, on_gpu)); }
+
 QString lane_name(Lane lane) { return text(analysis::lane_label(lane)); }
 
 QString idle_explanation(Phase phase, const std::string& label) {

@@ -16,6 +16,8 @@ namespace tunebench::ui {
 
 QColor phase_color(protocol::Phase phase);
 QString phase_name(protocol::Phase phase);  // "all-reduce", "data wait", ...
+// In the words of the trial's device: "CPU rank idle: sync" on the CPU (analysis::phase_label).
+QString phase_name(protocol::Phase phase, bool on_gpu);
 QString lane_name(protocol::Lane lane);
 // GPU-idle gaps (HostWait, LaunchGap, SyncWait) are drawn pale and hatched: the hatch over a bar
 // of phase_color(). Other phases: a solid phase_color() brush.

@@ -16,11 +16,17 @@ constexpr double kGiB = double(int64_t(1) << 30);
 TelemetryPlot::TelemetryPlot(QWidget* parent) : LivePlot(parent) {
   setObjectName(QStringLiteral("telemetryPlot"));
   plotLayout()->clear();
+  // Row 0: the legend in its own strip (it sat inside the utilisation panel, over its lines and
+  // axis in a short panel); rows 1-3: the panels (fitPanels lays them out again).
+  m_legendRow = new QCPLayoutGrid;
+  plotLayout()->addElement(0, 0, m_legendRow);
+  m_legendRow->setMargins(QMargins(6, 2, 6, 0));
+  plotLayout()->setRowStretchFactor(0, 0.001);
   auto* margins = new QCPMarginGroup(this);
   auto ticker = QSharedPointer<TimeAxisTicker>::create();
   for (int i = 0; i < 3; ++i) {
     m_rects[i] = new QCPAxisRect(this);
-    plotLayout()->addElement(i, 0, m_rects[i]);
+    plotLayout()->addElement(i + 1, 0, m_rects[i]);
     m_rects[i]->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
     m_rects[i]->setRangeDrag(Qt::Horizontal);
     m_rects[i]->setRangeZoom(Qt::Horizontal);
@@ -37,7 +43,8 @@ TelemetryPlot::TelemetryPlot(QWidget* parent) : LivePlot(parent) {
                 m_rects[j]->axis(QCPAxis::atBottom), qOverload<const QCPRange&>(&QCPAxis::setRange));
   m_rects[2]->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("time since the first event"));
   legend = new QCPLegend;
-  m_rects[0]->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignRight);
+  m_legendRow->addElement(0, 0, legend);
+  legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);  // columns: LivePlot::fitLegendColumns
   legend->setLayer(QStringLiteral("legend"));
   legend->setVisible(true);
   setMode(false);
@@ -246,8 +253,10 @@ void TelemetryPlot::fitPanels() {
     if (i == 2 && m_cpuMode && !m_series.empty() && !hasSamples(2)) continue;
     wanted.push_back(i);
   }
-  // About 70 px per panel, so each keeps a readable axis: memory and power leave first.
-  const int room = std::clamp((height() - 50) / 70, 1, 3);
+  // About 70 px per panel, so each keeps a readable axis: memory and power leave first. The
+  // legend's strip comes off the top.
+  const int legendPx = legend->itemCount() ? m_legendRow->minimumOuterSizeHint().height() : 0;
+  const int room = std::clamp((height() - 50 - legendPx) / 70, 1, 3);
   if (int(wanted.size()) > room) wanted.resize(size_t(room));
   const int shown = int(wanted.size());
   const QString note = noteText();
@@ -266,19 +275,28 @@ void TelemetryPlot::fitPanels() {
     m_shown = shown;
     m_noteInLayout = noteRow;
     for (QCPLayoutElement* e : {static_cast<QCPLayoutElement*>(m_rects[0]), static_cast<QCPLayoutElement*>(m_rects[1]),
-                                static_cast<QCPLayoutElement*>(m_rects[2]), m_noteRow})
+                                static_cast<QCPLayoutElement*>(m_rects[2]), m_noteRow,
+                                static_cast<QCPLayoutElement*>(m_legendRow)})
       if (plotLayout()->elements(false).contains(e)) plotLayout()->take(e);
     plotLayout()->simplify();
     for (int i = 0; i < 3; ++i) m_rects[i]->setVisible(false);
+    // The legend's strip only over panels: an empty plot is its centred note alone.
+    const int first = shown > 0 ? 1 : 0;
+    m_legendRow->setVisible(shown > 0);
+    if (shown > 0) {
+      plotLayout()->addElement(0, 0, m_legendRow);
+      plotLayout()->setRowStretchFactor(0, 0.001);
+    }
     for (int row = 0; row < shown; ++row) {
       QCPAxisRect* rect = m_rects[wanted[size_t(row)]];
       rect->setVisible(true);
-      plotLayout()->addElement(row, 0, rect);
+      plotLayout()->addElement(first + row, 0, rect);
+      plotLayout()->setRowStretchFactor(first + row, 1);
     }
     m_noteRow->setVisible(noteRow);
     if (noteRow) {
-      plotLayout()->addElement(shown, 0, m_noteRow);
-      plotLayout()->setRowStretchFactor(shown, 0.001);
+      plotLayout()->addElement(first + shown, 0, m_noteRow);
+      plotLayout()->setRowStretchFactor(first + shown, 0.001);
     }
     for (int i = 0; i < 3; ++i) {
       QCPAxis* x = m_rects[i]->axis(QCPAxis::atBottom);
@@ -287,8 +305,7 @@ void TelemetryPlot::fitPanels() {
       x->setLabel(lowest ? QStringLiteral("time since the first event") : QString());
     }
   }
-  // A panel out of the layout keeps its old rectangle: its graphs must not draw there. (The legend
-  // is in the utilisation panel, the first shown whenever any is.)
+  // A panel out of the layout keeps its old rectangle: its graphs must not draw there.
   for (auto& [name, s] : m_series)
     for (int i = 0; i < 3; ++i) s.graphs[i]->setVisible(m_rects[i]->visible());
   for (auto& [rank, g] : m_busy) g->setVisible(m_rects[0]->visible());

@@ -74,6 +74,7 @@ class TelemetryPlot : public LivePlot {
   bool m_noteInLayout = false;
   QLabel* m_note = nullptr;
   QCPLayoutElement* m_noteRow = nullptr;  // the note's strip under the panels
+  QCPLayoutGrid* m_legendRow = nullptr;   // the legend's strip over the panels
   int64_t m_origin_us = 0;
   double m_latest_s = 0.0;
   double m_max[3] = {0, 0, 0};

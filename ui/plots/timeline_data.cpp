@@ -18,7 +18,11 @@ void TimelineData::add(const EventBatch& batch) {
       m_origin_us = e.header.t_us;
     }
     if (size_t(rank) >= m_clockOffset_us.size()) m_clockOffset_us.resize(size_t(rank) + 1, 0);
-    if (e.is<protocol::Hello>()) m_clockOffset_us[size_t(rank)] = e.as<protocol::Hello>().clock_offset_us;
+    if (e.is<protocol::Hello>()) {
+      const auto& hello = e.as<protocol::Hello>();
+      m_clockOffset_us[size_t(rank)] = hello.clock_offset_us;
+      (hello.device_kind == "cpu" ? m_cpuHello : m_gpuHello) = true;
+    }
     if (rank + 1 > m_rows.ranks) {
       m_rows.ranks = rank + 1;
       m_bars.resize(size_t(m_rows.count()));

@@ -58,6 +58,9 @@ class TimelineData {
   const std::vector<StepMark>& stepMarks() const { return m_marks; }
   // Phases that occur in the data (for the legend).
   const std::vector<bool>& phasesSeen() const { return m_phasesSeen; }
+  // False once a rank said hello from the CPU and none from a GPU: the legend's words
+  // (config::device_noun). Without a hello (an imported trace): true.
+  bool onGpu() const { return !(m_cpuHello && !m_gpuHello); }
 
   // Indices [first, last) of row `index` that may intersect [t0_s, t1_s].
   std::pair<size_t, size_t> visible(int index, double t0_s, double t1_s) const;
@@ -75,6 +78,7 @@ class TimelineData {
   std::vector<double> m_recentSteps_s;           // measured steps of m_markRank, newest last (a few)
   std::vector<bool> m_phasesSeen;
   int m_markRank = -1;
+  bool m_cpuHello = false, m_gpuHello = false;
   TimelineRows m_rows{0};
   size_t m_barCount = 0;
   bool m_haveOrigin = false;

@@ -38,6 +38,11 @@ TimelinePlot::TimelinePlot(QWidget* parent) : LivePlot(parent) {
   xAxis2->setLabel(QStringLiteral("step"));
   xAxis2->grid()->setVisible(true);
   xAxis2->setSubTicks(false);
+  // Titles close to their tick labels: on a laptop the pixels go to the ranks' rows.
+  for (QCPAxis* axis : {xAxis, xAxis2}) {
+    axis->setLabelPadding(2);
+    axis->setTickLabelPadding(3);
+  }
   connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), xAxis2,
           qOverload<const QCPRange&>(&QCPAxis::setRange));
   connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, &TimelinePlot::onRangeChanged);
@@ -69,19 +74,21 @@ TimelinePlot::TimelinePlot(QWidget* parent) : LivePlot(parent) {
   m_matchMark->setVisible(false);
   m_matchMark->setBrush(Qt::NoBrush);
 
-  // Legend in its own row under the plot, so it never covers bars.
+  // Legend in its own row under the plot, so it never covers bars. It lists the phases drawn
+  // (updateLegend): a CPU trial has no GPU-idle gaps, a single GPU no collectives, and a legend of
+  // every phase took four rows of a laptop's timeline.
   legend->setVisible(true);
   axisRect()->insetLayout()->take(legend);
   auto* legendRow = new QCPLayoutGrid;
   plotLayout()->addElement(1, 0, legendRow);
-  legendRow->setMargins(QMargins(6, 0, 6, 4));
+  legendRow->setMargins(QMargins(6, 0, 6, 2));
   legendRow->addElement(0, 0, legend);
   plotLayout()->setRowStretchFactor(1, 0.001);
   legend->clearItems();
   legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
   legend->setWrap(6);
-  for (protocol::Phase phase : legend_phases()) legend->addItem(new PhaseLegendItem(legend, phase));
   legend->setIconSize(12, 10);
+  legend->setMargins(QMargins(4, 1, 4, 1));  // a strip of its own needs no padding over the rows
   applyPalette();
   updateRowLabels();
 }
@@ -103,6 +110,7 @@ void TimelinePlot::applyPalette() {
 
 void TimelinePlot::addEvents(const EventBatch& batch) {
   m_data.add(batch);
+  updateLegend();
   markDirty();
 }
 
@@ -110,6 +118,7 @@ void TimelinePlot::setData(TimelineData data) {
   m_data = std::move(data);
   m_matchedBars = size_t(-1);
   rebuildLayout();
+  updateLegend();
   markDirty();
 }
 
@@ -125,6 +134,7 @@ void TimelinePlot::clear() {
   xAxis->setRange(0, kDefaultSpan_s);
   m_clamping = false;
   rebuildLayout();
+  updateLegend();
   markDirty();
 }
 
@@ -133,6 +143,7 @@ int TimelinePlot::lastDrawnRects() const { return m_bars->lastDrawnRects(); }
 void TimelinePlot::rebuildLayout() {
   m_layout = TimelineLayout(std::max(1, m_data.ranks()), m_hidden, m_collapsed);
   m_labelledSlots = -1;
+  leastHeightMayHaveChanged();  // a row per rank shown
   updateRowLabels();
   emit layoutChanged();
 }
@@ -159,6 +170,36 @@ std::vector<int> TimelinePlot::shownDataRows() const {
   return rows;
 }
 
+void TimelinePlot::updateLegend() {
+  if (m_data.phasesSeen() == m_legendPhases && m_data.onGpu() == m_legendOnGpu) return;
+  m_legendPhases = m_data.phasesSeen();
+  m_legendOnGpu = m_data.onGpu();
+  legend->clearItems();
+  for (protocol::Phase phase : legend_phases())
+    if (size_t(phase) < m_legendPhases.size() && m_legendPhases[size_t(phase)])
+      legend->addItem(new PhaseLegendItem(legend, phase, m_legendOnGpu));  // columns: fitLegendColumns
+  leastHeightMayHaveChanged();  // the legend's rows are part of the least height
+}
+
+void TimelinePlot::leastHeightMayHaveChanged() {
+  const int least = minimumSizeHint().height();
+  if (least == m_leastHeight) return;
+  m_leastHeight = least;
+  updateGeometry();
+  emit leastHeightChanged(least);
+}
+
+int TimelinePlot::rankRowPx() const { return QFontMetrics(yAxis->tickLabelFont()).height() + 2; }
+
+QSize TimelinePlot::minimumSizeHint() const {
+  int ranks = 0;
+  for (int i = 0; i < m_layout.count(); ++i)
+    ranks += !m_layout.slot(i).lane || *m_layout.slot(i).lane == protocol::Lane::Compute;
+  // Before the first layout: two axes with their titles and a legend row, about this much.
+  const int chrome = m_chromePx > 0 ? m_chromePx : 6 * rankRowPx();
+  return {LivePlot::minimumSizeHint().width(), chrome + std::max(1, ranks) * rankRowPx()};
+}
+
 void TimelinePlot::updateRowLabels() {
   const double slotPx = m_layout.count() ? double(axisRect()->height()) / m_layout.count() : 0.0;
   if (m_layout.count() == m_labelledSlots && std::abs(slotPx - m_labelledSlotPx) < 1.0) return;
@@ -168,7 +209,7 @@ void TimelinePlot::updateRowLabels() {
   ticker->clear();
   // Rows lower than a line of text get one short label per rank, on its compute row; when even
   // those would touch, only every k-th rank is named.
-  const int lineHeight = QFontMetrics(yAxis->tickLabelFont()).height() + 2;
+  const int lineHeight = rankRowPx();
   const bool compact = slotPx < lineHeight;
   double lastLabelled = -1e9;
   for (int i = 0; i < m_layout.count(); ++i) {
@@ -212,7 +253,6 @@ void TimelinePlot::updateStepTicks() {
 
 void TimelinePlot::beforeReplot() {
   if (m_layout.ranks() != std::max(1, m_data.ranks())) rebuildLayout();
-  updateRowLabels();
   if (!m_query.isEmpty() && m_matchedBars != m_data.barCount()) updateMatches();
   if (m_follow && m_data.barCount() > 0) {
     TimelineGeometry g = geometry();
@@ -223,6 +263,18 @@ void TimelinePlot::beforeReplot() {
     setGeometry(g.following(m_data.latest_s()));
   }
   updateStepTicks();
+  // The step numbers (a first one adds a line over the rows) and the legend's entries set the axis
+  // rect's height: lay out with them, so the row labels fit the rect this replot draws.
+  updateLayout();
+  // The axes' and the legend's height: the least height follows it.
+  if (axisRect()->height() > 0 && height() > axisRect()->height()) {
+    const int chrome = height() - axisRect()->height();
+    if (chrome != m_chromePx) {
+      m_chromePx = chrome;
+      leastHeightMayHaveChanged();
+    }
+  }
+  updateRowLabels();
 }
 
 TimelineGeometry TimelinePlot::geometry() const {

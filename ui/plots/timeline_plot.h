@@ -68,6 +68,10 @@ class TimelinePlot : public LivePlot {
   // Tick labels of the step axis (top): step numbers at step starts, thinned to fit.
   QCPAxis* stepAxis() const { return xAxis2; }
 
+  // As high as the axes, the legend and a row a line of text high per rank shown: a window that
+  // lays the plot out at this height keeps every rank's lanes and label readable.
+  QSize minimumSizeHint() const override;
+
  public slots:
   void setFollowLatest(bool follow);
   void zoomBy(double factor);  // keyboard zoom around the centre
@@ -81,6 +85,8 @@ class TimelinePlot : public LivePlot {
   void searchChanged(int matches, int current);
   void layoutChanged();
   void viewChanged(double t0_s, double t1_s);
+  // minimumSizeHint() changed (ranks shown, legend rows, axes): the view gives the plot its room.
+  void leastHeightChanged(int px);
 
  protected:
   void beforeReplot() override;
@@ -95,6 +101,9 @@ class TimelinePlot : public LivePlot {
   enum class Drag { None, Zoom, Select };
   void rebuildLayout();
   void updateRowLabels();
+  void updateLegend();
+  int rankRowPx() const;  // the least height a rank's row(s) get: a line of label text
+  void leastHeightMayHaveChanged();
   void updateStepTicks();
   void updateMatches();
   void onRangeChanged(const QCPRange& range);
@@ -115,6 +124,10 @@ class TimelinePlot : public LivePlot {
   int m_current = -1;
   Drag m_drag = Drag::None;
   double m_dragFrom_s = 0.0;
+  std::vector<bool> m_legendPhases;  // the phases the legend lists (TimelineData::phasesSeen)
+  bool m_legendOnGpu = true;
+  int m_chromePx = 0;  // the plot's height outside its axis rect at the last layout
+  int m_leastHeight = 0;  // minimumSizeHint().height() last announced
   int m_labelledSlots = -1;
   double m_labelledSlotPx = -1;
   bool m_follow = true;

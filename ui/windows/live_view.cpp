@@ -1,5 +1,7 @@
 #include "ui/windows/live_view.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QCheckBox>
 #include <QHBoxLayout>
@@ -90,6 +92,7 @@ LiveView::LiveView(QWidget* parent)
   layout->addWidget(tools);
 
   auto* timelineBox = new QWidget;
+  m_timelineBox = timelineBox;
   auto* timelineLayout = new QVBoxLayout(timelineBox);
   timelineLayout->setContentsMargins(0, 0, 0, 0);
   timelineLayout->setSpacing(1);
@@ -144,6 +147,7 @@ LiveView::LiveView(QWidget* parent)
   // Under the plots: the memory categories beside the prediction, or why there are none.
   m_hardware = new HardwareStrip;
   auto* lowerBox = new QWidget;
+  m_plotsBox = lowerBox;
   auto* lowerLayout = new QVBoxLayout(lowerBox);
   lowerLayout->setContentsMargins(0, 0, 0, 0);
   lowerLayout->addWidget(lower, 1);
@@ -153,6 +157,11 @@ LiveView::LiveView(QWidget* parent)
   split->setStretchFactor(1, 1);
   split->setStretchFactor(2, 2);
   layout->addWidget(split, 1);
+
+  // Every rank keeps a readable row and label (TimelinePlot::minimumSizeHint): at a laptop's
+  // 1280 x 760 the splitter's shares left 8 ranks' 24 lanes 82 px, labels for every other rank.
+  connect(m_timeline, &TimelinePlot::leastHeightChanged, this, &LiveView::keepTimelineReadable);
+  keepTimelineReadable();
 
   connect(m_timeline, &TimelinePlot::viewChanged, m_overview, &TimelineOverview::setView);
   connect(m_overview, &TimelineOverview::centreRequested, this, [this](double t) {
@@ -261,6 +270,20 @@ void LiveView::createTools(QWidget* bar) {
   row->addWidget(tool(zoomOut, QStringLiteral("−")));
   row->addWidget(tool(zoomIn, QStringLiteral("+")));
   row->addWidget(m_follow);
+}
+
+void LiveView::keepTimelineReadable() {
+  // The overview under it keeps the height it asks for (its size hint, above its minimum).
+  const int need = m_timeline->minimumSizeHint().height() +
+                   std::max(m_overview->sizeHint().height(), m_overview->minimumHeight()) + 1;
+  m_timelineBox->setMinimumHeight(need);  // the splitter keeps it when the window or a handle moves
+  QList<int> sizes = m_split->sizes();
+  if (sizes.size() != 3 || sizes[0] >= need || sizes[0] == 0) return;
+  // The room comes from the plots under it, down to their own least height.
+  const int give = std::min(need - sizes[0], std::max(0, sizes[2] - m_plotsBox->minimumSizeHint().height()));
+  sizes[0] += give;
+  sizes[2] -= give;
+  m_split->setSizes(sizes);
 }
 
 void LiveView::applyRankFilter() {

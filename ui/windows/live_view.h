@@ -65,6 +65,7 @@ class LiveView : public QWidget {
   void updateSummary();
   void updateSearchLabel(int matches, int current);
   void applyRankFilter();
+  void keepTimelineReadable();
 
   TimelinePlot* m_timeline;
   TimelineOverview* m_overview;
@@ -74,6 +75,8 @@ class LiveView : public QWidget {
   RangeSummaryModel* m_summaryModel;
   QWidget* m_summaryPanel = nullptr;
   QSplitter* m_split = nullptr;
+  QWidget* m_timelineBox = nullptr;  // the timeline and its overview
+  QWidget* m_plotsBox = nullptr;     // step time, telemetry and the hardware strip
   QLabel* m_summaryTitle = nullptr;
   QTableView* m_summaryView = nullptr;
   QCheckBox* m_follow = nullptr;
