@@ -211,7 +211,16 @@ void StepTimePlot::beforeReplot() {
   // that got busier) would otherwise draw the line above its panel. Slow warm-up steps are low
   // points and flatten nothing.
   const double topTokens = m_maxTokens;
-  if (topMs > 0) m_stepRect->axis(QCPAxis::atLeft)->setRange(0, topMs * 1.15);
+  // Warm-up points above the measured range are clipped and a label at the top says how high they
+  // went: the range leaves that label's band above the highest measured point (it covered them).
+  const bool clipped = m_maxMeasuredMs > 0 && m_maxWarmupMs > topMs * 1.15;
+  double headroom = 1.15;
+  if (clipped && m_stepRect->height() > 0) {
+    // The text, its padding, and a marker's size under it.
+    const double labelPx = QFontMetrics(m_warmupLabel->font()).height() + 4 + 6 + 2;
+    headroom = std::max(headroom, 1.0 / std::max(0.4, 1.0 - labelPx / m_stepRect->height()));
+  }
+  if (topMs > 0) m_stepRect->axis(QCPAxis::atLeft)->setRange(0, topMs * headroom);
   if (topTokens > 0) m_throughputRect->axis(QCPAxis::atLeft)->setRange(0, topTokens * 1.15);
   // Markers help with a few steps and cost a lot with thousands (each is drawn): drop them then.
   const bool markers = m_maxStep < kMaxStepsWithMarkers;
@@ -229,8 +238,6 @@ void StepTimePlot::beforeReplot() {
   m_warmup->setVisible(m_warmupSteps > 0);
   m_warmup->topLeft->setCoords(-0.5, 0.0);
   m_warmup->bottomRight->setCoords(double(m_warmupSteps) - 0.5, 1.0);
-  // Warm-up points above the measured range are clipped: say how high they went.
-  const bool clipped = m_maxMeasuredMs > 0 && m_maxWarmupMs > topMs * 1.15;
   m_warmupLabel->setVisible(m_warmupSteps > 0 && clipped);
   if (clipped) {
     m_warmupLabel->position->setCoords(-0.5, 0.0);

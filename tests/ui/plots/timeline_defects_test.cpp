@@ -178,6 +178,41 @@ TEST(StepTimeDefects, TheStepAxisIsScaledToTheMeasuredStepsNotTheWarmUp) {
   EXPECT_GT(y.upper, 400.0);
 }
 
+TEST(StepTimeDefects, TheWarmUpLabelCoversNoMeasuredStep) {
+  // Issue 44: at 1280 x 760 "warm-up ↑ 2152 ms" sat over the first measured steps' markers.
+  StepTimePlot plot;
+  plot.resize(540, 170);
+  plot.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&plot));
+  plot.addEvents(run(2, 11, 1100, 1, 2150));
+  for (int i = 0; i < 3; ++i) {
+    plot.markDirty();
+    plot.replotIfDirty();
+    plot.replot();
+  }
+  QCPItemText* label = nullptr;
+  for (int i = 0; i < plot.itemCount(); ++i)
+    if (auto* text = qobject_cast<QCPItemText*>(plot.item(i)); text && text->text().startsWith("warm-up"))
+      label = text;
+  ASSERT_NE(label, nullptr);
+  ASSERT_TRUE(label->visible()) << "the warm-up step is clipped: the label says how high it went";
+  const QRectF box(label->topLeft->pixelPosition(), label->bottomRight->pixelPosition());
+  int measured = 0;
+  for (int g = 0; g < plot.graphCount(); ++g) {
+    QCPGraph* graph = plot.graph(g);
+    if (graph->valueAxis() != plot.stepRect()->axis(QCPAxis::atLeft) || !graph->visible()) continue;
+    for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
+      if (it->key < 1) continue;  // the warm-up step itself is what the label is about
+      const QPointF at(graph->keyAxis()->coordToPixel(it->key), graph->valueAxis()->coordToPixel(it->value));
+      // A marker is 6 px across.
+      EXPECT_FALSE(box.adjusted(-3, -3, 3, 3).contains(at))
+          << "step " << it->key << " under the label (" << at.y() << " px; the label ends at " << box.bottom() << ")";
+      ++measured;
+    }
+  }
+  EXPECT_GT(measured, 10);
+}
+
 TEST(PlotDefects, TickLabelsDoNotCollideAt800x500) {
   // In an 800x500 window (it opens 1059 px wide: the docks' minimum) each plot gets about this
   // much room (measured on a screenshot of the window).
