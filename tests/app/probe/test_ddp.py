@@ -54,6 +54,16 @@ class TwoRanksOverGloo(ProbeTestCase):
         self.check_ranks(self.default_hook)
         self.check_ranks(self.own_hook)
 
+    def test_the_probes_all_reduce_averages_as_the_scripts_own(self):
+        # The probe's timed all-reduce replaces DDP's: the same steps with the script's own hook
+        # (the same average) end with the same parameters, on every rank.
+        def parameters(result):
+            line = next(l for l in result.stdout.splitlines() if l.startswith("PARAMETERS "))
+            return float(line.split("sum=")[1])
+        sums = [parameters(r) for r in self.default_hook + self.own_hook]
+        for value in sums[1:]:
+            self.assertAlmostEqual(value, sums[0], delta=1e-6 * abs(sums[0]) + 1e-9)
+
     def test_bucket_mb_reaches_ddp(self):
         for rank, result in enumerate(self.default_hook):
             self.assertIn(f"DDP rank={rank} bucket_bytes_cap={int(BUCKET_MB * 1024 * 1024)}", result.stdout)

@@ -1,6 +1,7 @@
 """A DDP script over Gloo (init_process_group from torchrun's variables). --own-comm-hook registers
 the script's own communication hook (an all-reduce that counts its calls); --print-ddp prints what
-DDP was built with, so a test can see the probe's knobs arrive."""
+DDP was built with, so a test can see the probe's knobs arrive; at the end it prints the sum of its
+parameters (seeded: equal runs of equal steps print equal sums)."""
 import argparse
 import os
 
@@ -38,6 +39,7 @@ def counting_allreduce(process_group, bucket):
     return dist.all_reduce(tensor, group=process_group, async_op=True).get_future().then(lambda f: f.value()[0])
 
 
+torch.manual_seed(0)
 dataset = SyntheticDataset()
 loader = DataLoader(dataset, batch_size=16, sampler=DistributedSampler(dataset))
 # 2.2 MiB of parameters: more than DDP's first bucket (1 MiB), so a small bucket_mb makes more buckets.
@@ -55,3 +57,5 @@ try:
         optimizer.step()
 finally:
     print(f"HOOK rank={rank} calls={hook_calls} pid={os.getpid()}", flush=True)
+    with torch.no_grad():
+        print(f"PARAMETERS rank={rank} sum={sum(float(p.double().sum()) for p in model.parameters()):.12e}", flush=True)
