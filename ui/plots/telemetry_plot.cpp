@@ -87,7 +87,7 @@ QString TelemetryPlot::noteText() const {
         "No telemetry samples in this trial (a torch.profiler trace records none): only the GPU "
         "busy share of its kernel-sampled steps.");
   if (m_cpuMode && !m_series.empty())
-    return QStringLiteral("CPU ranks: CPU use and resident memory per rank; power is measured on GPUs only (NVML).");
+    return QStringLiteral("No power panel: NVML measures GPUs only.");  // one line: the panels' titles say the rest
   if (!m_cpuMode && !m_gpmProblem.isEmpty() && m_smActivity.empty()) return m_gpmProblem;
   return {};
 }
@@ -255,17 +255,18 @@ void TelemetryPlot::fitPanels() {
   }
   // About 70 px per panel, so each keeps a readable axis: memory and power leave first. The
   // legend's strip comes off the top.
-  const int legendPx = legend->itemCount() ? m_legendRow->minimumOuterSizeHint().height() : 0;
-  const int room = std::clamp((height() - 50 - legendPx) / 70, 1, 3);
-  if (int(wanted.size()) > room) wanted.resize(size_t(room));
-  const int shown = int(wanted.size());
   const QString note = noteText();
-  const bool noteRow = !note.isEmpty() && shown > 0;
   m_note->setText(note);
   m_note->setVisible(!note.isEmpty());
   // The note's row is as high as its lines wrapped to the plot's width (a narrow dock wraps it).
   const int noteHeight =
       std::max(m_note->heightForWidth(std::max(1, width() - 16)), m_note->fontMetrics().height()) + 6;
+  // The legend's strip and the note's row come off the height too.
+  const int legendPx = legend->itemCount() ? m_legendRow->minimumOuterSizeHint().height() : 0;
+  const int room = std::clamp((height() - 50 - legendPx - (note.isEmpty() ? 0 : noteHeight)) / 70, 1, 3);
+  if (int(wanted.size()) > room) wanted.resize(size_t(room));
+  const int shown = int(wanted.size());
+  const bool noteRow = !note.isEmpty() && shown > 0;
   m_noteRow->setMinimumSize(0, noteHeight);
   m_noteRow->setMaximumSize(QWIDGETSIZE_MAX, noteHeight);
   bool same = shown == m_shown && noteRow == m_noteInLayout;
