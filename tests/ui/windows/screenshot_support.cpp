@@ -51,8 +51,15 @@ MainWindow::Options screenshot_window_options() {
   return o;
 }
 
-void show_for_screenshots(MainWindow& w) {
-  w.resize(1600, 1000);
+QSize parse_screenshot_size(const char* text, QSize fallback) {
+  const QStringList parts = QString::fromLocal8Bit(text ? text : "").split(QLatin1Char('x'));
+  bool w = false, h = false;
+  const QSize size = parts.size() == 2 ? QSize(parts[0].toInt(&w), parts[1].toInt(&h)) : QSize();
+  return w && h && size.isValid() ? size : fallback;
+}
+
+void show_for_screenshots(MainWindow& w, QSize size) {
+  w.resize(size);
   w.show();
   if (!QTest::qWaitForWindowExposed(&w)) std::fprintf(stderr, "the window was not exposed\n");
 }

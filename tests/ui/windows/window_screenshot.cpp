@@ -2,8 +2,9 @@
 // H200 example session (a copy), the timeline's tools on it (a search, a selected span and its
 // summary, trials grouped by strategy), and the comparison of three of its trials (comparison,
 // diagnosis and curves tabs). Run under Xvfb:
-//   tunebench-window-screenshot OUT_PREFIX light|dark
-// writes OUT_PREFIX-stored.png, -timeline.png, -compare.png, -diagnosis.png, -curves.png.
+//   tunebench-window-screenshot OUT_PREFIX light|dark [WxH]
+// writes OUT_PREFIX-stored.png, -timeline.png, -compare.png, -diagnosis.png, -curves.png; the
+// main window at WxH (default 1600x1000, e.g. a laptop's 1280x760), the comparison at 1600x1000.
 #include <QApplication>
 #include <QComboBox>
 #include <QFile>
@@ -32,7 +33,7 @@ using namespace tunebench::ui;
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
-  if (!start_screenshots(argc, argv, 3, "OUT_PREFIX light|dark")) return 2;
+  if (!start_screenshots(argc, argv, 3, "OUT_PREFIX light|dark [WxH]")) return 2;
   const QString prefix = QString::fromLocal8Bit(argv[1]);
   QTemporaryDir dir;
   const QString session = dir.filePath(QStringLiteral("h200-7b.tbsession"));
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
   QFile::setPermissions(session, QFile::permissions(session) | QFileDevice::WriteOwner);
 
   MainWindow w(screenshot_window_options());
-  show_for_screenshots(w);
+  show_for_screenshots(w, parse_screenshot_size(argc > 3 ? argv[3] : nullptr, QSize(1600, 1000)));
   w.sessionActions()->openSession(session);
   settle(w);
   // The NCCL_P2P_DISABLE=1 run: the exposed all-reduce is the story.
