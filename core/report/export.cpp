@@ -18,6 +18,8 @@ store::TrialFigures trial_figures(const store::LoadedTrial& trial) {
     f.exposed_comm_ms = m.exposed_comm_ms.median;
   }
   f.data_wait_ms = m.data_wait_ms.median;
+  f.joules_per_step = m.joules_per_step;
+  f.tokens_per_joule = m.tokens_per_joule;
   return f;
 }
 

@@ -34,6 +34,8 @@ struct TrialFigures {
   std::optional<double> comm_ms;
   std::optional<double> exposed_comm_ms;
   std::optional<double> data_wait_ms;
+  std::optional<double> joules_per_step;   // all GPUs, per step (NVML's energy counter)
+  std::optional<double> tokens_per_joule;  // all ranks' tokens over all GPUs' energy
 };
 
 enum class ExportFormat {

@@ -70,6 +70,9 @@ std::string csv_empty_cells() {
 }
 
 // A record as a flat JSON object keyed by column name (nested groups flattened, as in the tables).
+// Fields the store keeps in tables of their own (a sampled step's GPU busy, its memory categories,
+// a rank's topology) keep their wire name and group ("memory_categories": {...}) and appear, as on
+// the wire, only where the record has them.
 template <class Record>
 json flat_json(const Record& record, std::initializer_list<std::string_view> skip = {}) {
   json out = json::object();
@@ -78,6 +81,12 @@ json flat_json(const Record& record, std::initializer_list<std::string_view> ski
     if constexpr (!std::is_same_v<T, std::vector<tp::Interval>>) {
       for (const auto name : skip)
         if (name == f.name) return;
+      if (!f.stored_in_row()) {
+        if (f.presence == protocol::Presence::OmitDefault && value == T{}) return;
+        json& into = f.json_group.empty() ? out : out[std::string(f.json_group)];
+        into[std::string(f.name)] = value;
+        return;
+      }
       if constexpr (std::is_same_v<T, double>)
         if (f.negative_is_unknown && value < 0) {
           out[std::string(f.sql_column())] = nullptr;  // unknown, not -1
@@ -86,6 +95,22 @@ json flat_json(const Record& record, std::initializer_list<std::string_view> ski
       out[std::string(f.sql_column())] = value;
     }
   });
+  return out;
+}
+
+// The steps table's last columns: a kernel-sampled step's GPU busy and a memory-sampled step's
+// categories (blank cells for the other steps), after the step's own columns.
+constexpr const char* kSampledStepColumns =
+    ",gpu_busy_ms,memory_phase,parameters_bytes,gradients_bytes,optimizer_bytes,activations_bytes,"
+    "temporaries_bytes,communication_bytes,unattributed_bytes,reserved_free_bytes";
+std::string sampled_step_cells(const tp::Step& s) {
+  std::string out = "," + (s.gpu_sampled ? num(s.gpu_busy_ms) : std::string());
+  if (!s.memory_sampled) return out + std::string(9, ',');
+  const tp::MemoryCategories& c = s.memory_categories;
+  out += "," + cell(c.phase);
+  for (const int64_t bytes : {c.parameters_bytes, c.gradients_bytes, c.optimizer_bytes, c.activations_bytes,
+                              c.temporaries_bytes, c.communication_bytes, c.unattributed_bytes, c.reserved_free_bytes})
+    out += "," + std::to_string(bytes);
   return out;
 }
 
@@ -102,6 +127,8 @@ const TrialFigure kTrialFigures[] = {
     {"comm_ms", &TrialFigures::comm_ms},
     {"exposed_comm_ms", &TrialFigures::exposed_comm_ms},
     {"data_wait_ms", &TrialFigures::data_wait_ms},
+    {"joules_per_step", &TrialFigures::joules_per_step},
+    {"tokens_per_joule", &TrialFigures::tokens_per_joule},
 };
 // Trial i's figures; none known past the end of `figures`.
 const TrialFigures& figures_of(const std::vector<TrialFigures>& figures, size_t i) {
@@ -118,10 +145,11 @@ std::string config_text(const json& config, const char* key) {
 }  // namespace
 
 void write_steps_csv(const std::vector<LoadedTrial>& trials, std::ostream& out) {
-  out << "trial_id,trial_name,rank" << csv_header<tp::Step>() << '\n';
+  out << "trial_id,trial_name,rank" << csv_header<tp::Step>() << kSampledStepColumns << '\n';
   for (const auto& t : trials)
     for (const auto& [rank, r] : t.log.ranks)
-      for (const auto& s : r.steps) out << t.info.id << ',' << cell(t.info.name) << ',' << rank << csv_cells(s) << '\n';
+      for (const auto& s : r.steps)
+        out << t.info.id << ',' << cell(t.info.name) << ',' << rank << csv_cells(s) << sampled_step_cells(s) << '\n';
 }
 
 void write_summaries_csv(const std::vector<LoadedTrial>& trials, const std::vector<TrialFigures>& trial_figures,

@@ -257,3 +257,49 @@ TEST(CsvExport, TheTrialsFiguresAreTheAnalysisOwn) {
   EXPECT_DOUBLE_EQ(j["trials"][0]["metrics"]["comm_ms"].get<double>(), m.comm_ms.median);
   EXPECT_DOUBLE_EQ(j["trials"][0]["metrics"]["tokens_per_s_total"].get<double>(), m.tokens_per_s_total.median);
 }
+
+// Issue 41: a kernel-sampled step's GPU busy and a memory-sampled step's categories reach the steps
+// table and the JSON by name (not under a stray "-" key), blank and absent on the other steps; the
+// trial's energy figures are the analysis' own.
+TEST(Export, SampledStepsKeepTheirGpuBusyAndMemoryCategories) {
+  ts::LoadedTrial t = sample_trial(1, 3);
+  auto& steps = t.log.ranks.at(0).steps;
+  steps[1].gpu_sampled = true;
+  steps[1].gpu_busy_ms = 81.25;
+  steps[2].memory_sampled = true;
+  steps[2].memory_categories = {"backward", 100, 200, 400, 800, 16, 0, 32, 64};
+  std::ostringstream csv;
+  ts::write_steps_csv({t}, csv);
+  const auto lines = lines_of(csv.str());
+  ASSERT_EQ(lines.size(), 4u);
+  const std::string tail = ",gpu_busy_ms,memory_phase,parameters_bytes,gradients_bytes,optimizer_bytes,"
+                           "activations_bytes,temporaries_bytes,communication_bytes,unattributed_bytes,"
+                           "reserved_free_bytes";
+  ASSERT_GE(lines[0].size(), tail.size());
+  EXPECT_EQ(lines[0].substr(lines[0].size() - tail.size()), tail);
+  for (const auto& line : lines)
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), std::count(lines[0].begin(), lines[0].end(), ',')) << line;
+  EXPECT_EQ(lines[1].substr(lines[1].size() - 10), std::string(10, ','));
+  EXPECT_EQ(lines[2].substr(lines[2].size() - 15), ",81.25" + std::string(9, ','));
+  const std::string categories = ",,backward,100,200,400,800,16,0,32,64";
+  EXPECT_EQ(lines[3].substr(lines[3].size() - categories.size()), categories);
+
+  const json j = json::parse(ts::trials_to_json({t}, {}).dump());
+  const auto& js = j["trials"][0]["ranks"][0]["steps"];
+  for (const auto& s : js) EXPECT_FALSE(s.contains("-")) << s.dump();
+  EXPECT_FALSE(js[0].contains("gpu_busy_ms"));
+  EXPECT_FALSE(js[0].contains("memory_categories"));
+  EXPECT_EQ(js[1]["gpu_busy_ms"], 81.25);
+  EXPECT_EQ(js[2]["memory_categories"]["phase"], "backward");
+  EXPECT_EQ(js[2]["memory_categories"]["activations_bytes"], 800);
+
+  ts::TrialFigures energy;
+  energy.joules_per_step = 12.5;
+  energy.tokens_per_joule = 93.1;
+  std::ostringstream summaries;
+  ts::write_summaries_csv({t}, {energy}, summaries);
+  const auto rows = lines_of(summaries.str());
+  EXPECT_NE(rows[0].find(",trial_joules_per_step,trial_tokens_per_joule"), std::string::npos) << rows[0];
+  EXPECT_EQ(rows[1].substr(rows[1].size() - 10), ",12.5,93.1");
+  EXPECT_EQ(json::parse(ts::trials_to_json({t}, {energy}).dump())["trials"][0]["metrics"]["tokens_per_joule"], 93.1);
+}
