@@ -49,11 +49,24 @@ AutotuneDialog::AutotuneDialog(const config::TrialConfig& base, const QString& s
   const bool cuda = investigate::runs_on_cuda(m_base, m_base.device == config::Device::Cpu ? "cpu" : "cuda");
   m_perGpu = new QCheckBox(
       QStringLiteral("tokens/s per %1 (else in total)").arg(QString::fromStdString(config::device_noun(cuda))), this);
+  // The second objective (issue 41): of the finalists within X % of the fastest, the one with the
+  // most tokens per joule. Energy comes from NVML's counter, so a CPU search has none.
+  m_cheapest = new QDoubleSpinBox(this);
+  m_cheapest->setObjectName(QStringLiteral("cheapestWithin"));
+  m_cheapest->setRange(0, 99);
+  m_cheapest->setDecimals(0);
+  m_cheapest->setSuffix(QStringLiteral(" % of the fastest"));
+  m_cheapest->setSpecialValueText(QStringLiteral("off: the fastest"));
+  m_cheapest->setEnabled(cuda);
+  m_cheapest->setToolTip(cuda ? QStringLiteral("Of the finalists within this many percent of the fastest, pick the one "
+                                               "with the most tokens per joule (NVML's energy counter); off: the fastest")
+                              : QStringLiteral("Needs NVML's energy counter: trials on the CPU measure no energy"));
   auto* form = new QFormLayout;
   form->addRow(QStringLiteral("Budget"), m_budget);
   form->addRow(QStringLiteral("Steps of the first trials"), m_short);
   form->addRow(QStringLiteral("Steps of the finalists"), m_long);
   form->addRow(QStringLiteral("Objective"), m_perGpu);
+  form->addRow(QStringLiteral("Cheapest in energy within"), m_cheapest);
   m_status = new QLabel(this);
   m_status->setWordWrap(true);
   m_report = new QPlainTextEdit(this);
@@ -104,14 +117,18 @@ AutotuneDialog::AutotuneDialog(const config::TrialConfig& base, const QString& s
                 .arg(s.options.long_steps);
     text += s.options.budget_cost > 0 ? QStringLiteral("At most %1 minutes of trial time.").arg(s.options.budget_cost / 60.0)
                                       : QStringLiteral("No time limit: until the search ends.");
+    if (s.options.cheapest_within > 0)
+      text += QStringLiteral(" The best is the finalist with the most tokens per joule within %1 % of the fastest.")
+                  .arg(s.options.cheapest_within * 100, 0, 'f', 0);
     text += QStringLiteral(" Points that validation refuses are skipped, not run.");
     m_report->setPlainText(text);
   };
   showPlan();
   for (QAbstractSpinBox* box : {static_cast<QAbstractSpinBox*>(m_budget), static_cast<QAbstractSpinBox*>(m_short),
-                                static_cast<QAbstractSpinBox*>(m_long)})
+                                static_cast<QAbstractSpinBox*>(m_long), static_cast<QAbstractSpinBox*>(m_cheapest)})
     connect(box, &QAbstractSpinBox::editingFinished, this, showPlan);
   connect(m_perGpu, &QCheckBox::toggled, this, showPlan);
+  connect(m_cheapest, &QDoubleSpinBox::valueChanged, this, showPlan);
 
   connect(m_run, &PlanRun::statusChanged, this, [this](const QString& text) {
     m_status->setText(text);
@@ -140,6 +157,7 @@ investigate::TuneSpec AutotuneDialog::spec() const {
   s.options.long_steps = m_long->value();
   s.options.warmup = std::min<int64_t>(m_base.warmup, m_short->value() - 2);
   s.options.budget_cost = m_budget->value() * 60.0;
+  s.options.cheapest_within = m_cheapest->isEnabled() ? m_cheapest->value() / 100.0 : 0.0;
   if (s.cuda) s.device_memory_bytes = m_deviceMemory;
   return s;
 }
@@ -150,6 +168,7 @@ void AutotuneDialog::setSteps(int shortSteps, int longSteps) {
   m_long->setValue(longSteps);
 }
 void AutotuneDialog::setPerGpu(bool perGpu) { m_perGpu->setChecked(perGpu); }
+void AutotuneDialog::setCheapestWithin(double percent) { m_cheapest->setValue(percent); }
 
 bool AutotuneDialog::start() {
   if (isBusy() || isRunning()) return false;

@@ -1,5 +1,6 @@
 // AutotuneDialog: "Find the fastest…" (core/investigate/tune_session.h) from the form's trial:
-// the search space around it, a budget of minutes of trial time, tokens/s in total or per GPU.
+// the search space around it, a budget of minutes of trial time, tokens/s in total or per GPU, and
+// optionally the cheapest in energy within a margin of the fastest (GPU searches).
 // Like InvestigateWindow it is run by PlanRun (plan_run.h, the plan driver's window adapter): each
 // trial the search asks for goes to the launcher through AnalysisController's hooks (tagged with the
 // plan), and the next one is derived from the session after each stored trial, so a closed dialog
@@ -47,6 +48,9 @@ class AutotuneDialog : public QDialog {
   void setBudgetMinutes(double minutes);
   void setSteps(int shortSteps, int longSteps);
   void setPerGpu(bool perGpu);
+  // The second objective: of the finalists within `percent` % of the fastest, the most tokens per
+  // joule (0: the fastest; GPU searches only: energy is NVML's).
+  void setCheapestWithin(double percent);
   // The memory of the GPU the search runs on: points predicted not to fit are pruned, not run (the
   // command line's --device-memory-gib). 0: not checked.
   void setDeviceMemory(qint64 bytes) { m_deviceMemory = bytes; }
@@ -93,6 +97,7 @@ class AutotuneDialog : public QDialog {
   QSpinBox* m_short = nullptr;
   QSpinBox* m_long = nullptr;
   QCheckBox* m_perGpu = nullptr;
+  QDoubleSpinBox* m_cheapest = nullptr;
   QLabel* m_status = nullptr;
   QPlainTextEdit* m_report = nullptr;
   QPushButton* m_start = nullptr;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <QCheckBox>
+#include <QDoubleSpinBox>
 
 #include <cstdlib>
 #include <filesystem>
@@ -203,4 +204,29 @@ TEST(AutotuneDialog, TheObjectiveIsPerCpuRankOnTheCpu) {
   auto* box = d.findChild<QCheckBox*>();
   ASSERT_TRUE(box);
   EXPECT_EQ(box->text(), QStringLiteral("tokens/s per CPU rank (else in total)"));
+}
+
+// Issue 41: the second objective from the window: of the finalists within a margin of the
+// fastest, the most tokens per joule; the plan says so; a CPU search has no energy to pick by.
+TEST(AutotuneDialog, TheCheapestInEnergyWithinAMarginIsASecondObjectiveOnGpus) {
+  AutotuneFixture f;
+  AutotuneDialog d(f.base, QString::fromStdString(f.path), f.hooks(), &f.jobs);
+  auto* box = d.findChild<QDoubleSpinBox*>(QStringLiteral("cheapestWithin"));
+  ASSERT_TRUE(box);
+  EXPECT_TRUE(box->isEnabled());
+  EXPECT_DOUBLE_EQ(d.spec().options.cheapest_within, 0.0);
+  EXPECT_FALSE(d.reportText().contains(QStringLiteral("tokens per joule")));
+  d.setCheapestWithin(5);
+  EXPECT_DOUBLE_EQ(d.spec().options.cheapest_within, 0.05);
+  EXPECT_TRUE(d.reportText().contains(QStringLiteral("the most tokens per joule within 5 % of the fastest")))
+      << d.reportText().toStdString();
+  tunebench::config::TrialConfig cpu = f.base;
+  cpu.device = tunebench::config::Device::Cpu;
+  cpu.amp = tunebench::config::Amp::Fp32;
+  AutotuneDialog c(cpu, QString::fromStdString(f.path), f.hooks(), &f.jobs);
+  auto* cpuBox = c.findChild<QDoubleSpinBox*>(QStringLiteral("cheapestWithin"));
+  ASSERT_TRUE(cpuBox);
+  EXPECT_FALSE(cpuBox->isEnabled());
+  c.setCheapestWithin(5);
+  EXPECT_DOUBLE_EQ(c.spec().options.cheapest_within, 0.0);
 }
