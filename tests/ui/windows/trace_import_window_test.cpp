@@ -221,6 +221,8 @@ TEST(TraceImportDefects, OneRankOfTwoHasOneStepCountAndOnlyItsRankInTheLegend) {
   EXPECT_TRUE(status.contains(QStringLiteral("1 of 2 rank(s), %1 steps,").arg(steps))) << status.toStdString();
   EXPECT_TRUE(w->liveView()->title().contains(QStringLiteral("1 of 2 ranks, %1 steps").arg(steps)))
       << w->liveView()->title().toStdString();
+  // The table's Ranks column says what was imported, as the title does (it said the world size, 2).
+  EXPECT_EQ(w->trialsModel()->index(0, TrialsModel::Ranks).data().toString().toStdString(), "1 of 2");
   // Named after what it is, not the folder it lay in.
   QString stem = QFileInfo(rank0).fileName();
   stem.chop(int(strlen(".pt.trace.json.gz")));
