@@ -32,6 +32,9 @@ struct TrialRecord {
   // of some ranks. 0: not read (a queued or running trial), the config's world size stands.
   int ranks_stored = 0;
   int ranks_world = 0;
+  // The strategy is a known setting of the trial (an imported trace may not show it: two ranks with
+  // their own all-reduce are neither DDP nor FSDP nor single); the table then says "unknown".
+  bool strategy_known = true;
 };
 
 // The ranks a trial holds, as the table and the trial view's title say them: "1 of 2" when a trace

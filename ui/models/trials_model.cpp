@@ -102,8 +102,8 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
     case Status:
       return to_display_string(r.status);
     case Strategy:  // a script wraps its model itself: not a knob of the trial
-      return config::is_script(r.config) ? QStringLiteral("script")
-                                         : QString::fromUtf8(config::to_string(r.config.strategy).data());
+      if (config::is_script(r.config)) return QStringLiteral("script");
+      return r.strategy_known ? QString::fromUtf8(config::to_string(r.config.strategy).data()) : QStringLiteral("unknown");
     case Ranks:  // what is stored: "1 of 2" for a trace import of one rank of two
       return r.ranks_stored > 0 ? ranks_held(r.ranks_stored, r.ranks_world) : QString::number(r.config.world_size);
     case Model:

@@ -100,6 +100,7 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const protocol::TrialL
   r.config.name = info.name;
   // Imported traces know few knobs (config/known_settings.h): the table must not show a default.
   if (!config::is_known(info.config, "model")) r.config.model = "unknown";
+  r.strategy_known = config::is_known(info.config, "strategy");
   r.status = info.status;
   r.reason = QString::fromStdString(info.exit_reason);
   if (info.status == protocol::TrialStatus::Interrupted && r.reason.isEmpty())

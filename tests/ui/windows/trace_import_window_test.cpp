@@ -118,6 +118,20 @@ void drop(MainWindow& w, const QStringList& files) {
 }
 }  // namespace
 
+// Two Gloo ranks with the script's own all-reduce (no DDP, no FSDP): the trace does not show a
+// strategy, and the table says so instead of the default "single" of a 2-rank trial.
+TEST(TraceImportWindow, AStrategyTheTraceDoesNotShowIsUnknownInTheTable) {
+  auto w = make_window();
+  ASSERT_TRUE(import_and_wait(*w, traces("waits-gloo")));
+  ASSERT_TRUE(import_and_wait(*w, traces("ddp-nw4")));
+  wait_jobs(*w);
+  QStringList strategies;
+  for (int row = 0; row < w->trialsModel()->rowCount(); ++row)
+    strategies << w->trialsModel()->index(row, TrialsModel::Strategy).data().toString();
+  strategies.sort();
+  EXPECT_EQ(strategies, (QStringList{QStringLiteral("ddp"), QStringLiteral("unknown")}));
+}
+
 TEST(TraceImportWindow, DdpTracesBecomeOneTrialWithTwoRanks) {
   auto w = make_window();
   QSignalSpy progress(w->jobs(), &BackgroundJobs::progress);
