@@ -22,18 +22,22 @@ Spread throughput_of(const Spread& step_ms, double tokens) {
   return s;
 }
 
-int64_t configured_tokens_per_rank_step(const protocol::TrialLog& log) {
-  const auto cfg = log.config();
+int64_t configured_tokens_per_rank_step(const nlohmann::json& cfg) {
   if (!cfg.is_object()) return 0;
   for (const char* key : {"micro_batch", "seq_len", "grad_accum"})
     if (!config::is_known(cfg, key)) return 0;
   return config::from_json(cfg).config.tokens_per_rank_step();
 }
+int64_t configured_tokens_per_rank_step(const protocol::TrialLog& log) {
+  return configured_tokens_per_rank_step(log.config());
+}
 
-int64_t configured_samples_per_rank_step(const protocol::TrialLog& log) {
-  const auto cfg = log.config();
+int64_t configured_samples_per_rank_step(const nlohmann::json& cfg) {
   if (!cfg.is_object() || !config::is_known(cfg, "samples_per_step")) return 0;
   return std::max<int64_t>(0, config::from_json(cfg).config.samples_per_step);
+}
+int64_t configured_samples_per_rank_step(const protocol::TrialLog& log) {
+  return configured_samples_per_rank_step(log.config());
 }
 
 double trial_tokens_per_step(const protocol::TrialLog& log) {

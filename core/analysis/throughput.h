@@ -20,12 +20,15 @@ namespace tunebench::analysis {
 // The rate's spread from a step time's (n, quartiles, mean and extremes of tokens / t).
 Spread throughput_of(const Spread& step_ms, double tokens);
 
-// micro_batch x seq_len x grad_accum of the log's config when all three are known, else 0.
+// micro_batch x seq_len x grad_accum of the log's config when all three are known, else 0 (of a
+// config JSON: the same for a hello's config, which the live plots read).
 int64_t configured_tokens_per_rank_step(const protocol::TrialLog& log);
+int64_t configured_tokens_per_rank_step(const nlohmann::json& config);
 // samples_per_step of the log's config when it is known (a known setting of an imported trace),
 // else 0. A model whose batches are not token sequences (a CNN) has its throughput in samples/s:
 // all ranks' samples per step over the same step time, as tokens (TrialMetrics::samples_per_s_*).
 int64_t configured_samples_per_rank_step(const protocol::TrialLog& log);
+int64_t configured_samples_per_rank_step(const nlohmann::json& config);
 // All ranks' tokens per step: the median over measured steps (0: unknown).
 double trial_tokens_per_step(const protocol::TrialLog& log);
 // The trial's throughput, all ranks together (n = 0 when the tokens or the steps are unknown).

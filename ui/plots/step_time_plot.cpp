@@ -98,8 +98,9 @@ StepTimePlot::StepTimePlot(QWidget* parent) : LivePlot(parent) {
   m_throughputNote->setWordWrap(true);
   m_throughputNote->setAlignment(Qt::AlignCenter);
   m_throughputNote->setAttribute(Qt::WA_TransparentForMouseEvents);
-  m_throughputNote->setText(QStringLiteral("tokens/s unknown: the trial does not say how many tokens a step carries "
-                                           "(set micro_batch, seq_len and grad_accum in Trial > Settings…)"));
+  m_throughputNote->setText(QStringLiteral("throughput unknown: the trial does not say how many tokens a step carries "
+                                           "(set micro_batch, seq_len and grad_accum in Trial > Settings…; "
+                                           "samples_per_step for a model without tokens, a CNN)"));
   m_throughputNote->hide();
   applyPalette();
   clear();
@@ -132,6 +133,8 @@ void StepTimePlot::addEvents(const EventBatch& batch) {
       if (e.header.rank >= 0 && e.header.rank < 4096) rankGraph(e.header.rank);
       if (h.config.contains("warmup") && h.config["warmup"].is_number_integer())
         m_warmupSteps = h.config["warmup"].get<int64_t>();
+      m_configTokens[e.header.rank] = analysis::configured_tokens_per_rank_step(h.config);
+      m_configSamples[e.header.rank] = analysis::configured_samples_per_rank_step(h.config);
     } else if (e.is<protocol::Step>()) {
       addStep(e.header.rank, e.as<protocol::Step>());
       changed = true;
@@ -152,13 +155,24 @@ void StepTimePlot::addStep(int rank, const protocol::Step& s) {
   else
     m_maxMeasuredMs = std::max(m_maxMeasuredMs, s.step_ms);
   Pending& p = m_pending[s.step];
-  p.tokens += s.tokens;
+  // The step's own count, else what its config says a step carries (analysis/throughput.h).
+  const auto configured = [rank](const std::map<int, int64_t>& by_rank) {
+    const auto it = by_rank.find(rank);
+    return it == by_rank.end() ? int64_t{0} : it->second;
+  };
+  p.tokens += s.tokens > 0 ? s.tokens : configured(m_configTokens);
+  p.samples += configured(m_configSamples);
   p.max_ms = std::max(p.max_ms, double(metrics::step_duration_us(s)) / 1000.0);  // the slowest rank: metrics/step_time.h
   if (++p.ranks < m_worldSize) return;
-  if (p.tokens <= 0) {
+  if (p.tokens <= 0 && p.samples > 0 && !m_samples && m_total->dataCount() == 0) {
+    m_samples = true;  // a model without tokens (a CNN): samples/s, the analysis' samples_per_s
+    setAxisTitle(m_throughputRect->axis(QCPAxis::atLeft), QStringLiteral("samples/s"), QStringLiteral("smp/s"));
+  }
+  const int64_t work = m_samples ? p.samples : p.tokens;
+  if (work <= 0) {
     m_tokensUnknown = true;  // unknown, not 0 tokens/s
   } else if (p.max_ms > 0) {
-    const double total = metrics::tokens_per_second(double(p.tokens), p.max_ms);  // the analysis' rate
+    const double total = metrics::tokens_per_second(double(work), p.max_ms);  // the analysis' rate
     m_total->addData(double(s.step), total);
     m_perGpu->addData(double(s.step), total / m_worldSize);
     m_maxTokens = std::max(m_maxTokens, total);
@@ -173,6 +187,12 @@ void StepTimePlot::clear() {
   m_perGpu->data()->clear();
   m_pending.clear();
   m_tokensUnknown = false;
+  m_configTokens.clear();
+  m_configSamples.clear();
+  if (m_samples) {
+    m_samples = false;
+    setAxisTitle(m_throughputRect->axis(QCPAxis::atLeft), QStringLiteral("tokens/s"), QStringLiteral("tok/s"));
+  }
   m_worldSize = 1;
   m_warmupSteps = 0;
   m_maxStep = m_maxMs = m_maxTokens = 0.0;

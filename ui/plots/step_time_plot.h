@@ -30,6 +30,8 @@ class StepTimePlot : public LivePlot {
 
   int stepPoints(int rank) const;  // points in rank's step-time graph
   int throughputPoints() const;
+  // "tokens/s", or "samples/s" for a trial whose steps carry samples (samples_per_step).
+  QString throughputUnit() const { return m_samples ? QStringLiteral("samples/s") : QStringLiteral("tokens/s"); }
   QCPAxisRect* stepRect() const { return m_stepRect; }
   QCPAxisRect* throughputRect() const { return m_throughputRect; }
   QCPLegend* throughputLegend() const { return m_throughputLegend; }
@@ -46,6 +48,7 @@ class StepTimePlot : public LivePlot {
 
   struct Pending {
     int64_t tokens = 0;
+    int64_t samples = 0;
     double max_ms = 0.0;
     int ranks = 0;
   };
@@ -62,6 +65,10 @@ class StepTimePlot : public LivePlot {
   QCPItemText* m_warmupLabel = nullptr;
   bool m_throughputShown = true;
   bool m_tokensUnknown = false;  // a step came without its tokens
+  // What a rank's step carries by its config (hello): tokens when the step event has none (an
+  // imported trace given micro_batch, seq_len and grad_accum), else samples (samples_per_step).
+  std::map<int, int64_t> m_configTokens, m_configSamples;
+  bool m_samples = false;  // the throughput panel is in samples/s
   QLabel* m_throughputNote = nullptr;
   double m_maxStep = 0.0, m_maxMs = 0.0, m_maxTokens = 0.0;
   double m_maxMeasuredMs = 0.0, m_maxWarmupMs = 0.0;

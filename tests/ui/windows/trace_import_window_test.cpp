@@ -33,6 +33,7 @@
 #include <QTemporaryDir>
 #include <QUrl>
 
+#include "core/analysis/trial_metrics.h"
 #include "core/store/session_store.h"
 #include "tests/ui/windows/window_test_util.h"
 #include "ui/models/trials_model.h"
@@ -324,6 +325,29 @@ TEST(TraceImportWindow, CancelAndBadFilesAddNothing) {
   const auto reader =
       store::SessionStore::open(w->session()->path().toStdString(), {store::SessionStore::Mode::ReadOnly});
   EXPECT_TRUE(reader.list_trials().empty());
+}
+
+// Issue 44: a CNN trace given its samples per step has a throughput in the trial view, in
+// samples/s (the analysis' samples_per_s), where it said "unknown" for want of tokens.
+TEST(TraceImportWindow, ACnnTraceGivenItsSamplesPerStepPlotsSamplesPerSecond) {
+  auto w = make_window();
+  ASSERT_TRUE(import_and_wait(*w, traces("cnn-b8"), {"samples_per_step=8"}));
+  wait_jobs(*w);
+  const TrialRecord r = w->trialsModel()->record(0);
+  ASSERT_EQ(w->viewer()->shown(), r.id);
+  w->liveView()->replotNow();
+  StepTimePlot* steps = w->liveView()->stepTime();
+  EXPECT_EQ(steps->throughputUnit(), QStringLiteral("samples/s"));
+  EXPECT_EQ(steps->throughputPoints(), r.step);
+  auto* unknown = steps->findChild<QLabel*>(QStringLiteral("throughputNote"));
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_TRUE(unknown->isHidden());
+  const auto loaded = w->session()->loadTrial(r.id);
+  ASSERT_TRUE(loaded);
+  const auto m = analysis::analyze(loaded->log);
+  ASSERT_GT(m.samples_per_s_total.n, 0u);
+  // The panel is scaled to the points it draws: the analysis' rate lies under its top.
+  EXPECT_GE(steps->throughputRect()->axis(QCPAxis::atLeft)->range().upper, m.samples_per_s_total.median);
 }
 
 TEST(TraceImportWindow, SettingsDialogFillsInUnknownSettings) {
