@@ -79,12 +79,10 @@ TimelinePlot::TimelinePlot(QWidget* parent) : LivePlot(parent) {
   // every phase took four rows of a laptop's timeline.
   legend->setVisible(true);
   axisRect()->insetLayout()->take(legend);
-  auto* legendRow = new QCPLayoutGrid;
-  plotLayout()->addElement(1, 0, legendRow);
-  legendRow->setMargins(QMargins(6, 0, 6, 2));
-  legendRow->addElement(0, 0, legend);
-  plotLayout()->setRowStretchFactor(1, 0.001);
-  legend->clearItems();
+  m_legendRow = new QCPLayoutGrid;
+  m_legendRow->setMargins(QMargins(6, 0, 6, 2));
+  m_legendRow->addElement(0, 0, legend);
+  legend->clearItems();  // no phase drawn yet: the row stays out of the layout (placeLegendRow)
   legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
   legend->setWrap(6);
   legend->setIconSize(12, 10);
@@ -178,7 +176,29 @@ void TimelinePlot::updateLegend() {
   for (protocol::Phase phase : legend_phases())
     if (size_t(phase) < m_legendPhases.size() && m_legendPhases[size_t(phase)])
       legend->addItem(new PhaseLegendItem(legend, phase, m_legendOnGpu));  // columns: fitLegendColumns
+  placeLegendRow(legend->itemCount() > 0);
   leastHeightMayHaveChanged();  // the legend's rows are part of the least height
+}
+
+// An empty legend's grid reports a maximum width of its margins, and the column it shares with the
+// axis rect took that: a trial with no step drew its timeline 50 px wide. The row is in the layout
+// only while the legend lists something.
+void TimelinePlot::placeLegendRow(bool shown) {
+  if (shown == (m_legendRow->layout() != nullptr)) return;
+  if (shown) {
+    plotLayout()->addElement(1, 0, m_legendRow);
+    plotLayout()->setRowStretchFactor(1, 0.001);
+  } else {
+    plotLayout()->take(m_legendRow);
+    plotLayout()->simplify();
+  }
+}
+
+TimelinePlot::~TimelinePlot() {
+  if (m_legendRow && !m_legendRow->layout()) {
+    delete m_legendRow;  // with the legend in it: QCustomPlot deletes only what its layout holds
+    legend = nullptr;
+  }
 }
 
 void TimelinePlot::leastHeightMayHaveChanged() {

@@ -27,6 +27,7 @@ class TimelinePlot : public LivePlot {
   Q_OBJECT
  public:
   explicit TimelinePlot(QWidget* parent = nullptr);
+  ~TimelinePlot() override;
 
   void addEvents(const EventBatch& batch);
   // Replaces everything with data prepared elsewhere (a stored trial, built off the GUI thread).
@@ -102,6 +103,7 @@ class TimelinePlot : public LivePlot {
   void rebuildLayout();
   void updateRowLabels();
   void updateLegend();
+  void placeLegendRow(bool shown);
   int rankRowPx() const;  // the least height a rank's row(s) get: a line of label text
   void leastHeightMayHaveChanged();
   void updateStepTicks();
@@ -126,6 +128,7 @@ class TimelinePlot : public LivePlot {
   double m_dragFrom_s = 0.0;
   std::vector<bool> m_legendPhases;  // the phases the legend lists (TimelineData::phasesSeen)
   bool m_legendOnGpu = true;
+  QCPLayoutGrid* m_legendRow = nullptr;  // the legend's row under the plot, in the layout while it lists a phase
   int m_chromePx = 0;  // the plot's height outside its axis rect at the last layout
   int m_leastHeight = 0;  // minimumSizeHint().height() last announced
   int m_labelledSlots = -1;

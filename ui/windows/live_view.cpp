@@ -386,8 +386,10 @@ void LiveView::setProgress(const TrialProgress& progress) {
 void LiveView::setOutcome(const TrialOutcome& outcome) {
   m_telemetry->setComplete(true);  // the run ended: no sample will come
   const QString unit = m_lastProgress.unit;  // "step", or "size" for a link probe
-  const QString where =
-      QStringLiteral("%1 %2 of %3").arg(unit).arg(m_lastProgress.step).arg(m_lastProgress.steps);
+  // A run that never reported (a worker that could not start) has no "step 0 of 0" to be at.
+  const QString where = m_lastProgress.steps > 0
+                            ? QStringLiteral("%1 %2 of %3").arg(unit).arg(m_lastProgress.step).arg(m_lastProgress.steps)
+                            : QStringLiteral("the start, before its first %1").arg(unit);
   switch (outcome.status) {
     case protocol::TrialStatus::Done:
       m_progress->setText(QStringLiteral("done: %1 %2s in %3 s")

@@ -81,3 +81,37 @@ TEST(TimelinePlotLegend, ListsThePhasesDrawnAndNoOther) {
   fsdp.clear();
   EXPECT_TRUE(legend_texts(fsdp).isEmpty());
 }
+
+namespace timeline_plot_test {
+
+// A trial that failed before its first step (a worker that could not start) has a hello or
+// nothing: its timeline keeps the plot's width, with no legend entries, instead of a strip a
+// few pixels wide beside an empty legend row.
+TEST(TimelinePlotLegend, ATimelineWithoutStepsKeepsItsWidth) {
+  TimelinePlot empty;
+  empty.resize(1000, 300);
+  empty.setViewport(empty.rect());  // a hidden widget gets its resize event only when shown
+  empty.replot();
+  EXPECT_EQ(empty.legend->itemCount(), 0);
+  EXPECT_GT(empty.axisRect()->width(), 800) << "an empty timeline";
+  TimelinePlot hello;
+  const config::TrialConfig c = *config::trial_preset("cpu-tiny-ddp");
+  EventBatch batch;
+  batch.push_back({{1, "t", 0, 1'000'000}, fake::make_hello(c, 0, false)});
+  hello.addEvents(batch);
+  hello.resize(1000, 300);
+  hello.setViewport(hello.rect());
+  hello.replot();
+  EXPECT_GT(hello.axisRect()->width(), 800) << "a timeline with a hello and no step";
+  // Once a step is drawn the legend row comes back under it, and the width stays.
+  hello.addEvents(trial("cpu-tiny-ddp", false));
+  hello.replot();
+  EXPECT_GT(hello.legend->itemCount(), 0);
+  EXPECT_NE(hello.legend->layout(), nullptr);
+  EXPECT_GT(hello.axisRect()->width(), 800);
+  hello.clear();
+  hello.replot();
+  EXPECT_GT(hello.axisRect()->width(), 800) << "cleared";
+}
+
+}  // namespace timeline_plot_test

@@ -125,6 +125,28 @@ TEST(MainWindow, ACrashingRankTurnsTheRowRedWithTheReason) {
   EXPECT_TRUE(w->action("actionRun")->isEnabled());  // the window keeps working
 }
 
+// A worker that cannot start fails the trial before any step: said so, not "failed at step 0 of
+// 0", and the timeline keeps its width (TimelinePlotLegend.ATimelineWithoutStepsKeepsItsWidth).
+TEST(MainWindow, AWorkerThatCannotStartFailsBeforeTheFirstStep) {
+  MainWindow::Options o;
+  o.workerProgram = QStringLiteral("/nonexistent/tunebench-worker");
+  o.useSettings = false;
+  o.detectDevices = false;
+  o.devices = cpu_machine();
+  MainWindow w(o);
+  w.resize(1400, 900);
+  w.show();
+  fill_form(w, 2, 5);
+  QSignalSpy finished(&w, &MainWindow::trialFinished);
+  ASSERT_TRUE(w.runTrial());
+  TB_WAIT_FOR((finished.size()) == (1), kTimeoutMs);
+  ASSERT_EQ(status_of(w, 0), protocol::TrialStatus::Failed);
+  const QString progress = w.liveView()->progressText();
+  EXPECT_TRUE(progress.contains("failed at the start, before its first step")) << progress.toStdString();
+  EXPECT_FALSE(progress.contains("of 0")) << progress.toStdString();
+  EXPECT_TRUE(progress.contains("could not start")) << progress.toStdString();
+}
+
 TEST(MainWindow, InvalidFormDoesNotStartATrial) {
   auto w = make_window();
   w->form()->field("warmup")->setText("500");
