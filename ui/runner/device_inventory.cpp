@@ -8,7 +8,11 @@
 namespace tunebench::ui {
 
 QString DeviceInventory::summary() const {
-  if (gpus.isEmpty()) return QStringLiteral("CPU: %1 (%2 cores), no GPU").arg(cpu_name).arg(cpu_cores);
+  if (gpus.isEmpty()) {
+    const QString cores = cpu_cores == 1 ? QStringLiteral("1 core") : QStringLiteral("%1 cores").arg(cpu_cores);
+    return cpu_name.isEmpty() ? QStringLiteral("CPU (%1), no GPU").arg(cores)
+                              : QStringLiteral("CPU: %1 (%2), no GPU").arg(cpu_name, cores);
+  }
   QStringList parts;
   for (const GpuDevice& g : gpus)
     parts << QStringLiteral("GPU %1: %2 (%3 GiB)")
