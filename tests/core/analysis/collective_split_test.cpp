@@ -90,6 +90,15 @@ TEST(CollectiveSplit, TheDelayedRankArrivesLastAndTheOthersWaitItsDelay) {
       << ta::collective_split_sentence(*split);
 }
 
+TEST(CollectiveSplit, RanksArrivingTogetherNameNoLateRank) {
+  const auto log = split_delayed_log(10);  // 10 µs: one rank is last, by nothing a step shows
+  const auto split = ta::collective_split({&log});
+  ASSERT_TRUE(split);
+  const std::string sentence = ta::collective_split_sentence(*split);
+  EXPECT_EQ(sentence.rfind("the ranks arrive together at the all-reduces (the others wait under ", 0), 0u) << sentence;
+  EXPECT_EQ(sentence.find("arrives last"), std::string::npos) << sentence;
+}
+
 TEST(CollectiveSplit, OnCataloguedGpusTheTransferIsSetBesideTheLinksPeak) {
   const auto log = split_delayed_log(8'000, "NVIDIA H200");
   const auto split = ta::collective_split({&log});
