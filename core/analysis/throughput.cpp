@@ -1,10 +1,13 @@
 #include "core/analysis/throughput.h"
 
 #include <algorithm>
+#include <map>
+#include <vector>
 
 #include "core/analysis/step_time.h"
 #include "core/config/known_settings.h"
 #include "core/config/trial_config.h"
+#include "core/metrics/percentile.h"
 #include "core/metrics/step_time.h"
 
 namespace tunebench::analysis {
@@ -46,6 +49,21 @@ double trial_tokens_per_step(const protocol::TrialLog& log) {
 
 Spread trial_tokens_per_s(const protocol::TrialLog& log) {
   return throughput_of(trial_step_ms(log), trial_tokens_per_step(log));
+}
+
+double trial_samples_per_step(const protocol::TrialLog& log) {
+  const int64_t per_rank = configured_samples_per_rank_step(log);
+  if (per_rank <= 0) return 0.0;
+  std::map<int64_t, int> ranks_in_step;  // as TrialMetrics counts them: the ranks that ran the step
+  for (const auto& [rank, r] : log.ranks)
+    for (const protocol::Step* s : log.measured_steps(rank)) ++ranks_in_step[s->step];
+  std::vector<double> samples;
+  for (const auto& [index, ranks] : ranks_in_step) samples.push_back(static_cast<double>(per_rank) * ranks);
+  return metrics::percentile(std::move(samples), 0.5);
+}
+
+Spread trial_samples_per_s(const protocol::TrialLog& log) {
+  return throughput_of(trial_step_ms(log), trial_samples_per_step(log));
 }
 
 }  // namespace tunebench::analysis

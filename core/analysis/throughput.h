@@ -33,5 +33,10 @@ int64_t configured_samples_per_rank_step(const nlohmann::json& config);
 double trial_tokens_per_step(const protocol::TrialLog& log);
 // The trial's throughput, all ranks together (n = 0 when the tokens or the steps are unknown).
 Spread trial_tokens_per_s(const protocol::TrialLog& log);
+// The same in samples, for a model without tokens (a CNN) given samples_per_step: all ranks'
+// samples per step (median over measured steps) and over the step time (TrialMetrics'
+// samples_per_s_total for one run).
+double trial_samples_per_step(const protocol::TrialLog& log);
+Spread trial_samples_per_s(const protocol::TrialLog& log);
 
 }  // namespace tunebench::analysis

@@ -23,6 +23,7 @@ struct TrialRecord {
   int steps = 0;                         // planned
   double step_ms_median = std::nan("");  // the trial's step time: analysis::trial_step_ms (slowest rank per step)
   double tokens_per_s = std::nan("");    // all ranks together
+  double samples_per_s = std::nan("");   // a model without tokens (samples_per_step), when tokens/s is unknown
   QString reason;                        // why it failed or stopped, in plain words
   QString stderr_tail;                   // of the failed rank
   QString notes;                         // the user's notes (Annotate), shown in the table

@@ -114,7 +114,11 @@ QVariant TrialsModel::data(const QModelIndex& index, int role) const {
     case StepMs:
       return std::isnan(r.step_ms_median) ? QString() : locale.toString(r.step_ms_median, 'f', 1);
     case TokensPerS:
-      return std::isnan(r.tokens_per_s) ? QString() : locale.toString(std::round(r.tokens_per_s), 'f', 0);
+      if (std::isnan(r.tokens_per_s))  // a CNN's samples/s, named: the column's unit is tokens
+        return std::isnan(r.samples_per_s)
+                   ? QString()
+                   : QStringLiteral("%1 samples/s").arg(locale.toString(std::round(r.samples_per_s), 'f', 0));
+      return locale.toString(std::round(r.tokens_per_s), 'f', 0);
     case Tags:
       return r.tags.join(QStringLiteral(", "));
     case Notes:

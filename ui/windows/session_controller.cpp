@@ -123,6 +123,8 @@ TrialRecord to_trial_record(const store::TrialInfo& info, const protocol::TrialL
   const analysis::Spread step = analysis::trial_step_ms(steps);
   if (!step.empty()) r.step_ms_median = step.median;
   if (const analysis::Spread rate = analysis::trial_tokens_per_s(steps); !rate.empty()) r.tokens_per_s = rate.median;
+  else if (const analysis::Spread samples = analysis::trial_samples_per_s(steps); !samples.empty())
+    r.samples_per_s = samples.median;
   return r;
 }
 

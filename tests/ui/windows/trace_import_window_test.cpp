@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <thread>
 
@@ -22,6 +23,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QMenu>
 #include <QMessageBox>
 #include <QMimeData>
@@ -348,6 +350,9 @@ TEST(TraceImportWindow, ACnnTraceGivenItsSamplesPerStepPlotsSamplesPerSecond) {
   ASSERT_GT(m.samples_per_s_total.n, 0u);
   // The panel is scaled to the points it draws: the analysis' rate lies under its top.
   EXPECT_GE(steps->throughputRect()->axis(QCPAxis::atLeft)->range().upper, m.samples_per_s_total.median);
+  // The trials table's throughput cell names its unit, with the analysis' figure.
+  EXPECT_EQ(w->trialsModel()->index(0, TrialsModel::TokensPerS).data().toString(),
+            QStringLiteral("%1 samples/s").arg(QLocale().toString(std::round(m.samples_per_s_total.median), 'f', 0)));
 }
 
 TEST(TraceImportWindow, SettingsDialogFillsInUnknownSettings) {
