@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <future>
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
@@ -58,6 +59,7 @@ TrialRunner::TrialRunner(QObject* parent) : LiveSource(parent), m_watchdog(new Q
 }
 
 TrialRunner::~TrialRunner() {
+  if (m_fold.valid()) m_fold.wait();  // it reads through m_kernelTraces and posts to this
   for (auto& p : m_procs)
     if (p && p->running) {
       p->process->disconnect(this);
@@ -195,22 +197,81 @@ void TrialRunner::onProcessFinished(size_t index, int exitCode, bool crashed) {
   p.running = false;
   readOutput(index, false);
   readOutput(index, true);
+  // The supervisor judges an exit by the events it has seen (a rank's done): every event received
+  // before the exit reaches it first, as when no trace was being read.
+  drainFolds();
   launch::ProcessExit exit;
   (crashed ? exit.signal : exit.exit_code) = exitCode;
   carryOut(m_supervisor->exited(index, exit, now()));
   maybeFinish();
 }
 
-void TrialRunner::onEvents(const EventBatch& received) {
-  if (!m_supervisor) return;
-  // A script's kernel-sampled steps get their trace's GPU figures before anyone sees them.
+namespace {
+
+bool reads_a_trace(const EventBatch& batch) {
+  return std::any_of(batch.begin(), batch.end(), [](const protocol::Event& e) {
+    return e.is<protocol::Step>() && !e.as<protocol::Step>().kernel_trace.empty();
+  });
+}
+
+// A script's kernel-sampled steps get their trace's GPU figures before anyone sees them.
+EventBatch folded(launch::KernelTraces& traces, const EventBatch& received) {
   EventBatch batch;
   batch.reserve(received.size());
   for (auto e : received) {
-    auto note = m_kernelTraces->apply(e);
+    auto note = traces.apply(e);
     batch.push_back(std::move(e));
     if (note) batch.push_back(std::move(*note));
   }
+  return batch;
+}
+
+}  // namespace
+
+void TrialRunner::onEvents(const EventBatch& received) {
+  if (!m_supervisor) return;
+  m_unfolded.push_back(received);
+  foldNext();
+}
+
+void TrialRunner::foldNext() {
+  while (!m_fold.valid() && !m_unfolded.empty()) {
+    EventBatch next = std::move(m_unfolded.front());
+    m_unfolded.pop_front();
+    if (!reads_a_trace(next)) {
+      deliver(folded(*m_kernelTraces, next));  // nothing to read: at once, as it came
+      continue;
+    }
+    const quint64 id = ++m_foldId;
+    launch::KernelTraces* traces = m_kernelTraces.get();
+    m_fold = std::async(std::launch::async, [this, traces, id, next = std::move(next)] {
+      EventBatch out = folded(*traces, next);
+      QMetaObject::invokeMethod(this, [this, id] { onFolded(id); }, Qt::QueuedConnection);
+      return out;
+    });
+  }
+}
+
+void TrialRunner::onFolded(quint64 fold) {
+  if (fold != m_foldId || !m_fold.valid()) return;  // drained meanwhile
+  deliver(m_fold.get());
+  foldNext();
+}
+
+void TrialRunner::drainFolds() {
+  if (m_fold.valid()) {
+    ++m_foldId;  // its posted onFolded is stale now
+    deliver(m_fold.get());
+  }
+  while (!m_unfolded.empty()) {
+    EventBatch next = std::move(m_unfolded.front());
+    m_unfolded.pop_front();
+    deliver(folded(*m_kernelTraces, next));
+  }
+}
+
+void TrialRunner::deliver(const EventBatch& batch) {
+  if (!m_supervisor) return;
   for (const auto& e : batch) {
     m_supervisor->event(e, now());
     const int rank = e.header.rank;
@@ -313,6 +374,7 @@ void TrialRunner::maybeFinish() {
 void TrialRunner::emitFinished() {
   if (!m_active) return;
   if (m_channel) m_channel->flush();
+  drainFolds();  // the last window's trace, and the events behind it, before the outcome
   if (m_supervisor) m_outcome = outcome_of(m_request.id, m_supervisor->end());
   if (m_channel) m_channel->close();
   m_active = false;

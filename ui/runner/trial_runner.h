@@ -10,8 +10,15 @@
 // Lifecycle: start() -> started -> (eventsArrived | logLine | progress)* -> finished, exactly once.
 // A link probe (TrialRequest::link_probe) is the same plan with the probe's arguments; its progress
 // counts measured sizes. The rules (failures, hangs, stopping) are in core/launch/trial_supervisor.h.
+//
+// A script's kernel-sampled window names a torch.profiler trace (megabytes of JSON): a batch of
+// events holding such a step is read and folded in (launch::KernelTraces) on a thread of its own,
+// and the batches after it wait for it, so the events keep their order and the GUI thread never
+// parses a trace. The end of the trial waits for what is still being read.
 #pragma once
 
+#include <deque>
+#include <future>
 #include <memory>
 #include <vector>
 
@@ -62,6 +69,10 @@ class TrialRunner : public LiveSource {
   void onProcessStartFailed(size_t index);
   void readOutput(size_t index, bool stderrStream);
   void onEvents(const EventBatch& batch);
+  void foldNext();
+  void onFolded(quint64 fold);
+  void drainFolds();
+  void deliver(const EventBatch& batch);
   void onTick();
   void carryOut(launch::Actions&& actions);
   void maybeFinish();
@@ -74,6 +85,9 @@ class TrialRunner : public LiveSource {
   std::vector<std::unique_ptr<Proc>> m_procs;  // by plan index
   std::unique_ptr<launch::TrialSupervisor> m_supervisor;
   std::unique_ptr<launch::KernelTraces> m_kernelTraces;  // a script's kernel-sampled steps, folded in
+  std::deque<EventBatch> m_unfolded;  // batches waiting behind a trace being read, in order
+  std::future<EventBatch> m_fold;     // valid while a batch's traces are read off the GUI thread
+  quint64 m_foldId = 0;               // the fold whose result onFolded takes; others are stale
   QTimer* m_watchdog = nullptr;  // the supervisor's clock tick
   QElapsedTimer m_clock;
   TrialOutcome m_outcome;

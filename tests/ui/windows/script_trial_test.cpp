@@ -13,6 +13,9 @@
 #include "tests/ui/windows/window_test_util.h"
 #include "ui/models/trials_model.h"
 #include "ui/plots/timeline_plot.h"
+#include "ui/runner/trial_queue.h"
+#include "ui/runner/trial_runner.h"
+#include "ui/windows/log_pane.h"
 #include "ui/windows/analysis_controller.h"
 #include "ui/windows/comparison_window.h"
 #include "ui/windows/diagnosis_view.h"
@@ -111,4 +114,34 @@ TEST(ScriptTrial, TheWindowRunsAScriptLiveAndComparesAnAppliedKnob) {
   for (QPushButton* b : cmp->diagnosisView()->suggestionButtons()) buttons << b->text();
   EXPECT_TRUE(buttons.join(' ').contains(QStringLiteral("num_workers"))) << buttons.join(" | ").toStdString();
   cmp->close();
+}
+
+// The runner reads a kernel-sampled window's trace off the GUI thread (TrialRunner::foldNext): the
+// steps behind it wait for it, so every step arrives, in order, and the trace's verdict (on the CPU:
+// no GPU kernels) is said before the trial ends.
+TEST(ScriptTrial, KernelSampledStepsArriveInOrderWithTheirTracesVerdict) {
+  REQUIRE_TORCH();
+  auto w = make_window();
+  config::TrialConfig c = loader_script(8);
+  c.name = "sampled";
+  c.script_args = "--batch-size {micro_batch} --sample-cpu-us 0";
+  c.warmup = 1;
+  c.kernel_sample_every = 3;
+  c.kernel_sample_steps = 1;  // steps 1, 4 and 7: three windows, three traces
+  w->form()->setConfig(c);
+  ASSERT_EQ(w->form()->problems().size(), 0u) << config::describe(w->form()->problems());
+  std::vector<int64_t> order;
+  QObject::connect(w->queue()->runner(), &LiveSource::eventsArrived, w.get(), [&order](const EventBatch& batch) {
+    for (const auto& e : batch)
+      if (e.is<protocol::Step>() && e.header.rank == 0) order.push_back(e.as<protocol::Step>().step);
+  });
+  QSignalSpy finished(w.get(), &MainWindow::trialFinished);
+  ASSERT_TRUE(w->runTrial());
+  TB_WAIT_FOR(finished.size() == 1, kScriptTimeoutMs);
+  const TrialRecord r = w->trialsModel()->record(0);
+  ASSERT_EQ(r.status, protocol::TrialStatus::Done) << r.reason.toStdString();
+  EXPECT_EQ(order, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  w->logPane()->flush();
+  EXPECT_TRUE(w->logPane()->toPlainText().contains(QStringLiteral("a CPU run has no GPU kernels")))
+      << w->logPane()->toPlainText().toStdString();
 }
