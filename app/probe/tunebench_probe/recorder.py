@@ -64,6 +64,11 @@ class StepRecord:
     held: bool = False  # in a kernel-sampled window whose trace is not written yet
 
 
+def _marks(step):
+    """The device marks a step's event is read from: its end and every phase's start and end."""
+    return [step.end] + [m for i in step.intervals for m in (i.start, i.end) if m is not None]
+
+
 class StepRecorder:
     def __init__(self, device, steps_wanted, write_step, step_seen, sampler=None):
         self._device = device
@@ -297,7 +302,7 @@ class StepRecorder:
                 self._unread_changed.notify_all()
 
     def _wait_for_device(self, step):
-        for mark in [step.end] + [m for i in step.intervals for m in (i.start, i.end) if m is not None]:
+        for mark in _marks(step):
             if not self._clock.is_done(mark):
                 self._clock.wait(mark)
         for loss in step.losses:
@@ -334,8 +339,7 @@ class StepRecorder:
                 self._write_step(self._unread.popleft())
 
     def _is_done(self, step):
-        marks = [step.end] + [m for i in step.intervals for m in (i.start, i.end) if m is not None]
-        return all(self._clock.is_done(m) for m in marks) and all(r.is_done() for r in step.losses)
+        return all(self._clock.is_done(m) for m in _marks(step)) and all(r.is_done() for r in step.losses)
 
     def finish(self, wait_for_device=True, lock_timeout_s=-1):
         """At the end of the run: seals a step whose optimizer step returned and writes what is
