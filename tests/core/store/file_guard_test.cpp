@@ -3,6 +3,8 @@
 // was. Hostile values inside an otherwise valid session fail the load, never the process.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <sqlite3.h>
 
 #include "core/store/connection.h"
@@ -50,6 +52,24 @@ void expect_refused(const std::string& path, const std::string& expect) {
     }
     EXPECT_EQ(tt::read_bytes(path), before) << "the refused file was changed";
   }
+}
+
+// Scribbles over every page after the second of `s`, opens it without the full check (as the
+// window's own connections do) and loads its trial: the error that load raises, or none.
+std::optional<ts::StoreError> load_from_scribbled_pages(const GoodSession& s) {
+  std::string bytes = tt::read_bytes(s.path);
+  for (size_t i = 2 * 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 7919) & 0xff);
+  tt::write_bytes(s.path, bytes);
+  ts::SessionStore::OpenOptions options;
+  options.mode = ts::SessionStore::Mode::ReadOnly;
+  options.check_integrity = false;
+  try {
+    const auto store = ts::SessionStore::open(s.path, options);
+    store.load_trial(s.trial);
+  } catch (const ts::StoreError& e) {
+    return e;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -103,19 +123,11 @@ TEST(FileGuard, DamageFoundAfterOpeningIsSaidInPlainWords) {
   // Opened without the full check (the window's own connections), the damage shows when a trial
   // is read: the sentence says the file is damaged, not what SQLite's b-tree code returned.
   GoodSession s;
-  std::string bytes = tt::read_bytes(s.path);
-  for (size_t i = 2 * 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 7919) & 0xff);
-  tt::write_bytes(s.path, bytes);
-  ts::SessionStore::OpenOptions options;
-  options.mode = ts::SessionStore::Mode::ReadOnly;
-  options.check_integrity = false;
-  try {
-    const auto store = ts::SessionStore::open(s.path, options);
-    store.load_trial(s.trial);
+  if (const auto e = load_from_scribbled_pages(s)) {
+    EXPECT_NE(std::string(e->what()).find("damaged"), std::string::npos) << e->what();
+    expect_plain_words(e->what());
+  } else {
     ADD_FAILURE() << "loaded a trial from scribbled pages";
-  } catch (const ts::StoreError& e) {
-    EXPECT_NE(std::string(e.what()).find("damaged"), std::string::npos) << e.what();
-    expect_plain_words(e.what());
   }
   EXPECT_EQ(ts::describe_sqlite_error(SQLITE_CORRUPT), "the file is damaged (its pages do not read back as a database)");
   EXPECT_EQ(ts::describe_sqlite_error(SQLITE_IOERR_SHORT_READ).find("reading or writing the file failed"), 0u);
@@ -209,24 +221,14 @@ TEST(FileGuard, FileSizeCap) {
 // words ("database disk image is malformed") are kept for the log or a Details section only.
 TEST(FileGuard, DamageSaysWhatToDoAndKeepsSQLitesWordsForTheDetails) {
   GoodSession s;
-  std::string bytes = tt::read_bytes(s.path);
-  for (size_t i = 2 * 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 7919) & 0xff);
-  tt::write_bytes(s.path, bytes);
-  ts::SessionStore::OpenOptions options;
-  options.mode = ts::SessionStore::Mode::ReadOnly;
-  options.check_integrity = false;
-  try {
-    const auto store = ts::SessionStore::open(s.path, options);
-    store.load_trial(s.trial);
-    ADD_FAILURE() << "loaded a trial from scribbled pages";
-  } catch (const ts::StoreError& e) {
-    const std::string message = e.what();
-    expect_plain_words(message);
-    EXPECT_NE(message.find("is damaged"), std::string::npos) << message;
-    EXPECT_NE(message.find("backup"), std::string::npos) << "says what to do: " << message;
-    EXPECT_NE(e.details().find("SQLite"), std::string::npos) << "details: " << e.details();
-    EXPECT_NE(e.details().find("malformed"), std::string::npos) << "details: " << e.details();
-  }
+  const auto e = load_from_scribbled_pages(s);
+  ASSERT_TRUE(e) << "loaded a trial from scribbled pages";
+  const std::string message = e->what();
+  expect_plain_words(message);
+  EXPECT_NE(message.find("is damaged"), std::string::npos) << message;
+  EXPECT_NE(message.find("backup"), std::string::npos) << "says what to do: " << message;
+  EXPECT_NE(e->details().find("SQLite"), std::string::npos) << "details: " << e->details();
+  EXPECT_NE(e->details().find("malformed"), std::string::npos) << "details: " << e->details();
   // A code no sentence names is not passed through in SQLite's words either.
   expect_plain_words(ts::describe_sqlite_error(SQLITE_MISMATCH));
 }
