@@ -3,19 +3,9 @@
 #include <algorithm>
 #include <climits>
 
-#include "core/config/known_settings.h"
-#include "core/config/trial_config.h"
+#include "core/analysis/throughput.h"
 
 namespace tunebench::ui {
-
-namespace {
-// Tokens per rank step from the known settings; 0 when one of them is unknown.
-int64_t known_tokens_per_step(const nlohmann::json& config) {
-  for (const char* key : {"micro_batch", "seq_len", "grad_accum"})
-    if (!config::is_known(config, key)) return 0;
-  return config::from_json(config).config.tokens_per_rank_step();
-}
-}  // namespace
 
 EventBatch trial_log_events(const protocol::TrialLog& log) {
   // The earliest time of the trial on any rank: hello and model are stamped there, so every
@@ -42,7 +32,7 @@ EventBatch trial_log_events(const protocol::TrialLog& log) {
     for (const auto& s : r.steps) {
       body.push_back({header(rank, s.end_us), s});
       if (s.tokens == 0) {
-        if (tokens < 0) tokens = known_tokens_per_step(log.config());
+        if (tokens < 0) tokens = analysis::configured_tokens_per_rank_step(log);
         body.back().as<protocol::Step>().tokens = tokens;
       }
     }

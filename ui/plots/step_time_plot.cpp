@@ -133,7 +133,6 @@ void StepTimePlot::addEvents(const EventBatch& batch) {
       if (e.header.rank >= 0 && e.header.rank < 4096) rankGraph(e.header.rank);
       if (h.config.contains("warmup") && h.config["warmup"].is_number_integer())
         m_warmupSteps = h.config["warmup"].get<int64_t>();
-      m_configTokens[e.header.rank] = analysis::configured_tokens_per_rank_step(h.config);
       m_configSamples[e.header.rank] = analysis::configured_samples_per_rank_step(h.config);
     } else if (e.is<protocol::Step>()) {
       addStep(e.header.rank, e.as<protocol::Step>());
@@ -155,13 +154,9 @@ void StepTimePlot::addStep(int rank, const protocol::Step& s) {
   else
     m_maxMeasuredMs = std::max(m_maxMeasuredMs, s.step_ms);
   Pending& p = m_pending[s.step];
-  // The step's own count, else what its config says a step carries (analysis/throughput.h).
-  const auto configured = [rank](const std::map<int, int64_t>& by_rank) {
-    const auto it = by_rank.find(rank);
-    return it == by_rank.end() ? int64_t{0} : it->second;
-  };
-  p.tokens += s.tokens > 0 ? s.tokens : configured(m_configTokens);
-  p.samples += configured(m_configSamples);
+  p.tokens += s.tokens;  // a stored trace's steps carry its configured tokens (trial_log_events)
+  // A model counted in samples: what its config says a rank's step carries (analysis/throughput.h).
+  if (const auto it = m_configSamples.find(rank); it != m_configSamples.end()) p.samples += it->second;
   p.max_ms = std::max(p.max_ms, double(metrics::step_duration_us(s)) / 1000.0);  // the slowest rank: metrics/step_time.h
   if (++p.ranks < m_worldSize) return;
   if (p.tokens <= 0 && p.samples > 0 && !m_samples && m_total->dataCount() == 0) {
@@ -187,7 +182,6 @@ void StepTimePlot::clear() {
   m_perGpu->data()->clear();
   m_pending.clear();
   m_tokensUnknown = false;
-  m_configTokens.clear();
   m_configSamples.clear();
   if (m_samples) {
     m_samples = false;

@@ -65,9 +65,9 @@ class StepTimePlot : public LivePlot {
   QCPItemText* m_warmupLabel = nullptr;
   bool m_throughputShown = true;
   bool m_tokensUnknown = false;  // a step came without its tokens
-  // What a rank's step carries by its config (hello): tokens when the step event has none (an
-  // imported trace given micro_batch, seq_len and grad_accum), else samples (samples_per_step).
-  std::map<int, int64_t> m_configTokens, m_configSamples;
+  // The samples a rank's step carries by its config (hello's samples_per_step: a model without
+  // tokens, a CNN); tokens come with the steps.
+  std::map<int, int64_t> m_configSamples;
   bool m_samples = false;  // the throughput panel is in samples/s
   QLabel* m_throughputNote = nullptr;
   double m_maxStep = 0.0, m_maxMs = 0.0, m_maxTokens = 0.0;
