@@ -113,7 +113,6 @@ void import_reports(store::SessionStore& store, const ImportArgs& a) {
 // A file of a folder is taken as a trace when gzip'd (tensorboard_trace_handler's .json.gz) or
 // when its first megabyte names "traceEvents"; a plain JSON beside them (a meta.json) is not.
 bool trace_in_folder(const std::string& path) {
-  if (import::detect_file_kind(path) != import::FileKind::TorchTrace) return false;
   std::ifstream in(path, std::ios::binary);
   std::string head(1u << 20, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
