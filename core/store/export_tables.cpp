@@ -99,18 +99,26 @@ json flat_json(const Record& record, std::initializer_list<std::string_view> ski
 }
 
 // The steps table's last columns: a kernel-sampled step's GPU busy and a memory-sampled step's
-// categories (blank cells for the other steps), after the step's own columns.
-constexpr const char* kSampledStepColumns =
-    ",gpu_busy_ms,memory_phase,parameters_bytes,gradients_bytes,optimizer_bytes,activations_bytes,"
-    "temporaries_bytes,communication_bytes,unattributed_bytes,reserved_free_bytes";
+// categories (blank cells for the other steps), after the step's own columns; the categories by
+// their field names (protocol/event_fields.h), the phase as memory_phase.
+std::string sampled_step_header() {
+  std::string out = ",gpu_busy_ms";
+  const tp::MemoryCategories names;
+  protocol::visit_fields(names, [&out](const protocol::Field& f, const auto&) {
+    out += "," + (f.name == "phase" ? std::string("memory_phase") : std::string(f.name));
+  });
+  return out;
+}
 std::string sampled_step_cells(const tp::Step& s) {
   std::string out = "," + (s.gpu_sampled ? num(s.gpu_busy_ms) : std::string());
-  if (!s.memory_sampled) return out + std::string(9, ',');
-  const tp::MemoryCategories& c = s.memory_categories;
-  out += "," + cell(c.phase);
-  for (const int64_t bytes : {c.parameters_bytes, c.gradients_bytes, c.optimizer_bytes, c.activations_bytes,
-                              c.temporaries_bytes, c.communication_bytes, c.unattributed_bytes, c.reserved_free_bytes})
-    out += "," + std::to_string(bytes);
+  protocol::visit_fields(s.memory_categories, [&](const protocol::Field&, const auto& value) {
+    out += ",";
+    if (!s.memory_sampled) return;
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>)
+      out += cell(value);
+    else
+      out += std::to_string(value);
+  });
   return out;
 }
 
@@ -145,7 +153,7 @@ std::string config_text(const json& config, const char* key) {
 }  // namespace
 
 void write_steps_csv(const std::vector<LoadedTrial>& trials, std::ostream& out) {
-  out << "trial_id,trial_name,rank" << csv_header<tp::Step>() << kSampledStepColumns << '\n';
+  out << "trial_id,trial_name,rank" << csv_header<tp::Step>() << sampled_step_header() << '\n';
   for (const auto& t : trials)
     for (const auto& [rank, r] : t.log.ranks)
       for (const auto& s : r.steps)
