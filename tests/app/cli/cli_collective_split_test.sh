@@ -14,9 +14,11 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 export TMPDIR="$dir/tmp"
 mkdir -p "$TMPDIR"
 session="$dir/s.tbsession"
-delay_ms=1000
+delay_ms=2000
 # Little compute and one all-reduce per step (one bucket, after backward), one thread per rank: on a
-# loaded 2-core machine a rank's own jitter must stay well under 10 % of the delay.
+# loaded 2-core machine a rank's own jitter must stay well under 10 % of the delay. With 1 s, the
+# full suite's load (every core busy) once cut the other rank's wait to 0.88 s: its own compute ran
+# 0.12 s late; 2 s keeps such a lag at 6 %.
 export OMP_NUM_THREADS=1
 run=(--preset cpu-tiny --worker "$worker" --set warmup=1 --set steps=4 --set world_size=2 --set strategy=ddp
      --set micro_batch=1 --set seq_len=32 --set ddp_overlap=false --set bucket_mb=1000)
