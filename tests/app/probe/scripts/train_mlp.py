@@ -19,9 +19,22 @@ parser.add_argument("--num-workers", type=int, default=0)
 parser.add_argument("--stop-after-steps", type=int, default=0, help="return after this many steps (0: never)")
 parser.add_argument("--own-profiler-at", type=int, default=-1,
                     help="run torch.profiler itself from this step on (as a user's script may)")
+parser.add_argument("--slow-step-annotation-ms", type=float, default=0.0,
+                    help="torch's own wrapper around optimizer.step() (its profiler annotation) takes this long")
 parser.add_argument("--report-profiler", action="store_true",
                     help="print whether a torch profiler records, in each step before its optimizer step")
 args = parser.parse_args()
+
+if args.slow_step_annotation_ms:
+    # Stands for the host work torch wraps around an optimizer's step (the profiler's annotation,
+    # step hooks), which a torch.profiler trace counts in the step's optimizer time.
+    class SlowStepAnnotation(torch.autograd.profiler.record_function):
+        def __enter__(self):
+            if self.name.startswith("Optimizer.step#"):
+                time.sleep(args.slow_step_annotation_ms / 1000.0)
+            return super().__enter__()
+
+    torch.autograd.profiler.record_function = SlowStepAnnotation
 
 
 class SyntheticDataset(Dataset):
