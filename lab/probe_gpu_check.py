@@ -110,13 +110,19 @@ SHAPES = {
     # PyTorch's DDP tutorial's shape of script (one rank, NCCL): its phases against torch.profiler.
     "ddp": ["--dim", "1024", "--layers", "8", "--heads", "16", "--seq", "1024", "--batch", "4", "--steps", "60",
             "--ddp"],
+    # scripts/pytorch_reference.py (a 4-layer Llama-3.2-1B, bf16 autocast, fused AdamW), run through
+    # lab/reference_profiled.py, which adds the phase marks of its profiled run from outside.
+    "reference": ["--model", "llama3.2-1b", "--layers", "4", "--seq", "1024", "--batch", "4", "--steps", "30",
+                  "--warmup", "3"],
 }
-PROFILED = ("small", "ddp")  # the shapes whose recorded run is also under torch.profiler
+OWN_SCRIPT = {"reference": os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference_profiled.py")}
+PROFILED = ("small", "ddp", "reference")  # the shapes whose recorded run is also under torch.profiler
 if os.environ.get("SHAPES"):  # SHAPES=small: these shapes only (here and in lab/probe_sample_check.py)
     SHAPES = {name: SHAPES[name] for name in os.environ["SHAPES"].split(",")}
 
 
 def run(script, shape, probed, out, events=None, extra=()):
+    script = OWN_SCRIPT.get(shape, script)
     args = SHAPES[shape] + list(extra)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     if "--ddp" in args:  # one rank, as torchrun would start it
@@ -143,10 +149,27 @@ def run(script, shape, probed, out, events=None, extra=()):
     for line in p.stdout.splitlines():
         if line.startswith("SELF "):
             return json.loads(line[5:])["ms_per_step"]
+        if line.startswith("RESULT "):  # scripts/pytorch_reference.py's own step time
+            return json.loads(line[7:])["step_ms"]
     raise RuntimeError(f"{shape} {'probed' if probed else 'plain'}: exit {p.returncode}\n{p.stderr[-3000:]}")
 
 
+def write_live_config(script_path, config_path):
+    """`--write-script PATH --config PATH`: the script and a trial config of the window's live run
+    (scripts/gpu-bench.sh script): the large shape, long enough to be running at the screenshot."""
+    os.makedirs(os.path.dirname(os.path.abspath(script_path)), exist_ok=True)
+    with open(script_path, "w") as f:
+        f.write(SCRIPT)
+    large = ["--dim", "2048", "--layers", "12", "--heads", "16", "--seq", "2048", "--batch", "4", "--steps", "100000"]
+    with open(config_path, "w") as f:
+        json.dump({"name": "train_lm.py (live)", "script": os.path.abspath(script_path),
+                   "script_args": " ".join(large), "python": sys.executable, "world_size": 1, "steps": 400,
+                   "warmup": 5, "kernel_sample_every": 20, "kernel_sample_steps": 2, "gpu_sample_hz": 10}, f)
+
+
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--write-script":
+        return write_live_config(sys.argv[2], sys.argv[4])
     out = sys.argv[1]
     rounds = int(os.environ.get("ROUNDS", "3"))
     work = tempfile.mkdtemp()

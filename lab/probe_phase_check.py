@@ -1,6 +1,6 @@
 """The probe's phases against torch.profiler's kernels for the same steps (issue 39): reads the
 events and the trace lab/probe_gpu_check.py recorded (`SHAPE.jsonl`, `SHAPE-trace.json.gz` in the
-folder given; `python3 lab/probe_phase_check.py FOLDER [small|ddp]`) and prints, per profiled step and phase, the probe's duration (CUDA events) beside
+folder given; `python3 lab/probe_phase_check.py FOLDER [small|ddp|reference]`) and prints, per profiled step and phase, the probe's duration (CUDA events) beside
 the same phase read from the trace as CUDA events read it: from the later of the host entering the
 phase's record_function and the device finishing the work launched before, to the later of the
 host leaving it and the end of the last kernel launched inside it; and their ratio.
@@ -40,7 +40,8 @@ def trace_phases(path):
                 before = [k["ts"] + k["dur"] for t, k in launched if 0 <= t < m0]
                 start = max([m0] + [e for e in before if e > m0 - 1e6])
                 end = max(m1, max(k["ts"] + k["dur"] for k in mine))
-                out[(n, m["name"][6:])] = (end - start) / 1000.0
+                key = (n, m["name"][6:])  # a phase marked twice in a step (two outermost calls) adds up
+                out[key] = out.get(key, 0.0) + (end - start) / 1000.0
     return out
 
 

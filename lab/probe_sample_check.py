@@ -27,7 +27,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from probe_gpu_check import SCRIPT, SHAPES  # noqa: E402
+from probe_gpu_check import OWN_SCRIPT, SCRIPT, SHAPES  # noqa: E402
 
 STEPS, WARMUP, EVERY, COUNT = 40, 5, 10, 2
 TOLERANCE_POINTS = 3.0
@@ -39,7 +39,7 @@ def run_trial(cli, session, script, shape, every, trace_dir):
         env["TUNEBENCH_PROBE_TRACE_DIR"] = trace_dir
     args = list(SHAPES[shape])
     args[args.index("--steps") + 1] = "100000"  # the probe stops the script after STEPS
-    cmd = [cli, "run", session, "--script", script, "--python", sys.executable, "--name", f"{shape} every={every}",
+    cmd = [cli, "run", session, "--script", OWN_SCRIPT.get(shape, script), "--python", sys.executable, "--name", f"{shape} every={every}",
            "--set", f"steps={STEPS}", "--set", f"warmup={WARMUP}", "--set", f"kernel_sample_every={every}",
            "--set", f"kernel_sample_steps={COUNT}", "--"] + args
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
@@ -71,7 +71,7 @@ def union_us(spans):
 
 
 def reference_busy(trace_dir):
-    """{step: kernel union / ProfilerStep span, in %} from the traces' raw events."""
+    """{step: (kernel union / ProfilerStep span in %, the span in ms)} from the traces' raw events."""
     out = {}
     for path in glob.glob(os.path.join(trace_dir, "rank0-steps*.pt.trace.json")):
         events = json.load(open(path))["traceEvents"]
@@ -83,7 +83,7 @@ def reference_busy(trace_dir):
                 continue
             s0, s1 = e["ts"], e["ts"] + e["dur"]
             inside = [(max(a, s0), min(b, s1)) for a, b in gpu if min(b, s1) > max(a, s0)]
-            out[int(name.split("#")[1])] = 100.0 * union_us(inside) / (s1 - s0)
+            out[int(name.split("#")[1])] = (100.0 * union_us(inside) / (s1 - s0), (s1 - s0) / 1000.0)
     return out
 
 
@@ -116,10 +116,12 @@ def main():
                 lines.append(f"  step {step}: stored {stored:5.1f} %, no ProfilerStep#{step} in the traces: FAIL")
                 failed = True
                 continue
-            ok = abs(stored - ref[step]) <= TOLERANCE_POINTS
+            busy, span_ms = ref[step]
+            ok = abs(stored - busy) <= TOLERANCE_POINTS
             failed |= not ok
-            lines.append(f"  step {step:3}: stored {stored:5.1f} %  trace {ref[step]:5.1f} %  "
-                         f"diff {stored - ref[step]:+5.1f} points  step {step_ms:.2f} ms  {'ok' if ok else 'FAIL'}")
+            lines.append(f"  step {step:3}: stored {stored:5.1f} %  trace {busy:5.1f} %  "
+                         f"diff {stored - busy:+5.1f} points  step {step_ms:.2f} ms  (trace's step {span_ms:.2f} ms)  "
+                         f"busy {busy_ms:.2f} ms  {'ok' if ok else 'FAIL'}")
         first = min(r[0] for r in busy_rows) if busy_rows else WARMUP
         after = [r[2] for r in sampled if r[3] is None and not r[1] and r[0] > first + COUNT]
         base = [r[2] for r in plain if not r[1]]

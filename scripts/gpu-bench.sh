@@ -224,6 +224,17 @@ if [ "$MODE" = script ]; then
   else
     echo "-- no .gpu/cli.tar.xz (scripts/gpu-bench.sh prepare): the sampled-step check is left out"
   fi
+  # The window live on a script: the packed GUI runs the large shape's script under the probe
+  # (kernel-sampled every 20 steps) and takes a screenshot while it runs.
+  if [ -f "$ROOT/.gpu/gui.tar.xz" ]; then
+    tar -xJf "$ROOT/.gpu/gui.tar.xz" -C /tmp
+    python3 "$ROOT/lab/probe_gpu_check.py" --write-script "$OUT/live/train_lm.py" --config "$OUT/live/live-script.json"
+    t=$(date +%s)
+    TUNEBENCH_PROBE_PATH="$ROOT/app/probe" /tmp/guibundle/run-gui.sh --no-restore --config "$OUT/live/live-script.json" \
+      --run --open "$OUT/live/live-script.tbsession" --size 1600x1000 --screenshot "$OUT/live-script.png" \
+      --screenshot-after "${GUI_AFTER_MS:-30000}" > "$OUT/live/gui-script.log" 2>&1
+    echo "-- gui script: exit $? in $(( $(date +%s) - t )) s"; tail -3 "$OUT/live/gui-script.log"
+  fi
   exit 0
 fi
 
