@@ -75,10 +75,34 @@ def row(path, snapdir):
     return out
 
 
+def unsampled_median_ms(path):
+    """The median of a run's measured steps that were neither kernel- nor memory-sampled."""
+    steps = [e for e in read_events(path) if e.get("rank", 0) == 0 and e.get("type") == "step"
+             and not e.get("warmup") and not e.get("gpu_sampled") and not e.get("memory_sampled")]
+    ms = sorted(s["step_ms"] for s in steps)
+    return ms[len(ms) // 2] if ms else None
+
+
+def sampling_cost(logdir):
+    """Unsampled steps of the sampled micro-batch-2 runs against runs without any sampling."""
+    def medians(names):
+        out = [unsampled_median_ms(os.path.join(logdir, n + ".jsonl")) for n in names]
+        return [m for m in out if m is not None]
+    sampled = medians(["hw-1b-mb2", "hw-1b-mb2-again"])
+    plain = medians(["hw-1b-mb2-unsampled-1", "hw-1b-mb2-unsampled-2"])
+    if not sampled or not plain:
+        return []
+    a, b = sum(sampled) / len(sampled), sum(plain) / len(plain)
+    return ["sampling's cost on the steps it does not sample (micro-batch 2): %s ms sampled runs, %s ms "
+            "without sampling: %.4fx" % (" ".join("%.2f" % m for m in sampled), " ".join("%.2f" % m for m in plain),
+                                         a / b)]
+
+
 def main():
     logdir, snapdir = sys.argv[1], sys.argv[2]
     for path in sorted(glob.glob(os.path.join(logdir, "*.jsonl"))):
         print("\n".join(row(path, snapdir)))
+    print("\n".join(sampling_cost(logdir)))
 
 
 if __name__ == "__main__":

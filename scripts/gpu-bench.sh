@@ -867,10 +867,23 @@ PY
     # several times the card); the worker records the allocator's state before it exits.
     TUNEBENCH_MEMORY_SNAPSHOT="$OUT/snapshots/hw-7b-oom.json" \
       run hw-7b-oom --model 7b --micro-batch 24 --steps 4 "${HW[@]}"
-    # Energy per token: two micro-batches, and fp8 against bf16, of one GQA model.
+    # The same out of memory where it fits any card's model: Llama-3.2-1B at micro-batch 64 (its
+    # activations alone are about 160 GiB).
+    TUNEBENCH_MEMORY_SNAPSHOT="$OUT/snapshots/hw-1b-oom.json" \
+      run hw-1b-oom --model llama3.2-1b --micro-batch 64 --steps 4 "${HW[@]}" --compile fused
+    # Energy per token: two micro-batches, and fp8 against bf16, of one GQA model. The bf16 rows
+    # keep their snapshots (memory by category of `compile fused`).
     for r in "mb2|2|bf16" "mb8|8|bf16" "mb8-fp8|8|fp8"; do
       IFS='|' read -r tag mb amp <<< "$r"
-      run "hw-1b-$tag" --model llama3.2-1b --micro-batch "$mb" --steps 60 "${HW[@]}" --amp "$amp" --compile fused
+      TUNEBENCH_MEMORY_SNAPSHOT="$OUT/snapshots/hw-1b-$tag.json" \
+        run "hw-1b-$tag" --model llama3.2-1b --micro-batch "$mb" --steps 60 "${HW[@]}" --amp "$amp" --compile fused
+    done
+    # What memory sampling costs the steps it does not sample: micro-batch 2 without any sampling,
+    # twice, interleaved with a second sampled run (lab/hardware_table.py compares the medians).
+    for k in 1 2; do
+      run "hw-1b-mb2-unsampled-$k" --model llama3.2-1b --micro-batch 2 --steps 60 "${HW[@]}" --compile fused \
+        --kernel-sample-every 0
+      [ "$k" = 1 ] && run "hw-1b-mb2-again" --model llama3.2-1b --micro-batch 2 --steps 60 "${HW[@]}" --compile fused
     done
     ls -la "$OUT/snapshots"
     python3 "$ROOT/lab/hardware_table.py" "$OUT/logs" "$OUT/snapshots" > "$OUT/models-table.txt"
