@@ -257,41 +257,60 @@ Comparison compare(std::vector<TrialMetrics> trials, size_t baseline) {
   return c;
 }
 
+namespace {
+// What a trial's steps carry, in the unit both trials of a statement count in: tokens, or samples
+// for a model counted in samples (a CNN's images: samples_per_step, throughput.h).
+struct Work {
+  double per_step = 0;
+  const Spread* total = nullptr;
+  const Spread* per_gpu = nullptr;
+};
+Work work_of(const TrialMetrics& m, bool samples) {
+  if (samples) return {m.samples_per_step, &m.samples_per_s_total, &m.samples_per_s_per_gpu};
+  return {m.tokens_per_step, &m.tokens_per_s_total, &m.tokens_per_s_per_gpu};
+}
+}  // namespace
+
 std::string throughput_statement(const TrialMetrics& base, const TrialMetrics& other) {
   if (base.measured_steps == 0 || other.measured_steps == 0)
     return other.label + " vs " + base.label + ": no measured steps to compare.";
   const double tb = base.step_ms.median, to = other.step_ms.median;
-  if (base.tokens_per_step <= 0 || other.tokens_per_step <= 0) {
-    const TrialMetrics& unknown = base.tokens_per_step <= 0 ? base : other;
+  const bool tokens_known = base.tokens_per_step > 0 && other.tokens_per_step > 0;
+  const bool samples = !tokens_known && base.samples_per_step > 0 && other.samples_per_step > 0;
+  if (!tokens_known && !samples) {
+    const TrialMetrics& unknown =
+        base.tokens_per_step <= 0 && base.samples_per_step <= 0 ? base : other;
     return other.label + " vs " + base.label + ": step " + format_ms(to) + " vs " + format_ms(tb) + " median" +
-           "; the tokens per step of " + unknown.label +
-           " are unknown (an imported trace: set micro_batch, seq_len and grad_accum, or samples_per_step for a model "
-           "counted in samples; the samples/s rows compare those), so throughput in tokens is not compared.";
+           "; the work per step of " + unknown.label +
+           " is unknown (an imported trace: set micro_batch, seq_len and grad_accum, or samples_per_step for a "
+           "model counted in samples), so throughput is not compared.";
   }
-  const double token_ratio = other.tokens_per_step / base.tokens_per_step;
-  const double total = other.tokens_per_s_total.median / base.tokens_per_s_total.median;
-  const double per_gpu = other.tokens_per_s_per_gpu.median / base.tokens_per_s_per_gpu.median;
+  const std::string unit = samples ? "samples" : "tokens";
+  const Work b = work_of(base, samples), o = work_of(other, samples);
+  const double work_ratio = o.per_step / b.per_step;
+  const double total = o.total->median / b.total->median;
+  const double per_gpu = o.per_gpu->median / b.per_gpu->median;
   // Step times here are medians, as in the metrics table; the pair diagnosis's step delta is of
   // means (its parts add up) and says "(mean)": each figure names its statistic.
   const std::string steps = format_ms(to) + " vs " + format_ms(tb) + " median, " + (to >= tb ? "+" : "-") +
                             format_pct(std::abs(to / tb - 1.0));
-  const std::string tokens = format_count(other.tokens_per_step) + " vs " + format_count(base.tokens_per_step);
-  const std::string rates = format_count(other.tokens_per_s_total.median) + " vs " +
-                            format_count(base.tokens_per_s_total.median) + " tokens/s";
+  const std::string counts = format_count(o.per_step) + " vs " + format_count(b.per_step);
+  const std::string rates =
+      format_count(o.total->median) + " vs " + format_count(b.total->median) + " " + unit + "/s";
   std::string s = other.label + " vs " + base.label + ": ";
-  if (std::abs(token_ratio - 1.0) < 1e-9) {
-    s += "the same tokens per step (" + format_count(base.tokens_per_step) + "), step " + steps +
+  if (std::abs(work_ratio - 1.0) < 1e-9) {
+    s += "the same " + unit + " per step (" + format_count(b.per_step) + "), step " + steps +
          ", so total throughput is " + format_ratio(total) + " (" + rates + ")";
   } else {
     const bool slower_but_more = to > tb && total > 1.0;
     s += slower_but_more ? "the step is slower (" + steps + ") but carries " : "step " + steps + ", carrying ";
-    s += format_ratio(token_ratio) + " the tokens (" + tokens + "), so total throughput is " + format_ratio(total) +
-         " (" + rates + ")";
+    s += format_ratio(work_ratio) + " the " + unit + " (" + counts + "), so total throughput is " +
+         format_ratio(total) + " (" + rates + ")";
     if (slower_but_more) s += ": slower steps, more work done";
   }
   const std::string per = "per " + device_noun(other);
-  s += "; " + per + " " + format_ratio(per_gpu) + " (" + format_count(other.tokens_per_s_per_gpu.median) + " vs " +
-       format_count(base.tokens_per_s_per_gpu.median) + " tokens/s " + per + ").";
+  s += "; " + per + " " + format_ratio(per_gpu) + " (" + format_count(o.per_gpu->median) + " vs " +
+       format_count(b.per_gpu->median) + " " + unit + "/s " + per + ").";
   return s;
 }
 

@@ -10,7 +10,7 @@ persistent_workers, prefetch_factor, 0 when it loads in the main process), cudnn
 first step is written, the DDP instance (bucket_mb, gradient_as_bucket_view, static_graph),
 strategy (ddp, fsdp or single), world_size, and from the first batch script_batch_unit ("tokens":
 an integer (B, T) tensor; "samples": the first tensor's first dimension), micro_batch and, for
-tokens, seq_len. An observed value wins over an applied one (PyTorch's rules may have changed it;
+tokens, seq_len; for samples, samples_per_step (the first step's samples; its steps carry no tokens). An observed value wins over an applied one (PyTorch's rules may have changed it;
 a warning said so). model: the parameters of the first outermost module with parameters,
 unwrapped (FSDP's flat shards counted at their full size); FLOP fields are left out (unknown).
 """

@@ -99,7 +99,7 @@ class ProbeRun:
         self._sampler = KernelSampler(torch, settings, _trace_dir(arguments), rank_env.rank,
                                       self._device.kind == "cuda", writer)
         self._steps = StepWriter(writer, self._device.clock, settings.warmup, rank_env.world_size,
-                                 self._announcer.announce, self._sampler.trace_for)
+                                 self._announcer.announce, self._sampler.trace_for, self._facts)
         self._watchdog = StepWatchdog(settings.step_timeout_s, self._on_timeout)
         self._recorder = StepRecorder(self._device, settings.steps, self._steps.write, self._watchdog.step_seen,
                                       self._sampler)

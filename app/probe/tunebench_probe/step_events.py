@@ -160,8 +160,9 @@ def done_summary(measured_steps, peak_bytes):
 class StepWriter:
     """Writes each finished step (hello and model first) and keeps the measured ones for `done`."""
 
-    def __init__(self, writer, clock, warmup, world_size, announce, trace_for=None):
+    def __init__(self, writer, clock, warmup, world_size, announce, trace_for=None, facts=None):
         self._writer = writer
+        self._facts = facts  # hello.RunFacts: what the script's batches count in
         self._trace_for = trace_for  # step index -> its kernel-sample trace (kernel_sampler.py) or None
         self._clock = clock
         self._warmup = warmup
@@ -176,6 +177,12 @@ class StepWriter:
         trace = self._trace_for(record.index) if self._trace_for is not None else None
         if trace:
             fields["kernel_trace"] = trace
+        if self._facts is not None and self._facts.observed.get("script_batch_unit") == "samples":
+            # Batches that are not token sequences (a CNN's images): a step carries no tokens; the
+            # trial's samples per step (config samples_per_step, known from the first step written,
+            # before hello) give its samples/s, as for an imported CNN trace (analysis/throughput.h).
+            self._facts.observed.setdefault("samples_per_step", fields["tokens"])
+            fields["tokens"] = 0
         self._announce()
         self._writer.write("step", **fields)
         if not fields["warmup"]:

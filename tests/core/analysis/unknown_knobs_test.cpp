@@ -140,7 +140,7 @@ TEST(UnknownKnobs, ImportedTrialsAreNeverPooledAndTheDiffSaysUnknown) {
   EXPECT_EQ(c.config_diff[0].key, "num_workers");
   EXPECT_EQ(c.config_diff[0].values, (std::vector<std::string>{"0", "unknown"}));
   ASSERT_EQ(c.throughput_statements.size(), 1u);
-  EXPECT_NE(c.throughput_statements[0].find("tokens per step of a are unknown"), std::string::npos)
+  EXPECT_NE(c.throughput_statements[0].find("work per step of a is unknown"), std::string::npos)
       << c.throughput_statements[0];
   for (const auto& row : c.metrics) EXPECT_NE(row.key, "tokens_per_s_total");
 }
@@ -176,4 +176,11 @@ TEST(UnknownKnobs, ACnnTraceGetsSamplesPerSecondFromItsSamplesPerStep) {
   EXPECT_EQ(row->unit, "samples/s");
   const std::string text = ta::render_text(report);
   EXPECT_NE(text.find("samples/s"), std::string::npos) << text;
+  // The verdict compares the samples too (a script counted in samples reads the same): half the
+  // samples in the same step time is half the throughput, not "the tokens are unknown".
+  ASSERT_EQ(report.comparison.throughput_statements.size(), 1u);
+  const std::string verdict = report.comparison.throughput_statements[0];
+  EXPECT_NE(verdict.find("0.50x the samples (64 vs 128)"), std::string::npos) << verdict;
+  EXPECT_NE(verdict.find("samples/s"), std::string::npos) << verdict;
+  EXPECT_EQ(verdict.find("unknown"), std::string::npos) << verdict;
 }
