@@ -14,6 +14,20 @@ namespace tunebench::launch {
 using protocol::Interval;
 using protocol::Lane;
 
+double busy_ms_in_window(const protocol::Step& sampled, int64_t start_us, int64_t end_us, double step_ms) {
+  // The trace's step is idle exactly where its compute lane holds a GPU-idle gap (the import
+  // covers every instant no activity covers with one), so the busy time of any part of it is that
+  // part less its gaps.
+  const int64_t from = std::max(start_us, sampled.start_us), to = std::min(end_us, sampled.end_us);
+  if (to <= from) return 0.0;
+  int64_t idle = 0;
+  for (const Interval& in : sampled.intervals)
+    if (in.lane == Lane::Compute && protocol::is_gpu_idle(in.phase))
+      idle += std::max<int64_t>(0, std::min(in.end_us, to) - std::max(in.start_us, from));
+  const double fraction = static_cast<double>(to - from - idle) / static_cast<double>(to - from);
+  return std::clamp(fraction, 0.0, 1.0) * step_ms;
+}
+
 void fold_kernel_sample(protocol::Step& step, const protocol::Step& sampled) {
   std::vector<Interval> lanes[3];  // host, compute, comm: the event's order
   auto slot = [](Lane lane) { return lane == Lane::Host ? 0 : lane == Lane::Compute ? 1 : 2; };
@@ -32,7 +46,7 @@ void fold_kernel_sample(protocol::Step& step, const protocol::Step& sampled) {
     for (Interval& in : lane) step.intervals.push_back(std::move(in));
   }
   step.gpu_sampled = true;
-  step.gpu_busy_ms = std::min(sampled.gpu_busy_ms, step.step_ms);
+  step.gpu_busy_ms = busy_ms_in_window(sampled, step.start_us, step.end_us, step.step_ms);
   step.exposed_comm_ms = static_cast<double>(metrics::exposed_comm_us(step.intervals)) / 1000.0;
 }
 

@@ -64,4 +64,11 @@ class KernelTraces {
 // Gives `step` the GPU figures of `sampled`, the same step read from its trace (see above).
 void fold_kernel_sample(protocol::Step& step, const protocol::Step& sampled);
 
+// GPU busy of the probe's step [start_us, end_us] from its trace's step `sampled`: the probe's
+// window and the trace's ProfilerStep span need not coincide (they did not in a window's first
+// step on an H100: up to 4.4 points apart when the ProfilerStep's busy time was divided by the
+// probe's step time), so the busy fraction is read over the part both cover and given over the
+// probe's step time `step_ms` (a part the trace does not cover is taken to be as busy as the rest).
+double busy_ms_in_window(const protocol::Step& sampled, int64_t start_us, int64_t end_us, double step_ms);
+
 }  // namespace tunebench::launch

@@ -63,7 +63,8 @@ TEST(KernelTraces, AStepNamingItsTraceGetsTheTracesGpuFigures) {
     const auto& s = e.as<protocol::Step>();
     EXPECT_TRUE(s.kernel_trace.empty()) << "the probe's field is not stored";
     EXPECT_TRUE(s.gpu_sampled);
-    EXPECT_DOUBLE_EQ(s.gpu_busy_ms, std::min(window.gpu_busy_ms, s.step_ms));
+    // The same window: the trace's own GPU busy (its idle gaps cover exactly what no activity does).
+    EXPECT_NEAR(s.gpu_busy_ms, window.gpu_busy_ms, 0.0015);
     EXPECT_GT(s.gpu_busy_ms, 0.0);
 
     std::vector<Interval> compute, want;
@@ -94,6 +95,53 @@ TEST(KernelTraces, AStepNamingItsTraceGetsTheTracesGpuFigures) {
   }
   // The last profiled step's .item() falls after its ProfilerStep span ends; every other has it.
   EXPECT_GE(named_syncs + 1, imported.steps.size());
+}
+
+// The probe's step and the trace's ProfilerStep need not coincide: GPU busy is the trace's busy
+// fraction over the part both cover, given over the probe's step time, never the whole
+// ProfilerStep's busy time over a shorter or longer probe step.
+TEST(KernelTraces, GpuBusyIsReadOverThePartOfTheStepTheTraceCovers) {
+  const std::string path = gpt_item_trace();
+  ASSERT_FALSE(path.empty());
+  const import::RankTrace imported = import::read_torch_trace(path);
+  ASSERT_GE(imported.steps.size(), 1u);
+  const protocol::Step& trace_step = imported.steps.front();
+  const int64_t t0 = trace_step.start_us, t1 = trace_step.end_us, len = t1 - t0;
+  ASSERT_GT(len, 1000);
+  // The trace's own union of kernels over a part of its step, from its compute lane's activity runs
+  // and the host lane's copies, computed here: the busy instants are those under any of them.
+  auto busy_us = [&](int64_t from, int64_t to) {
+    std::vector<std::pair<int64_t, int64_t>> runs;
+    for (const auto& in : trace_step.intervals)
+      if ((in.lane == Lane::Compute && !protocol::is_gpu_idle(in.phase)) ||
+          (in.lane == Lane::Host && in.phase == Phase::HostToDevice))
+        runs.emplace_back(std::max(in.start_us, from), std::min(in.end_us, to));
+    std::sort(runs.begin(), runs.end());
+    int64_t total = 0, end = from;
+    for (const auto& [a, b] : runs) {
+      if (b <= std::max(a, end)) continue;
+      total += b - std::max(a, end);
+      end = b;
+    }
+    return total;
+  };
+  ASSERT_NEAR(static_cast<double>(busy_us(t0, t1)) / 1000.0, trace_step.gpu_busy_ms, 0.0015)
+      << "the lanes' runs are the trace's union of activity";
+
+  // The probe's step ends at the trace step's middle (the ProfilerStep ran on after it): the busy
+  // time is the first half's, not the whole step's busy time capped at the shorter step.
+  const int64_t mid = t0 + len / 2;
+  const double half_ms = static_cast<double>(mid - t0) / 1000.0;
+  EXPECT_NEAR(busy_ms_in_window(trace_step, t0, mid, half_ms), static_cast<double>(busy_us(t0, mid)) / 1000.0,
+              0.0015);
+  // The probe's step begins a quarter before the trace's (the profiler opened late): the covered
+  // part's busy fraction, over the probe's longer step.
+  const int64_t early = t0 - len / 4;
+  const double long_ms = static_cast<double>(t1 - early) / 1000.0;
+  EXPECT_NEAR(busy_ms_in_window(trace_step, early, t1, long_ms) / long_ms,
+              static_cast<double>(busy_us(t0, t1)) / static_cast<double>(len), 1e-6);
+  // No overlap: nothing is known of the step's GPU.
+  EXPECT_EQ(busy_ms_in_window(trace_step, t1 + 10, t1 + 2000, 1.99), 0.0);
 }
 
 TEST(KernelTraces, ATraceInTheTrialsFolderIsRemovedOnceItsWindowIsOverOthersStay) {
