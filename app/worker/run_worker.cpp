@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -142,10 +143,14 @@ int fail(EventWriter* writer, int rank, const std::string& kind, int code, const
 std::string oom_message(const engine::DeviceContext* device, int64_t requested, const std::string& raw) {
   const bool gpu = device && device->is_cuda();
   std::string s = std::string("out of ") + (gpu ? "GPU" : "host") + " memory";
-  if (requested > 0) {
-    char gib[32];
-    std::snprintf(gib, sizeof gib, "%.1f", static_cast<double>(requested) / (1024.0 * 1024.0 * 1024.0));
-    s += std::string(": a tensor of ") + gib + " GiB could not be allocated";
+  if (requested > 0) {  // in MiB below a GiB: "a tensor of 0.0 GiB" was 44 MiB
+    const double mib = static_cast<double>(requested) / (1024.0 * 1024.0);
+    char size[32];
+    if (mib >= 1024.0)
+      std::snprintf(size, sizeof size, "%.1f GiB", mib / 1024.0);
+    else
+      std::snprintf(size, sizeof size, "%.0f MiB", std::max(1.0, mib));
+    s += std::string(": a tensor of ") + size + " could not be allocated";
   }
   return s + ". Lower micro_batch or seq_len, or turn on checkpointing. (" + raw + ")";
 }

@@ -95,7 +95,11 @@ MemorySampler::MemorySampler(const DeviceContext& device, std::function<KnownTen
   // Called by the allocator before it throws, with its lock released (so reading its snapshot is
   // safe), on the thread that allocated. It cannot be detached: it is attached once per process.
   static std::once_flag attached;
-  std::call_once(attached, [] {
+  std::call_once(attached, [&device] {
+    // The allocator gives an observer to the devices it has set up, and sets them up on the first
+    // CUDA allocation: before it, attaching reaches no device (the H100's out-of-memory while the 7B
+    // was built carried no allocator state). One byte on this device sets them up.
+    (void)at::empty({1}, at::TensorOptions().device(device.device()).dtype(at::kByte));
     c10::cuda::CUDACachingAllocator::attachOutOfMemoryObserver(
         [](int64_t /*device*/, size_t requested, size_t total, size_t free) {
           std::lock_guard<std::mutex> guard(g_mutex);
