@@ -116,7 +116,6 @@ void MemoryTimelinePlot::clear() {
   m_latest.clear();
   m_config.reset();
   m_cpu = m_helloSeen = m_complete = false;
-  m_lastStep = -1;
   m_reason.clear();
   m_stale = true;
   markDirty();
@@ -139,14 +138,13 @@ void MemoryTimelinePlot::addEvents(const EventBatch& batch) {
   for (const auto& e : batch) {
     if (e.is<protocol::Step>()) {
       const auto& s = e.as<protocol::Step>();
-      m_lastStep = std::max(m_lastStep, s.step);
-      changed = true;
       if (s.memory_timeline.empty()) continue;
       Latest& l = m_latest[e.header.rank];
       if (s.step < l.step) continue;
       l.step = s.step;
       l.points = s.memory_timeline;
       if (e.header.rank == m_rank) m_stale = true;
+      changed = true;
     } else if (e.is<protocol::Hello>()) {
       const auto& h = e.as<protocol::Hello>();
       m_helloSeen = true;

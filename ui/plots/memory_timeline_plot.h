@@ -70,7 +70,6 @@ class MemoryTimelinePlot : public LivePlot {
   std::optional<config::TrialConfig> m_config;
   bool m_cpu = false;        // a rank said its device is the CPU
   bool m_helloSeen = false;
-  int64_t m_lastStep = -1;   // the latest step of any rank (with or without a timeline)
   QString m_reason;          // the worker's memory-timeline warning
   int m_rank = 0;
   bool m_complete = false;

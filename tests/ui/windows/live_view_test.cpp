@@ -160,7 +160,9 @@ TEST(LiveViewLayout, EveryRankKeepsALabelledLaneAndNoLegendCoversAnotherOrTheDat
       MemoryTimelinePlot* memory = w->liveView()->memoryTimeline();
       const bool gpu = std::string(c.preset).rfind("cpu", 0) != 0;
       EXPECT_EQ(memory->hasStep(), gpu) << where << ": " << memory->note().toStdString();
-      if (gpu) EXPECT_EQ(memory->peakMarks(), 3) << where;
+      if (gpu) {
+        EXPECT_EQ(memory->peakMarks(), 3) << where;
+      }
       QCPLegend* steps = w->liveView()->stepTime()->legend;
       for (int i = 0; i < steps->itemCount(); ++i)
         if (auto* item = qobject_cast<QCPPlottableLegendItem*>(steps->item(i))) {
