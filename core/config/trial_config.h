@@ -195,6 +195,13 @@ struct TrialConfig {
     return timing && kernel_sample_every > 0 && kernel_sample_steps > 0 && index >= warmup &&
            (index - warmup) % kernel_sample_every < kernel_sample_steps;
   }
+  // Whether step `index` runs as the CUDA graph of compile 'graph' (captured in the last warm-up
+  // step, replayed from then on) rather than eagerly.
+  bool graph_step(int64_t index) const { return uses_cuda_graph(compile) && index >= warmup - 1; }
+  // Whether a CUDA worker reads its caching allocator in step `index` (memory categories and
+  // timeline): the kernel-sampled steps it runs eagerly (a captured or replayed graph allocates
+  // from its own pool, nothing step by step).
+  bool memory_sampled(int64_t index) const { return kernel_sampled(index) && !graph_step(index); }
   int64_t head_dim() const { return dims.head_dim(); }
   // Tied embeddings under compile fused on one rank: the lookup's gradient is the batch's rows only
   // (sparse, fused::embedding_rows), added to the head's dense gradient, not a vocabulary x dim

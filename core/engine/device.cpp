@@ -66,8 +66,9 @@ void DeviceContext::synchronize() const {
 #endif
 }
 
-protocol::MemoryStats DeviceContext::memory() const {
-  protocol::MemoryStats m;
+DeviceContext::MemoryReading DeviceContext::read_memory() const {
+  MemoryReading r;
+  protocol::MemoryStats& m = r.stats;
 #ifdef TUNEBENCH_WITH_CUDA
   if (is_cuda()) {
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(m_device.index());
@@ -75,7 +76,8 @@ protocol::MemoryStats DeviceContext::memory() const {
     m.reserved_bytes = stats.reserved_bytes[0].current;
     m.peak_bytes = stats.allocated_bytes[0].peak;
     m.alloc_retries = stats.num_alloc_retries;
-    return m;
+    r.reserved_peak_bytes = stats.reserved_bytes[0].peak;
+    return r;
   }
 #endif
   const int64_t rss = process_rss_bytes();
@@ -83,7 +85,8 @@ protocol::MemoryStats DeviceContext::memory() const {
   m.allocated_bytes = rss;
   m.reserved_bytes = rss;
   m.peak_bytes = g_cpu_peak_rss;
-  return m;
+  r.reserved_peak_bytes = g_cpu_peak_rss;
+  return r;
 }
 
 void DeviceContext::reset_peak_memory() const {

@@ -22,7 +22,15 @@ class DeviceContext {
   c10::Device device() const { return m_device; }
   // Blocks until all work queued on this device is done (no-op on CPU).
   void synchronize() const;
-  protocol::MemoryStats memory() const;
+  // The caching allocator's counters now (CPU: the resident set, and its peak since the last reset).
+  protocol::MemoryStats memory() const { return read_memory().stats; }
+  // memory(), with the reserve's peak since the last reset_peak_memory() beside it (one reading).
+  struct MemoryReading {
+    protocol::MemoryStats stats;
+    int64_t reserved_peak_bytes = 0;
+  };
+  MemoryReading read_memory() const;
+  // Resets the allocator's peaks (allocated and reserved) to what is held now.
   void reset_peak_memory() const;
   int64_t total_memory_bytes() const;
   // The device's memory nothing holds now (cudaMemGetInfo's free: the caching allocator's reserve

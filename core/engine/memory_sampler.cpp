@@ -83,8 +83,8 @@ constexpr size_t kOomLargestBlocks = 16;
 
 }  // namespace
 
-MemorySampler::MemorySampler(const DeviceContext& device, std::function<KnownTensors()> known)
-    : m_device(device), m_known(std::move(known)) {
+MemorySampler::MemorySampler(const DeviceContext& device, std::function<KnownTensors()> known, bool log_phases)
+    : m_device(device), m_known(std::move(known)), m_log_phases(log_phases) {
 #ifdef TUNEBENCH_WITH_CUDA
   m_available = device.is_cuda();
 #endif
@@ -139,6 +139,7 @@ void MemorySampler::begin_step(int64_t step, bool sample, bool eager) {
   m_phase = "forward";
   m_sampling = m_available && sample && eager;
   m_taken.clear();
+  m_timeline.clear();
   m_forward_blocks.clear();
   // The blocks older than the step are remembered on sampled steps and on the first step (where a
   // micro-batch too large runs out of memory), so an out-of-memory record can tell them apart.
@@ -151,10 +152,12 @@ void MemorySampler::begin_step(int64_t step, bool sample, bool eager) {
 void MemorySampler::begin_forward(bool last_micro_step) {
   m_phase = "forward";
   if (m_tracked_step == m_step && last_micro_step) m_live_at_forward = held(read_segments(m_device.device().index()));
+  boundary(std::nullopt, protocol::Phase::Forward, last_micro_step);
 }
 
 void MemorySampler::end_forward(bool last_micro_step) {
   m_phase = "backward";  // what runs next
+  boundary(protocol::Phase::Forward, protocol::Phase::Backward, last_micro_step);
   if (m_tracked_step != m_step || !last_micro_step) return;
   m_forward_blocks.clear();
   for (const uint64_t a : held(read_segments(m_device.device().index())))
@@ -163,10 +166,59 @@ void MemorySampler::end_forward(bool last_micro_step) {
 }
 
 void MemorySampler::end_backward(bool last_micro_step) {
+  boundary(protocol::Phase::Backward, std::nullopt, last_micro_step);
   if (m_sampling && last_micro_step) take("backward");
 }
 
-void MemorySampler::begin_optimizer() { m_phase = "optimizer"; }
+void MemorySampler::begin_optimizer() {
+  m_phase = "optimizer";
+  boundary(std::nullopt, protocol::Phase::Optimizer, true);
+}
+
+void MemorySampler::end_optimizer() { boundary(protocol::Phase::Optimizer, std::nullopt, true); }
+
+void MemorySampler::boundary(std::optional<protocol::Phase> ended, std::optional<protocol::Phase> starts,
+                             bool timeline) {
+  timeline = timeline && m_sampling;
+  if (!timeline && !m_log_phases) return;  // an unsampled step: nothing read, nothing reset
+  const int64_t t = protocol::now_us();
+  // The allocator's own counters: no synchronisation. Their peaks hold since the last boundary.
+  const DeviceContext::MemoryReading r = m_device.read_memory();
+  const protocol::MemoryStats& m = r.stats;
+  if (ended && m_log_phases)
+    m_phase_log += " " + std::string(protocol::to_string(*ended)) + " peak " + std::to_string(m.peak_bytes) +
+                   " then " + std::to_string(m.allocated_bytes) + ";";
+  if (timeline) {
+    using protocol::MemoryPoint;
+    if (ended) {
+      m_timeline.push_back({*ended, MemoryPoint::Peak, std::nullopt, m.peak_bytes, r.reserved_peak_bytes});
+      m_timeline.push_back({*ended, MemoryPoint::End, t, m.allocated_bytes, m.reserved_bytes});
+    }
+    if (starts) m_timeline.push_back({*starts, MemoryPoint::Start, t, m.allocated_bytes, m.reserved_bytes});
+  }
+  m_peak_carried = std::max(m_peak_carried, m.peak_bytes);
+  m_device.reset_peak_memory();  // the next phase's peak is its own
+}
+
+std::vector<protocol::MemoryTimelinePoint> MemorySampler::take_timeline(int64_t step_start_us) {
+  std::vector<protocol::MemoryTimelinePoint> out = std::move(m_timeline);
+  m_timeline.clear();
+  for (auto& p : out)
+    if (p.offset_us) p.offset_us = std::max<int64_t>(0, *p.offset_us - step_start_us);
+  return out;
+}
+
+std::string MemorySampler::take_phase_log() {
+  std::string out = std::move(m_phase_log);
+  m_phase_log.clear();
+  return out;
+}
+
+void MemorySampler::set_peak_aside(const std::function<void()>& work) {
+  m_peak_carried = std::max(m_peak_carried, m_device.memory().peak_bytes);
+  work();
+  m_device.reset_peak_memory();
+}
 
 void MemorySampler::take(const char* phase) {
   Taken t;

@@ -8,8 +8,15 @@
 // step's start and at the forward's start are remembered, and a live block at a snapshot whose
 // address was not live then was allocated since. A block freed and allocated again at the same
 // address in between counts as older (unattributed rather than a temporary or an activation).
-// An unsampled step costs one integer store per phase boundary. The CPU (and any build without
-// CUDA) has no caching allocator: available() is false and the trainer says so once.
+// The same steps' memory timeline: at each phase boundary (the last micro-step's forward start and
+// end, its backward end, the optimizer's start and end) the allocator's counters are read and its
+// peaks reset, so each phase's peak is its own; the run's peak is carried over the resets
+// (carried_peak). TUNEBENCH_MEMORY_PHASES reads the same boundaries on every step (every
+// micro-step) and logs each phase's peak: one mechanism for both.
+//
+// An unsampled step costs one integer store per phase boundary (no allocator read, no reset). The
+// CPU (and any build without CUDA) has no caching allocator: available() is false and the trainer
+// says so once.
 #pragma once
 
 #include <cstdint>
@@ -51,8 +58,9 @@ struct OomRecord {
 class MemorySampler {
  public:
   // `known` is called at each snapshot (and at an out-of-memory moment, on the thread that
-  // allocated): it must only read.
-  MemorySampler(const DeviceContext& device, std::function<KnownTensors()> known);
+  // allocated): it must only read. `log_phases` (TUNEBENCH_MEMORY_PHASES): every step's phase
+  // boundaries are read, and take_phase_log() says each phase's peak.
+  MemorySampler(const DeviceContext& device, std::function<KnownTensors()> known, bool log_phases = false);
   ~MemorySampler();
   MemorySampler(const MemorySampler&) = delete;
   MemorySampler& operator=(const MemorySampler&) = delete;
@@ -68,6 +76,7 @@ class MemorySampler {
   void end_forward(bool last_micro_step);
   void end_backward(bool last_micro_step);
   void begin_optimizer();
+  void end_optimizer();
   // The categories of the larger of the step's snapshots (none when the step was not sampled, or
   // the snapshot could not be attributed: problem() says why). Ends the step's sampling.
   std::optional<protocol::MemoryCategories> finish_step();
@@ -76,6 +85,19 @@ class MemorySampler {
   const metrics::AllocatorSnapshot& last_snapshot() const { return m_chosen; }
   // The allocator's counters read right after that snapshot.
   const protocol::MemoryStats& last_counters() const { return m_chosen_counters; }
+
+  // The memory timeline of the step begun last (sampled eager steps on CUDA; else empty), its
+  // times made offsets from `step_start_us`. Taken once.
+  std::vector<protocol::MemoryTimelinePoint> take_timeline(int64_t step_start_us);
+  // TUNEBENCH_MEMORY_PHASES: " forward peak P then A; backward peak ...;" of the boundaries read
+  // since the last call (bytes: the phase's peak allocated, then allocated at its end). Taken once.
+  std::string take_phase_log();
+  // The largest allocator peak before any of its resets (the phase boundaries', set_peak_aside's):
+  // every step's peak_bytes and the run's are at least this.
+  int64_t carried_peak() const { return m_peak_carried; }
+  // Runs `work` outside the run's peak: the peak so far is carried, and the allocator's peak reset
+  // after it (the GEMM search's scratch is not the trial's memory).
+  void set_peak_aside(const std::function<void()>& work);
 
   // The out-of-memory record of this process, taken once (libtorch 2.x CUDA builds only).
   static std::optional<OomRecord> take_oom_record();
@@ -89,6 +111,10 @@ class MemorySampler {
   };
   metrics::AllocatorSnapshot read(const std::string& phase) const;
   void take(const char* phase);
+  // A phase boundary: `ended` (may be none) ends and `starts` (may be none) begins. Reads the
+  // allocator once and resets its peaks where the timeline is read now (`timeline`: a sampled
+  // step's last micro-step) or every boundary is (log_phases); else nothing.
+  void boundary(std::optional<protocol::Phase> ended, std::optional<protocol::Phase> starts, bool timeline);
   void on_out_of_memory(int64_t requested, int64_t total, int64_t free);
 
   const DeviceContext& m_device;
@@ -103,6 +129,10 @@ class MemorySampler {
   metrics::AllocatorSnapshot m_chosen;
   protocol::MemoryStats m_chosen_counters;
   std::string m_problem;
+  bool m_log_phases = false;
+  std::string m_phase_log;
+  int64_t m_peak_carried = 0;
+  std::vector<protocol::MemoryTimelinePoint> m_timeline;  // offset_us: host time since the epoch until taken
 };
 
 }  // namespace tunebench::engine

@@ -16,7 +16,8 @@ namespace tunebench::engine {
 
 struct Switches {
   // TUNEBENCH_MEMORY_PHASES=1: each eager step logs the allocator's peak of its forward, backward
-  // and optimizer, resetting the peak at every boundary (a diagnostic of the memory model).
+  // and optimizer, reading the allocator and resetting its peak at the boundaries a memory-sampled
+  // step's timeline reads, on every step (memory_sampler.h; a diagnostic of the memory model).
   bool memory_phases = false;
   // TUNEBENCH_GEMM=cublas: no GEMM algorithm search, cuBLAS's own pick (kernels/gemm_search.h).
   bool gemm_search = true;

@@ -93,7 +93,7 @@ Trainer::Trainer(const config::TrialConfig& config, const DeviceContext& device,
   check_kernel_support(m_config, m_device, m_sink);
   apply_kernel_settings(m_config);
   // First, so that running out of memory while the model is built is recorded too ("setup").
-  m_memory = std::make_unique<MemorySampler>(m_device, [this] { return known_tensors(); });
+  m_memory = std::make_unique<MemorySampler>(m_device, [this] { return known_tensors(); }, m_switches.memory_phases);
 
   at::manual_seed(m_config.seed);  // identical initial weights on every rank
   const auto options = at::TensorOptions().device(m_device.device()).dtype(param_dtype(m_config.amp));
@@ -223,14 +223,12 @@ at::Tensor Trainer::micro_step(const at::Tensor& tokens, bool last, double loss_
   const at::Tensor loss = forward_loss(tokens) / loss_divisor;
   m_timeline->end(fwd);
   m_memory->end_forward(last);
-  note_memory_phase("forward");
   const int bwd = m_timeline->begin(Phase::Backward);
   if (m_overlap && last) m_overlap->arm();
   (m_scaler ? m_scaler->scale(loss) : loss).backward();
   m_timeline->end(bwd);
   m_strategy->after_backward(last);
   m_memory->end_backward(last);
-  note_memory_phase("backward");
   return loss.detach();
 }
 
@@ -307,11 +305,9 @@ protocol::Step Trainer::run_step(int64_t index) {
   const int opt = m_timeline->begin(Phase::Optimizer);
   optimizer_step();
   m_timeline->end(opt);
-  note_memory_phase("optimizer");
-  if (m_switches.memory_phases) {
-    m_sink(protocol::Log{"info", "memory phases, step " + std::to_string(index) + ":" + m_memory_phase_log});
-    m_memory_phase_log.clear();
-  }
+  m_memory->end_optimizer();
+  if (m_switches.memory_phases)
+    m_sink(protocol::Log{"info", "memory phases, step " + std::to_string(index) + ":" + m_memory->take_phase_log()});
 
   return finish_step(std::move(step), loss_sum);
 }
@@ -320,11 +316,7 @@ protocol::Step Trainer::run_step(int64_t index) {
 // in step 0; gemm_search.h). Its scratch is not the trial's memory, so the allocator's peak is
 // carried over it and reset after it. After the first step the log says what it chose.
 void Trainer::search_gemms(bool first_step) {
-  if (gemm::pending()) {
-    m_peak_carried = std::max(m_peak_carried, m_device.memory().peak_bytes);
-    gemm::search_pending();
-    m_device.reset_peak_memory();
-  }
+  if (gemm::pending()) m_memory->set_peak_aside([] { gemm::search_pending(); });
   if (first_step && config::uses_fused_kernels(m_config.compile) && m_device.is_cuda())
     m_sink(protocol::Log{"info", gemm::describe(gemm::summary())});
 }
@@ -354,15 +346,6 @@ void Trainer::decide_weight_copies() {
                                          figures + ")"});
 }
 
-void Trainer::note_memory_phase(const char* phase) {
-  if (!m_switches.memory_phases) return;
-  const protocol::MemoryStats m = m_device.memory();  // the allocator's own counters: no synchronisation
-  m_memory_phase_log += std::string(" ") + phase + " peak " + std::to_string(m.peak_bytes) + " then " +
-                        std::to_string(m.allocated_bytes) + ";";
-  m_peak_carried = std::max(m_peak_carried, m.peak_bytes);
-  m_device.reset_peak_memory();
-}
-
 protocol::Step Trainer::finish_step(protocol::Step step, const at::Tensor& loss_sum) {
   // The step's one synchronisation: everything queued for this step has run after it returns.
   m_timeline->mark_step_end();
@@ -372,7 +355,7 @@ protocol::Step Trainer::finish_step(protocol::Step step, const at::Tensor& loss_
   step.loss = loss_sum.item<double>();
   step.tokens = m_config.tokens_per_rank_step();
   step.memory = m_device.memory();
-  step.memory.peak_bytes = std::max(step.memory.peak_bytes, m_peak_carried);
+  step.memory.peak_bytes = std::max(step.memory.peak_bytes, m_memory->carried_peak());
   if (m_last_found_inf.defined()) step.skipped = m_last_found_inf.item<float>() != 0.f;
   step.intervals = m_timeline->collect(step.end_us);
   summarise_comm(step, m_rank.world_size);
@@ -391,17 +374,21 @@ protocol::Summary Trainer::run() {
                                      m_sampler->source() + ")"});
   std::vector<protocol::Step> measured;
   bool memory_sampling = false;
-  for (int64_t i = 0; i < m_config.steps; ++i) memory_sampling = memory_sampling || m_config.kernel_sampled(i);
-  if (memory_sampling && !m_memory->available())
+  for (int64_t i = 0; i < m_config.steps; ++i) memory_sampling = memory_sampling || m_config.memory_sampled(i);
+  if (memory_sampling && !m_memory->available()) {
     m_sink(protocol::Warning{"memory-categories",
                              "memory categories unknown on CPU: they come from the CUDA caching allocator's blocks, "
                              "which a CPU run does not have (the steps' memory is the process's resident set)"});
+    m_sink(protocol::Warning{"memory-timeline",
+                             "memory timeline unknown on CPU: it reads the CUDA caching allocator, which a CPU run "
+                             "does not have"});
+  }
   for (int64_t i = 0; i < m_config.steps; ++i) {
     // compile: eager warm-up, capture on the last warm-up step, replay from then on.
-    const bool graph = config::uses_cuda_graph(m_config.compile) && i >= m_config.warmup - 1;
+    const bool graph = m_config.graph_step(i);
     const bool sampled = m_sampler && m_config.kernel_sampled(i);
     // A replayed graph allocates nothing: memory is sampled on eager steps only.
-    m_memory->begin_step(i, m_config.kernel_sampled(i) && !graph, !graph);
+    m_memory->begin_step(i, m_config.memory_sampled(i), !graph);
     if (sampled) begin_sample(i);
     protocol::Step step = graph ? run_graph_step(i, i == m_config.warmup - 1) : run_step(i);
     if (sampled) finish_sample(step);
@@ -412,7 +399,7 @@ protocol::Summary Trainer::run() {
     m_sink(std::move(step));
   }
   return summarise(measured, m_model->flops_per_token(m_config.seq_len), m_device.peak_flops(),
-                   std::max(m_device.memory().peak_bytes, m_peak_carried));
+                   std::max(m_device.memory().peak_bytes, m_memory->carried_peak()));
 }
 
 // ============================================================================================
@@ -434,6 +421,7 @@ KnownTensors Trainer::known_tensors() {
 }
 
 void Trainer::finish_memory_sample(protocol::Step& step) {
+  step.memory_timeline = m_memory->take_timeline(step.start_us);
   if (auto categories = m_memory->finish_step()) {
     step.memory_sampled = true;
     step.memory_categories = std::move(*categories);

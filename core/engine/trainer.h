@@ -109,16 +109,7 @@ class Trainer {
   at::Tensor m_last_found_inf;
   std::string m_attention;        // the SDPA kernel that runs and why (the model event's `attention`)
   Switches m_switches;
-  // TUNEBENCH_MEMORY_PHASES=1 (Switches::memory_phases, a diagnostic for the memory model,
-  // docs/PREDICT.md): each eager step logs the allocator's peak of its forward, backward and
-  // optimizer, resetting the peak at every boundary (the steps' peak_bytes stay the run's peak:
-  // the largest phase peak so far).
-  void note_memory_phase(const char* phase);
   void give_lookup_rows(const at::Tensor& batch);
-  std::string m_memory_phase_log;
-  // The allocator's peak before its last reset (a memory phase's boundary, or the GEMM search's
-  // scratch): every step's peak_bytes and the run's are at least this.
-  int64_t m_peak_carried = 0;
   void search_gemms(bool first_step);
   // AdamW writes the next forward's 16-bit (fp8: float8) weights: where rules::optimizer_weight_copies_apply
   // and the AdamW kernel runs (`_apply`), from step 1 on when step 0 showed room (decide_weight_copies).
@@ -126,8 +117,12 @@ class Trainer {
   bool m_weight_copies_apply = false;
   bool m_weight_copies = false;
   std::shared_ptr<Graph> m_graph;  // shared_ptr: Graph is complete only in trainer_graph.cpp
-  // Memory by category (memory_sampler.h): the allocator on memory-sampled steps (the
-  // kernel-sampled ones), the out-of-memory record; on the CPU a warning that says they are unknown.
+  // Memory by category and the memory timeline (memory_sampler.h): the allocator on memory-sampled
+  // steps (the kernel-sampled eager ones), the out-of-memory record; on the CPU a warning that says
+  // they are unknown. TUNEBENCH_MEMORY_PHASES=1 (Switches::memory_phases, a diagnostic for the
+  // memory model, docs/PREDICT.md): the sampler reads every step's phase boundaries and each eager
+  // step logs the allocator's peak of its forward, backward and optimizer (the steps' peak_bytes
+  // stay the run's peak: MemorySampler::carried_peak).
   KnownTensors known_tensors();
   void finish_memory_sample(protocol::Step& step);
   std::unique_ptr<MemorySampler> m_memory;

@@ -1,8 +1,8 @@
 // The fields of every event record, listed once.
 //
 // visit_fields(record, visitor) calls visitor(field, member) for each field of a Header, Hello,
-// ModelInfo, Step, MemoryCategories, Interval, GpuSample, GpuCounters, Done, Log, Warning, Error or
-// LinkProbe, in wire order (a Step holds its MemoryCategories' fields and a GpuSample its
+// ModelInfo, Step, MemoryCategories, MemoryTimelinePoint, Interval, GpuSample, GpuCounters, Done,
+// Log, Warning, Error or LinkProbe, in wire order (a Step holds its MemoryCategories' fields and a GpuSample its
 // GpuCounters', stored in tables of their own). The JSON
 // mapping (events.cpp), the session store's SQL inserts and loads (core/store) and the CSV/JSON
 // exports all walk these lists, so adding a field is one line here (plus a schema migration for
@@ -129,6 +129,8 @@ void visit_fields(S& s, V&& v) {
       f.presence = P::OmitDefault;
       v(f, member);
     });
+    // Table step_memory_timeline (schema 8), one row per point.
+    v(Field{"memory_timeline", {}, Field::kNoColumn, {}, P::OmitDefault}, s.memory_timeline);
     v(Field{"intervals", {}, Field::kNoColumn}, s.intervals);  // table `intervals`
     // A script's sampled step, until the runner folds its trace in (core/launch/kernel_traces.h).
     v(Field{"kernel_trace", {}, Field::kNoColumn, {}, P::OmitDefault}, s.kernel_trace);
@@ -144,6 +146,14 @@ void visit_fields(S& s, V&& v) {
     v(Field{"communication_bytes", g, {}, kCountRange}, s.communication_bytes);
     v(Field{"unattributed_bytes", g, {}, kCountRange}, s.unattributed_bytes);
     v(Field{"reserved_free_bytes", g, {}, kCountRange}, s.reserved_free_bytes);
+  } else if constexpr (detail::is<S, MemoryTimelinePoint>) {
+    // An object of a step's "memory_timeline" array; the columns of table step_memory_timeline
+    // (schema 8). `phase` must be forward, backward or optimizer (checked by the readers).
+    v(Field{"phase", {}, {}, {}, P::Required}, s.phase);
+    v(Field{"point", {}, {}, {}, P::Required}, s.point);
+    v(Field{"offset_us", {}, {}, IntRange{0, kMaxTimeUs}}, s.offset_us);
+    v(Field{"allocated_bytes", {}, {}, kCountRange, P::Required}, s.allocated_bytes);
+    v(Field{"reserved_bytes", {}, {}, kCountRange, P::Required}, s.reserved_bytes);
   } else if constexpr (detail::is<S, GpuCounters>) {
     // Top-level fields of a `gpu` event; the columns of table gpu_counters (schema 7).
     v(Field{"energy_mj", {}, {}, kCountRange}, s.energy_mj);

@@ -26,6 +26,7 @@ constexpr std::array<std::string_view, 15> kPhaseNames = {
     "data_wait",      "h2d",       "forward", "backward",  "recompute",  "optimizer", "all_reduce",
     "all_gather", "reduce_scatter", "broadcast", "other", "host_wait", "launch_gap", "sync_wait",
     "dependency_wait"};
+constexpr std::array<std::string_view, 3> kMemoryPointNames = {"start", "peak", "end"};
 
 // ---- writing ----------------------------------------------------------------------------------
 
@@ -34,9 +35,16 @@ bool is_default(const T& v) {
   return v == T{};
 }
 
+template <class T>
+struct is_vector : std::false_type {};
+template <class T>
+struct is_vector<std::vector<T>> : std::true_type {};
+
 json value_to_json(Lane lane) { return to_string(lane); }
 json value_to_json(Phase phase) { return to_string(phase); }
+json value_to_json(MemoryPoint point) { return to_string(point); }
 json value_to_json(const std::vector<Interval>& intervals);
+json value_to_json(const std::vector<MemoryTimelinePoint>& points);
 template <class T>
 json value_to_json(const T& v) {
   return json(v);
@@ -51,6 +59,8 @@ struct JsonWriter {
     } else {
       if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, std::string>)
         if (f.presence == Presence::OmitDefault && is_default(value)) return;
+      if constexpr (is_vector<T>::value)
+        if (f.presence == Presence::OmitDefault && value.empty()) return;
       put(f, value_to_json(value));
     }
   }
@@ -60,15 +70,19 @@ struct JsonWriter {
   }
 };
 
-json value_to_json(const std::vector<Interval>& intervals) {
+// An array of records, each an object of its fields.
+template <class Record>
+json records_to_json(const std::vector<Record>& records) {
   json arr = json::array();
-  for (const auto& in : intervals) {
+  for (const auto& r : records) {
     json item = json::object();
-    visit_fields(in, JsonWriter{item});
+    visit_fields(r, JsonWriter{item});
     arr.push_back(std::move(item));
   }
   return arr;
 }
+json value_to_json(const std::vector<Interval>& intervals) { return records_to_json(intervals); }
+json value_to_json(const std::vector<MemoryTimelinePoint>& points) { return records_to_json(points); }
 
 // ---- reading ----------------------------------------------------------------------------------
 
@@ -138,6 +152,12 @@ void read_value(const Field& f, const json& j, Phase& out) {
   if (!j.is_string()) bad(f, "is not a string");
   out = phase_from_string(j.get<std::string>()).value_or(Phase::Other);  // a newer phase: Other
 }
+void read_value(const Field& f, const json& j, MemoryPoint& out) {
+  if (!j.is_string()) bad(f, "is not a string");
+  const auto point = memory_point_from_string(j.get<std::string>());
+  if (!point) bad(f, "is '" + j.get<std::string>().substr(0, 64) + "', not start, peak or end");
+  out = *point;
+}
 template <class T>
 void read_value(const Field& f, const json& j, std::optional<T>& out) {
   T v{};
@@ -145,6 +165,7 @@ void read_value(const Field& f, const json& j, std::optional<T>& out) {
   out = v;
 }
 void read_value(const Field& f, const json& j, std::vector<Interval>& out);
+void read_value(const Field& f, const json& j, std::vector<MemoryTimelinePoint>& out);
 
 struct JsonReader {
   const json& j;
@@ -181,6 +202,32 @@ void read_value(const Field& f, const json& j, std::vector<Interval>& out) {
   }
 }
 
+// A memory timeline refuses what no worker sends: more than kMaxMemoryTimelinePoints points, a
+// phase it does not read, a point that is not start, peak or end, negative bytes or offsets. The
+// message names the point (its index in the array).
+void read_value(const Field& f, const json& j, std::vector<MemoryTimelinePoint>& out) {
+  if (!j.is_array()) bad(f, "is not an array");
+  if (j.size() > kMaxMemoryTimelinePoints)
+    bad(f, "holds " + std::to_string(j.size()) + " points, more than the " + std::to_string(kMaxMemoryTimelinePoints) +
+               " a step's timeline may have");
+  out.reserve(j.size());
+  for (size_t i = 0; i < j.size(); ++i) {
+    const json& item = j[i];
+    const std::string where = "'" + std::string(f.name) + "' point " + std::to_string(i) + ": ";
+    if (!item.is_object()) throw std::invalid_argument(where + "is not an object");
+    MemoryTimelinePoint p;
+    try {
+      visit_fields(p, JsonReader{item});
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(where + e.what());
+    }
+    if (!is_memory_timeline_phase(p.phase))
+      throw std::invalid_argument(where + "phase '" + item.at("phase").get<std::string>().substr(0, 64) +
+                                  "' is not one a memory timeline reads (forward, backward, optimizer)");
+    out.push_back(p);
+  }
+}
+
 template <class T>
 Payload read_payload(const json& j) {
   T record;
@@ -210,6 +257,18 @@ Payload payload_from_json(std::string_view type, const json& j) {
 
 std::string_view to_string(Lane lane) { return kLaneNames.at(static_cast<size_t>(lane)); }
 std::string_view to_string(Phase phase) { return kPhaseNames.at(static_cast<size_t>(phase)); }
+
+std::string_view to_string(MemoryPoint point) { return kMemoryPointNames.at(static_cast<size_t>(point)); }
+
+std::optional<MemoryPoint> memory_point_from_string(std::string_view s) {
+  for (size_t i = 0; i < kMemoryPointNames.size(); ++i)
+    if (kMemoryPointNames[i] == s) return static_cast<MemoryPoint>(i);
+  return std::nullopt;
+}
+
+bool is_memory_timeline_phase(Phase phase) {
+  return phase == Phase::Forward || phase == Phase::Backward || phase == Phase::Optimizer;
+}
 
 std::optional<Lane> lane_from_string(std::string_view s) {
   for (size_t i = 0; i < kLaneNames.size(); ++i)
@@ -291,6 +350,8 @@ MemoryCategories memory_categories_from_json(const json& object) {
   visit_fields(c, JsonReader{json{{"memory_categories", object}}});
   return c;
 }
+
+json memory_timeline_to_json(const std::vector<MemoryTimelinePoint>& points) { return records_to_json(points); }
 
 int64_t now_ns() {
   using namespace std::chrono;

@@ -141,6 +141,32 @@ struct MemoryCategories {
   bool operator==(const MemoryCategories& o) const;
 };
 
+// Where a memory timeline's reading falls in its phase.
+enum class MemoryPoint { Start, Peak, End };
+std::string_view to_string(MemoryPoint point);
+std::optional<MemoryPoint> memory_point_from_string(std::string_view s);
+
+// One reading of the caching allocator in a memory-sampled step (Step::memory_timeline): the
+// allocated and reserved bytes at a phase's start or end, or the phase's peak (the allocator's peak
+// counters, reset at the phase's start). The allocator counts on the host as work is queued, so a
+// boundary's bytes belong to its host time (the device runs the work later).
+struct MemoryTimelinePoint {
+  Phase phase = Phase::Forward;  // forward, backward or optimizer (is_memory_timeline_phase)
+  MemoryPoint point = MemoryPoint::Start;
+  // Host time of the boundary since the step's start_us; none for a peak (its moment is unknown).
+  std::optional<int64_t> offset_us;
+  int64_t allocated_bytes = 0;  // a peak: the most allocated at once in the phase
+  int64_t reserved_bytes = 0;   // a peak: the most reserved at once in the phase
+  bool operator==(const MemoryTimelinePoint& o) const {
+    return phase == o.phase && point == o.point && offset_us == o.offset_us && allocated_bytes == o.allocated_bytes &&
+           reserved_bytes == o.reserved_bytes;
+  }
+};
+// The phases a memory timeline reads: forward, backward and optimizer.
+bool is_memory_timeline_phase(Phase phase);
+// Most points a step's memory timeline may hold (a worker sends 9: three per phase).
+inline constexpr size_t kMaxMemoryTimelinePoints = 64;
+
 struct Step {
   int64_t step = 0;           // 0-based; steps < warmup are warm-up
   bool warmup = false;
@@ -164,6 +190,10 @@ struct Step {
   // category at the larger of the forward's and the backward's end.
   bool memory_sampled = false;
   MemoryCategories memory_categories;
+  // Memory-sampled steps of a CUDA worker: the allocator's allocated and reserved bytes through
+  // the last micro-step's forward and backward and the optimizer, in order (start, peak and end of
+  // each phase). Empty where it was not read.
+  std::vector<MemoryTimelinePoint> memory_timeline;
   std::vector<Interval> intervals;
   // tunebench_probe's kernel-sampled steps: the torch.profiler trace of the step's window, which
   // the runner reads and folds in (core/launch/kernel_traces.h) before the step is stored.
@@ -279,6 +309,9 @@ Event event_from_json(const nlohmann::json& j);
 // error's details.memory_categories), and back; the reader throws as event_from_json does.
 nlohmann::json memory_categories_to_json(const MemoryCategories& categories);
 MemoryCategories memory_categories_from_json(const nlohmann::json& object);
+
+// A step's memory timeline as the array of its "memory_timeline" field (the exports write it so).
+nlohmann::json memory_timeline_to_json(const std::vector<MemoryTimelinePoint>& points);
 
 // Microseconds since the Unix epoch on this host.
 int64_t now_us();

@@ -163,6 +163,17 @@ void EventInserter::step(int rank, const tp::Step& s) {
     bind_record(*m_step_memory, s.memory_categories, {step_id});
     run(*m_step_memory);
   }
+  if (!s.memory_timeline.empty()) {
+    // Prepared on first use: a file of schema < 8 (tests write such files) has no such table.
+    if (!m_memory_timeline)
+      m_memory_timeline =
+          prepare_insert<tp::MemoryTimelinePoint>(m_db, "INSERT", "step_memory_timeline", {"step_id", "idx"});
+    int64_t point = 0;
+    for (const auto& p : s.memory_timeline) {
+      bind_record(*m_memory_timeline, p, {step_id, point++});
+      run(*m_memory_timeline);
+    }
+  }
 }
 
 void EventInserter::sample(int rank, int64_t t_us, const tp::GpuSample& g) {

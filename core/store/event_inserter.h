@@ -61,7 +61,7 @@ class EventInserter {
   int64_t m_problems_omitted = 0;
   int64_t m_last_problem_line = 0;
   std::unique_ptr<SQLite::Statement> m_hello, m_topology, m_model, m_step, m_step_gpu, m_interval, m_sample, m_message,
-      m_done, m_problem, m_run_id, m_probe, m_step_memory, m_counters;
+      m_done, m_problem, m_run_id, m_probe, m_step_memory, m_memory_timeline, m_counters;
   std::map<int, int> m_probe_count;  // next link_probes idx per rank
 };
 

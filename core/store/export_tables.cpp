@@ -70,15 +70,17 @@ std::string csv_empty_cells() {
 }
 
 // A record as a flat JSON object keyed by column name (nested groups flattened, as in the tables).
-// Fields the store keeps in tables of their own (a sampled step's GPU busy, its memory categories,
-// a rank's topology) keep their wire name and group ("memory_categories": {...}) and appear, as on
-// the wire, only where the record has them.
+// Fields the store keeps in tables of their own (a sampled step's GPU busy, its memory categories
+// and memory timeline, a rank's topology) keep their wire name and group ("memory_categories":
+// {...}, "memory_timeline": [...]) and appear, as on the wire, only where the record has them.
 template <class Record>
 json flat_json(const Record& record, std::initializer_list<std::string_view> skip = {}) {
   json out = json::object();
   protocol::visit_fields(record, [&](const protocol::Field& f, const auto& value) {
     using T = std::decay_t<decltype(value)>;
-    if constexpr (!std::is_same_v<T, std::vector<tp::Interval>>) {
+    if constexpr (std::is_same_v<T, std::vector<tp::MemoryTimelinePoint>>) {
+      if (!value.empty()) out[std::string(f.name)] = tp::memory_timeline_to_json(value);
+    } else if constexpr (!std::is_same_v<T, std::vector<tp::Interval>>) {
       for (const auto name : skip)
         if (name == f.name) return;
       if (!f.stored_in_row()) {

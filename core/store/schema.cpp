@@ -252,6 +252,21 @@ const char* const kVersion7[] = {
 ))",
 };
 
+// ---- version 8: a memory-sampled step's memory timeline (Step::memory_timeline): the allocator's
+// allocated and reserved bytes at the start, peak and end of its forward, backward and optimizer --
+const char* const kVersion8[] = {
+    R"(CREATE TABLE step_memory_timeline (
+  step_id INTEGER NOT NULL REFERENCES steps(id) ON DELETE CASCADE,
+  idx INTEGER NOT NULL,
+  phase TEXT NOT NULL,
+  point TEXT NOT NULL,
+  offset_us INTEGER,
+  allocated_bytes INTEGER NOT NULL,
+  reserved_bytes INTEGER NOT NULL,
+  PRIMARY KEY (step_id, idx)
+) WITHOUT ROWID)",
+};
+
 template <size_t N> void run_all(SQLite::Database& db, const char* const (&statements)[N]) {
   for (const char* sql : statements) db.exec(sql);
 }
@@ -270,6 +285,7 @@ void migrate(SQLite::Database& db, int from_version, int to_version) {
   if (from_version < 5 && to_version >= 5) run_all(db, kVersion5);
   if (from_version < 6 && to_version >= 6) run_all(db, kVersion6);
   if (from_version < 7 && to_version >= 7) run_all(db, kVersion7);
+  if (from_version < 8 && to_version >= 8) run_all(db, kVersion8);
   // Integer formatted by us, not user input: PRAGMA takes no bound parameters.
   db.exec("PRAGMA user_version = " + std::to_string(to_version));
   tx.commit();

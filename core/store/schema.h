@@ -24,7 +24,8 @@ inline constexpr int32_t kApplicationId = 0x54425331;
 // PRAGMA user_version we write. 1: first release. 2: trial tags table, trial status index.
 // 3: rank_topology. 4: link_probes (link probe points). 5: plans (investigations, autotune).
 // 6: step_gpu (kernel-sampled steps). 7: step_memory (memory by category), gpu_counters (energy, GPM).
-inline constexpr int kSchemaVersion = 7;
+// 8: step_memory_timeline (a memory-sampled step's allocated and reserved bytes through its phases).
+inline constexpr int kSchemaVersion = 8;
 
 // Applies the migrations from `from_version` (0 = empty database) to `to_version` in one
 // transaction, and sets user_version (and application_id when starting from 0).

@@ -68,6 +68,7 @@ inline void bind_value(SQLite::Statement& q, int i, bool v) { q.bind(i, v ? 1 : 
 inline void bind_value(SQLite::Statement& q, int i, const std::string& v) { bind_text(q, i, v, kMaxShortTextBytes); }
 inline void bind_value(SQLite::Statement& q, int i, protocol::Lane v) { q.bindNoCopy(i, to_string(v).data()); }
 inline void bind_value(SQLite::Statement& q, int i, protocol::Phase v) { q.bindNoCopy(i, to_string(v).data()); }
+inline void bind_value(SQLite::Statement& q, int i, protocol::MemoryPoint v) { q.bindNoCopy(i, to_string(v).data()); }
 inline void bind_value(SQLite::Statement& q, int i, const nlohmann::json& v) { bind_json(q, i, v); }
 inline void bind_value(SQLite::Statement& q, int i, const std::map<std::string, std::string>& env) {
   nlohmann::json j = nlohmann::json::object();
@@ -119,6 +120,11 @@ inline void read_value(const RowReader& r, int c, const protocol::Field& f, prot
   const auto phase = protocol::phase_from_string(r.text(c, 32));
   if (!phase) throw StoreError("the session file has an interval with an unknown " + std::string(f.name));
   out = *phase;
+}
+inline void read_value(const RowReader& r, int c, const protocol::Field& f, protocol::MemoryPoint& out) {
+  const auto point = protocol::memory_point_from_string(r.text(c, 32));
+  if (!point) throw StoreError("the session file has a memory timeline with an unknown " + std::string(f.name));
+  out = *point;
 }
 inline void read_value(const RowReader& r, int c, const protocol::Field&, nlohmann::json& out) { out = r.json(c); }
 inline void read_value(const RowReader& r, int c, const protocol::Field& f, std::map<std::string, std::string>& out) {

@@ -98,6 +98,25 @@ void load_steps(SQLite::Database& db, int64_t id, tp::TrialLog& log, bool with_i
       read_record(r, 1, categories[r.i64(0)]);
     }
   }
+  // Version 8 added memory timelines; a crafted file's phase or length is refused as the reader's is.
+  std::unordered_map<int64_t, std::vector<tp::MemoryTimelinePoint>> timelines;
+  if (has_table(db, "step_memory_timeline")) {
+    Statement tq(db, "SELECT t.step_id, " + sql_column_list<tp::MemoryTimelinePoint>("t") +
+                         " FROM step_memory_timeline t JOIN steps s ON s.id = t.step_id WHERE s.trial_id = ? "
+                         "ORDER BY t.step_id, t.idx");
+    tq.bind(1, id);
+    while (tq.executeStep()) {
+      RowReader r(tq, "step_memory_timeline");
+      tp::MemoryTimelinePoint p;
+      read_record(r, 1, p);
+      if (!tp::is_memory_timeline_phase(p.phase))
+        throw StoreError("the session file has a memory timeline with a phase it does not read");
+      auto& points = timelines[r.i64(0)];
+      if (points.size() >= tp::kMaxMemoryTimelinePoints)
+        throw StoreError("the session file has a memory timeline longer than a step's may be");
+      points.push_back(p);
+    }
+  }
   Statement q(db,
               "SELECT id, rank, " + sql_column_list<tp::Step>() + " FROM steps WHERE trial_id = ? ORDER BY rank, id");
   q.bind(1, id);
@@ -113,6 +132,7 @@ void load_steps(SQLite::Database& db, int64_t id, tp::TrialLog& log, bool with_i
       s.memory_sampled = true;
       s.memory_categories = std::move(it->second);
     }
+    if (auto it = timelines.find(r.i64(0)); it != timelines.end()) s.memory_timeline = std::move(it->second);
     if (auto it = intervals.find(r.i64(0)); it != intervals.end()) s.intervals = std::move(it->second);
     tp::RankLog& rl = log.ranks[rank_of(r, 1)];
     // A crafted file may hold a step twice; like the reader, keep the first.

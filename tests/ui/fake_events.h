@@ -67,6 +67,22 @@ inline protocol::Step make_step(const config::TrialConfig& c, int rank, int64_t 
   s.memory.allocated_bytes = gpu ? 60 * gib + rank * gib : 300 << 20;
   s.memory.reserved_bytes = s.memory.allocated_bytes + (gpu ? 8 * gib : 0);
   s.memory.peak_bytes = s.memory.allocated_bytes + (gpu ? 30 * gib : 0);
+  if (gpu && c.memory_sampled(index)) {
+    // A CUDA worker's memory timeline: activations pile up through the forward and are freed
+    // through the backward as the gradients appear; the optimizer's temporaries come and go.
+    using protocol::MemoryPoint;
+    const int64_t base = 40 * gib + rank * gib, act = 24 * gib, grads = 13 * gib, reserve = base + act + 14 * gib;
+    const int64_t opt0 = bwd1 + u / 50;
+    s.memory_timeline = {{Phase::Forward, MemoryPoint::Start, fwd0, base, reserve},
+                         {Phase::Forward, MemoryPoint::Peak, std::nullopt, base + act + 2 * gib, reserve},
+                         {Phase::Forward, MemoryPoint::End, fwd1, base + act, reserve},
+                         {Phase::Backward, MemoryPoint::Start, fwd1, base + act, reserve},
+                         {Phase::Backward, MemoryPoint::Peak, std::nullopt, base + act + 6 * gib, reserve},
+                         {Phase::Backward, MemoryPoint::End, bwd1, base + grads, reserve},
+                         {Phase::Optimizer, MemoryPoint::Start, opt0, base + grads, reserve},
+                         {Phase::Optimizer, MemoryPoint::Peak, std::nullopt, base + grads + 5 * gib, reserve},
+                         {Phase::Optimizer, MemoryPoint::End, u, base + grads, reserve}};
+  }
   return s;
 }
 

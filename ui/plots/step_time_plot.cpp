@@ -19,6 +19,7 @@ StepTimePlot::StepTimePlot(QWidget* parent) : LivePlot(parent) {
   m_throughputRect = new QCPAxisRect(this);
   // Row 0: the legends side by side; rows 1 and 2: the plots. Nothing covers an axis or a point.
   auto* legends = new QCPLayoutGrid;
+  m_legends = legends;
   plotLayout()->addElement(0, 0, legends);
   plotLayout()->addElement(1, 0, m_stepRect);
   plotLayout()->addElement(2, 0, m_throughputRect);
@@ -209,6 +210,14 @@ void StepTimePlot::fitPanels() {
   }
   m_throughputRect->setVisible(two);
   m_throughputLegend->setVisible(two);
+  // A hidden legend still takes its width in the row: out of the row with its panel, so the ranks'
+  // entries keep the whole width of a narrow plot.
+  if (two) {
+    m_legends->addElement(0, 1, m_throughputLegend);
+  } else {
+    m_legends->take(m_throughputLegend);
+    m_legends->simplify();
+  }
   for (QCPGraph* g : {m_total, m_perGpu}) g->setVisible(two);  // out of the layout: must not draw
   // The step axis with labels is the lowest panel's.
   QCPAxis* upper = m_stepRect->axis(QCPAxis::atBottom);

@@ -56,6 +56,7 @@ class StepTimePlot : public LivePlot {
   QCPAxisRect* m_throughputRect = nullptr;
   std::map<int, QCPGraph*> m_rankGraphs;
   QCPLegend* m_throughputLegend = nullptr;
+  QCPLayoutGrid* m_legends = nullptr;  // the legends' row: step time's, and throughput's while its panel shows
   QCPGraph* m_total = nullptr;
   QCPGraph* m_perGpu = nullptr;
   QCPItemRect* m_warmup = nullptr;

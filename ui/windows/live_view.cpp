@@ -14,6 +14,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "ui/plots/memory_timeline_plot.h"
 #include "ui/plots/range_summary_model.h"
 #include "ui/plots/step_time_plot.h"
 #include "ui/plots/telemetry_plot.h"
@@ -64,6 +65,7 @@ LiveView::LiveView(QWidget* parent)
       m_timeline(new TimelinePlot),
       m_stepTime(new StepTimePlot),
       m_telemetry(new TelemetryPlot),
+      m_memory(new MemoryTimelinePlot),
       m_summaryModel(new RangeSummaryModel(this)) {
   setObjectName(QStringLiteral("liveView"));
   m_overview = new TimelineOverview(&m_timeline->data(), &m_timeline->layout());
@@ -142,8 +144,15 @@ LiveView::LiveView(QWidget* parent)
   split->addWidget(timelineBox);
   split->addWidget(m_summaryPanel);
   auto* lower = new QSplitter(Qt::Horizontal);
+  lower->setObjectName(QStringLiteral("plotsSplitter"));
   lower->addWidget(m_stepTime);
   lower->addWidget(m_telemetry);
+  lower->addWidget(m_memory);
+  m_plots = lower;
+  lower->setStretchFactor(0, 5);
+  lower->setStretchFactor(1, 3);
+  lower->setStretchFactor(2, 4);
+  fitPlotsWidths();
   // Under the plots: the memory categories beside the prediction, or why there are none.
   m_hardware = new HardwareStrip;
   auto* lowerBox = new QWidget;
@@ -286,6 +295,15 @@ void LiveView::keepTimelineReadable() {
   m_split->setSizes(sizes);
 }
 
+void LiveView::fitPlotsWidths() {
+  const bool plotting = m_memory->hasStep();
+  if (m_memoryPlotting == plotting) return;  // the user's own widths stay until what it shows changes
+  m_memoryPlotting = plotting;
+  // Step time keeps the most room. Memory through a sampled step takes a third when it draws a
+  // step, less when it only says why there is none (proportions: the splitter scales them).
+  m_plots->setSizes(plotting ? QList<int>{5000, 3000, 4000} : QList<int>{5000, 4000, 2000});
+}
+
 void LiveView::applyRankFilter() {
   const int ranks = std::max(1, m_timeline->data().ranks());
   const auto shown = parse_rank_list(m_rankFilter->text().toStdString(), std::max(ranks, 4096));
@@ -293,6 +311,9 @@ void LiveView::applyRankFilter() {
   m_rankFilter->setStyleSheet(shown ? QString()
                                     : QStringLiteral("QLineEdit { border: 2px solid %1; }").arg(error_color().name()));
   if (!shown) return;
+  // Memory through a sampled step follows the first rank shown.
+  m_memory->setRank(shown->empty() ? 0 : *shown->begin());
+  fitPlotsWidths();
   std::set<int> hidden;
   for (int r = 0; r < 4096 && r < std::max(ranks, 64); ++r)
     if (!shown->count(r)) hidden.insert(r);
@@ -337,7 +358,9 @@ void LiveView::addEvents(const EventBatch& batch) {
   m_timeline->addEvents(batch);
   m_stepTime->addEvents(batch);
   m_telemetry->addEvents(batch);
+  m_memory->addEvents(batch);
   m_hardware->addEvents(batch);
+  fitPlotsWidths();
   m_overview->update();
 }
 
@@ -345,6 +368,7 @@ void LiveView::clear(const QString& title) {
   m_timeline->clear();
   m_stepTime->clear();
   m_telemetry->clear();
+  m_memory->clear();
   m_hardware->clear();
   m_title->setText(title);
   m_title->setToolTip(title);
@@ -362,9 +386,12 @@ void LiveView::showTrial(TrialViewData data, bool live) {
   m_timeline->setData(std::move(data.timeline));
   m_stepTime->addEvents(data.events);
   m_telemetry->addEvents(data.events);
+  m_memory->addEvents(data.events);
   m_hardware->addEvents(data.events);
+  fitPlotsWidths();
   if (!live) {
     m_telemetry->setComplete(true);  // every sample it has is here
+    m_memory->setComplete(true);
     // A stored trial: the whole run, as Nsight opens a report.
     m_timeline->setFollowLatest(false);
     m_timeline->fitToData();
@@ -385,6 +412,7 @@ void LiveView::setProgress(const TrialProgress& progress) {
 
 void LiveView::setOutcome(const TrialOutcome& outcome) {
   m_telemetry->setComplete(true);  // the run ended: no sample will come
+  m_memory->setComplete(true);
   const QString unit = m_lastProgress.unit;  // "step", or "size" for a link probe
   // A run that never reported (a worker that could not start) has no "step 0 of 0" to be at.
   const QString where = m_lastProgress.steps > 0
@@ -415,8 +443,8 @@ QString LiveView::title() const { return m_title->text(); }
 QString LiveView::progressText() const { return m_progress->text(); }
 
 void LiveView::replotNow() {
-  for (LivePlot* plot :
-       {static_cast<LivePlot*>(m_timeline), static_cast<LivePlot*>(m_stepTime), static_cast<LivePlot*>(m_telemetry)})
+  for (LivePlot* plot : {static_cast<LivePlot*>(m_timeline), static_cast<LivePlot*>(m_stepTime),
+                         static_cast<LivePlot*>(m_telemetry), static_cast<LivePlot*>(m_memory)})
     plot->replotIfDirty();
   m_overview->update();
 }

@@ -1,8 +1,10 @@
 // LiveView: the centre of the window: one trial, live or stored. The phase timeline on top with
 // its tools (find a phase or collective, ranks shown and folded, fit, zoom, follow latest), the
 // overview strip of the whole run under it, the summary of a selected span (Shift+drag), and
-// step time / throughput and device telemetry below.
+// step time / throughput, device telemetry and memory through a sampled step below.
 #pragma once
+
+#include <optional>
 
 #include <QList>
 #include <QWidget>
@@ -25,6 +27,7 @@ class TelemetryPlot;
 class TimelineOverview;
 class TimelinePlot;
 class HardwareStrip;
+class MemoryTimelinePlot;
 struct TrialViewData;
 
 class LiveView : public QWidget {
@@ -50,6 +53,8 @@ class LiveView : public QWidget {
   StepTimePlot* stepTime() const { return m_stepTime; }
   TelemetryPlot* telemetry() const { return m_telemetry; }
   HardwareStrip* hardware() const { return m_hardware; }
+  // Memory through the latest memory-sampled step of the lowest rank shown (rank 0 by default).
+  MemoryTimelinePlot* memoryTimeline() const { return m_memory; }
   RangeSummaryModel* rangeSummary() const { return m_summaryModel; }
   QWidget* rangeSummaryPanel() const { return m_summaryPanel; }
   QLineEdit* searchField() const { return m_search; }
@@ -66,15 +71,19 @@ class LiveView : public QWidget {
   void updateSearchLabel(int matches, int current);
   void applyRankFilter();
   void keepTimelineReadable();
+  void fitPlotsWidths();
 
   TimelinePlot* m_timeline;
   TimelineOverview* m_overview;
   StepTimePlot* m_stepTime;
   TelemetryPlot* m_telemetry;
   HardwareStrip* m_hardware = nullptr;
+  MemoryTimelinePlot* m_memory = nullptr;
   RangeSummaryModel* m_summaryModel;
   QWidget* m_summaryPanel = nullptr;
   QSplitter* m_split = nullptr;
+  QSplitter* m_plots = nullptr;            // step time, telemetry, memory through a sampled step
+  std::optional<bool> m_memoryPlotting;    // the widths were last fitted to a memory plot with a step
   QWidget* m_timelineBox = nullptr;  // the timeline and its overview
   QWidget* m_plotsBox = nullptr;     // step time, telemetry and the hardware strip
   QLabel* m_summaryTitle = nullptr;

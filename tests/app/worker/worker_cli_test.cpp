@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <regex>
 
 #include "core/protocol/exit_codes.h"
 #include "worker_process.h"
@@ -150,11 +151,15 @@ TEST(WorkerCli, KernelSamplePeriodZeroTurnsSamplingOffWithoutNamingTheSteps) {
   EXPECT_EQ(r.hello->config.at("kernel_sample_every"), 0);
   ASSERT_EQ(r.steps.size(), 3u);
   for (const auto& s : r.steps) EXPECT_FALSE(s.gpu_sampled);
-  for (const auto& w : r.warnings) EXPECT_NE(w.value.kind, "memory-categories") << "nothing is sampled: nothing to say";
+  for (const auto& w : r.warnings) {
+    EXPECT_NE(w.value.kind, "memory-categories") << "nothing is sampled: nothing to say";
+    EXPECT_NE(w.value.kind, "memory-timeline") << "nothing is sampled: nothing to say";
+  }
 }
 
 // The CPU has no caching allocator: a run whose steps are sampled says once that the memory
-// categories are unknown, and no step carries categories (never a row of zeros).
+// categories are unknown, and once that the memory timeline is, and no step carries categories or
+// a timeline (never a row of zeros).
 TEST(WorkerCli, ACpuRunSaysMemoryCategoriesAreUnknownNotZero) {
   auto run = run_one(with(tt::small_model_args(), {"--steps", "4", "--warmup", "1", "--kernel-sample-every", "2",
                                                    "--kernel-sample-steps", "1"}),
@@ -169,15 +174,26 @@ TEST(WorkerCli, ACpuRunSaysMemoryCategoriesAreUnknownNotZero) {
       EXPECT_EQ(w.value.message.rfind("memory categories unknown on CPU", 0), 0u) << w.value.message;
     }
   EXPECT_EQ(said, 1);
+  int timeline = 0;
+  for (const auto& w : r.warnings)
+    if (w.value.kind == "memory-timeline") {
+      ++timeline;
+      EXPECT_EQ(w.value.message.rfind("memory timeline unknown on CPU", 0), 0u) << w.value.message;
+    }
+  EXPECT_EQ(timeline, 1);
   ASSERT_EQ(r.steps.size(), 4u);
   for (const auto& s : r.steps) {
     EXPECT_FALSE(s.memory_sampled) << "step " << s.step;
     EXPECT_EQ(s.memory_categories, tunebench::protocol::MemoryCategories{});
+    EXPECT_TRUE(s.memory_timeline.empty()) << "step " << s.step;
   }
-  // On the wire too: no step line holds a memory_categories group.
+  // On the wire too: no step line holds a memory_categories group or a memory_timeline.
   std::ifstream in(run.events_path);
   std::string line;
-  while (std::getline(in, line)) EXPECT_EQ(line.find("memory_categories"), std::string::npos) << line;
+  while (std::getline(in, line)) {
+    EXPECT_EQ(line.find("memory_categories"), std::string::npos) << line;
+    EXPECT_EQ(line.find("memory_timeline"), std::string::npos) << line;
+  }
 }
 
 TEST(WorkerCli, ConfigThatIsADirectoryIsAConfigErrorNotAnAbort) {
@@ -305,7 +321,22 @@ TEST(WorkerCli, SwitchesSetAreRecordedInTheTrialsEnvironment) {
   EXPECT_EQ(env.at("NCCL_DEBUG"), "WARN");
   EXPECT_FALSE(env.count("TUNEBENCH_TRIAL"));
   EXPECT_FALSE(env.count("TUNEBENCH_EVENT_TOKEN"));
-  bool phases = false;
-  for (const auto& l : r.logs) phases = phases || l.value.message.rfind("memory phases, step ", 0) == 0;
-  EXPECT_TRUE(phases) << "TUNEBENCH_MEMORY_PHASES=1 logs each step's phase peaks";
+  // Each step's line names its forward, backward and optimizer peaks (lab/models_check_table.py
+  // reads them), and resetting the peak at the boundaries leaves every step's peak_bytes the run's:
+  // at least every phase peak logged so far.
+  const std::regex line(R"(memory phases, step (\d+): forward peak (\d+) then (\d+); backward peak (\d+) then (\d+); optimizer peak (\d+) then (\d+);)");
+  int phases = 0;
+  int64_t logged_peak = 0;
+  for (const auto& l : r.logs) {
+    if (l.value.message.rfind("memory phases, step ", 0) != 0) continue;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(l.value.message, m, line)) << l.value.message;
+    const int64_t step = std::stoll(m[1]);
+    EXPECT_EQ(step, phases) << l.value.message;
+    for (const int peak : {2, 4, 6}) logged_peak = std::max<int64_t>(logged_peak, std::stoll(m[peak]));
+    ASSERT_LT(size_t(step), r.steps.size());
+    EXPECT_GE(r.steps[size_t(step)].memory.peak_bytes, logged_peak) << "step " << step;
+    ++phases;
+  }
+  EXPECT_EQ(phases, 2) << "TUNEBENCH_MEMORY_PHASES=1 logs each step's phase peaks";
 }

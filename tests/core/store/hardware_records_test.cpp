@@ -1,9 +1,13 @@
 // What the hardware says, kept by the session (schema 7): a memory-sampled step's categories and
 // the NVML counters of a sample survive a write and a load, through the JSON events and the store;
-// steps and samples without them load without them.
+// steps and samples without them load without them. Schema 8: a memory-sampled step's memory
+// timeline likewise, and the JSON export carries it as the wire does.
 #include <gtest/gtest.h>
 
+#include <SQLiteCpp/SQLiteCpp.h>
+
 #include "core/protocol/event_reader.h"
+#include "core/store/export.h"
 #include "core/store/session_store.h"
 #include "core/store/trial_writer.h"
 #include "tests/core/store/test_support.h"
@@ -32,7 +36,66 @@ std::vector<tp::Event> trial_with_hardware_records() {
   return events;
 }
 
+// A timeline of the points' order a worker sends; `scale` tells ranks apart.
+std::vector<tp::MemoryTimelinePoint> timeline(int64_t scale) {
+  using tp::MemoryPoint;
+  using tp::Phase;
+  std::vector<tp::MemoryTimelinePoint> out;
+  int64_t t = 100;
+  for (const Phase phase : {Phase::Forward, Phase::Backward, Phase::Optimizer}) {
+    out.push_back({phase, MemoryPoint::Start, t, 10 * scale, 20 * scale});
+    out.push_back({phase, MemoryPoint::Peak, std::nullopt, 15 * scale, 21 * scale});
+    t += 30'000;
+    out.push_back({phase, MemoryPoint::End, t, 12 * scale, 21 * scale});
+  }
+  return out;
+}
+
 }  // namespace
+
+TEST(HardwareRecords, TheMemoryTimelineSurvivesTheWireTheStoreAndTheJsonExport) {
+  std::vector<tp::Event> events = tt::full_trial(2, 4);
+  for (auto& e : events)
+    if (e.is<tp::Step>() && e.as<tp::Step>().step == 2) e.as<tp::Step>().memory_timeline = timeline(1000 + e.header.rank);
+  std::vector<tp::Event> read_back;
+  for (const auto& e : events) read_back.push_back(tp::event_from_json(tp::to_json(e)));
+  EXPECT_EQ(tt::canonical(tt::log_of(read_back)), tt::canonical(tt::log_of(events)));
+
+  tt::TempDir dir;
+  const auto path = dir.file("timeline.tbsession");
+  const int64_t id = ts::SessionStore::create(path, "timeline").add_trial("t", {{"steps", 4}});
+  {
+    ts::TrialWriter w(path, id);
+    for (const auto& e : events) w.add(e);
+    w.finish(ts::TrialStatus::Done, "");
+  }
+  {
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    EXPECT_EQ(db.execAndGet("SELECT count(*) FROM step_memory_timeline").getInt(), 18);
+    EXPECT_EQ(db.execAndGet("SELECT count(*) FROM step_memory_timeline WHERE offset_us IS NULL").getInt(), 6);
+  }
+  auto store = ts::SessionStore::open(path, {ts::SessionStore::Mode::ReadOnly});
+  const auto trial = store.load_trial(id);
+  EXPECT_EQ(tt::canonical(trial.log), tt::canonical(tt::log_of(events)));
+  for (const int rank : {0, 1})
+    for (const auto& s : trial.log.ranks.at(rank).steps) {
+      if (s.step == 2)
+        EXPECT_EQ(s.memory_timeline, timeline(1000 + rank));
+      else
+        EXPECT_TRUE(s.memory_timeline.empty()) << s.step;
+    }
+
+  // The JSON export: the wire's array on the steps that have one, nothing on the others.
+  const nlohmann::json j = ts::trials_to_json({trial}, {});
+  const auto& steps = j["trials"][0]["ranks"][1]["steps"];
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_FALSE(steps[1].contains("memory_timeline"));
+  EXPECT_EQ(steps[2]["memory_timeline"], tp::memory_timeline_to_json(timeline(1001)));
+  EXPECT_EQ(steps[2]["memory_timeline"][1], (nlohmann::json{{"phase", "forward"},
+                                                            {"point", "peak"},
+                                                            {"allocated_bytes", 15 * 1001},
+                                                            {"reserved_bytes", 21 * 1001}}));
+}
 
 TEST(HardwareRecords, CategoriesAndCountersSurviveTheWireAndTheStore) {
   const auto events = trial_with_hardware_records();

@@ -186,10 +186,53 @@ TEST(HostileSession, CraftedNumbersFailTheLoadNotTheArithmetic) {
   }
 }
 
+// A memory timeline no worker writes: a phase it does not read, negative bytes, an offset before
+// the step, a point that is not start, peak or end, more points than a step may have.
+TEST(HostileSession, CraftedMemoryTimelinesFailTheLoad) {
+  auto session_with_timeline = [](Session& s) {
+    auto events = tt::full_trial(1, 2);
+    for (auto& e : events)
+      if (e.is<tp::Step>())
+        e.as<tp::Step>().memory_timeline = {{tp::Phase::Forward, tp::MemoryPoint::Start, 10, 100, 200},
+                                            {tp::Phase::Forward, tp::MemoryPoint::Peak, std::nullopt, 150, 200}};
+    const int64_t id = ts::SessionStore::open(s.path).add_trial("timeline", {{"strategy", "single"}});
+    ts::TrialWriter w(s.path, id);
+    for (const auto& e : events) w.add(e);
+    w.finish(ts::TrialStatus::Done);
+    return id;
+  };
+  const std::pair<const char*, const char*> crafted[] = {
+      {"UPDATE step_memory_timeline SET phase = 'data_wait' WHERE idx = 0", "memory timeline with a phase"},
+      {"UPDATE step_memory_timeline SET phase = 'sideways' WHERE idx = 0", "unknown phase"},
+      {"UPDATE step_memory_timeline SET point = 'middle' WHERE idx = 1", "memory timeline with an unknown point"},
+      {"UPDATE step_memory_timeline SET allocated_bytes = -1 WHERE idx = 1", "allocated_bytes"},
+      {"UPDATE step_memory_timeline SET offset_us = -5 WHERE idx = 0", "offset_us"},
+  };
+  for (const auto& [sql, expected] : crafted) {
+    SCOPED_TRACE(sql);
+    Session s;
+    const int64_t id = session_with_timeline(s);
+    EXPECT_EQ(load_error(s.path, id), "");
+    tt::raw_exec(s.path, sql);
+    const std::string error = load_error(s.path, id);
+    EXPECT_NE(error.find(expected), std::string::npos) << error;
+  }
+  {
+    Session s;  // 70 points on one step: more than kMaxMemoryTimelinePoints
+    const int64_t id = session_with_timeline(s);
+    std::string sql;
+    for (int i = 2; i < 70; ++i)
+      sql += "INSERT INTO step_memory_timeline SELECT step_id, " + std::to_string(i) +
+             ", phase, point, offset_us, allocated_bytes, reserved_bytes FROM step_memory_timeline WHERE idx = 0;";
+    tt::raw_exec(s.path, sql);
+    EXPECT_NE(load_error(s.path, id).find("memory timeline longer than"), std::string::npos) << load_error(s.path, id);
+  }
+}
+
 TEST(HostileSession, ReadingAnOlderFileForWritingDoesNotChangeIt) {
   Session s;
   // Make it a schema-2 file in rollback-journal mode, as an older build leaves it.
-  tt::raw_exec(s.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; DROP TABLE step_memory; DROP TABLE gpu_counters; PRAGMA user_version = 2");
+  tt::raw_exec(s.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; DROP TABLE step_memory; DROP TABLE gpu_counters; DROP TABLE step_memory_timeline; PRAGMA user_version = 2");
   const std::string before = tt::read_bytes(s.path);
   {
     auto store = ts::SessionStore::open(s.path);
@@ -200,7 +243,7 @@ TEST(HostileSession, ReadingAnOlderFileForWritingDoesNotChangeIt) {
   }
   // mark_orphaned_trials_interrupted() is a change: only now is it migrated.
   EXPECT_NE(tt::read_bytes(s.path), before);
-  tt::raw_exec(s.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; DROP TABLE step_memory; DROP TABLE gpu_counters; PRAGMA user_version = 2");
+  tt::raw_exec(s.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; DROP TABLE step_memory; DROP TABLE gpu_counters; DROP TABLE step_memory_timeline; PRAGMA user_version = 2");
   const std::string again = tt::read_bytes(s.path);
   {
     auto store = ts::SessionStore::open(s.path);
@@ -236,7 +279,7 @@ TEST(HostileSession, ALiveWriterMigratingTheFileDoesNotBreakTheOpenStore) {
   // The GUI holds an older file open (unchanged); running a trial migrates it through the
   // TrialWriter's own connection; the GUI's next change must still work and see the new tables.
   Session s;
-  tt::raw_exec(s.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; DROP TABLE step_memory; DROP TABLE gpu_counters; PRAGMA user_version = 2");
+  tt::raw_exec(s.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; DROP TABLE step_memory; DROP TABLE gpu_counters; DROP TABLE step_memory_timeline; PRAGMA user_version = 2");
   auto gui = ts::SessionStore::open(s.path);
   ASSERT_TRUE(gui.needs_upgrade());
   const int64_t next = gui.add_trial("next", nlohmann::json::object());  // the first change migrates
@@ -251,7 +294,7 @@ TEST(HostileSession, ALiveWriterMigratingTheFileDoesNotBreakTheOpenStore) {
 
   // The other order: the writer migrates first, the GUI's store changes afterwards.
   Session t;
-  tt::raw_exec(t.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; DROP TABLE step_memory; DROP TABLE gpu_counters; PRAGMA user_version = 2");
+  tt::raw_exec(t.path, "PRAGMA journal_mode = DELETE; DROP TABLE step_gpu; DROP TABLE plans; DROP TABLE link_probes; DROP TABLE rank_topology; DROP TABLE step_memory; DROP TABLE gpu_counters; DROP TABLE step_memory_timeline; PRAGMA user_version = 2");
   auto gui2 = ts::SessionStore::open(t.path);
   {
     ts::TrialWriter w(t.path, t.trial);

@@ -64,6 +64,12 @@ TEST(Schema, MigratedFileEqualsNewFile) {
   EXPECT_NE(ts::expected_schema(5), ts::expected_schema(6));
   EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 6);
   EXPECT_EQ(db.execAndGet("PRAGMA application_id").getInt(), ts::kApplicationId);
+  ts::migrate(db, 6, 7);
+  EXPECT_EQ(ts::read_schema(db), ts::expected_schema(7));
+  ts::migrate(db, 7, 8);
+  EXPECT_EQ(ts::read_schema(db), ts::expected_schema(8));
+  EXPECT_NE(ts::expected_schema(7), ts::expected_schema(8));
+  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 8);
 }
 
 TEST(Schema, OpensAndMigratesAVersion1Session) {
@@ -248,4 +254,51 @@ TEST(Schema, KernelSampledStepsRoundTrip) {
   EXPECT_EQ(sampled, 1);
   SQLite::Database db(path, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM step_gpu").getInt(), 1);
+}
+
+// Version 8: a version-7 session (no memory timelines) opens read-only unchanged and loads its
+// steps without a timeline; a trial run into it migrates it on its first write, and its memory
+// timeline reads back beside the older trial's steps.
+TEST(Schema, Version8MemoryTimelinesMigrateAVersion7FileOnFirstWrite) {
+  namespace tp = tunebench::protocol;
+  tt::TempDir dir;
+  const auto path = dir.file("v7.tbsession");
+  const auto old_log = tt::log_of(tt::full_trial(1, 3));
+  const int64_t old_id = make_version_file(path, 7, old_log);
+  const std::string before = tt::read_bytes(path);
+  {
+    auto ro = ts::SessionStore::open(path, {ts::SessionStore::Mode::ReadOnly});
+    EXPECT_EQ(ro.info().schema_version, 7);
+    const auto loaded = ro.load_trial(old_id).log;
+    EXPECT_EQ(tt::canonical(loaded), tt::canonical(old_log));
+    for (const auto& s : loaded.ranks.at(0).steps) EXPECT_TRUE(s.memory_timeline.empty());
+  }
+  EXPECT_EQ(tt::read_bytes(path), before);
+
+  auto events = tt::full_trial(1, 3);
+  const std::vector<tp::MemoryTimelinePoint> points = {
+      {tp::Phase::Forward, tp::MemoryPoint::Start, 5, 100, 300},
+      {tp::Phase::Forward, tp::MemoryPoint::Peak, std::nullopt, 250, 400},
+      {tp::Phase::Forward, tp::MemoryPoint::End, 900, 200, 400}};
+  for (auto& e : events)
+    if (e.is<tp::Step>() && e.as<tp::Step>().step == 1) e.as<tp::Step>().memory_timeline = points;
+  int64_t id = 0;
+  {
+    auto store = ts::SessionStore::open(path);
+    EXPECT_TRUE(store.needs_upgrade());
+    id = store.add_trial("with a timeline", nlohmann::json::object());  // the first change migrates
+    EXPECT_EQ(store.info().schema_version, ts::kSchemaVersion);
+  }
+  {
+    ts::TrialWriter w(path, id);
+    for (const auto& e : events) w.add(e);
+    w.finish(ts::TrialStatus::Done, "");
+  }
+  auto store = ts::SessionStore::open(path, {ts::SessionStore::Mode::ReadOnly});
+  EXPECT_EQ(tt::canonical(store.load_trial(old_id).log), tt::canonical(old_log));
+  const auto loaded = store.load_trial(id).log;
+  EXPECT_EQ(tt::canonical(loaded), tt::canonical(tt::log_of(events)));
+  EXPECT_EQ(loaded.ranks.at(0).steps.at(1).memory_timeline, points);
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(ts::read_schema(db), ts::expected_schema(ts::kSchemaVersion));
 }

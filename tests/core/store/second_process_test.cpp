@@ -19,6 +19,7 @@
 #include "core/report/embedded_session.h"
 #include "core/store/file_guard.h"
 #include "core/store/session_store.h"
+#include "core/store/store_error.h"
 #include "core/store/trial_writer.h"
 #include "tests/core/store/test_support.h"
 

@@ -1,12 +1,17 @@
 // What the hardware says, in the trial view: SM and tensor-core activity plotted beside NVML's
-// utilisation or the worker's reason as the plot's note, and the memory strip under the plots with
+// utilisation or the worker's reason as the plot's note, the memory strip under the plots with
 // the measured categories beside the prediction (the core's own line), the CPU's reason, or an
-// out-of-memory explained.
+// out-of-memory explained; and memory through a sampled step (the step's memory timeline) or the
+// reason there is none.
 #include <gtest/gtest.h>
 
+#include <QLineEdit>
+
 #include "core/predict/memory_explain.h"
+#include "ui/plots/memory_timeline_plot.h"
 #include "ui/plots/telemetry_plot.h"
 #include "ui/windows/hardware_strip.h"
+#include "ui/windows/live_view.h"
 
 namespace tu = tunebench::ui;
 namespace tp = tunebench::protocol;
@@ -109,4 +114,136 @@ TEST(HardwareView, TheStripGivesTheCpusReasonAndExplainsAnOutOfMemory) {
   const auto x = tpd::explain_oom(strip_config(), details, 140 * kStripGiB, o);
   ASSERT_TRUE(x);
   EXPECT_EQ(oom.text().toStdString(), x->text);
+}
+
+namespace {
+
+// A memory-sampled step of rank `rank` with the nine points a CUDA worker sends; `gib` scales it.
+tp::Step sampled_step(int64_t index, int64_t gib) {
+  using tp::MemoryPoint;
+  using tp::Phase;
+  tp::Step s;
+  s.step = index;
+  s.memory_timeline = {{Phase::Forward, MemoryPoint::Start, 120, 20 * gib, 30 * gib},
+                       {Phase::Forward, MemoryPoint::Peak, std::nullopt, 52 * gib, 60 * gib},
+                       {Phase::Forward, MemoryPoint::End, 90'000, 50 * gib, 60 * gib},
+                       {Phase::Backward, MemoryPoint::Start, 90'000, 50 * gib, 60 * gib},
+                       {Phase::Backward, MemoryPoint::Peak, std::nullopt, 58 * gib, 64 * gib},
+                       {Phase::Backward, MemoryPoint::End, 250'000, 33 * gib, 64 * gib},
+                       {Phase::Optimizer, MemoryPoint::Start, 250'020, 33 * gib, 64 * gib},
+                       {Phase::Optimizer, MemoryPoint::Peak, std::nullopt, 36 * gib, 64 * gib},
+                       {Phase::Optimizer, MemoryPoint::End, 268'000, 20 * gib, 64 * gib}};
+  return s;
+}
+
+tp::Event ranked(int rank, int64_t t, tp::Payload p) { return tp::Event{{tp::kSchemaVersion, "t", rank, t}, std::move(p)}; }
+
+}  // namespace
+
+TEST(HardwareView, MemoryThroughASampledStepPlotsItsPointsAndPeaks) {
+  tu::MemoryTimelinePlot plot;
+  plot.resize(500, 260);
+  tp::Step unsampled;
+  unsampled.step = 11;
+  plot.addEvents({event(1, gpu_hello()), event(2, unsampled), event(3, sampled_step(12, kStripGiB))});
+  plot.replotIfDirty();
+  EXPECT_EQ(plot.note(), "");
+  EXPECT_EQ(plot.shownStep(), 12);
+  EXPECT_EQ(plot.allocatedPoints(), 6);  // each phase's start and end
+  EXPECT_EQ(plot.reservedPoints(), 6);
+  EXPECT_EQ(plot.peakMarks(), 3);        // one per phase
+  EXPECT_DOUBLE_EQ(plot.largestPeakGiB(), 58.0);
+  const QCPAxis* x = plot.axisRects().front()->axis(QCPAxis::atBottom);
+  EXPECT_EQ(x->label(), "memory through step 12 of rank 0: host time (ms)");
+  EXPECT_EQ(x->tickVectorLabels().front(), "0.1");  // the forward's start
+  EXPECT_EQ(x->tickVectorLabels().back(), "268.0");  // the optimizer's end
+
+  // The latest sampled step replaces it; an older one arriving late does not.
+  plot.addEvents({event(4, sampled_step(14, 2 * kStripGiB)), event(5, sampled_step(13, kStripGiB))});
+  plot.replotIfDirty();
+  EXPECT_EQ(plot.shownStep(), 14);
+  EXPECT_DOUBLE_EQ(plot.largestPeakGiB(), 116.0);
+
+  // Another rank: its own step, or why it has none.
+  plot.setRank(1);
+  plot.replotIfDirty();
+  EXPECT_EQ(plot.shownStep(), -1);
+  EXPECT_EQ(plot.note().toStdString(), "Rank 1 has no memory-sampled step yet; rank 0 has.");
+  plot.addEvents({ranked(1, 6, sampled_step(14, kStripGiB / 2))});
+  plot.replotIfDirty();
+  EXPECT_EQ(plot.note(), "");
+  EXPECT_DOUBLE_EQ(plot.largestPeakGiB(), 29.0);
+
+  plot.clear();
+  plot.setComplete(true);
+  plot.replotIfDirty();
+  EXPECT_EQ(plot.allocatedPoints(), 0);
+  EXPECT_EQ(plot.peakMarks(), 0);
+  EXPECT_FALSE(plot.note().isEmpty());
+}
+
+TEST(HardwareView, MemoryThroughASampledStepSaysWhyThereIsNone) {
+  {  // The CPU worker's own words.
+    tu::MemoryTimelinePlot plot;
+    tp::Hello cpu;
+    cpu.device_kind = "cpu";
+    cpu.config = tc::to_json(tc::TrialConfig{});
+    plot.addEvents({event(1, cpu), event(2, tp::Warning{"memory-timeline", "memory timeline unknown on CPU: no caching "
+                                                                           "allocator"})});
+    plot.replotIfDirty();
+    EXPECT_EQ(plot.note().toStdString(), "memory timeline unknown on CPU: no caching allocator");
+    EXPECT_EQ(plot.allocatedPoints(), 0);
+  }
+  {  // A CPU trial of a worker that did not say so.
+    tu::MemoryTimelinePlot plot;
+    tp::Hello cpu;
+    cpu.device_kind = "cpu";
+    plot.addEvents({event(1, cpu)});
+    plot.replotIfDirty();
+    EXPECT_EQ(plot.note().left(31).toStdString(), "Memory timeline unknown on CPU:");
+  }
+  tc::TrialConfig c = strip_config();
+  c.warmup = 3;
+  c.steps = 40;
+  auto note_for = [](const tc::TrialConfig& config, bool complete) {
+    tu::MemoryTimelinePlot plot;
+    tp::Hello h = gpu_hello();
+    h.config = tc::to_json(config);
+    plot.addEvents({event(1, h)});
+    plot.setComplete(complete);
+    plot.replotIfDirty();
+    return plot.note().toStdString();
+  };
+  EXPECT_EQ(note_for(c, false), "No memory-sampled step yet: the first is step 3 (then 2 of every 20 steps).");
+  EXPECT_EQ(note_for(c, true).rfind("No step of this trial carries a memory timeline", 0), 0u) << note_for(c, true);
+  tc::TrialConfig off = c;
+  off.kernel_sample_every = 0;
+  EXPECT_EQ(note_for(off, false).rfind("No memory-sampled step: kernel sampling is off for this trial", 0), 0u)
+      << note_for(off, false);
+  tc::TrialConfig graph = c;
+  graph.compile = tc::Compile::Graph;
+  EXPECT_EQ(note_for(graph, false).rfind("No memory-sampled step: compile 'graph' runs its measured steps as a CUDA "
+                                         "graph",
+                                         0),
+            0u)
+      << note_for(graph, false);
+}
+
+TEST(HardwareView, TheTrialViewShowsMemoryThroughASampledStepOfTheFirstRankShown) {
+  tu::LiveView view;
+  view.resize(1000, 700);
+  tu::MemoryTimelinePlot* plot = view.memoryTimeline();
+  ASSERT_NE(plot, nullptr);
+  view.addEvents({event(1, gpu_hello()), ranked(1, 1, gpu_hello()), event(2, sampled_step(12, kStripGiB)),
+                  ranked(1, 3, sampled_step(12, 3 * kStripGiB))});
+  view.replotNow();
+  EXPECT_EQ(plot->rank(), 0);
+  EXPECT_DOUBLE_EQ(plot->largestPeakGiB(), 58.0);
+  view.rankFilterField()->setText("1-3");
+  view.replotNow();
+  EXPECT_EQ(plot->rank(), 1);
+  EXPECT_DOUBLE_EQ(plot->largestPeakGiB(), 174.0);
+  view.rankFilterField()->clear();
+  view.replotNow();
+  EXPECT_EQ(plot->rank(), 0);
 }

@@ -1,7 +1,8 @@
 // Issue 44: the trial view at a laptop's 1280 x 760. The timeline's lanes collapsed into one strip
 // labelled "r0" and the legends overlapped each other and the data. Here every rank keeps a lane
 // with its label (2, 4 and 8 ranks, CPU and GPU trials), and no legend covers another legend or
-// any plot's data. The same at 1600 x 1000.
+// any plot's data. The same at 1600 x 1000. Memory through a sampled step (issue 41) shares the
+// plots' row: its legend covers nothing either, and step time keeps the room its legend needs.
 #include <gtest/gtest.h>
 
 #include <QFontMetrics>
@@ -10,6 +11,7 @@
 
 #include "tests/ui/windows/window_test_util.h"
 #include "ui/models/trials_model.h"
+#include "ui/plots/memory_timeline_plot.h"
 #include "ui/plots/step_time_plot.h"
 #include "ui/plots/telemetry_plot.h"
 #include "ui/plots/timeline_plot.h"
@@ -53,7 +55,8 @@ void settle(MainWindow& w) {
     QCoreApplication::processEvents();
     for (LivePlot* p : {static_cast<LivePlot*>(w.liveView()->timeline()),
                         static_cast<LivePlot*>(w.liveView()->stepTime()),
-                        static_cast<LivePlot*>(w.liveView()->telemetry())}) {
+                        static_cast<LivePlot*>(w.liveView()->telemetry()),
+                        static_cast<LivePlot*>(w.liveView()->memoryTimeline())}) {
       p->markDirty();
       p->replotIfDirty();
       p->replot();
@@ -106,7 +109,7 @@ void expect_legends_clear(LiveView* view, const std::string& where) {
   };
   std::vector<Box> legends, data;
   for (LivePlot* p : {static_cast<LivePlot*>(view->timeline()), static_cast<LivePlot*>(view->stepTime()),
-                      static_cast<LivePlot*>(view->telemetry())}) {
+                      static_cast<LivePlot*>(view->telemetry()), static_cast<LivePlot*>(view->memoryTimeline())}) {
     if (!p->isVisible()) continue;
     const QPoint at = p->mapTo(view, QPoint(0, 0));
     const std::string name = p->objectName().toStdString();
@@ -152,6 +155,22 @@ TEST(LiveViewLayout, EveryRankKeepsALabelledLaneAndNoLegendCoversAnotherOrTheDat
       EXPECT_EQ(w->size(), size) << where << ": the window grew to make room";
       expect_every_rank_labelled(t, c.ranks, where);
       expect_legends_clear(w->liveView(), where);
+      // A GPU trial's sampled steps carry a memory timeline (the fake worker's): it is drawn, and the
+      // step-time legend keeps its entries whole beside it.
+      MemoryTimelinePlot* memory = w->liveView()->memoryTimeline();
+      const bool gpu = std::string(c.preset).rfind("cpu", 0) != 0;
+      EXPECT_EQ(memory->hasStep(), gpu) << where << ": " << memory->note().toStdString();
+      if (gpu) {
+        EXPECT_EQ(memory->peakMarks(), 3) << where;
+      }
+      QCPLegend* steps = w->liveView()->stepTime()->legend;
+      for (int i = 0; i < steps->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(steps->item(i))) {
+          const int text = QFontMetrics(item->font()).horizontalAdvance(item->plottable()->name());
+          EXPECT_GE(item->outerRect().width(), text + steps->iconSize().width()) << where << ": step-time legend entry "
+                                                                                  << item->plottable()->name().toStdString()
+                                                                                  << " is cut";
+        }
     }
   }
 }
