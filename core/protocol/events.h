@@ -29,6 +29,8 @@ inline constexpr int kMaxWorldSize = 1024;
 // ---- timeline ----------------------------------------------------------------------------------
 
 enum class Lane { Host, Compute, Comm };
+// Every lane, in the order a rank's lanes are drawn and written (host, compute, comm).
+inline constexpr Lane kLanes[] = {Lane::Host, Lane::Compute, Lane::Comm};
 
 // What a rank was doing during one interval. Comm phases are collectives.
 enum class Phase {

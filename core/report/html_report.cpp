@@ -366,7 +366,7 @@ void timeline_figure(std::ostream& o, const TrialPanel& p, const TimelineWindow&
   for (const auto& [rank, r] : log.ranks) {
     if (ranks_drawn++ >= kMaxTimelineRanks) break;
     const int64_t offset = r.hello ? r.hello->clock_offset_us : 0;
-    for (Lane lane : {Lane::Host, Lane::Compute, Lane::Comm}) {
+    for (Lane lane : protocol::kLanes) {
       std::vector<LaneBar> bars;
       for (const auto& s : r.steps) {
         if (std::find(w.steps.begin(), w.steps.end(), s.step) == w.steps.end()) continue;

@@ -42,7 +42,7 @@ json chrome_trace(const LoadedTrial& trial) {
       events.push_back(metadata("process_labels", rank, 0,
                                 {{"labels", r.hello->host.empty() ? r.hello->device  // imported traces: no host
                                                                   : r.hello->host + ", " + r.hello->device}}));
-    for (tp::Lane lane : {tp::Lane::Host, tp::Lane::Compute, tp::Lane::Comm}) {
+    for (tp::Lane lane : tp::kLanes) {
       const int tid = lane_tid(lane);
       events.push_back(metadata("thread_name", rank, tid, {{"name", std::string(tp::to_string(lane))}}));
       events.push_back(metadata("thread_sort_index", rank, tid, {{"sort_index", tid}}));

@@ -11,7 +11,6 @@ namespace tunebench::ui {
 
 namespace {
 constexpr double kBarHeight = 0.7;
-const protocol::Lane kLanes[] = {protocol::Lane::Host, protocol::Lane::Compute, protocol::Lane::Comm};
 }  // namespace
 
 StepComparePlot::StepComparePlot(QWidget* parent) : LivePlot(parent) {
@@ -86,7 +85,7 @@ void StepComparePlot::setSteps(const QStringList& names, const std::vector<const
     for (const auto& [rank, step] : ranks) {
       const auto& rl = log->ranks.at(rank);
       const int64_t offset = (rl.hello ? rl.hello->clock_offset_us : 0) - origin;
-      for (protocol::Lane lane : kLanes) {
+      for (protocol::Lane lane : protocol::kLanes) {
         bool any = false;
         for (const protocol::Interval& in : step->intervals) {
           if (in.lane != lane) continue;

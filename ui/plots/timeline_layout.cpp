@@ -5,10 +5,6 @@
 
 namespace tunebench::ui {
 
-namespace {
-const protocol::Lane kLanes[] = {protocol::Lane::Host, protocol::Lane::Compute, protocol::Lane::Comm};
-}
-
 TimelineLayout::TimelineLayout(int ranks, std::set<int> hidden, std::set<int> collapsed)
     : m_ranks(ranks), m_hidden(std::move(hidden)), m_collapsed(std::move(collapsed)) {
   for (int r = 0; r < ranks; ++r) {
@@ -17,7 +13,7 @@ TimelineLayout::TimelineLayout(int ranks, std::set<int> hidden, std::set<int> co
       m_slots.push_back({r, std::nullopt});
       continue;
     }
-    for (protocol::Lane lane : kLanes) m_slots.push_back({r, lane});
+    for (protocol::Lane lane : protocol::kLanes) m_slots.push_back({r, lane});
   }
 }
 
@@ -40,7 +36,7 @@ std::pair<double, double> TimelineLayout::band(int index, protocol::Lane lane) c
 std::optional<protocol::Lane> TimelineLayout::laneAt(int index, double value) const {
   if (index < 0 || index >= count()) return std::nullopt;
   if (const auto lane = slot(index).lane) return lane;
-  for (protocol::Lane lane : kLanes) {
+  for (protocol::Lane lane : protocol::kLanes) {
     const auto [lo, hi] = band(index, lane);
     if (value >= lo && value <= hi) return lane;
   }

@@ -163,7 +163,7 @@ std::vector<int> TimelinePlot::shownDataRows() const {
   std::vector<int> rows;
   for (int r = 0; r < m_data.ranks(); ++r)
     if (!m_layout.isHidden(r))
-      for (protocol::Lane lane : {protocol::Lane::Host, protocol::Lane::Compute, protocol::Lane::Comm})
+      for (protocol::Lane lane : protocol::kLanes)
         rows.push_back(TimelineRows::row(r, lane));
   return rows;
 }

@@ -35,10 +35,9 @@ void TimelinePlottable::draw(QCPPainter* painter) {
   painter->setRenderHint(QPainter::Antialiasing, false);
   m_lastDrawn = 0;
   const QCPRange range = key->range();
-  const protocol::Lane lanes[] = {protocol::Lane::Host, protocol::Lane::Compute, protocol::Lane::Comm};
   for (int s = 0; s < m_layout->count(); ++s) {
     const TimelineSlot& slot = m_layout->slot(s);
-    for (protocol::Lane lane : lanes) {
+    for (protocol::Lane lane : protocol::kLanes) {
       if (slot.lane && *slot.lane != lane) continue;
       const auto [lo, hi] = m_layout->band(s, lane);
       const double y0 = value->coordToPixel(lo), y1 = value->coordToPixel(hi);
