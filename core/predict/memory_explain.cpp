@@ -111,13 +111,23 @@ std::optional<std::string> category_of_term(const std::string& term_name) {
   return it->second;
 }
 
-MemoryComparison compare_memory(const protocol::MemoryCategories& measured, const MemoryPrediction& predicted) {
+MemoryComparison compare_memory(const protocol::MemoryCategories& measured, const MemoryPrediction& predicted,
+                                bool at_peak) {
   MemoryComparison m;
   m.measured_total_bytes = measured.allocated_bytes();
   m.predicted_peak_bytes = predicted.peak_bytes;
   m.predicted_peak_at = predicted.peak_at;
+  const std::vector<MemoryTerm>* terms = &predicted.at_peak;
+  m.predicted_at = predicted.peak_at;
+  if (!at_peak && measured.phase == "forward" && !predicted.at_forward_end.empty()) {
+    terms = &predicted.at_forward_end;
+    m.predicted_at = "end of forward";
+  } else if (!at_peak && measured.phase == "backward" && !predicted.at_backward_end.empty()) {
+    terms = &predicted.at_backward_end;
+    m.predicted_at = "end of backward";
+  }
   for (const auto& [name, bytes] : metrics::category_bytes(measured)) m.rows.push_back({name, bytes, 0, {}});
-  for (const auto& term : predicted.at_peak) {
+  for (const auto& term : *terms) {
     const auto category = category_of_term(term.name);
     if (!category) {
       m.unknown_terms.push_back(term.name);
@@ -156,7 +166,7 @@ std::optional<OomExplanation> explain_oom(const config::TrialConfig& config, con
   MemoryOptions o = options;
   if (device_memory_bytes > 0) o.device_memory_bytes = device_memory_bytes;
   const MemoryPrediction predicted = predict_memory(config, o);
-  e.comparison = compare_memory(measured, predicted);
+  e.comparison = compare_memory(measured, predicted, /*at_peak=*/true);
 
   const CategoryComparison* worst = nullptr;
   for (const auto& row : e.comparison.rows)

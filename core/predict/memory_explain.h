@@ -45,8 +45,13 @@ struct MemoryComparison {
   int64_t measured_total_bytes = 0;
   int64_t predicted_peak_bytes = 0;
   std::string predicted_peak_at;
+  std::string predicted_at;  // the moment the predicted column is of: "end of forward", ..., or the peak's
 };
-MemoryComparison compare_memory(const protocol::MemoryCategories& measured, const MemoryPrediction& predicted);
+// A memory-sampled step's categories (phase "forward" or "backward": read at that phase's end) are
+// compared with the prediction's terms at the same moment (at_forward_end, at_backward_end); others
+// (an out-of-memory's, `at_peak` true) with the terms at the predicted peak, what it allowed.
+MemoryComparison compare_memory(const protocol::MemoryCategories& measured, const MemoryPrediction& predicted,
+                                bool at_peak = false);
 
 // One line for a view: "memory at the backward of step 13: parameters 12.55 GiB (predicted 12.55 GiB),
 // ..., reserved, held by no tensor 1.20 GiB"; categories that are zero on both sides are left out.

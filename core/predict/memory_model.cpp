@@ -160,6 +160,23 @@ struct Simulation {
     if (is_head(u)) return static_cast<double>(units[0].matmul_numel()) + static_cast<double>(units[u].matmul_numel());
     return static_cast<double>(units[u].matmul_numel());
   }
+  // The live set now, as a step after the first holds it: under weight_copies the forward's casts
+  // are AdamW's copies of every unit, written by the step before.
+  std::vector<MemoryTerm> steady_terms() const {
+    std::map<std::string, double> bytes = live.bytes();
+    if (weight_copies) {
+      bytes.erase(kCasts);
+      double copies = 0;
+      for (size_t u = 0; u < units.size(); ++u) copies += next_copy_bytes(u);
+      bytes[kNextCopies] += copies;
+    }
+    std::vector<MemoryTerm> out;
+    for (const auto& [name, b] : bytes)
+      if (b > 0) out.push_back({name, b, ""});
+    std::sort(out.begin(), out.end(), [](const MemoryTerm& a, const MemoryTerm& b) { return a.bytes > b.bytes; });
+    return out;
+  }
+
   void cast(size_t u) {
     if (cast_of[u] > 0) return;
     cast_of[u] = copy_bytes(u);
@@ -357,9 +374,12 @@ MemoryPrediction simulate(const config::TrialConfig& c, const MemoryOptions& opt
   out.weight_copies = weight_copies;
   out.resident_bytes = static_cast<int64_t>(sim.live.total());
   const bool fused = options.fused_adamw && options.cuda && c.fused_optimizer;
-  for (int64_t micro = 0; micro < std::max<int64_t>(1, c.grad_accum); ++micro) {
+  const int64_t micro_steps = std::max<int64_t>(1, c.grad_accum);
+  for (int64_t micro = 0; micro < micro_steps; ++micro) {
     sim.forward(micro);
+    if (micro + 1 == micro_steps) out.at_forward_end = sim.steady_terms();
     sim.backward(micro);
+    if (micro + 1 == micro_steps) out.at_backward_end = sim.steady_terms();
   }
   sim.optimizer(fused);
   out.peak_bytes = static_cast<int64_t>(sim.best);

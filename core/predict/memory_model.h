@@ -37,6 +37,11 @@ struct MemoryPrediction {
   BlockActivations block;             // the saved-tensor list per block that was used
   HeadActivations head;
   bool weight_copies = false;  // AdamW writes the next forward's weights (below)
+  // What is held at the end of the last micro-step's forward (its loss done) and backward of a step
+  // after the first, the moments the worker reads its memory categories at: under weight_copies the
+  // forward reads AdamW's copies, alive from the step before, instead of casting its weights.
+  std::vector<MemoryTerm> at_forward_end;
+  std::vector<MemoryTerm> at_backward_end;
 };
 
 struct MemoryOptions {

@@ -125,9 +125,15 @@ nlohmann::json render_json(const Prediction& p) {
   mem["device_memory_bytes"] = p.device_memory_bytes > 0 ? json(p.device_memory_bytes) : json(nullptr);
   mem["ranks_sharing_memory"] = p.ranks_sharing_memory;
   mem["fit"] = to_string(p.fit);
-  json terms = json::array();
-  for (const auto& t : p.memory.at_peak) terms.push_back({{"name", t.name}, {"bytes", static_cast<int64_t>(t.bytes)}});
-  mem["at_peak"] = terms;
+  const auto terms_json = [](const std::vector<MemoryTerm>& terms) {
+    json out = json::array();
+    for (const auto& t : terms) out.push_back({{"name", t.name}, {"bytes", static_cast<int64_t>(t.bytes)}});
+    return out;
+  };
+  mem["at_peak"] = terms_json(p.memory.at_peak);
+  // What a memory-sampled step's categories are compared with (memory_explain.h).
+  mem["at_forward_end"] = terms_json(p.memory.at_forward_end);
+  mem["at_backward_end"] = terms_json(p.memory.at_backward_end);
   json over = json::array();
   for (const auto& o : p.memory.overheads)
     over.push_back({{"name", o.name}, {"bytes", static_cast<int64_t>(o.bytes)}, {"source", o.note}});
