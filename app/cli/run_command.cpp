@@ -147,6 +147,7 @@ void install_interrupt_handler() {
 // the throughput and the diagnosis's first finding. Empty figures when it recorded no step.
 struct Outcome {
   std::optional<double> step_ms, tokens_per_s;
+  std::optional<double> samples_per_s;  // a model counted in samples (a script's images): throughput.h
   std::string finding;
 };
 
@@ -158,6 +159,7 @@ Outcome measured_outcome(const std::string& session_path, int64_t trial_id) {
   if (metrics.measured_steps == 0) return out;
   out.step_ms = metrics.step_ms.median;
   if (!metrics.tokens_per_s_total.empty()) out.tokens_per_s = metrics.tokens_per_s_total.median;
+  if (!metrics.samples_per_s_total.empty()) out.samples_per_s = metrics.samples_per_s_total.median;
   const auto diagnosis = analysis::diagnose(metrics);
   if (!diagnosis.findings.empty()) out.finding = diagnosis.findings.front().title;
   return out;
@@ -173,13 +175,17 @@ void run_run(const RunOptions& o) {
     auto j = result_json(result, name);
     j["step_ms"] = outcome.step_ms ? nlohmann::json(*outcome.step_ms) : nlohmann::json();
     j["tokens_per_s"] = outcome.tokens_per_s ? nlohmann::json(*outcome.tokens_per_s) : nlohmann::json();
+    j["samples_per_s"] = outcome.samples_per_s ? nlohmann::json(*outcome.samples_per_s) : nlohmann::json();
     j["finding"] = outcome.finding;
     std::cout << j.dump(2) << "\n";
   } else if (outcome.step_ms) {
     // The figure the run was for, on stdout: one line a script can keep.
-    std::printf("trial %lld: median step %s ms, %s tokens/s%s%s\n", static_cast<long long>(result.trial_id),
-                analysis::format_fixed(*outcome.step_ms, 1).c_str(),
-                outcome.tokens_per_s ? analysis::format_count(*outcome.tokens_per_s).c_str() : "unknown",
+    // In tokens/s, or samples/s for a model counted in samples (the trials table's rule).
+    const std::string rate = outcome.tokens_per_s ? analysis::format_count(*outcome.tokens_per_s) + " tokens/s"
+                             : outcome.samples_per_s ? analysis::format_count(*outcome.samples_per_s) + " samples/s"
+                                                     : std::string("unknown tokens/s");
+    std::printf("trial %lld: median step %s ms, %s%s%s\n", static_cast<long long>(result.trial_id),
+                analysis::format_fixed(*outcome.step_ms, 1).c_str(), rate.c_str(),
                 outcome.finding.empty() ? "" : "; ", outcome.finding.c_str());
   }
   if (result.end.exit_code != 0) throw CommandExit{result.end.exit_code};

@@ -27,6 +27,9 @@ run() { "$cli" run "$session" --python "$python" "$@"; }
 out="$(run --script "$here/train_mlp.py" --name applied --set steps=6 --set warmup=1 --set num_workers=2 \
        --set pin_memory=false --json -- --batch-size '{micro_batch}' 2>"$dir/err1")" || fail "run: $(cat "$dir/err1")"
 grep -q '"status": "done"' <<<"$out" || fail "not done: $out"
+# An MLP's batches are samples, not tokens: the run's figure is samples/s, tokens/s unknown.
+grep -q '"samples_per_s": [0-9]' <<<"$out" || fail "no samples/s in the run's figures: $out"
+grep -q '"tokens_per_s": null' <<<"$out" || fail "tokens/s of a model counted in samples: $out"
 # What the probe saw the script's DataLoader built with (its own hooks, after the knob was applied).
 [ "$(q "select json_extract(config, '\$.num_workers') || ' ' || json_extract(config, '\$.pin_memory') from rank_env where trial_id=1")" = "2 0" ] ||
   fail "num_workers did not reach the DataLoader: $(q "select config from rank_env where trial_id=1")"
