@@ -27,9 +27,10 @@ out="$("$cli" run "$session" "${tiny[@]}" --set steps=3 --set world_size=2 --set
 python3 - "$out" <<'PY' || fail "json summary: $out"
 import json, sys
 j = json.loads(sys.argv[1])
-figures = {k: j.pop(k) for k in ("step_ms", "tokens_per_s", "finding")}
+figures = {k: j.pop(k) for k in ("step_ms", "tokens_per_s", "samples_per_s", "finding")}
 assert j == {"trial_id": 1, "name": "ddp 2", "status": "done", "exit_code": 0, "message": ""}, j
 assert figures["step_ms"] > 0 and figures["tokens_per_s"] > 0, figures  # the figures the run was for
+assert figures["samples_per_s"] is None, figures  # the benchmark counts tokens
 assert isinstance(figures["finding"], str), figures
 PY
 [ "$(q "select status || '|' || source || '|' || name from trials where id=1")" = "done|cli run|ddp 2" ] ||
