@@ -8,6 +8,7 @@
 #include "core/protocol/event_writer.h"
 #include "core/protocol/events.h"
 #include "core/protocol/trial_log.h"
+#include "tests/core/protocol/memory_timeline_fixture.h"
 
 namespace tp = tunebench::protocol;
 using nlohmann::json;
@@ -16,20 +17,7 @@ namespace {
 
 constexpr int64_t kGiB = int64_t{1} << 30;
 
-// The nine points a worker sends: start, peak and end of the forward, backward and optimizer.
-std::vector<tp::MemoryTimelinePoint> nine_points() {
-  using tp::MemoryPoint;
-  using tp::Phase;
-  return {{Phase::Forward, MemoryPoint::Start, 120, 20 * kGiB, 30 * kGiB},
-          {Phase::Forward, MemoryPoint::Peak, std::nullopt, 52 * kGiB, 60 * kGiB},
-          {Phase::Forward, MemoryPoint::End, 90'000, 50 * kGiB, 60 * kGiB},
-          {Phase::Backward, MemoryPoint::Start, 90'000, 50 * kGiB, 60 * kGiB},
-          {Phase::Backward, MemoryPoint::Peak, std::nullopt, 58 * kGiB, 64 * kGiB},
-          {Phase::Backward, MemoryPoint::End, 250'000, 33 * kGiB, 64 * kGiB},
-          {Phase::Optimizer, MemoryPoint::Start, 250'010, 33 * kGiB, 64 * kGiB},
-          {Phase::Optimizer, MemoryPoint::Peak, std::nullopt, 36 * kGiB, 64 * kGiB},
-          {Phase::Optimizer, MemoryPoint::End, 268'000, 20 * kGiB, 64 * kGiB}};
-}
+std::vector<tp::MemoryTimelinePoint> nine_points() { return tunebench::testing::nine_memory_points(kGiB); }
 
 json step_json(const json& timeline) {
   return json{{"v", 1}, {"type", "step"}, {"rank", 0}, {"step", 3}, {"memory_timeline", timeline}};

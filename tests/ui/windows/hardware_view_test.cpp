@@ -12,6 +12,7 @@
 #include "ui/plots/telemetry_plot.h"
 #include "ui/windows/hardware_strip.h"
 #include "ui/windows/live_view.h"
+#include "tests/core/protocol/memory_timeline_fixture.h"
 
 namespace tu = tunebench::ui;
 namespace tp = tunebench::protocol;
@@ -120,19 +121,9 @@ namespace {
 
 // A memory-sampled step of rank `rank` with the nine points a CUDA worker sends; `gib` scales it.
 tp::Step sampled_step(int64_t index, int64_t gib) {
-  using tp::MemoryPoint;
-  using tp::Phase;
   tp::Step s;
   s.step = index;
-  s.memory_timeline = {{Phase::Forward, MemoryPoint::Start, 120, 20 * gib, 30 * gib},
-                       {Phase::Forward, MemoryPoint::Peak, std::nullopt, 52 * gib, 60 * gib},
-                       {Phase::Forward, MemoryPoint::End, 90'000, 50 * gib, 60 * gib},
-                       {Phase::Backward, MemoryPoint::Start, 90'000, 50 * gib, 60 * gib},
-                       {Phase::Backward, MemoryPoint::Peak, std::nullopt, 58 * gib, 64 * gib},
-                       {Phase::Backward, MemoryPoint::End, 250'000, 33 * gib, 64 * gib},
-                       {Phase::Optimizer, MemoryPoint::Start, 250'020, 33 * gib, 64 * gib},
-                       {Phase::Optimizer, MemoryPoint::Peak, std::nullopt, 36 * gib, 64 * gib},
-                       {Phase::Optimizer, MemoryPoint::End, 268'000, 20 * gib, 64 * gib}};
+  s.memory_timeline = tunebench::testing::nine_memory_points(gib);
   return s;
 }
 
