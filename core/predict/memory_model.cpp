@@ -35,6 +35,10 @@ class Live {
   std::map<std::string, double> m_bytes;
 };
 
+void largest_first(std::vector<MemoryTerm>& terms) {
+  std::sort(terms.begin(), terms.end(), [](const MemoryTerm& a, const MemoryTerm& b) { return a.bytes > b.bytes; });
+}
+
 // Names of the categories, used in at_peak.
 constexpr const char* kParams = "parameters";
 constexpr const char* kOptState = "optimizer state (AdamW exp_avg, exp_avg_sq)";
@@ -173,7 +177,7 @@ struct Simulation {
     std::vector<MemoryTerm> out;
     for (const auto& [name, b] : bytes)
       if (b > 0) out.push_back({name, b, ""});
-    std::sort(out.begin(), out.end(), [](const MemoryTerm& a, const MemoryTerm& b) { return a.bytes > b.bytes; });
+    largest_first(out);
     return out;
   }
 
@@ -385,8 +389,7 @@ MemoryPrediction simulate(const config::TrialConfig& c, const MemoryOptions& opt
   out.peak_bytes = static_cast<int64_t>(sim.best);
   out.peak_at = sim.best_at;
   out.at_peak = sim.best_terms;
-  std::sort(out.at_peak.begin(), out.at_peak.end(),
-            [](const MemoryTerm& a, const MemoryTerm& b) { return a.bytes > b.bytes; });
+  largest_first(out.at_peak);
   out.block = sim.block;
   out.head = sim.head;
 
