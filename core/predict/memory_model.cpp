@@ -164,15 +164,22 @@ struct Simulation {
     if (is_head(u)) return static_cast<double>(units[0].matmul_numel()) + static_cast<double>(units[u].matmul_numel());
     return static_cast<double>(units[u].matmul_numel());
   }
-  // The live set now, as a step after the first holds it: under weight_copies the forward's casts
-  // are AdamW's copies of every unit, written by the step before.
+  // The live set now, as a step after the first holds it: under weight_copies a forward reads
+  // AdamW's copies, written by the step before, where step 0 casts, and holds them as long as it
+  // would hold its casts: a unit's copies are live while its cast is (cast_of), the tied table's
+  // with the head that reads it. So the fused loss's table copy is gone at the forward's end, and
+  // every copy of the step before is gone at the backward's end.
   std::vector<MemoryTerm> steady_terms() const {
     std::map<std::string, double> bytes = live.bytes();
     if (weight_copies) {
       bytes.erase(kCasts);
-      double copies = 0;
-      for (size_t u = 0; u < units.size(); ++u) copies += next_copy_bytes(u);
-      bytes[kNextCopies] += copies;
+      double held = 0;
+      for (size_t u = 0; u < units.size(); ++u) {
+        if (cast_of[u] <= 0) continue;
+        held += next_copy_bytes(u);
+        if (is_head(u) && c.dims.tie_embeddings) held += next_copy_bytes(0);
+      }
+      if (held > 0) bytes[kNextCopies] += held;
     }
     std::vector<MemoryTerm> out;
     for (const auto& [name, b] : bytes)

@@ -243,18 +243,25 @@ TEST(MemoryExplain, AtTheForwardsEndAdamWsWeightCopiesAreOlderThanTheStep) {
   const std::string copies = "weights for the next forward, 16-bit or float8 (written by AdamW)";
   EXPECT_FALSE(has(p.at_forward_end, casts));
   EXPECT_TRUE(has(p.at_forward_end, copies));
-  EXPECT_TRUE(has(p.at_backward_end, copies));
+  EXPECT_FALSE(has(p.at_backward_end, copies)) << "each block's backward freed the copies it read";
   EXPECT_FALSE(has(p.at_forward_end, "logits while the loss runs"));
   EXPECT_TRUE(has(p.at_peak, casts)) << "step 0, which runs without copies, is in the peak";
 
+  // The copies still held at the forward's end are the blocks' (saved for their backward): the
+  // fused loss read the tied table's copy (128256 x 2048 in bf16, 0.49 GiB) and let it go. On the
+  // H100 (2026-12-07, micro-batch 8, docs/BENCHMARKS.md) the step's unattributed blocks at that
+  // moment were 1.88 GiB; with the table's copy the prediction said 2.30.
   tpr::MemoryCategories forward_end;
   forward_end.phase = "forward";
   const auto cmp = tp::compare_memory(forward_end, p);
+  int unattributed = 0;
   for (const auto& row : cmp.rows) {
-    if (row.category == "unattributed") {
-      EXPECT_GT(row.predicted_bytes, kExplainGiB) << "the copies, 1.8 GiB";
-    }
+    if (row.category != "unattributed") continue;
+    ++unattributed;
+    EXPECT_NEAR(static_cast<double>(row.predicted_bytes) / (1.88 * kExplainGiB), 1.0, 0.05)
+        << "predicted " << row.predicted_bytes;
   }
+  EXPECT_EQ(unattributed, 1);
   // An out-of-memory compares with what the peak allowed, whatever its phase.
   EXPECT_EQ(tp::compare_memory(forward_end, p, /*at_peak=*/true).predicted_at, p.peak_at);
 }
