@@ -93,13 +93,20 @@ std::string slurm_base_name(const LaunchContext& ctx) {
   return "tunebench-" + id + "-" + ctx.nonce;
 }
 
-// What each SLURM task runs: MASTER_ADDR is the step's first node, then the worker.
+// What each SLURM task runs: MASTER_ADDR is the step's first node, then the worker, which reads
+// SLURM's rank variables itself. A script's init_process_group (env://) and the probe read
+// torchrun's, so a script's task sets them from SLURM's first.
 std::string slurm_task_command(const TrialConfig& c, const LaunchContext& ctx, const std::string& config_path) {
   auto args = worker_arguments(config_path, "tcp://" + ctx.tcp_events, ctx.trial_id);
   for (auto& a : rank_tail(c, ctx)) args.push_back(std::move(a));
+  std::string torchrun_env;
+  if (runs_script(c, ctx))
+    torchrun_env = "RANK=$SLURM_PROCID; WORLD_SIZE=$SLURM_NTASKS; LOCAL_RANK=$SLURM_LOCALID; NODE_RANK=$SLURM_NODEID; "
+                   "LOCAL_WORLD_SIZE=" + std::to_string(c.world_size / std::max(1, c.slurm_nodes)) +
+                   "; export RANK WORLD_SIZE LOCAL_RANK NODE_RANK LOCAL_WORLD_SIZE; ";
   return "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_STEP_NODELIST\" | head -n 1); export MASTER_ADDR; " +
-         remote_probe_export(c, ctx, c.remote_worker) + "exec " + remote_program(c, ctx, c.remote_worker) + " " +
-         shell_join(args);
+         torchrun_env + remote_probe_export(c, ctx, c.remote_worker) + "exec " +
+         remote_program(c, ctx, c.remote_worker) + " " + shell_join(args);
 }
 
 // A number as the worker's option parser reads it, without trailing zeros ("0.25", "1024").

@@ -4,7 +4,8 @@ script is rank 0 of 1.
 
 The probe only reads them; the script's own init_process_group reads them too (env://), so the probe
 takes no part in the rendezvous. SLURM's variables are not read here: Tunebench's launcher sets
-torchrun's for SLURM ranks as well.
+torchrun's from them in each SLURM task of a script (core/launch/launch_plan.cpp,
+slurm_task_command), for the script's init_process_group as much as for the probe.
 """
 from dataclasses import dataclass
 

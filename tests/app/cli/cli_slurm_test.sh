@@ -103,3 +103,19 @@ rc=0; wait $pid || rc=$?
 for _ in $(seq 50); do [ -z "$(squeue -h -o %i)" ] && break; sleep 0.2; done
 [ -z "$(squeue -h -o %i)" ] || fail "the job is still queued or running after Stop: $(squeue -h)"
 echo "ok ($SECONDS s): Stop scancels the job"
+
+# Your own script through srun: each task is a rank of the script's own init_process_group (env://),
+# from the torchrun variables the task sets from SLURM's. The probe comes from the source tree here
+# (remote_env), from PREFIX/share/tunebench/python beside an installed remote worker otherwise.
+scripts="$(cd "$(dirname "$0")/../probe/scripts" && pwd)"
+probe="$(cd "$(dirname "$0")/../../../app/probe" && pwd)"
+out="$("$cli" run "$session" --launcher slurm --set event_host=127.0.0.1 --set slurm_dir="$dir/shared" \
+       --set remote_worker="$worker" --set rendezvous_timeout_s=60 --set remote_env="PYTHONPATH=$probe" \
+       --script "$scripts/train_ddp.py" --python /usr/bin/python3 --nproc 2 --set steps=3 --set warmup=1 \
+       --name "srun script" --json 2>"$dir/err4")" || fail "srun script trial exited $?: $out $(cat "$dir/err4")"
+id="$(q "select max(id) from trials")"
+[ "$(q "select status || '|' || (select count(distinct rank) from steps where trial_id=$id) || '|' || (select count(*) from steps where trial_id=$id) from trials where id=$id")" = "done|2|6" ] ||
+  fail "srun script trial: $(q "select status, exit_reason from trials where id=$id") $(cat "$dir/err4")"
+[ "$(q "select count(*) from rank_env where trial_id=$id and json_extract(config, '\$.strategy') = 'ddp'")" = 2 ] ||
+  fail "the script's ranks did not each join one DDP group: $(q "select rank, config from rank_env where trial_id=$id")"
+echo "ok ($SECONDS s): a script's two ranks through srun"
