@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "core/launch/child_process.h"
 
@@ -39,6 +40,15 @@ std::string worker_not_found_message(const std::string& program_dir) {
 }
 
 namespace {
+// Whether `path` lies in `folder` (both made canonical as far as they exist).
+bool path_inside(const std::filesystem::path& path, const std::filesystem::path& folder) {
+  std::error_code ec;
+  const auto p = std::filesystem::weakly_canonical(path, ec);
+  const auto f = std::filesystem::weakly_canonical(folder, ec);
+  const auto rel = p.lexically_relative(f);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
 bool has_probe(const std::filesystem::path& dir) {
   std::error_code ec;
   return std::filesystem::is_regular_file(dir / "tunebench_probe" / "__main__.py", ec);
@@ -49,8 +59,9 @@ std::string find_probe(const std::string& program_dir) {
   if (const char* env = std::getenv("TUNEBENCH_PROBE_PATH"); env && *env) return has_probe(env) ? env : "";
   const auto dir = self_dir(program_dir);
   std::vector<std::filesystem::path> candidates = {dir / ".." / "share" / "tunebench" / "python"};
-#ifdef TUNEBENCH_SOURCE_PROBE_DIR
-  candidates.emplace_back(TUNEBENCH_SOURCE_PROBE_DIR);  // the build tree runs the source's package
+#if defined(TUNEBENCH_SOURCE_PROBE_DIR) && defined(TUNEBENCH_BUILD_DIR)
+  if (path_inside(dir, TUNEBENCH_BUILD_DIR))  // the build tree runs the source's package; an install never
+    candidates.emplace_back(TUNEBENCH_SOURCE_PROBE_DIR);
 #endif
   for (const auto& c : candidates) {
     std::error_code ec;
@@ -65,7 +76,9 @@ std::string probe_not_found_message(const std::string& program_dir) {
          "; reinstall Tunebench, or set TUNEBENCH_PROBE_PATH to the folder that holds tunebench_probe";
 }
 
-PythonFound find_python(const std::string& explicit_python) {
+namespace {
+// Each candidate is asked once per process: importing torch takes a second or two.
+PythonFound search_python(const std::string& explicit_python) {
   static std::mutex mutex;
   static std::map<std::string, PythonFound> asked;  // candidate -> answer
   auto ask = [](const std::string& python) {
@@ -100,6 +113,24 @@ PythonFound find_python(const std::string& explicit_python) {
   PythonFound none;
   none.error = "no Python with PyTorch found (" + tried + "); name the interpreter (python)";
   return none;
+}
+
+// find_python's answers by argument, for known_python: its own lock, never held during a search.
+std::mutex g_found_mutex;
+std::map<std::string, PythonFound> g_found;
+}  // namespace
+
+PythonFound find_python(const std::string& explicit_python) {
+  PythonFound f = search_python(explicit_python);
+  std::lock_guard<std::mutex> lock(g_found_mutex);
+  g_found[explicit_python] = f;
+  return f;
+}
+
+std::optional<PythonFound> known_python(const std::string& explicit_python) {
+  std::lock_guard<std::mutex> lock(g_found_mutex);
+  if (auto it = g_found.find(explicit_python); it != g_found.end()) return it->second;
+  return std::nullopt;
 }
 
 }  // namespace tunebench::launch

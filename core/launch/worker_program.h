@@ -1,6 +1,7 @@
 // Where the worker program is: one rule for the GUI, the CLI and the headless runner.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace tunebench::launch {
@@ -18,7 +19,8 @@ std::string worker_not_found_message(const std::string& program_dir = "");
 
 // The folder that holds tunebench_probe (the Python package that runs a script as a trial):
 // $TUNEBENCH_PROBE_PATH, else PREFIX/share/tunebench/python beside an installed program
-// (PREFIX/bin), else this build's source tree (app/probe). "" when none has the package.
+// (PREFIX/bin), else, for a program of this build tree, the source's (app/probe); an installed
+// program never takes the source's. "" when none has the package.
 std::string find_probe(const std::string& program_dir = "");
 std::string probe_not_found_message(const std::string& program_dir = "");
 
@@ -32,5 +34,8 @@ struct PythonFound {
 // and /usr/bin/python3 that imports torch. Each candidate is asked once per process (importing
 // torch takes a second or two).
 PythonFound find_python(const std::string& explicit_python = "");
+// What find_python(explicit_python) answered last in this process, without asking again (for the
+// launch preview, on the GUI thread); nullopt when it has not been asked.
+std::optional<PythonFound> known_python(const std::string& explicit_python = "");
 
 }  // namespace tunebench::launch

@@ -44,9 +44,16 @@ QString launch_preview(const config::TrialConfig& config, const QString& workerP
   ctx.tcp_events = (config.event_host.empty() ? QHostInfo::localHostName().toStdString() : config.event_host) + ":PORT";
   ctx.token = "<token>";
   ctx.link_probe = linkProbe;
-  // A script: the interpreter and tunebench_probe's folder as the launch will take them (the
-  // interpreter named, else the one found when it runs).
-  ctx.python = config.python.empty() ? std::string("<python3 with torch>") : config.python;
+  // A script: the interpreter and tunebench_probe's folder as the launch will take them: the
+  // interpreter named, else the one the form's search found (the launch asks the same search),
+  // else a placeholder while it still looks.
+  ctx.python = config.python;
+  if (ctx.python.empty()) {
+    const auto found = launch::known_python();
+    ctx.python = !found ? std::string("<python3 with torch: still looking>")
+                 : found->path.empty() ? std::string("<no Python with PyTorch found>")
+                                       : found->path;
+  }
   ctx.probe_path = launch::find_probe(QCoreApplication::applicationDirPath().toStdString());
   if (ctx.probe_path.empty()) ctx.probe_path = "<tunebench_probe not found>";
   if (const char* pp = std::getenv("PYTHONPATH")) ctx.pythonpath = pp;

@@ -136,6 +136,7 @@ void TrialForm::setConfig(const config::TrialConfig& c, const Origin& origin) {
   m_applying = true;
   for (auto& [key, field] : m_fields) field->setText(QString::fromStdString(config::knob_text(c, key)));
   m_applying = false;
+  if (isScriptMode()) findPython();  // a stored script trial or a session's form: its interpreter now
   updateDependentFields();
   updatePresetBox();
   validateAndShow();

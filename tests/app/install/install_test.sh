@@ -42,5 +42,13 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     --set steps=3 --set warmup=1 > "$PREFIX/script.log" 2>&1 || { cat "$PREFIX/script.log"; exit 1; }
   "$BIN/tunebench-cli" list "$PREFIX/script.tbsession" | grep -Eq "^ +1 +done +3 " ||
     { echo "the installed CLI did not run a script:"; cat "$PREFIX/script.log"; exit 1; }
+  # Only the installed copy: without it the installed CLI says where it looked, and does not take
+  # the source tree's package this build was made from.
+  mv "$PREFIX/share/tunebench/python" "$PREFIX/share/tunebench/python.away"
+  rc=0; "$BIN/tunebench-cli" run "$PREFIX/script.tbsession" --script "$scripts/train_mlp.py" --python /usr/bin/python3 \
+    --set steps=3 --set warmup=1 > "$PREFIX/script2.log" 2>&1 || rc=$?
+  mv "$PREFIX/share/tunebench/python.away" "$PREFIX/share/tunebench/python"
+  [ $rc != 0 ] && grep -q "tunebench_probe (which runs your script as a trial) is not in $PREFIX/share/tunebench/python" "$PREFIX/script2.log" ||
+    { echo "an install without its tunebench_probe (exit $rc):"; cat "$PREFIX/script2.log"; exit 1; }
 fi
 echo "installed programs ok"

@@ -20,6 +20,7 @@
 #include "ui/windows/comparison_window.h"
 #include "ui/windows/diagnosis_view.h"
 #include "ui/windows/knob_field.h"
+#include "ui/windows/launch_preview.h"
 #include "ui/windows/live_view.h"
 #include "ui/windows/session_controller.h"
 #include "ui/windows/trial_form.h"
@@ -114,6 +115,24 @@ TEST(ScriptTrial, TheWindowRunsAScriptLiveAndComparesAnAppliedKnob) {
   for (QPushButton* b : cmp->diagnosisView()->suggestionButtons()) buttons << b->text();
   EXPECT_TRUE(buttons.join(' ').contains(QStringLiteral("num_workers"))) << buttons.join(" | ").toStdString();
   cmp->close();
+}
+
+// No interpreter named: the form looks for one off the GUI thread, and the launch preview then
+// shows the exact command line with the interpreter found, which is what the launch takes.
+TEST(ScriptTrial, ThePreviewShowsTheInterpreterTheFormFound) {
+  REQUIRE_TORCH();
+  qputenv("TUNEBENCH_PYTHON", kPython.toUtf8());  // the search's first candidate
+  auto w = make_window();
+  config::TrialConfig c = loader_script(3);
+  c.python.clear();
+  w->form()->setConfig(c);
+  ASSERT_TRUE(w->form()->isScriptMode());
+  TB_WAIT_FOR(w->form()->pythonFound().contains(QStringLiteral(": PyTorch ")), kScriptTimeoutMs);  // found
+  EXPECT_TRUE(w->form()->pythonFound().startsWith(kPython)) << w->form()->pythonFound().toStdString();
+  const QString preview = launch_preview(w->form()->config(), QString(), QStringLiteral("<trial id>"));
+  EXPECT_TRUE(preview.contains(kPython + QStringLiteral(" -m tunebench_probe --config"))) << preview.toStdString();
+  EXPECT_FALSE(preview.contains(QStringLiteral("still looking"))) << preview.toStdString();
+  qunsetenv("TUNEBENCH_PYTHON");
 }
 
 // The runner reads a kernel-sampled window's trace off the GUI thread (TrialRunner::foldNext): the
