@@ -4,9 +4,10 @@ DataLoader, cudnn.benchmark and the TF32 switches of `amp` inside its forward (a
 starts, and put back after the script changed them), bf16 autocast around its forward, and the
 NCCL_* variables in its environment. scripts/report_knobs.py writes what it sees to a JSON report;
 the probe's own hello config is checked against that, never taken as the evidence. Also: two
-ranks where rank 1 raises."""
+ranks where rank 1 raises, and a dense loop whose phases cover its steps."""
 import json
 import os
+import statistics
 import sys
 from pathlib import Path
 
@@ -165,6 +166,38 @@ class KnobsAsTheScriptSeesThem(ProbeTestCase):
         self.assertEqual(self.finished("bf16")["output_dtypes"], ["bfloat16"] * 4)
         self.assertEqual(self.finished("fp32")["output_dtypes"], ["float32"] * 4)
         self.assertEqual(self.finished("tf32")["output_dtypes"], ["float32"] * 4)
+
+
+class PhasesCoverTheStep(ProbeTestCase):
+    """A loop that is all forward, backward and optimizer work: the phases measured add up to most
+    of each step (assert_steps_well_formed checks they do not exceed it). Run alone, after the
+    other class's seven processes, so that its steps share the two cores with nothing of ours."""
+
+    # Measured on this shared 2-core machine (width 1024, batch 256, SGD with momentum): 14 runs, 6
+    # of them beside two busy loops. Steps of 20-163 ms; the median step's coverage 0.970-0.995,
+    # the lowest single step 0.930; of a step, forward 0.31-0.47, backward 0.49-0.58, optimizer
+    # 0.01-0.09, data_wait 0.01-0.06. With the forward phase not recorded the median fell to
+    # 0.63-0.79 (once above 0.8), with the backward not recorded to 0.43-0.52: 0.9 keeps 0.07 of
+    # margin below the lowest median measured and still fails when either goes unmeasured.
+    MIN_COVERAGE = 0.9
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.dense, = run_all([ProbeProcess(cls.workdir, "dense", {"steps": 12, "warmup": 2, "gpu_sample_hz": 0},
+                                           "train_dense.py", ["--width", "1024", "--batch-size", "256"])])
+
+    def test_measured_phases_cover_most_of_each_step(self):
+        self.assert_ends_with_done(self.dense, 0)
+        self.assert_steps_well_formed(self.dense, steps=12, warmup=2)
+        measured = [s for s in self.dense.steps if not s["warmup"]]
+        coverage = [sum(i["end_us"] - i["start_us"] for i in s["intervals"] if i["lane"] in ("host", "compute"))
+                    / (s["end_us"] - s["start_us"]) for s in measured]
+        self.assertGreaterEqual(statistics.median(coverage), self.MIN_COVERAGE,
+                                f"phases / step per measured step: {[round(c, 3) for c in coverage]}")
+        for step in measured:
+            self.assertTrue({"data_wait", "forward", "backward", "optimizer"} <= {i["phase"] for i in step["intervals"]},
+                            step)
 
 
 if __name__ == "__main__":
