@@ -125,6 +125,9 @@ class KnobsAsTheScriptSeesThem(ProbeTestCase):
         peer_error = peer.of_type("error")[0]
         self.assertEqual(peer_error["kind"], "comm", peer_error)
         self.assertTrue(peer_error["message"].startswith("rank 0: the script raised RuntimeError"), peer_error)
+        # Gloo's words, not the "At:" frame list torch appends after the probe's all-reduce callback
+        self.assertIn("by peer", peer_error["message"])
+        self.assertNotIn("tunebench_probe", peer_error["message"])
         after_s = (peer.done["t_us"] - crashed.done["t_us"]) / 1e6
         self.assertLess(after_s, FAIL_TIMEOUT_S / 2, "rank 0 ended soon after rank 1")
 
