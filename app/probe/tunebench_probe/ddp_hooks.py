@@ -127,9 +127,17 @@ class DdpHooks:
             return
         self._facts.ddp = True
         self._facts.backend = str(self._torch.distributed.get_backend(ddp.process_group))
+        # What the DDP instance holds, not what the probe passed it: a knob that did not reach DDP shows.
         self._facts.observed.update({
-            # an applied bucket_mb reached DDP as given; bucket_bytes_cap has it rounded to bytes
-            "bucket_mb": self._knobs.get("bucket_mb", ddp.bucket_bytes_cap / (1024.0 * 1024.0)),
+            "bucket_mb": _bucket_mb(ddp.bucket_bytes_cap, self._knobs.get("bucket_mb")),
             "gradient_as_bucket_view": bool(ddp.gradient_as_bucket_view),
             "static_graph": bool(ddp.static_graph),
         })
+
+
+def _bucket_mb(bucket_bytes_cap, applied):
+    """DDP's bucket cap in MiB. DDP keeps int(bucket_cap_mb * 2**20) bytes: when that is the applied
+    knob's, the knob as given (0.1, not 0.09999942...), else the cap DDP holds."""
+    if applied is not None and int(applied * 1024 * 1024) == bucket_bytes_cap:
+        return applied
+    return bucket_bytes_cap / (1024.0 * 1024.0)

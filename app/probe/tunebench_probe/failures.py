@@ -4,10 +4,13 @@ and the words.
 Out of memory (torch.cuda.OutOfMemoryError, or the allocators' own words) is `oom`, exit 3; a
 collective's failure (torch.distributed.DistBackendError on 2.x, or a RuntimeError naming NCCL or
 Gloo, as 1.13 raises them) is `nccl` / `comm`, exit 4; anything else is `crash`, exit 1. The
-message is "rank R: the script raised Type: <last line of the exception>"; details.traceback holds
+message is "rank R: the script raised Type: <last line of the exception>", a trailing "At:" list of
+Python frames left out (pybind11 appends one to an error that passed through a Python callback, as
+a collective's failure does through the probe's all-reduce callback); details.traceback holds
 the traceback from the script's first frame on (the probe's and runpy's frames left out), its last
 16 KiB when longer.
 """
+import re
 import traceback
 
 # core/protocol/exit_codes.h
@@ -22,6 +25,7 @@ MAX_TRACEBACK_CHARS = 16 * 1024
 
 _OOM_WORDS = ("out of memory", "can't allocate memory")
 _COMM_WORDS = ("NCCL", "Gloo", "gloo", "Connection closed by peer", "Connection reset by peer")
+_PYBIND_FRAME = re.compile(r"^\s+\S.*\(\d+\): \S+$")  # "  /path/file.py(49): function" under "At:"
 
 
 def _is_probe_frame(frame):
@@ -51,10 +55,21 @@ def _kind_and_code(torch, exc, backend):
     return "crash", EXIT_CRASH
 
 
+def _without_frame_list(lines):
+    """The exception's lines up to a trailing pybind11 "At:" frame list, blank lines before it dropped."""
+    for i, line in enumerate(lines):
+        if line.strip() == "At:" and i + 1 < len(lines) and all(_PYBIND_FRAME.match(l) for l in lines[i + 1:]):
+            lines = lines[:i]
+            break
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    return lines
+
+
 def describe_exception(torch, exc, rank, backend):
     """(kind, exit code, message, details) of an exception the script raised."""
     kind, code = _kind_and_code(torch, exc, backend)
-    lines = str(exc).strip().splitlines()
+    lines = _without_frame_list(str(exc).strip().splitlines())
     said = f": {lines[-1].strip()}" if lines else ""
     message = f"rank {rank}: the script raised {type(exc).__name__}{said}"
     return kind, code, message, {"traceback": _script_traceback(exc)}
