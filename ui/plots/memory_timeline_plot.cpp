@@ -6,6 +6,7 @@
 #include <QFontMetrics>
 #include <QLabel>
 
+#include "core/config/script.h"
 #include "ui/plots/phase_style.h"
 
 namespace tunebench::ui {
@@ -173,6 +174,9 @@ QString MemoryTimelinePlot::noteText() const {
   if (m_cpu)
     return QStringLiteral("Memory timeline unknown on CPU: it comes from the CUDA caching allocator's counters, which "
                           "a CPU run does not have.");
+  if (m_config && config::is_script(*m_config))
+    return QStringLiteral("No memory timeline for a script: tunebench_probe reads the allocator's peak once per step, "
+                          "not through its phases (the benchmark's worker does). The step's peak is in the metrics.");
   if (m_config) {
     const config::TrialConfig& c = *m_config;
     int64_t first_kernel = -1, first_memory = -1;

@@ -218,6 +218,11 @@ TEST(HardwareView, MemoryThroughASampledStepSaysWhyThereIsNone) {
                                          0),
             0u)
       << note_for(graph, false);
+  // A script (tunebench_probe): never a timeline, whatever its sampling; said so, not "yet".
+  tc::TrialConfig script = c;
+  script.script = "/home/alice/train.py";
+  EXPECT_EQ(note_for(script, false).rfind("No memory timeline for a script: tunebench_probe reads", 0), 0u)
+      << note_for(script, false);
 }
 
 TEST(HardwareView, TheTrialViewShowsMemoryThroughASampledStepOfTheFirstRankShown) {
