@@ -121,7 +121,7 @@ if os.environ.get("SHAPES"):  # SHAPES=small: these shapes only (here and in lab
     SHAPES = {name: SHAPES[name] for name in os.environ["SHAPES"].split(",")}
 
 
-def run(script, shape, probed, out, events=None, extra=()):
+def run(script, shape, probed, out, events=None, extra=(), without=None):
     script = OWN_SCRIPT.get(shape, script)
     args = SHAPES[shape] + list(extra)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -141,8 +141,10 @@ def run(script, shape, probed, out, events=None, extra=()):
             # sampling.
             json.dump({"steps": 100000, "warmup": 5, "gpu_sample_hz": 10, "step_timeout_s": 300,
                        "kernel_sample_every": 0}, f)
-        cmd = [sys.executable, "-m", "tunebench_probe", "--config", config, "--events",
-               f"file:{events}" if events else "none", "--", script] + args
+        probe = ([os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe_without.py"), without] if without
+                 else ["-m", "tunebench_probe"])
+        cmd = [sys.executable] + probe + ["--config", config, "--events",
+                                          f"file:{events}" if events else "none", "--", script] + args
     else:
         cmd = [sys.executable, script] + args
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
@@ -176,12 +178,19 @@ def main():
     script = os.path.join(work, "train_lm.py")
     with open(script, "w") as f:
         f.write(SCRIPT)
+    # WITHOUT=PART: also the probe without that part (lab/probe_without.py), in the same rounds, for
+    # the shapes it applies to (ddp_hooks: the DDP shape).
+    without = os.environ.get("WITHOUT", "")
     results = {shape: {"plain": [], "probed": []} for shape in SHAPES}
+    for shape in SHAPES:
+        if without and (without != "ddp_hooks" or "--ddp" in SHAPES[shape]):
+            results[shape]["without"] = []
     for r in range(rounds):
         for shape in SHAPES:
-            order = ["plain", "probed"] if r % 2 == 0 else ["probed", "plain"]
-            for kind in order:
-                results[shape][kind].append(run(script, shape, kind == "probed", out))
+            order = [k for k in ("plain", "probed", "without") if k in results[shape]]
+            for kind in order if r % 2 == 0 else reversed(order):
+                results[shape][kind].append(run(script, shape, kind != "plain", out,
+                                                without=without if kind == "without" else None))
     # Recorded runs (events to a file; the PROFILED ones also under torch.profiler) for the phase check.
     for shape in SHAPES:
         extra = ["--profile", os.path.join(out, f"{shape}-trace.json")] if shape in PROFILED else []
@@ -198,10 +207,15 @@ def main():
         pstats.Stats(prof, stream=open(os.path.join(out, "probe-profile.txt"), "w")).sort_stats("tottime").print_stats(40)
     json.dump(results, open(os.path.join(out, "overhead.json"), "w"), indent=1)
     lines = ["shape   plain ms/step (rounds)              probed ms/step (rounds)             ratio of medians"]
+    fmt = lambda v: " ".join(f"{x:.3f}" for x in v)
     for shape, r in results.items():
+        if not r["plain"]:
+            continue
         plain, probed = statistics.median(r["plain"]), statistics.median(r["probed"])
-        fmt = lambda v: " ".join(f"{x:.3f}" for x in v)
         lines.append(f"{shape:6}  {plain:8.3f} ({fmt(r['plain'])})  {probed:8.3f} ({fmt(r['probed'])})  {probed / plain:.4f}")
+        if r.get("without"):
+            w = statistics.median(r["without"])
+            lines.append(f"{shape:6}  without {without}: {w:8.3f} ({fmt(r['without'])})  {w / plain:.4f} of plain")
     text = "\n".join(lines)
     open(os.path.join(out, "overhead.txt"), "w").write(text + "\n")
     print(text)

@@ -17,8 +17,11 @@ import sys
 def trace_phases(path):
     trace = json.load(gzip.open(path, "rt"))
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
-    steps = [e for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")]
-    marks = [e for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith("phase:")]
+    # The host's spans only: Kineto writes each record_function's GPU span under the same name too
+    # (cat gpu_user_annotation), which would count a phase twice.
+    host = [e for e in events if e.get("ph") == "X" and e.get("cat") != "gpu_user_annotation"]
+    steps = [e for e in host if str(e.get("name", "")).startswith("ProfilerStep#")]
+    marks = [e for e in host if str(e.get("name", "")).startswith("phase:")]
     launches = {}  # correlation id -> launch ts on the host
     for e in events:
         if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver") and "Launch" in e.get("name", ""):

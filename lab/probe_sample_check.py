@@ -84,7 +84,9 @@ def reference_busy(trace_dir, windows):
                if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
         for e in events:
             name = str(e.get("name", ""))
-            if e.get("ph") != "X" or not name.startswith("ProfilerStep#"):
+            # The host's span (user_annotation); Kineto also writes the step's GPU span under the same
+            # name (gpu_user_annotation), which is not the step.
+            if e.get("ph") != "X" or not name.startswith("ProfilerStep#") or e.get("cat") == "gpu_user_annotation":
                 continue
             n = int(name.split("#")[1])
             s0, s1 = base + e["ts"], base + e["ts"] + e["dur"]
