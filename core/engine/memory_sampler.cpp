@@ -127,7 +127,8 @@ metrics::AllocatorSnapshot MemorySampler::read(const std::string& /*phase*/) con
   s.communication = ranges(k.communication);
   for (const uint64_t a : held(s)) {
     if (!m_live_at_step.count(a)) s.step_blocks.push_back(a);
-    if (m_forward_blocks.count(a)) s.forward_blocks.push_back(a);
+    if (m_in_tracked_forward ? !m_live_at_forward.count(a) : m_forward_blocks.count(a) > 0)
+      s.forward_blocks.push_back(a);
   }
   std::sort(s.step_blocks.begin(), s.step_blocks.end());
   std::sort(s.forward_blocks.begin(), s.forward_blocks.end());
@@ -141,6 +142,7 @@ void MemorySampler::begin_step(int64_t step, bool sample, bool eager) {
   m_taken.clear();
   m_timeline.clear();
   m_forward_blocks.clear();
+  m_in_tracked_forward = false;
   // The blocks older than the step are remembered on sampled steps and on the first step (where a
   // micro-batch too large runs out of memory), so an out-of-memory record can tell them apart.
   if (m_available && eager && (m_sampling || step == 0)) {
@@ -151,13 +153,18 @@ void MemorySampler::begin_step(int64_t step, bool sample, bool eager) {
 
 void MemorySampler::begin_forward(bool last_micro_step) {
   m_phase = "forward";
-  if (m_tracked_step == m_step && last_micro_step) m_live_at_forward = held(read_segments(m_device.device().index()));
+  // Every micro-step of a tracked step: a micro-batch too large runs out of memory in the first.
+  if (m_tracked_step == m_step) {
+    m_live_at_forward = held(read_segments(m_device.device().index()));
+    m_in_tracked_forward = true;
+  }
   boundary(std::nullopt, protocol::Phase::Forward, last_micro_step);
 }
 
 void MemorySampler::end_forward(bool last_micro_step) {
   m_phase = "backward";  // what runs next
   boundary(protocol::Phase::Forward, protocol::Phase::Backward, last_micro_step);
+  m_in_tracked_forward = false;
   if (m_tracked_step != m_step || !last_micro_step) return;
   m_forward_blocks.clear();
   for (const uint64_t a : held(read_segments(m_device.device().index())))

@@ -125,6 +125,9 @@ class MemorySampler {
   int64_t m_tracked_step = -2;  // the step whose older blocks m_live_at_step holds
   const char* m_phase = "setup";  // for the out-of-memory record
   std::unordered_set<uint64_t> m_live_at_step, m_live_at_forward, m_forward_blocks;
+  // Inside a tracked step's forward: the blocks it allocated so far are those m_live_at_forward
+  // lacks (an out-of-memory there holds activations, not temporaries).
+  bool m_in_tracked_forward = false;
   std::vector<Taken> m_taken;
   metrics::AllocatorSnapshot m_chosen;
   protocol::MemoryStats m_chosen_counters;

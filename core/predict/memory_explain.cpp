@@ -54,6 +54,19 @@ std::string gib(double bytes) {
 }
 
 // The knobs that shrink `category`, each as a changed configuration, when it applies.
+// The micro-batch halved, the accumulation doubled: the same tokens per step.
+config::TrialConfig halved_micro_batch(config::TrialConfig c) {
+  c.micro_batch /= 2;
+  c.grad_accum *= 2;
+  return c;
+}
+
+std::string micro_batch_change(const config::TrialConfig& from, const config::TrialConfig& to) {
+  return "micro_batch " + std::to_string(from.micro_batch) + " -> " + std::to_string(to.micro_batch) +
+         " with grad_accum " + std::to_string(from.grad_accum) + " -> " + std::to_string(to.grad_accum) +
+         " (the same tokens per step)";
+}
+
 std::vector<std::pair<MemoryFix, config::TrialConfig>> candidate_fixes(const std::string& category,
                                                                         const config::TrialConfig& c) {
   std::vector<std::pair<MemoryFix, config::TrialConfig>> out;
@@ -66,15 +79,7 @@ std::vector<std::pair<MemoryFix, config::TrialConfig>> candidate_fixes(const std
     x.checkpointing = true;
     add("checkpointing", "checkpointing on (each block's activations recomputed in the backward)", x);
   }
-  if (activations && c.micro_batch > 1) {
-    auto x = c;
-    x.micro_batch = c.micro_batch / 2;
-    x.grad_accum = c.grad_accum * 2;
-    add("micro_batch",
-        "micro_batch " + std::to_string(c.micro_batch) + " -> " + std::to_string(x.micro_batch) + " with grad_accum " +
-            std::to_string(c.grad_accum) + " -> " + std::to_string(x.grad_accum) + " (the same tokens per step)",
-        x);
-  }
+  if (activations && c.micro_batch > 1) add("micro_batch", micro_batch_change(c, halved_micro_batch(c)), halved_micro_batch(c));
   const bool state = category == "parameters" || category == "gradients" || category == "optimizer state";
   if (state && c.world_size > 1 && c.strategy != config::Strategy::Fsdp) {
     auto x = c;
@@ -168,11 +173,18 @@ std::optional<OomExplanation> explain_oom(const config::TrialConfig& config, con
   const MemoryPrediction predicted = predict_memory(config, o);
   e.comparison = compare_memory(measured, predicted, /*at_peak=*/true);
 
+  // A category grew past the prediction when it holds materially more than it allowed: a few
+  // MiB over (allocator rounding, small buffers) is not what ran the device out of memory.
+  constexpr int64_t kMaterialExcess = int64_t{256} << 20;
   const CategoryComparison* worst = nullptr;
   for (const auto& row : e.comparison.rows)
-    if (row.measured_bytes > row.predicted_bytes &&
+    if (row.measured_bytes - row.predicted_bytes >= kMaterialExcess &&
         (!worst || row.measured_bytes - row.predicted_bytes > worst->measured_bytes - worst->predicted_bytes))
       worst = &row;
+  // The largest measured category: what was growing when no category grew past the prediction.
+  const CategoryComparison* largest = nullptr;
+  for (const auto& row : e.comparison.rows)
+    if (!largest || row.measured_bytes > largest->measured_bytes) largest = &row;
   std::string text;
   if (worst) {
     e.category = worst->category;
@@ -186,22 +198,27 @@ std::optional<OomExplanation> explain_oom(const config::TrialConfig& config, con
     text += ".";
   } else {
     text = "Out of memory in the " + e.phase + (e.step >= 0 ? " of step " + std::to_string(e.step) : "") +
-           ": no category held more than the prediction allowed; the prediction itself needs " +
-           gib(static_cast<double>(predicted.device_needed_bytes)) +
-           (device_memory_bytes > 0 ? " of the device's " + gib(static_cast<double>(device_memory_bytes)) : "") + ".";
+           ": no category held more than the prediction allowed";
+    if (largest && largest->measured_bytes > 0)
+      text += " (" + largest->category + " had reached " + gib(largest->measured_bytes) + " of the " +
+              gib(largest->predicted_bytes) + " predicted at the peak)";
+    text += "; the prediction itself needs " + gib(static_cast<double>(predicted.device_needed_bytes)) +
+            (device_memory_bytes > 0 ? " of the device's " + gib(static_cast<double>(device_memory_bytes)) : "") + ".";
   }
   // The fixes for the category that grew (or, when none did, for the largest measured one).
   std::string target = e.category;
-  if (target.empty()) {
-    int64_t largest = -1;
-    for (const auto& row : e.comparison.rows)
-      if (row.measured_bytes > largest) {
-        largest = row.measured_bytes;
-        target = row.category;
-      }
-  }
+  if (target.empty() && largest) target = largest->category;
   for (auto& [fix, changed] : candidate_fixes(target, config)) {
-    const MemoryPrediction p = predict_memory(changed, o);
+    MemoryPrediction p = predict_memory(changed, o);
+    // The micro-batch is halved again until the prediction fits the device (or it is 1).
+    while (fix.knob == "micro_batch" && device_memory_bytes > 0 && fit_of(p, device_memory_bytes) != Fit::Fits &&
+           changed.micro_batch > 1) {
+      config::TrialConfig smaller = halved_micro_batch(changed);
+      if (!config::validate(smaller).empty()) break;
+      changed = std::move(smaller);
+      p = predict_memory(changed, o);
+      fix.change = micro_batch_change(config, changed);
+    }
     fix.predicted_peak_bytes = p.peak_bytes;
     fix.predicted_device_needed_bytes = p.device_needed_bytes;
     fix.fits = device_memory_bytes > 0 && fit_of(p, device_memory_bytes) == Fit::Fits;
