@@ -3,10 +3,15 @@
 // Run again to resume: what is stored is not run twice.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 
 #include "app/cli/commands.h"
+#include "app/cli/config_inputs.h"
 #include "app/cli/trial_inputs.h"
 #include "app/cli/plan_executor.h"
 #include "core/investigate/investigation.h"
@@ -26,9 +31,47 @@ struct InvestigateOptions {
   int baseline_repeats = 2, max_repeats = 2;
   double timeout_s = 0, device_memory_gib = 0;
   bool json = false, fresh = false, plan_only = false;
+  ScriptInputs script;  // --script FILE ... -- ARGS: the baseline is that script, run first
+  std::vector<std::string> sets;
 };
 
-void run(const InvestigateOptions& o) {
+// Your own script as the baseline: run once (or found from an earlier run of the same command, so
+// a paused plan resumes around the same trial) and stored with a tag naming its configuration.
+int64_t script_baseline(const InvestigateOptions& o) {
+  const config::TrialConfig c = config_from_inputs("", "", o.sets, "", o.script);
+  char tag[48];
+  std::snprintf(tag, sizeof tag, "baseline-of-script:%016zx", std::hash<std::string>{}(config::to_json(c).dump()));
+  if (std::filesystem::exists(o.session)) {
+    auto s = store::SessionStore::open(o.session, {store::SessionStore::Mode::ReadOnly});
+    int64_t found = 0;
+    for (const auto& t : s.list_trials())
+      if (t.status == protocol::TrialStatus::Done && std::count(t.tags.begin(), t.tags.end(), tag)) found = t.id;
+    if (found > 0) {
+      std::cerr << "baseline: trial " << found << ", the same script and settings run before\n";
+      return found;
+    }
+  }
+  const auto* stop = install_stop_signals();
+  const auto exec = cli_executor(o.session, o.worker, "investigate baseline", o.timeout_s, stop);
+  investigate::TrialRequest request;
+  request.config = c;
+  request.name = std::filesystem::path(c.script).filename().string();
+  request.tags = {tag};
+  const investigate::TrialOutcome out = exec(request);
+  if (out.status != protocol::TrialStatus::Done)
+    throw std::runtime_error("the baseline run of " + c.script + " did not finish (" +
+                             std::string(protocol::to_string(out.status)) +
+                             (out.message.empty() ? "" : ": " + out.message) + "); nothing to investigate");
+  return out.trial_id;
+}
+
+void run(InvestigateOptions o) {
+  if (!o.script.script.empty()) {
+    if (o.trial > 0) throw std::runtime_error("give a stored TRIAL or --script, not both");
+    o.trial = script_baseline(o);
+  } else if (o.trial <= 0) {
+    throw std::runtime_error("which baseline? give a stored TRIAL id, or --script FILE -- ARGS");
+  }
   require_files({o.session});
   investigate::PlanOptions po;
   po.steps = o.steps;
@@ -81,7 +124,9 @@ void add_investigate_command(CLI::App& app) {
                                  "Run the forum's hypotheses around a stored trial as one experiment and rank them by "
                                  "measured effect (resumes a stored plan)");
   cmd->add_option("session", o->session, "Session file")->required();
-  cmd->add_option("trial", o->trial, "Trial id of the baseline")->required();
+  cmd->add_option("trial", o->trial, "Trial id of the baseline (or --script: your own script, run first)");
+  add_script_options(cmd, &o->script);
+  cmd->add_option("--set", o->sets, "With --script: a knob of its baseline, KEY=VALUE (repeatable)");
   auto* budget = cmd->add_option("--budget", o->budget, "At most this many trials (the plan's, resumed ones included)");
   cmd->add_option("--budget-minutes", o->budget_minutes, "At most this many minutes of trial time")->excludes(budget);
   cmd->add_option("--worker", o->worker, "tunebench-worker to run (default: beside this program, or TUNEBENCH_WORKER)");

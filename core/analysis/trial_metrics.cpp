@@ -437,4 +437,10 @@ std::optional<double> scaling_efficiency(const TrialMetrics& trial, const TrialM
   return trial.tokens_per_s_per_gpu.median / single.tokens_per_s_per_gpu.median;
 }
 
+WorkRate work_rate(const TrialMetrics& m) {
+  if (m.tokens_per_step <= 0 && m.samples_per_step > 0)
+    return {m.samples_per_step, m.samples_per_s_total, m.samples_per_s_per_gpu, "samples"};
+  return {m.tokens_per_step, m.tokens_per_s_total, m.tokens_per_s_per_gpu, "tokens"};
+}
+
 }  // namespace tunebench::analysis

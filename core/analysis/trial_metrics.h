@@ -169,6 +169,18 @@ std::vector<StepBreakdown> rank_breakdowns(const protocol::TrialLog& log, int ra
 std::map<std::string, std::string> environment_switches(const protocol::TrialLog& log);
 
 TrialMetrics analyze(const protocol::TrialLog& log);
+
+// A trial's work per step and throughput in the unit it counts: tokens when they are known, else
+// samples (a model counted in samples: samples_per_step, throughput.h), else tokens with nothing
+// (unknown). The rule for one trial, or the arms of one plan (investigate, autotune), which share
+// their program; two trials side by side compare in a unit both count (compare.cpp).
+struct WorkRate {
+  double per_step = 0;
+  Spread total;
+  Spread per_gpu;
+  const char* unit = "tokens";
+};
+WorkRate work_rate(const TrialMetrics& m);
 // Repeats of one configuration pooled: their measured steps form one population.
 TrialMetrics analyze_pooled(const std::vector<const protocol::TrialLog*>& repeats);
 

@@ -57,7 +57,7 @@ std::string verdict_of(const InvestigationPlan& plan, const Attribution& a) {
   for (Part p : analysis::kAllParts) parts.push_back({b.breakdown[p], p});
   std::sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
   out += "Baseline: " + analysis::format_ms(b.step_ms.median) + " per step, " +
-         fixed(b.tokens_per_s_per_gpu.median, 0) + " tokens/s per " + analysis::device_noun(b) + " (" + std::to_string(a.baseline_repeats) +
+         fixed(analysis::work_rate(b).per_gpu.median, 0) + " " + analysis::work_rate(b).unit + "/s per " + analysis::device_noun(b) + " (" + std::to_string(a.baseline_repeats) +
          " runs, run-to-run noise " + fixed(a.noise_floor * 100, 1) + " %). ";
   out += "The step is mostly " + std::string(analysis::label(parts[0].second)) + " (" +
          analysis::format_ms(parts[0].first) + ", " + analysis::format_pct(parts[0].first / b.breakdown.step_ms) + ")";
@@ -73,7 +73,7 @@ std::string verdict_of(const InvestigationPlan& plan, const Attribution& a) {
   }
   if (!faster.empty()) {
     const auto& w = *faster.front();
-    out += "What fixes it: " + w.title + " (" + std::string(to_string(w.category)) + "): tokens/s " + pct(w.effect.ratio) +
+    out += "What fixes it: " + w.title + " (" + std::string(to_string(w.category)) + "): " + analysis::work_rate(b).unit + "/s " + pct(w.effect.ratio) +
            " (95 % interval " + interval(w.effect) + "), step " + analysis::format_ms(b.step_ms.median) + " -> " +
            analysis::format_ms(w.step_ms_equal_work) + " at equal work";
     if (!w.phase_moved.empty())
@@ -122,7 +122,7 @@ bool Attribution::has_communication_factor() const {
 ArmSamples samples_of(const std::vector<const protocol::TrialLog*>& repeats) {
   ArmSamples s;
   if (repeats.empty()) return s;
-  s.tokens_per_step = analysis::analyze_pooled(repeats).tokens_per_step;
+  s.work_per_step = analysis::work_rate(analysis::analyze_pooled(repeats)).per_step;
   for (const auto* r : repeats) {  // the step time's one definition, per step (step_time.h)
     for (const auto& [step, ms] : metrics::step_times_ms(*r)) s.step_ms.push_back(ms);
     s.repeat_median_ms.push_back(analysis::trial_step_ms(*r).median);
@@ -166,10 +166,11 @@ Attribution attribute(const InvestigationPlan& plan, const ArmTrials& baseline, 
     }
     row.effect = estimate_effect(base, samples_of(arm.finished), a.noise_floor);
     row.step_ms = m.step_ms.median;
-    const double work = m.tokens_per_step > 0 ? a.baseline.tokens_per_step / m.tokens_per_step : 1.0;
+    const analysis::WorkRate rate = analysis::work_rate(m);
+    const double work = rate.per_step > 0 ? analysis::work_rate(a.baseline).per_step / rate.per_step : 1.0;
     row.step_ms_equal_work = m.step_ms.median * work;
-    row.tokens_per_s_total = m.tokens_per_s_total.median;
-    row.tokens_per_s_per_gpu = m.tokens_per_s_per_gpu.median;
+    row.rate_total = rate.total.median;
+    row.rate_per_gpu = rate.per_gpu.median;
     row.peak_bytes = m.peak_bytes;
     phase_moved(a.baseline, m, work, row);
     a.factors.push_back(row);
@@ -186,10 +187,14 @@ Attribution attribute(const InvestigationPlan& plan, const ArmTrials& baseline, 
 
 nlohmann::json to_json(const Attribution& a) {
   nlohmann::json j;
+  // Throughput in the unit the baseline counts: tokens_per_s_*, or samples_per_s_* (analysis::work_rate).
+  const analysis::WorkRate rate = analysis::work_rate(a.baseline);
+  const std::string unit = rate.unit;
+  j["unit"] = unit;
   j["baseline"] = {{"repeats", a.baseline_repeats},
                    {"step_ms", a.baseline.step_ms.median},
-                   {"tokens_per_s_total", a.baseline.tokens_per_s_total.median},
-                   {"tokens_per_s_per_gpu", a.baseline.tokens_per_s_per_gpu.median},
+                   {unit + "_per_s_total", rate.total.median},
+                   {unit + "_per_s_per_gpu", rate.per_gpu.median},
                    {"peak_bytes", a.baseline.peak_bytes},
                    {"trials", a.baseline.repeat_ids}};
   j["noise_floor"] = a.noise_floor;
@@ -208,8 +213,8 @@ nlohmann::json to_json(const Attribution& a) {
                             {"beyond_noise", f.effect.beyond_noise},
                             {"step_ms", f.step_ms},
                             {"step_ms_equal_work", f.step_ms_equal_work},
-                            {"tokens_per_s_total", f.tokens_per_s_total},
-                            {"tokens_per_s_per_gpu", f.tokens_per_s_per_gpu},
+                            {unit + "_per_s_total", f.rate_total},
+                            {unit + "_per_s_per_gpu", f.rate_per_gpu},
                             {"peak_bytes", f.peak_bytes},
                             {"peak_delta_bytes", f.peak_bytes - a.baseline.peak_bytes},
                             {"phase_moved", f.phase_moved},
@@ -220,8 +225,10 @@ nlohmann::json to_json(const Attribution& a) {
 }
 
 std::string render(const Attribution& a) {
-  std::string out = "rank  factor                          category       runs  tokens/s  95 % interval       noise?  "
-                    "step@work  phase moved             peak\n";
+  char header[200];
+  std::snprintf(header, sizeof(header), "rank  factor                          category       runs  %8s  95 %% interval       "
+                "noise?  step@work  phase moved             peak\n", (std::string(analysis::work_rate(a.baseline).unit) + "/s").c_str());
+  std::string out = header;
   int i = 0;
   for (const auto& f : a.factors) {
     char line[512];

@@ -34,10 +34,10 @@ struct FactorRow {
   int repeats = 0;
   bool failed = false;          // every trial of the arm failed
   std::string failure;
-  Effect effect;                // on tokens/s (total and per GPU alike: same ranks)
+  Effect effect;                // on the throughput (total and per GPU alike: same ranks)
   double step_ms = 0;           // median step time
-  double step_ms_equal_work = 0;  // the step time at the baseline's tokens per step
-  double tokens_per_s_total = 0, tokens_per_s_per_gpu = 0;
+  double step_ms_equal_work = 0;  // the step time at the baseline's work per step
+  double rate_total = 0, rate_per_gpu = 0;  // tokens/s, or samples/s (analysis::work_rate's unit)
   int64_t peak_bytes = 0;
   std::string phase_moved;      // the breakdown part that changed most (at equal work)
   double phase_delta_ms = 0;    // its change, ms per baseline step

@@ -71,7 +71,8 @@ struct TuneOptions {
 
 struct Measurement {
   bool failed = false;
-  double objective = 0;       // higher is better (tokens/s)
+  double objective = 0;       // higher is better (tokens/s, or samples/s: analysis::work_rate)
+  std::string unit = "tokens";
   double cost = 0;            // what it spent (seconds of trial time, or simulated units)
   double step_cost = 0;       // what one more step costs (a step's time); 0: unknown
   std::vector<std::string> hint_keys;  // knobs the diagnosis's suggestions change, first first

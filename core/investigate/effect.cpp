@@ -35,10 +35,10 @@ Effect estimate_effect(const ArmSamples& baseline, const ArmSamples& variant, do
                        uint64_t seed) {
   Effect e;
   e.noise_floor = floor;
-  if (baseline.step_ms.empty() || variant.step_ms.empty() || baseline.tokens_per_step <= 0 ||
-      variant.tokens_per_step <= 0)
+  if (baseline.step_ms.empty() || variant.step_ms.empty() || baseline.work_per_step <= 0 ||
+      variant.work_per_step <= 0)
     return e;
-  const double tokens = variant.tokens_per_step / baseline.tokens_per_step;
+  const double tokens = variant.work_per_step / baseline.work_per_step;
   auto b = baseline.step_ms, v = variant.step_ms;
   e.ratio = tokens * median_of(b) / median_of(v);
   std::mt19937_64 rng(seed);

@@ -22,7 +22,7 @@ inline constexpr uint64_t kBootstrapSeed = 0x7b5eedULL;
 
 struct ArmSamples {
   std::vector<double> step_ms;          // pooled measured steps of every repeat
-  double tokens_per_step = 0;           // all ranks together
+  double work_per_step = 0;             // all ranks together, in the arm's unit (analysis::work_rate)
   std::vector<double> repeat_median_ms; // each repeat's median step time
 };
 

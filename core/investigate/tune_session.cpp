@@ -60,7 +60,9 @@ std::map<std::string, Measurement> measured(store::SessionStore& s, int64_t plan
     } else {
       const auto metrics = analysis::analyze(s.load_trial(t.id).log);
       m.failed = metrics.measured_steps == 0;
-      m.objective = spec.per_gpu ? metrics.tokens_per_s_per_gpu.median : metrics.tokens_per_s_total.median;
+      const analysis::WorkRate rate = analysis::work_rate(metrics);
+      m.objective = spec.per_gpu ? rate.per_gpu.median : rate.total.median;
+      m.unit = rate.unit;
       m.step_cost = metrics.step_ms.median / 1000.0;
       m.tokens_per_joule = metrics.tokens_per_joule;
       m.energy_problem = metrics.energy_problem;
@@ -346,7 +348,7 @@ std::string render(const TuneReport& r) {
   }
   if (r.result.best) {
     out += std::string(r.result.pending ? "best so far: " : "best: ") + point_label(r.spec.space, r.result.best->point) + ", " +
-           std::to_string(static_cast<long long>(r.result.best->m.objective)) + " tokens/s" +
+           std::to_string(static_cast<long long>(r.result.best->m.objective)) + " " + r.result.best->m.unit + "/s" +
            (r.spec.per_gpu ? " per " + config::device_noun(r.spec.cuda) : std::string()) + " (" + std::to_string(r.result.best->steps) + "-step trial)\n";
     if (!r.result.choice.empty()) out += "chosen as " + r.result.choice + "\n";
     out += "limited by: " + r.limiter + "\n";

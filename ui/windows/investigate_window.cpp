@@ -282,6 +282,10 @@ void InvestigateWindow::showView(const View& view) {
   m_progress->setRange(0, std::max(planned, view.finished));
   m_progress->setValue(view.finished);
   m_chart->setAttribution(attribution);
+  // The effect's unit: tokens/s, or samples/s for a script counted in samples (analysis::work_rate).
+  if (attribution.baseline.measured_steps > 0)
+    m_variants->horizontalHeaderItem(4)->setText(
+        QStringLiteral("%1/s").arg(QString::fromUtf8(analysis::work_rate(attribution.baseline).unit)));
   // A verdict about variants needs a measured variant: before that it would read as a result.
   m_verdict->setText(attribution.factors.empty() ? QString() : QString::fromStdString(attribution.verdict));
 }

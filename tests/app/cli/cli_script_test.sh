@@ -95,12 +95,31 @@ grep -q "micro_batch 32: the script sets micro_batch itself" "$dir/inv.err" || f
 # table and the verdict are checked, not their figures.
 grep -q "^   1  num_workers 4 " "$dir/inv.txt" && grep -q "^Baseline: [0-9.]* ms per step" "$dir/inv.txt" ||
   fail "the attribution: $(cat "$dir/inv.txt")"
+# The script counts samples: the effect is on samples/s, never on its unknown tokens (all +0.0 %).
+grep -q "^Baseline: [0-9.]* ms per step, [1-9][0-9]* samples/s per CPU rank" "$dir/inv.txt" &&
+  grep -q "  samples/s  95 % interval" "$dir/inv.txt" || fail "the attribution's unit: $(cat "$dir/inv.txt")"
 [ "$(q "select count(*) from trials where id > 4 and json_extract(config, '\$.script') like '%slow_loader.py'")" = 2 ] ||
   fail "the investigation's trials are not script trials: $(q "select id, name from trials")"
+# investigate --script: the baseline is the script, run first; the same command again resumes
+# around the same baseline trial instead of running it anew.
+invs="$dir/inv-script.tbsession"
+for pass in 1 2; do
+  "$cli" investigate "$invs" --script "$example" --python "$python" --set steps=6 --set warmup=2 --budget 2 \
+    --baseline-repeats 1 --max-repeats 1 --json >"$dir/invs$pass.json" 2>"$dir/invs$pass.err" ||
+    fail "investigate --script (pass $pass): $(cat "$dir/invs$pass.err")"
+done
+grep -q "^baseline: trial 1, the same script and settings run before" "$dir/invs2.err" ||
+  fail "the second investigate --script ran its baseline again: $(cat "$dir/invs2.err")"
+python3 -c "
+import json; a = json.load(open('$dir/invs1.json'))
+assert a['unit'] == 'samples' and a['baseline']['samples_per_s_total'] > 0, a['baseline']
+assert [f['title'] for f in a['factors']] == ['num_workers 4'], a['factors']" || fail "investigate --script: $(cat "$dir/invs1.json")"
+[ "$(sqlite3 "$invs" "select count(*) from trials where json_extract(config, '\$.script') like '%slow_loader.py'")" = 3 ] ||
+  fail "investigate --script's trials: $(sqlite3 "$invs" 'select id, name, status from trials')"
 tuned="$dir/tune.tbsession"
 "$cli" tune "$tuned" --python "$python" --script "$example" --axis num_workers=0,2 --short-steps 4 --long-steps 4 \
   --warmup 1 --finalists 1 --out "$dir/best.json" >"$dir/tune.txt" 2>"$dir/tune.err" || fail "tune: $(cat "$dir/tune.err")"
-grep -q "^best: num_workers=" "$dir/tune.txt" || fail "tune printed no best: $(cat "$dir/tune.txt")"
+grep -q "^best: num_workers=[02], [1-9][0-9]* samples/s " "$dir/tune.txt" || fail "tune printed no best in samples/s: $(cat "$dir/tune.txt")"
 grep -q "^run it: tunebench-cli run SESSION.tbsession --script $example " "$dir/tune.txt" ||
   fail "the best is not a script command line: $(cat "$dir/tune.txt")"
 python3 -c "import json,sys; c=json.load(open('$dir/best.json')); assert c['script'].endswith('slow_loader.py') and c['num_workers'] in (0, 2), c" ||

@@ -14,7 +14,7 @@ ti::ArmSamples arm(double median_ms, double sd, int n, uint64_t seed) {
   std::normal_distribution<double> d(median_ms, sd);
   ti::ArmSamples a;
   for (int i = 0; i < n; ++i) a.step_ms.push_back(d(rng));
-  a.tokens_per_step = 4096;
+  a.work_per_step = 4096;
   return a;
 }
 
@@ -46,7 +46,7 @@ TEST(Effect, ARunToRunFloorVetoesATightButSmallInterval) {
 
 TEST(Effect, TokensPerStepAreTakenIntoAccount) {
   auto big = arm(190, 1, 30, 7);
-  big.tokens_per_step = 8192;  // twice the tokens in 1.9x the time: 5 % faster
+  big.work_per_step = 8192;  // twice the tokens in 1.9x the time: 5 % faster
   const auto e = ti::estimate_effect(arm(100, 1, 30, 8), big, 0.01);
   EXPECT_NEAR(e.ratio, 2.0 * 100 / 190, 0.01);
 }
