@@ -178,19 +178,20 @@ def main():
     script = os.path.join(work, "train_lm.py")
     with open(script, "w") as f:
         f.write(SCRIPT)
-    # WITHOUT=PART: also the probe without that part (lab/probe_without.py), in the same rounds, for
-    # the shapes it applies to (ddp_hooks: the DDP shape).
-    without = os.environ.get("WITHOUT", "")
+    # WITHOUT=PART,...: also the probe without (or with another) part (lab/probe_without.py), in the
+    # same rounds, for the shapes it applies to (ddp_*: the DDP shape).
+    parts = [p for p in os.environ.get("WITHOUT", "").split(",") if p]
     results = {shape: {"plain": [], "probed": []} for shape in SHAPES}
     for shape in SHAPES:
-        if without and (without != "ddp_hooks" or "--ddp" in SHAPES[shape]):
-            results[shape]["without"] = []
+        for part in parts:
+            if not part.startswith("ddp_") or "--ddp" in SHAPES[shape]:
+                results[shape]["without " + part] = []
     for r in range(rounds):
         for shape in SHAPES:
-            order = [k for k in ("plain", "probed", "without") if k in results[shape]]
+            order = list(results[shape])
             for kind in order if r % 2 == 0 else reversed(order):
-                results[shape][kind].append(run(script, shape, kind != "plain", out,
-                                                without=without if kind == "without" else None))
+                part = kind[len("without "):] if kind.startswith("without ") else None
+                results[shape][kind].append(run(script, shape, kind != "plain", out, without=part))
     # Recorded runs (events to a file; the PROFILED ones also under torch.profiler) for the phase check.
     for shape in SHAPES:
         extra = ["--profile", os.path.join(out, f"{shape}-trace.json")] if shape in PROFILED else []
@@ -213,9 +214,10 @@ def main():
             continue
         plain, probed = statistics.median(r["plain"]), statistics.median(r["probed"])
         lines.append(f"{shape:6}  {plain:8.3f} ({fmt(r['plain'])})  {probed:8.3f} ({fmt(r['probed'])})  {probed / plain:.4f}")
-        if r.get("without"):
-            w = statistics.median(r["without"])
-            lines.append(f"{shape:6}  without {without}: {w:8.3f} ({fmt(r['without'])})  {w / plain:.4f} of plain")
+        for kind, v in r.items():
+            if kind.startswith("without ") and v:
+                w = statistics.median(v)
+                lines.append(f"{shape:6}  {kind}: {w:8.3f} ({fmt(v)})  {w / plain:.4f} of plain")
     text = "\n".join(lines)
     open(os.path.join(out, "overhead.txt"), "w").write(text + "\n")
     print(text)
