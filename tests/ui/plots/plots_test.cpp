@@ -9,6 +9,7 @@
 #include <QTest>
 #include <QThread>
 
+#include "ui/plots/effect_chart.h"
 #include "ui/plots/step_time_plot.h"
 #include "ui/plots/telemetry_plot.h"
 #include "ui/plots/timeline_data.h"
@@ -294,4 +295,19 @@ TEST(StepTimeDefects, TheTotalThroughputLineStaysInsideItsPlot) {
   plot.replotIfDirty();
   const double top = plot.throughputRect()->axis(QCPAxis::atLeft)->range().upper;
   EXPECT_GE(top, 4096.0 / 0.040) << "the fastest step's throughput is above the axis";
+}
+
+// The effect chart's axis names the unit the baseline counts (analysis::work_rate): samples/s for
+// a script counted in samples, whose tokens are unknown; tokens/s otherwise.
+TEST(EffectChart, TheAxisNamesTheBaselinesUnit) {
+  investigate::Attribution a;
+  a.baseline.measured_steps = 10;
+  a.baseline.samples_per_step = 16;
+  EffectChart samples;
+  samples.setAttribution(a);
+  EXPECT_TRUE(samples.xAxis->label().startsWith(QStringLiteral("samples/s change"))) << samples.xAxis->label().toStdString();
+  a.baseline.tokens_per_step = 4096;
+  EffectChart tokens;
+  tokens.setAttribution(a);
+  EXPECT_TRUE(tokens.xAxis->label().startsWith(QStringLiteral("tokens/s change"))) << tokens.xAxis->label().toStdString();
 }
