@@ -142,4 +142,11 @@ grep -q "/nonexistent/python3" "$dir/err6" || fail "the interpreter is not named
 rc=0; "$cli" run "$session" --script "$here/train_mlp.py" --set checkpointing=true 2>"$dir/err7" || rc=$?
 [ $rc = 2 ] || fail "a knob the script cannot take exits 2, got $rc"
 grep -q "checkpointing" "$dir/err7" || fail "the refused knob is not named: $(cat "$dir/err7")"
+# A knob this PyTorch cannot apply (torch.compile on Debian's 1.13): refused by the rank, with why.
+if ! "$python" -c 'import torch, sys; sys.exit(0 if hasattr(torch, "compile") else 1)'; then
+  rc=0; run --script "$here/train_mlp.py" --name "too old" --set compile=torch --set steps=3 --set warmup=1 \
+    2>"$dir/err8" || rc=$?
+  [ $rc = 5 ] && grep -q "compile torch needs torch.compile (PyTorch 2.0 or later); this torch is 1\." "$dir/err8" ||
+    fail "a knob this torch lacks (exit $rc): $(cat "$dir/err8")"
+fi
 echo "ok ($SECONDS s): failures"
