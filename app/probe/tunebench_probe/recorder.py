@@ -122,6 +122,27 @@ class StepRecorder:
             if self._active.get(interval.lane) is interval:
                 self._active[interval.lane] = None
 
+    def where(self):
+        """Where the script's thread is now, for a timeout's message (any thread): (words, whether a
+        collective begun in the running step has not finished: the rank waits for a peer). ("",
+        False) when the lock is not free within a second (then nothing is said)."""
+        if not self._lock.acquire(timeout=1.0):
+            return "", False
+        try:
+            step = self._open
+            running = step is not None and step.end is None
+            index = step.index if running else (step.index + 1 if step is not None else 0)
+            active = self._active["compute"] or self._active["host"]
+            text = (f"in the {active.phase.replace('_', ' ')} of step {index}" if active is not None
+                    else f"outside the phases the probe times, before step {index} ended (the script's own code)")
+            pending = [i.label or i.phase for i in (step.intervals if running else []) if i.lane == "comm" and i.end is None]
+            if pending:
+                text += (f", with the all-reduce of {', '.join(pending[:3])}{' ...' if len(pending) > 3 else ''} "
+                         "begun and not finished (waiting for another rank)")
+            return text, bool(pending)
+        finally:
+            self._lock.release()
+
     def _begin_on(self, step, lane, phase):
         if step is None or self._active[lane] is not None:
             return None

@@ -205,9 +205,15 @@ class ProbeRun:
         else:
             message = (f"no training step seen in {waited} s after step {last_step}: the script hangs or waits "
                        "(for another rank, for I/O, or longer than step_timeout_s between steps)")
+            where, in_collective = self._guarded(self._recorder.where) or ("", False)
+            if where:
+                message += f"; it was {where}"
         self._guarded(lambda: self._recorder.finish(wait_for_device=False, lock_timeout_s=2.0))
         self._guarded(self._announcer.announce)
-        self._write_done(EXIT_COMM, ("timeout", message, {"waited_s": self._settings.step_timeout_s}))
+        details = {"waited_s": self._settings.step_timeout_s}
+        if last_step is not None:
+            details["in_collective"] = in_collective  # the runner then names the rank it waited for
+        self._write_done(EXIT_COMM, ("timeout", message, details))
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(EXIT_COMM)

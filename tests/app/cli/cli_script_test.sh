@@ -142,6 +142,20 @@ grep -q "/nonexistent/python3" "$dir/err6" || fail "the interpreter is not named
 rc=0; "$cli" run "$session" --script "$here/train_mlp.py" --set checkpointing=true 2>"$dir/err7" || rc=$?
 [ $rc = 2 ] || fail "a knob the script cannot take exits 2, got $rc"
 grep -q "checkpointing" "$dir/err7" || fail "the refused knob is not named: $(cat "$dir/err7")"
+# A rank that hangs (rank 1 sleeps at its step 3): both ranks end at the step timeout; the trial's
+# reason names rank 1, whichever rank's timeout came first (rank 0's says it waited in DDP's
+# all-reduce and the runner adds which rank sent no step); the three finished steps of each are kept.
+rc=0; run --script "$here/train_ddp.py" --nproc 2 --name hang --set steps=10 --set warmup=1 --set step_timeout_s=5 \
+  -- --hang-rank 1 --hang-at-step 3 2>"$dir/err9" || rc=$?
+[ $rc = 4 ] || fail "a hung rank exits 4, got $rc: $(cat "$dir/err9")"
+reason="$(q "select exit_reason from trials where name = 'hang'")"
+case "$reason" in
+  "rank 1 failed:"*"it was outside the phases the probe times"*) ;;
+  "rank 0 failed:"*"; rank 1 sent no step for "*"it was in the backward of step 3, with the all-reduce of bucket 0"*) ;;
+  *) fail "the hung rank is not named: $reason" ;;
+esac
+[ "$(q "select group_concat(n) from (select count(*) n from steps s join trials t on t.id = s.trial_id where t.name = 'hang' group by s.rank order by s.rank)")" = "3,3" ] ||
+  fail "the hung trial's finished steps: $(q "select s.rank, count(*) from steps s join trials t on t.id = s.trial_id where t.name = 'hang' group by s.rank")"
 # A knob this PyTorch cannot apply (torch.compile on Debian's 1.13): refused by the rank, with why.
 if ! "$python" -c 'import torch, sys; sys.exit(0 if hasattr(torch, "compile") else 1)'; then
   rc=0; run --script "$here/train_mlp.py" --name "too old" --set compile=torch --set steps=3 --set warmup=1 \

@@ -1,7 +1,9 @@
 """A DDP script over Gloo (init_process_group from torchrun's variables). --own-comm-hook registers
 the script's own communication hook (an all-reduce that counts its calls); --print-ddp prints what
 DDP was built with, so a test can see the probe's knobs arrive; at the end it prints the sum of its
-parameters (seeded: equal runs of equal steps print equal sums)."""
+parameters (seeded: equal runs of equal steps print equal sums). --hang-rank R makes rank R hang at
+step --hang-at-step (its peers then wait in their next all-reduce)."""
+import time
 import argparse
 import os
 
@@ -14,6 +16,8 @@ from torch.utils.data.distributed import DistributedSampler
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--own-comm-hook", action="store_true")
+parser.add_argument("--hang-rank", type=int, default=-1, help="this rank sleeps forever at --hang-at-step")
+parser.add_argument("--hang-at-step", type=int, default=3)
 args = parser.parse_args()
 
 dist.init_process_group("gloo")
@@ -51,7 +55,9 @@ if args.own_comm_hook:
     model.register_comm_hook(None, counting_allreduce)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 try:
-    for features, labels in loader:
+    for step, (features, labels) in enumerate(loader):
+        if rank == args.hang_rank and step == args.hang_at_step:
+            time.sleep(3600)
         optimizer.zero_grad()
         nn.functional.cross_entropy(model(features), labels).backward()
         optimizer.step()
