@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
+#include <string_view>
 #include <iostream>
 #include <memory>
 
@@ -35,12 +38,22 @@ struct InvestigateOptions {
   std::vector<std::string> sets;
 };
 
+// FNV-1a, 64 bits: a hash that stays the same across builds and standard libraries.
+uint64_t fnv1a(std::string_view bytes, uint64_t h = 0xcbf29ce484222325ull) {
+  for (const unsigned char ch : bytes) h = (h ^ ch) * 0x100000001b3ull;
+  return h;
+}
+
 // Your own script as the baseline: run once (or found from an earlier run of the same command, so
-// a paused plan resumes around the same trial) and stored with a tag naming its configuration.
+// a paused plan resumes around the same trial) and stored with a tag of its configuration and of
+// the script's content (an edited script is a new baseline).
 int64_t script_baseline(const InvestigateOptions& o) {
   const config::TrialConfig c = config_from_inputs("", "", o.sets, "", o.script);
+  std::ifstream in(c.script, std::ios::binary);
+  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   char tag[48];
-  std::snprintf(tag, sizeof tag, "baseline-of-script:%016zx", std::hash<std::string>{}(config::to_json(c).dump()));
+  std::snprintf(tag, sizeof tag, "baseline-of-script:%016llx",
+                static_cast<unsigned long long>(fnv1a(content, fnv1a(config::to_json(c).dump()))));
   if (std::filesystem::exists(o.session)) {
     auto s = store::SessionStore::open(o.session, {store::SessionStore::Mode::ReadOnly});
     int64_t found = 0;
@@ -51,6 +64,9 @@ int64_t script_baseline(const InvestigateOptions& o) {
       return found;
     }
   }
+  if (o.plan_only)
+    throw std::runtime_error("no stored baseline of this script and these settings: run the command once without "
+                             "--plan-only, which runs it first");
   const auto* stop = install_stop_signals();
   const auto exec = cli_executor(o.session, o.worker, "investigate baseline", o.timeout_s, stop);
   investigate::TrialRequest request;
@@ -66,6 +82,8 @@ int64_t script_baseline(const InvestigateOptions& o) {
 }
 
 void run(InvestigateOptions o) {
+  if (o.script.script.empty() && !trailing_arguments().empty())
+    throw std::runtime_error("arguments after -- are a script's: give --script FILE");
   if (!o.script.script.empty()) {
     if (o.trial > 0) throw std::runtime_error("give a stored TRIAL or --script, not both");
     o.trial = script_baseline(o);
@@ -126,7 +144,8 @@ void add_investigate_command(CLI::App& app) {
   cmd->add_option("session", o->session, "Session file")->required();
   cmd->add_option("trial", o->trial, "Trial id of the baseline (or --script: your own script, run first)");
   add_script_options(cmd, &o->script);
-  cmd->add_option("--set", o->sets, "With --script: a knob of its baseline, KEY=VALUE (repeatable)");
+  cmd->add_option("--set", o->sets, "With --script: a knob of its baseline, KEY=VALUE (repeatable)")
+      ->needs(cmd->get_option("--script"));
   auto* budget = cmd->add_option("--budget", o->budget, "At most this many trials (the plan's, resumed ones included)");
   cmd->add_option("--budget-minutes", o->budget_minutes, "At most this many minutes of trial time")->excludes(budget);
   cmd->add_option("--worker", o->worker, "tunebench-worker to run (default: beside this program, or TUNEBENCH_WORKER)");

@@ -165,11 +165,12 @@ void MemorySampler::end_forward(bool last_micro_step) {
   m_phase = "backward";  // what runs next
   boundary(protocol::Phase::Forward, protocol::Phase::Backward, last_micro_step);
   m_in_tracked_forward = false;
-  if (m_tracked_step != m_step || !last_micro_step) return;
+  if (m_tracked_step != m_step) return;
+  // Every micro-step: an out-of-memory in its backward holds its forward's blocks as activations.
   m_forward_blocks.clear();
   for (const uint64_t a : held(read_segments(m_device.device().index())))
     if (!m_live_at_forward.count(a)) m_forward_blocks.insert(a);
-  if (m_sampling) take("forward");
+  if (m_sampling && last_micro_step) take("forward");
 }
 
 void MemorySampler::end_backward(bool last_micro_step) {

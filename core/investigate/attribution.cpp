@@ -226,7 +226,7 @@ nlohmann::json to_json(const Attribution& a) {
 
 std::string render(const Attribution& a) {
   char header[200];
-  std::snprintf(header, sizeof(header), "rank  factor                          category       runs  %8s  95 %% interval       "
+  std::snprintf(header, sizeof(header), "rank  factor                          category       runs  %9s  95 %% interval       "
                 "noise?  step@work  phase moved             peak\n", (std::string(analysis::work_rate(a.baseline).unit) + "/s").c_str());
   std::string out = header;
   int i = 0;
@@ -236,7 +236,7 @@ std::string render(const Attribution& a) {
       std::snprintf(line, sizeof(line), "%4d  %-30.30s  %-13s  %4d  failed: %s\n", ++i, f.title.c_str(),
                     std::string(to_string(f.category)).c_str(), f.repeats, f.failure.c_str());
     } else {
-      std::snprintf(line, sizeof(line), "%4d  %-30.30s  %-13s  %4d  %8s  %-18s  %-6s  %9s  %-22.22s  %s\n", ++i,
+      std::snprintf(line, sizeof(line), "%4d  %-30.30s  %-13s  %4d  %9s  %-18s  %-6s  %9s  %-22.22s  %s\n", ++i,
                     f.title.c_str(), std::string(to_string(f.category)).c_str(), f.repeats, pct(f.effect.ratio).c_str(),
                     interval(f.effect).c_str(), f.effect.beyond_noise ? "beyond" : "within",
                     analysis::format_ms(f.step_ms_equal_work).c_str(),

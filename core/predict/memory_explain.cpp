@@ -198,26 +198,41 @@ std::optional<OomExplanation> explain_oom(const config::TrialConfig& config, con
     text += ".";
   } else {
     text = "Out of memory in the " + e.phase + (e.step >= 0 ? " of step " + std::to_string(e.step) : "") +
-           ": no category held more than the prediction allowed";
+           ": no category held 0.25 GiB or more beyond what the prediction allowed";
     if (largest && largest->measured_bytes > 0)
       text += " (" + largest->category + " had reached " + gib(largest->measured_bytes) + " of the " +
               gib(largest->predicted_bytes) + " predicted at the peak)";
-    text += "; the prediction itself needs " + gib(static_cast<double>(predicted.device_needed_bytes)) +
-            (device_memory_bytes > 0 ? " of the device's " + gib(static_cast<double>(device_memory_bytes)) : "") + ".";
+    if (device_memory_bytes > 0 && predicted.device_needed_bytes <= device_memory_bytes)
+      text += "; the prediction fits the device (" + gib(static_cast<double>(predicted.device_needed_bytes)) +
+              " of " + gib(static_cast<double>(device_memory_bytes)) +
+              "): the rest went to what no category counts (blocks reserved but free, another process on the "
+              "device, the CUDA context).";
+    else
+      text += "; the prediction itself needs " + gib(static_cast<double>(predicted.device_needed_bytes)) +
+              (device_memory_bytes > 0 ? " of the device's " + gib(static_cast<double>(device_memory_bytes)) : "") +
+              ".";
   }
   // The fixes for the category that grew (or, when none did, for the largest measured one).
   std::string target = e.category;
   if (target.empty() && largest) target = largest->category;
   for (auto& [fix, changed] : candidate_fixes(target, config)) {
     MemoryPrediction p = predict_memory(changed, o);
-    // The micro-batch is halved again until the prediction fits the device (or it is 1).
-    while (fix.knob == "micro_batch" && device_memory_bytes > 0 && fit_of(p, device_memory_bytes) != Fit::Fits &&
-           changed.micro_batch > 1) {
-      config::TrialConfig smaller = halved_micro_batch(changed);
-      if (!config::validate(smaller).empty()) break;
-      changed = std::move(smaller);
-      p = predict_memory(changed, o);
-      fix.change = micro_batch_change(config, changed);
+    // The micro-batch is halved again while it stays even (the same tokens per step) until the
+    // prediction fits the device; when none of those fits, the first halving is what is said.
+    if (fix.knob == "micro_batch" && device_memory_bytes > 0 && fit_of(p, device_memory_bytes) != Fit::Fits) {
+      config::TrialConfig smaller = changed;
+      MemoryPrediction q = p;
+      while (smaller.micro_batch % 2 == 0 && fit_of(q, device_memory_bytes) != Fit::Fits) {
+        config::TrialConfig next = halved_micro_batch(smaller);
+        if (!config::validate(next).empty()) break;
+        smaller = std::move(next);
+        q = predict_memory(smaller, o);
+      }
+      if (fit_of(q, device_memory_bytes) == Fit::Fits) {
+        changed = std::move(smaller);
+        p = std::move(q);
+        fix.change = micro_batch_change(config, changed);
+      }
     }
     fix.predicted_peak_bytes = p.peak_bytes;
     fix.predicted_device_needed_bytes = p.device_needed_bytes;

@@ -50,7 +50,7 @@ QString launch_preview(const config::TrialConfig& config, const QString& workerP
   ctx.python = config.python;
   if (ctx.python.empty()) {
     const auto found = launch::known_python();
-    ctx.python = !found ? std::string("<python3 with torch: still looking>")
+    ctx.python = !found ? std::string("<the first python3 that imports torch, found at launch>")
                  : found->path.empty() ? std::string("<no Python with PyTorch found>")
                                        : found->path;
   }

@@ -124,24 +124,40 @@ class StepRecorder:
 
     def where(self):
         """Where the script's thread is now, for a timeout's message (any thread): (words, whether a
-        collective begun in the running step has not finished: the rank waits for a peer). ("",
-        False) when the lock is not free within a second (then nothing is said)."""
-        if not self._lock.acquire(timeout=1.0):
-            return "", False
-        try:
-            step = self._open
-            running = step is not None and step.end is None
-            index = step.index if running else (step.index + 1 if step is not None else 0)
-            active = self._active["compute"] or self._active["host"]
-            text = (f"in the {active.phase.replace('_', ' ')} of step {index}" if active is not None
-                    else f"outside the phases the probe times, before step {index} ended (the script's own code)")
-            pending = [i.label or i.phase for i in (step.intervals if running else []) if i.lane == "comm" and i.end is None]
-            if pending:
-                text += (f", with the all-reduce of {', '.join(pending[:3])}{' ...' if len(pending) > 3 else ''} "
-                         "begun and not finished (waiting for another rank)")
-            return text, bool(pending)
-        finally:
-            self._lock.release()
+        collective it began has not finished: the rank waits for a peer). A collective is unfinished
+        while its future's callback has not run (Gloo) or its end mark is not done on the device
+        (NCCL, whose futures complete when the work is queued), in the running step or in the steps
+        the device has not finished. When the script's thread waits for the device (the host ran
+        ahead, holding the recorder's lock), it says so."""
+        def unfinished(steps):
+            return [i.label or i.phase for st in steps for i in st.intervals
+                    if i.lane == "comm" and (i.end is None or not self._clock.is_done(i.end))]
+
+        pending, behind = [], 0
+        if self._unread_changed.acquire(timeout=1.0):
+            try:
+                unread = list(self._unread)
+            finally:
+                self._unread_changed.release()
+            behind = len(unread)
+            pending = unfinished(unread)
+        if self._lock.acquire(timeout=1.0):
+            try:
+                step = self._open
+                running = step is not None and step.end is None
+                index = step.index if running else (step.index + 1 if step is not None else self._sealed)
+                active = self._active["compute"] or self._active["host"]
+                text = (f"in the {active.phase.replace('_', ' ')} of step {index}" if active is not None
+                        else f"outside the phases the probe times, before step {index} ended (the script's own code)")
+                pending += unfinished([step] if running else [])
+            finally:
+                self._lock.release()
+        else:
+            text = f"waiting for the device to finish the {behind} steps it runs behind the host"
+        if pending:
+            text += (f", with the all-reduce of {', '.join(pending[:3])}{' ...' if len(pending) > 3 else ''} "
+                     "begun and not finished (waiting for another rank)")
+        return text, bool(pending)
 
     def _begin_on(self, step, lane, phase):
         if step is None or self._active[lane] is not None:

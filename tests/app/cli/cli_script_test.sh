@@ -145,7 +145,7 @@ grep -q "checkpointing" "$dir/err7" || fail "the refused knob is not named: $(ca
 # A rank that hangs (rank 1 sleeps at its step 3): both ranks end at the step timeout; the trial's
 # reason names rank 1, whichever rank's timeout came first (rank 0's says it waited in DDP's
 # all-reduce and the runner adds which rank sent no step); the three finished steps of each are kept.
-rc=0; run --script "$here/train_ddp.py" --nproc 2 --name hang --set steps=10 --set warmup=1 --set step_timeout_s=5 \
+rc=0; run --script "$here/train_ddp.py" --nproc 2 --name hang --set steps=10 --set warmup=1 --set step_timeout_s=15 \
   -- --hang-rank 1 --hang-at-step 3 2>"$dir/err9" || rc=$?
 [ $rc = 4 ] || fail "a hung rank exits 4, got $rc: $(cat "$dir/err9")"
 reason="$(q "select exit_reason from trials where name = 'hang'")"

@@ -147,10 +147,38 @@ TEST(MemoryExplain, WhenNoCategoryGrewThePredictionItselfIsBlamed) {
   const auto e = tp::explain_oom(c, oom_details(m, 0, kExplainGiB), 16 * kExplainGiB);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->category, "");
-  EXPECT_NE(e->text.find("no category held more than the prediction allowed (optimizer state had reached 50.21 GiB of "
-                         "the 50.21 GiB predicted at the peak); the prediction itself needs"),
+  EXPECT_NE(e->text.find("no category held 0.25 GiB or more beyond what the prediction allowed (optimizer state had "
+                         "reached 50.21 GiB of the 50.21 GiB predicted at the peak); the prediction itself needs"),
             std::string::npos)
       << e->text;
+}
+
+// The prediction fits the device, and no category grew past it: the memory went to what no category
+// counts, and the text says so rather than that the prediction needs more than the device.
+TEST(MemoryExplain, WhenThePredictionFitsTheRestIsWhatNoCategoryCounts) {
+  const tc::TrialConfig c = explain_7b();
+  const tpr::MemoryCategories m = as_predicted(c, "backward");
+  const int64_t device = tp::predict_memory(c).device_needed_bytes + 4 * kExplainGiB;
+  const auto e = tp::explain_oom(c, oom_details(m, 2, kExplainGiB), device);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->category, "");
+  EXPECT_NE(e->text.find("the prediction fits the device"), std::string::npos) << e->text;
+  EXPECT_EQ(e->text.find("the prediction itself needs"), std::string::npos) << e->text;
+}
+
+// The micro-batch fix halves while the micro-batch stays even (the same tokens per step); an odd
+// one is halved once at most, and the text never claims the same tokens for an uneven split.
+TEST(MemoryExplain, TheMicroBatchFixKeepsTheTokensPerStep) {
+  tc::TrialConfig c = explain_7b();
+  c.micro_batch = 6;
+  tpr::MemoryCategories m = as_predicted(c, "forward");
+  m.activations_bytes += 40 * kExplainGiB;
+  const auto e = tp::explain_oom(c, oom_details(m, 0, kExplainGiB), 80 * kExplainGiB);
+  ASSERT_TRUE(e);
+  for (const auto& f : e->fixes) {
+    if (f.knob != "micro_batch") continue;
+    EXPECT_NE(f.change.find("micro_batch 6 -> 3 with grad_accum 1 -> 2"), std::string::npos) << f.change;
+  }
 }
 
 TEST(MemoryExplain, DetailsWithoutTheAllocatorsStateExplainNothing) {
