@@ -44,11 +44,13 @@ void EffectChart::applyPalette() {
   m_noise->setPen(Qt::NoPen);
 }
 
+void EffectChart::setRateUnit(const QString& unit) {
+  setAxisTitle(xAxis, QStringLiteral("%1/s change vs the baseline (%)").arg(unit), QStringLiteral("%1/s (%)").arg(unit));
+}
+
 void EffectChart::setAttribution(const investigate::Attribution& a) {
-  if (a.baseline.measured_steps > 0) {  // the unit the baseline counts (analysis::work_rate)
-    const QString unit = QString::fromUtf8(analysis::work_rate(a.baseline).unit);
-    setAxisTitle(xAxis, QStringLiteral("%1/s change vs the baseline (%)").arg(unit), QStringLiteral("%1/s (%)").arg(unit));
-  }
+  // The unit the baseline counts (analysis::work_rate), once it is measured.
+  if (a.baseline.measured_steps > 0) setRateUnit(QString::fromUtf8(analysis::work_rate(a.baseline).unit));
   QVector<double> bKeys, bValues, sKeys, sValues, wKeys, wValues, eKeys, eValues, eLow, eHigh;
   auto ticker = QSharedPointer<QCPAxisTickerText>::create();
   // Ranked best first: the first factor at the top (the largest key).

@@ -15,6 +15,8 @@ class EffectChart : public LivePlot {
   explicit EffectChart(QWidget* parent = nullptr);
 
   void setAttribution(const investigate::Attribution& attribution);
+  // The x axis's unit ("tokens", "samples"); setAttribution sets it from a measured baseline.
+  void setRateUnit(const QString& unit);
   int barCount() const;          // factors drawn (failed ones are not)
   int beyondNoiseCount() const;  // of which beyond the noise (faster or slower)
 

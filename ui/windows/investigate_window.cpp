@@ -138,6 +138,9 @@ struct InvestigateWindow::View {
   investigate::Attribution attribution;
   std::map<std::string, int> runs;  // finished trials per arm
   int finished = 0;
+  // The unit of the effects (analysis::work_rate): the measured baseline's, else, before it ran,
+  // the investigated trial's (a script counted in samples is investigated in samples/s).
+  std::string unit = "tokens";
 };
 
 InvestigateWindow::View InvestigateWindow::readView(store::SessionStore& s, qint64 planId) {
@@ -147,6 +150,14 @@ InvestigateWindow::View InvestigateWindow::readView(store::SessionStore& s, qint
   for (const auto& [arm, list] : investigate::finished_arms(s.list_trials(), planId)) {
     v.runs[arm] = int(list.size());
     v.finished += int(list.size());
+  }
+  if (v.attribution.baseline.measured_steps > 0)
+    v.unit = analysis::work_rate(v.attribution.baseline).unit;
+  else if (v.plan.baseline_trial > 0) {
+    try {
+      v.unit = analysis::work_rate(analysis::analyze(s.load_trial(v.plan.baseline_trial).log)).unit;
+    } catch (const std::exception&) {  // the trial was deleted since: the plan still shows, in tokens
+    }
   }
   return v;
 }
@@ -282,10 +293,10 @@ void InvestigateWindow::showView(const View& view) {
   m_progress->setRange(0, std::max(planned, view.finished));
   m_progress->setValue(view.finished);
   m_chart->setAttribution(attribution);
-  // The effect's unit: tokens/s, or samples/s for a script counted in samples (analysis::work_rate).
-  if (attribution.baseline.measured_steps > 0)
-    m_variants->horizontalHeaderItem(4)->setText(
-        QStringLiteral("%1/s").arg(QString::fromUtf8(analysis::work_rate(attribution.baseline).unit)));
+  // The effect's unit: tokens/s, or samples/s for a script counted in samples (View::unit).
+  const QString unit = QString::fromStdString(view.unit);
+  m_variants->horizontalHeaderItem(4)->setText(QStringLiteral("%1/s").arg(unit));
+  m_chart->setRateUnit(unit);
   // A verdict about variants needs a measured variant: before that it would read as a result.
   m_verdict->setText(attribution.factors.empty() ? QString() : QString::fromStdString(attribution.verdict));
 }
