@@ -228,5 +228,70 @@ class RecorderWriting(unittest.TestCase):
         self.assertEqual(written.indices, [0], "the stopped writer writes nothing after the ending")
 
 
+
+
+class WhereTheScriptIs(unittest.TestCase):
+    """recorder.where(), what a step timeout says (run.py): the phase the script's thread is in and
+    the all-reduces it began that have not finished, by their callback (Gloo: the future never
+    completes) or by their end mark on the device (NCCL: the future completes when queued)."""
+
+    def test_a_collective_whose_callback_never_ran_is_waited_for_in_its_phase(self):
+        device = Device()
+        device.clock.release()
+        inside, leave = threading.Event(), threading.Event()
+        box = {}
+
+        def script():
+            recorder = box["recorder"] = StepRecorder(device, 100, Written(), lambda index: None)
+            for _ in range(2):
+                one_step(recorder)
+            backward = recorder.begin("compute", "backward")
+            recorder.comm_begin("bucket 0", 1024)  # its future's callback never comes
+            inside.set()
+            leave.wait(TIMEOUT_S)
+            recorder.end(backward)
+
+        thread = threading.Thread(target=script)
+        thread.start()
+        self.assertTrue(inside.wait(TIMEOUT_S))
+        text, waiting = box["recorder"].where()
+        leave.set()
+        thread.join(TIMEOUT_S)
+        self.assertTrue(waiting)
+        self.assertEqual(text, "in the backward of step 2, with the all-reduce of bucket 0 begun and not finished "
+                               "(waiting for another rank)")
+
+    def test_a_collective_the_device_has_not_finished_is_waited_for_while_the_host_waits(self):
+        device = Device()  # held: nothing the host records finishes on the device
+        box = {}
+
+        def script():
+            recorder = box["recorder"] = StepRecorder(device, 100, Written(), lambda index: None)
+            try:
+                for _ in range(MAX_UNREAD_STEPS + 3):
+                    recorder.end(recorder.begin("compute", "backward"))
+                    recorder.comm_end(recorder.comm_begin("bucket 0", 1024))  # queued: the callback ran
+                    recorder.optimizer_end(recorder.optimizer_begin())
+            except StepsFinished:
+                pass
+
+        thread = threading.Thread(target=script)
+        thread.start()
+        deadline = time.monotonic() + TIMEOUT_S
+        text, waiting = "", False
+        while time.monotonic() < deadline and not text.startswith("waiting for the device"):
+            time.sleep(0.05)
+            text, waiting = box["recorder"].where()
+        self.assertTrue(text.startswith(f"waiting for the device to finish the {MAX_UNREAD_STEPS + 1} steps it runs "
+                                        "behind the host, with the all-reduce of bucket 0"), text)
+        self.assertTrue(waiting)
+        device.clock.release()
+        thread.join(TIMEOUT_S)
+        self.assertFalse(thread.is_alive())
+        # Once the device has done them, nothing is waited for.
+        text, waiting = box["recorder"].where()
+        self.assertFalse(waiting, text)
+
+
 if __name__ == "__main__":
     unittest.main()
