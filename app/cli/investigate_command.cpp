@@ -4,12 +4,9 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <iterator>
-#include <string_view>
 #include <iostream>
 #include <memory>
 
@@ -19,6 +16,7 @@
 #include "app/cli/plan_executor.h"
 #include "core/investigate/investigation.h"
 #include "core/investigate/plan_run.h"
+#include "core/investigate/plan_tags.h"
 #include "core/store/plans.h"
 #include "core/store/session_store.h"
 
@@ -38,12 +36,6 @@ struct InvestigateOptions {
   std::vector<std::string> sets;
 };
 
-// FNV-1a, 64 bits: a hash that stays the same across builds and standard libraries.
-uint64_t fnv1a(std::string_view bytes, uint64_t h = 0xcbf29ce484222325ull) {
-  for (const unsigned char ch : bytes) h = (h ^ ch) * 0x100000001b3ull;
-  return h;
-}
-
 // Your own script as the baseline: run once (or found from an earlier run of the same command, so
 // a paused plan resumes around the same trial) and stored with a tag of its configuration and of
 // the script's content (an edited script is a new baseline).
@@ -51,9 +43,7 @@ int64_t script_baseline(const InvestigateOptions& o) {
   const config::TrialConfig c = config_from_inputs("", "", o.sets, "", o.script);
   std::ifstream in(c.script, std::ios::binary);
   const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  char tag[48];
-  std::snprintf(tag, sizeof tag, "baseline-of-script:%016llx",
-                static_cast<unsigned long long>(fnv1a(content, fnv1a(config::to_json(c).dump()))));
+  const std::string tag = "baseline-of-script:" + investigate::config_key(c, content);
   if (std::filesystem::exists(o.session)) {
     auto s = store::SessionStore::open(o.session, {store::SessionStore::Mode::ReadOnly});
     int64_t found = 0;

@@ -1,10 +1,27 @@
 #include "core/investigate/plan_tags.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 
 namespace tunebench::investigate {
 
 std::string plan_tag(int64_t plan_id) { return "plan:" + std::to_string(plan_id); }
+
+std::string config_key(const config::TrialConfig& config, std::string_view extra) {
+  auto j = config::to_json(config);
+  j.erase("name");
+  const std::string text = j.dump();
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a, stable across builds and machines
+  for (const std::string_view bytes : {std::string_view(text), extra})
+    for (const unsigned char c : bytes) {
+      h ^= c;
+      h *= 1099511628211ULL;
+    }
+  char b[24];
+  std::snprintf(b, sizeof(b), "%016llx", static_cast<unsigned long long>(h));
+  return b;
+}
 std::string arm_tag(const std::string& arm) { return "arm:" + arm; }
 
 std::optional<std::string> tag_value(const std::vector<std::string>& tags, const std::string& prefix) {

@@ -145,18 +145,7 @@ TuneSpec tune_spec_from_json(const nlohmann::json& j) {
   }
 }
 
-std::string config_arm(const config::TrialConfig& config) {
-  auto j = config::to_json(config);
-  j.erase("name");
-  uint64_t h = 1469598103934665603ULL;  // FNV-1a, stable across builds and machines
-  for (unsigned char c : j.dump()) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  char b[24];
-  std::snprintf(b, sizeof(b), "c%016llx", static_cast<unsigned long long>(h));
-  return b;
-}
+std::string config_arm(const config::TrialConfig& config) { return "c" + config_key(config); }
 
 Feasible feasibility(const TuneSpec& spec) {
   return [spec](const config::TrialConfig& c) -> std::optional<std::string> {
