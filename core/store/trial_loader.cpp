@@ -60,25 +60,34 @@ bool has_table(SQLite::Database& db, const char* table) {
   return has.executeStep();
 }
 
+// The rows of trial `id` in a table of per-step records (step_id, then the record's columns;
+// ordered by step_id and idx when `ordered`): `take(step_id, record)` for each, in row order.
+// Nothing when the file predates the table (opened read-only, unmigrated).
+template <class Record, class Take>
+void read_step_records(SQLite::Database& db, const char* table, int64_t id, bool ordered, Take&& take) {
+  if (!has_table(db, table)) return;
+  Statement q(db, "SELECT t.step_id, " + sql_column_list<Record>("t") + " FROM " + table +
+                      " t JOIN steps s ON s.id = t.step_id WHERE s.trial_id = ?" +
+                      (ordered ? " ORDER BY t.step_id, t.idx" : ""));
+  q.bind(1, id);
+  while (q.executeStep()) {
+    RowReader r(q, table);
+    Record record;
+    read_record(r, 1, record);
+    take(r.i64(0), std::move(record));
+  }
+}
+
 void load_steps(SQLite::Database& db, int64_t id, tp::TrialLog& log, bool with_intervals) {
   // Intervals first, keyed by step row id, then attached while steps stream in row order.
   std::unordered_map<int64_t, std::vector<tp::Interval>> intervals;
-  if (with_intervals) {
-    Statement iq(db, "SELECT i.step_id, " + sql_column_list<tp::Interval>("i") +
-                         " FROM intervals i JOIN steps s ON s.id = i.step_id WHERE s.trial_id = ? "
-                         "ORDER BY i.step_id, i.idx");
-    iq.bind(1, id);
-    while (iq.executeStep()) {
-      RowReader r(iq, "intervals");
-      tp::Interval in;
-      read_record(r, 1, in);
-      intervals[r.i64(0)].push_back(std::move(in));
-    }
-  }
-  // Version 6 added kernel-sampled steps; older files (opened read-only, unmigrated) have no table.
+  if (with_intervals)
+    read_step_records<tp::Interval>(db, "intervals", id, true, [&](int64_t step, tp::Interval in) {
+      intervals[step].push_back(std::move(in));
+    });
+  // Version 6 added kernel-sampled steps.
   std::unordered_map<int64_t, double> gpu_busy;
-  Statement has(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'step_gpu'");
-  if (has.executeStep()) {
+  if (has_table(db, "step_gpu")) {
     Statement gq(db, "SELECT g.step_id, g.gpu_busy_ms FROM step_gpu g JOIN steps s ON s.id = g.step_id "
                      "WHERE s.trial_id = ?");
     gq.bind(1, id);
@@ -89,34 +98,20 @@ void load_steps(SQLite::Database& db, int64_t id, tp::TrialLog& log, bool with_i
   }
   // Version 7 added memory-sampled steps.
   std::unordered_map<int64_t, tp::MemoryCategories> categories;
-  if (has_table(db, "step_memory")) {
-    Statement mq(db, "SELECT m.step_id, " + sql_column_list<tp::MemoryCategories>("m") +
-                         " FROM step_memory m JOIN steps s ON s.id = m.step_id WHERE s.trial_id = ?");
-    mq.bind(1, id);
-    while (mq.executeStep()) {
-      RowReader r(mq, "step_memory");
-      read_record(r, 1, categories[r.i64(0)]);
-    }
-  }
+  read_step_records<tp::MemoryCategories>(db, "step_memory", id, false, [&](int64_t step, tp::MemoryCategories c) {
+    categories[step] = std::move(c);
+  });
   // Version 8 added memory timelines; a crafted file's phase or length is refused as the reader's is.
   std::unordered_map<int64_t, std::vector<tp::MemoryTimelinePoint>> timelines;
-  if (has_table(db, "step_memory_timeline")) {
-    Statement tq(db, "SELECT t.step_id, " + sql_column_list<tp::MemoryTimelinePoint>("t") +
-                         " FROM step_memory_timeline t JOIN steps s ON s.id = t.step_id WHERE s.trial_id = ? "
-                         "ORDER BY t.step_id, t.idx");
-    tq.bind(1, id);
-    while (tq.executeStep()) {
-      RowReader r(tq, "step_memory_timeline");
-      tp::MemoryTimelinePoint p;
-      read_record(r, 1, p);
-      if (!tp::is_memory_timeline_phase(p.phase))
-        throw StoreError("the session file has a memory timeline with a phase it does not read");
-      auto& points = timelines[r.i64(0)];
-      if (points.size() >= tp::kMaxMemoryTimelinePoints)
-        throw StoreError("the session file has a memory timeline longer than a step's may be");
-      points.push_back(p);
-    }
-  }
+  read_step_records<tp::MemoryTimelinePoint>(
+      db, "step_memory_timeline", id, true, [&](int64_t step, const tp::MemoryTimelinePoint& p) {
+        if (!tp::is_memory_timeline_phase(p.phase))
+          throw StoreError("the session file has a memory timeline with a phase it does not read");
+        auto& points = timelines[step];
+        if (points.size() >= tp::kMaxMemoryTimelinePoints)
+          throw StoreError("the session file has a memory timeline longer than a step's may be");
+        points.push_back(p);
+      });
   Statement q(db,
               "SELECT id, rank, " + sql_column_list<tp::Step>() + " FROM steps WHERE trial_id = ? ORDER BY rank, id");
   q.bind(1, id);
