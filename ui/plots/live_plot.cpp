@@ -4,6 +4,7 @@
 
 #include <QEvent>
 #include <QFontMetrics>
+#include <QLabel>
 #include <QTimer>
 
 namespace tunebench::ui {
@@ -71,6 +72,24 @@ void LivePlot::applyPalette() {
     legend->setTextColor(palette().color(QPalette::WindowText));
   }
   markDirty();
+}
+
+QLabel* LivePlot::addNote(const QString& objectName) {
+  auto* note = new QLabel(this);
+  note->setObjectName(objectName);
+  note->setWordWrap(true);
+  note->setAlignment(Qt::AlignCenter);
+  note->setAttribute(Qt::WA_TransparentForMouseEvents);
+  note->hide();
+  return note;
+}
+
+QCPLayoutGrid* LivePlot::addLegendRow() {
+  auto* row = new QCPLayoutGrid;
+  plotLayout()->addElement(0, 0, row);
+  row->setMargins(QMargins(6, 2, 6, 0));
+  plotLayout()->setRowStretchFactor(0, 0.001);
+  return row;
 }
 
 void LivePlot::setAxisTitle(QCPAxis* axis, const QString& full, const QString& brief) {

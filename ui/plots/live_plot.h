@@ -14,6 +14,8 @@
 
 class QTimer;
 
+class QLabel;
+
 namespace tunebench::ui {
 
 class LivePlot : public QCustomPlot {
@@ -37,6 +39,12 @@ class LivePlot : public QCustomPlot {
   // Axis, grid and legend colours from the palette (called at start and on palette changes).
   virtual void applyPalette();
   void styleAxisRect(QCPAxisRect* rect);
+  // A hidden, word-wrapped, centred label over the plot that lets the mouse through: the note a
+  // plot shows instead of what it cannot draw (the plot places and shows it).
+  QLabel* addNote(const QString& objectName);
+  // Row 0 of an emptied plot layout: a strip for the legend alone (fitLegendColumns), the plot's
+  // axis rects in the rows below it.
+  QCPLayoutGrid* addLegendRow();
   void changeEvent(QEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
   // Tick counts, tick label visibility and axis titles from the axes' lengths in pixels (before

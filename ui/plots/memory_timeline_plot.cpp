@@ -56,10 +56,7 @@ MemoryTimelinePlot::MemoryTimelinePlot(QWidget* parent) : LivePlot(parent) {
   setObjectName(QStringLiteral("memoryTimelinePlot"));
   plotLayout()->clear();
   // Row 0: the legend in its own strip; row 1: the step's phases side by side.
-  m_legendRow = new QCPLayoutGrid;
-  plotLayout()->addElement(0, 0, m_legendRow);
-  m_legendRow->setMargins(QMargins(6, 2, 6, 0));
-  plotLayout()->setRowStretchFactor(0, 0.001);
+  m_legendRow = addLegendRow();
   m_rect = new QCPAxisRect(this);
   plotLayout()->addElement(1, 0, m_rect);
   m_rect->setRangeDrag(Qt::Orientations());
@@ -97,12 +94,7 @@ MemoryTimelinePlot::MemoryTimelinePlot(QWidget* parent) : LivePlot(parent) {
   m_reservedPeaks->setLineStyle(QCPGraph::lsNone);
   m_reservedPeaks->removeFromLegend(legend);
 
-  m_note = new QLabel(this);
-  m_note->setObjectName(QStringLiteral("memoryTimelineNote"));
-  m_note->setWordWrap(true);
-  m_note->setAlignment(Qt::AlignCenter);
-  m_note->setAttribute(Qt::WA_TransparentForMouseEvents);
-  m_note->hide();
+  m_note = addNote(QStringLiteral("memoryTimelineNote"));
   connect(this, &QCustomPlot::afterLayout, this, &MemoryTimelinePlot::placeNote);
   setToolTip(QStringLiteral(
       "The CUDA caching allocator's allocated and reserved bytes through the forward, backward and optimizer of the "

@@ -94,15 +94,10 @@ StepTimePlot::StepTimePlot(QWidget* parent) : LivePlot(parent) {
   m_warmupLabel->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
   m_warmupLabel->setPadding(QMargins(3, 2, 3, 2));
   m_warmupLabel->setVisible(false);
-  m_throughputNote = new QLabel(this);
-  m_throughputNote->setObjectName(QStringLiteral("throughputNote"));
-  m_throughputNote->setWordWrap(true);
-  m_throughputNote->setAlignment(Qt::AlignCenter);
-  m_throughputNote->setAttribute(Qt::WA_TransparentForMouseEvents);
+  m_throughputNote = addNote(QStringLiteral("throughputNote"));
   m_throughputNote->setText(QStringLiteral("throughput unknown: the trial does not say how many tokens a step carries "
                                            "(set micro_batch, seq_len and grad_accum in Trial > Settings…; "
                                            "samples_per_step for a model without tokens, a CNN)"));
-  m_throughputNote->hide();
   applyPalette();
   clear();
 }

@@ -18,10 +18,7 @@ TelemetryPlot::TelemetryPlot(QWidget* parent) : LivePlot(parent) {
   plotLayout()->clear();
   // Row 0: the legend in its own strip (it sat inside the utilisation panel, over its lines and
   // axis in a short panel); rows 1-3: the panels (fitPanels lays them out again).
-  m_legendRow = new QCPLayoutGrid;
-  plotLayout()->addElement(0, 0, m_legendRow);
-  m_legendRow->setMargins(QMargins(6, 2, 6, 0));
-  plotLayout()->setRowStretchFactor(0, 0.001);
+  m_legendRow = addLegendRow();
   auto* margins = new QCPMarginGroup(this);
   auto ticker = QSharedPointer<TimeAxisTicker>::create();
   for (int i = 0; i < 3; ++i) {
@@ -49,12 +46,7 @@ TelemetryPlot::TelemetryPlot(QWidget* parent) : LivePlot(parent) {
   legend->setVisible(true);
   setMode(false);
   m_modeSet = false;
-  m_note = new QLabel(this);
-  m_note->setObjectName(QStringLiteral("telemetryNote"));
-  m_note->setWordWrap(true);
-  m_note->setAlignment(Qt::AlignCenter);
-  m_note->setAttribute(Qt::WA_TransparentForMouseEvents);
-  m_note->hide();
+  m_note = addNote(QStringLiteral("telemetryNote"));
   // The note's row under the panels: an empty layout element as high as the note's lines (fitPanels),
   // the label over it.
   m_noteRow = new QCPLayoutElement(this);
